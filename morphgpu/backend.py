@@ -1,0 +1,188 @@
+"""The ground floor: which device runs, which array module holds the data, and transfers.
+
+Everything above this module asks it three questions: is there a usable GPU, which side
+(``"cpu"`` or ``"gpu"``) should this call run on, and how do arrays move between the two.
+CuPy is imported lazily and only here (and in the GPU halves of the wings), so
+``import morphgpu`` works on machines with neither CuPy nor a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import numpy as np
+
+log = logging.getLogger("morphgpu")
+
+Device = Literal["auto", "gpu", "cpu"]
+Side = Literal["cpu", "gpu"]
+
+_DEVICE_CHOICES = ("auto", "gpu", "cpu")
+
+
+class DeviceError(RuntimeError):
+    """The requested device cannot be used (no CuPy, no GPU, or a broken driver)."""
+
+
+class GPUOutOfMemoryError(MemoryError):
+    """A GPU allocation failed; the message says how much was needed and how much was free."""
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_cupy() -> tuple[Any, str | None]:
+    """Import CuPy and touch the driver once; return (module or None, reason if unusable)."""
+    try:
+        import cupy  # noqa: PLC0415
+    except Exception as exc:  # ImportError, or a CuPy build that fails to load its libraries
+        return None, f"CuPy is not importable ({type(exc).__name__}: {exc})"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return None, f"CuPy found no usable CUDA driver ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return None, "CuPy is installed but no CUDA GPU is visible"
+    return cupy, None
+
+
+def cupy_module() -> Any:
+    """CuPy, or a DeviceError saying why it cannot be used."""
+    cp, why = _probe_cupy()
+    if cp is None:
+        raise DeviceError(f"device='gpu' needs a CUDA GPU with CuPy: {why}")
+    return cp
+
+
+def gpu_available() -> bool:
+    return _probe_cupy()[0] is not None
+
+
+def gpu_unavailable_reason() -> str | None:
+    return _probe_cupy()[1]
+
+
+_fallback_logged: set[str] = set()
+
+
+def resolve_device(device: str, *, who: str = "morphgpu") -> Side:
+    """Map the user's ``device`` argument to the side that runs.
+
+    ``"gpu"`` without a usable GPU raises; ``"auto"`` falls back to the CPU and logs the
+    reason once per process (per caller), so long scripts are not flooded.
+    """
+    if device not in _DEVICE_CHOICES:
+        raise ValueError(f"{who}: device must be one of {_DEVICE_CHOICES}, got {device!r}")
+    if device == "cpu":
+        return "cpu"
+    if device == "gpu":
+        cupy_module()
+        return "gpu"
+    if gpu_available():
+        return "gpu"
+    if who not in _fallback_logged:
+        _fallback_logged.add(who)
+        log.info("%s: running on the CPU (%s)", who, gpu_unavailable_reason())
+    return "cpu"
+
+
+def is_cupy_array(x: Any) -> bool:
+    return type(x).__module__.startswith("cupy") and hasattr(x, "__cuda_array_interface__")
+
+
+def is_cupy_sparse(x: Any) -> bool:
+    return type(x).__module__.startswith("cupyx.scipy.sparse")
+
+
+def side_of(x: Any) -> Side:
+    """Where an input lives: CuPy arrays and CuPy sparse matrices are on the GPU."""
+    return "gpu" if (is_cupy_array(x) or is_cupy_sparse(x)) else "cpu"
+
+
+def xp_for(side: Side) -> Any:
+    return cupy_module() if side == "gpu" else np
+
+
+def array_module(x: Any) -> Any:
+    return xp_for(side_of(x))
+
+
+def to_side(x: Any, side: Side, dtype: Any = None) -> Any:
+    """Move an array to ``side`` (a no-op when it is already there), optionally casting."""
+    if x is None:
+        return None
+    if side == "gpu":
+        cp = cupy_module()
+        return cp.asarray(x, dtype=dtype)
+    if is_cupy_array(x):
+        x = x.get()
+    return np.asarray(x, dtype=dtype)
+
+
+def to_host(x: Any) -> Any:
+    return to_side(x, "cpu")
+
+
+def synchronize() -> None:
+    """Wait for the current GPU stream; a no-op without a GPU."""
+    cp, _ = _probe_cupy()
+    if cp is not None:
+        cp.cuda.get_current_stream().synchronize()
+
+
+@contextlib.contextmanager
+def gpu_memory_guard(what: str) -> Iterator[None]:
+    """Turn CuPy's out-of-memory error into one that names the work and the sizes."""
+    cp, _ = _probe_cupy()
+    if cp is None:
+        yield
+        return
+    try:
+        yield
+    except cp.cuda.memory.OutOfMemoryError as exc:
+        free, total = cp.cuda.runtime.memGetInfo()
+        pool = cp.get_default_memory_pool()
+        raise GPUOutOfMemoryError(
+            f"{what}: the GPU ran out of memory ({exc}); free {free / 2**30:.2f} GiB of "
+            f"{total / 2**30:.2f} GiB, CuPy pool holds {pool.total_bytes() / 2**30:.2f} GiB"
+        ) from exc
+
+
+def require_gpu_bytes(needed: int, what: str) -> None:
+    """Fail early, with the figure, when an allocation plan cannot fit on the GPU."""
+    cp = cupy_module()
+    free, total = cp.cuda.runtime.memGetInfo()
+    reusable = cp.get_default_memory_pool().free_bytes()
+    if needed > free + reusable:
+        raise GPUOutOfMemoryError(
+            f"{what}: needs {needed / 2**30:.2f} GiB of GPU memory but only "
+            f"{(free + reusable) / 2**30:.2f} GiB of {total / 2**30:.2f} GiB is available"
+        )
+
+
+@functools.lru_cache(maxsize=4)
+def gpu_properties(device_id: int = 0) -> dict[str, Any]:
+    """Name, multiprocessors, memory and compute capability of a GPU (cached)."""
+    cp = cupy_module()
+    props = cp.cuda.runtime.getDeviceProperties(device_id)
+    name = props["name"]
+    return {
+        "name": name.decode() if isinstance(name, bytes) else str(name),
+        "multiprocessors": int(props["multiProcessorCount"]),
+        "memory_bytes": int(props["totalGlobalMem"]),
+        "compute_capability": f"{props['major']}.{props['minor']}",
+        "l2_bytes": int(props.get("l2CacheSize", 0)),
+        "shared_per_block_optin": int(props.get("sharedMemPerBlockOptin", 0)),
+        "max_threads_per_multiprocessor": int(props.get("maxThreadsPerMultiProcessor", 0)),
+    }
+
+
+def device_name(side: Side | None = None) -> str:
+    """A human-readable name of what runs the work, for benchmark reports."""
+    if side == "gpu" or (side is None and gpu_available()):
+        return gpu_properties()["name"]
+    import platform  # noqa: PLC0415
+
+    return f"CPU ({platform.processor() or platform.machine()})"

@@ -1,0 +1,118 @@
+"""Persistent kernels over a grid-wide barrier (the host side of include/morphgpu/barrier.cuh).
+
+A persistent kernel keeps every block resident for its whole life and separates rounds
+(BFS levels, refinement rounds, Borůvka rounds) with ``mg::grid_sync``. That is only safe
+when all blocks run at once, so the grid is sized here from the occupancy calculator:
+``blocks_per_sm × multiprocessors``, never more.
+
+Kernel convention: the barrier state (``unsigned*``) is the kernel's **last** argument;
+the kernel builds ``mg::GridBarrier bar(state);`` and calls ``mg::grid_sync(bar)``.
+``mode="xiao-feng"`` (default) uses the atomic-free barrier; ``mode="cooperative"``
+compiles with ``-DMG_BARRIER_COOP`` and launches cooperatively so the same call is
+``grid.sync()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from . import backend, kernels
+
+BarrierMode = Literal["xiao-feng", "cooperative"]
+BARRIER_MODES: tuple[str, ...] = ("xiao-feng", "cooperative")
+
+
+def _occupancy_from_attributes(kernel: Any, block: int, shared_mem: int) -> int:
+    """Blocks per SM from the kernel's registers and shared memory (conservative)."""
+    attrs = kernel.attributes
+    props = backend.gpu_properties()
+    regs = max(1, int(attrs.get("num_regs", 32)))
+    # Registers are allocated per warp in units of 256.
+    regs_per_warp = -(-regs * 32 // 256) * 256
+    warps = -(-block // 32)
+    by_regs = 65536 // max(1, regs_per_warp * warps)
+    by_threads = max(1, props["max_threads_per_multiprocessor"] or 2048) // block
+    smem = int(attrs.get("shared_size_bytes", 0)) + int(shared_mem)
+    by_smem = (227 * 1024) // smem if smem else 32
+    return max(0, min(by_regs, by_threads, by_smem, 32))
+
+
+def blocks_per_multiprocessor(kernel: Any, block: int, shared_mem: int = 0) -> int:
+    """How many blocks of ``block`` threads of ``kernel`` fit on one SM at once."""
+    cp = backend.cupy_module()
+    try:
+        occ = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, block, shared_mem
+        )
+    except Exception:
+        occ = _occupancy_from_attributes(kernel, block, shared_mem)
+    if occ < 1:
+        raise RuntimeError(
+            f"kernel {getattr(kernel, 'name', kernel)} cannot be resident with {block} threads "
+            f"and {shared_mem} bytes of dynamic shared memory per block"
+        )
+    return int(occ)
+
+
+class PersistentGrid:
+    """A kernel launched with exactly as many blocks as can be resident at once.
+
+    The barrier state is allocated once and zeroed before every launch (one memset, a few
+    µs), because each block counts its rounds from zero.
+    """
+
+    def __init__(
+        self,
+        kernel: Any,
+        *,
+        block: int = 256,
+        shared_mem: int = 0,
+        mode: BarrierMode = "xiao-feng",
+        max_blocks: int | None = None,
+    ) -> None:
+        if mode not in BARRIER_MODES:
+            raise ValueError(f"barrier mode must be one of {BARRIER_MODES}, got {mode!r}")
+        cp = backend.cupy_module()
+        self.kernel = kernel
+        self.block = int(block)
+        self.shared_mem = int(shared_mem)
+        self.mode = mode
+        per_sm = blocks_per_multiprocessor(kernel, self.block, self.shared_mem)
+        grid = per_sm * backend.gpu_properties()["multiprocessors"]
+        if max_blocks is not None:
+            grid = max(1, min(grid, int(max_blocks)))
+        self.grid = grid
+        self.state = cp.zeros(2 * grid, dtype=cp.uint32)
+
+    @property
+    def threads(self) -> int:
+        return self.grid * self.block
+
+    def launch(self, *args: Any) -> None:
+        """Run the kernel once with ``args`` followed by the barrier state."""
+        self.state.fill(0)
+        self.kernel(
+            (self.grid,), (self.block,), (*args, self.state), shared_mem=self.shared_mem
+        )
+
+
+def persistent_kernel(
+    path: str,
+    name: str,
+    *,
+    mode: BarrierMode = "xiao-feng",
+    block: int = 256,
+    shared_mem: int = 0,
+    defines: Mapping[str, Any] | None = None,
+    max_blocks: int | None = None,
+) -> PersistentGrid:
+    """Load ``name`` from the package file ``path`` for persistent launch in ``mode``."""
+    defs = dict(defines or {})
+    cooperative = mode == "cooperative"
+    if cooperative:
+        defs["MG_BARRIER_COOP"] = None
+    kernel = kernels.get_kernel(path, name, defines=defs, cooperative=cooperative)
+    return PersistentGrid(
+        kernel, block=block, shared_mem=shared_mem, mode=mode, max_blocks=max_blocks
+    )

@@ -1,0 +1,1 @@
+"""bfs wing (see the package README)."""

@@ -1,0 +1,152 @@
+"""The ``morphgpu`` command: ``info``, ``demo`` and one subcommand per algorithm.
+
+Each wing ships ``morphgpu/<wing>/cli.py`` with two functions:
+
+- ``register(subparsers)``: adds its subcommand (``bfs``, ``mst``, ``refine``, ``sat``,
+  ``pta``) with ``set_defaults(run=...)``; ``run(args) -> int`` is the exit code.
+- ``demo(device: str) -> dict``: runs the algorithm on a built-in generated input,
+  validates the result with an independent check, and returns at least
+  ``{"algorithm", "input", "valid" (bool), "seconds"}`` plus whatever else is useful.
+
+A wing without that module is simply not offered yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import platform
+import sys
+import time
+from typing import Any
+
+from . import __version__, backend, report
+
+WINGS = ("bfs", "mst", "dmr", "sp", "pta")
+
+
+def _wing_cli(wing: str) -> Any | None:
+    try:
+        return importlib.import_module(f"morphgpu.{wing}.cli")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"morphgpu.{wing}.cli":
+            return None
+        raise
+
+
+def info() -> dict[str, Any]:
+    import numpy  # noqa: PLC0415
+    import scipy  # noqa: PLC0415
+
+    out: dict[str, Any] = {
+        "morphgpu": __version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+    }
+    try:
+        import triangle  # noqa: PLC0415, F401
+
+        out["triangle"] = "installed"
+    except ImportError:
+        out["triangle"] = "missing"
+    if backend.gpu_available():
+        cp = backend.cupy_module()
+        props = backend.gpu_properties()
+        out["cupy"] = cp.__version__
+        out["cuda_runtime"] = cp.cuda.runtime.runtimeGetVersion()
+        out["gpu"] = {
+            "name": props["name"],
+            "multiprocessors": props["multiprocessors"],
+            "memory_GiB": round(props["memory_bytes"] / 2**30, 1),
+            "compute_capability": props["compute_capability"],
+        }
+    else:
+        out["gpu"] = f"none ({backend.gpu_unavailable_reason()})"
+    out["algorithms"] = [w for w in WINGS if _wing_cli(w) is not None]
+    return out
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    report.emit(info(), as_json=args.json, title="morphgpu info")
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    side = backend.resolve_device(args.device, who="morphgpu demo")
+    results = []
+    ok = True
+    wings = args.only or [w for w in WINGS if _wing_cli(w) is not None]
+    for wing in wings:
+        mod = _wing_cli(wing)
+        if mod is None:
+            results.append({"algorithm": wing, "valid": False, "error": "not available"})
+            ok = False
+            continue
+        t0 = time.perf_counter()
+        try:
+            res = mod.demo(side)
+        except Exception as exc:  # a demo failure is reported, and fails the command
+            res = {"algorithm": wing, "valid": False, "error": f"{type(exc).__name__}: {exc}"}
+        res.setdefault("seconds", time.perf_counter() - t0)
+        ok &= bool(res.get("valid"))
+        results.append(res)
+        if not args.json:
+            status = "valid" if res.get("valid") else "INVALID"
+            extra = res.get("error") or res.get("summary", "")
+            print(
+                f"{res.get('algorithm', wing):<6} {status:<8} {res['seconds']:8.3f} s  "
+                f"{res.get('input', '')}  {extra}",
+                flush=True,
+            )
+    if args.json:
+        print(report.to_json({"device": backend.device_name(side), "results": results}))
+    else:
+        print(f"device: {backend.device_name(side)}; {'all valid' if ok else 'FAILURES'}")
+    return 0 if ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="morphgpu", description="Morph graph algorithms and BFS on GPUs (CPU fallback)."
+    )
+    parser.add_argument("--version", action="version", version=f"morphgpu {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what is chosen")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("info", help="versions and the GPU, or its absence")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_run_info)
+
+    p = sub.add_parser("demo", help="every algorithm on a generated input, validated, timed")
+    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    p.add_argument("--only", nargs="+", choices=WINGS, help="run only these algorithms")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_run_demo)
+
+    for wing in WINGS:
+        mod = _wing_cli(wing)
+        if mod is not None:
+            mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
+    )
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except (ValueError, OSError, backend.DeviceError, MemoryError) as exc:
+        print(f"morphgpu {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+"""The graph every algorithm reads: compressed sparse rows on either side.
+
+A :class:`CSRGraph` holds ``indptr`` (row offsets, length ``n + 1``), ``indices`` (column
+ids, length ``m``) and optional ``weights``, all NumPy arrays or all CuPy arrays. Index
+types are chosen by size: vertex ids are int32 below 2^31 vertices, offsets int32 below
+2^31 edges, int64 above. Construction validates by default, so a kernel never sees an
+out-of-range id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import backend
+
+INT32_LIMIT = 2**31 - 1
+
+MergeRule = Literal["min", "max", "sum", "first"]
+
+
+class GraphFormatError(ValueError):
+    """A graph's arrays or file contents are inconsistent; the message says where."""
+
+
+def index_dtype(count: int) -> np.dtype:
+    """int32 while ``count`` fits, else int64."""
+    return np.dtype(np.int32) if count <= INT32_LIMIT else np.dtype(np.int64)
+
+
+def _xp(side: str) -> Any:
+    return backend.xp_for(side)  # type: ignore[arg-type]
+
+
+def _scalar(x: Any) -> Any:
+    return x.item() if hasattr(x, "item") else x
+
+
+@dataclass(frozen=True, eq=False)
+class CSRGraph:
+    indptr: Any
+    indices: Any
+    weights: Any = None
+    n_vertices: int = 0
+    directed: bool = True
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_arrays(
+        cls,
+        indptr: Any,
+        indices: Any,
+        weights: Any = None,
+        *,
+        n_vertices: int | None = None,
+        directed: bool = True,
+        validate: bool = True,
+    ) -> CSRGraph:
+        side = backend.side_of(indptr)
+        xp = _xp(side)
+        indptr = xp.asarray(indptr)
+        indices = xp.asarray(indices)
+        if indptr.ndim != 1 or indices.ndim != 1:
+            raise GraphFormatError("indptr and indices must be one-dimensional")
+        if indptr.size < 1:
+            raise GraphFormatError("indptr must have at least one entry (n_vertices + 1)")
+        n = indptr.size - 1 if n_vertices is None else int(n_vertices)
+        if n < 0:
+            raise GraphFormatError(f"negative vertex count {n}")
+        if indptr.size != n + 1:
+            raise GraphFormatError(
+                f"indptr has {indptr.size} entries but n_vertices={n} needs {n + 1}"
+            )
+        m = indices.size
+        vdt, edt = index_dtype(max(n, 1)), index_dtype(max(m, 1))
+        if validate:
+            _validate_arrays(xp, indptr, indices, weights, n)
+        indptr = indptr.astype(edt, copy=False)
+        indices = indices.astype(vdt, copy=False)
+        if weights is not None:
+            weights = xp.asarray(weights)
+        return cls(indptr, indices, weights, n, directed)
+
+    @classmethod
+    def from_edges(
+        cls,
+        src: Any,
+        dst: Any,
+        weights: Any = None,
+        *,
+        n_vertices: int | None = None,
+        symmetrize: bool = False,
+        drop_self_loops: bool = False,
+        merge_duplicates: MergeRule | None = None,
+    ) -> CSRGraph:
+        """Build from an edge list; rows are sorted by (source, destination).
+
+        ``symmetrize`` adds every reverse edge (the result is marked undirected);
+        ``merge_duplicates`` keeps one edge per (u, v), combining weights by the rule.
+        """
+        side = backend.side_of(src)
+        xp = _xp(side)
+        src = xp.asarray(src).ravel()
+        dst = xp.asarray(dst).ravel()
+        if src.shape != dst.shape:
+            raise GraphFormatError(f"src has {src.size} entries but dst has {dst.size}")
+        if weights is not None:
+            weights = xp.asarray(weights).ravel()
+            if weights.shape != src.shape:
+                raise GraphFormatError(
+                    f"weights has {weights.size} entries but there are {src.size} edges"
+                )
+        if src.size and (src.dtype.kind not in "iu" or dst.dtype.kind not in "iu"):
+            raise GraphFormatError("edge endpoints must be integers")
+        src = src.astype(np.int64, copy=False)
+        dst = dst.astype(np.int64, copy=False)
+        if src.size:
+            lo = min(_scalar(src.min()), _scalar(dst.min()))
+            if lo < 0:
+                bad = int(_scalar(xp.argmax((src < 0) | (dst < 0))))
+                raise GraphFormatError(f"edge {bad} has a negative vertex id")
+            hi = max(_scalar(src.max()), _scalar(dst.max()))
+        else:
+            hi = -1
+        n = hi + 1 if n_vertices is None else int(n_vertices)
+        if n < 0:
+            raise GraphFormatError(f"negative vertex count {n}")
+        if hi >= n:
+            bad = int(_scalar(xp.argmax((src >= n) | (dst >= n))))
+            raise GraphFormatError(
+                f"edge {bad} ({int(_scalar(src[bad]))}, {int(_scalar(dst[bad]))}) "
+                f"names a vertex >= n_vertices={n}"
+            )
+        if drop_self_loops:
+            keep = src != dst
+            src, dst = src[keep], dst[keep]
+            weights = weights[keep] if weights is not None else None
+        if symmetrize:
+            src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
+            weights = xp.concatenate([weights, weights]) if weights is not None else None
+        key = src * max(n, 1) + dst
+        order = xp.argsort(key, kind="stable") if side == "cpu" else xp.argsort(key)
+        key = key[order]
+        weights = weights[order] if weights is not None else None
+        if merge_duplicates is not None and key.size:
+            first = xp.ones(key.size, dtype=bool)
+            first[1:] = key[1:] != key[:-1]
+            if weights is not None and merge_duplicates != "first":
+                group = xp.cumsum(first) - 1
+                n_groups = int(_scalar(group[-1])) + 1
+                weights = _combine(xp, weights, group, n_groups, merge_duplicates)
+            elif weights is not None:
+                weights = weights[first]
+            key = key[first]
+        src = key // max(n, 1)
+        dst = key - src * max(n, 1)
+        counts = xp.bincount(src, minlength=n) if n else xp.zeros(0, dtype=np.int64)
+        indptr = xp.zeros(n + 1, dtype=np.int64)
+        if n:
+            xp.cumsum(counts, out=indptr[1:])
+        return cls.from_arrays(
+            indptr, dst, weights, n_vertices=n, directed=not symmetrize, validate=False
+        )
+
+    @classmethod
+    def from_scipy(cls, matrix: Any, *, directed: bool = True) -> CSRGraph:
+        """From a SciPy or CuPy sparse matrix (any format) or a dense array.
+
+        Like ``scipy.sparse.csgraph``, a dense input treats zeros as missing edges; explicit
+        zeros stored in a sparse matrix are kept as zero-weight edges.
+        """
+        if backend.is_cupy_sparse(matrix):
+            m = matrix.tocsr()
+            m.sort_indices()
+            return cls._from_square(m.indptr, m.indices, m.data, m.shape, directed)
+        if not sp.issparse(matrix):
+            dense = backend.to_host(matrix)
+            if dense.ndim != 2:
+                raise GraphFormatError(f"expected a 2-D adjacency matrix, got {dense.ndim}-D")
+            matrix = sp.csr_matrix(dense)
+        m = sp.csr_matrix(matrix)
+        m.sort_indices()
+        return cls._from_square(m.indptr, m.indices, m.data, m.shape, directed)
+
+    @classmethod
+    def _from_square(cls, indptr, indices, data, shape, directed) -> CSRGraph:
+        if shape[0] != shape[1]:
+            raise GraphFormatError(f"adjacency matrix must be square, got shape {shape}")
+        weights = data if data is not None and data.size == indices.size else None
+        return cls.from_arrays(indptr, indices, weights, n_vertices=shape[0], directed=directed)
+
+    @classmethod
+    def coerce(cls, graph: Any) -> CSRGraph:
+        """Accept a CSRGraph, a SciPy/CuPy sparse matrix or a dense adjacency matrix."""
+        if isinstance(graph, CSRGraph):
+            return graph
+        if sp.issparse(graph) or backend.is_cupy_sparse(graph) or hasattr(graph, "ndim"):
+            return cls.from_scipy(graph)
+        raise TypeError(
+            f"expected a CSRGraph, a sparse matrix or a 2-D array, got {type(graph).__name__}"
+        )
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def side(self) -> str:
+        return backend.side_of(self.indptr)
+
+    @property
+    def xp(self) -> Any:
+        return _xp(self.side)
+
+    @property
+    def n_edges(self) -> int:
+        """Directed CSR entries (an undirected edge counts twice)."""
+        return int(self.indices.size)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_vertices, self.n_vertices)
+
+    def degrees(self) -> Any:
+        return self.indptr[1:] - self.indptr[:-1]
+
+    def edge_sources(self) -> Any:
+        """The row of every CSR entry (the COO expansion of indptr)."""
+        xp = self.xp
+        return xp.repeat(xp.arange(self.n_vertices, dtype=self.indices.dtype), self.degrees())
+
+    def __repr__(self) -> str:
+        w = f", weights={self.weights.dtype}" if self.weights is not None else ""
+        return (
+            f"CSRGraph(n_vertices={self.n_vertices}, n_edges={self.n_edges}, "
+            f"side={self.side!r}, indices={self.indices.dtype}{w})"
+        )
+
+    # ----------------------------------------------------------------- conversion
+    def to(self, side: str) -> CSRGraph:
+        """The same graph on ``side`` ("cpu" or "gpu"); self when it is already there."""
+        if side == self.side:
+            return self
+        return CSRGraph(
+            backend.to_side(self.indptr, side),  # type: ignore[arg-type]
+            backend.to_side(self.indices, side),  # type: ignore[arg-type]
+            backend.to_side(self.weights, side),  # type: ignore[arg-type]
+            self.n_vertices,
+            self.directed,
+        )
+
+    def to_scipy(self) -> sp.csr_matrix:
+        g = self.to("cpu")
+        data = g.weights if g.weights is not None else np.ones(g.n_edges, dtype=np.float64)
+        return sp.csr_matrix((data, g.indices, g.indptr), shape=self.shape)
+
+    def with_weights(self, weights: Any) -> CSRGraph:
+        w = self.xp.asarray(weights)
+        if w.shape != (self.n_edges,):
+            raise GraphFormatError(f"weights must have shape ({self.n_edges},), got {w.shape}")
+        return CSRGraph(self.indptr, self.indices, w, self.n_vertices, self.directed)
+
+    def transpose(self) -> CSRGraph:
+        """Reverse every edge (the in-edges as CSR)."""
+        return CSRGraph.from_edges(
+            self.indices, self.edge_sources(), self.weights, n_vertices=self.n_vertices
+        )
+
+    def symmetrized(self, merge_duplicates: MergeRule = "min") -> CSRGraph:
+        """Every edge in both directions, one entry per (u, v); self-loops dropped."""
+        return CSRGraph.from_edges(
+            self.edge_sources(),
+            self.indices,
+            self.weights,
+            n_vertices=self.n_vertices,
+            symmetrize=True,
+            drop_self_loops=True,
+            merge_duplicates=merge_duplicates,
+        )
+
+    def permuted(self, perm: Any) -> CSRGraph:
+        """Relabel vertex ``perm[i]`` as ``i`` (``perm`` lists old ids in new order)."""
+        xp = self.xp
+        perm = xp.asarray(perm, dtype=np.int64)
+        if perm.shape != (self.n_vertices,):
+            raise GraphFormatError(f"perm must have {self.n_vertices} entries")
+        inverse = xp.empty_like(perm)
+        inverse[perm] = xp.arange(self.n_vertices, dtype=np.int64)
+        g = CSRGraph.from_edges(
+            inverse[self.edge_sources()],
+            inverse[self.indices],
+            self.weights,
+            n_vertices=self.n_vertices,
+        )
+        return CSRGraph(g.indptr, g.indices, g.weights, g.n_vertices, self.directed)
+
+
+def _combine(xp: Any, weights: Any, group: Any, n_groups: int, rule: str) -> Any:
+    if rule == "sum":
+        out = xp.zeros(n_groups, dtype=weights.dtype)
+        if xp is np:
+            np.add.at(out, group, weights)
+        else:
+            xp.add.at(out, group, weights)
+        return out
+    # Rows are sorted by key and stably by input order, so a segmented min/max is a sort.
+    sign = 1 if rule == "min" else -1
+    order = xp.lexsort(xp.stack([sign * weights, group])) if xp is np else None
+    if order is None:
+        # CuPy: sort by weight, then stably by group (two passes make a lexicographic order).
+        o1 = xp.argsort(sign * weights)
+        o2 = xp.argsort(group[o1])
+        order = o1[o2]
+    g_sorted = group[order]
+    first = xp.ones(g_sorted.size, dtype=bool)
+    first[1:] = g_sorted[1:] != g_sorted[:-1]
+    return weights[order][first]
+
+
+def _validate_arrays(xp: Any, indptr: Any, indices: Any, weights: Any, n: int) -> None:
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        raise GraphFormatError("indptr and indices must be integer arrays")
+    if _scalar(indptr[0]) != 0:
+        raise GraphFormatError(f"indptr[0] must be 0, got {_scalar(indptr[0])}")
+    if _scalar(indptr[-1]) != indices.size:
+        raise GraphFormatError(
+            f"indptr[-1]={_scalar(indptr[-1])} but there are {indices.size} column indices"
+        )
+    if n and indptr.size > 1:
+        steps = indptr[1:] - indptr[:-1]
+        if _scalar((steps < 0).any()):
+            row = int(_scalar(xp.argmax(steps < 0)))
+            raise GraphFormatError(f"indptr decreases at row {row} (offsets must not decrease)")
+    if indices.size:
+        lo, hi = _scalar(indices.min()), _scalar(indices.max())
+        if lo < 0 or hi >= n:
+            bad = int(_scalar(xp.argmax((indices < 0) | (indices >= n))))
+            raise GraphFormatError(
+                f"column index {_scalar(indices[bad])} at position {bad} is outside [0, {n})"
+            )
+    if weights is not None:
+        w = xp.asarray(weights)
+        if w.shape != indices.shape:
+            raise GraphFormatError(
+                f"weights has {w.size} entries but there are {indices.size} edges"
+            )

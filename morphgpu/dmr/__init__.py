@@ -1,0 +1,1 @@
+"""dmr wing (see the package README)."""

@@ -1,0 +1,165 @@
+"""Loading the package's CUDA C++ files as CuPy RawModules.
+
+Kernels live in ``.cu`` files inside the package (``morphgpu/<wing>/kernels/*.cu``) and
+include the shared headers as ``#include <morphgpu/barrier.cuh>``; this module compiles
+them with NVRTC through ``cupy.RawModule`` with the package include path.
+
+Why a wrapper at all:
+- CuPy's on-disk cache is keyed by the source text and options, not by the headers the
+  source includes; we add a digest of every shared header to the options, so editing a
+  header recompiles its users.
+- NVRTC errors otherwise name a temporary file; a ``#line`` directive makes them name
+  the package file, and the error is re-raised as :class:`KernelCompileError`.
+- The same flags are used by ``nvcc -ptx`` in the CPU test that compiles every kernel in
+  CI (:func:`nvcc_command`), so a kernel that does not compile never costs GPU time.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import backend
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+INCLUDE_DIR = PACKAGE_DIR / "include"
+
+# C++17 for if-constexpr and inline variables; no fast-math: several wings need exact
+# IEEE behaviour (geometric predicates, survey products near zero).
+BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+
+
+class KernelCompileError(RuntimeError):
+    """NVRTC rejected a kernel file; the message starts with the file name."""
+
+
+def kernel_files() -> list[Path]:
+    """Every ``.cu`` file shipped in the package (what the compile test checks)."""
+    return sorted(PACKAGE_DIR.rglob("*.cu"))
+
+
+@functools.lru_cache(maxsize=1)
+def _headers_digest() -> str:
+    h = hashlib.sha1()
+    for path in sorted(PACKAGE_DIR.rglob("*.cuh")):
+        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _define_options(defines: Mapping[str, Any] | None) -> list[str]:
+    out = []
+    for key, value in sorted((defines or {}).items()):
+        out.append(f"-D{key}" if value is None else f"-D{key}={value}")
+    return out
+
+
+def compile_options(
+    defines: Mapping[str, Any] | None = None, extra: Sequence[str] = ()
+) -> tuple[str, ...]:
+    return (
+        *BASE_OPTIONS,
+        f"-I{INCLUDE_DIR}",
+        f"-I{PACKAGE_DIR}",
+        *_define_options(defines),
+        *extra,
+    )
+
+
+def resolve(path: str | Path) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else PACKAGE_DIR / p
+
+
+def read_source(path: str | Path) -> str:
+    """The file's text with a #line directive so compiler messages name the package file."""
+    p = resolve(path)
+    rel = p.relative_to(PACKAGE_DIR).as_posix() if p.is_relative_to(PACKAGE_DIR) else str(p)
+    return f'#line 1 "morphgpu/{rel}"\n' + p.read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def _load(
+    path: str,
+    defines: tuple[tuple[str, Any], ...],
+    name_expressions: tuple[str, ...] | None,
+    cooperative: bool,
+    extra: tuple[str, ...],
+) -> Any:
+    cp = backend.cupy_module()
+    options = compile_options(dict(defines), extra) + (f"-DMORPHGPU_HEADERS={_headers_digest()}",)
+    source = read_source(path)
+    try:
+        module = cp.RawModule(
+            code=source,
+            options=options,
+            name_expressions=name_expressions,
+            enable_cooperative_groups=cooperative,
+        )
+        module.compile()
+    except cp.cuda.compiler.CompileException as exc:
+        raise KernelCompileError(f"{path}: NVRTC failed:\n{exc}") from exc
+    return module
+
+
+def load_module(
+    path: str | Path,
+    *,
+    defines: Mapping[str, Any] | None = None,
+    name_expressions: Sequence[str] | None = None,
+    cooperative: bool = False,
+    extra_options: Sequence[str] = (),
+) -> Any:
+    """Compile (or fetch from cache) a package ``.cu`` file as a ``cupy.RawModule``.
+
+    ``path`` is relative to the package (``"bfs/kernels/bfs.cu"``). ``defines`` become
+    ``-DKEY=VALUE`` and select template-like variants such as the index types; each
+    distinct set is compiled once per process and cached on disk by CuPy.
+    ``cooperative=True`` compiles for, and launches with, cooperative launch (grid.sync()).
+    """
+    return _load(
+        str(path),
+        tuple(sorted((defines or {}).items())),
+        tuple(name_expressions) if name_expressions is not None else None,
+        bool(cooperative),
+        tuple(extra_options),
+    )
+
+
+def get_kernel(path: str | Path, name: str, **kwargs: Any) -> Any:
+    """One kernel of a package file (see :func:`load_module` for the keyword arguments)."""
+    return load_module(path, **kwargs).get_function(name)
+
+
+def index_defines(vid_dtype: Any, eid_dtype: Any) -> dict[str, str]:
+    """The -D values that pick a kernel's vertex-id and edge-offset C types."""
+    import numpy as np  # noqa: PLC0415
+
+    ctype = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+    return {"MG_VID_T": ctype[np.dtype(vid_dtype)], "MG_EID_T": ctype[np.dtype(eid_dtype)]}
+
+
+def nvcc_command(
+    path: str | Path, out: str | Path, defines: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The nvcc invocation that mirrors the NVRTC compile, for the no-GPU compile test."""
+    return [
+        "nvcc",
+        "-ptx",
+        "-arch=sm_90",
+        *compile_options(defines),
+        "-o",
+        str(out),
+        str(resolve(path)),
+    ]
+
+
+def launch_config(n_items: int, threads: int = 256, max_blocks: int | None = None) -> tuple:
+    """(grid, block) for a flat launch over ``n_items`` (at least one block)."""
+    blocks = max(1, -(-int(n_items) // threads))
+    if max_blocks is not None:
+        blocks = min(blocks, max_blocks)
+    return (blocks,), (threads,)

@@ -1,0 +1,1 @@
+"""mst wing (see the package README)."""

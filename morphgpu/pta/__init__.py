@@ -1,0 +1,1 @@
+"""pta wing (see the package README)."""

@@ -1,0 +1,1 @@
+"""sp wing (see the package README)."""
