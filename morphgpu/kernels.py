@@ -81,7 +81,7 @@ def read_source(path: str | Path) -> str:
     return f'#line 1 "morphgpu/{rel}"\n' + p.read_text()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(
     path: str,
     defines: tuple[tuple[str, Any], ...],

@@ -1,0 +1,52 @@
+"""Device selection and transfers (the CPU side runs everywhere)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from morphgpu import backend
+
+
+def test_cpu_is_always_available():
+    assert backend.resolve_device("cpu") == "cpu"
+
+
+def test_bad_device_names_the_argument():
+    with pytest.raises(ValueError, match="device must be one of"):
+        backend.resolve_device("cuda")
+
+
+def test_gpu_without_gpu_is_a_clear_error():
+    if backend.gpu_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(backend.DeviceError, match="needs a CUDA GPU"):
+        backend.resolve_device("gpu")
+
+
+def test_auto_falls_back_and_says_so_once(caplog):
+    if backend.gpu_available():
+        assert backend.resolve_device("auto") == "gpu"
+        return
+    with caplog.at_level(logging.INFO, logger="morphgpu"):
+        assert backend.resolve_device("auto", who="probe-once") == "cpu"
+        assert backend.resolve_device("auto", who="probe-once") == "cpu"
+    assert sum("probe-once" in r.message for r in caplog.records) == 1
+
+
+def test_numpy_stays_on_the_cpu():
+    a = np.arange(5)
+    assert backend.side_of(a) == "cpu"
+    assert backend.to_side(a, "cpu") is a or np.array_equal(backend.to_side(a, "cpu"), a)
+
+
+@pytest.mark.gpu
+def test_round_trip_through_the_gpu():
+    a = np.arange(10, dtype=np.int64)
+    g = backend.to_side(a, "gpu")
+    assert backend.side_of(g) == "gpu"
+    assert np.array_equal(backend.to_host(g), a)
+    props = backend.gpu_properties()
+    assert props["multiprocessors"] > 0 and props["memory_bytes"] > 0
