@@ -26,10 +26,10 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=["default", "int64", "coop"])
 IDS = [str(p.relative_to(kernels.PACKAGE_DIR)) for p in FILES]
 
 
+@pytest.mark.parametrize("variant", VARIANTS, ids=["default", "int64", "coop"])
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_kernel_compiles(path, variant, tmp_path):
     cmd = kernels.nvcc_command(path, tmp_path / "out.ptx", variant)
