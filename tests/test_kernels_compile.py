@@ -7,8 +7,10 @@ compile never costs GPU time. Skipped where nvcc is absent.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -17,20 +19,37 @@ from morphgpu import kernels
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 
 FILES = kernels.kernel_files()
+IDS = [str(p.relative_to(kernels.PACKAGE_DIR)) for p in FILES]
+_INCLUDE = re.compile(r'#\s*include\s*[<"](morphgpu/[^>"]+)[>"]')
 
-# Variants a file is also compiled in, beyond the defaults (index widths, barrier kind).
-VARIANTS = [
-    {},
-    {"MG_VID_T": "long long", "MG_EID_T": "long long"},
-    {"MG_BARRIER_COOP": None},
+
+def _includes(path: Path, seen: set[Path] | None = None) -> set[Path]:
+    """The package headers a file pulls in, transitively."""
+    seen = set() if seen is None else seen
+    for rel in _INCLUDE.findall(path.read_text()):
+        header = kernels.INCLUDE_DIR / rel
+        if header.exists() and header not in seen:
+            seen.add(header)
+            _includes(header, seen)
+    return seen
+
+
+def _variants(path: Path) -> list[tuple[str, dict]]:
+    """Default and 64-bit index widths everywhere; the cooperative barrier where it is used."""
+    out = [("default", {}), ("int64", {"MG_VID_T": "long long", "MG_EID_T": "long long"})]
+    if any(h.name == "barrier.cuh" for h in _includes(path)):
+        out.append(("coop", {"MG_BARRIER_COOP": None}))
+    return out
+
+
+CASES = [
+    pytest.param(path, variant, id=f"{rel}-{name}")
+    for path, rel in zip(FILES, IDS)
+    for name, variant in _variants(path)
 ]
 
 
-IDS = [str(p.relative_to(kernels.PACKAGE_DIR)) for p in FILES]
-
-
-@pytest.mark.parametrize("variant", VARIANTS, ids=["default", "int64", "coop"])
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@pytest.mark.parametrize("path,variant", CASES)
 def test_kernel_compiles(path, variant, tmp_path):
     cmd = kernels.nvcc_command(path, tmp_path / "out.ptx", variant)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
