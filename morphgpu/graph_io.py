@@ -1,18 +1,46 @@
 """Graph files: read and write every format the wings use, as :class:`CSRGraph`.
 
-Formats (``fmt`` names): ``"mtx"`` MatrixMarket, ``"dimacs"`` DIMACS shortest-path text,
-``"pace"`` PACE 2016 tree-width text, ``"galois"`` Galois/LonestarGPU binary ``.gr``
-(version 1), ``"egr"`` ECL binary. Files may be compressed with gzip, xz or bzip2 (detected
-from the content). ``.gr`` is ambiguous (Galois binary, DIMACS text or PACE text), so
-its format is detected from the content. A malformed file raises
-:class:`~morphgpu.csr.GraphFormatError` naming the file and the line (text formats) or
-byte offset (binary formats).
+Formats (``fmt`` names):
+
+- ``"mtx"``: MatrixMarket (through ``scipy.io``). Symmetric files are undirected and come
+  back with both directions; ``real``/``integer`` values become float64/int64 weights,
+  ``pattern`` files have none.
+- ``"dimacs"``: DIMACS shortest-path text (9th challenge): ``c`` comment lines,
+  ``p sp n m``, then ``a u v w`` per arc, 1-based. Directed; integer weights (int32 when
+  every weight fits, else int64).
+- ``"pace"``: PACE 2016 tree-width text: ``c`` comments, ``p tw n m``, then ``u v`` per
+  edge, 1-based. Undirected: every edge comes back in both directions, repeated edges once.
+- ``"galois"``: Galois/LonestarGPU binary ``.gr`` version 1, little-endian: a u64 header
+  ``[1, edge data size (0 or 4), n, m]``, u64 end offsets of each row (n of them), u32
+  destinations (m, padded with 4 zero bytes when m is odd so the next part is 8-aligned),
+  then u32 edge data (m) when the edge data size is 4.
+- ``"egr"``: ECL binary, the layout read by ``readECLgraph`` in ECLgraph.h of the ECL
+  codes (ECL-BFS, ECL-MST, ECL-CC): little-endian int32 ``n``, int32 ``m``, int32 row
+  offsets (n + 1, starting at 0), int32 neighbours (m), then int32 weights (m) when the
+  file continues; ECL's graphs store undirected edges in both directions.
+
+Files may be compressed with gzip, xz or bzip2: reading detects it from the content,
+writing from the suffix. ``.gr`` is ambiguous (Galois binary, DIMACS text or PACE text),
+so reading detects it from the content and writing needs ``fmt``.
+
+Text bodies are parsed in bulk by NumPy; when the fast parse does not add up (a bad
+token, a wrong count, an id out of range, blank or comment lines in the body) a line-by-line
+scan either reads the file or names the bad line. Every malformed file raises
+:class:`~morphgpu.csr.GraphFormatError` naming the file and the line (text) or the byte
+offset (binary).
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
+import warnings
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .csr import CSRGraph, GraphFormatError
 
@@ -38,10 +66,103 @@ FORMATS = ("mtx", "dimacs", "pace", "galois", "egr")
 
 PathLike = str | Path
 
+_EXTENSIONS = {
+    ".mtx": "mtx",
+    ".mm": "mtx",
+    ".dimacs": "dimacs",
+    ".pace": "pace",
+    ".egr": "egr",
+    ".gr": None,  # ambiguous: decided by content
+}
+_COMPRESSORS = {".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress}
+_GALOIS_HEADER_BYTES = 32
+_INT32_MAX = 2**31 - 1
+# A number no real file holds: marks line starts for the bulk parser.
+_SENTINEL = b"-4611686018427387903"
 
-def detect_format(path: PathLike) -> str:
-    """The format of ``path`` from its extension, or its content when that is ambiguous."""
-    raise NotImplementedError
+
+# --------------------------------------------------------------------------- bytes in/out
+def _read_bytes(path: PathLike) -> bytes:
+    """The file's bytes, decompressed when its content starts with a known magic number."""
+    raw = Path(path).read_bytes()
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            return gzip.decompress(raw)
+        if raw[:6] == b"\xfd7zXZ\x00":
+            return lzma.decompress(raw)
+        if raw[:3] == b"BZh":
+            return bz2.decompress(raw)
+    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        raise GraphFormatError(
+            f"{path}: compressed stream is truncated or corrupt ({exc})"
+        ) from exc
+    return raw
+
+
+def _bytes_of(path: PathLike, data: bytes | None) -> bytes:
+    return _read_bytes(path) if data is None else data
+
+
+def _write_bytes(path: PathLike, data: bytes) -> None:
+    compress = _COMPRESSORS.get(Path(path).suffix.lower())
+    Path(path).write_bytes(compress(data) if compress else data)
+
+
+def _base_suffix(path: PathLike) -> str:
+    """The extension under any compression suffix (``g.gr.xz`` -> ``.gr``)."""
+    p = Path(path)
+    if p.suffix.lower() in _COMPRESSORS:
+        p = p.with_suffix("")
+    return p.suffix.lower()
+
+
+def _host_graph(graph: Any) -> CSRGraph:
+    return CSRGraph.coerce(graph).to("cpu")
+
+
+# --------------------------------------------------------------------------- detection
+def _detect_from_content(data: bytes) -> str | None:
+    if data.startswith(b"%%MatrixMarket"):
+        return "mtx"
+    if len(data) >= _GALOIS_HEADER_BYTES:
+        version, edge_size = np.frombuffer(data[:16], dtype="<u8")
+        if version == 1 and edge_size in (0, 4):
+            return "galois"
+    for line in data[:1 << 16].splitlines():
+        tokens = line.split()
+        if not tokens or tokens[0] in (b"c", b"%") or line.startswith((b"c", b"%")):
+            continue
+        if tokens[0] == b"p" and len(tokens) > 1:
+            return {b"sp": "dimacs", b"tw": "pace"}.get(tokens[1])
+        break
+    if len(data) >= 8:
+        n, m = (int(v) for v in np.frombuffer(data[:8], dtype="<i4"))
+        if n >= 0 and m >= 0 and len(data) in (8 + 4 * (n + 1) + 4 * m, 8 + 4 * (n + 1) + 8 * m):
+            return "egr"
+    return None
+
+
+def detect_format(path: PathLike, data: bytes | None = None) -> str:
+    """The format of ``path`` from its extension, or its content when that is ambiguous.
+
+    ``data`` is the file's (decompressed) bytes when the caller has read them already.
+    """
+    by_ext = _EXTENSIONS.get(_base_suffix(path))
+    if by_ext is not None:
+        return by_ext
+    found = _detect_from_content(_read_bytes(path) if data is None else data)
+    if found is None:
+        raise GraphFormatError(
+            f"{path}: cannot tell the graph format from the extension or the content; "
+            f"pass fmt= one of {FORMATS}"
+        )
+    return found
+
+
+def _check_fmt(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+    return fmt
 
 
 def read_graph(path: PathLike, fmt: str | None = None, *, directed: bool | None = None) -> CSRGraph:
@@ -54,7 +175,9 @@ def read_graph(path: PathLike, fmt: str | None = None, *, directed: bool | None 
     as stored). ``directed=False`` makes any file undirected (adds reverse edges, one entry
     per pair); ``directed=True`` keeps an undirected file's edges only as listed.
     """
-    raise NotImplementedError
+    data = _read_bytes(path)
+    fmt = detect_format(path, data) if fmt is None else _check_fmt(fmt)
+    return _READERS[fmt](path, directed=directed, data=data)
 
 
 def write_graph(graph: Any, path: PathLike, fmt: str | None = None) -> None:
@@ -62,57 +185,537 @@ def write_graph(graph: Any, path: PathLike, fmt: str | None = None) -> None:
 
     A ``.gz``/``.xz``/``.bz2`` suffix compresses. ``.gr`` needs an explicit ``fmt``.
     """
-    raise NotImplementedError
+    if fmt is None:
+        suffix = _base_suffix(path)
+        if suffix == ".gr":
+            raise ValueError(
+                f"{path}: '.gr' is ambiguous; pass fmt='dimacs', 'pace' or 'galois'"
+            )
+        fmt = _EXTENSIONS.get(suffix)
+        if fmt is None:
+            raise ValueError(f"{path}: unknown graph extension {suffix!r}; pass fmt=")
+    _WRITERS[_check_fmt(fmt)](graph, path)
 
 
-def read_matrix_market(path: PathLike, *, directed: bool | None = None) -> CSRGraph:
+def _finish_directedness(graph: CSRGraph, directed: bool | None) -> CSRGraph:
+    """Apply the caller's ``directed`` choice to a graph read as stored."""
+    if directed is False:
+        return CSRGraph.from_edges(
+            graph.edge_sources(), graph.indices, graph.weights, n_vertices=graph.n_vertices,
+            symmetrize=True, merge_duplicates="min",
+        )
+    return graph
+
+
+# --------------------------------------------------------------------------- MatrixMarket
+def read_matrix_market(
+    path: PathLike, *, directed: bool | None = None, data: bytes | None = None
+) -> CSRGraph:
     """MatrixMarket through scipy.io; symmetric files become both directions."""
-    raise NotImplementedError
+    import scipy.io  # noqa: PLC0415
+
+    data = _read_bytes(path) if data is None else data
+    header = data.split(b"\n", 1)[0].lower().split()
+    if len(header) < 5 or header[0] != b"%%matrixmarket":
+        raise GraphFormatError(f"{path}: line 1: not a MatrixMarket header")
+    layout, field, symmetry = header[2], header[3], header[4]
+    if field == b"complex" or symmetry == b"hermitian":
+        raise GraphFormatError(f"{path}: line 1: complex matrices are not graphs")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            matrix = scipy.io.mmread(io.BytesIO(data))
+    except (ValueError, OverflowError, IndexError) as exc:
+        raise GraphFormatError(f"{path}: {exc}") from exc
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    coo = sp.coo_matrix(matrix) if layout == b"coordinate" else sp.coo_matrix(np.asarray(matrix))
+    if coo.shape[0] != coo.shape[1]:
+        raise GraphFormatError(f"{path}: line 2: matrix is {coo.shape}, a graph needs square")
+    row, col = coo.row.astype(np.int64), coo.col.astype(np.int64)
+    weights = None if field == b"pattern" else coo.data
+    symmetric = symmetry != b"general"
+    if symmetric and directed is True:
+        # scipy expanded the stored lower triangle; keep only what the file lists
+        listed = row >= col
+        row, col = row[listed], col[listed]
+        weights = weights[listed] if weights is not None else None
+    undirected = directed is False or (directed is None and symmetric)
+    graph = CSRGraph.from_edges(
+        row, col, weights, n_vertices=coo.shape[0],
+        symmetrize=directed is False, merge_duplicates="min" if directed is False else None,
+    )
+    return CSRGraph(graph.indptr, graph.indices, graph.weights, graph.n_vertices, not undirected)
 
 
 def write_matrix_market(graph: Any, path: PathLike) -> None:
-    """MatrixMarket coordinate file (``pattern`` without weights, else ``real``/``integer``)."""
-    raise NotImplementedError
+    """MatrixMarket coordinate file (``pattern`` without weights, else ``real``/``integer``).
+
+    An undirected graph whose matrix is symmetric is written ``symmetric`` (lower triangle).
+    """
+    import scipy.io  # noqa: PLC0415
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    g = _host_graph(graph)
+    rows = g.edge_sources().astype(np.int64)
+    cols = g.indices.astype(np.int64)
+    if g.weights is None:
+        data, field = np.ones(g.n_edges, dtype=np.int8), "pattern"
+    else:
+        data = np.asarray(g.weights)
+        if data.dtype.kind == "c":
+            raise ValueError("write_matrix_market: complex weights are not supported")
+        field = "integer" if data.dtype.kind in "iub" else "real"
+    symmetry = "general"
+    if not g.directed and _is_symmetric(rows, cols, data if g.weights is not None else None):
+        lower = rows >= cols
+        rows, cols, data = rows[lower], cols[lower], data[lower]
+        symmetry = "symmetric"
+    coo = sp.coo_matrix((data, (rows, cols)), shape=g.shape)
+    buffer = io.BytesIO()
+    scipy.io.mmwrite(buffer, coo, field=field, symmetry=symmetry)
+    _write_bytes(path, buffer.getvalue())
 
 
-def read_dimacs(path: PathLike, *, directed: bool | None = None) -> CSRGraph:
+def _is_symmetric(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray | None) -> bool:
+    """Every (u, v, w) has its (v, u, w), as multisets (so no pair is lost or doubled)."""
+    if rows.size == 0:
+        return True
+    if weights is None:
+        forward = np.lexsort((cols, rows))
+        backward = np.lexsort((rows, cols))
+        return bool(
+            np.array_equal(rows[forward], cols[backward])
+            and np.array_equal(cols[forward], rows[backward])
+        )
+    forward = np.lexsort((weights, cols, rows))
+    backward = np.lexsort((weights, rows, cols))
+    return bool(
+        np.array_equal(rows[forward], cols[backward])
+        and np.array_equal(cols[forward], rows[backward])
+        and np.array_equal(weights[forward], weights[backward])
+    )
+
+
+# --------------------------------------------------------------------------- text edge lists
+def _text_header(path: PathLike, data: bytes, kind: bytes) -> tuple[int, int, int, int]:
+    """Find ``p <kind> n m`` after comments: (n, m, line number of p, byte offset of body)."""
+    offset, line_no = 0, 0
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        end = len(data) if end < 0 else end
+        line_no += 1
+        line = data[offset:end]
+        offset = end + 1
+        tokens = line.split()
+        if not tokens or tokens[0].startswith(b"c"):
+            continue
+        if tokens[0] != b"p":
+            raise GraphFormatError(
+                f"{path}: line {line_no}: expected 'p {kind.decode()} n m' before any edge, "
+                f"got {_show(line)}"
+            )
+        if len(tokens) != 4 or tokens[1] != kind:
+            raise GraphFormatError(
+                f"{path}: line {line_no}: expected 'p {kind.decode()} n m', got {_show(line)}"
+            )
+        try:
+            n, m = int(tokens[2]), int(tokens[3])
+        except ValueError:
+            raise GraphFormatError(
+                f"{path}: line {line_no}: vertex and edge counts must be integers, "
+                f"got {_show(line)}"
+            ) from None
+        if n < 0 or m < 0:
+            raise GraphFormatError(f"{path}: line {line_no}: negative count in {_show(line)}")
+        return n, m, line_no, min(offset, len(data))
+    raise GraphFormatError(f"{path}: no 'p {kind.decode()} n m' line found")
+
+
+def _show(line: bytes) -> str:
+    text = line.decode("utf-8", "replace").strip()
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _parse_edge_lines(
+    path: PathLike, data: bytes, kind: bytes, prefix: bytes | None, width: int
+) -> tuple[int, np.ndarray]:
+    """Parse the body of a DIMACS/PACE file: (n, an int64 array of shape (m, width)).
+
+    ``width`` counts the numbers per line; ``prefix`` is the leading token (``a``) if any.
+    Vertex ids (the first two numbers) are checked against [1, n].
+    """
+    n, m, p_line, body_start = _text_header(path, data, kind)
+    body = data[body_start:]
+    parsed = _fast_parse(body, m, prefix, width)
+    if parsed is None or not _ids_in_range(parsed, n):
+        parsed = _scan_lines(path, body, p_line, n, m, prefix, width)
+    return n, parsed
+
+
+def _fast_parse(body: bytes, m: int, prefix: bytes | None, width: int) -> np.ndarray | None:
+    """Bulk parse when the body is exactly m well-formed lines; None when unsure.
+
+    A sentinel number replaces the prefix (or starts each line), so a line with too many
+    or too few numbers shifts the sentinel out of column 0 and the parse is rejected.
+    """
+    stripped = body.rstrip()
+    lines = stripped.count(b"\n") + 1 if stripped else 0
+    if lines != m:
+        return None
+    if prefix is not None:
+        # every line must start with the prefix, and the prefix may appear nowhere else
+        starts = stripped.count(b"\n" + prefix + b" ") + stripped.startswith(prefix + b" ")
+        if starts != m or stripped.count(prefix) != m:
+            return None
+        marked = stripped.replace(prefix, _SENTINEL)
+    else:
+        marked = _SENTINEL + b" " + stripped.replace(b"\n", b"\n" + _SENTINEL + b" ")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            values = np.fromstring(marked, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
+    except (ValueError, DeprecationWarning):
+        return None
+    if values.size != m * (width + 1):
+        return None
+    values = values.reshape(m, width + 1)
+    if not np.all(values[:, 0] == int(_SENTINEL)):
+        return None
+    return values[:, 1:]
+
+
+def _ids_in_range(values: np.ndarray, n: int) -> bool:
+    if values.size == 0:
+        return True
+    ids = values[:, :2]
+    return bool(ids.min() >= 1 and ids.max() <= n)
+
+
+def _scan_lines(
+    path: PathLike, body: bytes, p_line: int, n: int, m: int, prefix: bytes | None, width: int
+) -> np.ndarray:
+    """The slow, exact reader: either the parsed rows or an error naming the line."""
+    rows: list[list[int]] = []
+    expected = ("" if prefix is None else prefix.decode() + " ") + " ".join(
+        ["u", "v", "w"][:width]
+    )
+    line_no = p_line
+    for line_no, line in enumerate(body.split(b"\n"), start=p_line + 1):
+        tokens = line.split()
+        if not tokens or tokens[0].startswith(b"c"):
+            continue
+        if prefix is not None:
+            if tokens[0] != prefix:
+                raise GraphFormatError(
+                    f"{path}: line {line_no}: expected '{expected}', got {_show(line)}"
+                )
+            tokens = tokens[1:]
+        if len(tokens) != width:
+            raise GraphFormatError(
+                f"{path}: line {line_no}: expected '{expected}', got {_show(line)}"
+            )
+        try:
+            numbers = [int(t) for t in tokens]
+        except ValueError:
+            raise GraphFormatError(
+                f"{path}: line {line_no}: bad number in {_show(line)}"
+            ) from None
+        for vertex in numbers[:2]:
+            if not 1 <= vertex <= n:
+                raise GraphFormatError(
+                    f"{path}: line {line_no}: vertex {vertex} is outside 1..{n}"
+                )
+        if width > 2 and not -(2**63) <= numbers[2] < 2**63:
+            raise GraphFormatError(f"{path}: line {line_no}: weight {numbers[2]} is too large")
+        rows.append(numbers)
+        if len(rows) > m:
+            raise GraphFormatError(
+                f"{path}: line {line_no}: more edges than the {m} the header (line {p_line}) "
+                f"declares"
+            )
+    if len(rows) != m:
+        raise GraphFormatError(
+            f"{path}: line {line_no}: file ends after {len(rows)} edges but the header "
+            f"(line {p_line}) declares {m}"
+        )
+    return np.asarray(rows, dtype=np.int64).reshape(m, width)
+
+
+def _narrow_weights(weights: np.ndarray) -> np.ndarray:
+    """int32 when every weight fits (the common case for road networks), else int64."""
+    if weights.size == 0 or (weights.min() >= -_INT32_MAX - 1 and weights.max() <= _INT32_MAX):
+        return weights.astype(np.int32)
+    return weights
+
+
+def read_dimacs(
+    path: PathLike, *, directed: bool | None = None, data: bytes | None = None
+) -> CSRGraph:
     """DIMACS shortest-path text: ``c`` comments, ``p sp n m``, ``a u v w`` (1-based)."""
-    raise NotImplementedError
+    n, rows = _parse_edge_lines(path, _bytes_of(path, data), b"sp", b"a", 3)
+    undirected = directed is False
+    return CSRGraph.from_edges(
+        rows[:, 0] - 1, rows[:, 1] - 1, _narrow_weights(rows[:, 2]), n_vertices=n,
+        symmetrize=undirected, merge_duplicates="min" if undirected else None,
+    )
 
 
 def write_dimacs(graph: Any, path: PathLike) -> None:
-    """DIMACS shortest-path text; a graph without weights is written with weight 1."""
-    raise NotImplementedError
+    """DIMACS shortest-path text; a graph without weights is written with weight 1.
+
+    Weights must be integers (floats that are whole numbers are accepted).
+    """
+    g = _host_graph(graph)
+    if g.weights is None:
+        weights = np.ones(g.n_edges, dtype=np.int64)
+    else:
+        weights = np.asarray(g.weights)
+        whole = np.isfinite(weights) & (weights == np.round(weights))
+        if weights.dtype.kind == "f" and not np.all(whole):
+            raise ValueError("write_dimacs: DIMACS weights are integers; round or scale them first")
+        if weights.dtype.kind not in "iuf":
+            raise ValueError(f"write_dimacs: weights of dtype {weights.dtype} are not numbers")
+        weights = weights.astype(np.int64)
+    src = g.edge_sources().astype(np.int64) + 1
+    dst = g.indices.astype(np.int64) + 1
+    header = f"p sp {g.n_vertices} {g.n_edges}\n"
+    body = _format_rows("a ", src, dst, weights)
+    _write_bytes(path, header.encode() + body)
 
 
-def read_pace(path: PathLike, *, directed: bool | None = None) -> CSRGraph:
+def _format_rows(prefix: str, *columns: np.ndarray) -> bytes:
+    template = prefix + " ".join(["{}"] * len(columns)) + "\n"
+    return "".join(
+        template.format(*row) for row in zip(*(c.tolist() for c in columns), strict=True)
+    ).encode()
+
+
+def read_pace(
+    path: PathLike, *, directed: bool | None = None, data: bytes | None = None
+) -> CSRGraph:
     """PACE 2016 ``p tw n m`` then ``u v`` per line (1-based); undirected: both directions."""
-    raise NotImplementedError
+    n, rows = _parse_edge_lines(path, _bytes_of(path, data), b"tw", None, 2)
+    src, dst = rows[:, 0] - 1, rows[:, 1] - 1
+    if directed is True:
+        return CSRGraph.from_edges(src, dst, n_vertices=n)
+    return CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=True, merge_duplicates="first")
 
 
 def write_pace(graph: Any, path: PathLike) -> None:
     """PACE 2016 text: each unordered pair {u, v}, u != v, once (weights are dropped)."""
-    raise NotImplementedError
+    g = _host_graph(graph)
+    src = g.edge_sources().astype(np.int64)
+    dst = g.indices.astype(np.int64)
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    keep = lo != hi
+    pairs = np.unique(lo[keep] * max(g.n_vertices, 1) + hi[keep])
+    u, v = np.divmod(pairs, max(g.n_vertices, 1))
+    header = f"p tw {g.n_vertices} {pairs.size}\n"
+    _write_bytes(path, header.encode() + _format_rows("", u + 1, v + 1))
+
+
+# --------------------------------------------------------------------------- binary CSR
+def _check_offsets(path: PathLike, offsets: np.ndarray, m: int, base: int, item: int,
+                   starts_at_zero: bool) -> None:
+    """Offsets must not decrease and must end at m; errors name the byte offset."""
+    if starts_at_zero and offsets.size and offsets[0] != 0:
+        raise GraphFormatError(f"{path}: byte {base}: the first row offset is {offsets[0]}, not 0")
+    if offsets.size:
+        previous = np.concatenate([[0], offsets[:-1]])
+        bad = np.flatnonzero(offsets < previous)
+        if bad.size:
+            i = int(bad[0])
+            raise GraphFormatError(
+                f"{path}: byte {base + item * i}: row offset {offsets[i]} is smaller than the "
+                f"previous one {previous[i]}"
+            )
+        if offsets[-1] != m:
+            raise GraphFormatError(
+                f"{path}: byte {base + item * (offsets.size - 1)}: the last row offset is "
+                f"{offsets[-1]} but the header says {m} edges"
+            )
+
+
+def _check_ids(path: PathLike, ids: np.ndarray, n: int, base: int, item: int) -> None:
+    if ids.size == 0:
+        return
+    bad = np.flatnonzero((ids < 0) | (ids >= n))
+    if bad.size:
+        j = int(bad[0])
+        raise GraphFormatError(
+            f"{path}: byte {base + item * j}: neighbour {ids[j]} is outside [0, {n})"
+        )
+
+
+def _need_bytes(path: PathLike, data: bytes, end: int, what: str) -> None:
+    if len(data) < end:
+        raise GraphFormatError(
+            f"{path}: byte {len(data)}: file ends inside the {what} (needs {end} bytes, "
+            f"has {len(data)})"
+        )
 
 
 def read_galois_gr(
-    path: PathLike, *, directed: bool | None = None, weight_dtype: Any = None
+    path: PathLike,
+    *,
+    directed: bool | None = None,
+    weight_dtype: Any = None,
+    data: bytes | None = None,
 ) -> CSRGraph:
-    """Galois/LonestarGPU binary ``.gr`` version 1 (see the module notes for the layout)."""
-    raise NotImplementedError
+    """Galois/LonestarGPU binary ``.gr`` version 1 (see the module notes for the layout).
+
+    Edge data is 4 bytes a weight; ``weight_dtype`` says how to read them (``uint32``,
+    ``int32`` or ``float32``); None reads int32 when no value exceeds 2**31 - 1, else uint32.
+    Rows come back as stored (not re-sorted).
+    """
+    data = _bytes_of(path, data)
+    _need_bytes(path, data, _GALOIS_HEADER_BYTES, "32-byte header")
+    version, edge_size, n_raw, m_raw = (int(v) for v in np.frombuffer(data[:32], dtype="<u8"))
+    if version != 1:
+        raise GraphFormatError(f"{path}: byte 0: Galois .gr version {version}, expected 1")
+    if edge_size not in (0, 4):
+        raise GraphFormatError(
+            f"{path}: byte 8: edge data size {edge_size}; only 0 or 4 bytes are supported"
+        )
+    n, m = n_raw, m_raw
+    offsets_at = _GALOIS_HEADER_BYTES
+    dests_at = offsets_at + 8 * n
+    padded = 4 * m + (4 if m % 2 else 0)
+    weights_at = dests_at + padded
+    end = weights_at + (4 * m if edge_size else 0)
+    _need_bytes(path, data, dests_at, f"row offsets of {n} vertices")
+    _need_bytes(path, data, dests_at + 4 * m, f"destinations of {m} edges")
+    unpadded_ok = edge_size == 0 and len(data) == dests_at + 4 * m
+    if not unpadded_ok:
+        _need_bytes(path, data, end, "edge data" if edge_size else "padding")
+        if len(data) > end:
+            raise GraphFormatError(
+                f"{path}: byte {end}: {len(data) - end} unexpected bytes after the graph"
+            )
+    ends = np.frombuffer(data, dtype="<u8", count=n, offset=offsets_at)
+    _check_offsets(path, ends, m, offsets_at, 8, starts_at_zero=False)
+    dests = np.frombuffer(data, dtype="<u4", count=m, offset=dests_at)
+    _check_ids(path, dests, n, dests_at, 4)
+    weights = None
+    if edge_size:
+        raw = np.frombuffer(data, dtype="<u4", count=m, offset=weights_at)
+        if weight_dtype is None:
+            weight_dtype = np.int32 if (raw.size == 0 or raw.max() <= _INT32_MAX) else np.uint32
+        weights = raw.view(np.dtype(weight_dtype).newbyteorder("<")).astype(weight_dtype)
+    indptr = np.concatenate([np.zeros(1, dtype=np.int64), ends.astype(np.int64)])
+    graph = CSRGraph.from_arrays(indptr, dests.astype(np.int64), weights, n_vertices=n,
+                                 validate=False)
+    return _finish_directedness(graph, directed)
+
+
+def _four_byte_weights(weights: np.ndarray, who: str) -> np.ndarray:
+    """Weights as 4-byte values: 4-byte dtypes as they are, integers that fit, exact floats."""
+    w = np.asarray(weights)
+    if w.dtype.itemsize == 4 and w.dtype.kind in "iuf":
+        return w
+    if w.dtype.kind in "iub":
+        if w.size and (w.min() < -(2**31) or w.max() >= 2**32):
+            raise ValueError(f"{who}: integer weights must fit in 32 bits")
+        return w.astype(np.int32 if w.size and w.min() < 0 else np.uint32)
+    if w.dtype.kind == "f":
+        narrow = w.astype(np.float32)
+        if not np.array_equal(narrow.astype(w.dtype), w, equal_nan=True):
+            raise ValueError(f"{who}: float weights must be exactly representable as float32")
+        return narrow
+    raise ValueError(f"{who}: weights of dtype {w.dtype} cannot be stored in 4 bytes")
 
 
 def write_galois_gr(graph: Any, path: PathLike) -> None:
     """Galois binary ``.gr`` version 1, with 4-byte edge data when the graph has weights."""
-    raise NotImplementedError
+    g = _host_graph(graph)
+    n, m = g.n_vertices, g.n_edges
+    edge_size = 4 if g.weights is not None else 0
+    parts = [
+        np.array([1, edge_size, n, m], dtype="<u8").tobytes(),
+        np.asarray(g.indptr[1:], dtype="<u8").tobytes(),
+        np.asarray(g.indices, dtype="<u4").tobytes(),
+    ]
+    if m % 2:
+        parts.append(b"\x00" * 4)
+    if g.weights is not None:
+        w = _four_byte_weights(g.weights, "write_galois_gr")
+        parts.append(w.astype(w.dtype.newbyteorder("<")).tobytes())
+    _write_bytes(path, b"".join(parts))
 
 
-def read_ecl_egr(path: PathLike, *, directed: bool | None = None) -> CSRGraph:
+def read_ecl_egr(
+    path: PathLike, *, directed: bool | None = None, data: bytes | None = None
+) -> CSRGraph:
     """ECL binary ``.egr``: int32 n, int32 m, int32 offsets (n+1), int32 neighbours (m),
-    then optionally int32 weights (m)."""
-    raise NotImplementedError
+    then optionally int32 weights (m). Rows come back as stored (not re-sorted)."""
+    data = _bytes_of(path, data)
+    _need_bytes(path, data, 8, "8-byte header")
+    n, m = (int(v) for v in np.frombuffer(data[:8], dtype="<i4"))
+    if n < 0:
+        raise GraphFormatError(f"{path}: byte 0: negative vertex count {n}")
+    if m < 0:
+        raise GraphFormatError(f"{path}: byte 4: negative edge count {m}")
+    offsets_at = 8
+    neighbours_at = offsets_at + 4 * (n + 1)
+    weights_at = neighbours_at + 4 * m
+    _need_bytes(path, data, neighbours_at, f"row offsets of {n} vertices")
+    _need_bytes(path, data, weights_at, f"neighbour list of {m} edges")
+    weighted = len(data) > weights_at
+    if weighted:
+        _need_bytes(path, data, weights_at + 4 * m, f"weights of {m} edges")
+        if len(data) > weights_at + 4 * m:
+            raise GraphFormatError(
+                f"{path}: byte {weights_at + 4 * m}: {len(data) - weights_at - 4 * m} "
+                f"unexpected bytes after the weights"
+            )
+    offsets = np.frombuffer(data, dtype="<i4", count=n + 1, offset=offsets_at)
+    _check_offsets(path, offsets, m, offsets_at, 4, starts_at_zero=True)
+    neighbours = np.frombuffer(data, dtype="<i4", count=m, offset=neighbours_at)
+    _check_ids(path, neighbours, n, neighbours_at, 4)
+    weights = (
+        np.frombuffer(data, dtype="<i4", count=m, offset=weights_at).astype(np.int32)
+        if weighted else None
+    )
+    graph = CSRGraph.from_arrays(offsets.astype(np.int32), neighbours.astype(np.int32), weights,
+                                 n_vertices=n, validate=False)
+    return _finish_directedness(graph, directed)
 
 
 def write_ecl_egr(graph: Any, path: PathLike) -> None:
     """ECL binary ``.egr`` (weights appended when present; they must fit int32)."""
-    raise NotImplementedError
+    g = _host_graph(graph)
+    if g.n_vertices > _INT32_MAX - 1 or g.n_edges > _INT32_MAX:
+        raise ValueError("write_ecl_egr: the ECL format holds at most 2**31 - 1 vertices/edges")
+    parts = [
+        np.array([g.n_vertices, g.n_edges], dtype="<i4").tobytes(),
+        np.asarray(g.indptr, dtype="<i4").tobytes(),
+        np.asarray(g.indices, dtype="<i4").tobytes(),
+    ]
+    if g.weights is not None:
+        w = np.asarray(g.weights)
+        if w.dtype.kind == "f":
+            if not np.all(np.isfinite(w) & (w == np.round(w))):
+                raise ValueError("write_ecl_egr: ECL weights are int32; round or scale them first")
+        elif w.dtype.kind not in "iub":
+            raise ValueError(f"write_ecl_egr: weights of dtype {w.dtype} are not numbers")
+        if w.size and (w.min() < -(2**31) or w.max() > _INT32_MAX):
+            raise ValueError("write_ecl_egr: weights must fit in int32")
+        parts.append(w.astype("<i4").tobytes())
+    _write_bytes(path, b"".join(parts))
+
+
+_READERS = {
+    "mtx": read_matrix_market,
+    "dimacs": read_dimacs,
+    "pace": read_pace,
+    "galois": read_galois_gr,
+    "egr": read_ecl_egr,
+}
+_WRITERS = {
+    "mtx": write_matrix_market,
+    "dimacs": write_dimacs,
+    "pace": write_pace,
+    "galois": write_galois_gr,
+    "egr": write_ecl_egr,
+}
