@@ -10,14 +10,21 @@ the kernel builds ``mg::GridBarrier bar(state);`` and calls ``mg::grid_sync(bar)
 ``mode="xiao-feng"`` (default) uses the atomic-free barrier; ``mode="cooperative"``
 compiles with ``-DMG_BARRIER_COOP`` and launches cooperatively so the same call is
 ``grid.sync()``.
+
+The Xiao–Feng barrier spins on flags, so a grid larger than what fits at once would
+hang; instead a waiter gives up after ``MG_BARRIER_TIMEOUT_MS`` (20 s by default) and
+sets an abort word in the state, which :meth:`PersistentGrid.check` turns into an error.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from . import backend, kernels
+
+log = logging.getLogger("morphgpu")
 
 BarrierMode = Literal["xiao-feng", "cooperative"]
 BARRIER_MODES: tuple[str, ...] = ("xiao-feng", "cooperative")
@@ -45,8 +52,9 @@ def blocks_per_multiprocessor(kernel: Any, block: int, shared_mem: int = 0) -> i
         occ = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             kernel.kernel.ptr, block, shared_mem
         )
-    except Exception:
+    except Exception as exc:  # a CuPy without the driver call: estimate, and say so
         occ = _occupancy_from_attributes(kernel, block, shared_mem)
+        log.warning("occupancy query failed (%s); estimated %d blocks per SM", exc, occ)
     if occ < 1:
         raise RuntimeError(
             f"kernel {getattr(kernel, 'name', kernel)} cannot be resident with {block} threads "
@@ -58,8 +66,9 @@ def blocks_per_multiprocessor(kernel: Any, block: int, shared_mem: int = 0) -> i
 class PersistentGrid:
     """A kernel launched with exactly as many blocks as can be resident at once.
 
-    The barrier state is allocated once and zeroed before every launch (one memset, a few
-    µs), because each block counts its rounds from zero.
+    The barrier state (``2 * grid`` flag words and one abort word, see barrier.cuh) is
+    allocated once and zeroed before every launch (one memset, a few µs), because each
+    block counts its rounds from zero.
     """
 
     def __init__(
@@ -83,7 +92,7 @@ class PersistentGrid:
         if max_blocks is not None:
             grid = max(1, min(grid, int(max_blocks)))
         self.grid = grid
-        self.state = cp.zeros(2 * grid, dtype=cp.uint32)
+        self.state = cp.zeros(2 * grid + 1, dtype=cp.uint32)
 
     @property
     def threads(self) -> int:
@@ -95,6 +104,19 @@ class PersistentGrid:
         self.kernel(
             (self.grid,), (self.block,), (*args, self.state), shared_mem=self.shared_mem
         )
+
+    def aborted(self) -> bool:
+        """Whether a barrier of the last launch timed out (waits for the launch to finish)."""
+        return bool(int(self.state[2 * self.grid].get()))
+
+    def check(self) -> None:
+        """Raise if a barrier of the last launch timed out, which makes its results invalid."""
+        if self.aborted():
+            raise RuntimeError(
+                f"persistent kernel {getattr(self.kernel, 'name', self.kernel)}: a grid barrier "
+                f"timed out with {self.grid} blocks of {self.block} threads (were they not all "
+                "resident?); its results are invalid"
+            )
 
 
 def persistent_kernel(

@@ -1,19 +1,35 @@
 // Grid-wide barriers for persistent kernels: every block of the grid must be resident
 // (the Python launcher, morphgpu.barrier, sizes the grid from the occupancy calculator).
 //
+// Usage (the barrier state is the kernel's LAST argument):
+//     extern "C" __global__ void k(..., unsigned* barrier_state) {
+//         mg::GridBarrier bar(barrier_state);
+//         for (...) { work; mg::grid_sync(bar); }
+//     }
+//
 // Two implementations behind one call, mg::grid_sync(bar):
 // - the atomic-free barrier of Xiao and Feng (IPDPS 2010, "lock-free synchronization"):
 //   each block's leader writes the round's goal into its own slot of `arrive`; block 0
 //   waits until every slot holds the goal, then writes the goal into every slot of
 //   `release`; each block waits on its own `release` slot. No atomics, so no contention
-//   on one address; __threadfence() makes each block's writes before the barrier visible
-//   to every block after it (the paper's version predates caches coherent only at L2).
+//   on one address. The paper's version predates caches; here each hand-off is a
+//   release/acquire pair: the writer fences (__threadfence, cumulative, so it covers the
+//   block's writes that __syncthreads ordered before it) and then stores the flag; the
+//   reader spins on volatile loads, then fences, then __syncthreads, so the block's loads
+//   after the barrier see every write made before it anywhere in the grid.
 // - cooperative groups' grid.sync(), when compiled with -DMG_BARRIER_COOP (the kernel must
 //   then be launched cooperatively; the Python launcher does that).
 //
-// Layout of the state array (unsigned, 2 * gridDim.x words, zeroed before each launch):
+// A non-resident block would make the Xiao–Feng barrier wait forever; instead a waiter
+// gives up after MG_BARRIER_TIMEOUT_MS (default 20 s) of spinning, writes 1 into the abort
+// word, and every later barrier of the launch gives up after at most 1024 polls. Results are
+// then meaningless; the host learns it from PersistentGrid.check() (morphgpu/barrier.py)
+// instead of hanging.
+//
+// Layout of the state array (unsigned, 2 * gridDim.x + 1 words, zeroed before each launch):
 //   [0, nblocks)          arrive slots
 //   [nblocks, 2*nblocks)  release slots
+//   [2*nblocks]           abort word (0 = fine, 1 = a barrier timed out)
 #pragma once
 #include <morphgpu/common.cuh>
 
@@ -21,40 +37,75 @@
 #include <cooperative_groups.h>
 #endif
 
+#ifndef MG_BARRIER_TIMEOUT_MS
+#define MG_BARRIER_TIMEOUT_MS 20000
+#endif
+
 namespace mg {
 
 struct GridBarrier {
-    unsigned* state;   // 2 * nblocks words
+    unsigned* state;   // 2 * nblocks + 1 words
     unsigned nblocks;
     unsigned goal;     // the round this block is entering; each block keeps its own copy
 
     __device__ explicit GridBarrier(unsigned* state_) : state(state_), nblocks(gridDim.x), goal(0) {}
+
+    __device__ __forceinline__ volatile unsigned* abort_word() const { return state + 2 * nblocks; }
 };
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Spin until *slot == goal. False if the barrier was aborted (by this waiter's timeout or
+// another's). The clock and the abort word are read only every 1024 polls.
+__device__ __forceinline__ bool barrier_wait(const GridBarrier& bar, volatile unsigned* slot,
+                                             unsigned goal) {
+    unsigned polls = 0;
+    unsigned long long started = 0;
+    while (*slot != goal) {
+        if ((++polls & 1023u) == 0) {
+            if (*bar.abort_word()) return false;
+            const unsigned long long now = global_timer_ns();
+            if (started == 0) {
+                started = now;
+            } else if (now - started > (unsigned long long)MG_BARRIER_TIMEOUT_MS * 1000000ull) {
+                *bar.abort_word() = 1u;
+                return false;
+            }
+        }
+    }
+    return true;
+}
 
 __device__ __forceinline__ void xiao_feng_sync(GridBarrier& bar) {
     bar.goal += 1;
     const unsigned goal = bar.goal;
     volatile unsigned* arrive = bar.state;
     volatile unsigned* release = bar.state + bar.nblocks;
-    // Every thread's writes of this round are ordered before the leader's arrival.
-    __threadfence();
+    // Every thread of the block has finished the round's writes.
     __syncthreads();
-    if (threadIdx.x == 0) arrive[blockIdx.x] = goal;
+    if (threadIdx.x == 0) {
+        __threadfence();  // release: the block's writes before the arrival flag
+        arrive[blockIdx.x] = goal;
+    }
     if (blockIdx.x == 0) {
         for (unsigned b = threadIdx.x; b < bar.nblocks; b += blockDim.x) {
-            while (arrive[b] != goal) { }
+            if (!barrier_wait(bar, arrive + b, goal)) break;
         }
         __syncthreads();
-        // What block 0 saw of the others' writes is ordered before the release.
+        // Cumulative: what block 0 saw of the others' arrivals (and so of their writes)
+        // is ordered before the release.
         __threadfence();
         for (unsigned b = threadIdx.x; b < bar.nblocks; b += blockDim.x) release[b] = goal;
     }
     if (threadIdx.x == 0) {
-        while (release[blockIdx.x] != goal) { }
+        barrier_wait(bar, release + blockIdx.x, goal);
+        __threadfence();  // acquire: later loads of the block see the grid's writes
     }
     __syncthreads();
-    // Reads after the barrier must not be satisfied from a stale L1 line.
-    __threadfence();
 }
 
 __device__ __forceinline__ void grid_sync(GridBarrier& bar) {
