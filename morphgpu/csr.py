@@ -227,7 +227,13 @@ class CSRGraph:
     def edge_sources(self) -> Any:
         """The row of every CSR entry (the COO expansion of indptr)."""
         xp = self.xp
-        return xp.repeat(xp.arange(self.n_vertices, dtype=self.indices.dtype), self.degrees())
+        if xp is np:
+            return xp.repeat(xp.arange(self.n_vertices, dtype=self.indices.dtype), self.degrees())
+        # CuPy's repeat rejects an array of counts: the row of entry e is the number of
+        # rows that end at or before e.
+        entries = xp.arange(self.n_edges, dtype=self.indptr.dtype)
+        rows = xp.searchsorted(self.indptr[1:], entries, side="right")
+        return rows.astype(self.indices.dtype)
 
     def __repr__(self) -> str:
         w = f", weights={self.weights.dtype}" if self.weights is not None else ""

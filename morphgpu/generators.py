@@ -1,15 +1,23 @@
 """Seeded synthetic graphs, identical on the CPU and the GPU for the same arguments.
 
-Every random number is a counter-based hash of (seed, stream, index) computed with the
-same uint64 arithmetic in NumPy and CuPy, so the CPU and GPU paths build the very same
-graph (not merely graphs with the same statistics). Results are :class:`CSRGraph` on
-the side ``device`` resolves to.
+Every random number is a counter-based hash of (seed, stream, index): the SplitMix64
+finaliser applied to ``key(seed, stream) + index * 0x9E3779B97F4A7C15`` in wrapping uint64
+arithmetic. The same array code runs on NumPy and on CuPy, so the CPU and GPU paths build
+the very same graph (not merely graphs with the same statistics): generate on the GPU
+for speed, check against the CPU. Floats come from the top 53 bits (exact on both sides);
+every sort either has unique keys or only decides an order the result does not keep.
+
+Results are :class:`CSRGraph` on the side ``device`` resolves to, rows sorted.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+
+from . import backend
 from .csr import CSRGraph
 
 __all__ = [
@@ -22,7 +30,109 @@ __all__ = [
     "random_points",
     "delaunay_graph",
     "random_weights",
+    "hash_uniform_bits",
 ]
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_UNIT_BITS = 53
+
+# Stream numbers: each use of randomness draws from its own stream so that changing one
+# generator's parameters never shifts another's numbers.
+_STREAM_LEVELS = 0  # Kronecker levels use streams 0 .. scale-1
+_STREAM_PERMUTE = 1 << 20
+_STREAM_POINT_X = (1 << 20) + 1
+_STREAM_POINT_Y = (1 << 20) + 2
+_STREAM_WEIGHTS = (1 << 20) + 3
+_STREAM_GNM_PRIORITY = (1 << 20) + 4
+_STREAM_GNM_ROUNDS = 1 << 21  # rounds use 2r and 2r + 1 above this
+
+
+def _mix64_int(z: int) -> int:
+    """SplitMix64's finaliser on a Python int (host-side keys)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def _stream_key(seed: int, stream: int) -> int:
+    return _mix64_int(_mix64_int(seed) + stream * _GOLDEN)
+
+
+def _mix64(xp: Any, z: Any) -> Any:
+    """SplitMix64's finaliser on a uint64 array (wrapping arithmetic on both sides)."""
+    z = z ^ (z >> xp.uint64(30))
+    z = z * xp.uint64(0xBF58476D1CE4E5B9)
+    z = z ^ (z >> xp.uint64(27))
+    z = z * xp.uint64(0x94D049BB133111EB)
+    return z ^ (z >> xp.uint64(31))
+
+
+def hash_uniform_bits(xp: Any, seed: int, stream: int, index: Any) -> Any:
+    """64 random bits per entry of ``index`` (int array), a pure function of its arguments."""
+    idx = xp.asarray(index).astype(xp.uint64)
+    key = xp.uint64(_stream_key(seed, stream))
+    return _mix64(xp, idx * xp.uint64(_GOLDEN) + key)
+
+
+def _unit_floats(xp: Any, bits: Any) -> Any:
+    """Floats in [0, 1) from the top 53 bits: the same value on CPU and GPU."""
+    return (bits >> xp.uint64(64 - _UNIT_BITS)).astype(xp.float64) * (2.0**-_UNIT_BITS)
+
+
+def _check_seed(seed: int) -> int:
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def _check_count(name: str, value: Any, minimum: int = 0) -> int:
+    if not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _side(device: str, who: str) -> tuple[str, Any]:
+    side = backend.resolve_device(device, who=who)
+    return side, backend.xp_for(side)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- Kronecker
+def _rmat_edges(
+    xp: Any, scale: int, n_edges: int, a: float, b: float, c: float, seed: int
+) -> tuple[Any, Any]:
+    """(src, dst) int64 of ``n_edges`` R-MAT edges: one quadrant choice per bit."""
+    for name, p in (("a", a), ("b", b), ("c", c)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"probability {name} must be in [0, 1], got {p}")
+    if a + b + c > 1.0 + 1e-12:
+        raise ValueError(f"a + b + c must be at most 1, got {a + b + c}")
+    # Integer thresholds on the 53-bit draw keep the choice exact and identical per side.
+    unit = 1 << _UNIT_BITS
+    t_a = xp.uint64(min(unit, int(a * unit)))
+    t_ab = xp.uint64(min(unit, int((a + b) * unit)))
+    t_abc = xp.uint64(min(unit, int((a + b + c) * unit)))
+    index = xp.arange(n_edges, dtype=xp.uint64)
+    src = xp.zeros(n_edges, dtype=xp.int64)
+    dst = xp.zeros(n_edges, dtype=xp.int64)
+    for level in range(scale):
+        draw = hash_uniform_bits(xp, seed, _STREAM_LEVELS + level, index) >> xp.uint64(
+            64 - _UNIT_BITS
+        )
+        src_bit = draw >= t_ab
+        dst_bit = ((draw >= t_a) & (draw < t_ab)) | (draw >= t_abc)
+        src |= src_bit.astype(xp.int64) << level
+        dst |= dst_bit.astype(xp.int64) << level
+    return src, dst
+
+
+def _random_permutation(xp: Any, n: int, seed: int, stream: int) -> Any:
+    """A permutation of range(n) from unique hash keys (so any sort gives the same one)."""
+    index = xp.arange(n, dtype=xp.uint64)
+    bits = max(1, int(n - 1).bit_length())
+    keys = (hash_uniform_bits(xp, seed, stream, index) >> xp.uint64(bits)) << xp.uint64(bits)
+    return xp.argsort(keys | index).astype(xp.int64)
 
 
 def kronecker(
@@ -40,9 +150,24 @@ def kronecker(
 
     Each edge picks a quadrant per bit with probabilities (a, b, c, 1-a-b-c); vertex ids are
     then randomly permuted. Undirected: both directions, self-loops dropped, duplicates
-    merged unless ``keep_duplicates``.
+    merged unless ``keep_duplicates``. (Graph500's per-level noise on a, b, c is not
+    applied.) Identical on CPU and GPU for the same arguments.
     """
-    raise NotImplementedError
+    scale = _check_count("scale", scale)
+    if scale > 40:
+        raise ValueError(f"scale must be at most 40, got {scale}")
+    edge_factor = _check_count("edge_factor", edge_factor)
+    seed = _check_seed(seed)
+    side, xp = _side(device, "kronecker")
+    n = 1 << scale
+    with backend.gpu_memory_guard(f"kronecker(scale={scale}, edge_factor={edge_factor})"):
+        src, dst = _rmat_edges(xp, scale, edge_factor * n, a, b, c, seed)
+        relabel = _random_permutation(xp, n, seed, _STREAM_PERMUTE)
+        src, dst = relabel[src], relabel[dst]
+        return CSRGraph.from_edges(
+            src, dst, n_vertices=n, symmetrize=True, drop_self_loops=True,
+            merge_duplicates=None if keep_duplicates else "first",
+        )
 
 
 def rmat(
@@ -58,30 +183,130 @@ def rmat(
 ) -> CSRGraph:
     """R-MAT graph (Kronecker without the vertex permutation); self-loops dropped,
     duplicates merged; ``directed=False`` adds every reverse edge."""
-    raise NotImplementedError
+    scale = _check_count("scale", scale)
+    if scale > 40:
+        raise ValueError(f"scale must be at most 40, got {scale}")
+    edge_factor = _check_count("edge_factor", edge_factor)
+    seed = _check_seed(seed)
+    side, xp = _side(device, "rmat")
+    n = 1 << scale
+    with backend.gpu_memory_guard(f"rmat(scale={scale}, edge_factor={edge_factor})"):
+        src, dst = _rmat_edges(xp, scale, edge_factor * n, a, b, c, seed)
+        return CSRGraph.from_edges(
+            src, dst, n_vertices=n, symmetrize=not directed, drop_self_loops=True,
+            merge_duplicates="first",
+        )
 
 
+# --------------------------------------------------------------------------- G(n, m)
 def gnm(n: int, m: int, *, seed: int = 0, device: str = "auto", directed: bool = False) -> CSRGraph:
     """Uniform random graph with exactly ``m`` distinct edges (pairs u != v) on ``n`` vertices.
 
     Undirected graphs store each of the m edges in both directions (2m CSR entries).
+    Candidates are drawn in rounds until m distinct pairs exist; the m kept are those with
+    the smallest hash of the pair itself, so every m-subset is equally likely.
     """
-    raise NotImplementedError
+    n = _check_count("n", n)
+    m = _check_count("m", m)
+    seed = _check_seed(seed)
+    possible = n * (n - 1) if directed else n * (n - 1) // 2
+    if m > possible:
+        raise ValueError(f"m={m} exceeds the {possible} possible edges on n={n} vertices")
+    side, xp = _side(device, "gnm")
+    with backend.gpu_memory_guard(f"gnm(n={n}, m={m})"):
+        if n * n <= 1 << 26 and 3 * m >= possible:
+            pairs = _all_pairs(xp, n, directed)
+        else:
+            pairs = _sampled_pairs(xp, n, m, seed, directed)
+        priority = hash_uniform_bits(xp, seed, _STREAM_GNM_PRIORITY, pairs)
+        chosen = pairs[xp.argsort(priority)[:m]]
+        src, dst = chosen // max(n, 1), chosen % max(n, 1)
+        return CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=not directed)
 
 
+def _all_pairs(xp: Any, n: int, directed: bool) -> Any:
+    ids = xp.arange(n * n, dtype=xp.int64)
+    u, v = ids // max(n, 1), ids % max(n, 1)
+    return ids[(u != v) if directed else (u < v)]
+
+
+def _sampled_pairs(xp: Any, n: int, m: int, seed: int, directed: bool) -> Any:
+    """At least m distinct pair ids (u * n + v; u < v when undirected), sorted."""
+    possible = n * (n - 1) if directed else n * (n - 1) // 2
+    pairs = xp.zeros(0, dtype=xp.int64)
+    round_no = 0
+    while pairs.size < m:
+        missing = m - pairs.size
+        # expect a fraction (possible - have) / possible of draws to be new
+        fresh = (possible - pairs.size) / possible
+        draws = int(missing / max(fresh, 1e-3) * 1.1) + 64
+        index = xp.arange(draws, dtype=xp.int64)
+        u_bits = hash_uniform_bits(xp, seed, _STREAM_GNM_ROUNDS + 2 * round_no, index)
+        v_bits = hash_uniform_bits(xp, seed, _STREAM_GNM_ROUNDS + 2 * round_no + 1, index)
+        u = (u_bits % xp.uint64(n)).astype(xp.int64)
+        v = (v_bits % xp.uint64(n)).astype(xp.int64)
+        keep = u != v
+        u, v = u[keep], v[keep]
+        if not directed:
+            u, v = xp.minimum(u, v), xp.maximum(u, v)
+        pairs = xp.unique(xp.concatenate([pairs, u * n + v]))
+        round_no += 1
+    return pairs
+
+
+# --------------------------------------------------------------------------- grids
 def grid2d(nx: int, ny: int, *, device: str = "auto") -> CSRGraph:
-    """5-point grid: vertex ``x + nx * y``, edges to the 4 axis neighbours (both directions)."""
-    raise NotImplementedError
+    """5-point grid: vertex ``x + nx * y``, edges to the 4 axis neighbours (both directions).
+
+    It has ``2 * ((nx - 1) * ny + nx * (ny - 1))`` CSR entries.
+    """
+    return _grid((_check_count("nx", nx), _check_count("ny", ny)), device, "grid2d")
 
 
 def grid3d(nx: int, ny: int, nz: int, *, device: str = "auto") -> CSRGraph:
     """7-point grid: vertex ``x + nx * (y + ny * z)``, edges to the 6 axis neighbours."""
-    raise NotImplementedError
+    dims = (_check_count("nx", nx), _check_count("ny", ny), _check_count("nz", nz))
+    return _grid(dims, device, "grid3d")
 
 
+def _grid(dims: tuple[int, ...], device: str, who: str) -> CSRGraph:
+    side, xp = _side(device, who)
+    n = math.prod(dims)
+    ids = xp.arange(n, dtype=xp.int64)
+    src_parts, dst_parts = [], []
+    stride = 1
+    for extent in dims:
+        coordinate = (ids // stride) % max(extent, 1)
+        has_next = coordinate < extent - 1
+        src_parts.append(ids[has_next])
+        dst_parts.append(ids[has_next] + stride)
+        stride *= extent
+    src = xp.concatenate(src_parts) if src_parts else ids[:0]
+    dst = xp.concatenate(dst_parts) if dst_parts else ids[:0]
+    return CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=True)
+
+
+# --------------------------------------------------------------------------- geometric
 def random_points(n: int, *, seed: int = 0, device: str = "auto") -> tuple[Any, Any]:
     """``n`` uniform points in the unit square as (x, y) float64 arrays on ``device``'s side."""
-    raise NotImplementedError
+    n = _check_count("n", n)
+    seed = _check_seed(seed)
+    side, xp = _side(device, "random_points")
+    index = xp.arange(n, dtype=xp.int64)
+    x = _unit_floats(xp, hash_uniform_bits(xp, seed, _STREAM_POINT_X, index))
+    y = _unit_floats(xp, hash_uniform_bits(xp, seed, _STREAM_POINT_Y, index))
+    return x, y
+
+
+def _expand(xp: Any, counts: Any) -> tuple[Any, Any]:
+    """For counts c_i, the owner i and rank 0..c_i-1 of each of sum(c) slots (CuPy's
+    repeat takes no array of counts, so this is a prefix sum and a search)."""
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.size else 0
+    slots = xp.arange(total, dtype=xp.int64)
+    owner = xp.searchsorted(ends, slots, side="right")
+    rank = slots - (ends[owner] - counts[owner])
+    return owner, rank
 
 
 def random_geometric(
@@ -99,22 +324,127 @@ def random_geometric(
     avg_degree 8). Cell binning keeps it near-linear. With ``return_points`` returns
     (graph, x, y).
     """
-    raise NotImplementedError
+    n = _check_count("n", n)
+    if radius is not None and avg_degree is not None:
+        raise ValueError("give radius or avg_degree, not both")
+    if radius is None:
+        avg_degree = 8.0 if avg_degree is None else float(avg_degree)
+        if avg_degree < 0:
+            raise ValueError(f"avg_degree must be >= 0, got {avg_degree}")
+        radius = math.sqrt(avg_degree / (math.pi * max(n, 1)))
+    radius = float(radius)
+    if not radius >= 0:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    side, xp = _side(device, "random_geometric")
+    x, y = random_points(n, seed=seed, device=side)
+    with backend.gpu_memory_guard(f"random_geometric(n={n}, radius={radius:.3g})"):
+        src, dst = _close_pairs(xp, x, y, radius)
+        graph = CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=True)
+    return (graph, x, y) if return_points else graph
+
+
+def _close_pairs(xp: Any, x: Any, y: Any, radius: float) -> tuple[Any, Any]:
+    """Pairs i < j with distance < radius, by binning into cells of side >= radius."""
+    n = x.size
+    if n < 2 or radius <= 0:
+        return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
+    cells = max(1, min(int(1.0 / radius), 1 << 15, int(math.isqrt(n)) + 1))
+    cx = xp.minimum((x * cells).astype(xp.int64), cells - 1)
+    cy = xp.minimum((y * cells).astype(xp.int64), cells - 1)
+    cell = cy * cells + cx
+    by_cell = xp.argsort(cell)
+    starts = xp.searchsorted(cell[by_cell], xp.arange(cells * cells + 1, dtype=xp.int64))
+    r2 = radius * radius
+    src_parts, dst_parts = [], []
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            ncx, ncy = cx + dx, cy + dy
+            inside = (ncx >= 0) & (ncx < cells) & (ncy >= 0) & (ncy < cells)
+            neighbour = xp.where(inside, ncy * cells + ncx, 0)
+            first = starts[neighbour]
+            counts = xp.where(inside, starts[neighbour + 1] - first, 0)
+            owner, rank = _expand(xp, counts)
+            i = owner
+            j = by_cell[first[owner] + rank]
+            ddx = x[i] - x[j]
+            ddy = y[i] - y[j]
+            close = (i < j) & (ddx * ddx + ddy * ddy < r2)
+            src_parts.append(i[close])
+            dst_parts.append(j[close])
+    return xp.concatenate(src_parts), xp.concatenate(dst_parts)
 
 
 def delaunay_graph(
     n_points: int, *, seed: int = 0, device: str = "auto", return_points: bool = False
 ) -> Any:
     """Edges of the Delaunay triangulation of ``random_points(n_points, seed)``, both
-    directions. With ``return_points`` returns (graph, x, y)."""
-    raise NotImplementedError
+    directions. With ``return_points`` returns (graph, x, y).
+
+    The triangulation runs on the host (the ``triangle`` package when installed, about
+    6x faster than scipy.spatial.Delaunay at 2**18 points, else SciPy); the graph is then
+    moved to ``device``'s side.
+    """
+    n_points = _check_count("n_points", n_points)
+    side, xp = _side(device, "delaunay_graph")
+    x, y = random_points(n_points, seed=seed, device="cpu")
+    triangles = _triangulate(x, y)
+    a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
+    src = np.concatenate([a, b, c]).astype(np.int64)
+    dst = np.concatenate([b, c, a]).astype(np.int64)
+    if side == "gpu":
+        src, dst = backend.to_side(src, "gpu"), backend.to_side(dst, "gpu")
+    graph = CSRGraph.from_edges(
+        src, dst, n_vertices=n_points, symmetrize=True, merge_duplicates="first"
+    )
+    if return_points:
+        return graph, backend.to_side(x, side), backend.to_side(y, side)  # type: ignore[arg-type]
+    return graph
 
 
+def _triangulate(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Triangles (k, 3) of the Delaunay triangulation; empty below 3 points."""
+    if x.size < 3:
+        return np.zeros((0, 3), dtype=np.int64)
+    points = np.column_stack([x, y])
+    try:
+        import triangle  # noqa: PLC0415
+    except ImportError:
+        triangle = None
+    if triangle is not None:
+        return np.asarray(triangle.triangulate({"vertices": points}, "Q")["triangles"])
+    from scipy.spatial import Delaunay  # noqa: PLC0415
+
+    return np.asarray(Delaunay(points).simplices)
+
+
+# --------------------------------------------------------------------------- weights
 def random_weights(
     graph: CSRGraph, rule: str = "uniform", *, seed: int = 0, low: float = 0.0, high: float = 1.0
 ) -> CSRGraph:
     """The graph with seeded edge weights; (u, v) and (v, u) get the same weight.
 
     ``rule="uniform"``: float64 in [low, high); ``rule="integer"``: int32 in [low, high).
+    The weight is a hash of the unordered pair, so it is the same on CPU and GPU and does
+    not depend on the order of the edges.
     """
-    raise NotImplementedError
+    graph = CSRGraph.coerce(graph)
+    seed = _check_seed(seed)
+    if not high > low:
+        raise ValueError(f"high must exceed low, got low={low}, high={high}")
+    xp = graph.xp
+    src = graph.edge_sources().astype(xp.int64)
+    dst = graph.indices.astype(xp.int64)
+    pair = xp.minimum(src, dst) * max(graph.n_vertices, 1) + xp.maximum(src, dst)
+    bits = hash_uniform_bits(xp, seed, _STREAM_WEIGHTS, pair)
+    if rule == "uniform":
+        weights = low + (high - low) * _unit_floats(xp, bits)
+    elif rule == "integer":
+        lo, hi = int(math.ceil(low)), int(math.ceil(high))
+        if hi <= lo or lo < -(2**31) or hi > 2**31:
+            raise ValueError(
+                f"integer weights need int32 bounds with high > low, got {low}, {high}"
+            )
+        weights = (lo + (bits % xp.uint64(hi - lo)).astype(xp.int64)).astype(xp.int32)
+    else:
+        raise ValueError(f"rule must be 'uniform' or 'integer', got {rule!r}")
+    return graph.with_weights(weights)
