@@ -1,0 +1,232 @@
+"""The MST wing's door: ``minimum_spanning_tree`` (SciPy's call) and ``boruvka``.
+
+Edges and ties. The graph is read as SciPy reads it: every stored entry (i, j), i != j,
+of the CSR matrix is an undirected edge {i, j}; (i, j) and (j, i) are two parallel edges
+that may differ in weight; self-loops are ignored. Edges are ordered by (weight, CSR
+position), so the forest is unique, the CPU and GPU paths return the same edges, and
+they are the edges SciPy's stable-sorted Kruskal returns.
+
+Explicit zeros (SciPy's convention, followed): in a *sparse* input a stored zero is an
+edge of weight 0 and may be in the tree; in a *dense* input 0, NaN and +-inf mean "no
+edge". Like SciPy, :func:`minimum_spanning_tree` returns a matrix from which stored zeros
+are eliminated, so a tree edge of weight 0 does not appear in it; :func:`boruvka` lists
+every forest edge, zero-weight ones included. One divergence: a NaN weight in a sparse
+input is a ValueError (SciPy silently sorts it somewhere).
+
+Undirected CSRGraphs (``directed=False``: every edge stored both ways with one weight)
+let the paths consider only the entries (u, v) with u < v, half the work; the result is
+the same, because the twin (v, u) has a larger position and so always loses the tie.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import backend
+from ..csr import CSRGraph
+from . import keys as keymod
+
+
+@dataclass(frozen=True)
+class MSTResult:
+    """A minimum spanning forest.
+
+    ``src``/``dst``/``weights``/``edge_ids`` are arrays on the input's side, one entry per
+    forest edge, ordered by ``edge_ids`` (the edge's position in the input's CSR entries).
+    ``total_weight`` is exact for integer weights (a Python int).
+    """
+
+    src: Any
+    dst: Any
+    weights: Any
+    edge_ids: Any
+    total_weight: int | float
+    n_components: int
+    n_rounds: int
+    n_vertices: int
+    device: str
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.edge_ids.size)
+
+    def to_scipy(self) -> sp.csr_array:
+        """The forest as an n x n SciPy CSR array (explicit zeros kept)."""
+        src, dst, w = (backend.to_host(a) for a in (self.src, self.dst, self.weights))
+        return sp.csr_array((w, (src, dst)), shape=(self.n_vertices, self.n_vertices))
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    n: int
+    indptr: Any
+    indices: Any
+    weights: Any
+    symmetric: bool
+    side: str
+
+
+def _check_square(shape: tuple[int, ...], what: str) -> int:
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{what}: the graph must be a square matrix, got shape {tuple(shape)}")
+    return int(shape[0])
+
+
+def _dense_to_sparse(dense: Any, side: str) -> Any:
+    """SciPy's dense convention: 0, NaN and +-inf are missing edges."""
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    if dense.dtype.kind == "f":
+        dense = xp.where(xp.isfinite(dense), dense, 0)
+    if side == "gpu":
+        import cupyx.scipy.sparse as cusp  # noqa: PLC0415
+
+        return cusp.csr_matrix(dense)
+    return sp.csr_matrix(dense)
+
+
+def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
+    if isinstance(graph, CSRGraph):
+        n, indptr, indices, weights = graph.n_vertices, graph.indptr, graph.indices, graph.weights
+        side = graph.side
+        if symmetric is None:
+            symmetric = not graph.directed
+    else:
+        side = backend.side_of(graph)
+        if sp.issparse(graph) or backend.is_cupy_sparse(graph):
+            n = _check_square(graph.shape, what)
+            csr = graph.tocsr()
+        elif hasattr(graph, "ndim") or isinstance(graph, (list, tuple)):
+            dense = graph if side == "gpu" else np.asarray(graph)
+            if dense.dtype.kind not in "biuf":
+                raise ValueError(f"{what}: weights must be real numbers, got dtype {dense.dtype}")
+            n = _check_square(dense.shape, what)
+            csr = _dense_to_sparse(dense, side)
+        else:
+            raise TypeError(
+                f"{what}: expected a CSRGraph, a sparse matrix or a 2-D array, "
+                f"got {type(graph).__name__}"
+            )
+        indptr, indices, weights = csr.indptr, csr.indices, csr.data
+        symmetric = bool(symmetric)
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    if weights is None:
+        weights = xp.ones(indices.size, dtype=np.int32)
+    weights = xp.asarray(weights)
+    if weights.dtype.kind not in "biuf":
+        raise ValueError(f"{what}: weights must be real numbers, got dtype {weights.dtype}")
+    if weights.dtype.kind == "f" and weights.size and bool(xp.isnan(weights).any()):
+        bad = int(xp.argmax(xp.isnan(weights)))
+        raise ValueError(f"{what}: weight of CSR entry {bad} is NaN")
+    # Narrow types widen to the ones the kernel reads bit-wise (exactly).
+    if weights.dtype.kind == "b" or (weights.dtype.kind in "iu" and weights.dtype.itemsize < 4):
+        weights = weights.astype(np.int32)
+    elif weights.dtype.kind == "f" and weights.dtype.itemsize < 4:
+        weights = weights.astype(np.float32)
+    if indices.size >= keymod.MAX_POSITIONS:
+        raise ValueError(
+            f"{what}: {indices.size} CSR entries; boruvka supports fewer than 2**32"
+        )
+    return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side)
+
+
+def _run(prep: _Prepared, run_side: str) -> tuple[Any, int]:
+    """Sorted CSR positions of the forest's edges (on ``run_side``) and rounds."""
+    if run_side == "gpu":
+        from . import gpu  # noqa: PLC0415
+
+        indptr = backend.to_side(prep.indptr, "gpu")
+        indices = backend.to_side(prep.indices, "gpu")
+        weights = backend.to_side(prep.weights, "gpu")
+        vdt = np.int32 if prep.n < 2**31 else np.int64
+        edt = np.int32 if indices.size < 2**31 else np.int64
+        return gpu.minimum_spanning_forest(
+            prep.n, indptr.astype(edt, copy=False), indices.astype(vdt, copy=False), weights,
+            symmetric=prep.symmetric,
+        )
+    from . import cpu  # noqa: PLC0415
+
+    indptr = backend.to_host(prep.indptr).astype(np.int64, copy=False)
+    indices = backend.to_host(prep.indices)
+    weights = backend.to_host(prep.weights)
+    keys = keymod.weight_keys(np, weights)
+    return cpu.minimum_spanning_forest(prep.n, indptr, indices, keys, symmetric=prep.symmetric)
+
+
+def _forest_edges(prep: _Prepared, positions: Any, run_side: str) -> tuple[Any, Any, Any]:
+    xp = backend.xp_for(run_side)  # type: ignore[arg-type]
+    indptr = backend.to_side(prep.indptr, run_side)  # type: ignore[arg-type]
+    src = xp.searchsorted(indptr, positions, side="right") - 1
+    dst = backend.to_side(prep.indices, run_side)[positions]  # type: ignore[arg-type]
+    w = backend.to_side(prep.weights, run_side)[positions]  # type: ignore[arg-type]
+    return src, dst, w
+
+
+def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) -> MSTResult:
+    """Minimum spanning forest of an undirected weighted graph by Borůvka's algorithm.
+
+    ``graph``: a :class:`~morphgpu.csr.CSRGraph`, a SciPy/CuPy sparse matrix, or a dense
+    2-D array (zeros are missing edges); weights may be integers or floats, negative too;
+    a graph without weights gets weight 1 everywhere. ``symmetric``: every edge is stored
+    in both directions with the same weight (default: True for an undirected CSRGraph,
+    otherwise False, which is always correct). Results come back on the input's side.
+    """
+    run_side = backend.resolve_device(device, who="mst.boruvka")
+    prep = _prepare(graph, symmetric, "boruvka")
+    positions, rounds = _run(prep, run_side)
+    src, dst, w = _forest_edges(prep, positions, run_side)
+    xp = backend.xp_for(run_side)  # type: ignore[arg-type]
+    if w.dtype.kind in "iub":
+        total: int | float = int(w.astype(np.int64).sum()) if w.size else 0
+    else:
+        total = float(w.astype(np.float64).sum()) if w.size else 0.0
+    out = prep.side
+    return MSTResult(
+        src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
+        dst=backend.to_side(dst.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
+        weights=backend.to_side(w, out),  # type: ignore[arg-type]
+        edge_ids=backend.to_side(xp.asarray(positions, dtype=np.int64), out),  # type: ignore[arg-type]
+        total_weight=total,
+        n_components=prep.n - int(positions.size),
+        n_rounds=int(rounds),
+        n_vertices=prep.n,
+        device=run_side,
+    )
+
+
+def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str = "auto") -> Any:
+    """SciPy's ``scipy.sparse.csgraph.minimum_spanning_tree``, computed by Borůvka.
+
+    Same call, same result: an n x n float64 CSR matrix holding each forest edge at the
+    position (i, j) of the input entry it came from (a forest when the graph is
+    disconnected), with stored zeros eliminated as SciPy does (see the module notes).
+    The result's type follows SciPy: ``csr_matrix`` for a ``spmatrix`` input,
+    ``csr_array`` for a sparse array, a dense array or a CSRGraph; CuPy inputs give a
+    ``cupyx.scipy.sparse.csr_matrix``. ``overwrite`` is accepted for compatibility and
+    ignored: the input is never modified.
+    """
+    del overwrite
+    result = boruvka(csgraph, device=device)
+    n = result.n_vertices
+    side = backend.side_of(result.edge_ids)
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    data = result.weights.astype(np.float64)
+    keep = data != 0
+    src, dst, data = result.src[keep], result.dst[keep], data[keep]
+    # Edges are ordered by input position, hence by row and, within a row, as stored.
+    indptr = xp.zeros(n + 1, dtype=np.int64)
+    if n:
+        xp.cumsum(xp.bincount(src, minlength=n), out=indptr[1:])
+    index_dtype = np.int32 if n < 2**31 else np.int64
+    indptr = indptr.astype(index_dtype)
+    dst = dst.astype(index_dtype)
+    if side == "gpu":
+        import cupyx.scipy.sparse as cusp  # noqa: PLC0415
+
+        return cusp.csr_matrix((data, dst, indptr), shape=(n, n))
+    if isinstance(csgraph, sp.spmatrix):
+        return sp.csr_matrix((data, dst, indptr), shape=(n, n))
+    return sp.csr_array((data, dst, indptr), shape=(n, n))

@@ -1,0 +1,325 @@
+// Borůvka minimum spanning forest in ONE persistent kernel: every round stays on the
+// device, separated by mg::grid_sync, and the host reads nothing until the forest is done.
+//
+// Past the paper's component-based Borůvka (§5, §8.4), where its CPU won on sparse graphs:
+// - components are a union-find (parent array, CAS linking of roots, path halving in
+//   every find) instead of node-to-component / component-to-nodes maps rebuilt per round;
+// - the active edge set is an explicit worklist of edges between different components,
+//   refiltered every round, so it shrinks as components merge (no adjacency-list merging,
+//   no rescans of dead edges);
+// - a component's lightest edge is one 64-bit atomicMin of (weight key << 32 | CSR
+//   position): unique values, so ties break by position and every mutually-lightest pair
+//   picks the same edge (the paper's smaller-id cycle break becomes implicit: CAS linking
+//   cannot form cycles);
+// - on graphs of average degree >= 4 a first pass uses only edges at or below a sampled
+//   light-key threshold, and the heavy edges enter afterwards already filtered against
+//   the light forest (the idea of ECL-MST's filtering, threshold rule our own).
+//
+// Phases, r counting every edge-producing phase (the CSR build and every filter):
+//   build/filter r: push edges between different roots into wl[r%2], count in
+//                   counters[r%3], offer each to lightest[r%2][root] of both ends; a
+//                   filter also resets lightest[(r-1)%2] at the roots its input used;
+//   barrier;
+//   join r:         an edge that is the lightest of either end is a tree edge: unite the
+//                   ends, mark in_tree[position];
+//   barrier.
+// Three counters rotate so a counter is zeroed (in join r, for filter r+1) long after
+// its last reader.
+//
+// Weight keys (MST_KEY_KIND): 0 reads precomputed uint32 keys, 1 maps int32 weights, 2
+// maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py).
+#include <morphgpu/common.cuh>
+#include <morphgpu/barrier.cuh>
+
+#ifndef MST_KEY_KIND
+#define MST_KEY_KIND 0
+#endif
+#ifndef MST_BLOCK
+#define MST_BLOCK 256
+#endif
+
+namespace {
+
+using mg::eid_t;
+using mg::i64;
+using mg::u64;
+using mg::vid_t;
+
+constexpr u64 NO_EDGE = ~0ull;
+constexpr unsigned NO_THRESHOLD = 0xffffffffu;
+constexpr int SAMPLE_SIZE = 64;        // keys.SAMPLE_SIZE
+constexpr i64 LIGHT_PER_VERTEX = 4;    // keys.LIGHT_ENTRIES_PER_VERTEX
+constexpr int SMALL_ROW = 8;           // rows up to this length are scanned by one thread
+
+// A worklist entry: the roots of its ends when it was pushed, and its packed order value.
+struct Edge {
+    vid_t u;
+    vid_t v;
+    u64 packed;
+};
+
+__device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 j) {
+#if MST_KEY_KIND == 1
+    return (unsigned)__ldg((const int*)source + j) ^ 0x80000000u;
+#elif MST_KEY_KIND == 2
+    const unsigned bits = __float_as_uint(__ldg((const float*)source + j));
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#else
+    return __ldg((const unsigned*)source + j);
+#endif
+}
+
+// keys.mix32: the sample positions of the threshold must match the CPU path's.
+__device__ __forceinline__ unsigned mst_mix32(unsigned x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+// Block-wide: the light-edge threshold (keys.light_threshold), computed redundantly by
+// every block so no barrier is spent on it: 64 sampled keys, the one of the wanted rank.
+__device__ unsigned block_light_threshold(const void* __restrict__ source, i64 n, i64 m) {
+    __shared__ unsigned sample[SAMPLE_SIZE];
+    __shared__ unsigned threshold;
+    const bool two_passes = m > 0 && m >= LIGHT_PER_VERTEX * n;
+    i64 wanted = (LIGHT_PER_VERTEX * n * SAMPLE_SIZE) / (m > 0 ? m : 1);
+    if (wanted > SAMPLE_SIZE - 1) wanted = SAMPLE_SIZE - 1;
+    const int t = threadIdx.x;
+    if (t == 0) threshold = NO_THRESHOLD;
+    if (two_passes && t < SAMPLE_SIZE) {
+        sample[t] = key_at(source, (i64)((u64)mst_mix32((unsigned)t) % (u64)m));
+    }
+    __syncthreads();
+    if (two_passes && t < SAMPLE_SIZE) {
+        const unsigned mine = sample[t];
+        int rank = 0;
+        for (int k = 0; k < SAMPLE_SIZE; ++k) {
+            const unsigned other = sample[k];
+            rank += (other < mine) || (other == mine && k < t);
+        }
+        if (rank == wanted) threshold = mine;
+    }
+    __syncthreads();
+    return threshold;
+}
+
+__device__ __forceinline__ vid_t parent_of(const vid_t* parent, vid_t x) {
+    return mg::load_volatile(parent + x);
+}
+
+// Root of x with path halving. The store only ever replaces a non-root's parent by one
+// of its ancestors, so it cannot undo a link and never touches a root's slot (the only
+// slots linking CASes on); racing halvings are benign for the same reason.
+__device__ vid_t find_root(vid_t* parent, vid_t x) {
+    while (true) {
+        const vid_t p = parent_of(parent, x);
+        if (p == x) return x;
+        const vid_t g = parent_of(parent, p);
+        if (g == p) return p;
+        *(volatile vid_t*)(parent + x) = g;
+        x = g;
+    }
+}
+
+__device__ __forceinline__ bool link_root(vid_t* parent, vid_t root, vid_t to) {
+    if (sizeof(vid_t) == 8) {
+        auto* slot = (unsigned long long*)(parent + root);
+        return atomicCAS(slot, (unsigned long long)root, (unsigned long long)to) ==
+               (unsigned long long)root;
+    }
+    auto* slot = (int*)(parent + root);
+    return atomicCAS(slot, (int)root, (int)to) == (int)root;
+}
+
+// Larger root under smaller: links only go down in id, so no cycle can form.
+__device__ void unite(vid_t* parent, vid_t a, vid_t b) {
+    while (true) {
+        a = find_root(parent, a);
+        b = find_root(parent, b);
+        if (a == b) return;
+        if (a < b) {
+            const vid_t t = a;
+            a = b;
+            b = t;
+        }
+        if (link_root(parent, a, b)) return;
+    }
+}
+
+// One slot of a global queue per calling thread, one atomicAdd per converged group.
+__device__ __forceinline__ u64 reserve_slot(u64* tail) {
+    const unsigned active = __activemask();
+    const unsigned lane = mg::lane_id();
+    const int leader = __ffs(active) - 1;
+    u64 base = 0;
+    if ((int)lane == leader) base = atomicAdd(tail, (u64)__popc(active));
+    base = __shfl_sync(active, base, leader);
+    return base + (u64)__popc(active & ((1u << lane) - 1u));
+}
+
+struct Worklist {
+    Edge* items;
+    u64* tail;
+    i64 capacity;
+};
+
+__device__ __forceinline__ void offer(u64* lightest, vid_t root, u64 packed) {
+    // Most offers lose; reading first skips the atomic for them.
+    if (mg::load_volatile(lightest + root) > packed) atomicMin(lightest + root, packed);
+}
+
+__device__ __forceinline__ void push_edge(const Worklist& out, u64* lightest, vid_t ru,
+                                          vid_t rv, u64 packed) {
+    const u64 slot = reserve_slot(out.tail);
+    // Past capacity the tail still counts: the host sees count > capacity and reports it.
+    if (slot < (u64)out.capacity) out.items[slot] = Edge{ru, rv, packed};
+    offer(lightest, ru, packed);
+    offer(lightest, rv, packed);
+}
+
+struct Graph {
+    const eid_t* indptr;
+    const vid_t* indices;
+    const void* keys;
+    i64 n;
+    int symmetric;
+};
+
+// The CSR entry j of row u (whose root is ru) as a candidate of this pass.
+template <bool HEAVY_PASS>
+__device__ __forceinline__ void consider_entry(const Graph& g, vid_t* parent, vid_t u,
+                                               vid_t ru, i64 j, unsigned threshold,
+                                               const Worklist& out, u64* lightest) {
+    const vid_t v = __ldg(g.indices + j);
+    if (g.symmetric ? (v <= u) : (v == u)) return;
+    const unsigned key = key_at(g.keys, j);
+    if (HEAVY_PASS ? (key <= threshold) : (key > threshold)) return;
+    const vid_t rv = HEAVY_PASS ? find_root(parent, v) : v;
+    if (ru == rv) return;
+    push_edge(out, lightest, ru, rv, ((u64)key << 32) | (u64)j);
+}
+
+// Build phase: every CSR entry of the pass. Short rows go one per thread; a warp takes
+// the long rows of its lanes together, one row at a time, so hubs do not stall a lane.
+template <bool HEAVY_PASS>
+__device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold,
+                               const Worklist& out, u64* lightest) {
+    const unsigned lane = mg::lane_id();
+    const i64 stride = mg::global_stride();
+    for (i64 base = mg::global_tid() - lane; base < g.n; base += stride) {
+        const i64 u = base + lane;
+        i64 begin = 0, end = 0;
+        vid_t ru = (vid_t)u;
+        if (u < g.n) {
+            begin = (i64)g.indptr[u];
+            end = (i64)g.indptr[u + 1];
+            if (HEAVY_PASS) ru = find_root(parent, (vid_t)u);
+        }
+        const bool small = end - begin <= SMALL_ROW;
+        if (small) {
+            for (i64 j = begin; j < end; ++j) {
+                consider_entry<HEAVY_PASS>(g, parent, (vid_t)u, ru, j, threshold, out, lightest);
+            }
+        }
+        unsigned long_rows = __ballot_sync(0xffffffffu, !small);
+        while (long_rows) {
+            const int owner = __ffs(long_rows) - 1;
+            long_rows &= long_rows - 1;
+            const vid_t row = (vid_t)__shfl_sync(0xffffffffu, u, owner);
+            const vid_t row_root = __shfl_sync(0xffffffffu, ru, owner);
+            const i64 row_begin = __shfl_sync(0xffffffffu, begin, owner);
+            const i64 row_end = __shfl_sync(0xffffffffu, end, owner);
+            for (i64 j = row_begin + lane; j < row_end; j += 32) {
+                consider_entry<HEAVY_PASS>(g, parent, row, row_root, j, threshold, out, lightest);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+// stats: [0] rounds, [1] 1 when a worklist overflowed (the graph was not symmetric though
+// declared so), [2] the light-edge threshold used.
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
+    const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+    const void* __restrict__ keys, i64 n, i64 m, int symmetric, i64 capacity,
+    vid_t* parent, u64* lightest_both, Edge* wl0, Edge* wl1, u64* counters,
+    unsigned char* in_tree, u64* stats, unsigned* barrier_state) {
+    mg::GridBarrier bar(barrier_state);
+    const i64 tid = mg::global_tid();
+    const i64 stride = mg::global_stride();
+    const Graph g{indptr, indices, keys, n, symmetric};
+
+    for (i64 v = tid; v < n; v += stride) {
+        parent[v] = (vid_t)v;
+        lightest_both[v] = NO_EDGE;
+        lightest_both[n + v] = NO_EDGE;
+    }
+    if (tid < 3) counters[tid] = 0;
+    if (tid == 0) {
+        stats[0] = 0;
+        stats[1] = 0;
+    }
+    const unsigned threshold = block_light_threshold(keys, n, m);
+    if (tid == 0) stats[2] = threshold;
+    mg::grid_sync(bar);
+
+    const int passes = threshold == NO_THRESHOLD ? 1 : 2;
+    int r = 0;
+    for (int pass = 0; pass < passes; ++pass) {
+        if (pass == 1) {
+            // Flatten the light forest so the heavy pass's finds take one step.
+            for (i64 v = tid; v < n; v += stride) parent[v] = find_root(parent, (vid_t)v);
+            if (tid == 0) counters[r % 3] = 0;
+            mg::grid_sync(bar);
+        }
+        {
+            const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
+            u64* lightest = lightest_both + (r & 1) * n;
+            if (pass == 0) build_from_csr<false>(g, parent, threshold, out, lightest);
+            else build_from_csr<true>(g, parent, threshold, out, lightest);
+        }
+        mg::grid_sync(bar);
+        while (true) {
+            const u64 count = mg::load_volatile(counters + r % 3);
+            if (count == 0) break;
+            if (count > (u64)capacity) {
+                if (tid == 0) stats[1] = 1;
+                return;  // every thread read the same count, so every thread leaves
+            }
+            // join r
+            const Edge* joined = (r & 1) ? wl1 : wl0;
+            const u64* lightest = lightest_both + (r & 1) * n;
+            for (i64 i = tid; i < (i64)count; i += stride) {
+                const Edge e = joined[i];
+                if (e.packed == lightest[e.u] || e.packed == lightest[e.v]) {
+                    unite(parent, e.u, e.v);
+                    in_tree[e.packed & 0xffffffffull] = 1;
+                }
+            }
+            if (tid == 0) {
+                counters[(r + 1) % 3] = 0;
+                stats[0] += 1;
+            }
+            mg::grid_sync(bar);
+            // filter r + 1
+            ++r;
+            const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
+            u64* lightest_now = lightest_both + (r & 1) * n;
+            u64* lightest_before = lightest_both + ((r + 1) & 1) * n;
+            for (i64 i = tid; i < (i64)count; i += stride) {
+                const Edge e = joined[i];
+                lightest_before[e.u] = NO_EDGE;
+                lightest_before[e.v] = NO_EDGE;
+                const vid_t ru = find_root(parent, e.u);
+                const vid_t rv = find_root(parent, e.v);
+                if (ru != rv) push_edge(out, lightest_now, ru, rv, e.packed);
+            }
+            mg::grid_sync(bar);
+        }
+        ++r;
+    }
+}
