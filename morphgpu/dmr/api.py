@@ -1,0 +1,223 @@
+"""The door of the dmr wing: ``refine`` (Triangle's interface) and ``random_mesh``.
+
+Inputs are Triangle-style dicts (``vertices`` plus optional ``triangles``, ``segments``,
+``holes``, markers). A PSLG without triangles is first triangulated (constrained Delaunay)
+by the ``triangle`` package; the refinement itself is ours, on the GPU or the CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
+
+log = logging.getLogger("morphgpu")
+
+# Ruppert/Shewchuk: termination is proven up to about 20.7°, observed up to about 33.8°.
+TERMINATION_ANGLE = 33.8
+
+
+def _triangle_module():
+    try:
+        import triangle  # noqa: PLC0415
+    except ImportError as exc:
+        raise ValueError(
+            "mesh: a PSLG without triangles needs the 'triangle' package for the initial "
+            "constrained Delaunay triangulation (pip install triangle)"
+        ) from exc
+    return triangle
+
+
+def _host(value: Any, name: str, dtype: Any, width: int | None) -> np.ndarray:
+    try:
+        arr = np.asarray(backend.to_host(value), dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"mesh['{name}']: not a numeric array ({exc})") from exc
+    if width is not None:
+        if arr.size == 0:
+            return arr.reshape(0, width)
+        if arr.ndim != 2 or arr.shape[1] != width:
+            raise ValueError(f"mesh['{name}']: expected shape (n, {width}), got {arr.shape}")
+    return arr
+
+
+def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
+    if not isinstance(mesh, dict) or "vertices" not in mesh:
+        raise ValueError("mesh: expected a Triangle-style dict with at least 'vertices'")
+    out: dict[str, np.ndarray] = {}
+    v = _host(mesh["vertices"], "vertices", np.float64, 2)
+    if len(v) < 3:
+        raise ValueError(f"mesh['vertices']: need at least 3 vertices, got {len(v)}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("mesh['vertices']: coordinates must be finite (found NaN or inf)")
+    out["vertices"] = v
+    for name, width in (("triangles", 3), ("segments", 2)):
+        if mesh.get(name) is not None:
+            arr = _host(mesh[name], name, np.float64, width)
+            if len(arr) and (np.any(arr != np.round(arr)) or arr.min() < 0 or arr.max() >= len(v)):
+                raise ValueError(f"mesh['{name}']: indices must be integers in [0, {len(v)})")
+            out[name] = arr.astype(np.int64)
+    if mesh.get("holes") is not None:
+        out["holes"] = _host(mesh["holes"], "holes", np.float64, 2)
+    for name in ("vertex_markers", "segment_markers"):
+        if mesh.get(name) is not None:
+            out[name] = _host(mesh[name], name, np.int64, None).ravel()
+    if "segments" in out and len(out["segments"]):
+        s = out["segments"]
+        if np.any(s[:, 0] == s[:, 1]):
+            raise ValueError("mesh['segments']: a segment joins a vertex to itself")
+    if "segment_markers" in out and len(out["segment_markers"]) != len(out.get("segments", [])):
+        raise ValueError("mesh['segment_markers']: one marker per segment expected")
+    if "vertex_markers" in out and len(out["vertex_markers"]) != len(v):
+        raise ValueError("mesh['vertex_markers']: one marker per vertex expected")
+    if mesh.get("regions") is not None:
+        out["regions"] = _host(mesh["regions"], "regions", np.float64, None)
+    return out
+
+
+def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Constrained Delaunay triangulation of a PSLG by Triangle (holes removed)."""
+    triangle = _triangle_module()
+    has_segments = "segments" in pslg and len(pslg["segments"])
+    src = {k: v for k, v in pslg.items() if k != "triangles"}
+    if "segments" in src:
+        src["segments"] = src["segments"].astype(np.int32)
+    for name in ("vertex_markers", "segment_markers"):
+        if name in src:
+            src[name] = src[name].astype(np.int32).reshape(-1, 1)
+    opts = "pQ" if has_segments else "cQ"
+    try:
+        out = triangle.triangulate(src, opts)
+    except RuntimeError as exc:
+        raise ValueError(f"mesh: Triangle could not triangulate the input ({exc})") from exc
+    if "triangles" not in out or len(out["triangles"]) == 0:
+        raise ValueError(
+            "mesh: the input has no area to mesh (collinear points, or segments that do not "
+            "enclose a region)"
+        )
+    return out
+
+
+def _to_mesh(m: dict[str, np.ndarray]) -> Mesh:
+    v = m["vertices"]
+    tri = m["triangles"]
+    p = v[tri]
+    area2 = (p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1]) - (p[:, 1, 1] - p[:, 0, 1]) * (
+        p[:, 2, 0] - p[:, 0, 0]
+    )
+    if np.any(area2 == 0):
+        raise ValueError(f"mesh['triangles']: triangle {int(np.argmax(area2 == 0))} has zero area")
+    segs = m.get("segments")
+    markers = m.get("segment_markers")
+    mesh = mesh_from_arrays(v, tri, segs, markers, m.get("vertex_markers"), m.get("holes"))
+    if "regions" in m:
+        mesh.extra["regions"] = m["regions"]
+    return mesh
+
+
+def _morton_layout(mesh: Mesh) -> Mesh:
+    """Triangles in Morton order of their centroids, so cavities stay in one thread's range."""
+    try:
+        from ..reorder import morton_order  # noqa: PLC0415
+
+        cx = mesh.x[mesh.tri].mean(axis=1)
+        cy = mesh.y[mesh.tri].mean(axis=1)
+        perm = np.asarray(backend.to_host(morton_order(cx, cy)))
+    except (ImportError, NotImplementedError):
+        return mesh  # the shared reorder module is not there yet: keep Triangle's order
+    return permute_triangles(mesh, perm)
+
+
+def prepare(mesh: dict[str, Any]) -> tuple[Mesh, dict[str, np.ndarray]]:
+    """(our mesh, the triangulated input) from a user's dict."""
+    src = _validated(mesh)
+    if "triangles" not in src or len(src["triangles"]) == 0:
+        tri_out = initial_triangulation(src)
+        src = {**src, **{k: np.asarray(v) for k, v in tri_out.items()}}
+        src["triangles"] = src["triangles"].astype(np.int64)
+        if "segments" in src:
+            src["segments"] = src["segments"].astype(np.int64)
+        for name in ("vertex_markers", "segment_markers"):
+            if name in src:
+                src[name] = src[name].astype(np.int64).ravel()
+    return _to_mesh(src), src
+
+
+def refine_with_stats(
+    mesh: dict[str, Any], *, min_angle: float = 30.0, max_area: float | None = None,
+    device: str = "auto", progress: Callable[[dict], None] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`refine`, plus statistics: rounds, refinements, abort ratio, times."""
+    if not (0.0 < float(min_angle) < 60.0):
+        raise ValueError(f"min_angle: must be in (0, 60) degrees, got {min_angle}")
+    if float(min_angle) > TERMINATION_ANGLE:
+        warnings.warn(
+            f"min_angle={min_angle} is above {TERMINATION_ANGLE}°: refinement is not "
+            "guaranteed to terminate (it stops after a bounded number of rounds)",
+            stacklevel=2,
+        )
+    if max_area is not None and not float(max_area) > 0:
+        raise ValueError(f"max_area: must be positive, got {max_area}")
+    side = backend.resolve_device(device, who="morphgpu.dmr.refine")
+    out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
+    t0 = time.perf_counter()
+    ours, _src = prepare(mesh)
+    ours = _morton_layout(ours)
+    t1 = time.perf_counter()
+    if side == "gpu":
+        from .gpu import refine_gpu  # noqa: PLC0415
+
+        refined, stats = refine_gpu(ours, float(min_angle), max_area, progress=progress)
+    else:
+        from .cpu import refine_cpu  # noqa: PLC0415
+
+        refined, stats = refine_cpu(ours, float(min_angle), max_area, progress=progress)
+    stats.update(
+        device=backend.device_name(side), prepare_seconds=t1 - t0,
+        total_seconds=time.perf_counter() - t0, triangles_in=ours.n_triangles,
+        triangles_out=refined.n_triangles,
+    )
+    result = to_triangle_dict(refined)
+    if out_side == "gpu":
+        result = {k: backend.to_side(v, "gpu") for k, v in result.items()}
+    return result, stats
+
+
+def refine(
+    mesh: dict[str, Any], *, min_angle: float = 30.0, max_area: float | None = None,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """Refine a 2D mesh or PSLG until every triangle's smallest angle is ≥ ``min_angle``
+    and its area ≤ ``max_area`` (Triangle's ``-q``/``-a``; Triangle-style dicts in and out).
+
+    The output is a constrained Delaunay triangulation of the same domain: input vertices
+    first and unchanged, segments split into output edges (``segments``), holes empty,
+    ``neighbors`` as Triangle writes them. As in Triangle, triangles next to input angles
+    smaller than ``min_angle`` may keep small angles. Raises ValueError on malformed input.
+    """
+    return refine_with_stats(mesh, min_angle=min_angle, max_area=max_area, device=device)[0]
+
+
+def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """The paper's input: Delaunay triangulation of ``n_points`` uniform random points in
+    the unit square with its convex hull as segments (about 2n triangles)."""
+    if int(n_points) < 3:
+        raise ValueError(f"n_points: need at least 3, got {n_points}")
+    rng = np.random.default_rng(seed)
+    pts = rng.random((int(n_points), 2))
+    triangle = _triangle_module()
+    out = triangle.triangulate({"vertices": pts}, "cQ")
+    return {
+        "vertices": out["vertices"],
+        "vertex_markers": out["vertex_markers"],
+        "triangles": out["triangles"],
+        "segments": out["segments"],
+        "segment_markers": out["segment_markers"],
+    }

@@ -1,0 +1,296 @@
+"""Delaunay refinement on the CPU: the GPU's rounds and claim protocol, in NumPy and Python.
+
+One round: find the bad triangles (vectorised); for each, plan its cavity on the current
+mesh (walk to the circumcentre, Bowyer–Watson cavity, segment encroachment → midpoint
+split); claim the cavities with the shared conflict protocol (``morphgpu.conflict.claim``:
+the winners' neighbourhoods are disjoint and there is always one); re-triangulate the
+winners, reusing their cavity slots first. Planning reads only the mesh as it was at the
+start of the round, so the winners can be applied in any order, exactly as on the GPU.
+
+A cavity's neighbourhood is its triangles plus the triangles just outside it, whose
+neighbour pointers the re-triangulation rewrites.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .mesh import Mesh
+from .predicates import incircle, orient2d
+
+log = logging.getLogger("morphgpu")
+
+MAX_WALK = 4096
+MAX_CAVITY = 4096
+# Segments shorter than this fraction of the domain's size are not split again: the
+# triangle is left as it is (marked stuck) rather than chasing float64 underflow near
+# small input angles.
+MIN_SPLIT_FRACTION = 1e-12
+
+
+@dataclass
+class Plan:
+    """What one bad triangle wants to do this round."""
+
+    point: tuple[float, float]
+    cavity: list[int]
+    boundary: list[tuple[int, int, int, int]]  # (u, v, outer triangle, seg code) CCW edges
+    split: tuple[int, int, int] | None  # (a, b, seg code) of the segment being split
+
+    def hood(self) -> list[int]:
+        return self.cavity + [o for _, _, o, _ in self.boundary if o >= 0]
+
+
+class GrowableMesh:
+    """The mesh arrays with spare capacity, grown by an over-allocation factor."""
+
+    def __init__(self, mesh: Mesh, growth: float = 1.5) -> None:
+        self.growth = growth
+        self.nt, self.nv = mesh.n_triangles, mesh.n_vertices
+        self.tri, self.nbr, self.seg = mesh.tri.copy(), mesh.nbr.copy(), mesh.seg.copy()
+        self.x, self.y, self.vmark = mesh.x.copy(), mesh.y.copy(), mesh.vertex_markers.copy()
+        self.template = mesh
+
+    def reserve(self, triangles: int, vertices: int) -> None:
+        if triangles > len(self.tri):
+            cap = max(triangles, int(len(self.tri) * self.growth))
+            for name in ("tri", "nbr", "seg"):
+                arr = getattr(self, name)
+                grown = np.zeros((cap, 3), dtype=arr.dtype)
+                grown[: self.nt] = arr[: self.nt]
+                setattr(self, name, grown)
+        if vertices > len(self.x):
+            cap = max(vertices, int(len(self.x) * self.growth))
+            for name in ("x", "y", "vmark"):
+                arr = getattr(self, name)
+                grown = np.zeros(cap, dtype=arr.dtype)
+                grown[: self.nv] = arr[: self.nv]
+                setattr(self, name, grown)
+
+    def to_mesh(self) -> Mesh:
+        m = self.template
+        return Mesh(
+            self.x[: self.nv].copy(), self.y[: self.nv].copy(), self.tri[: self.nt].copy(),
+            self.nbr[: self.nt].copy(), self.seg[: self.nt].copy(), self.vmark[: self.nv].copy(),
+            m.segment_markers, m.holes, dict(m.extra),
+        )
+
+
+def bad_triangles(
+    x: np.ndarray, y: np.ndarray, tri: np.ndarray, seg: np.ndarray, min_angle: float,
+    max_area: float | None,
+) -> np.ndarray:
+    """Indices of triangles to refine: smallest angle too small, or area too large.
+
+    A smallest angle formed by two segments is an input angle and cannot be improved; such
+    triangles are left alone (Triangle does the same).
+    """
+    px, py = x[tri], y[tri]
+    # squared length of edge i (opposite vertex i)
+    ex = px[:, [2, 0, 1]] - px[:, [1, 2, 0]]
+    ey = py[:, [2, 0, 1]] - py[:, [1, 2, 0]]
+    len2 = ex * ex + ey * ey
+    short = np.argmin(len2, axis=1)
+    rows = np.arange(len(tri))
+    a2 = len2[rows, short]
+    b2 = len2[rows, (short + 1) % 3]
+    c2 = len2[rows, (short + 2) % 3]
+    cos_small = (b2 + c2 - a2) / (2.0 * np.sqrt(b2 * c2))
+    bad = cos_small > math.cos(math.radians(min_angle))
+    input_angle = (seg[rows, (short + 1) % 3] != 0) & (seg[rows, (short + 2) % 3] != 0)
+    bad &= ~input_angle
+    if max_area is not None:
+        area = 0.5 * np.abs(ex[:, 2] * (-ey[:, 1]) - ey[:, 2] * (-ex[:, 1]))
+        bad |= area > max_area
+    return np.nonzero(bad)[0]
+
+
+def circumcentre(ax, ay, bx, by, cx, cy) -> tuple[float, float]:
+    # relative to a, which keeps the digits that matter for small triangles far from 0
+    bx, by, cx, cy = bx - ax, by - ay, cx - ax, cy - ay
+    d = 2.0 * (bx * cy - by * cx)
+    b2, c2 = bx * bx + by * by, cx * cx + cy * cy
+    return ax + (cy * b2 - by * c2) / d, ay + (bx * c2 - cx * b2) / d
+
+
+class Planner:
+    """Builds cavities on a GrowableMesh (read-only)."""
+
+    def __init__(self, m: GrowableMesh, min_split: float) -> None:
+        self.m = m
+        self.min_split = min_split
+
+    def _in_circle(self, t: int, px: float, py: float) -> bool:
+        m = self.m
+        a, b, c = m.tri[t]
+        return incircle(m.x[a], m.y[a], m.x[b], m.y[b], m.x[c], m.y[c], px, py) > 0
+
+    def _grow(self, seeds: list[int], px: float, py: float, through: tuple[int, int] | None):
+        """Bowyer–Watson cavity from ``seeds`` (never crossing a segment, except ``through``,
+        the (triangle, edge) of a segment being split) and its CCW boundary edges."""
+        m = self.m
+        inside = set(seeds)
+        stack = list(seeds)
+        while stack:
+            t = stack.pop()
+            for k in range(3):
+                o = int(m.nbr[t, k])
+                if o < 0 or o in inside or m.seg[t, k] != 0:
+                    continue
+                if self._in_circle(o, px, py):
+                    inside.add(o)
+                    stack.append(o)
+                    if len(inside) > MAX_CAVITY:
+                        return None, None
+        boundary = []
+        for t in sorted(inside):
+            for k in range(3):
+                o = int(m.nbr[t, k])
+                if o >= 0 and o in inside:
+                    continue
+                u, v = int(m.tri[t, (k + 1) % 3]), int(m.tri[t, (k + 2) % 3])
+                if through is not None and (t, k) == through:
+                    continue  # the boundary segment being split: no triangle on it
+                boundary.append((u, v, o, int(m.seg[t, k])))
+        if len(boundary) < len(inside):  # not a disc: the fan would leave slots behind
+            return None, None
+        return sorted(inside), boundary
+
+    def _star(self, boundary, px, py) -> bool:
+        m = self.m
+        return all(orient2d(m.x[u], m.y[u], m.x[v], m.y[v], px, py) > 0 for u, v, _, _ in boundary)
+
+    def split_plan(self, t: int, k: int) -> Plan | None:
+        m = self.m
+        a, b = int(m.tri[t, (k + 1) % 3]), int(m.tri[t, (k + 2) % 3])
+        if math.hypot(m.x[b] - m.x[a], m.y[b] - m.y[a]) < self.min_split:
+            return None
+        px, py = 0.5 * (m.x[a] + m.x[b]), 0.5 * (m.y[a] + m.y[b])
+        o = int(m.nbr[t, k])
+        seeds = [t] if o < 0 else [t, o]
+        cavity, boundary = self._grow(seeds, px, py, (t, k) if o < 0 else None)
+        if cavity is None or not self._star(boundary, px, py):
+            return None
+        return Plan((px, py), cavity, boundary, (a, b, int(m.seg[t, k])))
+
+    def plan(self, t: int) -> Plan | None:
+        """The cavity of bad triangle t, or None when it cannot be refined safely now."""
+        m = self.m
+        a, b, c = m.tri[t]
+        px, py = circumcentre(m.x[a], m.y[a], m.x[b], m.y[b], m.x[c], m.y[c])
+        if not (math.isfinite(px) and math.isfinite(py)):
+            return None
+        cur = t
+        for _ in range(MAX_WALK):
+            for k in range(3):
+                u, v = m.tri[cur, (k + 1) % 3], m.tri[cur, (k + 2) % 3]
+                if orient2d(m.x[u], m.y[u], m.x[v], m.y[v], px, py) < 0:
+                    if m.seg[cur, k] != 0:  # the circumcentre lies beyond a segment
+                        return self.split_plan(cur, k)
+                    cur = int(m.nbr[cur, k])
+                    break
+            else:
+                break
+        else:
+            return None
+        cavity, boundary = self._grow([cur], px, py, None)
+        if cavity is None:
+            return None
+        for u, v, _, code in boundary:
+            if code and (m.x[u] - px) * (m.x[v] - px) + (m.y[u] - py) * (m.y[v] - py) <= 0:
+                # the new vertex would encroach this segment: split it instead
+                for s in cavity:
+                    for k in range(3):
+                        if m.tri[s, (k + 1) % 3] == u and m.tri[s, (k + 2) % 3] == v:
+                            return self.split_plan(s, k)
+        if not self._star(boundary, px, py):
+            return None
+        return Plan((px, py), cavity, boundary, None)
+
+
+def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None:
+    """Re-triangulate one cavity as a fan from its new vertex (slots reused first)."""
+    p = m.nv
+    m.x[p], m.y[p] = plan.point
+    m.vmark[p] = 0 if plan.split is None else segment_markers[plan.split[2] - 1]
+    m.nv += 1
+    n_new = len(plan.boundary)
+    slots = plan.cavity[:n_new] + list(range(m.nt, m.nt + max(0, n_new - len(plan.cavity))))
+    m.nt += max(0, n_new - len(plan.cavity))
+    starts = {u: slots[i] for i, (u, _, _, _) in enumerate(plan.boundary)}
+    ends = {v: slots[i] for i, (_, v, _, _) in enumerate(plan.boundary)}
+    split_ends = set() if plan.split is None else {plan.split[0], plan.split[1]}
+    split_code = 0 if plan.split is None else plan.split[2]
+    for i, (u, v, o, code) in enumerate(plan.boundary):
+        s = slots[i]
+        m.tri[s] = (u, v, p)
+        m.nbr[s] = (starts.get(v, -1), ends.get(u, -1), o)
+        m.seg[s] = (
+            split_code if v in split_ends else 0, split_code if u in split_ends else 0, code
+        )
+        if o >= 0:
+            ot = m.tri[o]
+            k = int(np.nonzero((ot != u) & (ot != v))[0][0])
+            m.nbr[o, k] = s
+
+
+def _claim(offsets: np.ndarray, elements: np.ndarray, n_elements: int, rnd: int) -> np.ndarray:
+    from ..conflict import claim  # noqa: PLC0415
+
+    return np.asarray(claim(offsets, elements, n_elements=n_elements, round=rnd), dtype=bool)
+
+
+def refine_cpu(
+    mesh: Mesh, min_angle: float, max_area: float | None, *, max_rounds: int = 100_000,
+    progress: Callable[[dict], None] | None = None,
+) -> tuple[Mesh, dict]:
+    """Refine until no bad triangle can be improved; returns the mesh and round statistics."""
+    m = GrowableMesh(mesh)
+    span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
+    planner = Planner(m, MIN_SPLIT_FRACTION * span)
+    stuck = np.zeros(0, dtype=bool)  # per triangle slot; reset when the slot is rewritten
+    stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0}
+    for rnd in range(max_rounds):
+        bad = bad_triangles(m.x, m.y, m.tri[: m.nt], m.seg[: m.nt], min_angle, max_area)
+        if len(stuck) < m.nt:
+            stuck = np.concatenate([stuck, np.zeros(m.nt - len(stuck), dtype=bool)])
+        bad = bad[~stuck[bad]]
+        if len(bad) == 0:
+            break
+        m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
+        plans: list[Plan] = []
+        for t in bad.tolist():
+            plan = planner.plan(t)
+            if plan is None:
+                stuck[t] = True
+            else:
+                plans.append(plan)
+        if not plans:
+            continue
+        hoods = [p.hood() for p in plans]
+        offsets = np.zeros(len(hoods) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(h) for h in hoods])
+        elements = np.fromiter((e for h in hoods for e in h), dtype=np.int64, count=offsets[-1])
+        winners = _claim(offsets, elements, m.nt, rnd)
+        for plan, won in zip(plans, winners.tolist()):
+            if won:
+                apply_plan(m, plan, mesh.segment_markers)
+                stuck[plan.cavity] = False
+        n_won = int(winners.sum())
+        stats["rounds"] += 1
+        stats["refinements"] += n_won
+        stats["claimants"] += len(plans)
+        stats["aborted"] += len(plans) - n_won
+        if progress is not None:
+            progress({"round": rnd, "bad": len(bad), "refined": n_won, "triangles": m.nt})
+    if len(stuck) < m.nt:
+        stuck = np.concatenate([stuck, np.zeros(m.nt - len(stuck), dtype=bool)])
+    remaining = bad_triangles(m.x, m.y, m.tri[: m.nt], m.seg[: m.nt], min_angle, max_area)
+    stats["stuck"] = int(len(remaining))
+    stats["abort_ratio"] = stats["aborted"] / max(1, stats["claimants"])
+    return m.to_mesh(), stats

@@ -1,0 +1,207 @@
+"""Delaunay refinement on the GPU: the host side of kernels/dmr.cu.
+
+The mesh moves to the GPU once and stays there; each round is four launches with one
+small host read (the number of bad triangles and the slot counters, read together) that
+decides termination and growth. Growth is host-only: before a round the host knows the
+number of claimants k, and a round adds at most 2k triangles and k vertices, so it grows
+the arrays (by an over-allocation factor) before launching and no kernel ever runs out.
+Slots of a winner's cavity are reused in place for its new triangles.
+
+Triangles the GPU gives up on (uncertain predicate sign, cavity or walk beyond the local
+bounds) are marked stuck; when only those remain, the mesh comes back to the host and the
+CPU path, with exact arithmetic, finishes them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import backend, kernels
+from .cpu import MIN_SPLIT_FRACTION, refine_cpu
+from .mesh import Mesh
+
+KERNEL_FILE = "dmr/kernels/dmr.cu"
+BLOCK = 256
+MAX_CAVITY = 24
+MAX_HOOD = 2 * MAX_CAVITY + 2
+GROWTH = 1.5
+MAX_CLAIMANTS = 8_000_000  # per round; bounds the plan buffers (~250 bytes per claimant)
+INT32_LIMIT = 2**31 - 1
+
+
+class DeviceMesh:
+    """The mesh arrays on the GPU with spare capacity."""
+
+    def __init__(self, cp: Any, mesh: Mesh, triangle_capacity: int, vertex_capacity: int):
+        self.cp = cp
+        self.nt, self.nv = mesh.n_triangles, mesh.n_vertices
+        self.tri = self._padded(mesh.tri.reshape(-1), 3 * triangle_capacity, np.int32)
+        self.nbr = self._padded(mesh.nbr.reshape(-1), 3 * triangle_capacity, np.int32)
+        self.seg = self._padded(mesh.seg.reshape(-1), 3 * triangle_capacity, np.int32)
+        self.stuck = cp.zeros(triangle_capacity, dtype=cp.uint8)
+        self.marks = cp.zeros(triangle_capacity, dtype=cp.uint64)
+        self.worklist = cp.zeros(triangle_capacity, dtype=cp.int32)
+        self.x = self._padded(mesh.x, vertex_capacity, np.float64)
+        self.y = self._padded(mesh.y, vertex_capacity, np.float64)
+        self.vmark = self._padded(mesh.vertex_markers, vertex_capacity, np.int32)
+
+    def _padded(self, host: np.ndarray, capacity: int, dtype: Any) -> Any:
+        out = self.cp.zeros(capacity, dtype=dtype)
+        out[: len(host)] = self.cp.asarray(host, dtype=dtype)
+        return out
+
+    @property
+    def triangle_capacity(self) -> int:
+        return len(self.stuck)
+
+    def _grown(self, arr: Any, capacity: int) -> Any:
+        out = self.cp.zeros(capacity, dtype=arr.dtype)
+        out[: len(arr)] = arr
+        return out
+
+    def reserve(self, triangles: int, vertices: int) -> None:
+        if triangles > self.triangle_capacity:
+            cap = max(triangles, int(self.triangle_capacity * GROWTH))
+            if 3 * cap > INT32_LIMIT:
+                raise MemoryError(
+                    f"dmr: {cap} triangle slots exceed the 32-bit index range of this build"
+                )
+            for name in ("tri", "nbr", "seg"):
+                setattr(self, name, self._grown(getattr(self, name), 3 * cap))
+            for name in ("stuck", "marks", "worklist"):
+                setattr(self, name, self._grown(getattr(self, name), cap))
+        if vertices > len(self.x):
+            cap = max(vertices, int(len(self.x) * GROWTH))
+            for name in ("x", "y", "vmark"):
+                setattr(self, name, self._grown(getattr(self, name), cap))
+
+    def to_host(self, template: Mesh) -> Mesh:
+        nt, nv = self.nt, self.nv
+        return Mesh(
+            self.x[:nv].get(), self.y[:nv].get(), self.tri[: 3 * nt].get().reshape(nt, 3),
+            self.nbr[: 3 * nt].get().reshape(nt, 3), self.seg[: 3 * nt].get().reshape(nt, 3),
+            self.vmark[:nv].get().astype(np.int64), template.segment_markers, template.holes,
+            dict(template.extra),
+        )
+
+
+class Plans:
+    """Per-claimant plan buffers, grown with the number of claimants."""
+
+    def __init__(self, cp: Any, capacity: int) -> None:
+        self.capacity = capacity
+        self.px = cp.empty(capacity, dtype=cp.float64)
+        self.py = cp.empty(capacity, dtype=cp.float64)
+        self.hood = cp.empty(capacity * MAX_HOOD, dtype=cp.int32)
+        self.n_cavity = cp.empty(capacity, dtype=cp.int32)
+        self.n_hood = cp.empty(capacity, dtype=cp.int32)
+        self.through = cp.empty(capacity, dtype=cp.int64)
+        self.split_a = cp.empty(capacity, dtype=cp.int32)
+        self.split_b = cp.empty(capacity, dtype=cp.int32)
+        self.split_seg = cp.empty(capacity, dtype=cp.int32)
+
+
+def _kernels() -> dict[str, Any]:
+    defines = {
+        **kernels.index_defines(np.int32, np.int64),
+        "DMR_BLOCK": BLOCK,
+        "MAX_CAVITY": MAX_CAVITY,
+    }
+    module = kernels.load_module(KERNEL_FILE, defines=defines)
+    return {
+        name: module.get_function(name)
+        for name in ("find_bad", "plan_and_race", "prioritycheck", "check_and_apply")
+    }
+
+
+def refine_gpu(
+    mesh: Mesh, min_angle: float, max_area: float | None, *, max_rounds: int = 100_000,
+    progress: Callable[[dict], None] | None = None,
+) -> tuple[Mesh, dict]:
+    cp = backend.cupy_module()
+    with backend.gpu_memory_guard("dmr.refine on the GPU"):
+        return _refine(cp, mesh, min_angle, max_area, max_rounds, progress)
+
+
+def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, dict]:
+    k = _kernels()
+    sms = backend.gpu_properties()["multiprocessors"]
+    t_start = time.perf_counter()
+    cap_t = max(1024, 2 * mesh.n_triangles)
+    backend.require_gpu_bytes(cap_t * 72 + 2 * mesh.n_vertices * 20, "dmr.refine")
+    dm = DeviceMesh(cp, mesh, cap_t, max(1024, 2 * mesh.n_vertices))
+    seg_markers = cp.asarray(mesh.segment_markers, dtype=cp.int32)
+    plans = Plans(cp, max(1024, min(MAX_CLAIMANTS, mesh.n_triangles)))
+    # counters: [bad, triangles, vertices, refined]
+    counters = cp.zeros(4, dtype=cp.uint64)
+    counters[1], counters[2] = dm.nt, dm.nv
+    min_cos = math.cos(math.radians(min_angle))
+    area_limit = float(max_area) if max_area is not None else 0.0
+    span = max(float(np.ptp(mesh.x)), float(np.ptp(mesh.y)), 1e-300)
+    min_split = MIN_SPLIT_FRACTION * span
+    stats: dict[str, Any] = {"rounds": 0, "refinements": 0, "claimants": 0}
+    cp.cuda.get_current_stream().synchronize()
+    t_loop = time.perf_counter()
+    for rnd in range(max_rounds):
+        counters[0] = 0
+        grid = min(-(-dm.nt // BLOCK), sms * 8)
+        k["find_bad"](
+            (grid,), (BLOCK,),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.stuck, np.int64(dm.nt), np.float64(min_cos),
+             np.float64(area_limit), dm.worklist, counters[0:1]),
+        )
+        n_bad, nt, nv, refined = (int(v) for v in counters.get())
+        dm.nt, dm.nv = nt, nv
+        if n_bad == 0:
+            break
+        n_claim = min(n_bad, MAX_CLAIMANTS)
+        dm.reserve(nt + 2 * n_claim, nv + n_claim)
+        if n_claim > plans.capacity:
+            plans = Plans(cp, max(n_claim, int(plans.capacity * GROWTH)))
+        threads = min(n_claim, sms * 2048)
+        pgrid = -(-threads // 128)
+        common = (np.int64(n_claim), np.uint64(rnd))
+        k["plan_and_race"](
+            (pgrid,), (128,),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.stuck, dm.worklist, np.int64(n_claim),
+             np.uint64(rnd), np.float64(min_split), dm.marks, plans.px, plans.py, plans.hood,
+             plans.n_cavity, plans.n_hood, plans.through, plans.split_a, plans.split_b,
+             plans.split_seg),
+        )
+        fgrid = -(-n_claim // BLOCK)
+        k["prioritycheck"](
+            (fgrid,), (BLOCK,), (dm.marks, plans.hood, plans.n_cavity, plans.n_hood, *common)
+        )
+        k["check_and_apply"](
+            (fgrid,), (BLOCK,),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.vmark, dm.stuck, seg_markers, dm.marks,
+             plans.hood, plans.n_cavity, plans.n_hood, plans.px, plans.py, plans.through,
+             plans.split_a, plans.split_b, plans.split_seg, *common, counters[1:2],
+             counters[2:3], counters[3:4]),
+        )
+        stats["rounds"] += 1
+        stats["claimants"] += n_claim
+        if progress is not None:
+            progress({"round": rnd, "bad": n_bad, "refined": refined, "triangles": nt})
+    cp.cuda.get_current_stream().synchronize()
+    t_loop_end = time.perf_counter()
+    stats["refinements"] = int(counters[3].get())
+    stats["gpu_loop_seconds"] = t_loop_end - t_loop
+    stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])
+    stuck = int(dm.stuck[: dm.nt].sum().get())
+    stats["gpu_stuck"] = stuck
+    out = dm.to_host(mesh)
+    stats["gpu_seconds"] = time.perf_counter() - t_start
+    if stuck:
+        # Finish with exact arithmetic on the host (the rare uncertain or oversized cases).
+        out, cpu_stats = refine_cpu(out, min_angle, max_area)
+        stats["cpu_finish_refinements"] = cpu_stats["refinements"]
+        stats["stuck"] = cpu_stats["stuck"]
+    else:
+        stats["stuck"] = 0
+    return out, stats

@@ -1,0 +1,397 @@
+// Delaunay mesh refinement rounds on the GPU (the CPU twin is morphgpu/dmr/cpu.py).
+//
+// Mesh layout (see morphgpu/dmr/mesh.py): x/y per vertex; per triangle slot t, tri[3t+i]
+// the vertices (CCW), nbr[3t+i] the triangle across edge i (opposite vertex i, -1 on the
+// boundary), seg[3t+i] 0 for a free edge or 1 + the segment's marker index.
+//
+// One round = four launches, no host read between the last three:
+//   find_bad        bad triangles -> worklist (one atomic per block, block order kept)
+//   plan_and_race   one thread per claimant: walk to the circumcentre, build the cavity
+//                   in local memory (or a segment midpoint split), store the plan, and
+//                   race its hood (cavity + triangles just outside) with mg::conflict_race
+//   prioritycheck   mg::conflict_prioritycheck (atomicMax)
+//   check_and_apply mg::conflict_check, then the winner re-triangulates: the cavity's own
+//                   slots are reused and the 1 or 2 extra ones come from the slot counter
+//                   the host grew beforehand from the number of claimants (host-only
+//                   growth: a winner adds at most two triangles and one vertex).
+//
+// Geometry is float64 with Shewchuk's static error bounds: a predicate whose sign is not
+// certain answers "unknown", the claimant gives up and its triangle is marked stuck; the
+// host finishes stuck triangles with the CPU path's exact arithmetic. The same happens to
+// cavities larger than MAX_CAVITY and walks longer than MAX_WALK, so a bounded thread
+// never makes a wrong decision.
+#include <morphgpu/common.cuh>
+#include <morphgpu/conflict.cuh>
+#include <morphgpu/worklist.cuh>
+
+#ifndef DMR_BLOCK
+#define DMR_BLOCK 256
+#endif
+#ifndef MAX_CAVITY
+#define MAX_CAVITY 24
+#endif
+#define MAX_BOUNDARY (MAX_CAVITY + 2)
+#define MAX_HOOD (MAX_CAVITY + MAX_BOUNDARY)
+#ifndef MAX_WALK
+#define MAX_WALK 512
+#endif
+
+using mg::i64;
+using mg::u64;
+using mg::vid_t;
+
+namespace {
+
+constexpr double kEps = 1.1102230246251565e-16;  // 2^-53
+constexpr double kOrientBound = (3.0 + 16.0 * kEps) * kEps;
+constexpr double kIncircleBound = (10.0 + 96.0 * kEps) * kEps;
+constexpr int kUnknown = 2;
+
+// +1 CCW, -1 CW, 0 collinear only when exactly zero with no rounding, kUnknown otherwise.
+__device__ int orient(double ax, double ay, double bx, double by, double cx, double cy) {
+    const double left = (ax - cx) * (by - cy);
+    const double right = (ay - cy) * (bx - cx);
+    const double det = left - right;
+    const double bound = kOrientBound * (fabs(left) + fabs(right));
+    if (det > bound) return 1;
+    if (-det > bound) return -1;
+    return kUnknown;
+}
+
+// +1 when d is strictly inside the circle through CCW a, b, c; -1 outside; kUnknown near.
+__device__ int incircle(double ax, double ay, double bx, double by, double cx, double cy,
+                        double dx, double dy) {
+    const double adx = ax - dx, ady = ay - dy, bdx = bx - dx, bdy = by - dy;
+    const double cdx = cx - dx, cdy = cy - dy;
+    const double bdxcdy = bdx * cdy, cdxbdy = cdx * bdy;
+    const double cdxady = cdx * ady, adxcdy = adx * cdy;
+    const double adxbdy = adx * bdy, bdxady = bdx * ady;
+    const double alift = adx * adx + ady * ady;
+    const double blift = bdx * bdx + bdy * bdy;
+    const double clift = cdx * cdx + cdy * cdy;
+    const double det = alift * (bdxcdy - cdxbdy) + blift * (cdxady - adxcdy) +
+                       clift * (adxbdy - bdxady);
+    const double permanent = (fabs(bdxcdy) + fabs(cdxbdy)) * alift +
+                             (fabs(cdxady) + fabs(adxcdy)) * blift +
+                             (fabs(adxbdy) + fabs(bdxady)) * clift;
+    const double bound = kIncircleBound * permanent;
+    if (det > bound) return 1;
+    if (-det > bound) return -1;
+    return kUnknown;
+}
+
+struct MeshView {
+    const double* x;
+    const double* y;
+    vid_t* tri;
+    vid_t* nbr;
+    int* seg;
+};
+
+__device__ __forceinline__ vid_t corner(const MeshView& m, vid_t t, int i) {
+    return m.tri[3 * (i64)t + (i % 3)];
+}
+
+// Is triangle t bad: smallest angle below the limit (unless two segments form it), or
+// area above max_area (max_area <= 0: no area limit).
+__device__ bool is_bad(const MeshView& m, vid_t t, double min_cos, double max_area) {
+    double len2[3];
+    for (int i = 0; i < 3; ++i) {
+        const vid_t u = corner(m, t, i + 1), v = corner(m, t, i + 2);
+        const double ex = m.x[v] - m.x[u], ey = m.y[v] - m.y[u];
+        len2[i] = ex * ex + ey * ey;
+    }
+    int s = 0;
+    if (len2[1] < len2[s]) s = 1;
+    if (len2[2] < len2[s]) s = 2;
+    const double a2 = len2[s], b2 = len2[(s + 1) % 3], c2 = len2[(s + 2) % 3];
+    const double cos_small = (b2 + c2 - a2) / (2.0 * sqrt(b2 * c2));
+    bool bad = cos_small > min_cos;
+    const i64 base = 3 * (i64)t;
+    if (m.seg[base + (s + 1) % 3] != 0 && m.seg[base + (s + 2) % 3] != 0) bad = false;
+    if (max_area > 0.0) {
+        const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
+        const double area = 0.5 * fabs((m.x[b] - m.x[a]) * (m.y[c] - m.y[a]) -
+                                       (m.y[b] - m.y[a]) * (m.x[c] - m.x[a]));
+        bad = bad || area > max_area;
+    }
+    return bad;
+}
+
+// A cavity under construction, in local memory.
+struct Cavity {
+    vid_t tri[MAX_CAVITY];
+    int n;
+    __device__ bool has(vid_t t) const {
+        for (int i = 0; i < n; ++i)
+            if (tri[i] == t) return true;
+        return false;
+    }
+};
+
+enum GrowResult { kGrown = 0, kTooBig = 1, kUnsure = 2 };
+
+// Bowyer–Watson cavity of point (px, py) from the seeds already in `cav`, never crossing a
+// segment.
+__device__ GrowResult grow_cavity(const MeshView& m, Cavity& cav, double px, double py) {
+    for (int head = 0; head < cav.n; ++head) {
+        const vid_t t = cav.tri[head];
+        for (int k = 0; k < 3; ++k) {
+            const i64 e = 3 * (i64)t + k;
+            const vid_t o = m.nbr[e];
+            if (o < 0 || m.seg[e] != 0 || cav.has(o)) continue;
+            const vid_t a = corner(m, o, 0), b = corner(m, o, 1), c = corner(m, o, 2);
+            const int in = incircle(m.x[a], m.y[a], m.x[b], m.y[b], m.x[c], m.y[c], px, py);
+            if (in == kUnknown) return kUnsure;
+            if (in > 0) {
+                if (cav.n == MAX_CAVITY) return kTooBig;
+                cav.tri[cav.n++] = o;
+            }
+        }
+    }
+    return kGrown;
+}
+
+// The boundary edges of a cavity (CCW as seen from inside), skipping `through_edge`
+// (3t+k of a boundary segment being split, or -1). Returns their number, or -1 when the
+// cavity is not a disc or the point does not see every edge (not star-shaped).
+__device__ int cavity_boundary(const MeshView& m, const Cavity& cav, i64 through_edge,
+                               double px, double py, vid_t* bu, vid_t* bv, vid_t* bo,
+                               int* bseg) {
+    int nb = 0;
+    for (int i = 0; i < cav.n; ++i) {
+        const vid_t t = cav.tri[i];
+        for (int k = 0; k < 3; ++k) {
+            const i64 e = 3 * (i64)t + k;
+            const vid_t o = m.nbr[e];
+            if (o >= 0 && cav.has(o)) continue;
+            if (e == through_edge) continue;
+            if (nb == MAX_BOUNDARY) return -1;
+            const vid_t u = corner(m, t, k + 1), v = corner(m, t, k + 2);
+            if (orient(m.x[u], m.y[u], m.x[v], m.y[v], px, py) != 1) return -1;
+            bu[nb] = u;
+            bv[nb] = v;
+            bo[nb] = o;
+            bseg[nb] = m.seg[e];
+            ++nb;
+        }
+    }
+    return nb >= cav.n ? nb : -1;
+}
+
+struct Plans {
+    double* px;
+    double* py;
+    vid_t* hood;       // MAX_HOOD per claimant: the cavity first, then the outside triangles
+    int* n_cavity;     // -1: no plan this round
+    int* n_hood;
+    i64* through;      // 3t+k of a boundary segment being split, else -1
+    vid_t* split_a;    // endpoints of the segment being split (-1: circumcentre insertion)
+    vid_t* split_b;
+    int* split_seg;
+};
+
+}  // namespace
+
+extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri, vid_t* nbr,
+                                    int* seg, const unsigned char* stuck, i64 n_triangles,
+                                    double min_cos, double max_area, vid_t* worklist,
+                                    u64* n_bad) {
+    const MeshView m{x, y, tri, nbr, seg};
+    // The loop bound is the same for every thread of a block (block_reserve is block-wide).
+    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n_triangles;
+         base += (i64)gridDim.x * DMR_BLOCK) {
+        const i64 t = base + threadIdx.x;
+        const bool bad = t < n_triangles && !stuck[t] && is_bad(m, (vid_t)t, min_cos, max_area);
+        const i64 slot = mg::block_reserve<DMR_BLOCK>(n_bad, bad ? 1 : 0);
+        if (bad) worklist[slot] = (vid_t)t;
+    }
+}
+
+extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t* tri,
+                                         vid_t* nbr, int* seg, unsigned char* stuck,
+                                         const vid_t* worklist, i64 n_claimants, u64 round,
+                                         double min_split, u64* marks, double* px_out,
+                                         double* py_out, vid_t* hood, int* n_cavity,
+                                         int* n_hood, i64* through, vid_t* split_a,
+                                         vid_t* split_b, int* split_seg) {
+    const MeshView m{x, y, tri, nbr, seg};
+    // Consecutive claimants per thread: after the Morton layout their cavities are close,
+    // so one thread's claims rarely fight each other (the paper's local worklist).
+    i64 begin, end;
+    mg::range_of_thread<i64>(n_claimants, &begin, &end);
+    for (i64 i = begin; i < end; ++i) {
+        n_cavity[i] = -1;
+        const vid_t t = worklist[i];
+        const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
+        // circumcentre relative to a
+        const double bx = x[b] - x[a], by = y[b] - y[a], cx = x[c] - x[a], cy = y[c] - y[a];
+        const double d = 2.0 * (bx * cy - by * cx);
+        const double b2 = bx * bx + by * by, c2 = cx * cx + cy * cy;
+        double px = x[a] + (cy * b2 - by * c2) / d;
+        double py = y[a] + (bx * c2 - cx * b2) / d;
+        bool ok = isfinite(px) && isfinite(py);
+        // Walk towards the circumcentre; stop inside its triangle or at a segment.
+        vid_t cur = t;
+        i64 split_edge = -1;
+        int steps = 0;
+        while (ok) {
+            int exit_k = -1;
+            for (int k = 0; k < 3 && ok; ++k) {
+                const vid_t u = corner(m, cur, k + 1), v = corner(m, cur, k + 2);
+                const int o = orient(x[u], y[u], x[v], y[v], px, py);
+                if (o == kUnknown) ok = false;
+                else if (o < 0) { exit_k = k; break; }
+            }
+            if (!ok || exit_k < 0) break;
+            const i64 e = 3 * (i64)cur + exit_k;
+            if (seg[e] != 0) { split_edge = e; break; }
+            cur = nbr[e];
+            if (++steps > MAX_WALK) ok = false;
+        }
+        Cavity cav;
+        cav.n = 0;
+        vid_t bu[MAX_BOUNDARY], bv[MAX_BOUNDARY], bo[MAX_BOUNDARY];
+        int bseg[MAX_BOUNDARY];
+        int nb = -1;
+        if (ok && split_edge < 0) {
+            cav.tri[cav.n++] = cur;
+            ok = grow_cavity(m, cav, px, py) == kGrown;
+            if (ok) {
+                // A segment on the cavity's boundary whose diametral circle holds the new
+                // point is encroached: split it instead (Ruppert).
+                for (int i = 0; i < cav.n && split_edge < 0; ++i) {
+                    for (int k = 0; k < 3; ++k) {
+                        const i64 e = 3 * (i64)cav.tri[i] + k;
+                        if (seg[e] == 0) continue;
+                        const vid_t o = nbr[e];
+                        if (o >= 0 && cav.has(o)) continue;
+                        const vid_t u = corner(m, cav.tri[i], k + 1);
+                        const vid_t v = corner(m, cav.tri[i], k + 2);
+                        if ((x[u] - px) * (x[v] - px) + (y[u] - py) * (y[v] - py) <= 0.0) {
+                            split_edge = e;
+                            break;
+                        }
+                    }
+                }
+                if (split_edge < 0) nb = cavity_boundary(m, cav, -1, px, py, bu, bv, bo, bseg);
+            }
+        }
+        vid_t sa = -1, sb = -1;
+        int sseg = 0;
+        i64 skip = -1;
+        if (ok && split_edge >= 0) {
+            const vid_t st = (vid_t)(split_edge / 3);
+            const int sk = (int)(split_edge % 3);
+            sa = corner(m, st, sk + 1);
+            sb = corner(m, st, sk + 2);
+            sseg = seg[split_edge];
+            const double lx = x[sb] - x[sa], ly = y[sb] - y[sa];
+            ok = sqrt(lx * lx + ly * ly) >= min_split;
+            px = 0.5 * (x[sa] + x[sb]);
+            py = 0.5 * (y[sa] + y[sb]);
+            cav.n = 0;
+            cav.tri[cav.n++] = st;
+            const vid_t across = nbr[split_edge];
+            if (across >= 0) cav.tri[cav.n++] = across;
+            else skip = split_edge;
+            if (ok) ok = grow_cavity(m, cav, px, py) == kGrown;
+            if (ok) nb = cavity_boundary(m, cav, skip, px, py, bu, bv, bo, bseg);
+        }
+        if (!ok || nb < 0) {
+            stuck[t] = 1;  // the host finishes it with exact arithmetic
+            continue;
+        }
+        vid_t* h = hood + i * MAX_HOOD;
+        int nh = 0;
+        for (int j = 0; j < cav.n; ++j) h[nh++] = cav.tri[j];
+        for (int j = 0; j < nb; ++j)
+            if (bo[j] >= 0) h[nh++] = bo[j];
+        px_out[i] = px;
+        py_out[i] = py;
+        n_cavity[i] = cav.n;
+        n_hood[i] = nh;
+        through[i] = skip;
+        split_a[i] = sa;
+        split_b[i] = sb;
+        split_seg[i] = sseg;
+        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        mg::conflict_race(marks, h, nh, mark);
+    }
+}
+
+extern "C" __global__ void prioritycheck(u64* marks, const vid_t* hood, int* n_cavity,
+                                         const int* n_hood, i64 n_claimants, u64 round) {
+    for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
+        if (n_cavity[i] < 0) continue;
+        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        if (!mg::conflict_prioritycheck(marks, hood + i * MAX_HOOD, n_hood[i], mark))
+            n_cavity[i] = -1;  // lost: skip phase 3
+    }
+}
+
+extern "C" __global__ void check_and_apply(double* x, double* y, vid_t* tri, vid_t* nbr,
+                                           int* seg, int* vertex_marker,
+                                           unsigned char* stuck, const int* segment_markers,
+                                           const u64* marks, const vid_t* hood,
+                                           const int* n_cavity, const int* n_hood,
+                                           const double* px_in, const double* py_in,
+                                           const i64* through, const vid_t* split_a,
+                                           const vid_t* split_b, const int* split_seg,
+                                           i64 n_claimants, u64 round, u64* n_triangles,
+                                           u64* n_vertices, u64* n_refined) {
+    const MeshView m{x, y, tri, nbr, seg};
+    for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
+        if (n_cavity[i] < 0) continue;
+        const vid_t* h = hood + i * MAX_HOOD;
+        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        if (!mg::conflict_check(marks, h, n_hood[i], mark)) continue;
+        // This thread owns its cavity and the triangles around it: rebuild the boundary
+        // from the (unchanged) cavity, then write the fan.
+        Cavity cav;
+        cav.n = n_cavity[i];
+        for (int j = 0; j < cav.n; ++j) cav.tri[j] = h[j];
+        const double px = px_in[i], py = py_in[i];
+        vid_t bu[MAX_BOUNDARY], bv[MAX_BOUNDARY], bo[MAX_BOUNDARY], slot[MAX_BOUNDARY];
+        int bseg[MAX_BOUNDARY];
+        const int nb = cavity_boundary(m, cav, through[i], px, py, bu, bv, bo, bseg);
+        if (nb < 0) continue;  // cannot happen: the same inputs passed in plan_and_race
+        const int fresh = nb - cav.n;
+        const i64 first = fresh > 0 ? (i64)atomicAdd(n_triangles, (u64)fresh) : 0;
+        for (int j = 0; j < nb; ++j) slot[j] = j < cav.n ? cav.tri[j] : (vid_t)(first + j - cav.n);
+        const vid_t p = (vid_t)atomicAdd(n_vertices, 1ull);
+        x[p] = px;
+        y[p] = py;
+        const vid_t sa = split_a[i], sb = split_b[i];
+        const int sseg = split_seg[i];
+        vertex_marker[p] = sseg ? segment_markers[sseg - 1] : 0;
+        for (int j = 0; j < nb; ++j) {
+            const vid_t u = bu[j], v = bv[j], s = slot[j];
+            vid_t after = -1, before = -1;
+            for (int q = 0; q < nb; ++q) {
+                if (bu[q] == v) after = slot[q];
+                if (bv[q] == u) before = slot[q];
+            }
+            const i64 e = 3 * (i64)s;
+            tri[e] = u;
+            tri[e + 1] = v;
+            tri[e + 2] = p;
+            nbr[e] = after;
+            nbr[e + 1] = before;
+            nbr[e + 2] = bo[j];
+            seg[e] = (sseg && (v == sa || v == sb)) ? sseg : 0;
+            seg[e + 1] = (sseg && (u == sa || u == sb)) ? sseg : 0;
+            seg[e + 2] = bseg[j];
+            stuck[s] = 0;
+            const vid_t o = bo[j];
+            if (o >= 0) {
+                const i64 oe = 3 * (i64)o;
+                int k = 0;
+                for (; k < 3; ++k)
+                    if (tri[oe + k] != u && tri[oe + k] != v) break;
+                nbr[oe + k] = s;
+            }
+        }
+        atomicAdd(n_refined, 1ull);
+    }
+}

@@ -1,0 +1,179 @@
+"""The mesh as a structure of arrays, and its conversion from and to Triangle-style dicts.
+
+Layout (shared by the CPU and GPU paths):
+- ``x``, ``y``: vertex coordinates (float64);
+- ``tri[t]``: the three vertex ids of triangle t, counter-clockwise;
+- ``nbr[t, i]``: the triangle across edge i, or -1 on the domain boundary. Edge i is the one
+  opposite vertex i, from ``tri[t, (i+1)%3]`` to ``tri[t, (i+2)%3]``;
+- ``seg[t, i]``: 0 if edge i is free, else 1 + the index into ``segment_markers`` of the
+  constrained segment it belongs to (kept as constrained edges, so segments travel with
+  the triangles and need no separate structure during refinement);
+- ``vertex_markers``: Triangle's boundary markers per vertex.
+Every domain-boundary edge is constrained (Triangle's boundary segments, marker 1 when the
+input gave none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+BOUNDARY_MARKER = 1
+
+
+@dataclass
+class Mesh:
+    x: np.ndarray
+    y: np.ndarray
+    tri: np.ndarray
+    nbr: np.ndarray
+    seg: np.ndarray
+    vertex_markers: np.ndarray
+    segment_markers: np.ndarray  # distinct marker values; seg codes index it (minus 1)
+    holes: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    extra: dict[str, Any] = field(default_factory=dict)  # regions etc., passed through
+
+    @property
+    def n_vertices(self) -> int:
+        return len(self.x)
+
+    @property
+    def n_triangles(self) -> int:
+        return len(self.tri)
+
+    def copy(self) -> Mesh:
+        return Mesh(
+            self.x.copy(), self.y.copy(), self.tri.copy(), self.nbr.copy(), self.seg.copy(),
+            self.vertex_markers.copy(), self.segment_markers.copy(), self.holes.copy(),
+            dict(self.extra),
+        )
+
+
+def _edge_keys(a: np.ndarray, b: np.ndarray, n_vertices: int) -> np.ndarray:
+    lo, hi = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    return lo * n_vertices + hi
+
+
+def orient_ccw(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """The triangles with clockwise ones flipped (Triangle writes CCW; other tools may not)."""
+    tri = tri.copy()
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    area2 = (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a])
+    cw = area2 < 0
+    tri[cw, 1], tri[cw, 2] = c[cw], b[cw]
+    return tri
+
+
+def build_neighbors(tri: np.ndarray, n_vertices: int) -> np.ndarray:
+    """``nbr`` from the triangles alone; ValueError when an edge has more than two sides."""
+    n = len(tri)
+    a = tri[:, [1, 2, 0]].ravel()
+    b = tri[:, [2, 0, 1]].ravel()
+    keys = _edge_keys(a, b, n_vertices)
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    nbr = np.full(3 * n, -1, dtype=np.int64)
+    same = sk[1:] == sk[:-1]
+    if np.any(same[1:] & same[:-1]):
+        bad = sk[1:][same[1:] & same[:-1]][0]
+        raise ValueError(
+            f"triangles: edge ({bad // n_vertices}, {bad % n_vertices}) belongs to more than "
+            "two triangles (overlapping or duplicated triangles)"
+        )
+    i = np.nonzero(same)[0]
+    first, second = order[i], order[i + 1]
+    nbr[first] = second // 3
+    nbr[second] = first // 3
+    return nbr.reshape(n, 3)
+
+
+def edge_segment_codes(
+    tri: np.ndarray, nbr: np.ndarray, n_vertices: int, segments: np.ndarray,
+    segment_markers: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(``seg`` per triangle edge, distinct marker table) from the input segments."""
+    markers = (
+        np.full(len(segments), BOUNDARY_MARKER, dtype=np.int64)
+        if segment_markers is None else np.asarray(segment_markers, dtype=np.int64).ravel()
+    )
+    table = np.unique(np.concatenate([markers, [BOUNDARY_MARKER]]))
+    a = tri[:, [1, 2, 0]].ravel()
+    b = tri[:, [2, 0, 1]].ravel()
+    keys = _edge_keys(a, b, n_vertices)
+    seg = np.zeros(len(keys), dtype=np.int32)
+    if len(segments):
+        skeys = _edge_keys(segments[:, 0], segments[:, 1], n_vertices)
+        order = np.argsort(skeys)
+        pos = np.searchsorted(skeys[order], keys)
+        pos = np.minimum(pos, len(skeys) - 1)
+        hit = skeys[order][pos] == keys
+        code = np.searchsorted(table, markers[order][pos]) + 1
+        seg[hit] = code[hit]
+    boundary = (nbr.ravel() < 0) & (seg == 0)
+    seg[boundary] = np.searchsorted(table, BOUNDARY_MARKER) + 1
+    return seg.reshape(-1, 3), table
+
+
+def mesh_from_arrays(
+    vertices: np.ndarray, triangles: np.ndarray, segments: np.ndarray | None = None,
+    segment_markers: np.ndarray | None = None, vertex_markers: np.ndarray | None = None,
+    holes: np.ndarray | None = None,
+) -> Mesh:
+    vertices = np.asarray(vertices, dtype=np.float64)
+    x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
+    nv = len(x)
+    tri = orient_ccw(x, y, np.asarray(triangles, dtype=np.int64))
+    nbr = build_neighbors(tri, nv)
+    segs = np.zeros((0, 2), dtype=np.int64) if segments is None else np.asarray(segments, np.int64)
+    seg, table = edge_segment_codes(tri, nbr, nv, segs, segment_markers)
+    vm = (
+        np.zeros(nv, dtype=np.int64) if vertex_markers is None
+        else np.asarray(vertex_markers, dtype=np.int64).ravel()
+    )
+    return Mesh(
+        x, y, tri.astype(np.int32), nbr.astype(np.int32), seg, vm, table,
+        np.zeros((0, 2)) if holes is None else np.asarray(holes, dtype=np.float64).reshape(-1, 2),
+    )
+
+
+def output_segments(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
+    """Every constrained edge once, as (segments n×2, markers n)."""
+    t, i = np.nonzero(mesh.seg)
+    a = mesh.tri[t, (i + 1) % 3]
+    b = mesh.tri[t, (i + 2) % 3]
+    other = mesh.nbr[t, i]
+    keep = (other < 0) | (t < other)  # each shared edge once, from its lower-numbered side
+    segs = np.stack([a[keep], b[keep]], axis=1).astype(np.int32)
+    markers = mesh.segment_markers[mesh.seg[t[keep], i[keep]] - 1].astype(np.int32)
+    return segs, markers
+
+
+def to_triangle_dict(mesh: Mesh) -> dict[str, np.ndarray]:
+    """Triangle's output dict: vertices, markers, triangles, neighbors, segments, holes."""
+    segs, smark = output_segments(mesh)
+    out = {
+        "vertices": np.stack([mesh.x, mesh.y], axis=1),
+        "vertex_markers": mesh.vertex_markers.reshape(-1, 1).astype(np.int32),
+        "triangles": mesh.tri.astype(np.int32),
+        "neighbors": mesh.nbr.astype(np.int32),
+        "segments": segs,
+        "segment_markers": smark.reshape(-1, 1),
+    }
+    if len(mesh.holes):
+        out["holes"] = mesh.holes
+    out.update(mesh.extra)
+    return out
+
+
+def permute_triangles(mesh: Mesh, perm: np.ndarray) -> Mesh:
+    """The mesh with triangle slot i holding old triangle perm[i] (neighbours renumbered)."""
+    perm = np.asarray(perm, dtype=np.int64)
+    new_id = np.empty(len(perm), dtype=np.int64)
+    new_id[perm] = np.arange(len(perm))
+    nbr = mesh.nbr[perm]
+    nbr = np.where(nbr >= 0, new_id[np.maximum(nbr, 0)], -1).astype(mesh.nbr.dtype)
+    out = mesh.copy()
+    out.tri, out.nbr, out.seg = mesh.tri[perm], nbr, mesh.seg[perm]
+    return out

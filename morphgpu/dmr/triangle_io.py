@@ -1,0 +1,245 @@
+"""Triangle's file formats: ``.node``, ``.ele``, ``.poly`` and ``.neigh``, read and written.
+
+Files are read into the same dicts the ``triangle`` package uses (``vertices``,
+``vertex_markers``, ``triangles``, ``segments``, ``segment_markers``, ``holes``,
+``regions``, ``neighbors``), with indices from 0 whatever the file's first index was.
+Malformed files raise ValueError naming the file and the line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class _Lines:
+    """The file's meaningful lines (comments and blank lines dropped), with line numbers."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        self._items: Iterator[tuple[int, list[str]]] = (
+            (n, line.split("#", 1)[0].split())
+            for n, line in enumerate(text.splitlines(), start=1)
+        )
+        self.line_no = 0
+
+    def next(self, what: str) -> list[str]:
+        for n, fields in self._items:
+            if fields:
+                self.line_no = n
+                return fields
+        raise ValueError(f"{self.path}: ended early, expected {what}")
+
+    def error(self, message: str) -> ValueError:
+        return ValueError(f"{self.path}:{self.line_no}: {message}")
+
+    def numbers(self, what: str, count: int, kinds: str) -> list[float]:
+        """The next line's first ``count`` numbers; ``kinds`` holds 'i' or 'f' per field."""
+        fields = self.next(what)
+        if len(fields) < count:
+            raise self.error(f"expected {count} values for {what}, found {len(fields)}")
+        out = []
+        for k, (field, kind) in enumerate(zip(fields[:count], kinds)):
+            try:
+                out.append(int(field) if kind == "i" else float(field))
+            except ValueError:
+                raise self.error(f"value {k + 1} of {what} is not a number: {field!r}") from None
+        if kinds.count("f") and not np.all(np.isfinite([v for v in out])):
+            raise self.error(f"{what} has a NaN or infinite value")
+        return out
+
+
+def _read_vertices(lines: _Lines, header: list[int]) -> tuple[dict[str, Any], int]:
+    n, dim, n_attr, n_markers = (header + [0, 0, 0, 0])[:4]
+    if n and dim != 2:
+        raise lines.error(f"only 2-D vertices are supported, header says dimension {dim}")
+    out: dict[str, Any] = {}
+    ids, coords, attrs, markers = [], [], [], []
+    for k in range(n):
+        row = lines.numbers(f"vertex {k + 1}", 3 + n_attr + (1 if n_markers else 0),
+                            "iff" + "f" * n_attr + ("i" if n_markers else ""))
+        ids.append(int(row[0]))
+        coords.append(row[1:3])
+        attrs.append(row[3: 3 + n_attr])
+        if n_markers:
+            markers.append(int(row[3 + n_attr]))
+    first = ids[0] if ids else 0
+    if first not in (0, 1) or ids != list(range(first, first + n)):
+        raise ValueError(f"{lines.path}: vertices must be numbered consecutively from 0 or 1")
+    out["vertices"] = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
+    if n_attr:
+        out["vertex_attributes"] = np.asarray(attrs, dtype=np.float64)
+    if n_markers:
+        out["vertex_markers"] = np.asarray(markers, dtype=np.int32).reshape(-1, 1)
+    return out, first
+
+
+def _check_indices(path: Path, name: str, arr: np.ndarray, n_vertices: int) -> None:
+    if arr.size and (arr.min() < 0 or arr.max() >= n_vertices):
+        row = int(np.nonzero((arr < 0).any(1) | (arr >= n_vertices).any(1))[0][0])
+        raise ValueError(f"{path}: {name} {row + 1} refers to a vertex that does not exist")
+
+
+def _header(lines: _Lines, what: str, width: int) -> list[int]:
+    fields = lines.next(what)
+    try:
+        values = [int(f) for f in fields[:width]]
+    except ValueError:
+        raise lines.error(f"{what} must be integers, got {' '.join(fields)!r}") from None
+    if not values or values[0] < 0:
+        raise lines.error(f"{what}: a non-negative count comes first")
+    return values
+
+
+def _read_node_lines(lines: _Lines) -> tuple[dict[str, Any], int]:
+    return _read_vertices(lines, _header(lines, "the .node header", 4))
+
+
+def read_node(path: str | Path) -> dict[str, Any]:
+    """A ``.node`` file: vertices, attributes, markers."""
+    return _read_node_lines(_Lines(Path(path)))[0]
+
+
+def _read_ele(path: Path, first: int, n_vertices: int) -> dict[str, Any]:
+    lines = _Lines(path)
+    header = _header(lines, "the .ele header", 3) + [3, 0]
+    n, per = header[0], header[1]
+    if per not in (3, 6):
+        raise lines.error(f"triangles must have 3 (or 6) nodes, header says {per}")
+    rows = [lines.numbers(f"triangle {k + 1}", 1 + per, "i" * (1 + per)) for k in range(n)]
+    tri = np.asarray([r[1:4] for r in rows], dtype=np.int64).reshape(-1, 3) - first
+    _check_indices(path, "triangle", tri, n_vertices)
+    return {"triangles": tri.astype(np.int32)}
+
+
+def read_ele(path: str | Path, node_path: str | Path | None = None) -> dict[str, Any]:
+    """A ``.ele`` file with its ``.node`` (by default the file beside it)."""
+    path = Path(path)
+    node = Path(node_path) if node_path else path.with_suffix(".node")
+    out, first = _read_node_lines(_Lines(node))
+    out.update(_read_ele(path, first, len(out["vertices"])))
+    return out
+
+
+def read_poly(path: str | Path) -> dict[str, Any]:
+    """A ``.poly`` file (vertices inline, or in the ``.node`` beside it when it says 0)."""
+    path = Path(path)
+    lines = _Lines(path)
+    header = _header(lines, "the .poly header", 4)
+    if header[0] == 0:
+        node = path.with_suffix(".node")
+        if not node.exists():
+            raise ValueError(f"{path}: lists 0 vertices and {node.name} does not exist")
+        out, first = _read_node_lines(_Lines(node))
+    else:
+        out, first = _read_vertices(lines, header)
+    nv = len(out["vertices"])
+    n_seg, seg_markers = (_header(lines, "the segment header", 2) + [0])[:2]
+    rows = [
+        lines.numbers(f"segment {k + 1}", 3 + (1 if seg_markers else 0), "iiii")
+        for k in range(n_seg)
+    ]
+    segs = np.asarray([r[1:3] for r in rows], dtype=np.int64).reshape(-1, 2) - first
+    _check_indices(path, "segment", segs, nv)
+    out["segments"] = segs.astype(np.int32)
+    if seg_markers:
+        out["segment_markers"] = np.asarray([r[3] for r in rows], np.int32).reshape(-1, 1)
+    n_holes = _header(lines, "the hole count", 1)[0]
+    holes = [lines.numbers(f"hole {k + 1}", 3, "iff")[1:] for k in range(n_holes)]
+    if n_holes:
+        out["holes"] = np.asarray(holes, dtype=np.float64)
+    try:
+        fields = lines.next("regions")
+    except ValueError:
+        return out
+    n_regions = int(fields[0])
+    arr = np.zeros((n_regions, 4))
+    for k in range(n_regions):
+        fields = lines.next(f"region {k + 1}")
+        try:
+            values = [float(f) for f in fields[1:5]]
+        except ValueError:
+            raise lines.error(f"region {k + 1} is not numeric") from None
+        if len(values) < 3:
+            raise lines.error(f"region {k + 1} needs x, y and an attribute or area")
+        # Triangle reads "x y value" as x, y and a maximum area
+        arr[k] = values if len(values) == 4 else [values[0], values[1], 0.0, values[2]]
+    if n_regions:
+        out["regions"] = arr
+    return out
+
+
+def read_neigh(path: str | Path) -> np.ndarray:
+    """A ``.neigh`` file: neighbours per triangle (-1 on the boundary), from index 0."""
+    path = Path(path)
+    lines = _Lines(path)
+    n = _header(lines, "the .neigh header", 2)[0]
+    rows = [lines.numbers(f"triangle {k + 1}", 4, "iiii") for k in range(n)]
+    first = rows[0][0] if rows else 0
+    nbr = np.asarray([r[1:] for r in rows], dtype=np.int64).reshape(-1, 3)
+    return np.where(nbr >= 0, nbr - first, -1).astype(np.int32)
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """``FILE.poly``, ``FILE.node`` (with ``FILE.ele`` and ``FILE.neigh`` when present)."""
+    path = Path(path)
+    if path.suffix == ".poly":
+        return read_poly(path)
+    if path.suffix == ".ele":
+        return read_ele(path)
+    if path.suffix != ".node":
+        raise ValueError(f"{path}: expected a .poly, .node or .ele file")
+    ele = path.with_suffix(".ele")
+    return read_ele(ele, path) if ele.exists() else read_node(path)
+
+
+def _write(path: Path, header: str, rows: list[str]) -> None:
+    path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
+
+
+def write(mesh: dict[str, Any], stem: str | Path) -> list[Path]:
+    """Write ``stem.node``, ``stem.ele``, ``stem.poly`` (segments, holes) and ``stem.neigh``
+    for whatever the dict holds; indices from 0. Returns the paths written."""
+    stem = Path(stem)
+    written = []
+    v = np.asarray(mesh["vertices"], dtype=np.float64)
+    vm = mesh.get("vertex_markers")
+    vm = None if vm is None else np.asarray(vm).ravel()
+    rows = [
+        f"{k} {x!r} {y!r}" + ("" if vm is None else f" {int(vm[k])}")
+        for k, (x, y) in enumerate(v.tolist())
+    ]
+    _write(stem.with_suffix(".node"), f"{len(v)} 2 0 {0 if vm is None else 1}", rows)
+    written.append(stem.with_suffix(".node"))
+    if mesh.get("triangles") is not None:
+        tri = np.asarray(mesh["triangles"]).reshape(-1, 3)
+        rows = [f"{k} {a} {b} {c}" for k, (a, b, c) in enumerate(tri.tolist())]
+        _write(stem.with_suffix(".ele"), f"{len(tri)} 3 0", rows)
+        written.append(stem.with_suffix(".ele"))
+    if mesh.get("neighbors") is not None:
+        nbr = np.asarray(mesh["neighbors"]).reshape(-1, 3)
+        rows = [f"{k} {a} {b} {c}" for k, (a, b, c) in enumerate(nbr.tolist())]
+        _write(stem.with_suffix(".neigh"), f"{len(nbr)} 3", rows)
+        written.append(stem.with_suffix(".neigh"))
+    if mesh.get("segments") is not None:
+        segs = np.asarray(mesh["segments"]).reshape(-1, 2)
+        sm = mesh.get("segment_markers")
+        sm = None if sm is None else np.asarray(sm).ravel()
+        rows = ["0 2 0 0", f"{len(segs)} {0 if sm is None else 1}"]
+        rows += [
+            f"{k} {a} {b}" + ("" if sm is None else f" {int(sm[k])}")
+            for k, (a, b) in enumerate(segs.tolist())
+        ]
+        holes = np.asarray(mesh.get("holes", np.zeros((0, 2))), dtype=np.float64).reshape(-1, 2)
+        rows.append(f"{len(holes)}")
+        rows += [f"{k} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
+        stem.with_suffix(".poly").write_text("\n".join(rows) + "\n")
+        written.append(stem.with_suffix(".poly"))
+    return written
