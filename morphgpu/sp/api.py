@@ -1,0 +1,191 @@
+"""The door of the SP wing: ``solve`` runs survey propagation with decimation, then a local
+search, on the GPU or the CPU, and never answers "SAT" without verifying the assignment
+against the original formula clause by clause.
+
+Phases, in the same order on both sides (engines in cpu.py and gpu.py):
+1. build the factor graph (merge duplicate literals, drop tautologies, see factor.py);
+2. unit propagation of the input;
+3. repeat: SP sweeps until max |Δeta| < epsilon → biases → if the surveys are trivial
+   (mean max(W+, W-) < trivial_threshold) stop, else fix the most biased ``fix_fraction``
+   of the free variables → unit propagation (a contradiction stops the loop);
+4. local search on the formula with the fixed variables frozen; if that gives up (or SP
+   failed), one more local search with every variable free, from the same start;
+5. verification.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from . import factor
+from .cnf import CNF, verify
+
+
+@dataclass
+class SolveResult:
+    status: str  # "SAT" or "UNKNOWN"
+    assignment: np.ndarray | None  # bool per variable (index 0 is variable 1) when SAT
+    reason: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.status == "SAT"
+
+
+def solve(
+    cnf: CNF,
+    *,
+    device: str = "auto",
+    seed: int | None = None,
+    epsilon: float = 1e-3,
+    fix_fraction: float = 0.01,
+    max_iterations: int = 1000,
+    trivial_threshold: float = 0.01,
+    local_search_rounds: int = 20000,
+    damping: float = 0.5,
+    progress: Callable[[str], None] | None = None,
+) -> SolveResult:
+    """Find a satisfying assignment of ``cnf`` with survey propagation and local search.
+
+    Returns ``SolveResult(status="SAT", assignment=...)`` only with an assignment that
+    satisfies every clause; otherwise ``status="UNKNOWN"`` with the ``reason``. ``stats``
+    holds SP iterations, decimation rounds, variables fixed and seconds per phase.
+    """
+    if not isinstance(cnf, CNF):
+        raise ValueError(f"solve: cnf must be a morphgpu.sp.CNF, got {type(cnf).__name__}")
+    if not (epsilon > 0):
+        raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
+    if not (0 < fix_fraction <= 1):
+        raise ValueError(f"solve: fix_fraction must be in (0, 1], got {fix_fraction}")
+    if int(max_iterations) < 1:
+        raise ValueError(f"solve: max_iterations must be at least 1, got {max_iterations}")
+    if not (0 <= damping < 1):
+        raise ValueError(f"solve: damping must be in [0, 1), got {damping}")
+    if int(local_search_rounds) < 0:
+        raise ValueError(f"solve: local_search_rounds must be >= 0, got {local_search_rounds}")
+    side = backend.resolve_device(device, who="morphgpu.sp.solve")
+    say = progress or (lambda _msg: None)
+    clock = _PhaseClock(side)
+    stats: dict[str, Any] = {
+        "device": side, "n_vars": cnf.n_vars, "n_clauses": cnf.n_clauses,
+        "sp_iterations": 0, "decimation_rounds": 0, "variables_fixed": 0,
+        "sp_converged": None, "local_search": "not run",
+    }
+
+    with backend.gpu_memory_guard(f"sp.solve on {cnf}"):
+        with clock("build"):
+            fg = factor.build(cnf, side)
+        stats["tautologies_dropped"] = fg.dropped_tautologies
+        if fg.has_empty_clause:
+            why = "the formula has an empty clause (unsatisfiable)"
+            return _finish(cnf, None, why, stats, clock)
+        engine = _engine(fg, side, seed, damping)
+        with clock("decimation"):
+            consistent = engine.propagate()
+        if not consistent:
+            return _finish(cnf, None, "unit propagation of the input found a contradiction "
+                           "(unsatisfiable)", stats, clock)
+        sp_problem = _survey_and_decimate(engine, stats, clock, say, epsilon=epsilon,
+                                          fix_fraction=fix_fraction,
+                                          max_iterations=int(max_iterations),
+                                          trivial_threshold=trivial_threshold)
+        stats["free_after_sp"] = engine.n_free()
+        with clock("local_search"):
+            solved = False
+            if sp_problem != "contradiction after decimation":
+                say(f"local search on {stats['free_after_sp']} free variables")
+                solved = engine.local_search(int(local_search_rounds), freeze_fixed=True, init=True)
+                stats["local_search"] = ("solved with fixed variables frozen" if solved
+                                         else "gave up")
+            if not solved:
+                say("local search with every variable free")
+                solved = engine.local_search(int(local_search_rounds), freeze_fixed=False,
+                                             init=sp_problem == "contradiction after decimation")
+                stats["local_search"] = ("solved with every variable free" if solved
+                                         else "gave up")
+        assignment = engine.assignment()
+    reason = "" if solved else "; ".join(filter(None, [sp_problem, "local search gave up"]))
+    if sp_problem and solved:
+        stats["note"] = f"{sp_problem}; the local search solved it anyway"
+    return _finish(cnf, assignment if solved else None, reason, stats, clock)
+
+
+def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
+                         say: Callable[[str], None], *, epsilon: float, fix_fraction: float,
+                         max_iterations: int, trivial_threshold: float) -> str:
+    """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not."""
+    while engine.n_free() > 0:
+        with clock("surveys"):
+            converged, iterations = engine.run_surveys(epsilon, max_iterations)
+        stats["sp_iterations"] += iterations
+        stats["sp_converged"] = converged
+        if not converged:
+            return f"SP did not converge in {max_iterations} iterations"
+        with clock("decimation"):
+            trivial, n_fixed = engine.decimate(fix_fraction, trivial_threshold)
+            if trivial:
+                return ""
+            stats["decimation_rounds"] += 1
+            stats["variables_fixed"] += n_fixed
+            consistent = engine.propagate()
+        say(f"round {stats['decimation_rounds']}: {engine.n_free()} free, "
+            f"{stats['sp_iterations']} SP iterations")
+        if not consistent:
+            return "contradiction after decimation"
+    return ""
+
+
+def _engine(fg: factor.FactorGraph, side: str, seed: int | None, damping: float) -> Any:
+    if side == "gpu":
+        from .gpu import GPUEngine  # noqa: PLC0415 (CuPy only when the GPU runs)
+
+        return GPUEngine(fg, seed, damping)
+    from .cpu import CPUEngine  # noqa: PLC0415
+
+    return CPUEngine(fg, seed, damping)
+
+
+def _finish(cnf: CNF, assignment: np.ndarray | None, reason: str, stats: dict[str, Any],
+            clock: _PhaseClock) -> SolveResult:
+    status = "UNKNOWN"
+    if assignment is not None:
+        with clock("verify"):
+            ok = verify(cnf, assignment)
+        if ok:
+            status = "SAT"
+        else:  # never reached when the engines are right; never answer SAT regardless
+            reason = "the local search's assignment failed verification"
+            assignment = None
+    stats["seconds"] = clock.seconds
+    stats["total_seconds"] = float(sum(clock.seconds.values()))
+    return SolveResult(status, assignment, reason, stats)
+
+
+class _PhaseClock:
+    """Wall seconds per named phase (the GPU engines synchronise when they read flags)."""
+
+    def __init__(self, side: str) -> None:
+        self.side = side
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, phase: str) -> _PhaseClock._Span:
+        return _PhaseClock._Span(self, phase)
+
+    class _Span:
+        def __init__(self, clock: _PhaseClock, phase: str) -> None:
+            self.clock, self.phase = clock, phase
+
+        def __enter__(self) -> None:
+            self.t0 = time.perf_counter()
+
+        def __exit__(self, *exc: object) -> None:
+            if self.clock.side == "gpu":
+                backend.synchronize()
+            dt = time.perf_counter() - self.t0
+            self.clock.seconds[self.phase] = self.clock.seconds.get(self.phase, 0.0) + dt

@@ -1,0 +1,239 @@
+"""The CPU engine: every SP phase in vectorised NumPy, in the same order as the GPU engine.
+
+State (shared in meaning with morphgpu/sp/gpu.py):
+- ``eta``: the survey of each edge (clause → variable), float64 here, float32 on the GPU;
+- ``fixed``: int8 per variable, 0 free, +1 true, -1 false;
+- ``satisfied``: bool per clause, set once a fixed literal makes it true (the clause is then
+  removed from the graph by marking, paper §7.2);
+- ``values``: the local search's assignment (bool per variable).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import rules
+from .factor import FactorGraph
+
+
+class CPUEngine:
+    side = "cpu"
+
+    def __init__(self, fg: FactorGraph, seed: int | None, damping: float = 0.0) -> None:
+        self.fg = fg
+        self.damping = damping
+        self.rng = np.random.default_rng(seed)
+        self.eta = self.rng.random(fg.n_clauses * fg.width)
+        self.fixed = np.zeros(fg.n_vars, dtype=np.int8)
+        self.satisfied = np.zeros(fg.n_clauses, dtype=bool)
+        self.values = np.zeros(fg.n_vars, dtype=bool)
+        w = fg.width
+        self.clause_of_edge = np.arange(fg.n_clauses * w, dtype=np.int64) // max(w, 1)
+        self.present = fg.lit_var >= 0
+        self.safe_var = np.where(self.present, fg.lit_var, 0).astype(np.int64)
+        # Per-variable sign of each of its edges, in var_edges order.
+        self.edge_neg_sorted = fg.lit_neg[fg.var_edges].astype(bool)
+        self.edge_clause_sorted = self.clause_of_edge[fg.var_edges]
+        self.degree = np.diff(fg.var_offsets)
+
+    # ----------------------------------------------------------------- simplification
+    def propagate(self) -> bool:
+        """Mark satisfied clauses and run unit propagation; False on a contradiction."""
+        fg = self.fg
+        w = fg.width
+        while True:
+            value = self.fixed[self.safe_var]
+            lit_true = self.present & (value != 0) & ((value > 0) != fg.lit_neg.astype(bool))
+            lit_free = self.present & (value == 0)
+            self.satisfied |= lit_true.reshape(-1, w).any(axis=1)
+            free_count = lit_free.reshape(-1, w).sum(axis=1)
+            open_ = ~self.satisfied
+            if np.any(open_ & (free_count == 0)):
+                return False
+            unit = np.flatnonzero(open_ & (free_count == 1))
+            if unit.size == 0:
+                return True
+            slot = np.argmax(lit_free.reshape(-1, w)[unit], axis=1)
+            edge = unit * w + slot
+            var = fg.lit_var[edge].astype(np.int64)
+            want = np.where(fg.lit_neg[edge] != 0, -1, 1).astype(np.int8)
+            # Two unit clauses forcing opposite values on one variable: a contradiction,
+            # whichever is applied first (the GPU sees the same through its CAS).
+            order = np.argsort(var, kind="stable")
+            v_sorted, w_sorted = var[order], want[order]
+            clash = (v_sorted[1:] == v_sorted[:-1]) & (w_sorted[1:] != w_sorted[:-1])
+            if np.any(clash):
+                return False
+            self.fixed[var] = want
+
+    def n_free(self) -> int:
+        return int(np.count_nonzero(self.fixed == 0))
+
+    # ----------------------------------------------------------------- surveys
+    def _alive(self) -> np.ndarray:
+        open_clause = ~self.satisfied[self.clause_of_edge]
+        return self.present & open_clause & (self.fixed[self.safe_var] == 0)
+
+    def _var_products(self, alive: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per variable and sign: product of the non-zero (1 - eta) and the count of zeros."""
+        fg = self.fg
+        edges = fg.var_edges
+        factor = np.where(alive[edges], 1.0 - self.eta[edges], 1.0)
+        is_zero = alive[edges] & (factor == 0.0)
+        factor = np.where(is_zero, 1.0, factor)
+        out = []
+        for negated in (False, True):
+            mine = self.edge_neg_sorted == negated
+            out.append(_segment_prod(np.where(mine, factor, 1.0), fg.var_offsets))
+            out.append(_segment_sum((mine & is_zero).astype(np.int64), fg.var_offsets))
+        return tuple(out)  # prod_pos, zeros_pos, prod_neg, zeros_neg
+
+    def iterate(self) -> float:
+        """One synchronous SP sweep over every live edge; returns max |Δeta|."""
+        fg = self.fg
+        alive = self._alive()
+        prod_pos, zeros_pos, prod_neg, zeros_neg = self._var_products(alive)
+        var = self.safe_var
+        neg = fg.lit_neg.astype(bool)
+        own = 1.0 - self.eta
+        p_same = np.where(neg, prod_neg[var], prod_pos[var])
+        z_same = np.where(neg, zeros_neg[var], zeros_pos[var])
+        p_opp = np.where(neg, prod_pos[var], prod_neg[var])
+        z_opp = np.where(neg, zeros_pos[var], zeros_neg[var])
+        ratio = rules.edge_ratio(p_same, z_same, p_opp, z_opp, own)
+        ratio = np.where(alive, ratio, 1.0).reshape(-1, fg.width)
+        new_eta = _all_but_one_product(ratio).ravel()
+        # Convergence is judged on the undamped change; damping (a share of the old survey
+        # kept) only steadies the synchronous sweep, which can oscillate near threshold.
+        delta = np.abs(new_eta - self.eta)[alive]
+        if self.damping:
+            new_eta = (1.0 - self.damping) * new_eta + self.damping * self.eta
+        self.eta = np.where(alive, new_eta, self.eta)
+        return float(delta.max()) if delta.size else 0.0
+
+    def run_surveys(self, epsilon: float, max_iterations: int) -> tuple[bool, int]:
+        for it in range(1, max_iterations + 1):
+            if self.iterate() < epsilon:
+                return True, it
+        return False, max_iterations
+
+    def biases(self) -> tuple[np.ndarray, np.ndarray]:
+        """(W+ - W-, max(W+, W-)) per variable; zero for fixed variables."""
+        prod_pos, zeros_pos, prod_neg, zeros_neg = self._var_products(self._alive())
+        diff, strength = rules.bias(prod_pos, zeros_pos, prod_neg, zeros_neg)
+        free = self.fixed == 0
+        return np.where(free, diff, 0.0), np.where(free, strength, 0.0)
+
+    def decimate(self, fix_fraction: float, trivial_threshold: float) -> tuple[bool, int]:
+        """Fix the most biased free variables; (surveys trivial, how many were fixed)."""
+        diff, strength = self.biases()
+        free = np.flatnonzero(self.fixed == 0)
+        if free.size == 0:
+            return True, 0
+        if float(strength[free].mean()) < trivial_threshold:
+            return True, 0
+        n_fix = max(1, int(fix_fraction * free.size))
+        score = np.abs(diff[free])
+        pick = free[np.argpartition(-score, n_fix - 1)[:n_fix]] if n_fix < free.size else free
+        self.fixed[pick] = np.where(diff[pick] >= 0, 1, -1).astype(np.int8)
+        return False, int(pick.size)
+
+    # ----------------------------------------------------------------- local search
+    def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool) -> bool:
+        """Parallel probSAT on the whole formula: every unsatisfied clause flips one of its
+        variables per round, picked by break count. Fixed variables stay put when frozen;
+        ``init`` starts from the fixed values plus random ones for the free variables."""
+        fg = self.fg
+        w = fg.width
+        fixed_mask = self.fixed != 0
+        if init:
+            start = self.rng.random(fg.n_vars) < 0.5
+            self.values = np.where(fixed_mask, self.fixed > 0, start)
+        if fg.n_clauses == 0:
+            return True
+        frozen = fixed_mask if freeze_fixed else np.zeros(fg.n_vars, dtype=bool)
+        neg = fg.lit_neg.astype(bool)
+        lit_true = self.present & (self.values[self.safe_var] != neg)
+        true_count = lit_true.reshape(-1, w).sum(axis=1)
+        movable = (self.present & ~frozen[self.safe_var]).reshape(-1, w)
+        weight_of_break = rules.break_weights(w)
+        for _ in range(max_rounds):
+            unsat = np.flatnonzero(true_count == 0)
+            if unsat.size == 0:
+                return True
+            cand_ok = movable[unsat]
+            if not cand_ok.any(axis=1).all():
+                return False  # a clause whose variables are all frozen and false
+            cand = self.safe_var.reshape(-1, w)[unsat]
+            breaks = self._break_counts(cand.ravel(), true_count).reshape(cand.shape)
+            clamped = np.minimum(breaks, weight_of_break.size - 1)
+            weight = np.where(cand_ok, weight_of_break[clamped], 0.0)
+            cum = np.cumsum(weight, axis=1)
+            u = self.rng.random(unsat.size) * cum[:, -1]
+            slot = np.argmax(cum > u[:, None], axis=1)
+            flip = np.unique(cand[np.arange(unsat.size), slot])
+            self.values[flip] = ~self.values[flip]
+            # Each flipped variable's literals change truth: adjust their clauses' counts.
+            start, stop = fg.var_offsets[flip], fg.var_offsets[flip + 1]
+            edges = fg.var_edges[_ranges(start, stop)]
+            now_true = self.values[fg.lit_var[edges]] != neg[edges]
+            np.add.at(true_count, self.clause_of_edge[edges], np.where(now_true, 1, -1))
+        return bool(np.all(true_count > 0))
+
+    def _break_counts(self, vars_: np.ndarray, true_count: np.ndarray) -> np.ndarray:
+        """For each variable: how many clauses it alone satisfies (flipping it breaks them)."""
+        fg = self.fg
+        start, stop = fg.var_offsets[vars_], fg.var_offsets[vars_ + 1]
+        idx = _ranges(start, stop)
+        edges = fg.var_edges[idx]
+        clause = self.clause_of_edge[edges]
+        lit_true = self.values[fg.lit_var[edges]] != fg.lit_neg[edges].astype(bool)
+        sole = (true_count[clause] == 1) & lit_true
+        counts = np.zeros(vars_.size, dtype=np.int64)
+        owner = np.repeat(np.arange(vars_.size), stop - start)
+        np.add.at(counts, owner, sole.astype(np.int64))
+        return counts
+
+    def assignment(self) -> np.ndarray:
+        """The local search's assignment (it starts from, and may keep, the fixed values)."""
+        return self.values.copy()
+
+
+def _ranges(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(start[i], stop[i]) without a Python loop."""
+    lengths = (stop - start).astype(np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(start - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return np.arange(total, dtype=np.int64) + shift
+
+
+def _segment_prod(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    n = offsets.size - 1
+    out = np.ones(n)
+    nonempty = offsets[1:] > offsets[:-1]
+    if values.size:
+        red = np.multiply.reduceat(values, np.minimum(offsets[:-1], values.size - 1))
+        out[nonempty] = red[nonempty]
+    return out
+
+
+def _segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    n = offsets.size - 1
+    out = np.zeros(n, dtype=values.dtype)
+    nonempty = offsets[1:] > offsets[:-1]
+    if values.size:
+        red = np.add.reduceat(values, np.minimum(offsets[:-1], values.size - 1))
+        out[nonempty] = red[nonempty]
+    return out
+
+
+def _all_but_one_product(ratio: np.ndarray) -> np.ndarray:
+    """out[:, i] = product of ratio[:, j] for j != i, exactly (no division by zero ratios)."""
+    m, k = ratio.shape
+    prefix = np.ones((m, k + 1))
+    suffix = np.ones((m, k + 1))
+    np.cumprod(ratio, axis=1, out=prefix[:, 1:])
+    np.cumprod(ratio[:, ::-1], axis=1, out=suffix[:, 1:])
+    return prefix[:, :k] * suffix[:, k - 1 :: -1]

@@ -1,0 +1,113 @@
+"""The factor graph SP runs on, built from a CNF on either side (NumPy or CuPy).
+
+Clause→literal is a fixed-width array: edge ``e = a * width + j`` is the j-th literal of
+clause ``a`` (paper §6.3: a direct offset instead of a row pointer); narrower clauses are
+padded with variable -1. Literal→clause is CSR over edge ids, grouped by variable.
+
+Building it also cleans the formula: duplicate literals are merged, tautological clauses
+(x and ¬x) dropped since every assignment satisfies them, and an empty clause is reported
+(the formula is then unsatisfiable and SP has nothing to do).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from .cnf import CNF
+
+
+@dataclass(frozen=True, eq=False)
+class FactorGraph:
+    n_vars: int
+    n_clauses: int
+    width: int
+    lit_var: Any  # (n_clauses * width,) 0-based variable, -1 for padding
+    lit_neg: Any  # (n_clauses * width,) int8, 1 where the literal is negated
+    var_offsets: Any  # (n_vars + 1,) int64: a variable's edges in var_edges
+    var_edges: Any  # edge ids grouped by variable
+    has_empty_clause: bool
+    dropped_tautologies: int
+
+    @property
+    def side(self) -> str:
+        return backend.side_of(self.lit_var)
+
+
+def build(cnf: CNF, side: str) -> FactorGraph:
+    """The cleaned factor graph of ``cnf`` with its arrays on ``side``."""
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    n, m = cnf.n_vars, cnf.n_clauses
+    widths = np.diff(cnf.offsets)
+    has_empty = bool(np.any(widths == 0))
+    uniform = m > 0 and bool(np.all(widths == widths[0]))
+    lits = xp.asarray(cnf.literals)
+    var_dtype = lits.dtype
+    dropped = 0
+    if uniform and _distinct_rows(xp, lits.reshape(m, int(widths[0]))):
+        width = int(widths[0])
+        table = lits.reshape(m, width)
+    else:
+        table, width, dropped = _clean_general(xp, cnf, lits)
+        m = table.shape[0]
+    lit_var = xp.where(table != 0, xp.abs(table) - 1, -1).astype(var_dtype).ravel()
+    lit_neg = (table < 0).astype(xp.int8).ravel()
+    n_edges = m * width
+    edge_dtype = np.int32 if n_edges < 2**31 - 1 else np.int64
+    present = lit_var >= 0
+    edge_ids = xp.flatnonzero(present).astype(edge_dtype)
+    owners = lit_var[edge_ids]
+    order = xp.argsort(owners, kind="stable") if side == "cpu" else xp.argsort(owners)
+    var_edges = edge_ids[order]
+    degree = xp.bincount(owners.astype(xp.int64), minlength=n) if n else xp.zeros(0, xp.int64)
+    var_offsets = xp.zeros(n + 1, dtype=xp.int64)
+    if n:
+        xp.cumsum(degree, out=var_offsets[1:])
+    return FactorGraph(n, m, width, lit_var, lit_neg, var_offsets, var_edges, has_empty, dropped)
+
+
+def _distinct_rows(xp: Any, table: Any) -> bool:
+    """True when no clause repeats a variable (the usual random k-SAT case: no cleaning)."""
+    if table.shape[1] < 2:
+        return True
+    s = xp.sort(xp.abs(table), axis=1)
+    return not bool((s[:, 1:] == s[:, :-1]).any())
+
+
+def _clean_general(xp: Any, cnf: CNF, lits: Any) -> tuple[Any, int, int]:
+    """Merge duplicate literals, drop tautologies and empty clauses; pad to the widest clause."""
+    m = cnf.n_clauses
+    offsets = xp.asarray(cnf.offsets)
+    clause_of = xp.repeat(xp.arange(m, dtype=xp.int64), xp.diff(offsets))
+    lits64 = lits.astype(xp.int64)
+    var = xp.abs(lits64)
+    # Sort by (clause, variable, sign) so duplicates and x/¬x pairs sit side by side.
+    key_order = xp.lexsort(xp.stack([lits64, var, clause_of]))
+    c, v, lit = clause_of[key_order], var[key_order], lits64[key_order]
+    same_var = xp.zeros(c.size, dtype=bool)
+    if c.size > 1:
+        same_var[1:] = (c[1:] == c[:-1]) & (v[1:] == v[:-1])
+    same_lit = xp.zeros(c.size, dtype=bool)
+    if c.size > 1:
+        same_lit[1:] = same_var[1:] & (lit[1:] == lit[:-1])
+    tautology_pair = same_var & ~same_lit
+    tautological = xp.zeros(m, dtype=bool)
+    tautological[c[tautology_pair]] = True
+    keep = ~same_lit & ~tautological[c]
+    c, lit = c[keep], lit[keep]
+    kept_clause = ~tautological & (xp.diff(offsets) > 0)
+    new_index = xp.cumsum(kept_clause) - 1
+    m_new = int(kept_clause.sum())
+    widths = xp.bincount(c, minlength=m)[kept_clause] if m else xp.zeros(0, xp.int64)
+    width = max(1, int(widths.max())) if m_new else 1
+    starts = xp.zeros(m_new + 1, dtype=xp.int64)
+    if m_new:
+        xp.cumsum(widths, out=starts[1:])
+    row = new_index[c]
+    col = xp.arange(c.size, dtype=xp.int64) - starts[row]
+    table = xp.zeros((m_new, width), dtype=lits.dtype)
+    table[row, col] = lit.astype(lits.dtype)
+    return table, width, int(tautological.sum())

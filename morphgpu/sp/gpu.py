@@ -1,0 +1,184 @@
+"""The GPU engine: the same phases as cpu.py, as CUDA kernels (kernels/*.cu) over CuPy arrays.
+
+Loops stay on the device: SP sweeps are launched back to back and the host reads the
+sweeps' max |Δeta| only every ``CHECK_EVERY`` sweeps (each sweep writes its own slot);
+unit propagation reads one flag per wave; the local search reads its unsat counts every
+``CHECK_EVERY`` rounds. Decimation picks the most biased variables with one CuPy sort.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backend, kernels
+from . import rules
+from .factor import FactorGraph
+
+CHECK_EVERY = 8
+BLOCK = 256
+
+
+class GPUEngine:
+    side = "gpu"
+
+    def __init__(self, fg: FactorGraph, seed: int | None, damping: float = 0.0) -> None:
+        cp = backend.cupy_module()
+        self.cp = cp
+        self.fg = fg
+        self.damping = float(damping)
+        self.seed = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+        n, m, w = fg.n_vars, fg.n_clauses, fg.width
+        edges = m * w
+        needed = edges * (4 + 4 + 1) + n * (8 * 2 + 4 * 6 + 2) + m * (4 + 1)
+        backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
+        defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
+        self._survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
+        self._simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
+        self._walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
+        rng = cp.random.default_rng(self.seed % 2**63)
+        self.eta = rng.random(edges, dtype=cp.float32)
+        self.fixed = cp.zeros(n, dtype=cp.int32)
+        self.satisfied = cp.zeros(m, dtype=cp.uint8)
+        self.values = cp.zeros(n, dtype=cp.uint8)
+        self.prod_pos = cp.ones(n, dtype=cp.float64)
+        self.prod_neg = cp.ones(n, dtype=cp.float64)
+        self.zeros_pos = cp.zeros(n, dtype=cp.int32)
+        self.zeros_neg = cp.zeros(n, dtype=cp.int32)
+        self.flags = cp.zeros(2, dtype=cp.int32)
+        self.deltas = cp.zeros(CHECK_EVERY, dtype=cp.uint32)
+        self.rounds_seed = self.seed
+        sms = backend.gpu_properties()["multiprocessors"]
+        self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
+
+    def _grid(self, n_items: int) -> tuple[tuple[int], tuple[int]]:
+        return kernels.launch_config(max(1, n_items), BLOCK, self._cap)
+
+    # ----------------------------------------------------------------- simplification
+    def propagate(self) -> bool:
+        fg = self.fg
+        grid, block = self._grid(fg.n_clauses)
+        kernel = self._simplify.get_function("unit_wave")
+        while True:
+            self.flags.fill(0)
+            kernel(grid, block, (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var,
+                                 fg.lit_neg, self.fixed, self.satisfied, self.flags,
+                                 self.flags[1:]))
+            changed, contradiction = (int(x) for x in self.flags.get())
+            if contradiction:
+                return False
+            if not changed:
+                return True
+
+    def n_free(self) -> int:
+        return int(self.cp.count_nonzero(self.fixed == 0))
+
+    # ----------------------------------------------------------------- surveys
+    def _products(self) -> None:
+        fg = self.fg
+        grid, block = self._grid(fg.n_vars)
+        self._survey.get_function("sp_var_products")(
+            grid, block,
+            (np.int64(fg.n_vars), fg.var_offsets, fg.var_edges, fg.lit_neg, np.int32(fg.width),
+             self.eta, self.fixed, self.satisfied, self.prod_pos, self.prod_neg,
+             self.zeros_pos, self.zeros_neg))
+
+    def _sweep(self, slot: int) -> None:
+        fg = self.fg
+        self._products()
+        grid, block = self._grid(fg.n_clauses)
+        self._survey.get_function("sp_clause_update")(
+            grid, block,
+            (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
+             self.fixed, self.satisfied, self.prod_pos, self.prod_neg, self.zeros_pos,
+             self.zeros_neg, np.float32(self.damping), self.deltas[slot:]))
+
+    def run_surveys(self, epsilon: float, max_iterations: int) -> tuple[bool, int]:
+        done = 0
+        while done < max_iterations:
+            batch = min(CHECK_EVERY, max_iterations - done)
+            self.deltas.fill(0)
+            for slot in range(batch):
+                self._sweep(slot)
+            worst = self.deltas[:batch].get().view(np.float32)
+            below = np.flatnonzero(worst < epsilon)
+            if below.size:
+                return True, done + batch
+            done += batch
+        return False, max_iterations
+
+    def biases(self) -> tuple[Any, Any]:
+        cp, fg = self.cp, self.fg
+        self._products()
+        diff = cp.empty(fg.n_vars, dtype=cp.float32)
+        strength = cp.empty(fg.n_vars, dtype=cp.float32)
+        grid, block = self._grid(fg.n_vars)
+        self._survey.get_function("sp_biases")(
+            grid, block,
+            (np.int64(fg.n_vars), self.fixed, self.prod_pos, self.prod_neg, self.zeros_pos,
+             self.zeros_neg, diff, strength))
+        return diff, strength
+
+    def decimate(self, fix_fraction: float, trivial_threshold: float) -> tuple[bool, int]:
+        cp = self.cp
+        diff, strength = self.biases()
+        free = self.fixed == 0
+        n_free = int(cp.count_nonzero(free))
+        if n_free == 0:
+            return True, 0
+        mean_strength = float(strength.sum(dtype=cp.float64)) / n_free  # fixed ones hold 0
+        if mean_strength < trivial_threshold:
+            return True, 0
+        n_fix = max(1, int(fix_fraction * n_free))
+        score = cp.where(free, cp.abs(diff), cp.float32(-1.0))
+        chosen = cp.argsort(-score)[:n_fix].astype(cp.int64)
+        grid, block = self._grid(n_fix)
+        self._simplify.get_function("fix_chosen")(
+            grid, block, (np.int64(n_fix), chosen, diff, self.fixed))
+        return False, n_fix
+
+    # ----------------------------------------------------------------- local search
+    def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool) -> bool:
+        cp, fg = self.cp, self.fg
+        fixed_mask = self.fixed != 0
+        if init:
+            rng = cp.random.default_rng((self.seed + 1) % 2**63)
+            start = rng.random(fg.n_vars, dtype=cp.float32) < 0.5
+            self.values = cp.where(fixed_mask, self.fixed > 0, start).astype(cp.uint8)
+        if fg.n_clauses == 0:
+            return True
+        frozen = (fixed_mask if freeze_fixed else cp.zeros(fg.n_vars, dtype=bool)).astype(cp.uint8)
+        table = cp.asarray(rules.break_weights(fg.width))
+        true_count = cp.empty(fg.n_clauses, dtype=cp.int32)
+        breaks = cp.zeros(fg.n_vars, dtype=cp.int32)
+        flip = cp.zeros(fg.n_vars, dtype=cp.uint8)
+        unsat = cp.zeros(CHECK_EVERY, dtype=cp.uint64)
+        stuck = cp.zeros(1, dtype=cp.int32)
+        state_k = self._walk.get_function("ls_clause_state")
+        pick_k = self._walk.get_function("ls_pick")
+        flip_k = self._walk.get_function("ls_flip")
+        cgrid, block = self._grid(fg.n_clauses)
+        vgrid, _ = self._grid(fg.n_vars)
+        m, n, w = np.int64(fg.n_clauses), np.int64(fg.n_vars), np.int32(fg.width)
+        self.rounds_seed += 1
+        seed = np.uint64(self.rounds_seed % 2**64)
+        done = 0
+        while done <= max_rounds:
+            unsat.fill(0)
+            for slot in range(CHECK_EVERY):
+                state_k(cgrid, block, (m, w, fg.lit_var, fg.lit_neg, self.values, true_count,
+                                       breaks, unsat[slot:]))
+                pick_k(cgrid, block, (m, w, fg.lit_var, true_count, breaks, frozen, table, seed,
+                                      np.uint64(done + slot), flip, stuck))
+                flip_k(vgrid, block, (n, self.values, flip, breaks))
+            counts = unsat.get()
+            if np.any(counts == 0):
+                return True
+            if int(stuck.get()[0]):
+                return False
+            done += CHECK_EVERY
+        return False
+
+    def assignment(self) -> np.ndarray:
+        return self.values.get().astype(bool)

@@ -1,0 +1,130 @@
+// Survey propagation sweeps on the factor graph (morphgpu/sp/factor.py has the layout).
+//
+// One sweep is two kernels launched back to back:
+//   sp_var_products   per free variable, over its live clauses: the product of the
+//                     non-zero factors (1 - eta) and the count of zero factors, by sign
+//                     (the paper's edge caching: "all but one" becomes a division);
+//   sp_clause_update  per live clause: the new survey on each of its live edges, and the
+//                     sweep's max |delta eta| (atomicMax on the float's bits, which order
+//                     like the floats themselves because they are non-negative).
+// A clause reads only its own edges' surveys and the cached products, so it can write
+// its surveys in place. sp_biases turns the same products into W+ - W- and max(W+, W-).
+//
+// Products are accumulated in double: a variable of degree ~40 multiplies factors near
+// zero, and float32 loses the "all but one" division there. Surveys stay float32.
+#include <morphgpu/common.cuh>
+
+using mg::i64;
+using mg::eid_t;
+using mg::vid_t;
+
+struct VarProducts {
+    double* prod_pos;
+    double* prod_neg;
+    int* zeros_pos;
+    int* zeros_neg;
+};
+
+extern "C" __global__ void sp_var_products(
+    i64 n_vars, const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_edges,
+    const signed char* __restrict__ lit_neg, int width, const float* __restrict__ eta,
+    const int* __restrict__ fixed, const unsigned char* __restrict__ satisfied,
+    double* prod_pos, double* prod_neg, int* zeros_pos, int* zeros_neg)
+{
+    for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
+        if (fixed[v] != 0) continue;
+        double p[2] = {1.0, 1.0};
+        int z[2] = {0, 0};
+        for (i64 k = var_offsets[v]; k < var_offsets[v + 1]; ++k) {
+            const i64 e = (i64)var_edges[k];
+            if (satisfied[e / width]) continue;
+            const int s = lit_neg[e] ? 1 : 0;
+            const double f = 1.0 - (double)eta[e];
+            if (f == 0.0) z[s] += 1; else p[s] *= f;
+        }
+        prod_pos[v] = p[0]; prod_neg[v] = p[1];
+        zeros_pos[v] = z[0]; zeros_neg[v] = z[1];
+    }
+}
+
+// Pi^u / (Pi^u + Pi^s + Pi^0) of variable v seen from the clause whose edge is e.
+__device__ __forceinline__ double edge_ratio(
+    i64 e, vid_t v, const signed char* lit_neg, const float* eta,
+    const double* prod_pos, const double* prod_neg, const int* zeros_pos, const int* zeros_neg)
+{
+    const bool neg = lit_neg[e] != 0;
+    const double p_same = neg ? prod_neg[v] : prod_pos[v];
+    const int z_same = neg ? zeros_neg[v] : zeros_pos[v];
+    const double p_opp = neg ? prod_pos[v] : prod_neg[v];
+    const int z_opp = neg ? zeros_pos[v] : zeros_neg[v];
+    const double own = 1.0 - (double)eta[e];
+    double same;
+    if (own == 0.0) same = (z_same - 1 > 0) ? 0.0 : p_same;
+    else same = (z_same > 0) ? 0.0 : fmin(p_same / own, 1.0);
+    const double opp = (z_opp > 0) ? 0.0 : p_opp;
+    const double pi_u = (1.0 - opp) * same;
+    const double pi_s = (1.0 - same) * opp;
+    const double pi_0 = same * opp;
+    const double total = pi_u + pi_s + pi_0;
+    return total > 0.0 ? pi_u / total : 0.0;
+}
+
+extern "C" __global__ void sp_clause_update(
+    i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
+    const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
+    const unsigned char* __restrict__ satisfied, const double* __restrict__ prod_pos,
+    const double* __restrict__ prod_neg, const int* __restrict__ zeros_pos,
+    const int* __restrict__ zeros_neg, float damping, unsigned* max_delta_bits)
+{
+    float worst = 0.0f;
+    for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
+        if (satisfied[a]) continue;
+        const i64 base = a * width;
+        double prod = 1.0;
+        int zeros = 0;
+        for (int j = 0; j < width; ++j) {
+            const vid_t v = lit_var[base + j];
+            if (v < 0 || fixed[v] != 0) continue;
+            const double r = edge_ratio(base + j, v, lit_neg, eta, prod_pos, prod_neg,
+                                        zeros_pos, zeros_neg);
+            if (r == 0.0) zeros += 1; else prod *= r;
+        }
+        for (int i = 0; i < width; ++i) {
+            const vid_t v = lit_var[base + i];
+            if (v < 0 || fixed[v] != 0) continue;
+            const double r = edge_ratio(base + i, v, lit_neg, eta, prod_pos, prod_neg,
+                                        zeros_pos, zeros_neg);
+            double fresh;
+            if (r == 0.0) fresh = (zeros - 1 > 0) ? 0.0 : prod;
+            else fresh = (zeros > 0) ? 0.0 : prod / r;
+            // Convergence is judged on the undamped change; damping (a share of the old
+            // survey kept) only steadies the synchronous sweep, which can oscillate.
+            const float old = eta[base + i];
+            const float undamped = (float)fmin(fresh, 1.0);
+            worst = fmaxf(worst, fabsf(undamped - old));
+            eta[base + i] = (1.0f - damping) * undamped + damping * old;
+        }
+    }
+    for (int offset = 16; offset > 0; offset >>= 1)
+        worst = fmaxf(worst, __shfl_xor_sync(0xffffffffu, worst, offset));
+    if (mg::lane_id() == 0 && worst > 0.0f) atomicMax(max_delta_bits, __float_as_uint(worst));
+}
+
+extern "C" __global__ void sp_biases(
+    i64 n_vars, const int* __restrict__ fixed, const double* __restrict__ prod_pos,
+    const double* __restrict__ prod_neg, const int* __restrict__ zeros_pos,
+    const int* __restrict__ zeros_neg, float* diff, float* strength)
+{
+    for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
+        if (fixed[v] != 0) { diff[v] = 0.0f; strength[v] = 0.0f; continue; }
+        const double pp = zeros_pos[v] > 0 ? 0.0 : prod_pos[v];
+        const double pn = zeros_neg[v] > 0 ? 0.0 : prod_neg[v];
+        const double pi_plus = (1.0 - pp) * pn;
+        const double pi_minus = (1.0 - pn) * pp;
+        const double total = pi_plus + pi_minus + pp * pn;
+        const double w_plus = total > 0.0 ? pi_plus / total : 0.0;
+        const double w_minus = total > 0.0 ? pi_minus / total : 0.0;
+        diff[v] = (float)(w_plus - w_minus);
+        strength[v] = (float)fmax(w_plus, w_minus);
+    }
+}

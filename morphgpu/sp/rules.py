@@ -1,0 +1,63 @@
+"""The numeric rules of SP and of the local search, written once for the CPU path.
+
+The GPU kernels (kernels/survey.cu, kernels/walk.cu) implement the same formulas; the
+break-weight table is shared outright (the GPU reads it from a small device array).
+
+Per-variable products are kept as (product of the non-zero factors, number of zero
+factors), so "the product over all clauses but one" is a division, or a zero count minus
+one, instead of a loop over the variable's clauses (the paper's edge caching).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BREAK_TABLE_SIZE = 64
+
+
+def edge_ratio(p_same, z_same, p_opp, z_opp, own):  # noqa: ANN001, ANN201 (NumPy arrays)
+    """Pi^u / (Pi^u + Pi^s + Pi^0) for variable j seen from clause a.
+
+    ``p_same, z_same`` cache the factors (1 - eta_{b->j}) over the clauses b where j has the
+    sign it has in a (a included); ``p_opp, z_opp`` over the other sign; ``own`` is
+    1 - eta_{a->j}, taken back out of the same-sign product.
+    """
+    own_zero = own == 0.0
+    z_rest = z_same - own_zero.astype(z_same.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_rest = np.where(own_zero, p_same, p_same / np.where(own_zero, 1.0, own))
+    same = np.where(z_rest > 0, 0.0, np.minimum(p_rest, 1.0))
+    opp = np.where(z_opp > 0, 0.0, p_opp)
+    pi_u = (1.0 - opp) * same
+    pi_s = (1.0 - same) * opp
+    pi_0 = same * opp
+    total = pi_u + pi_s + pi_0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0.0, pi_u / np.where(total > 0.0, total, 1.0), 0.0)
+
+
+def bias(p_pos, z_pos, p_neg, z_neg):  # noqa: ANN001, ANN201
+    """(W+ - W-, max(W+, W-)) per variable from its cached products."""
+    prod_pos = np.where(z_pos > 0, 0.0, p_pos)
+    prod_neg = np.where(z_neg > 0, 0.0, p_neg)
+    pi_plus = (1.0 - prod_pos) * prod_neg
+    pi_minus = (1.0 - prod_neg) * prod_pos
+    pi_0 = prod_pos * prod_neg
+    total = pi_plus + pi_minus + pi_0
+    safe = np.where(total > 0.0, total, 1.0)
+    w_plus = np.where(total > 0.0, pi_plus / safe, 0.0)
+    w_minus = np.where(total > 0.0, pi_minus / safe, 0.0)
+    return w_plus - w_minus, np.maximum(w_plus, w_minus)
+
+
+def break_weights(width: int) -> np.ndarray:
+    """probSAT's pick weight of a variable by its break count (Balint & Schöning 2012).
+
+    Polynomial (1 + b)^-2.38 for 3-SAT and narrower, exponential cb^-b for wider clauses
+    with the paper's tuned bases. Index = break count, clamped to the table's end.
+    """
+    b = np.arange(BREAK_TABLE_SIZE, dtype=np.float64)
+    if width <= 3:
+        return (1.0 + b) ** -2.38
+    base = {4: 3.0, 5: 3.7, 6: 5.1}.get(width, 5.4)
+    return base**-b
