@@ -400,10 +400,13 @@ def _scan_lines(
     expected = ("" if prefix is None else prefix.decode() + " ") + " ".join(
         ["u", "v", "w"][:width]
     )
-    line_no = p_line
+    last_line = p_line
     for line_no, line in enumerate(body.split(b"\n"), start=p_line + 1):
         tokens = line.split()
-        if not tokens or tokens[0].startswith(b"c"):
+        if not tokens:
+            continue
+        last_line = line_no
+        if tokens[0].startswith(b"c"):
             continue
         if prefix is not None:
             if tokens[0] != prefix:
@@ -436,7 +439,7 @@ def _scan_lines(
             )
     if len(rows) != m:
         raise GraphFormatError(
-            f"{path}: line {line_no}: file ends after {len(rows)} edges but the header "
+            f"{path}: line {last_line}: file ends after {len(rows)} edges but the header "
             f"(line {p_line}) declares {m}"
         )
     return np.asarray(rows, dtype=np.int64).reshape(m, width)
