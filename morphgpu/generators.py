@@ -348,7 +348,9 @@ def _close_pairs(xp: Any, x: Any, y: Any, radius: float) -> tuple[Any, Any]:
     n = x.size
     if n < 2 or radius <= 0:
         return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
-    cells = max(1, min(int(1.0 / radius), 1 << 15, int(math.isqrt(n)) + 1))
+    # cells no narrower than the radius, and not (many) more of them than points
+    per_radius = int(1.0 / radius) if radius > 2.0**-15 else 1 << 15
+    cells = max(1, min(per_radius, 1 << 15, math.isqrt(n) + 1))
     cx = xp.minimum((x * cells).astype(xp.int64), cells - 1)
     cy = xp.minimum((y * cells).astype(xp.int64), cells - 1)
     cell = cy * cells + cx
