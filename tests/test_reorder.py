@@ -1,0 +1,173 @@
+"""Locality orders: permutations, BFS structure (checked with networkx), Morton codes
+(checked with a bit-by-bit interleave), and a real gain in locality on shuffled inputs."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from morphgpu import backend, generators, reorder
+from morphgpu.csr import CSRGraph
+
+
+def host(x):
+    return backend.to_host(x)
+
+
+def to_networkx(graph: CSRGraph) -> nx.Graph:
+    g = graph.to("cpu")
+    out = nx.Graph()
+    out.add_nodes_from(range(g.n_vertices))
+    src = np.repeat(np.arange(g.n_vertices), np.diff(g.indptr))
+    out.add_edges_from(zip(src.tolist(), g.indices.tolist(), strict=True))
+    return out
+
+
+def span(graph: CSRGraph) -> float:
+    """Mean |u - v| over the edges, computed here rather than by reorder."""
+    g = graph.to("cpu")
+    src = np.repeat(np.arange(g.n_vertices), np.diff(g.indptr))
+    return float(np.abs(src - g.indices).mean())
+
+
+def shuffled(graph: CSRGraph, seed: int = 0) -> CSRGraph:
+    perm = np.random.default_rng(seed).permutation(graph.n_vertices)
+    return reorder.apply(graph, perm)
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(1, 30))
+    m = draw(st.integers(0, 50))
+    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    return CSRGraph.from_edges(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+                               n_vertices=n)
+
+
+@given(graphs(), st.data())
+def test_bfs_order_is_a_breadth_first_order_per_component(g, data):
+    source = data.draw(st.integers(0, g.n_vertices - 1))
+    perm = host(reorder.bfs_order(g, source))
+    assert sorted(perm.tolist()) == list(range(g.n_vertices))
+    assert perm[0] == source
+    und = to_networkx(g)
+    components = list(nx.connected_components(und))
+    # each component is one contiguous block, starting at its root, in BFS distance order
+    position = 0
+    for block_index in range(len(components)):
+        root = int(perm[position])
+        component = nx.node_connected_component(und, root)
+        if block_index > 0:
+            assert root == min(component)
+        block = perm[position:position + len(component)].tolist()
+        assert set(block) == component
+        dist = nx.single_source_shortest_path_length(und, root)
+        levels = [dist[v] for v in block]
+        assert levels == sorted(levels)
+        # Cuthill-McKee: a vertex's earliest-placed neighbour one level up is placed no
+        # later than that of any vertex after it on the same level
+        rank = {v: i for i, v in enumerate(block)}
+        parents = [
+            min((rank[u] for u in und[v] if dist[u] == dist[v] - 1), default=-1) for v in block
+        ]
+        for i in range(1, len(block)):
+            if levels[i] == levels[i - 1]:
+                assert parents[i - 1] <= parents[i]
+        position += len(component)
+    assert position == g.n_vertices
+
+
+@pytest.mark.parametrize("method", ["bfs", "rcm"])
+def test_bfs_and_rcm_restore_locality_of_a_shuffled_grid(method):
+    grid = generators.grid2d(60, 40, device="cpu")
+    mixed = shuffled(grid)
+    assert span(mixed) > 10 * span(grid)
+    perm = reorder.bfs_order(mixed, method=method)
+    assert sorted(perm.tolist()) == list(range(grid.n_vertices))
+    restored = reorder.apply(mixed, perm)
+    assert span(restored) < 2 * 40  # a band of about one grid row
+    assert span(restored) < span(mixed) / 10
+    assert reorder.mean_edge_span(restored) == pytest.approx(span(restored))
+
+
+def morton_reference(qx: int, qy: int) -> int:
+    code = 0
+    for bit in range(31):
+        code |= ((qx >> bit) & 1) << (2 * bit)
+        code |= ((qy >> bit) & 1) << (2 * bit + 1)
+    return code
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1)),
+                min_size=2, max_size=40))
+def test_morton_order_sorts_by_interleaved_bits(points):
+    # the corners pin the range, so coordinate q maps to cell q exactly
+    points = [(0, 0), (2**31 - 1, 2**31 - 1)] + points
+    x = np.array([p[0] for p in points], dtype=np.float64)
+    y = np.array([p[1] for p in points], dtype=np.float64)
+    perm = reorder.morton_order(x, y)
+    codes = [morton_reference(int(a), int(b)) for a, b in points]
+    expected = sorted(range(len(points)), key=lambda i: (codes[i], i))
+    assert perm.tolist() == expected
+
+
+def test_morton_order_restores_locality_of_geometric_graphs():
+    g, x, y = generators.random_geometric(20_000, seed=2, device="cpu", return_points=True)
+    perm = reorder.morton_order(x, y)
+    ordered = reorder.apply(g, perm)
+    assert span(ordered) < span(g) / 20
+    with pytest.raises(ValueError, match="NaN"):
+        reorder.morton_order(np.array([0.0, np.nan]), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="equal length"):
+        reorder.morton_order(np.zeros(3), np.zeros(2))
+
+
+def test_apply_relabels_every_edge_and_keeps_weights():
+    g = generators.random_weights(generators.gnm(50, 120, seed=1, device="cpu"), seed=2)
+    perm = np.random.default_rng(3).permutation(50)
+    new_of_old = np.empty(50, dtype=np.int64)
+    new_of_old[perm] = np.arange(50)
+    out = reorder.apply(g, perm)
+    src = np.repeat(np.arange(50), np.diff(g.indptr))
+    expected = sorted(zip(new_of_old[src].tolist(), new_of_old[g.indices].tolist(),
+                          g.weights.tolist(), strict=True))
+    out_src = np.repeat(np.arange(50), np.diff(out.indptr))
+    assert sorted(zip(out_src.tolist(), out.indices.tolist(), out.weights.tolist(),
+                      strict=True)) == expected
+    assert out.directed == g.directed
+
+
+def test_apply_and_bfs_order_reject_bad_arguments():
+    g = generators.grid2d(3, 3, device="cpu")
+    with pytest.raises(ValueError, match="missing"):
+        reorder.apply(g, np.array([0, 0, 1, 2, 3, 4, 5, 6, 7]))
+    with pytest.raises(ValueError, match="9 vertex ids"):
+        reorder.apply(g, np.arange(8))
+    with pytest.raises(ValueError, match="outside"):
+        reorder.apply(g, np.arange(1, 10))
+    with pytest.raises(ValueError, match="integers"):
+        reorder.apply(g, np.arange(9.0))
+    with pytest.raises(ValueError, match="source"):
+        reorder.bfs_order(g, 9)
+    with pytest.raises(ValueError, match="method"):
+        reorder.bfs_order(g, method="metis")
+
+
+def test_orders_on_the_device_match_the_cpu(device):
+    mixed = shuffled(generators.grid2d(30, 20, device="cpu"), seed=4)
+    on_device = mixed.to(device)
+    perm = reorder.bfs_order(on_device, 5)
+    assert backend.side_of(perm) == device
+    assert np.array_equal(host(perm), reorder.bfs_order(mixed, 5))
+    relabelled = reorder.apply(on_device, perm)
+    assert backend.side_of(relabelled.indices) == device
+    expected = reorder.apply(mixed, host(perm))
+    assert np.array_equal(host(relabelled.indptr), expected.indptr)
+    assert np.array_equal(host(relabelled.indices), expected.indices)
+    x, y = generators.random_points(500, seed=1, device=device)
+    assert np.array_equal(host(reorder.morton_order(x, y)),
+                          reorder.morton_order(host(x), host(y)))
