@@ -82,9 +82,26 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
+def _all_collinear(v: np.ndarray) -> bool:
+    """Exactly: do all points lie on one line (Triangle crashes on such input)?"""
+    from .predicates import ORIENT_BOUND, orient2d  # noqa: PLC0415
+
+    distinct = np.nonzero(np.any(v != v[0], axis=1))[0]
+    if len(distinct) == 0:
+        return True
+    a, b = v[0], v[distinct[0]]
+    left = (a[0] - v[:, 0]) * (b[1] - v[:, 1])
+    right = (a[1] - v[:, 1]) * (b[0] - v[:, 0])
+    if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
+        return False
+    return all(orient2d(a[0], a[1], b[0], b[1], p[0], p[1]) == 0 for p in v.tolist())
+
+
 def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Constrained Delaunay triangulation of a PSLG by Triangle (holes removed)."""
     triangle = _triangle_module()
+    if _all_collinear(pslg["vertices"]):
+        raise ValueError("mesh: all vertices are collinear (or equal): there is no area to mesh")
     has_segments = "segments" in pslg and len(pslg["segments"])
     src = {k: v for k, v in pslg.items() if k != "triangles"}
     if "segments" in src:

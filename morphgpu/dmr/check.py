@@ -208,14 +208,16 @@ def check_mesh(
         if len(pts) < len(src_pts) or not np.array_equal(pts[: len(src_pts)], src_pts):
             problems.append("input vertices are not kept (first vertices differ)")
         src_segs = np.asarray(source.get("segments", np.zeros((0, 2))), np.int64).reshape(-1, 2)
-        problems += _segments_covered(pts, seg_set, src_segs, src_pts)
+        used = np.zeros(len(pts), dtype=bool)
+        used[tri.ravel()] = True  # duplicate input vertices stay unused, as in Triangle
+        problems += _segments_covered(pts, used, seg_set, src_segs, src_pts)
         for h in np.asarray(source.get("holes", np.zeros((0, 2))), float).reshape(-1, 2):
             if _point_in_some_triangle(pts, tri, h):
                 problems.append(f"hole point {h.tolist()} lies inside an output triangle")
     return {"ok": not problems, "problems": problems, **figures}
 
 
-def _segments_covered(pts, seg_set, src_segs, src_pts) -> list[str]:
+def _segments_covered(pts, used, seg_set, src_segs, src_pts) -> list[str]:
     problems = []
     for a, b in src_segs.tolist():
         pa, pb = src_pts[a], src_pts[b]
@@ -224,7 +226,7 @@ def _segments_covered(pts, seg_set, src_segs, src_pts) -> list[str]:
         rel = pts - pa
         t = rel @ d / length2
         dist = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0]) / np.sqrt(length2)
-        on = np.nonzero((t > -1e-12) & (t < 1 + 1e-12) & (dist < 1e-12 * np.sqrt(length2)))[0]
+        on = np.nonzero(used & (t > -1e-12) & (t < 1 + 1e-12) & (dist < 1e-12 * np.sqrt(length2)))[0]
         chain = on[np.argsort(t[on])]
         if len(chain) < 2 or chain[0] != a or chain[-1] != b:
             problems.append(f"segment ({a},{b}) endpoints are not the ends of its chain")

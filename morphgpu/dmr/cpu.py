@@ -30,7 +30,7 @@ MAX_CAVITY = 4096
 # Segments shorter than this fraction of the domain's size are not split again: the
 # triangle is left as it is (marked stuck) rather than chasing float64 underflow near
 # small input angles.
-MIN_SPLIT_FRACTION = 1e-12
+MIN_SPLIT_FRACTION = 1e-9
 
 
 @dataclass
@@ -208,9 +208,14 @@ class Planner:
                     for k in range(3):
                         if m.tri[s, (k + 1) % 3] == u and m.tri[s, (k + 2) % 3] == v:
                             return self.split_plan(s, k)
-        if not self._star(boundary, px, py):
+        if not self._star(boundary, px, py) or self._too_close(boundary, px, py):
             return None
         return Plan((px, py), cavity, boundary, None)
+
+    def _too_close(self, boundary, px: float, py: float) -> bool:
+        """A new vertex closer to an old one than the size floor would only make slivers."""
+        m = self.m
+        return any(math.hypot(m.x[u] - px, m.y[u] - py) < self.min_split for u, _, _, _ in boundary)
 
 
 def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None:

@@ -298,6 +298,11 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
             if (ok) ok = grow_cavity(m, cav, px, py) == kGrown;
             if (ok) nb = cavity_boundary(m, cav, skip, px, py, bu, bv, bo, bseg);
         }
+        // A new vertex nearer an old one than the size floor would only make slivers.
+        for (int j = 0; ok && j < nb; ++j) {
+            const double dx = x[bu[j]] - px, dy = y[bu[j]] - py;
+            if (sqrt(dx * dx + dy * dy) < min_split) ok = false;
+        }
         if (!ok || nb < 0) {
             stuck[t] = 1;  // the host finishes it with exact arithmetic
             continue;
