@@ -60,8 +60,8 @@ def reserve_slots(counts: Any, block: int, tail: int = 0, block_order: Any = Non
 class GlobalQueue:
     """``capacity`` items of ``dtype`` and a uint64 tail, on ``xp`` (NumPy or CuPy).
 
-    Kernels take ``(queue.items, queue.tail, np.uint64(queue.capacity))``; see
-    :meth:`kernel_args`.
+    Kernels take ``(items, tail, capacity)`` (:meth:`kernel_args`), the order of
+    ``BlockWorklist::flush``.
     """
 
     def __init__(self, capacity: int, dtype: Any = np.int64, *, xp: Any = np,

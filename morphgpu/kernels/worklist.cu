@@ -24,7 +24,7 @@ __device__ __forceinline__ unsigned item_hash(mg::u64 x, unsigned salt) {
 // A queue in which each (call, block) forms one contiguous run shows one reservation per
 // block per call. tail counts past capacity; items beyond it are dropped.
 extern "C" __global__ void reserve_push(int calls, int max_per_thread, unsigned salt,
-                                        mg::i64* queue, mg::u64 capacity, mg::u64* tail) {
+                                        mg::i64* queue, mg::u64* tail, mg::u64 capacity) {
     for (int call = 0; call < calls; ++call) {
         const mg::i64 code = ((mg::i64)call * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
         const int count = (int)(item_hash((mg::u64)code, salt) % (unsigned)(max_per_thread + 1));
@@ -52,7 +52,7 @@ extern "C" __global__ void block_scan(const long long* values, mg::i64 n, long l
 // round. owner[i] = the thread that owned item i. The queue ends with each kept item
 // exactly once.
 extern "C" __global__ void local_block_push(mg::i64 n, unsigned salt, mg::i64* owner,
-                                            mg::i64* queue, mg::u64 capacity, mg::u64* tail,
+                                            mg::i64* queue, mg::u64* tail, mg::u64 capacity,
                                             int* overflow) {
     constexpr int LOCAL_CAP = 4;
     constexpr int SHARED_CAP = 64;  // small, so that push_or_spill is exercised
