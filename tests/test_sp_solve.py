@@ -3,7 +3,6 @@ cross-checked against a complete solver (python-sat), and the edge cases of the 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
