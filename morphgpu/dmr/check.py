@@ -226,7 +226,8 @@ def _segments_covered(pts, used, seg_set, src_segs, src_pts) -> list[str]:
         rel = pts - pa
         t = rel @ d / length2
         dist = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0]) / np.sqrt(length2)
-        on = np.nonzero(used & (t > -1e-12) & (t < 1 + 1e-12) & (dist < 1e-12 * np.sqrt(length2)))[0]
+        close = dist < 1e-12 * np.sqrt(length2)
+        on = np.nonzero(used & (t > -1e-12) & (t < 1 + 1e-12) & close)[0]
         chain = on[np.argsort(t[on])]
         if len(chain) < 2 or chain[0] != a or chain[-1] != b:
             problems.append(f"segment ({a},{b}) endpoints are not the ends of its chain")

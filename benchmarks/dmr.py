@@ -1,0 +1,86 @@
+"""Delaunay mesh refinement at 30°: our GPU rounds against Triangle's ``rpq30`` refinement.
+
+Inputs are ``random_mesh`` meshes (the paper's: Delaunay triangulations of uniform random
+points in the unit square); both sides refine the same mesh in the same process. Reported:
+the GPU refinement loop (the paper's measure), our end-to-end time (validation, neighbour
+construction, transfers, the loop, the way back), Triangle's time, their ratios, triangles
+in and out, rounds and the abort ratio. Each output gets a vectorised validity check.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import harness
+import numpy as np
+
+from morphgpu.dmr import api
+
+
+def quick_check(out: dict, area_in: float, min_angle: float) -> tuple[bool, float]:
+    """Vectorised checks fit for millions of triangles: orientation, symmetric neighbours,
+    area preserved, smallest angle. (The full independent checker runs in the tests.)"""
+    v = np.asarray(out["vertices"])
+    t = np.asarray(out["triangles"]).astype(np.int64)
+    n = np.asarray(out["neighbors"]).astype(np.int64)
+    p = v[t]
+    area2 = (p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1]) - (p[:, 1, 1] - p[:, 0, 1]) * (
+        p[:, 2, 0] - p[:, 0, 0]
+    )
+    ok = bool(np.all(area2 > 0)) and abs(area2.sum() / 2 - area_in) < 1e-9
+    rows = np.nonzero(n >= 0)
+    back = n[n[rows]]  # each neighbour must point back
+    ok &= bool(np.all((back == rows[0][:, None]).any(axis=1)))
+    e = p[:, [2, 0, 1]] - p[:, [1, 2, 0]]
+    len2 = (e**2).sum(-1)
+    s = np.sort(len2, axis=1)
+    cos_small = (s[:, 1] + s[:, 2] - s[:, 0]) / (2 * np.sqrt(s[:, 1] * s[:, 2]))
+    smallest = math.degrees(math.acos(min(1.0, float(cos_small.max()))))
+    return ok and smallest >= min_angle - 1e-9, smallest
+
+
+def run(args, record: harness.Record) -> None:
+    import triangle
+
+    sizes = [500_000, 1_000_000] if args.quick else [500_000, 1_000_000, 2_000_000, 10_000_000]
+    device = "gpu" if args.side == "gpu" else "cpu"
+    if device == "cpu":
+        sizes = [4_000]
+        record.note("no GPU: the CPU path on a small mesh only (it is the CI fallback)")
+    api.refine(api.random_mesh(2000, seed=1), device=device)  # compile and warm up
+    record.note("Triangle baseline: triangle.triangulate(mesh, 'rpq30Q') on this machine's CPU")
+    for target in sizes:
+        mesh = api.random_mesh(target // 2, seed=42)
+        n_in = len(mesh["triangles"])
+        v = mesh["vertices"][mesh["triangles"]]
+        d1, d2 = v[:, 1] - v[:, 0], v[:, 2] - v[:, 0]
+        area_in = float(np.sum(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]) / 2)
+        t0 = time.perf_counter()
+        out, stats = api.refine_with_stats(mesh, min_angle=30.0, device=device)
+        ours_end_to_end = time.perf_counter() - t0
+        ok, smallest = quick_check(out, area_in, 30.0)
+        tri_in = {k: mesh[k] for k in ("vertices", "triangles", "segments", "segment_markers")}
+        t0 = time.perf_counter()
+        ref = triangle.triangulate(tri_in, "rpq30Q")
+        triangle_s = time.perf_counter() - t0
+        loop_s = stats.get("gpu_loop_seconds", stats["total_seconds"])
+        record.row(
+            triangles_in=n_in,
+            triangles_out=len(out["triangles"]),
+            triangle_out=len(ref["triangles"]),
+            rounds=stats["rounds"],
+            abort_ratio=round(stats["abort_ratio"], 3),
+            gpu_stuck=stats.get("gpu_stuck", 0),
+            loop_s=loop_s,
+            end_to_end_s=ours_end_to_end,
+            triangle_s=triangle_s,
+            speedup_loop=triangle_s / loop_s,
+            speedup_end_to_end=triangle_s / ours_end_to_end,
+            valid=ok,
+            min_angle=round(smallest, 3),
+        )
+
+
+if __name__ == "__main__":
+    harness.main("dmr", run)
