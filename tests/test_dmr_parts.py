@@ -1,0 +1,166 @@
+"""The pieces under the refinement: predicates, the checker itself, Triangle file I/O, CLI."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from morphgpu import cli
+from morphgpu.dmr import api, predicates, triangle_io
+from morphgpu.dmr.check import check_mesh
+
+triangle = pytest.importorskip("triangle")
+
+coords = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+def _sign(v: Fraction) -> int:
+    return (v > 0) - (v < 0)
+
+
+@given(st.lists(coords, min_size=6, max_size=6))
+def test_orient2d_is_exact(c):
+    ax, ay, bx, by, cx, cy = (Fraction(v) for v in c)
+    expect = _sign((ax - cx) * (by - cy) - (ay - cy) * (bx - cx))
+    assert predicates.orient2d(*c) == expect
+
+
+@given(st.lists(coords, min_size=4, max_size=4), st.floats(0, 1), st.integers(-3, 3))
+def test_orient2d_near_collinear(c, t, ulps):
+    # a point on the segment, nudged by a few units in the last place: the float
+    # determinant is pure rounding here, the exact answer is not
+    ax, ay, bx, by = c
+    px = np.nextafter(ax + t * (bx - ax), np.inf if ulps > 0 else -np.inf) if ulps else ax + t * (
+        bx - ax
+    )
+    py = ay + t * (by - ay)
+    fa = [Fraction(v) for v in (ax, ay, bx, by, px, py)]
+    expect = _sign((fa[0] - fa[4]) * (fa[3] - fa[5]) - (fa[1] - fa[5]) * (fa[2] - fa[4]))
+    assert predicates.orient2d(ax, ay, bx, by, px, py) == expect
+
+
+@given(st.lists(coords, min_size=8, max_size=8))
+def test_incircle_is_exact(c):
+    ax, ay, bx, by, cx, cy, dx, dy = (Fraction(v) for v in c)
+    adx, ady, bdx, bdy, cdx, cdy = ax - dx, ay - dy, bx - dx, by - dy, cx - dx, cy - dy
+    det = (
+        (adx**2 + ady**2) * (bdx * cdy - cdx * bdy)
+        + (bdx**2 + bdy**2) * (cdx * ady - adx * cdy)
+        + (cdx**2 + cdy**2) * (adx * bdy - bdx * ady)
+    )
+    assert predicates.incircle(*c) == _sign(det)
+
+
+def test_incircle_cocircular_exactly_zero():
+    # four corners of a square, a case where naive floats may give either sign
+    assert predicates.incircle(0, 0, 1, 0, 1, 1, 0, 1) == 0
+    assert predicates.incircle(0, 0, 1, 0, 0, 1, 0.5, 0.5) == 1
+    assert predicates.incircle(0, 0, 1, 0, 0, 1, 2, 2) == -1
+
+
+def test_checker_accepts_triangle_output():
+    data = triangle.get_data("face")
+    base = triangle.triangulate(data, "pQ")
+    ref = triangle.triangulate(
+        {k: base[k] for k in ("vertices", "triangles", "segments", "segment_markers")}, "rpq30nQ"
+    )
+    verdict = check_mesh(ref, {**base, "holes": data["holes"]}, min_angle=30.0)
+    assert verdict["ok"], verdict["problems"]
+
+
+def _square_mesh():
+    # unit square split along the diagonal 0-2, which is not Delaunay for this kite
+    v = np.array([[0, 0], [1, 0], [1.2, 1.2], [0, 1]], dtype=float)
+    return {
+        "vertices": v,
+        "triangles": np.array([[0, 1, 2], [0, 2, 3]]),
+        "segments": np.array([[0, 1], [1, 2], [2, 3], [3, 0]]),
+    }
+
+
+def test_checker_rejects_broken_meshes():
+    good = api.refine(api.random_mesh(60, seed=2), device="cpu")
+    assert check_mesh(good, None, min_angle=30.0)["ok"]
+    # a missing triangle: the hole's edges are boundary edges that are not segments
+    dropped = {**good, "triangles": good["triangles"][1:], "neighbors": None}
+    assert not check_mesh(dropped, None)["ok"]
+    # a flipped triangle
+    flipped = {**good, "triangles": good["triangles"].copy()}
+    flipped["triangles"][0] = flipped["triangles"][0][::-1]
+    assert not check_mesh(flipped, None)["ok"]
+    # wrong neighbours
+    nb = {**good, "neighbors": np.roll(good["neighbors"], 1, axis=1)}
+    assert not check_mesh(nb, None)["ok"]
+    # area limit and angle limit
+    assert not check_mesh(good, None, max_area=1e-9)["ok"]
+    assert not check_mesh(good, None, min_angle=59.0)["ok"]
+    # a non-Delaunay free edge
+    kite = _square_mesh()
+    assert "locally Delaunay" in " ".join(check_mesh(kite, None)["problems"])
+    # a hole that is not empty
+    src = {**good, "holes": np.array([good["vertices"][good["triangles"][0]].mean(0)])}
+    assert not check_mesh(good, src)["ok"]
+
+
+def test_poly_roundtrip(tmp_path):
+    data = triangle.get_data("double_hex")
+    out = api.refine(data, device="cpu")
+    paths = triangle_io.write(out, tmp_path / "mesh")
+    assert {p.suffix for p in paths} == {".node", ".ele", ".poly", ".neigh"}
+    back = triangle_io.read(tmp_path / "mesh.node")
+    np.testing.assert_array_equal(back["vertices"], out["vertices"])
+    np.testing.assert_array_equal(back["triangles"], out["triangles"])
+    np.testing.assert_array_equal(triangle_io.read_neigh(tmp_path / "mesh.neigh"), out["neighbors"])
+    poly = triangle_io.read_poly(tmp_path / "mesh.poly")
+    np.testing.assert_array_equal(poly["segments"], out["segments"])
+    np.testing.assert_array_equal(poly["holes"], out["holes"])
+
+
+@pytest.mark.parametrize("name", ["A", "face", "la", "box", "double_hex"])
+def test_reads_triangle_sample_files(name):
+    import pathlib
+
+    path = pathlib.Path(triangle.__file__).parent / "data" / f"{name}.poly"
+    ours = triangle_io.read(path)
+    ref = triangle.get_data(name)
+    np.testing.assert_array_equal(ours["vertices"], ref["vertices"])
+    np.testing.assert_array_equal(ours["segments"], ref["segments"])
+    for key in ("holes", "regions", "segment_markers"):
+        if key in ref:
+            np.testing.assert_array_equal(ours[key], ref[key])
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("3 2 0 0\n1 0 0\n2 1 x\n3 0 1\n0 0\n0\n", ":3:"),
+        ("3 2 0 0\n1 0 0\n2 1 0\n3 0 1\n1 0\n1 1 7\n0\n", "segment 1 refers"),
+        ("3 2 0 0\n1 0 0\n2 1 0\n", "ended early"),
+        ("3 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n0 0\n0\n", "2-D"),
+    ],
+)
+def test_malformed_files_name_the_line(tmp_path, text, where):
+    path = tmp_path / "bad.poly"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="bad.poly") as info:
+        triangle_io.read(path)
+    assert where in str(info.value)
+
+
+def test_cli_refine_and_demo(tmp_path, capsys):
+    import pathlib
+
+    poly = pathlib.Path(triangle.__file__).parent / "data" / "face.poly"
+    code = cli.main(["refine", str(poly), "--device", "cpu", "--check", "--json",
+                     "--output", str(tmp_path / "face")])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["valid"] is True
+    assert (tmp_path / "face.ele").exists()
+    from morphgpu.dmr.cli import demo
+
+    assert demo("cpu")["valid"] is True
