@@ -1,0 +1,176 @@
+"""BFS: every GPU variant against SciPy's breadth_first_order, on the issue's graphs.
+
+For each graph: random non-isolated roots (64; 8 with --quick); each variant's time per
+root with CUDA events (one search per root after a warm-up); harmonic-mean TEPS counting
+directed CSR entries out of reached vertices, and Graph500's count (undirected edges of
+the component, half the directed count on symmetric graphs); microseconds per level; SciPy
+on a prefix of the same roots (fewer: it is ~100x slower), run in this process; the ratio
+of mean times on the roots both ran. One result per graph is checked with Graph500's
+checks and every variant's distances are compared with it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import harness
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from morphgpu import backend, generators, graph_io, testing
+from morphgpu.bfs import gpu, graph500_check, variants
+from morphgpu.csr import CSRGraph
+
+GPU_VARIANTS = ["persistent", "expand-contract", "two-phase", "direction-optimizing",
+                "beamer"]
+
+
+def _graphs(quick: bool) -> list[tuple[str, Any]]:
+    """(label, thunk building a GPU CSRGraph); road networks from the shared data."""
+    out: list[tuple[str, Any]] = []
+    for name in ("NY", "BAY", "COL"):
+        path = testing.shared_path("data", "roads", f"{name}.gr.xz")
+        if path is not None:
+            out.append((f"road {name}", lambda p=path: graph_io.read_graph(p).to("gpu")))
+    if quick:
+        out += [
+            ("grid2d 1000x1000", lambda: generators.grid2d(1000, 1000, device="gpu")),
+            ("kron 18 ef16", lambda: generators.kronecker(18, 16, device="gpu")),
+        ]
+    else:
+        out += [
+            ("grid2d 5000x5000", lambda: generators.grid2d(5000, 5000, device="gpu")),
+            ("grid3d 300^3", lambda: generators.grid3d(300, 300, 300, device="gpu")),
+            ("kron 20 ef16", lambda: generators.kronecker(20, 16, device="gpu")),
+            ("kron 21 ef16", lambda: generators.kronecker(21, 16, device="gpu")),
+            ("rmat 2M/128M", lambda: generators.rmat(21, 32, a=0.45, b=0.15, c=0.15,
+                                                     device="gpu")),
+        ]
+    return out
+
+
+def _roots(host: CSRGraph, count: int, seed: int = 1) -> list[int]:
+    degrees = np.diff(host.indptr)
+    candidates = np.flatnonzero(degrees > 0)
+    rng = np.random.default_rng(seed)
+    return [int(v) for v in rng.choice(candidates, size=min(count, candidates.size),
+                                       replace=False)]
+
+
+def _time_gpu(fn: Any) -> float:
+    cp = backend.cupy_module()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / 1e3
+
+
+def _harmonic_teps(edges: list[int], seconds: list[float]) -> float:
+    rates = [e / s for e, s in zip(edges, seconds) if s > 0 and e > 0]
+    return len(rates) / sum(1.0 / r for r in rates) if rates else 0.0
+
+
+def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> None:
+    cp = backend.cupy_module()
+    host = g.to("cpu")
+    n_roots = 8 if args.quick else 64
+    roots = _roots(host, n_roots)
+    ws = gpu.workspace(g)
+    symmetric = not g.directed
+    auto = gpu.choose(ws, "auto")
+    n_scipy = min(len(roots), 2 if args.quick else 4)
+    record.note(f"{label}: n={g.n_vertices} m={g.n_edges} (directed CSR entries), "
+                f"max degree {ws.max_degree}, auto -> {auto}")
+    reference = None
+    runs: list[tuple[str, str, dict[str, Any]]] = [(v, v, {}) for v in GPU_VARIANTS]
+    if auto == "persistent":
+        runs += [("persistent enter_local=0", "persistent", {"enter_local": 0}),
+                 ("persistent cooperative", "persistent", {"mode": "cooperative"})]
+    if auto == "direction-optimizing":
+        runs += [("direction-optimizing no-hub-cache", "direction-optimizing",
+                  {"use_cache": False})]
+    full_check = g.n_edges <= 20_000_000
+    deadline = time.perf_counter() + (12 if args.quick else 30)
+    mean_ms: dict[str, float] = {}
+    for tag, name, options in runs:
+        def search(root: int, name: str = name, options: dict = options) -> Any:
+            return gpu.run(g, root, variant=name, want_parents=True, **options)
+
+        search(roots[0])  # warm-up: compile, workspace
+        times, edges, levels = [], [], []
+        for root in roots:
+            holder: dict[str, Any] = {}
+            times.append(_time_gpu(lambda r=root, h=holder: h.update(out=search(r))))
+            dist, parent, _ = holder["out"]
+            edges.append(gpu.edges_out_of_reached(g, dist))
+            levels.append(int(dist.max()) + 1)
+            if reference is None:
+                # Graph500's checks; on the largest graphs distances only (the parent-edge
+                # check sorts every edge on the host).
+                graph500_check(host.indptr, host.indices, root, dist.get(),
+                               parent.get() if full_check else None)
+                reference = (root, dist.copy())
+            elif root == reference[0] and not bool(cp.array_equal(dist, reference[1])):
+                raise AssertionError(f"{label}: {tag} distances differ from the reference")
+            if time.perf_counter() > deadline and len(times) >= 4:
+                break
+        teps = _harmonic_teps(edges, times)
+        mean_s = float(np.mean(times))
+        # Same roots as SciPy's below, for the ratio.
+        mean_ms[tag] = 1e3 * float(np.mean([_time_gpu(lambda r=r: search(r))
+                                            for r in roots[:n_scipy]]))
+        record.row(graph=label, variant=tag, roots=len(times), mean_ms=mean_s * 1e3,
+                   levels=float(np.mean(levels)),
+                   us_per_level=mean_s * 1e6 / max(float(np.mean(levels)), 1.0),
+                   gteps=teps / 1e9, gteps_graph500=teps / 1e9 / (2 if symmetric else 1))
+    matrix = sp.csr_matrix((np.ones(host.n_edges, dtype=np.int8), host.indices, host.indptr),
+                           shape=host.shape)
+    scipy_times = []
+    for root in roots[:n_scipy]:
+        t0 = time.perf_counter()
+        csgraph.breadth_first_order(matrix, root, directed=True, return_predecessors=True)
+        scipy_times.append(time.perf_counter() - t0)
+    scipy_ms = 1e3 * float(np.mean(scipy_times))
+    best = min(mean_ms, key=mean_ms.__getitem__)
+    record.row(graph=label, variant="scipy", roots=n_scipy, mean_ms=scipy_ms, best=best,
+               best_vs_scipy=scipy_ms / mean_ms[best], auto=auto,
+               auto_vs_scipy=scipy_ms / mean_ms[auto], auto_vs_best=mean_ms[best] / mean_ms[auto])
+
+
+def run(args: Any, record: harness.Record) -> None:
+    if args.side != "gpu":
+        record.note("no GPU: timing the CPU path only")
+        from morphgpu.bfs import bfs  # noqa: PLC0415
+
+        grid = generators.grid2d(300, 300, device="cpu")
+        t = harness.cpu_seconds(lambda: bfs(grid, 0, device="cpu"))
+        record.row(graph="grid2d 300x300", variant="cpu-auto", mean_ms=t * 1e3)
+        return
+    record.note("ours: 64 roots (8 quick) per variant, capped by a time budget per graph; "
+                "SciPy: the first 4 roots (2 quick); ratio = SciPy mean / ours on those roots")
+    record.note(f"variants implemented: {variants.names()}; missing: "
+                f"{sorted(set(variants.names(implemented_only=False)) - set(variants.names()))}")
+    budget = time.perf_counter() + (35 if args.quick else 140)
+    for label, build in _graphs(args.quick):
+        if time.perf_counter() > budget:
+            record.note(f"{label}: skipped (time budget spent)")
+            continue
+        try:
+            t0 = time.perf_counter()
+            g = build()
+            backend.synchronize()
+            record.note(f"{label}: built in {time.perf_counter() - t0:.1f} s")
+        except Exception as exc:  # a generator that cannot build this size is reported
+            record.note(f"{label}: not built ({type(exc).__name__}: {exc})")
+            continue
+        bench_graph(label, g, args, record)
+        del g
+        backend.cupy_module().get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    harness.main("bfs", run)

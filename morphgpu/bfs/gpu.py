@@ -1,0 +1,283 @@
+"""The GPU BFS: variants as policies over the shared traversal operators.
+
+- ``persistent``: one launch of kernels/persistent.cu; levels cross inside the kernel
+  through mg::grid_sync, narrow frontiers run in one block (see that file).
+- ``expand-contract`` / ``two-phase`` (Merrill et al.): one or two kernels per level from
+  kernels/level.cu, launched back to back; the host reads one count per level to stop.
+- ``direction-optimizing`` (Enterprise) / ``beamer``: status-array top-down levels, queue
+  generation by scanning labels, bottom-up levels with the hub cache; the host reads the
+  new frontier's three statistics (vertices, edges, hubs) once per level to pick the
+  direction: gamma = hubs in frontier / all hubs > 30 % switches to bottom-up for good
+  (Enterprise), or Beamer's m_f > m_u / alpha and n_f < n / beta.
+
+Workspaces (queues, counters, the reverse graph for directed inputs) are kept per
+CSRGraph object, so repeated searches on one GPU graph allocate nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .. import backend, barrier, kernels
+from ..csr import CSRGraph
+from . import variants
+
+LEVEL_FILE = "bfs/kernels/level.cu"
+PERSISTENT_FILE = "bfs/kernels/persistent.cu"
+LEVEL_BLOCK = 256
+PERSISTENT_BLOCK = 512
+LOCAL_CAP = 4096  # edges a level may have and still run inside one block (shared queue)
+ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
+GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
+ALPHA, BETA = 14.0, 24.0  # Beamer's constants
+NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
+
+
+def _defines(g: CSRGraph, **extra: Any) -> dict[str, Any]:
+    return {**kernels.index_defines(g.indices.dtype, g.indptr.dtype), **extra}
+
+
+@functools.lru_cache(maxsize=8)
+def _level_module(vid: str, eid: str) -> Any:
+    defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_BFS_BLOCK": LEVEL_BLOCK}
+    return kernels.load_module(LEVEL_FILE, defines=defines)
+
+
+@functools.lru_cache(maxsize=8)
+def _persistent_grid(vid: str, eid: str, mode: str) -> barrier.PersistentGrid:
+    defines = {
+        **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
+        "MG_BFS_BLOCK": PERSISTENT_BLOCK,
+        "MG_BFS_LOCAL_CAP": LOCAL_CAP,
+    }
+    return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode=mode,  # type: ignore[arg-type]
+                                     block=PERSISTENT_BLOCK, defines=defines)
+
+
+class Workspace:
+    """Buffers and statistics of one GPU graph, made on first use."""
+
+    def __init__(self, g: CSRGraph) -> None:
+        cp = backend.cupy_module()
+        self.cp = cp
+        self.g = g
+        n = max(g.n_vertices, 1)
+        vid = g.indices.dtype
+        backend.require_gpu_bytes(n * (4 + 4 * vid.itemsize) + 4096,
+                                  f"bfs workspace for {g.n_vertices} vertices")
+        self.queues = (cp.empty(n, dtype=vid), cp.empty(n, dtype=vid))
+        self.hub_queue = cp.empty(n, dtype=vid)
+        self.level_rows = 1024
+        self.counts = cp.zeros((self.level_rows, 4), dtype=cp.uint64)
+        self.tails = cp.zeros(3, dtype=cp.uint64)
+        self.ctrl = cp.zeros(6, dtype=cp.int32)
+        degrees = g.degrees().astype(cp.int64)
+        self.degrees = degrees
+        stats = cp.stack([degrees.sum(), degrees.max() if g.n_vertices else degrees.sum()]).get()
+        self.n_edges = int(stats[0])
+        self.max_degree = int(stats[1])
+        mean = self.n_edges / max(g.n_vertices, 1)
+        # Hubs: rows far above the mean (Enterprise's tau is graph-specific).
+        self.hub_degree = max(32, int(8 * mean))
+        self.n_hubs = int((degrees > self.hub_degree).sum())
+        self._reverse: CSRGraph | None = None
+        self._edge_queues: tuple[Any, Any] | None = None
+        self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
+
+    def reverse(self) -> CSRGraph:
+        if not self.g.directed:
+            return self.g
+        if self._reverse is None:
+            t = self.g.transpose()
+            # The kernels are compiled for this graph's index widths.
+            self._reverse = CSRGraph(t.indptr.astype(self.g.indptr.dtype),
+                                     t.indices.astype(self.g.indices.dtype), None,
+                                     self.g.n_vertices, True)
+        return self._reverse
+
+    def edge_queues(self) -> tuple[Any, Any]:
+        if self._edge_queues is None:
+            m = max(self.g.n_edges, 1)
+            vid = self.g.indices.dtype
+            backend.require_gpu_bytes(2 * m * vid.itemsize, "bfs two-phase edge queue")
+            self._edge_queues = (self.cp.empty(m, dtype=vid), self.cp.empty(m, dtype=vid))
+        return self._edge_queues
+
+    def reset_counts(self) -> None:
+        self.counts.fill(0)
+
+    def grow_counts(self, level: int) -> None:
+        """More per-level rows (zeroed) when a search runs past the table."""
+        if level + 2 < self.level_rows:
+            return
+        extra = self.cp.zeros((self.level_rows, 4), dtype=self.cp.uint64)
+        self.counts = self.cp.concatenate([self.counts, extra])
+        self.level_rows *= 2
+
+
+_workspaces: weakref.WeakKeyDictionary[CSRGraph, Workspace] = weakref.WeakKeyDictionary()
+
+
+def workspace(g: CSRGraph) -> Workspace:
+    ws = _workspaces.get(g)
+    if ws is None:
+        ws = Workspace(g)
+        _workspaces[g] = ws
+    return ws
+
+
+def _labels(ws: Workspace, source: int, want_parents: bool) -> tuple[Any, Any]:
+    cp = ws.cp
+    n = ws.g.n_vertices
+    dist = cp.full(n, -1, dtype=cp.int32)
+    dist[source] = 0
+    parent = None
+    if want_parents:
+        parent = cp.full(n, -1, dtype=ws.g.indices.dtype)
+        parent[source] = source
+    return dist, parent
+
+
+def _ptr(a: Any) -> Any:
+    return NULL if a is None else a
+
+
+def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
+                   enter_local: int = ENTER_LOCAL, mode: str = "xiao-feng") -> tuple[Any, Any]:
+    g = ws.g
+    cp = ws.cp
+    grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
+    dist = cp.empty(g.n_vertices, dtype=cp.int32)
+    parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
+    vid = g.indices.dtype.type
+    grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
+                ws.ctrl, np.int64(g.n_vertices), vid(source), np.int32(enter_local))
+    return dist, parent
+
+
+def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
+                        *, two_phase: bool = False) -> tuple[Any, Any]:
+    g = ws.g
+    mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
+    dist, parent = _labels(ws, source, want_parents)
+    ws.reset_counts()
+    ws.queues[0][0] = source
+    ws.counts[0, 0] = 1
+    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    if two_phase:
+        edge_dst, edge_src = ws.edge_queues()
+        expand = mod.get_function("bfs_two_phase_expand")
+        contract = mod.get_function("bfs_two_phase_contract")
+    else:
+        fused = mod.get_function("bfs_expand_contract")
+    level = 0
+    while True:
+        ws.grow_counts(level)
+        in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
+        here, nxt = ws.counts[level], ws.counts[level + 1]
+        if two_phase:
+            expand(grid, block, (g.indptr, g.indices, dist, in_q, here, edge_dst, edge_src,
+                                 nxt[3:]))
+            contract(grid, block, (edge_dst, edge_src, nxt[3:], dist, _ptr(parent), out_q,
+                                   nxt, np.int32(level + 1)))
+        else:
+            fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_q, here, out_q,
+                                nxt, np.int32(level + 1)))
+        level += 1
+        if int(nxt[0]) == 0:
+            return dist, parent
+
+
+def run_direction_optimizing(ws: Workspace, source: int, want_parents: bool, *,
+                             rule: str = "gamma", force: str | None = None,
+                             use_cache: bool = True) -> tuple[Any, Any]:
+    g = ws.g
+    mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
+    top_down = mod.get_function("bfs_status_top_down")
+    bottom_up = mod.get_function("bfs_bottom_up")
+    gen = mod.get_function("bfs_queue_from_status")
+    rev = ws.reverse() if force != "top-down" else g
+    dist, parent = _labels(ws, source, want_parents)
+    ws.reset_counts()
+    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    n = np.int64(g.n_vertices)
+    hub_degree = np.int64(ws.hub_degree)
+    queue = ws.queues[0]
+
+    def generate(level: int, write_queue: bool) -> np.ndarray:
+        gen(grid, block, (dist, g.indptr, n, np.int32(level), queue, ws.counts[level],
+                          hub_degree, np.int32(write_queue), ws.hub_queue))
+        return ws.counts[level].get()
+
+    stats = generate(0, True)
+    direction = force or "top-down"
+    unexplored = ws.n_edges - int(stats[1])
+    level = 0
+    while True:
+        ws.grow_counts(level)
+        if direction == "top-down":
+            top_down(grid, block, (g.indptr, g.indices, dist, _ptr(parent), queue,
+                                   ws.counts[level], np.int32(level + 1)))
+        else:
+            bottom_up(grid, block, (rev.indptr, rev.indices, dist, _ptr(parent), n,
+                                    np.int32(level), ws.hub_queue, ws.counts[level][2:],
+                                    np.int32(use_cache)))
+        level += 1
+        keep_queue = force != "bottom-up" and (direction == "top-down" or rule == "beamer")
+        stats = generate(level, keep_queue)
+        n_f, m_f, hubs = int(stats[0]), int(stats[1]), int(stats[2])
+        if n_f == 0:
+            return dist, parent
+        unexplored -= m_f
+        if force is not None:
+            continue
+        if rule == "gamma":
+            if direction == "top-down" and ws.n_hubs and hubs > GAMMA * ws.n_hubs:
+                direction = "bottom-up"
+        elif direction == "top-down" and m_f > unexplored / ALPHA:
+            direction = "bottom-up"
+        elif direction == "bottom-up" and n_f < g.n_vertices / BETA:
+            direction = "top-down"
+        if direction == "top-down" and not keep_queue:
+            # Left bottom-up: the queue of this level was not written; write it now.
+            ws.counts[level].fill(0)
+            generate(level, True)
+
+
+def choose(ws: Workspace, variant: str) -> str:
+    if variant != "auto":
+        return variant
+    mean = ws.n_edges / max(ws.g.n_vertices, 1)
+    return variants.auto_gpu_from_stats(mean, ws.max_degree, symmetric=not ws.g.directed)
+
+
+def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
+        **options: Any) -> tuple[Any, Any, str]:
+    """Distances (int32 CuPy), parents or None, and the variant that ran."""
+    ws = workspace(g)
+    name = choose(ws, variant)
+    if name == "persistent":
+        dist, parent = run_persistent(ws, source, want_parents, **options)
+    elif name in ("expand-contract", "top-down"):
+        dist, parent = run_expand_contract(ws, source, want_parents)
+    elif name == "two-phase":
+        dist, parent = run_expand_contract(ws, source, want_parents, two_phase=True)
+    elif name == "direction-optimizing":
+        dist, parent = run_direction_optimizing(ws, source, want_parents, **options)
+    elif name == "beamer":
+        dist, parent = run_direction_optimizing(ws, source, want_parents, rule="beamer")
+    elif name == "bottom-up":
+        dist, parent = run_direction_optimizing(ws, source, want_parents, force="bottom-up")
+    else:
+        raise ValueError(f"variant {name!r} has no GPU implementation")
+    return dist, parent, name
+
+
+def edges_out_of_reached(g: CSRGraph, dist: Any) -> int:
+    """CSR entries leaving reached vertices (the TEPS numerator)."""
+    ws = workspace(g)
+    return int((ws.degrees * (dist >= 0)).sum())

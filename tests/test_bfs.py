@@ -1,0 +1,206 @@
+"""BFS on both sides: Graph500's checks and SciPy's distances on every result.
+
+The same tests run on the CPU and (marked ``gpu``) on the GPU through the ``device``
+fixture; every implemented variant is exercised on each side.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+from morphgpu import backend
+from morphgpu.bfs import bfs, breadth_first_order, graph500_check, variants
+from morphgpu.csr import CSRGraph
+
+GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase",
+                "direction-optimizing", "beamer", "top-down", "bottom-up"]
+CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent"]
+
+
+def variants_for(device: str) -> list[str]:
+    return GPU_VARIANTS if device == "gpu" else CPU_VARIANTS
+
+
+def scipy_distances(g: CSRGraph, source: int) -> np.ndarray:
+    """Unweighted shortest paths by SciPy (an independent reference), -1 if unreachable."""
+    host = g.to("cpu")
+    matrix = sp.csr_matrix(
+        (np.ones(host.n_edges), host.indices, host.indptr), shape=host.shape
+    )
+    d = csgraph.shortest_path(matrix, method="D", unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+def on_device(g: CSRGraph, device: str) -> CSRGraph:
+    return g.to(device)
+
+
+def check_result(g: CSRGraph, source: int, result, *, parents: bool = True) -> None:
+    host = g.to("cpu")
+    dist = backend.to_host(result.distances)
+    assert dist.dtype == np.int32
+    pred = backend.to_host(result.predecessors) if parents else None
+    graph500_check(host.indptr, host.indices, source, dist, pred)
+    np.testing.assert_array_equal(dist, scipy_distances(g, source))
+    assert result.n_levels == int(dist.max()) + 1
+    degrees = np.diff(host.indptr)
+    assert result.n_edges_traversed == int(degrees[dist >= 0].sum())
+
+
+@st.composite
+def edge_graphs(draw, max_n: int = 40, max_m: int = 160):
+    n = draw(st.integers(1, max_n))
+    m = draw(st.integers(0, max_m))
+    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    symmetric = draw(st.booleans())
+    source = draw(st.integers(0, n - 1))
+    g = CSRGraph.from_edges(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+                            n_vertices=n, symmetrize=symmetric)
+    return g, source
+
+
+# The device fixture is a constant string, so sharing it across examples is harmless.
+SHARED_FIXTURE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SHARED_FIXTURE
+@given(case=edge_graphs(), data=st.data())
+def test_random_graphs_every_variant(device, case, data):
+    g, source = case
+    variant = data.draw(st.sampled_from(variants_for(device)))
+    result = bfs(on_device(g, device), source, variant=variant, device=device,
+                 predecessors=True)
+    assert result.device == device
+    check_result(g, source, result)
+    assert backend.side_of(result.distances) == device
+
+
+@pytest.mark.parametrize("variant", GPU_VARIANTS + ["direction-optimizing"])
+def test_hubs_and_long_rows(device, variant):
+    """Degrees past a warp and past a block (CTA gathering), hubs for bottom-up levels."""
+    if variant not in variants_for(device):
+        pytest.skip("GPU-only variant")
+    rng = np.random.default_rng(7)
+    n = 6000
+    hubs = rng.choice(n, 6, replace=False)
+    src = [np.repeat(hubs, 1500), rng.integers(0, n, 20000)]
+    dst = [rng.integers(0, n, hubs.size * 1500), rng.integers(0, n, 20000)]
+    g = CSRGraph.from_edges(np.concatenate(src), np.concatenate(dst), n_vertices=n,
+                            symmetrize=True, merge_duplicates="first")
+    for source in (int(hubs[0]), int(rng.integers(0, n))):
+        result = bfs(on_device(g, device), source, variant=variant, device=device,
+                     predecessors=True)
+        check_result(g, source, result)
+
+
+@pytest.mark.parametrize("variant", ["auto", "persistent", "expand-contract"])
+def test_deep_grid_and_path(device, variant):
+    """Hundreds of levels; frontiers that grow past one block and shrink again."""
+    if variant not in variants_for(device):
+        pytest.skip("GPU-only variant")
+    grid = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(90, 70)),
+                               directed=False)
+    path = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(1500)), directed=False)
+    tree = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.balanced_tree(3, 8)),
+                               directed=False)
+    for g, source in ((grid, 0), (grid, 3100), (path, 700), (tree, 0)):
+        result = bfs(on_device(g, device), source, variant=variant, device=device,
+                     predecessors=True)
+        check_result(g, source, result)
+
+
+def test_without_predecessors(device):
+    g = CSRGraph.from_edges(np.array([0, 1, 2, 2]), np.array([1, 2, 0, 3]))
+    result = bfs(on_device(g, device), 0, device=device)
+    assert result.predecessors is None
+    check_result(g, 0, result, parents=False)
+    np.testing.assert_array_equal(backend.to_host(result.distances), [0, 1, 2, 3])
+
+
+def test_edge_cases(device):
+    # Isolated source: one level, nothing else reached.
+    g = CSRGraph.from_edges(np.array([1, 2]), np.array([2, 3]), n_vertices=5)
+    r = bfs(on_device(g, device), 0, device=device, predecessors=True)
+    assert r.n_levels == 1 and r.n_edges_traversed == 0
+    np.testing.assert_array_equal(backend.to_host(r.distances), [0, -1, -1, -1, -1])
+    np.testing.assert_array_equal(backend.to_host(r.predecessors), [0, -1, -1, -1, -1])
+    # Self-loops and duplicate edges (kept in the CSR) change nothing.
+    g = CSRGraph.from_edges(np.array([0, 0, 0, 1, 1, 2]), np.array([0, 1, 1, 1, 2, 2]))
+    for variant in variants_for(device):
+        r = bfs(on_device(g, device), 0, device=device, predecessors=True, variant=variant)
+        check_result(g, 0, r)
+    # Directed: edges are followed only forwards.
+    g = CSRGraph.from_edges(np.array([1]), np.array([0]), n_vertices=2)
+    r = bfs(on_device(g, device), 0, device=device)
+    np.testing.assert_array_equal(backend.to_host(r.distances), [0, -1])
+
+
+def test_int64_offsets(device):
+    """Offsets stored as int64 (as for graphs past 2^31 edges) give the same answer."""
+    g32 = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(20, 30)),
+                              directed=False)
+    g64 = CSRGraph(g32.indptr.astype(np.int64), g32.indices, None, g32.n_vertices, False)
+    for variant in variants_for(device):
+        r = bfs(on_device(g64, device), 5, device=device, predecessors=True, variant=variant)
+        check_result(g32, 5, r)
+
+
+def test_inputs_scipy_dense_and_errors(device):
+    m = sp.random(30, 30, density=0.1, random_state=3, format="csr")
+    r = bfs(m, 2, device=device, predecessors=True)
+    check_result(CSRGraph.from_scipy(m), 2, r)
+    assert backend.side_of(r.distances) == "cpu"  # results come back on the input's side
+    dense = m.toarray()
+    np.testing.assert_array_equal(backend.to_host(bfs(dense, 2, device=device).distances),
+                                  backend.to_host(r.distances))
+    with pytest.raises(ValueError, match="source"):
+        bfs(m, 30, device=device)
+    with pytest.raises(ValueError, match="source"):
+        bfs(m, -1, device=device)
+    with pytest.raises(ValueError, match="source"):
+        bfs(m, 1.5, device=device)
+    with pytest.raises(ValueError, match="variant"):
+        bfs(m, 0, variant="nope", device=device)
+    with pytest.raises(ValueError, match="not implemented"):
+        bfs(m, 0, variant="merge-path", device=device)
+    with pytest.raises(ValueError, match="no vertices"):
+        bfs(sp.csr_matrix((0, 0)), 0, device=device)
+    with pytest.raises(ValueError, match="graph"):
+        bfs("not a graph", 0, device=device)
+
+
+@SHARED_FIXTURE
+@given(case=edge_graphs(max_n=30, max_m=80), directed=st.booleans())
+def test_breadth_first_order_matches_scipy(device, case, directed):
+    g, source = case
+    m = g.to_scipy()
+    order, pred = breadth_first_order(m, source, directed=directed, device=device)
+    ref_order, ref_pred = csgraph.breadth_first_order(m, source, directed=directed)
+    assert order.dtype == ref_order.dtype and pred.dtype == ref_pred.dtype
+    assert order[0] == source and sorted(order) == sorted(ref_order)
+    np.testing.assert_array_equal(pred == -9999, ref_pred == -9999)
+    # Both orders list vertices by non-decreasing distance from the source.
+    sym = m if directed else (m + m.T).tocsr()
+    ref = scipy_distances(CSRGraph.from_scipy(sym), source)
+    assert (np.diff(ref[order]) >= 0).all()
+    reached = pred != -9999
+    assert (ref[pred[reached]] == ref[reached] - 1).all()
+    only = breadth_first_order(m, source, directed=directed, return_predecessors=False,
+                               device=device)
+    np.testing.assert_array_equal(only, order)
+
+
+def test_variant_table_is_honest():
+    for name in variants.names():
+        assert variants.check(name).implemented
+    missing = variants.names(implemented_only=False)
+    for name in set(missing) - set(variants.names()):
+        with pytest.raises(ValueError, match="not implemented"):
+            variants.check(name)
