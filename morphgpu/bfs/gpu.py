@@ -37,10 +37,6 @@ ALPHA, BETA = 14.0, 24.0  # Beamer's constants
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
 
 
-def _defines(g: CSRGraph, **extra: Any) -> dict[str, Any]:
-    return {**kernels.index_defines(g.indices.dtype, g.indptr.dtype), **extra}
-
-
 @functools.lru_cache(maxsize=8)
 def _level_module(vid: str, eid: str) -> Any:
     defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_BFS_BLOCK": LEVEL_BLOCK}
@@ -92,11 +88,7 @@ class Workspace:
         if not self.g.directed:
             return self.g
         if self._reverse is None:
-            t = self.g.transpose()
-            # The kernels are compiled for this graph's index widths.
-            self._reverse = CSRGraph(t.indptr.astype(self.g.indptr.dtype),
-                                     t.indices.astype(self.g.indices.dtype), None,
-                                     self.g.n_vertices, True)
+            self._reverse = _reverse_on_gpu(self.g)
         return self._reverse
 
     def edge_queues(self) -> tuple[Any, Any]:
@@ -117,6 +109,19 @@ class Workspace:
         extra = self.cp.zeros((self.level_rows, 4), dtype=self.cp.uint64)
         self.counts = self.cp.concatenate([self.counts, extra])
         self.level_rows *= 2
+
+
+def _reverse_on_gpu(g: CSRGraph) -> CSRGraph:
+    """The in-edges as CSR with this graph's index widths (the kernels are compiled for
+    them): rows found by binary search in indptr, columns ordered by a stable sort."""
+    cp = backend.cupy_module()
+    m = g.n_edges
+    rows = cp.searchsorted(g.indptr, cp.arange(m, dtype=g.indptr.dtype), side="right") - 1
+    order = cp.argsort(g.indices)  # CuPy sorts stably (radix sort)
+    indptr = cp.zeros(g.n_vertices + 1, dtype=g.indptr.dtype)
+    if m:
+        cp.cumsum(cp.bincount(g.indices, minlength=g.n_vertices), out=indptr[1:])
+    return CSRGraph(indptr, rows[order].astype(g.indices.dtype), None, g.n_vertices, True)
 
 
 _workspaces: weakref.WeakKeyDictionary[CSRGraph, Workspace] = weakref.WeakKeyDictionary()
