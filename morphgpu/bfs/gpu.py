@@ -120,7 +120,7 @@ def _reverse_on_gpu(g: CSRGraph) -> CSRGraph:
     order = cp.argsort(g.indices)  # CuPy sorts stably (radix sort)
     indptr = cp.zeros(g.n_vertices + 1, dtype=g.indptr.dtype)
     if m:
-        cp.cumsum(cp.bincount(g.indices, minlength=g.n_vertices), out=indptr[1:])
+        indptr[1:] = cp.cumsum(cp.bincount(g.indices, minlength=g.n_vertices))
     return CSRGraph(indptr, rows[order].astype(g.indices.dtype), None, g.n_vertices, True)
 
 
