@@ -16,9 +16,10 @@ from morphgpu import backend, barrier, kernels
 PROBE = "kernels/barrier_probe.cu"
 
 
-def barrier_round_us(mode: str, block: int, rounds: int, max_blocks: int | None = None):
+def barrier_round_us(mode: str, block: int, rounds: int, max_blocks: int | None = None,
+                     defines: dict | None = None):
     grid = barrier.persistent_kernel(PROBE, "barrier_only", mode=mode, block=block,
-                                     max_blocks=max_blocks)
+                                     max_blocks=max_blocks, defines=defines)
     with_rounds = gpu_seconds(lambda: grid.launch(np.int32(rounds)), repeat=7)
     grid.check()
     without = gpu_seconds(lambda: grid.launch(np.int32(0)), repeat=7)
@@ -54,16 +55,21 @@ def run(args, record) -> None:
     configs = [(256, None), (1024, None), (256, sms)]
     for block, max_blocks in configs:
         ours, grid = barrier_round_us("xiao-feng", block, rounds, max_blocks)
+        classic, _ = barrier_round_us("xiao-feng", block, rounds, max_blocks,
+                                      {"MG_BARRIER_THREADFENCE": None})
         coop, _ = barrier_round_us("cooperative", block, rounds, max_blocks)
         record.row(
             what="barrier round",
             grid=grid,
             block=block,
             xiao_feng_us=ours,
+            xiao_feng_threadfence_us=classic,
             grid_sync_us=coop,
             grid_sync_over_ours=coop / ours,
             launch_over_ours=launch_full / ours,
         )
+    record.note("xiao_feng: release/acquire flags (default); xiao_feng_threadfence: the same "
+                "barrier with volatile flags and __threadfence() (-DMG_BARRIER_THREADFENCE)")
     record.note("grid_sync_over_ours > 1: our barrier is faster than cooperative grid.sync(); "
                 "launch_over_ours: how many of our barrier rounds one empty full-grid launch costs")
 

@@ -185,7 +185,8 @@ def test_chunk_lists_grown_in_a_kernel(chunk_size):
     needed = int(np.sum(-(-per_node // chunk_size)))
     pool = alloc.ChunkPool(max(1, needed // 2), chunk_size, xp=cp)
     append = kernels.get_kernel(KERNELS, "chunk_append")
-    for attempt in range(6):
+    capacities = [pool.n_chunks]
+    for _attempt in range(6):
         head, size = pool.new_lists(n_nodes)
         pool.n_chunks_used.fill(0)
         ok = cp.zeros(n, dtype=cp.bool_)
@@ -193,8 +194,12 @@ def test_chunk_lists_grown_in_a_kernel(chunk_size):
                                 cp.asarray(values), np.int64(n), ok))
         if not pool.exhausted():
             break
-        assert attempt == 0, "one growth by the factor covers what the kernel asked for"
+        assert not ok.get().all(), "exhausted, yet every append claims success"
         pool.grow()
+        capacities.append(pool.n_chunks)
+    assert not pool.exhausted()
+    assert len(capacities) > 1, "half the chunks needed must run out"
+    assert all(b >= 2 * a for a, b in zip(capacities, capacities[1:])), "growth by the factor"
     assert ok.get().all()
     assert (size.get() == per_node).all()
     lists = pool.lists(head, size)

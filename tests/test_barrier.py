@@ -32,13 +32,21 @@ def test_occupancy_estimate_respects_every_limit(monkeypatch):
     assert barrier._occupancy_from_attributes(FakeKernel(), 256, 16 * 1024) == 3
 
 
+VARIANTS = [
+    ("xiao-feng", {}),
+    ("xiao-feng", {"MG_BARRIER_THREADFENCE": None}),  # the classic fences, benchmarked too
+    ("cooperative", {}),
+]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode", barrier.BARRIER_MODES)
+@pytest.mark.parametrize("mode, defines", VARIANTS, ids=["acq-rel", "threadfence", "coop"])
 @pytest.mark.parametrize("block", [128, 1024])
-def test_ten_thousand_rounds_no_block_runs_ahead(mode, block):
+def test_ten_thousand_rounds_no_block_runs_ahead(mode, defines, block):
     import cupy as cp
 
-    grid = barrier.persistent_kernel(PROBE, "barrier_rounds", mode=mode, block=block)
+    grid = barrier.persistent_kernel(PROBE, "barrier_rounds", mode=mode, block=block,
+                                     defines=defines)
     props = backend.gpu_properties()
     assert grid.grid >= props["multiprocessors"]  # at least one block per SM fits
     rounds = 10_000

@@ -13,10 +13,12 @@
 //   waits until every slot holds the goal, then writes the goal into every slot of
 //   `release`; each block waits on its own `release` slot. No atomics, so no contention
 //   on one address. The paper's version predates caches; here each hand-off is a
-//   release/acquire pair: the writer fences (__threadfence, cumulative, so it covers the
-//   block's writes that __syncthreads ordered before it) and then stores the flag; the
-//   reader spins on volatile loads, then fences, then __syncthreads, so the block's loads
-//   after the barrier see every write made before it anywhere in the grid.
+//   release/acquire pair at GPU scope (PTX memory model): the writer publishes its flag
+//   with st.release (cumulative, so it covers the block's writes that __syncthreads
+//   ordered before it); the reader polls with ld.relaxed, then fence.acq_rel, then
+//   __syncthreads, so the block's loads after the barrier see every write made before it
+//   anywhere in the grid. -DMG_BARRIER_THREADFENCE selects the classic form instead
+//   (volatile flags and __threadfence(), i.e. fence.sc), slower; kept for the benchmark.
 // - cooperative groups' grid.sync(), when compiled with -DMG_BARRIER_COOP (the kernel must
 //   then be launched cooperatively; the Python launcher does that).
 //
@@ -59,13 +61,39 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
     return t;
 }
 
+// The flag operations of one hand-off (see the header comment).
+__device__ __forceinline__ unsigned flag_poll(const unsigned* p) {
+#ifdef MG_BARRIER_THREADFENCE
+    return *(const volatile unsigned*)p;
+#else
+    unsigned v;
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#endif
+}
+__device__ __forceinline__ void flag_publish(unsigned* p, unsigned v) {
+#ifdef MG_BARRIER_THREADFENCE
+    __threadfence();
+    *(volatile unsigned*)p = v;
+#else
+    asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+#endif
+}
+__device__ __forceinline__ void flag_acquired() {
+#ifdef MG_BARRIER_THREADFENCE
+    __threadfence();
+#else
+    asm volatile("fence.acq_rel.gpu;" : : : "memory");
+#endif
+}
+
 // Spin until *slot == goal. False if the barrier was aborted (by this waiter's timeout or
 // another's). The clock and the abort word are read only every 1024 polls.
-__device__ __forceinline__ bool barrier_wait(const GridBarrier& bar, volatile unsigned* slot,
+__device__ __forceinline__ bool barrier_wait(const GridBarrier& bar, const unsigned* slot,
                                              unsigned goal) {
     unsigned polls = 0;
     unsigned long long started = 0;
-    while (*slot != goal) {
+    while (flag_poll(slot) != goal) {
         if ((++polls & 1023u) == 0) {
             if (*bar.abort_word()) return false;
             const unsigned long long now = global_timer_ns();
@@ -83,27 +111,27 @@ __device__ __forceinline__ bool barrier_wait(const GridBarrier& bar, volatile un
 __device__ __forceinline__ void xiao_feng_sync(GridBarrier& bar) {
     bar.goal += 1;
     const unsigned goal = bar.goal;
-    volatile unsigned* arrive = bar.state;
-    volatile unsigned* release = bar.state + bar.nblocks;
+    unsigned* arrive = bar.state;
+    unsigned* release = bar.state + bar.nblocks;
     // Every thread of the block has finished the round's writes.
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();  // release: the block's writes before the arrival flag
-        arrive[blockIdx.x] = goal;
-    }
+    if (threadIdx.x == 0) flag_publish(arrive + blockIdx.x, goal);
     if (blockIdx.x == 0) {
         for (unsigned b = threadIdx.x; b < bar.nblocks; b += blockDim.x) {
             if (!barrier_wait(bar, arrive + b, goal)) break;
         }
+        flag_acquired();
+        // What each thread of block 0 saw of the others' arrivals (and so of their
+        // writes) is ordered, through this __syncthreads and the release stores, before
+        // every block's release.
         __syncthreads();
-        // Cumulative: what block 0 saw of the others' arrivals (and so of their writes)
-        // is ordered before the release.
-        __threadfence();
-        for (unsigned b = threadIdx.x; b < bar.nblocks; b += blockDim.x) release[b] = goal;
+        for (unsigned b = threadIdx.x; b < bar.nblocks; b += blockDim.x) {
+            flag_publish(release + b, goal);
+        }
     }
     if (threadIdx.x == 0) {
         barrier_wait(bar, release + blockIdx.x, goal);
-        __threadfence();  // acquire: later loads of the block see the grid's writes
+        flag_acquired();  // later loads of the block see the grid's writes
     }
     __syncthreads();
 }
