@@ -1,5 +1,7 @@
-"""Microseconds per grid barrier round (ours, Xiao–Feng, against cooperative grid.sync())
-and per empty kernel launch, the alternative to a barrier, in one run.
+"""Microseconds per grid barrier round and per empty kernel launch, in one run.
+
+Barriers: ours (Xiao–Feng in two fence styles, and the counting barrier) against
+cooperative groups' grid.sync(); a launch is the alternative to a barrier.
 
 A persistent kernel doing R rounds of barriers only, minus the same launch with R = 0,
 over R: the barrier's cost alone. Launch cost: N back-to-back launches of an empty kernel
@@ -58,6 +60,7 @@ def run(args, record) -> None:
         classic, _ = barrier_round_us("xiao-feng", block, rounds, max_blocks,
                                       {"MG_BARRIER_THREADFENCE": None})
         coop, _ = barrier_round_us("cooperative", block, rounds, max_blocks)
+        counting, _ = barrier_round_us("atomic", block, rounds, max_blocks)
         record.row(
             what="barrier round",
             grid=grid,
@@ -65,11 +68,13 @@ def run(args, record) -> None:
             xiao_feng_us=ours,
             xiao_feng_threadfence_us=classic,
             grid_sync_us=coop,
+            atomic_us=counting,
             grid_sync_over_ours=coop / ours,
             launch_over_ours=launch_full / ours,
         )
     record.note("xiao_feng: release/acquire flags (default); xiao_feng_threadfence: the same "
-                "barrier with volatile flags and __threadfence() (-DMG_BARRIER_THREADFENCE)")
+                "barrier with volatile flags and __threadfence() (-DMG_BARRIER_THREADFENCE); "
+                "atomic: the counting barrier (mode='atomic')")
     record.note("grid_sync_over_ours > 1: our barrier is faster than cooperative grid.sync(); "
                 "launch_over_ours: how many of our barrier rounds one empty full-grid launch costs")
 

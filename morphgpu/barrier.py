@@ -9,11 +9,13 @@ Kernel convention: the barrier state (``unsigned*``) is the kernel's **last** ar
 the kernel builds ``mg::GridBarrier bar(state);`` and calls ``mg::grid_sync(bar)``.
 ``mode="xiao-feng"`` (default) uses the atomic-free barrier; ``mode="cooperative"``
 compiles with ``-DMG_BARRIER_COOP`` and launches cooperatively so the same call is
-``grid.sync()``.
+``grid.sync()``; ``mode="atomic"`` compiles with ``-DMG_BARRIER_ATOMIC``: a counting
+barrier (one release atomic per block, one generation word), no cooperative launch.
+benchmarks/barrier.py measures the three.
 
-The Xiao–Feng barrier spins on flags, so a grid larger than what fits at once would
-hang; instead a waiter gives up after ``MG_BARRIER_TIMEOUT_MS`` (20 s by default) and
-sets an abort word in the state, which :meth:`PersistentGrid.check` turns into an error.
+The spinning barriers (Xiao–Feng, atomic) would hang on a grid larger than what fits at
+once; instead a waiter gives up after ``MG_BARRIER_TIMEOUT_MS`` (20 s by default) and sets
+an abort word in the state, which :meth:`PersistentGrid.check` turns into an error.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from . import backend, kernels
 
 log = logging.getLogger("morphgpu")
 
-BarrierMode = Literal["xiao-feng", "cooperative"]
-BARRIER_MODES: tuple[str, ...] = ("xiao-feng", "cooperative")
+BarrierMode = Literal["xiao-feng", "cooperative", "atomic"]
+BARRIER_MODES: tuple[str, ...] = ("xiao-feng", "cooperative", "atomic")
 
 
 def _occupancy_from_attributes(kernel: Any, block: int, shared_mem: int) -> int:
@@ -131,9 +133,13 @@ def persistent_kernel(
 ) -> PersistentGrid:
     """Load ``name`` from the package file ``path`` for persistent launch in ``mode``."""
     defs = dict(defines or {})
+    if mode not in BARRIER_MODES:
+        raise ValueError(f"barrier mode must be one of {BARRIER_MODES}, got {mode!r}")
     cooperative = mode == "cooperative"
     if cooperative:
         defs["MG_BARRIER_COOP"] = None
+    if mode == "atomic":
+        defs["MG_BARRIER_ATOMIC"] = None
     kernel = kernels.get_kernel(path, name, defines=defs, cooperative=cooperative)
     return PersistentGrid(
         kernel, block=block, shared_mem=shared_mem, mode=mode, max_blocks=max_blocks

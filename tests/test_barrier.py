@@ -3,10 +3,13 @@ launcher's grid sizing; a too-large grid ends in an error instead of a hang."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
-from morphgpu import backend, barrier
+from morphgpu import backend, barrier, kernels
 
 PROBE = "kernels/barrier_probe.cu"
 
@@ -36,11 +39,13 @@ VARIANTS = [
     ("xiao-feng", {}),
     ("xiao-feng", {"MG_BARRIER_THREADFENCE": None}),  # the classic fences, benchmarked too
     ("cooperative", {}),
+    ("atomic", {}),
 ]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode, defines", VARIANTS, ids=["acq-rel", "threadfence", "coop"])
+@pytest.mark.parametrize("mode, defines", VARIANTS, ids=[
+    "acq-rel", "threadfence", "coop", "atomic"])
 @pytest.mark.parametrize("block", [128, 1024])
 def test_ten_thousand_rounds_no_block_runs_ahead(mode, defines, block):
     import cupy as cp
@@ -73,14 +78,25 @@ def test_grid_is_the_occupancy_limit():
     grid.check()
 
 
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+@pytest.mark.parametrize("define", ["MG_BARRIER_THREADFENCE", "MG_BARRIER_ATOMIC"])
+def test_barrier_variants_compile(define, tmp_path):
+    """The variants the CI compile test does not build (it builds default and coop)."""
+    cmd = kernels.nvcc_command(PROBE, tmp_path / "out.ptx", {define: None})
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.gpu
-def test_too_many_blocks_times_out_instead_of_hanging():
+@pytest.mark.parametrize("define", [None, "MG_BARRIER_ATOMIC"])
+def test_too_many_blocks_times_out_instead_of_hanging(define):
     """Twice the resident grid cannot rendezvous; the barrier gives up and says so."""
     import cupy as cp
 
-    from morphgpu import kernels
-
-    kernel = kernels.get_kernel(PROBE, "barrier_only", defines={"MG_BARRIER_TIMEOUT_MS": 200})
+    defines = {"MG_BARRIER_TIMEOUT_MS": 200}
+    if define:
+        defines[define] = None
+    kernel = kernels.get_kernel(PROBE, "barrier_only", defines=defines)
     grid = barrier.PersistentGrid(kernel, block=1024)
     grid.grid *= 2
     grid.state = cp.zeros(2 * grid.grid + 1, dtype=cp.uint32)

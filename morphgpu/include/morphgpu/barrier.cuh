@@ -7,7 +7,7 @@
 //         for (...) { work; mg::grid_sync(bar); }
 //     }
 //
-// Two implementations behind one call, mg::grid_sync(bar):
+// Three implementations behind one call, mg::grid_sync(bar):
 // - the atomic-free barrier of Xiao and Feng (IPDPS 2010, "lock-free synchronization"):
 //   each block's leader writes the round's goal into its own slot of `arrive`; block 0
 //   waits until every slot holds the goal, then writes the goal into every slot of
@@ -21,6 +21,12 @@
 //   (volatile flags and __threadfence(), i.e. fence.sc), slower; kept for the benchmark.
 // - cooperative groups' grid.sync(), when compiled with -DMG_BARRIER_COOP (the kernel must
 //   then be launched cooperatively; the Python launcher does that).
+// - a counting barrier, -DMG_BARRIER_ATOMIC: each block's leader adds 1 to one counter
+//   (state[0]) with a release atomic; the block that brings it to goal * nblocks publishes
+//   the goal in one generation word (state[nblocks]) that every leader polls. One hop
+//   fewer than Xiao–Feng (no gather by block 0), at the price of nblocks atomics on one
+//   address, which today's L2 serves fast; no cooperative launch needed. Counter and
+//   goal wrap modulo 2^32 together, so any number of rounds works.
 //
 // A non-resident block would make the Xiao–Feng barrier wait forever; instead a waiter
 // gives up after MG_BARRIER_TIMEOUT_MS (default 20 s) of spinning, writes 1 into the abort
@@ -136,12 +142,39 @@ __device__ __forceinline__ void xiao_feng_sync(GridBarrier& bar) {
     __syncthreads();
 }
 
+__device__ __forceinline__ void counting_sync(GridBarrier& bar) {
+    bar.goal += 1;
+    const unsigned goal = bar.goal;
+    unsigned* counter = bar.state;
+    unsigned* generation = bar.state + bar.nblocks;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned before;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], 1;"
+                     : "=r"(before) : "l"(counter) : "memory");
+        if (before == goal * bar.nblocks - 1u) {
+            // The last arrival; acquire the others' releases before publishing, so the
+            // release below carries all of them (cumulativity).
+            flag_acquired();
+            flag_publish(generation, goal);
+        } else {
+            barrier_wait(bar, generation, goal);
+        }
+        flag_acquired();
+    }
+    __syncthreads();
+}
+
 __device__ __forceinline__ void grid_sync(GridBarrier& bar) {
 #ifdef MG_BARRIER_COOP
     (void)bar;
     cooperative_groups::this_grid().sync();
 #else
+#ifdef MG_BARRIER_ATOMIC
+    counting_sync(bar);
+#else
     xiao_feng_sync(bar);
+#endif
 #endif
 }
 
