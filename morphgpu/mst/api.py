@@ -6,6 +6,9 @@ that may differ in weight; self-loops are ignored. Edges are ordered by (weight,
 position), so the forest is unique, the CPU and GPU paths return the same edges, and
 they are the edges SciPy's stable-sorted Kruskal returns.
 
+Duplicate entries of a sparse *matrix* mean their sum, as everywhere in SciPy (its MST
+sums them too); a CSRGraph's repeated entries are parallel edges, the lightest counts.
+
 Explicit zeros (SciPy's convention, followed): in a *sparse* input a stored zero is an
 edge of weight 0 and may be in the tree; in a *dense* input 0, NaN and +-inf mean "no
 edge". Like SciPy, :func:`minimum_spanning_tree` returns a matrix from which stored zeros
@@ -99,6 +102,10 @@ def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
         if sp.issparse(graph) or backend.is_cupy_sparse(graph):
             n = _check_square(graph.shape, what)
             csr = graph.tocsr()
+            if not csr.has_canonical_format:
+                # A sparse matrix's duplicate entries mean their sum (SciPy sums them too).
+                csr = csr.copy()
+                csr.sum_duplicates()
         elif hasattr(graph, "ndim") or isinstance(graph, (list, tuple)):
             dense = graph if side == "gpu" else np.asarray(graph)
             if dense.dtype.kind not in "biuf":

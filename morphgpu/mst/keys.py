@@ -55,7 +55,8 @@ def weight_keys(xp: Any, weights: Any) -> Any:
     if kind == "f":
         if w.dtype == np.float32:
             return _float32_keys(xp, w)
-        w32 = w.astype(np.float32)
+        with np.errstate(over="ignore"):  # too large for float32: inf, then ranks
+            w32 = w.astype(np.float32)
         if w.dtype.itemsize < 4 or bool((w32.astype(w.dtype) == w).all()):
             return _float32_keys(xp, w32)
         return _rank_keys(xp, w)

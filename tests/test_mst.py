@@ -1,0 +1,366 @@
+"""Borůvka MST on both sides, checked against SciPy and networkx (independent code).
+
+Every check that matters is made by code other than ours: SciPy's Kruskal for the total
+weight (and, since both order ties by CSR position, for the very edges), SciPy's
+connected_components for the component count, networkx for acyclicity, and a set of the
+input's (row, column, weight) triples for "every edge comes from the input".
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
+
+from morphgpu import backend
+from morphgpu.csr import CSRGraph
+from morphgpu.mst import boruvka, minimum_spanning_tree
+
+# The device fixture is a plain string, safe to share between generated examples.
+SHARED_FIXTURE_OK = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+
+
+def csr_from_entries(n: int, rows, cols, weights) -> sp.csr_matrix:
+    """A canonical CSR matrix of the listed entries (duplicates summed, as SciPy does)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    matrix = sp.csr_matrix(sp.coo_matrix((np.asarray(weights), (rows, cols)), shape=(n, n)))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def multigraph(n: int, rows, cols, weights) -> CSRGraph:
+    """A CSRGraph keeping every listed entry: repeated (u, v) are parallel edges."""
+    return CSRGraph.from_edges(
+        np.asarray(rows), np.asarray(cols), np.asarray(weights), n_vertices=n
+    )
+
+
+def lightest_parallel(graph: CSRGraph) -> sp.csr_matrix:
+    """The matrix with one entry per (u, v), the lightest of the parallel ones (plain Python)."""
+    best: dict[tuple[int, int], float] = {}
+    src = graph.edge_sources().tolist()
+    for u, v, w in zip(src, graph.indices.tolist(), graph.weights.tolist()):
+        best[(u, v)] = min(w, best.get((u, v), w))
+    if not best:
+        return sp.csr_matrix((graph.n_vertices, graph.n_vertices))
+    (rows, cols), w = zip(*best.keys()), list(best.values())
+    return sp.csr_matrix(
+        (np.asarray(w, dtype=np.float64), (rows, cols)), shape=(graph.n_vertices,) * 2
+    )
+
+
+def check_forest(matrix: sp.csr_matrix, result, *, exact: bool, entries=None) -> None:
+    """Total weight, component count, acyclicity, edges from the input.
+
+    ``entries``: the input's (row, column, weight) triples when ``matrix`` is not the
+    input itself (a multigraph reduced to its lightest parallel edges).
+    """
+    n = matrix.shape[0]
+    expected_total = scipy_mst(matrix).sum() if matrix.nnz else 0.0
+    if exact:
+        assert result.total_weight == int(round(expected_total))
+    else:
+        assert math.isclose(result.total_weight, expected_total, rel_tol=1e-9, abs_tol=1e-9)
+    n_comp = connected_components(matrix, directed=False)[0] if n else 0
+    assert result.n_components == n_comp
+    src, dst, w = (backend.to_host(a) for a in (result.src, result.dst, result.weights))
+    assert src.size == n - n_comp
+    forest = nx.Graph()
+    forest.add_nodes_from(range(n))
+    forest.add_edges_from(zip(src.tolist(), dst.tolist()))
+    assert forest.number_of_edges() == src.size, "two forest edges join the same pair"
+    assert nx.is_forest(forest) if n else True
+    assert nx.number_connected_components(forest) == n_comp if n else True
+    if entries is None:
+        coo = matrix.tocoo()
+        entries = set(zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()))
+    for triple in zip(src.tolist(), dst.tolist(), w.tolist()):
+        assert triple in entries, f"forest edge {triple} is not an input entry"
+    assert not np.any(src == dst)
+
+
+@st.composite
+def random_graphs(draw, weight_kind: str = "int"):
+    n = draw(st.integers(0, 40))
+    if n == 0:
+        return csr_from_entries(0, [], [], np.zeros(0))
+    m = draw(st.integers(0, 4 * n + 10))
+    rows = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    cols = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    if weight_kind == "int":
+        w = draw(st.lists(st.integers(-8, 8), min_size=m, max_size=m))
+        weights = np.asarray(w, dtype=np.int64)
+    else:
+        w = draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=m, max_size=m))
+        weights = np.asarray(w, dtype=np.float64)
+    return csr_from_entries(n, rows, cols, weights)
+
+
+@SHARED_FIXTURE_OK
+@given(graph=random_graphs("int"))
+def test_integer_weights_match_scipy_exactly(device, graph):
+    result = boruvka(graph, device=device)
+    check_forest(graph, result, exact=True)
+
+
+@SHARED_FIXTURE_OK
+@given(graph=random_graphs("float"))
+def test_float_weights_match_scipy(device, graph):
+    result = boruvka(graph, device=device)
+    check_forest(graph, result, exact=False)
+
+
+@SHARED_FIXTURE_OK
+@given(graph=random_graphs("int"))
+def test_same_matrix_as_scipy(device, graph):
+    # Both order ties by CSR position, so the trees are the same, entry for entry.
+    ours = minimum_spanning_tree(graph, device=device)
+    theirs = scipy_mst(graph)
+    assert type(ours) is type(theirs)
+    assert ours.dtype == np.float64
+    assert (ours != theirs).nnz == 0
+
+
+def symmetric_graph(n: int, m: int, seed: int, *, int_weights: bool = True) -> CSRGraph:
+    rng = np.random.default_rng(seed)
+    u = rng.integers(0, n, m)
+    v = rng.integers(0, n, m)
+    w = rng.integers(1, 20, m) if int_weights else rng.random(m)
+    return CSRGraph.from_edges(
+        u, v, w, n_vertices=n, symmetrize=True, drop_self_loops=True, merge_duplicates="min"
+    )
+
+
+@pytest.mark.parametrize("n,m", [(200, 150), (300, 900), (100, 2000)])
+def test_undirected_csrgraph_uses_half_and_agrees(device, n, m):
+    graph = symmetric_graph(n, m, seed=n + m)
+    assert not graph.directed
+    half = boruvka(graph, device=device)
+    full = boruvka(graph, device=device, symmetric=False)
+    assert np.array_equal(backend.to_host(half.edge_ids), backend.to_host(full.edge_ids))
+    assert half.n_rounds == full.n_rounds
+    check_forest(graph.to_scipy(), half, exact=True)
+
+
+def test_dense_graph_takes_two_passes_and_stays_right(device):
+    # Average degree >= 4 splits light and heavy edges; the answer must not change.
+    graph = symmetric_graph(400, 6000, seed=3)
+    assert graph.n_edges >= 4 * graph.n_vertices
+    result = boruvka(graph, device=device)
+    check_forest(graph.to_scipy(), result, exact=True)
+
+
+def test_disconnected_with_isolated_vertices(device):
+    # Two triangles, a path, and three isolated vertices.
+    rows = [0, 1, 2, 3, 4, 5, 6, 7]
+    cols = [1, 2, 0, 4, 5, 3, 7, 8]
+    w = [3, 1, 2, 5, 5, 5, 1, 1]
+    graph = csr_from_entries(12, rows, cols, np.asarray(w))
+    result = boruvka(graph, device=device)
+    assert result.n_components == 2 + 1 + 3
+    assert result.total_weight == (1 + 2) + (5 + 5) + (1 + 1)
+    check_forest(graph, result, exact=True)
+
+
+def triples(graph: CSRGraph) -> set:
+    return set(zip(graph.edge_sources().tolist(), graph.indices.tolist(), graph.weights.tolist()))
+
+
+def test_parallel_edges_and_self_loops(device):
+    # 0-1 three times (weights 9, 4, 7, one of them stored as 1-0), a heavy self-loop,
+    # a negative self-loop.
+    graph = multigraph(3, [0, 0, 1, 1, 1, 2], [1, 1, 0, 1, 2, 2], [9, 4, 7, 100, 6, -50])
+    result = boruvka(graph, device=device)
+    assert result.total_weight == 4 + 6
+    assert sorted(backend.to_host(result.weights).tolist()) == [4, 6]
+    check_forest(lightest_parallel(graph), result, exact=True, entries=triples(graph))
+
+
+@SHARED_FIXTURE_OK
+@given(
+    n=st.integers(1, 30),
+    edges=st.lists(
+        st.tuples(st.integers(0, 29), st.integers(0, 29), st.integers(-5, 5)), max_size=150
+    ),
+)
+def test_multigraphs_match_their_lightest_parallel_edges(device, n, edges):
+    edges = [(u % n, v % n, w) for u, v, w in edges]
+    rows, cols, w = (list(x) for x in zip(*edges)) if edges else ([], [], [])
+    graph = multigraph(n, rows, cols, np.asarray(w, dtype=np.int64))
+    result = boruvka(graph, device=device)
+    check_forest(lightest_parallel(graph), result, exact=True, entries=triples(graph))
+
+
+def test_equal_weights_everywhere(device):
+    n = 64
+    dense = np.ones((n, n)) - np.eye(n)
+    result = boruvka(dense, device=device)
+    assert result.total_weight == n - 1
+    assert result.n_components == 1
+    # Ties go to the lowest CSR position: the star around vertex 0 (row 0's entries).
+    assert set(backend.to_host(result.src).tolist()) == {0}
+
+
+def test_explicit_zeros_follow_scipy(device):
+    # Sparse: a stored zero is an edge (used), and dropped from the returned matrix.
+    graph = sp.csr_matrix(
+        sp.coo_matrix((np.array([0.0, 5.0, 10.0]), ([0, 1, 0], [1, 2, 2])), shape=(3, 3))
+    )
+    result = boruvka(graph, device=device)
+    assert result.total_weight == 5.0
+    assert result.n_edges == 2 and 0.0 in backend.to_host(result.weights).tolist()
+    tree = minimum_spanning_tree(graph, device=device)
+    assert tree.nnz == 1 and tree[1, 2] == 5.0
+    assert (tree != scipy_mst(graph)).nnz == 0
+    # Dense: zeros, NaN and infinities are missing edges.
+    dense = np.array([[0, np.inf, 2.0], [np.inf, 0, np.nan], [2.0, np.nan, 0]])
+    result = boruvka(dense, device=device)
+    assert result.n_components == 2 and result.total_weight == 2.0
+    assert (minimum_spanning_tree(dense, device=device) != scipy_mst(dense)).nnz == 0
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.float16, np.float32, np.float64, bool],
+)
+def test_weight_dtypes(device, dtype):
+    rng = np.random.default_rng(7)
+    n, m = 60, 300
+    if dtype is bool:
+        w = rng.integers(0, 2, m).astype(bool)
+    elif np.dtype(dtype).kind == "u":
+        w = rng.integers(0, 50, m).astype(dtype)
+    elif np.dtype(dtype).kind == "i":
+        w = rng.integers(-50, 50, m).astype(dtype)
+    else:
+        w = (rng.random(m) * 10 - 5).astype(dtype)
+    graph = multigraph(n, rng.integers(0, n, m), rng.integers(0, n, m), w)
+    result = boruvka(graph, device=device)
+    exact = np.dtype(dtype).kind in "iub"
+    check_forest(lightest_parallel(graph), result, exact=exact, entries=triples(graph))
+
+
+def test_wide_integer_weights_are_exact(device):
+    # Beyond int32 and beyond float64's integers: keys come from ranks, sums from int64.
+    big = 2**62
+    w = np.array([big, big - 1, big - 3, 5, -big, big - 2], dtype=np.int64)
+    graph = csr_from_entries(4, [0, 0, 1, 2, 3, 1], [1, 2, 2, 3, 0, 3], w)
+    result = boruvka(graph, device=device)
+    # Kruskal by hand: -big (3-0), 5 (2-3), then big-3 (1-2).
+    assert result.total_weight == -big + 5 + (big - 3)
+
+
+def test_float64_weights_that_need_ranks(device):
+    # Distinct in float64, all equal in float32: a float32 key would break the tie by
+    # position (entries 0 and 1); the true order picks entries 1 (weight 1.0) and 2.
+    w = np.array([1.0 + 2**-40, 1.0 + 2**-41, 1.0])
+    graph = csr_from_entries(3, [0, 1, 0], [1, 2, 2], w)
+    result = boruvka(graph, device=device)
+    assert backend.to_host(result.edge_ids).tolist() == [1, 2]
+    assert result.total_weight == 1.0 + (1.0 + 2**-41)
+
+
+def test_unweighted_graph_counts_edges(device):
+    graph = symmetric_graph(500, 400, seed=11)
+    graph = CSRGraph(graph.indptr, graph.indices, None, graph.n_vertices, graph.directed)
+    result = boruvka(graph, device=device)
+    assert result.total_weight == 500 - result.n_components
+    check_forest(graph.to_scipy(), result, exact=True)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_tiny_graphs(device, n):
+    result = boruvka(np.zeros((n, n)), device=device)
+    assert result.n_edges == 0 and result.n_components == n and result.total_weight == 0
+    assert minimum_spanning_tree(np.zeros((n, n)), device=device).shape == (n, n)
+
+
+def test_rounds_are_logarithmic(device):
+    # Every round at least halves the components that still have an edge out, per pass.
+    graph = symmetric_graph(4096, 30000, seed=5)
+    result = boruvka(graph, device=device)
+    assert 1 <= result.n_rounds <= 2 * (math.ceil(math.log2(4096)) + 1)
+
+
+def test_result_side_follows_input(device):
+    graph = symmetric_graph(50, 100, seed=1)
+    result = boruvka(graph, device=device)
+    assert backend.side_of(result.src) == "cpu"
+    assert result.device == device
+    assert isinstance(result.to_scipy(), sp.csr_array)
+
+
+@pytest.mark.gpu
+def test_cupy_inputs_give_cupy_results():
+    cp = backend.cupy_module()
+    import cupyx.scipy.sparse as cusp
+
+    host = symmetric_graph(300, 1200, seed=2).to_scipy()
+    result = boruvka(cusp.csr_matrix(host), device="gpu")
+    assert backend.side_of(result.edge_ids) == "gpu"
+    check_forest(host, result, exact=True)
+    tree = minimum_spanning_tree(cusp.csr_matrix(host), device="gpu")
+    assert isinstance(tree, cusp.csr_matrix)
+    assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
+    result = boruvka(cp.asarray(host.toarray()), device="auto")
+    assert backend.side_of(result.src) == "gpu"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_gpu_and_cpu_give_identical_forests(seed):
+    graph = symmetric_graph(3000, 3000 * (1 + 3 * seed), seed=seed, int_weights=seed % 2 == 0)
+    gpu = boruvka(graph, device="gpu")
+    cpu = boruvka(graph, device="cpu")
+    assert np.array_equal(backend.to_host(gpu.edge_ids), cpu.edge_ids)
+    assert gpu.n_rounds == cpu.n_rounds
+    assert gpu.total_weight == cpu.total_weight
+
+
+def test_bad_inputs_are_value_errors(device):
+    with pytest.raises(ValueError, match="square"):
+        boruvka(np.ones((2, 3)), device=device)
+    with pytest.raises(ValueError, match="NaN"):
+        nan_edge = sp.csr_matrix((np.array([np.nan]), np.array([1]), np.array([0, 1, 1])))
+        boruvka(nan_edge, device=device)
+    with pytest.raises(ValueError, match="device"):
+        boruvka(np.ones((2, 2)), device="tpu")
+    with pytest.raises(ValueError, match="real"):
+        boruvka(np.ones((2, 2), dtype=complex), device=device)
+    with pytest.raises(TypeError, match="CSRGraph"):
+        boruvka("graph.txt", device=device)
+
+
+@given(
+    values=st.one_of(
+        st.lists(st.floats(allow_nan=False, width=32), min_size=1, max_size=60).map(
+            lambda v: np.asarray(v, dtype=np.float32)
+        ),
+        st.lists(st.floats(allow_nan=False), min_size=1, max_size=60).map(np.asarray),
+        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=60).map(
+            lambda v: np.asarray(v, dtype=np.int64)
+        ),
+        st.lists(st.integers(-(2**31), 2**31 - 1), min_size=1, max_size=60).map(
+            lambda v: np.asarray(v, dtype=np.int32)
+        ),
+    )
+)
+def test_weight_keys_preserve_order(values):
+    from morphgpu.mst.keys import weight_keys
+
+    keys = weight_keys(np, values)
+    assert keys.dtype == np.uint32
+    by_key = values[np.argsort(keys, kind="stable")]
+    assert all(a <= b for a, b in zip(by_key[:-1].tolist(), by_key[1:].tolist()))
+    same_key = keys[:, None] == keys[None, :]
+    assert np.all(values[:, None][same_key.nonzero()[0], 0] == values[same_key.nonzero()[1]])
