@@ -142,7 +142,7 @@ struct BlockWorklist {
         global_queue[slot] = item;
         return true;
     }
-    // Block-wide. Items currently held (valid after a __syncthreads() following pushes).
+    // Items currently held; exact once a __syncthreads() separates it from the pushes.
     __device__ __forceinline__ unsigned size() const { return count < (unsigned)CAP ? count : (unsigned)CAP; }
 
     // Block-wide. Appends the held items to global_queue at *global_tail and empties the
