@@ -327,6 +327,24 @@ def test_gpu_and_cpu_give_identical_forests(seed):
     assert gpu.total_weight == cpu.total_weight
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["xiao-feng", "cooperative", "atomic"])
+def test_every_grid_barrier_gives_the_same_forest(mode):
+    from morphgpu.mst.gpu import BoruvkaGPU
+
+    graph = symmetric_graph(2000, 12000, seed=9)
+    expected = boruvka(graph, device="cpu")
+    g = graph.to("gpu")
+    runner = BoruvkaGPU(
+        g.n_vertices, g.indptr, g.indices, g.weights, symmetric=True, barrier_mode=mode
+    )
+    for _ in range(2):  # a second launch on the same buffers must start clean
+        runner.launch()
+        positions, rounds = runner.collect()
+        assert np.array_equal(positions.get(), expected.edge_ids)
+        assert rounds == expected.n_rounds
+
+
 def test_bad_inputs_are_value_errors(device):
     with pytest.raises(ValueError, match="square"):
         boruvka(np.ones((2, 3)), device=device)
