@@ -160,7 +160,8 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
     grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
-                ws.ctrl, np.int64(g.n_vertices), vid(source), np.int32(enter_local))
+                ws.ctrl, np.int64(g.n_vertices), vid(source),
+                np.int32(min(enter_local, LOCAL_CAP)))
     return dist, parent
 
 
