@@ -187,6 +187,7 @@ def refine_with_stats(
     t0 = time.perf_counter()
     ours, _src = prepare(mesh)
     ours = _morton_layout(ours)
+    ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
     t1 = time.perf_counter()
     if side == "gpu":
         from .gpu import refine_gpu  # noqa: PLC0415

@@ -184,7 +184,9 @@ def check_mesh(
             src_pts = np.asarray(source["vertices"], float)
             corners = small_input_angle_vertices(src_pts, src_segs, small_angle_limit)
             for t in low:
-                if corners.intersection(tri[t].tolist()):
+                if corners.intersection(tri[t].tolist()) or _between_corner_segments(
+                    pts, tri[t], src_pts, src_segs, corners
+                ):
                     exempt.add(int(t))
         figures["small_angle_triangles"] = len(low)
         figures["exempt_small_angle_triangles"] = len(exempt)
@@ -215,6 +217,31 @@ def check_mesh(
             if _point_in_some_triangle(pts, tri, h):
                 problems.append(f"hole point {h.tolist()} lies inside an output triangle")
     return {"ok": not problems, "problems": problems, **figures}
+
+
+def _segments_through(p: np.ndarray, src_pts: np.ndarray, src_segs: np.ndarray) -> set:
+    a, b = src_pts[src_segs[:, 0]], src_pts[src_segs[:, 1]]
+    d = b - a
+    rel = p - a
+    length2 = (d**2).sum(1)
+    t = (rel * d).sum(1) / length2
+    dist = np.abs(rel[:, 0] * d[:, 1] - rel[:, 1] * d[:, 0]) / np.sqrt(length2)
+    return set(np.nonzero((t >= -1e-12) & (t <= 1 + 1e-12) & (dist <= 1e-9 * np.sqrt(length2)))[0])
+
+
+def _between_corner_segments(pts, corners_of_t, src_pts, src_segs, corners) -> bool:
+    """Triangle's exception: the shortest edge runs between two segments that meet at a
+    small input angle (the skinny triangles there cannot be removed)."""
+    p = pts[corners_of_t]
+    lengths = [np.hypot(*(p[(i + 2) % 3] - p[(i + 1) % 3])) for i in range(3)]
+    i = int(np.argmin(lengths))
+    u, v = p[(i + 1) % 3], p[(i + 2) % 3]
+    for su in _segments_through(u, src_pts, src_segs):
+        for sv in _segments_through(v, src_pts, src_segs):
+            shared = set(src_segs[su].tolist()) & set(src_segs[sv].tolist())
+            if su != sv and shared & corners:
+                return True
+    return False
 
 
 def _segments_covered(pts, used, seg_set, src_segs, src_pts) -> list[str]:

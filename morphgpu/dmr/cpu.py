@@ -41,6 +41,8 @@ class Plan:
     cavity: list[int]
     boundary: list[tuple[int, int, int, int]]  # (u, v, outer triangle, seg code) CCW edges
     split: tuple[int, int, int] | None  # (a, b, seg code) of the segment being split
+    origin: int = -1  # the bad triangle this plan refines
+    apex: int = -1  # the input vertex a shell split measured from
 
     def hood(self) -> list[int]:
         return self.cavity + [o for _, _, o, _ in self.boundary if o >= 0]
@@ -54,6 +56,8 @@ class GrowableMesh:
         self.nt, self.nv = mesh.n_triangles, mesh.n_vertices
         self.tri, self.nbr, self.seg = mesh.tri.copy(), mesh.nbr.copy(), mesh.seg.copy()
         self.x, self.y, self.vmark = mesh.x.copy(), mesh.y.copy(), mesh.vertex_markers.copy()
+        apex = mesh.extra.get("vertex_apex")
+        self.apex = np.full(self.nv, -1, np.int32) if apex is None else np.asarray(apex).copy()
         self.template = mesh
 
     def reserve(self, triangles: int, vertices: int) -> None:
@@ -66,9 +70,9 @@ class GrowableMesh:
                 setattr(self, name, grown)
         if vertices > len(self.x):
             cap = max(vertices, int(len(self.x) * self.growth))
-            for name in ("x", "y", "vmark"):
+            for name in ("x", "y", "vmark", "apex"):
                 arr = getattr(self, name)
-                grown = np.zeros(cap, dtype=arr.dtype)
+                grown = np.full(cap, -1 if name == "apex" else 0, dtype=arr.dtype)
                 grown[: self.nv] = arr[: self.nv]
                 setattr(self, name, grown)
 
@@ -77,15 +81,15 @@ class GrowableMesh:
         return Mesh(
             self.x[: self.nv].copy(), self.y[: self.nv].copy(), self.tri[: self.nt].copy(),
             self.nbr[: self.nt].copy(), self.seg[: self.nt].copy(), self.vmark[: self.nv].copy(),
-            m.segment_markers, m.holes, dict(m.extra),
+            m.segment_markers, m.holes, {**m.extra, "vertex_apex": self.apex[: self.nv].copy()},
         )
 
 
-def bad_triangles(
+def bad_mask(
     x: np.ndarray, y: np.ndarray, tri: np.ndarray, seg: np.ndarray, min_angle: float,
-    max_area: float | None,
+    max_area: float | None, apex: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Indices of triangles to refine: smallest angle too small, or area too large.
+    """Which of these triangles to refine: smallest angle too small, or area too large.
 
     A smallest angle formed by two segments is an input angle and cannot be improved; such
     triangles are left alone (Triangle does the same).
@@ -104,10 +108,20 @@ def bad_triangles(
     bad = cos_small > math.cos(math.radians(min_angle))
     input_angle = (seg[rows, (short + 1) % 3] != 0) & (seg[rows, (short + 2) % 3] != 0)
     bad &= ~input_angle
+    if apex is not None:
+        # The shortest edge joins two shell vertices of one apex at the same distance from
+        # it: the skinny triangle is the price of a small input angle (Triangle's rule).
+        u = tri[rows, (short + 1) % 3]
+        v = tri[rows, (short + 2) % 3]
+        au, av = apex[u], apex[v]
+        a = np.maximum(au, 0)
+        du = (x[u] - x[a]) ** 2 + (y[u] - y[a]) ** 2
+        dv = (x[v] - x[a]) ** 2 + (y[v] - y[a]) ** 2
+        bad &= ~((au >= 0) & (au == av) & (np.abs(du - dv) <= 1e-6 * du))
     if max_area is not None:
         area = 0.5 * np.abs(ex[:, 2] * (-ey[:, 1]) - ey[:, 2] * (-ex[:, 1]))
         bad |= area > max_area
-    return np.nonzero(bad)[0]
+    return bad
 
 
 def circumcentre(ax, ay, bx, by, cx, cy) -> tuple[float, float]:
@@ -118,12 +132,29 @@ def circumcentre(ax, ay, bx, by, cx, cy) -> tuple[float, float]:
     return ax + (cy * b2 - by * c2) / d, ay + (bx * c2 - cx * b2) / d
 
 
+def split_point(ax, ay, bx, by, a_input: bool, b_input: bool) -> tuple[float, float]:
+    """Where to split segment ab: Ruppert's concentric shells (as Triangle does).
+
+    Next to an input vertex the split lies at a power-of-two distance from it (the one in
+    [1/3, 2/3] of the length), so the pieces of two segments meeting at a small input
+    angle match and the splitting stops; elsewhere the midpoint.
+    """
+    if a_input == b_input:
+        return 0.5 * (ax + bx), 0.5 * (ay + by)
+    length = math.hypot(bx - ax, by - ay)
+    mant, exp = math.frexp(length / 3.0)
+    d = math.ldexp(1.0, exp if mant > 0.5 else exp - 1)
+    f = d / length if a_input else 1.0 - d / length
+    return ax + f * (bx - ax), ay + f * (by - ay)
+
+
 class Planner:
     """Builds cavities on a GrowableMesh (read-only)."""
 
-    def __init__(self, m: GrowableMesh, min_split: float) -> None:
+    def __init__(self, m: GrowableMesh, min_split: float, n_input: int) -> None:
         self.m = m
         self.min_split = min_split
+        self.n_input = n_input  # vertices below this index are input vertices
 
     def _in_circle(self, t: int, px: float, py: float) -> bool:
         m = self.m
@@ -170,16 +201,24 @@ class Planner:
         a, b = int(m.tri[t, (k + 1) % 3]), int(m.tri[t, (k + 2) % 3])
         if math.hypot(m.x[b] - m.x[a], m.y[b] - m.y[a]) < self.min_split:
             return None
-        px, py = 0.5 * (m.x[a] + m.x[b]), 0.5 * (m.y[a] + m.y[b])
+        a_in, b_in = a < self.n_input, b < self.n_input
+        px, py = split_point(m.x[a], m.y[a], m.x[b], m.y[b], a_in, b_in)
         o = int(m.nbr[t, k])
         seeds = [t] if o < 0 else [t, o]
         cavity, boundary = self._grow(seeds, px, py, (t, k) if o < 0 else None)
         if cavity is None or not self._star(boundary, px, py):
             return None
-        return Plan((px, py), cavity, boundary, (a, b, int(m.seg[t, k])))
+        apex = -1 if a_in == b_in else (a if a_in else b)
+        return Plan((px, py), cavity, boundary, (a, b, int(m.seg[t, k])), apex=apex)
 
     def plan(self, t: int) -> Plan | None:
         """The cavity of bad triangle t, or None when it cannot be refined safely now."""
+        plan = self._plan(t)
+        if plan is not None:
+            plan.origin = t
+        return plan
+
+    def _plan(self, t: int) -> Plan | None:
         m = self.m
         a, b, c = m.tri[t]
         px, py = circumcentre(m.x[a], m.y[a], m.x[b], m.y[b], m.x[c], m.y[c])
@@ -223,6 +262,7 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
     p = m.nv
     m.x[p], m.y[p] = plan.point
     m.vmark[p] = 0 if plan.split is None else segment_markers[plan.split[2] - 1]
+    m.apex[p] = plan.apex
     m.nv += 1
     n_new = len(plan.boundary)
     slots = plan.cavity[:n_new] + list(range(m.nt, m.nt + max(0, n_new - len(plan.cavity))))
@@ -252,40 +292,47 @@ def _claim(offsets: np.ndarray, elements: np.ndarray, n_elements: int, rnd: int)
 
 def refine_cpu(
     mesh: Mesh, min_angle: float, max_area: float | None, *, max_rounds: int = 100_000,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict], None] | None = None, candidates: np.ndarray | None = None,
 ) -> tuple[Mesh, dict]:
-    """Refine until no bad triangle can be improved; returns the mesh and round statistics."""
+    """Refine until no bad triangle can be improved; returns the mesh and round statistics.
+
+    ``candidates``: the only triangles that may be bad (the GPU path hands over the few it
+    gave up on); by default every triangle. Badness depends on a triangle alone, so after
+    a round only the losers and the triangles just written can be bad.
+    """
     m = GrowableMesh(mesh)
     span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
-    planner = Planner(m, MIN_SPLIT_FRACTION * span)
-    stuck = np.zeros(0, dtype=bool)  # per triangle slot; reset when the slot is rewritten
+    planner = Planner(m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices))
     stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0}
+    cand = np.arange(m.nt) if candidates is None else np.unique(np.asarray(candidates))
     for rnd in range(max_rounds):
-        bad = bad_triangles(m.x, m.y, m.tri[: m.nt], m.seg[: m.nt], min_angle, max_area)
-        if len(stuck) < m.nt:
-            stuck = np.concatenate([stuck, np.zeros(m.nt - len(stuck), dtype=bool)])
-        bad = bad[~stuck[bad]]
+        rows = m.tri[cand]
+        bad = cand[bad_mask(m.x, m.y, rows, m.seg[cand], min_angle, max_area, m.apex)]
         if len(bad) == 0:
             break
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
         plans: list[Plan] = []
         for t in bad.tolist():
             plan = planner.plan(t)
-            if plan is None:
-                stuck[t] = True
-            else:
+            if plan is not None:  # else stuck: dropped until its slot is rewritten
                 plans.append(plan)
         if not plans:
-            continue
+            break
         hoods = [p.hood() for p in plans]
         offsets = np.zeros(len(hoods) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(h) for h in hoods])
         elements = np.fromiter((e for h in hoods for e in h), dtype=np.int64, count=offsets[-1])
         winners = _claim(offsets, elements, m.nt, rnd)
+        nt_before = m.nt
+        # every origin stays a candidate: a segment split need not remove its origin
+        touched = [p.origin for p in plans]
         for plan, won in zip(plans, winners.tolist()):
             if won:
                 apply_plan(m, plan, mesh.segment_markers)
-                stuck[plan.cavity] = False
+                touched += plan.cavity
+        cand = np.unique(np.concatenate([
+            np.asarray(touched, dtype=np.int64), np.arange(nt_before, m.nt)
+        ]))
         n_won = int(winners.sum())
         stats["rounds"] += 1
         stats["refinements"] += n_won
@@ -293,9 +340,7 @@ def refine_cpu(
         stats["aborted"] += len(plans) - n_won
         if progress is not None:
             progress({"round": rnd, "bad": len(bad), "refined": n_won, "triangles": m.nt})
-    if len(stuck) < m.nt:
-        stuck = np.concatenate([stuck, np.zeros(m.nt - len(stuck), dtype=bool)])
-    remaining = bad_triangles(m.x, m.y, m.tri[: m.nt], m.seg[: m.nt], min_angle, max_area)
-    stats["stuck"] = int(len(remaining))
+    remaining = bad_mask(m.x, m.y, m.tri[: m.nt], m.seg[: m.nt], min_angle, max_area, m.apex)
+    stats["stuck"] = int(remaining.sum())
     stats["abort_ratio"] = stats["aborted"] / max(1, stats["claimants"])
     return m.to_mesh(), stats

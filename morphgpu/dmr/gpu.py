@@ -27,8 +27,8 @@ from .mesh import Mesh
 
 KERNEL_FILE = "dmr/kernels/dmr.cu"
 BLOCK = 256
-MAX_CAVITY = 24
-MAX_HOOD = 2 * MAX_CAVITY + 2
+SMALL_CAVITY = 24
+LARGE_CAVITY = 256
 GROWTH = 1.5
 MAX_CLAIMANTS = 8_000_000  # per round; bounds the plan buffers (~250 bytes per claimant)
 INT32_LIMIT = 2**31 - 1
@@ -49,9 +49,12 @@ class DeviceMesh:
         self.x = self._padded(mesh.x, vertex_capacity, np.float64)
         self.y = self._padded(mesh.y, vertex_capacity, np.float64)
         self.vmark = self._padded(mesh.vertex_markers, vertex_capacity, np.int32)
+        apex = mesh.extra.get("vertex_apex")
+        apex = np.full(mesh.n_vertices, -1, np.int32) if apex is None else apex
+        self.apex = self._padded(apex, vertex_capacity, np.int32, fill=-1)
 
-    def _padded(self, host: np.ndarray, capacity: int, dtype: Any) -> Any:
-        out = self.cp.zeros(capacity, dtype=dtype)
+    def _padded(self, host: np.ndarray, capacity: int, dtype: Any, fill: int = 0) -> Any:
+        out = self.cp.full(capacity, fill, dtype=dtype)
         out[: len(host)] = self.cp.asarray(host, dtype=dtype)
         return out
 
@@ -59,8 +62,8 @@ class DeviceMesh:
     def triangle_capacity(self) -> int:
         return len(self.stuck)
 
-    def _grown(self, arr: Any, capacity: int) -> Any:
-        out = self.cp.zeros(capacity, dtype=arr.dtype)
+    def _grown(self, arr: Any, capacity: int, fill: int = 0) -> Any:
+        out = self.cp.full(capacity, fill, dtype=arr.dtype)
         out[: len(arr)] = arr
         return out
 
@@ -79,6 +82,7 @@ class DeviceMesh:
             cap = max(vertices, int(len(self.x) * GROWTH))
             for name in ("x", "y", "vmark"):
                 setattr(self, name, self._grown(getattr(self, name), cap))
+            self.apex = self._grown(self.apex, cap, fill=-1)
 
     def to_host(self, template: Mesh) -> Mesh:
         nt, nv = self.nt, self.nv
@@ -86,18 +90,18 @@ class DeviceMesh:
             self.x[:nv].get(), self.y[:nv].get(), self.tri[: 3 * nt].get().reshape(nt, 3),
             self.nbr[: 3 * nt].get().reshape(nt, 3), self.seg[: 3 * nt].get().reshape(nt, 3),
             self.vmark[:nv].get().astype(np.int64), template.segment_markers, template.holes,
-            dict(template.extra),
+            {**template.extra, "vertex_apex": self.apex[:nv].get()},
         )
 
 
 class Plans:
-    """Per-claimant plan buffers, grown with the number of claimants."""
+    """Per-claimant plan buffers for one kernel variant, grown with the claimants."""
 
-    def __init__(self, cp: Any, capacity: int) -> None:
+    def __init__(self, cp: Any, capacity: int, max_hood: int) -> None:
         self.capacity = capacity
         self.px = cp.empty(capacity, dtype=cp.float64)
         self.py = cp.empty(capacity, dtype=cp.float64)
-        self.hood = cp.empty(capacity * MAX_HOOD, dtype=cp.int32)
+        self.hood = cp.empty(capacity * max_hood, dtype=cp.int32)
         self.n_cavity = cp.empty(capacity, dtype=cp.int32)
         self.n_hood = cp.empty(capacity, dtype=cp.int32)
         self.through = cp.empty(capacity, dtype=cp.int64)
@@ -106,17 +110,31 @@ class Plans:
         self.split_seg = cp.empty(capacity, dtype=cp.int32)
 
 
-def _kernels() -> dict[str, Any]:
-    defines = {
-        **kernels.index_defines(np.int32, np.int64),
-        "DMR_BLOCK": BLOCK,
-        "MAX_CAVITY": MAX_CAVITY,
-    }
-    module = kernels.load_module(KERNEL_FILE, defines=defines)
-    return {
-        name: module.get_function(name)
-        for name in ("find_bad", "plan_and_race", "prioritycheck", "check_and_apply")
-    }
+class Variant:
+    """One compiled size of the kernels: MAX_CAVITY bounds the local-memory cavity."""
+
+    def __init__(self, cp: Any, max_cavity: int) -> None:
+        self.cp = cp
+        self.max_cavity = max_cavity
+        self.max_hood = 2 * max_cavity + 2
+        defines = {
+            **kernels.index_defines(np.int32, np.int64),
+            "DMR_BLOCK": BLOCK,
+            "MAX_CAVITY": max_cavity,
+        }
+        module = kernels.load_module(KERNEL_FILE, defines=defines)
+        self.k = {
+            name: module.get_function(name)
+            for name in ("find_bad", "plan_and_race", "prioritycheck", "check_and_apply")
+        }
+        self.plans: Plans | None = None
+
+    def plans_for(self, n_claim: int) -> Plans:
+        if self.plans is None or n_claim > self.plans.capacity:
+            cap = max(1024, n_claim, int((self.plans.capacity if self.plans else 0) * GROWTH))
+            self.plans = None  # free the old buffers first
+            self.plans = Plans(self.cp, cap, self.max_hood)
+        return self.plans
 
 
 def refine_gpu(
@@ -129,14 +147,15 @@ def refine_gpu(
 
 
 def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, dict]:
-    k = _kernels()
+    # Most cavities are small: the everyday kernels keep 24 triangles in local memory;
+    # what they give up on is retried by a variant with room for 256.
+    variants = [Variant(cp, SMALL_CAVITY), Variant(cp, LARGE_CAVITY)]
     sms = backend.gpu_properties()["multiprocessors"]
     t_start = time.perf_counter()
     cap_t = max(1024, 2 * mesh.n_triangles)
-    backend.require_gpu_bytes(cap_t * 72 + 2 * mesh.n_vertices * 20, "dmr.refine")
+    backend.require_gpu_bytes(cap_t * 72 + 2 * mesh.n_vertices * 24, "dmr.refine")
     dm = DeviceMesh(cp, mesh, cap_t, max(1024, 2 * mesh.n_vertices))
     seg_markers = cp.asarray(mesh.segment_markers, dtype=cp.int32)
-    plans = Plans(cp, max(1024, min(MAX_CLAIMANTS, mesh.n_triangles)))
     # counters: [bad, triangles, vertices, refined]
     counters = cp.zeros(4, dtype=cp.uint64)
     counters[1], counters[2] = dm.nt, dm.nv
@@ -144,47 +163,54 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     area_limit = float(max_area) if max_area is not None else 0.0
     span = max(float(np.ptp(mesh.x)), float(np.ptp(mesh.y)), 1e-300)
     min_split = MIN_SPLIT_FRACTION * span
-    stats: dict[str, Any] = {"rounds": 0, "refinements": 0, "claimants": 0}
+    n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
+    stats: dict[str, Any] = {"rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0}
     cp.cuda.get_current_stream().synchronize()
     t_loop = time.perf_counter()
+    level = 0
     for rnd in range(max_rounds):
+        v = variants[level]
         counters[0] = 0
         grid = min(-(-dm.nt // BLOCK), sms * 8)
-        k["find_bad"](
+        v.k["find_bad"](
             (grid,), (BLOCK,),
-            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.stuck, np.int64(dm.nt), np.float64(min_cos),
-             np.float64(area_limit), dm.worklist, counters[0:1]),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.apex, dm.stuck, np.int64(dm.nt),
+             np.float64(min_cos), np.float64(area_limit), dm.worklist, counters[0:1]),
         )
-        n_bad, nt, nv, refined = (int(v) for v in counters.get())
+        n_bad, nt, nv, refined = (int(c) for c in counters.get())
         dm.nt, dm.nv = nt, nv
         if n_bad == 0:
+            if level + 1 < len(variants) and bool(dm.stuck[:nt].any()):
+                level += 1  # retry what the small kernels gave up on with the large ones
+                dm.stuck.fill(0)
+                continue
             break
         n_claim = min(n_bad, MAX_CLAIMANTS)
         dm.reserve(nt + 2 * n_claim, nv + n_claim)
-        if n_claim > plans.capacity:
-            plans = Plans(cp, max(n_claim, int(plans.capacity * GROWTH)))
+        plans = v.plans_for(n_claim)
         threads = min(n_claim, sms * 2048)
         pgrid = -(-threads // 128)
         common = (np.int64(n_claim), np.uint64(rnd))
-        k["plan_and_race"](
+        v.k["plan_and_race"](
             (pgrid,), (128,),
             (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.stuck, dm.worklist, np.int64(n_claim),
-             np.uint64(rnd), np.float64(min_split), dm.marks, plans.px, plans.py, plans.hood,
-             plans.n_cavity, plans.n_hood, plans.through, plans.split_a, plans.split_b,
-             plans.split_seg),
+             np.uint64(rnd), np.float64(min_split), n_input, dm.marks, plans.px, plans.py,
+             plans.hood, plans.n_cavity, plans.n_hood, plans.through, plans.split_a,
+             plans.split_b, plans.split_seg),
         )
         fgrid = -(-n_claim // BLOCK)
-        k["prioritycheck"](
+        v.k["prioritycheck"](
             (fgrid,), (BLOCK,), (dm.marks, plans.hood, plans.n_cavity, plans.n_hood, *common)
         )
-        k["check_and_apply"](
+        v.k["check_and_apply"](
             (fgrid,), (BLOCK,),
-            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.vmark, dm.stuck, seg_markers, dm.marks,
-             plans.hood, plans.n_cavity, plans.n_hood, plans.px, plans.py, plans.through,
-             plans.split_a, plans.split_b, plans.split_seg, *common, counters[1:2],
-             counters[2:3], counters[3:4]),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.vmark, dm.apex, n_input, dm.stuck,
+             seg_markers, dm.marks, plans.hood, plans.n_cavity, plans.n_hood, plans.px,
+             plans.py, plans.through, plans.split_a, plans.split_b, plans.split_seg, *common,
+             counters[1:2], counters[2:3], counters[3:4]),
         )
         stats["rounds"] += 1
+        stats["large_rounds"] += level
         stats["claimants"] += n_claim
         if progress is not None:
             progress({"round": rnd, "bad": n_bad, "refined": refined, "triangles": nt})
@@ -193,13 +219,13 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     stats["refinements"] = int(counters[3].get())
     stats["gpu_loop_seconds"] = t_loop_end - t_loop
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])
-    stuck = int(dm.stuck[: dm.nt].sum().get())
-    stats["gpu_stuck"] = stuck
+    stuck = cp.nonzero(dm.stuck[: dm.nt])[0].get()
+    stats["gpu_stuck"] = len(stuck)
     out = dm.to_host(mesh)
     stats["gpu_seconds"] = time.perf_counter() - t_start
-    if stuck:
-        # Finish with exact arithmetic on the host (the rare uncertain or oversized cases).
-        out, cpu_stats = refine_cpu(out, min_angle, max_area)
+    if len(stuck):
+        # Finish with exact arithmetic on the host (uncertain signs, oversized cavities).
+        out, cpu_stats = refine_cpu(out, min_angle, max_area, candidates=stuck)
         stats["cpu_finish_refinements"] = cpu_stats["refinements"]
         stats["stuck"] = cpu_stats["stuck"]
     else:

@@ -163,7 +163,7 @@ def to_triangle_dict(mesh: Mesh) -> dict[str, np.ndarray]:
     }
     if len(mesh.holes):
         out["holes"] = mesh.holes
-    out.update(mesh.extra)
+    out.update({k: v for k, v in mesh.extra.items() if k not in ("n_input", "vertex_apex")})
     return out
 
 

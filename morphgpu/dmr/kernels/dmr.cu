@@ -92,9 +92,12 @@ __device__ __forceinline__ vid_t corner(const MeshView& m, vid_t t, int i) {
     return m.tri[3 * (i64)t + (i % 3)];
 }
 
-// Is triangle t bad: smallest angle below the limit (unless two segments form it), or
-// area above max_area (max_area <= 0: no area limit).
-__device__ bool is_bad(const MeshView& m, vid_t t, double min_cos, double max_area) {
+// Is triangle t bad: smallest angle below the limit, or area above max_area (max_area <=
+// 0: no area limit). Not bad when the small angle cannot be improved: two segments form
+// it, or the shortest edge joins two shell vertices of one apex at the same distance
+// from it (a small input angle's price, Triangle's rule).
+__device__ bool is_bad(const MeshView& m, const vid_t* apex, vid_t t, double min_cos,
+                       double max_area) {
     double len2[3];
     for (int i = 0; i < 3; ++i) {
         const vid_t u = corner(m, t, i + 1), v = corner(m, t, i + 2);
@@ -109,6 +112,17 @@ __device__ bool is_bad(const MeshView& m, vid_t t, double min_cos, double max_ar
     bool bad = cos_small > min_cos;
     const i64 base = 3 * (i64)t;
     if (m.seg[base + (s + 1) % 3] != 0 && m.seg[base + (s + 2) % 3] != 0) bad = false;
+    if (bad) {
+        const vid_t u = corner(m, t, s + 1), v = corner(m, t, s + 2);
+        const vid_t a = apex[u];
+        if (a >= 0 && apex[v] == a) {
+            const double du = (m.x[u] - m.x[a]) * (m.x[u] - m.x[a]) +
+                              (m.y[u] - m.y[a]) * (m.y[u] - m.y[a]);
+            const double dv = (m.x[v] - m.x[a]) * (m.x[v] - m.x[a]) +
+                              (m.y[v] - m.y[a]) * (m.y[v] - m.y[a]);
+            if (fabs(du - dv) <= 1e-6 * du) bad = false;
+        }
+    }
     if (max_area > 0.0) {
         const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
         const double area = 0.5 * fabs((m.x[b] - m.x[a]) * (m.y[c] - m.y[a]) -
@@ -179,6 +193,25 @@ __device__ int cavity_boundary(const MeshView& m, const Cavity& cav, i64 through
     return nb >= cav.n ? nb : -1;
 }
 
+// Where to split segment ab: next to an input vertex at the power-of-two distance from it
+// that lies in [1/3, 2/3] of the length (concentric shells, as Triangle does), so pieces
+// of segments meeting at a small angle match; elsewhere the midpoint.
+__device__ void split_point(double ax, double ay, double bx, double by, bool a_input,
+                            bool b_input, double* px, double* py) {
+    if (a_input == b_input) {
+        *px = 0.5 * (ax + bx);
+        *py = 0.5 * (ay + by);
+        return;
+    }
+    const double length = sqrt((bx - ax) * (bx - ax) + (by - ay) * (by - ay));
+    int e;
+    const double mant = frexp(length / 3.0, &e);
+    const double d = ldexp(1.0, mant > 0.5 ? e : e - 1);
+    const double f = a_input ? d / length : 1.0 - d / length;
+    *px = ax + f * (bx - ax);
+    *py = ay + f * (by - ay);
+}
+
 struct Plans {
     double* px;
     double* py;
@@ -194,7 +227,8 @@ struct Plans {
 }  // namespace
 
 extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri, vid_t* nbr,
-                                    int* seg, const unsigned char* stuck, i64 n_triangles,
+                                    int* seg, const vid_t* apex, const unsigned char* stuck,
+                                    i64 n_triangles,
                                     double min_cos, double max_area, vid_t* worklist,
                                     u64* n_bad) {
     const MeshView m{x, y, tri, nbr, seg};
@@ -202,7 +236,8 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n_triangles;
          base += (i64)gridDim.x * DMR_BLOCK) {
         const i64 t = base + threadIdx.x;
-        const bool bad = t < n_triangles && !stuck[t] && is_bad(m, (vid_t)t, min_cos, max_area);
+        const bool bad =
+            t < n_triangles && !stuck[t] && is_bad(m, apex, (vid_t)t, min_cos, max_area);
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_bad, bad ? 1 : 0);
         if (bad) worklist[slot] = (vid_t)t;
     }
@@ -211,7 +246,7 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
 extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t* tri,
                                          vid_t* nbr, int* seg, unsigned char* stuck,
                                          const vid_t* worklist, i64 n_claimants, u64 round,
-                                         double min_split, u64* marks, double* px_out,
+                                         double min_split, vid_t n_input, u64* marks, double* px_out,
                                          double* py_out, vid_t* hood, int* n_cavity,
                                          int* n_hood, i64* through, vid_t* split_a,
                                          vid_t* split_b, int* split_seg) {
@@ -288,8 +323,7 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
             sseg = seg[split_edge];
             const double lx = x[sb] - x[sa], ly = y[sb] - y[sa];
             ok = sqrt(lx * lx + ly * ly) >= min_split;
-            px = 0.5 * (x[sa] + x[sb]);
-            py = 0.5 * (y[sa] + y[sb]);
+            split_point(x[sa], y[sa], x[sb], y[sb], sa < n_input, sb < n_input, &px, &py);
             cav.n = 0;
             cav.tri[cav.n++] = st;
             const vid_t across = nbr[split_edge];
@@ -336,7 +370,8 @@ extern "C" __global__ void prioritycheck(u64* marks, const vid_t* hood, int* n_c
 }
 
 extern "C" __global__ void check_and_apply(double* x, double* y, vid_t* tri, vid_t* nbr,
-                                           int* seg, int* vertex_marker,
+                                           int* seg, int* vertex_marker, vid_t* apex,
+                                           vid_t n_input,
                                            unsigned char* stuck, const int* segment_markers,
                                            const u64* marks, const vid_t* hood,
                                            const int* n_cavity, const int* n_hood,
@@ -370,6 +405,8 @@ extern "C" __global__ void check_and_apply(double* x, double* y, vid_t* tri, vid
         const vid_t sa = split_a[i], sb = split_b[i];
         const int sseg = split_seg[i];
         vertex_marker[p] = sseg ? segment_markers[sseg - 1] : 0;
+        const bool a_in = sa >= 0 && sa < n_input, b_in = sb >= 0 && sb < n_input;
+        apex[p] = (sseg && a_in != b_in) ? (a_in ? sa : sb) : -1;
         for (int j = 0; j < nb; ++j) {
             const vid_t u = bu[j], v = bv[j], s = slot[j];
             vid_t after = -1, before = -1;
