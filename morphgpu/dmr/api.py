@@ -122,18 +122,23 @@ def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-def _to_mesh(m: dict[str, np.ndarray]) -> Mesh:
-    v = m["vertices"]
-    tri = m["triangles"]
+def _to_mesh(m: dict[str, np.ndarray], side: str) -> Mesh:
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    v = xp.asarray(m["vertices"])
+    tri = xp.asarray(m["triangles"])
     p = v[tri]
     area2 = (p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1]) - (p[:, 1, 1] - p[:, 0, 1]) * (
         p[:, 2, 0] - p[:, 0, 0]
     )
-    if np.any(area2 == 0):
-        raise ValueError(f"mesh['triangles']: triangle {int(np.argmax(area2 == 0))} has zero area")
+    degenerate = area2 == 0
+    if bool(degenerate.any()):
+        raise ValueError(f"mesh['triangles']: triangle {int(xp.argmax(degenerate))} has zero area")
+    del p, area2, degenerate
     segs = m.get("segments")
     markers = m.get("segment_markers")
-    mesh = mesh_from_arrays(v, tri, segs, markers, m.get("vertex_markers"), m.get("holes"))
+    mesh = mesh_from_arrays(
+        v, tri, segs, markers, m.get("vertex_markers"), m.get("holes"), side=side
+    )
     if "regions" in m:
         mesh.extra["regions"] = m["regions"]
     return mesh
@@ -146,14 +151,14 @@ def _morton_layout(mesh: Mesh) -> Mesh:
 
         cx = mesh.x[mesh.tri].mean(axis=1)
         cy = mesh.y[mesh.tri].mean(axis=1)
-        perm = np.asarray(backend.to_host(morton_order(cx, cy)))
+        perm = morton_order(cx, cy)
     except (ImportError, NotImplementedError):
         return mesh  # the shared reorder module is not there yet: keep Triangle's order
     return permute_triangles(mesh, perm)
 
 
-def prepare(mesh: dict[str, Any]) -> tuple[Mesh, dict[str, np.ndarray]]:
-    """(our mesh, the triangulated input) from a user's dict."""
+def prepare(mesh: dict[str, Any], side: str = "cpu") -> tuple[Mesh, dict[str, np.ndarray]]:
+    """(our mesh, built on ``side``; the triangulated input, on the host) from a user's dict."""
     src = _validated(mesh)
     if "triangles" not in src or len(src["triangles"]) == 0:
         tri_out = initial_triangulation(src)
@@ -164,7 +169,7 @@ def prepare(mesh: dict[str, Any]) -> tuple[Mesh, dict[str, np.ndarray]]:
         for name in ("vertex_markers", "segment_markers"):
             if name in src:
                 src[name] = src[name].astype(np.int64).ravel()
-    return _to_mesh(src), src
+    return _to_mesh(src, side), src
 
 
 def refine_with_stats(
@@ -185,7 +190,7 @@ def refine_with_stats(
     side = backend.resolve_device(device, who="morphgpu.dmr.refine")
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
-    ours, _src = prepare(mesh)
+    ours, _src = prepare(mesh, side)
     ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
     t1 = time.perf_counter()

@@ -161,7 +161,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     counters[1], counters[2] = dm.nt, dm.nv
     min_cos = math.cos(math.radians(min_angle))
     area_limit = float(max_area) if max_area is not None else 0.0
-    span = max(float(np.ptp(mesh.x)), float(np.ptp(mesh.y)), 1e-300)
+    span = max(float(mesh.x.max() - mesh.x.min()), float(mesh.y.max() - mesh.y.min()), 1e-300)
     min_split = MIN_SPLIT_FRACTION * span
     n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
     stats: dict[str, Any] = {"rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0}

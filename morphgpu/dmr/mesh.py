@@ -10,7 +10,8 @@ Layout (shared by the CPU and GPU paths):
   the triangles and need no separate structure during refinement);
 - ``vertex_markers``: Triangle's boundary markers per vertex.
 Every domain-boundary edge is constrained (Triangle's boundary segments, marker 1 when the
-input gave none).
+input gave none). The construction functions run on NumPy or CuPy arrays alike (the GPU
+path builds its neighbours on the device); the marker table stays on the host.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from .. import backend
 
 BOUNDARY_MARKER = 1
 
@@ -51,12 +54,13 @@ class Mesh:
         )
 
 
-def _edge_keys(a: np.ndarray, b: np.ndarray, n_vertices: int) -> np.ndarray:
-    lo, hi = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+def _edge_keys(a: Any, b: Any, n_vertices: int) -> Any:
+    xp = backend.array_module(a)
+    lo, hi = xp.minimum(a, b).astype(xp.int64), xp.maximum(a, b).astype(xp.int64)
     return lo * n_vertices + hi
 
 
-def orient_ccw(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
+def orient_ccw(x: Any, y: Any, tri: Any) -> Any:
     """The triangles with clockwise ones flipped (Triangle writes CCW; other tools may not)."""
     tri = tri.copy()
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
@@ -66,23 +70,25 @@ def orient_ccw(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
     return tri
 
 
-def build_neighbors(tri: np.ndarray, n_vertices: int) -> np.ndarray:
+def build_neighbors(tri: Any, n_vertices: int) -> Any:
     """``nbr`` from the triangles alone; ValueError when an edge has more than two sides."""
+    xp = backend.array_module(tri)
     n = len(tri)
     a = tri[:, [1, 2, 0]].ravel()
     b = tri[:, [2, 0, 1]].ravel()
     keys = _edge_keys(a, b, n_vertices)
-    order = np.argsort(keys, kind="stable")
+    order = xp.argsort(keys)
     sk = keys[order]
-    nbr = np.full(3 * n, -1, dtype=np.int64)
+    nbr = xp.full(3 * n, -1, dtype=xp.int64)
     same = sk[1:] == sk[:-1]
-    if np.any(same[1:] & same[:-1]):
-        bad = sk[1:][same[1:] & same[:-1]][0]
+    triple = same[1:] & same[:-1]
+    if bool(triple.any()):
+        bad = int(sk[1:][triple][0])
         raise ValueError(
             f"triangles: edge ({bad // n_vertices}, {bad % n_vertices}) belongs to more than "
             "two triangles (overlapping or duplicated triangles)"
         )
-    i = np.nonzero(same)[0]
+    i = xp.nonzero(same)[0]
     first, second = order[i], order[i + 1]
     nbr[first] = second // 3
     nbr[second] = first // 3
@@ -90,10 +96,11 @@ def build_neighbors(tri: np.ndarray, n_vertices: int) -> np.ndarray:
 
 
 def edge_segment_codes(
-    tri: np.ndarray, nbr: np.ndarray, n_vertices: int, segments: np.ndarray,
+    tri: Any, nbr: Any, n_vertices: int, segments: np.ndarray,
     segment_markers: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(``seg`` per triangle edge, distinct marker table) from the input segments."""
+) -> tuple[Any, np.ndarray]:
+    """(``seg`` per triangle edge, distinct marker table on the host) from the segments."""
+    xp = backend.array_module(tri)
     markers = (
         np.full(len(segments), BOUNDARY_MARKER, dtype=np.int64)
         if segment_markers is None else np.asarray(segment_markers, dtype=np.int64).ravel()
@@ -102,38 +109,41 @@ def edge_segment_codes(
     a = tri[:, [1, 2, 0]].ravel()
     b = tri[:, [2, 0, 1]].ravel()
     keys = _edge_keys(a, b, n_vertices)
-    seg = np.zeros(len(keys), dtype=np.int32)
+    seg = xp.zeros(len(keys), dtype=xp.int32)
     if len(segments):
-        skeys = _edge_keys(segments[:, 0], segments[:, 1], n_vertices)
-        order = np.argsort(skeys)
-        pos = np.searchsorted(skeys[order], keys)
-        pos = np.minimum(pos, len(skeys) - 1)
+        seg_xp = xp.asarray(segments, dtype=xp.int64)
+        skeys = _edge_keys(seg_xp[:, 0], seg_xp[:, 1], n_vertices)
+        order = xp.argsort(skeys)
+        pos = xp.searchsorted(skeys[order], keys)
+        pos = xp.minimum(pos, len(skeys) - 1)
         hit = skeys[order][pos] == keys
-        code = np.searchsorted(table, markers[order][pos]) + 1
-        seg[hit] = code[hit]
+        codes = xp.asarray(np.searchsorted(table, markers) + 1, dtype=xp.int32)
+        seg[hit] = codes[order][pos][hit]
     boundary = (nbr.ravel() < 0) & (seg == 0)
-    seg[boundary] = np.searchsorted(table, BOUNDARY_MARKER) + 1
+    seg[boundary] = int(np.searchsorted(table, BOUNDARY_MARKER)) + 1
     return seg.reshape(-1, 3), table
 
 
 def mesh_from_arrays(
     vertices: np.ndarray, triangles: np.ndarray, segments: np.ndarray | None = None,
     segment_markers: np.ndarray | None = None, vertex_markers: np.ndarray | None = None,
-    holes: np.ndarray | None = None,
+    holes: np.ndarray | None = None, *, side: str = "cpu",
 ) -> Mesh:
-    vertices = np.asarray(vertices, dtype=np.float64)
+    """Our mesh from Triangle-style arrays, built on ``side`` ("gpu": CuPy arrays)."""
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    vertices = xp.asarray(vertices, dtype=xp.float64)
     x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
     nv = len(x)
-    tri = orient_ccw(x, y, np.asarray(triangles, dtype=np.int64))
+    tri = orient_ccw(x, y, xp.asarray(triangles, dtype=xp.int64))
     nbr = build_neighbors(tri, nv)
     segs = np.zeros((0, 2), dtype=np.int64) if segments is None else np.asarray(segments, np.int64)
     seg, table = edge_segment_codes(tri, nbr, nv, segs, segment_markers)
     vm = (
-        np.zeros(nv, dtype=np.int64) if vertex_markers is None
-        else np.asarray(vertex_markers, dtype=np.int64).ravel()
+        xp.zeros(nv, dtype=xp.int64) if vertex_markers is None
+        else xp.asarray(vertex_markers, dtype=xp.int64).ravel()
     )
     return Mesh(
-        x, y, tri.astype(np.int32), nbr.astype(np.int32), seg, vm, table,
+        x, y, tri.astype(xp.int32), nbr.astype(xp.int32), seg, vm, table,
         np.zeros((0, 2)) if holes is None else np.asarray(holes, dtype=np.float64).reshape(-1, 2),
     )
 
@@ -167,13 +177,14 @@ def to_triangle_dict(mesh: Mesh) -> dict[str, np.ndarray]:
     return out
 
 
-def permute_triangles(mesh: Mesh, perm: np.ndarray) -> Mesh:
+def permute_triangles(mesh: Mesh, perm: Any) -> Mesh:
     """The mesh with triangle slot i holding old triangle perm[i] (neighbours renumbered)."""
-    perm = np.asarray(perm, dtype=np.int64)
-    new_id = np.empty(len(perm), dtype=np.int64)
-    new_id[perm] = np.arange(len(perm))
+    xp = backend.array_module(mesh.tri)
+    perm = xp.asarray(perm, dtype=xp.int64)
+    new_id = xp.empty(len(perm), dtype=xp.int64)
+    new_id[perm] = xp.arange(len(perm))
     nbr = mesh.nbr[perm]
-    nbr = np.where(nbr >= 0, new_id[np.maximum(nbr, 0)], -1).astype(mesh.nbr.dtype)
+    nbr = xp.where(nbr >= 0, new_id[xp.maximum(nbr, 0)], -1).astype(mesh.nbr.dtype)
     out = mesh.copy()
     out.tri, out.nbr, out.seg = mesh.tri[perm], nbr, mesh.seg[perm]
     return out
