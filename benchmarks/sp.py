@@ -84,7 +84,7 @@ def _baselines(args, record, device) -> None:
                 "clauses; CPU = our NumPy path in this process")
     record.row(baseline="one SP sweep", n_vars=n, ours_seconds=gpu_sweep,
                cpu_seconds=cpu_sweep, cpu_over_ours=cpu_sweep / gpu_sweep)
-    small = 3000 if args.quick else 10000
+    small = 2000 if args.quick else 4000
     formula = sp.random_ksat(small, 3, ratio=4.2, seed=1)
     t0 = time.perf_counter()
     cpu_result = sp.solve(formula, device="cpu", seed=1)

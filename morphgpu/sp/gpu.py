@@ -34,9 +34,13 @@ class GPUEngine:
         needed = edges * (4 + 4 + 1) + n * (8 * 2 + 4 * 6 + 2) + m * (4 + 1)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
-        self._survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
-        self._simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
-        self._walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
+        survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
+        simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
+        walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
+        self._k = {name: mod.get_function(name) for mod, names in (
+            (survey, ("sp_var_products", "sp_clause_update", "sp_biases")),
+            (simplify, ("unit_wave", "fix_chosen")),
+            (walk, ("ls_clause_state", "ls_pick", "ls_flip"))) for name in names}
         rng = cp.random.default_rng(self.seed % 2**63)
         self.eta = rng.random(edges, dtype=cp.float32)
         self.fixed = cp.zeros(n, dtype=cp.int32)
@@ -59,7 +63,7 @@ class GPUEngine:
     def propagate(self) -> bool:
         fg = self.fg
         grid, block = self._grid(fg.n_clauses)
-        kernel = self._simplify.get_function("unit_wave")
+        kernel = self._k["unit_wave"]
         while True:
             self.flags.fill(0)
             kernel(grid, block, (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var,
@@ -78,7 +82,7 @@ class GPUEngine:
     def _products(self) -> None:
         fg = self.fg
         grid, block = self._grid(fg.n_vars)
-        self._survey.get_function("sp_var_products")(
+        self._k["sp_var_products"](
             grid, block,
             (np.int64(fg.n_vars), fg.var_offsets, fg.var_edges, fg.lit_neg, np.int32(fg.width),
              self.eta, self.fixed, self.satisfied, self.prod_pos, self.prod_neg,
@@ -88,7 +92,7 @@ class GPUEngine:
         fg = self.fg
         self._products()
         grid, block = self._grid(fg.n_clauses)
-        self._survey.get_function("sp_clause_update")(
+        self._k["sp_clause_update"](
             grid, block,
             (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
              self.fixed, self.satisfied, self.prod_pos, self.prod_neg, self.zeros_pos,
@@ -114,7 +118,7 @@ class GPUEngine:
         diff = cp.empty(fg.n_vars, dtype=cp.float32)
         strength = cp.empty(fg.n_vars, dtype=cp.float32)
         grid, block = self._grid(fg.n_vars)
-        self._survey.get_function("sp_biases")(
+        self._k["sp_biases"](
             grid, block,
             (np.int64(fg.n_vars), self.fixed, self.prod_pos, self.prod_neg, self.zeros_pos,
              self.zeros_neg, diff, strength))
@@ -134,7 +138,7 @@ class GPUEngine:
         score = cp.where(free, cp.abs(diff), cp.float32(-1.0))
         chosen = cp.argsort(-score)[:n_fix].astype(cp.int64)
         grid, block = self._grid(n_fix)
-        self._simplify.get_function("fix_chosen")(
+        self._k["fix_chosen"](
             grid, block, (np.int64(n_fix), chosen, diff, self.fixed))
         return False, n_fix
 
@@ -155,9 +159,9 @@ class GPUEngine:
         flip = cp.zeros(fg.n_vars, dtype=cp.uint8)
         unsat = cp.zeros(CHECK_EVERY, dtype=cp.uint64)
         stuck = cp.zeros(1, dtype=cp.int32)
-        state_k = self._walk.get_function("ls_clause_state")
-        pick_k = self._walk.get_function("ls_pick")
-        flip_k = self._walk.get_function("ls_flip")
+        state_k = self._k["ls_clause_state"]
+        pick_k = self._k["ls_pick"]
+        flip_k = self._k["ls_flip"]
         cgrid, block = self._grid(fg.n_clauses)
         vgrid, _ = self._grid(fg.n_vars)
         m, n, w = np.int64(fg.n_clauses), np.int64(fg.n_vars), np.int32(fg.width)
