@@ -3,6 +3,7 @@
     compute-sanitizer --tool memcheck python3 scripts/mst_sanitize.py
 
 Covers both candidate modes (symmetric and general), the two-pass (light/heavy) path,
+rows long enough for the whole-grid sweep,
 the three weight-key kinds and every grid-barrier mode; each forest is compared edge for
 edge with the NumPy path, so a run the sanitizer passes but that computes a wrong forest
 still fails (exit code 1).
@@ -29,6 +30,15 @@ def cases() -> dict[str, CSRGraph]:
     n = 700
     u, v = rng.integers(0, n, 1500), rng.integers(0, n, 1500)
     general = CSRGraph.from_edges(u, v, rng.integers(-20, 20, 1500), n_vertices=n)
+    hub_u = np.concatenate([np.zeros(2999, dtype=np.int64), rng.integers(0, 3000, 12000)])
+    hub_v = np.concatenate([np.arange(1, 3000), rng.integers(0, 3000, 12000)])
+    hub = generators.random_weights(
+        CSRGraph.from_edges(
+            hub_u, hub_v, n_vertices=3000, symmetrize=True, drop_self_loops=True,
+            merge_duplicates="min",
+        ),
+        "integer", low=1, high=1000,
+    )
     uniform = generators.random_weights(generators.gnm(900, 2000, device="cpu"))
     return {
         "grid 30x20 ecl int32": ecl_weights(generators.grid2d(30, 20, device="cpu")),
@@ -36,6 +46,7 @@ def cases() -> dict[str, CSRGraph]:
         "gnm float32": uniform.with_weights(uniform.weights.astype(np.float32)),
         "gnm float64 ranks": uniform,
         "directed multigraph int64": general,
+        "hub row 2999 + random (huge rows)": hub,
     }
 
 

@@ -305,21 +305,44 @@ def test_cupy_inputs_give_cupy_results():
     cp = backend.cupy_module()
     import cupyx.scipy.sparse as cusp
 
-    host = symmetric_graph(300, 1200, seed=2).to_scipy()
+    # CuPy's sparse matrices hold floats only; integral values keep the totals exact.
+    host = symmetric_graph(300, 1200, seed=2).to_scipy().astype(np.float64)
     result = boruvka(cusp.csr_matrix(host), device="gpu")
     assert backend.side_of(result.edge_ids) == "gpu"
     check_forest(host, result, exact=True)
     tree = minimum_spanning_tree(cusp.csr_matrix(host), device="gpu")
     assert isinstance(tree, cusp.csr_matrix)
     assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
-    result = boruvka(cp.asarray(host.toarray()), device="auto")
+    result = boruvka(cp.asarray(host.toarray().astype(np.int64)), device="auto")
     assert backend.side_of(result.src) == "gpu"
+    check_forest(host, result, exact=True)
+
+
+def hub_graph(n: int, extra: int, seed: int) -> CSRGraph:
+    """Vertex 0 joined to every other vertex (a row far past the kernel's 1024-entry
+    "huge row" limit) plus random edges: at least 8 entries per vertex, so two passes."""
+    rng = np.random.default_rng(seed)
+    u = np.concatenate([np.zeros(n - 1, dtype=np.int64), rng.integers(0, n, extra)])
+    v = np.concatenate([np.arange(1, n), rng.integers(0, n, extra)])
+    w = rng.integers(1, 1000, u.size)
+    return CSRGraph.from_edges(
+        u, v, w, n_vertices=n, symmetrize=True, drop_self_loops=True, merge_duplicates="min"
+    )
+
+
+def test_hub_rows_in_both_passes(device):
+    graph = hub_graph(3000, 12000, seed=4)
+    assert graph.n_edges >= 8 * graph.n_vertices
+    result = boruvka(graph, device=device)
+    check_forest(graph.to_scipy(), result, exact=True)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", range(4))
 def test_gpu_and_cpu_give_identical_forests(seed):
     graph = symmetric_graph(3000, 3000 * (1 + 3 * seed), seed=seed, int_weights=seed % 2 == 0)
+    if seed == 3:
+        graph = hub_graph(5000, 30000, seed=seed)
     gpu = boruvka(graph, device="gpu")
     cpu = boruvka(graph, device="cpu")
     assert np.array_equal(backend.to_host(gpu.edge_ids), cpu.edge_ids)

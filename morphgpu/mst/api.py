@@ -79,16 +79,21 @@ def _check_square(shape: tuple[int, ...], what: str) -> int:
     return int(shape[0])
 
 
-def _dense_to_sparse(dense: Any, side: str) -> Any:
-    """SciPy's dense convention: 0, NaN and +-inf are missing edges."""
-    xp = backend.xp_for(side)  # type: ignore[arg-type]
-    if dense.dtype.kind == "f":
-        dense = xp.where(xp.isfinite(dense), dense, 0)
-    if side == "gpu":
-        import cupyx.scipy.sparse as cusp  # noqa: PLC0415
+def _dense_to_csr(dense: Any, side: str) -> tuple[Any, Any, Any]:
+    """(indptr, indices, data) of a dense matrix by SciPy's rule: 0, NaN, +-inf are no edge.
 
-        return cusp.csr_matrix(dense)
-    return sp.csr_matrix(dense)
+    Written for both sides alike: CuPy's sparse matrices hold no integer data.
+    """
+    xp = backend.xp_for(side)  # type: ignore[arg-type]
+    present = dense != 0
+    if dense.dtype.kind == "f":
+        present &= xp.isfinite(dense)
+    rows, cols = xp.nonzero(present)  # row-major, as a CSR stores them
+    n = dense.shape[0]
+    indptr = xp.zeros(n + 1, dtype=np.int64)
+    if n:
+        xp.cumsum(xp.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols, dense[rows, cols]
 
 
 def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
@@ -111,13 +116,15 @@ def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
             if dense.dtype.kind not in "biuf":
                 raise ValueError(f"{what}: weights must be real numbers, got dtype {dense.dtype}")
             n = _check_square(dense.shape, what)
-            csr = _dense_to_sparse(dense, side)
+            csr = None
+            indptr, indices, weights = _dense_to_csr(dense, side)
         else:
             raise TypeError(
                 f"{what}: expected a CSRGraph, a sparse matrix or a 2-D array, "
                 f"got {type(graph).__name__}"
             )
-        indptr, indices, weights = csr.indptr, csr.indices, csr.data
+        if csr is not None:
+            indptr, indices, weights = csr.indptr, csr.indices, csr.data
         symmetric = bool(symmetric)
     xp = backend.xp_for(side)  # type: ignore[arg-type]
     if weights is None:
@@ -166,7 +173,8 @@ def _run(prep: _Prepared, run_side: str) -> tuple[Any, int]:
 def _forest_edges(prep: _Prepared, positions: Any, run_side: str) -> tuple[Any, Any, Any]:
     xp = backend.xp_for(run_side)  # type: ignore[arg-type]
     indptr = backend.to_side(prep.indptr, run_side)  # type: ignore[arg-type]
-    src = xp.searchsorted(indptr, positions, side="right") - 1
+    # Row r holds positions [indptr[r], indptr[r+1]): r row ends lie at or before it.
+    src = xp.searchsorted(indptr[1:], positions, side="right")
     dst = backend.to_side(prep.indices, run_side)[positions]  # type: ignore[arg-type]
     w = backend.to_side(prep.weights, run_side)[positions]  # type: ignore[arg-type]
     return src, dst, w
@@ -187,9 +195,9 @@ def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) 
     src, dst, w = _forest_edges(prep, positions, run_side)
     xp = backend.xp_for(run_side)  # type: ignore[arg-type]
     if w.dtype.kind in "iub":
-        total: int | float = int(w.astype(np.int64).sum()) if w.size else 0
+        total: int | float = int(w.sum(dtype=np.int64)) if w.size else 0
     else:
-        total = float(w.astype(np.float64).sum()) if w.size else 0.0
+        total = float(w.sum(dtype=np.float64)) if w.size else 0.0
     out = prep.side
     return MSTResult(
         src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]

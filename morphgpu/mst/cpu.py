@@ -8,7 +8,7 @@ Each round (paper §5/§8.4, extended as in gpu.py):
    chose each other (the same edge) form the only possible cycle, broken by letting the
    smaller id be the root; pointer jumping then labels every vertex with its root.
 
-On graphs of average degree >= 4 the edges are processed in two passes, the light ones
+On graphs of average degree >= 8 the edges are processed in two passes, the light ones
 first (keys.light_threshold), exactly as on the GPU, so both report the same rounds.
 """
 

@@ -1,12 +1,17 @@
 """Borůvka on the GPU: one persistent kernel (kernels/boruvka.cu) runs every round.
 
 The host prepares weight keys only when the weights are neither int32 nor float32 (the
-kernel maps those itself), launches once, and reads back two things at the end: the
-kernel's counters (rounds, overflow) and the tree-edge flags it wrote per CSR position.
+kernel maps those itself), launches once, and reads back once at the end: the kernel's
+counters (rounds, overflow, forest size); the forest's CSR positions, which the kernel
+lists itself, are then sorted on the device. Nothing needs zeroing before a launch (the
+kernel initialises its own state), and the persistent grid is built once per kernel
+variant, so a call costs few host operations (this matters on road graphs, where the
+whole forest takes a few hundred microseconds).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -16,7 +21,16 @@ from . import keys as keymod
 
 KERNEL_PATH = "mst/kernels/boruvka.cu"
 BLOCK = 256
+HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are longer
 _KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2}
+
+
+@functools.lru_cache(maxsize=32)
+def _grid(defines: tuple[tuple[str, Any], ...], mode: str) -> barrier.PersistentGrid:
+    # One grid (and barrier state) per variant: launches are sequential on one stream.
+    return barrier.persistent_kernel(
+        KERNEL_PATH, "mst_boruvka", mode=mode, block=BLOCK, defines=dict(defines)  # type: ignore[arg-type]
+    )
 
 
 class BoruvkaGPU:
@@ -48,9 +62,8 @@ class BoruvkaGPU:
         self.capacity = self.m // 2 + 1 if self.symmetric else max(self.m, 1)
         vid_bytes = np.dtype(indices.dtype).itemsize
         edge_bytes = 16 if vid_bytes == 4 else 24
-        needed = (
-            2 * self.capacity * edge_bytes + self.n * (vid_bytes + 16) + self.m + 4096
-        )
+        self.huge_capacity = self.m // HUGE_ROW + 1
+        needed = 2 * self.capacity * edge_bytes + self.n * (vid_bytes + 24) + 4096
         backend.require_gpu_bytes(needed, f"boruvka on {self.n} vertices, {self.m} entries")
         with backend.gpu_memory_guard("boruvka buffers"):
             self.parent = cp.empty(max(self.n, 1), dtype=indices.dtype)
@@ -58,18 +71,16 @@ class BoruvkaGPU:
             self.worklists = [
                 cp.empty(self.capacity * edge_bytes, dtype=cp.uint8) for _ in range(2)
             ]
-            self.counters = cp.zeros(3, dtype=cp.uint64)
-            self.in_tree = cp.zeros(max(self.m, 1), dtype=cp.uint8)
-            self.stats = cp.zeros(3, dtype=cp.uint64)
+            self.counters = cp.empty(5, dtype=cp.uint64)
+            self.huge_rows = cp.empty(self.huge_capacity, dtype=indices.dtype)
+            self.tree_edges = cp.empty(max(self.n, 1), dtype=cp.int64)
+            self.stats = cp.empty(4, dtype=cp.uint64)
         defines = kernels.index_defines(indices.dtype, indptr.dtype)
         defines.update(MST_KEY_KIND=_KEY_KIND_CODE[kind], MST_BLOCK=BLOCK)
-        self.grid = barrier.persistent_kernel(
-            KERNEL_PATH, "mst_boruvka", mode=barrier_mode, block=BLOCK, defines=defines
-        )
+        self.grid = _grid(tuple(sorted(defines.items())), barrier_mode)
 
     def launch(self) -> None:
         """Run the whole forest computation (asynchronous; nothing is read back)."""
-        self.in_tree.fill(0)
         self.grid.launch(
             self.indptr,
             self.indices,
@@ -83,21 +94,23 @@ class BoruvkaGPU:
             self.worklists[0],
             self.worklists[1],
             self.counters,
-            self.in_tree,
+            self.huge_rows,
+            np.int64(self.huge_capacity),
+            self.tree_edges,
             self.stats,
         )
 
     def collect(self) -> tuple[Any, int]:
         """(sorted CSR positions of the tree edges as a CuPy array, rounds)."""
-        cp = backend.cupy_module()
-        rounds, overflow, _threshold = (int(x) for x in self.stats.get())
+        rounds, overflow, _threshold, n_tree = (int(x) for x in self.stats.get())
         if overflow:
             raise ValueError(
                 "graph: declared symmetric (undirected) but more than half of its entries "
                 "have source < target, so it is not; pass symmetric=False"
             )
-        positions = cp.flatnonzero(self.in_tree[: self.m]) if self.m else cp.zeros(0, np.int64)
-        return positions, rounds
+        if n_tree >= max(self.n, 1):
+            raise RuntimeError(f"boruvka kernel: {n_tree} forest edges on {self.n} vertices")
+        return backend.cupy_module().sort(self.tree_edges[:n_tree]), rounds
 
 
 def minimum_spanning_forest(

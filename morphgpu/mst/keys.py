@@ -11,7 +11,7 @@ Int32 and float32 weights map bit-wise (the GPU kernel does that itself, saving 
 other weights are mapped here: exactly-float32 float64 through float32, anything else by
 its rank among the distinct weights (one sort, still exact).
 
-The light-edge threshold (the first of two passes on graphs of average degree >= 4, after
+The light-edge threshold (the first of two passes on graphs of average degree >= 8, after
 the ECL-MST idea of filtering heavy edges out of the first rounds) is chosen here from a
 fixed hashed sample, so the CPU and GPU paths split the edges identically.
 """
@@ -97,8 +97,11 @@ def mix32(x: np.ndarray) -> np.ndarray:
 
 
 def threshold_index(n: int, m: int) -> int:
-    """Which sorted sample is the threshold, or -1 for a single pass (average degree < 4)."""
-    if m < LIGHT_ENTRIES_PER_VERTEX * n or m == 0:
+    """Which sorted sample is the threshold, or -1 for a single pass.
+
+    Two passes only pay where the light one keeps at most about half the entries.
+    """
+    if m < 2 * LIGHT_ENTRIES_PER_VERTEX * n or m == 0:
         return -1
     return min(SAMPLE_SIZE - 1, (LIGHT_ENTRIES_PER_VERTEX * n * SAMPLE_SIZE) // m)
 

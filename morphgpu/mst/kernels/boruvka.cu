@@ -11,17 +11,18 @@
 //   position): unique values, so ties break by position and every mutually-lightest pair
 //   picks the same edge (the paper's smaller-id cycle break becomes implicit: CAS linking
 //   cannot form cycles);
-// - on graphs of average degree >= 4 a first pass uses only edges at or below a sampled
+// - on graphs of average degree >= 8 a first pass uses only edges at or below a sampled
 //   light-key threshold, and the heavy edges enter afterwards already filtered against
 //   the light forest (the idea of ECL-MST's filtering, threshold rule our own).
 //
 // Phases, r counting every edge-producing phase (the CSR build and every filter):
-//   build/filter r: push edges between different roots into wl[r%2], count in
+//   build/filter r: (a build sweeps huge rows after one more barrier)
+//                   push edges between different roots into wl[r%2], count in
 //                   counters[r%3], offer each to lightest[r%2][root] of both ends; a
 //                   filter also resets lightest[(r-1)%2] at the roots its input used;
 //   barrier;
 //   join r:         an edge that is the lightest of either end is a tree edge: unite the
-//                   ends, mark in_tree[position];
+//                   ends, append its CSR position to tree_edges;
 //   barrier.
 // Three counters rotate so a counter is zeroed (in join r, for filter r+1) long after
 // its last reader.
@@ -50,6 +51,9 @@ constexpr unsigned NO_THRESHOLD = 0xffffffffu;
 constexpr int SAMPLE_SIZE = 64;        // keys.SAMPLE_SIZE
 constexpr i64 LIGHT_PER_VERTEX = 4;    // keys.LIGHT_ENTRIES_PER_VERTEX
 constexpr int SMALL_ROW = 8;           // rows up to this length are scanned by one thread
+// Rows longer than this (hubs of R-MAT/Kronecker graphs) would keep one warp busy long
+// after the others finish; they are deferred and then swept by the whole grid.
+constexpr i64 HUGE_ROW = 1024;
 
 // A worklist entry: the roots of its ends when it was pushed, and its packed order value.
 struct Edge {
@@ -84,7 +88,8 @@ __device__ __forceinline__ unsigned mst_mix32(unsigned x) {
 __device__ unsigned block_light_threshold(const void* __restrict__ source, i64 n, i64 m) {
     __shared__ unsigned sample[SAMPLE_SIZE];
     __shared__ unsigned threshold;
-    const bool two_passes = m > 0 && m >= LIGHT_PER_VERTEX * n;
+    // Two passes only where the light pass keeps at most about half the entries.
+    const bool two_passes = m > 0 && m >= 2 * LIGHT_PER_VERTEX * n;
     i64 wanted = (LIGHT_PER_VERTEX * n * SAMPLE_SIZE) / (m > 0 ? m : 1);
     if (wanted > SAMPLE_SIZE - 1) wanted = SAMPLE_SIZE - 1;
     const int t = threadIdx.x;
@@ -202,11 +207,18 @@ __device__ __forceinline__ void consider_entry(const Graph& g, vid_t* parent, vi
     push_edge(out, lightest, ru, rv, ((u64)key << 32) | (u64)j);
 }
 
+struct HugeRows {
+    vid_t* rows;
+    u64* count;
+    i64 capacity;
+};
+
 // Build phase: every CSR entry of the pass. Short rows go one per thread; a warp takes
-// the long rows of its lanes together, one row at a time, so hubs do not stall a lane.
+// the long rows of its lanes together, one row at a time, so rows do not stall a lane;
+// huge rows are only listed here (sweep_huge_rows takes them after a barrier).
 template <bool HEAVY_PASS>
 __device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold,
-                               const Worklist& out, u64* lightest) {
+                               const Worklist& out, u64* lightest, const HugeRows& huge) {
     const unsigned lane = mg::lane_id();
     const i64 stride = mg::global_stride();
     for (i64 base = mg::global_tid() - lane; base < g.n; base += stride) {
@@ -232,6 +244,14 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold
             const vid_t row_root = __shfl_sync(0xffffffffu, ru, owner);
             const i64 row_begin = __shfl_sync(0xffffffffu, begin, owner);
             const i64 row_end = __shfl_sync(0xffffffffu, end, owner);
+            if (row_end - row_begin > HUGE_ROW) {
+                if (lane == 0) {
+                    const u64 slot = atomicAdd(huge.count, 1ull);
+                    // The capacity (entries / HUGE_ROW + 1) bounds the number of huge rows.
+                    if (slot < (u64)huge.capacity) huge.rows[slot] = row;
+                }
+                continue;
+            }
             for (i64 j = row_begin + lane; j < row_end; j += 32) {
                 consider_entry<HEAVY_PASS>(g, parent, row, row_root, j, threshold, out, lightest);
             }
@@ -239,15 +259,33 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold
     }
 }
 
+// After a barrier: the whole grid strides over each listed huge row in turn.
+template <bool HEAVY_PASS>
+__device__ void sweep_huge_rows(const Graph& g, vid_t* parent, unsigned threshold,
+                                const Worklist& out, u64* lightest, const HugeRows& huge) {
+    const u64 count = mg::load_volatile(huge.count);
+    for (u64 h = 0; h < count; ++h) {
+        const vid_t row = huge.rows[h];
+        const vid_t root = HEAVY_PASS ? find_root(parent, row) : row;
+        const i64 end = (i64)g.indptr[row + 1];
+        for (i64 j = (i64)g.indptr[row] + mg::global_tid(); j < end; j += mg::global_stride()) {
+            consider_entry<HEAVY_PASS>(g, parent, row, root, j, threshold, out, lightest);
+        }
+    }
+}
+
 }  // namespace
 
 // stats: [0] rounds, [1] 1 when a worklist overflowed (the graph was not symmetric though
-// declared so), [2] the light-edge threshold used.
+// declared so), [2] the light-edge threshold used, [3] forest edges, listed in tree_edges
+// (CSR positions, unordered; at most n - 1).
+// counters: [0..2] worklist tails (rotating), [3] and [4] huge rows of pass 0 and 1.
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     const void* __restrict__ keys, i64 n, i64 m, int symmetric, i64 capacity,
     vid_t* parent, u64* lightest_both, Edge* wl0, Edge* wl1, u64* counters,
-    unsigned char* in_tree, u64* stats, unsigned* barrier_state) {
+    vid_t* huge_rows, i64 huge_capacity, i64* tree_edges, u64* stats,
+    unsigned* barrier_state) {
     mg::GridBarrier bar(barrier_state);
     const i64 tid = mg::global_tid();
     const i64 stride = mg::global_stride();
@@ -258,10 +296,11 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
         lightest_both[v] = NO_EDGE;
         lightest_both[n + v] = NO_EDGE;
     }
-    if (tid < 3) counters[tid] = 0;
+    if (tid < 5) counters[tid] = 0;
     if (tid == 0) {
         stats[0] = 0;
         stats[1] = 0;
+        stats[3] = 0;
     }
     const unsigned threshold = block_light_threshold(keys, n, m);
     if (tid == 0) stats[2] = threshold;
@@ -278,9 +317,13 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
         }
         {
             const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
+            const HugeRows huge{huge_rows, counters + 3 + pass, huge_capacity};
             u64* lightest = lightest_both + (r & 1) * n;
-            if (pass == 0) build_from_csr<false>(g, parent, threshold, out, lightest);
-            else build_from_csr<true>(g, parent, threshold, out, lightest);
+            if (pass == 0) build_from_csr<false>(g, parent, threshold, out, lightest, huge);
+            else build_from_csr<true>(g, parent, threshold, out, lightest, huge);
+            mg::grid_sync(bar);
+            if (pass == 0) sweep_huge_rows<false>(g, parent, threshold, out, lightest, huge);
+            else sweep_huge_rows<true>(g, parent, threshold, out, lightest, huge);
         }
         mg::grid_sync(bar);
         while (true) {
@@ -297,7 +340,9 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
                 const Edge e = joined[i];
                 if (e.packed == lightest[e.u] || e.packed == lightest[e.v]) {
                     unite(parent, e.u, e.v);
-                    in_tree[e.packed & 0xffffffffull] = 1;
+                    // A forest has at most n - 1 edges, the list's capacity.
+                    const u64 slot = reserve_slot(stats + 3);
+                    if (slot < (u64)n) tree_edges[slot] = (i64)(e.packed & 0xffffffffull);
                 }
             }
             if (tid == 0) {
