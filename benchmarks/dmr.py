@@ -56,9 +56,28 @@ def run(args, record: harness.Record) -> None:
         v = mesh["vertices"][mesh["triangles"]]
         d1, d2 = v[:, 1] - v[:, 0], v[:, 2] - v[:, 0]
         area_in = float(np.sum(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]) / 2)
+        marks: list[tuple[float, int]] = []  # (host time, claimants) per round
+
+        def on_round(r: dict, marks=marks) -> None:
+            marks.append((time.perf_counter(), r["bad"]))
+
         t0 = time.perf_counter()
-        out, stats = api.refine_with_stats(mesh, min_angle=30.0, device=device)
+        out, stats = api.refine_with_stats(
+            mesh, min_angle=30.0, device=device, progress=on_round
+        )
         ours_end_to_end = time.perf_counter() - t0
+        if len(marks) > 1:
+            # each round ends with a host read, so host time between rounds is GPU time
+            gaps = np.diff([t for t, _ in marks])
+            claim = np.array([c for _, c in marks[1:]])
+            big = claim >= 10_000
+            record.note(
+                f"{n_in} triangles: {int(big.sum())} rounds with >=10k claimants took "
+                f"{gaps[big].sum():.4f} s, {int((~big).sum())} smaller rounds "
+                f"{gaps[~big].sum():.4f} s; claimants in the first rounds: "
+                f"{[c for _, c in marks[:6]]}; GPU-stuck triangles finished on the CPU: "
+                f"{stats.get('gpu_stuck', 0)}"
+            )
         ok, smallest = quick_check(out, area_in, 30.0)
         tri_in = {k: mesh[k] for k in ("vertices", "triangles", "segments", "segment_markers")}
         t0 = time.perf_counter()

@@ -7,8 +7,8 @@ the winners' neighbourhoods are disjoint and there is always one); re-triangulat
 winners, reusing their cavity slots first. Planning reads only the mesh as it was at the
 start of the round, so the winners can be applied in any order, exactly as on the GPU.
 
-A cavity's neighbourhood is its triangles plus the triangles just outside it, whose
-neighbour pointers the re-triangulation rewrites.
+A cavity is claimed exclusively; the ring of triangles just outside it, whose neighbour
+pointers the re-triangulation rewrites, is shared (see :func:`claim_cavities`).
 """
 
 from __future__ import annotations
@@ -43,9 +43,6 @@ class Plan:
     split: tuple[int, int, int] | None  # (a, b, seg code) of the segment being split
     origin: int = -1  # the bad triangle this plan refines
     apex: int = -1  # the input vertex a shell split measured from
-
-    def hood(self) -> list[int]:
-        return self.cavity + [o for _, _, o, _ in self.boundary if o >= 0]
 
 
 class GrowableMesh:
@@ -284,10 +281,37 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             m.nbr[o, k] = s
 
 
-def _claim(offsets: np.ndarray, elements: np.ndarray, n_elements: int, rnd: int) -> np.ndarray:
-    from ..conflict import claim  # noqa: PLC0415
+def claim_cavities(plans: list[Plan], n_triangles: int, rnd: int) -> np.ndarray:
+    """Winners of one round: exclusive cavities, shared rings (the GPU's four phases).
 
-    return np.asarray(claim(offsets, elements, n_elements=n_elements, round=rnd), dtype=bool)
+    Phases 1–3 are the shared protocol (``morphgpu.conflict.claim``) over the cavities
+    alone. A cavity winner also rewrites one neighbour pointer in each triangle of its
+    ring (the triangles just outside), which is safe unless that triangle lies in another
+    winner's cavity; phase 4 settles exactly those pairs by priority, the lower one waits.
+    Conflicts are symmetric (if my ring meets your cavity, your ring meets mine), so one
+    of each pair goes on, and the highest mark of the round always does.
+    """
+    from ..conflict import claim, claim_marks, claim_priority  # noqa: PLC0415
+
+    n = len(plans)
+    ids = np.arange(n, dtype=np.uint64)
+    marks = claim_marks(claim_priority(rnd, ids), ids)
+    cav_sizes = np.array([len(p.cavity) for p in plans], dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(cav_sizes)
+    elements = np.fromiter((t for p in plans for t in p.cavity), np.int64, count=offsets[-1])
+    cavity_won = np.asarray(claim(offsets, elements, n_elements=n_triangles, round=rnd), bool)
+    owner = np.full(n_triangles, -1, dtype=np.int64)
+    won_ids = np.nonzero(cavity_won)[0]
+    owner[elements[np.repeat(cavity_won, cav_sizes)]] = np.repeat(won_ids, cav_sizes[won_ids])
+    winners = cavity_won.copy()
+    for i in won_ids.tolist():
+        for _, _, o, _ in plans[i].boundary:
+            h = owner[o] if o >= 0 else -1
+            if h >= 0 and h != i and marks[h] > marks[i]:
+                winners[i] = False
+                break
+    return winners
 
 
 def refine_cpu(
@@ -318,11 +342,7 @@ def refine_cpu(
                 plans.append(plan)
         if not plans:
             break
-        hoods = [p.hood() for p in plans]
-        offsets = np.zeros(len(hoods) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(h) for h in hoods])
-        elements = np.fromiter((e for h in hoods for e in h), dtype=np.int64, count=offsets[-1])
-        winners = _claim(offsets, elements, m.nt, rnd)
+        winners = claim_cavities(plans, m.nt, rnd)
         nt_before = m.nt
         # every origin stays a candidate: a segment split need not remove its origin
         touched = [p.origin for p in plans]

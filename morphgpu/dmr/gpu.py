@@ -1,6 +1,6 @@
 """Delaunay refinement on the GPU: the host side of kernels/dmr.cu.
 
-The mesh moves to the GPU once and stays there; each round is four launches with one
+The mesh moves to the GPU once and stays there; each round is five launches with one
 small host read (the number of bad triangles and the slot counters, read together) that
 decides termination and growth. Growth is host-only: before a round the host knows the
 number of claimants k, and a round adds at most 2k triangles and k vertices, so it grows
@@ -45,6 +45,7 @@ class DeviceMesh:
         self.seg = self._padded(mesh.seg.reshape(-1), 3 * triangle_capacity, np.int32)
         self.stuck = cp.zeros(triangle_capacity, dtype=cp.uint8)
         self.marks = cp.zeros(triangle_capacity, dtype=cp.uint64)
+        self.mark_round = cp.zeros(triangle_capacity, dtype=cp.uint32)  # round + 1 of a mark
         self.worklist = cp.zeros(triangle_capacity, dtype=cp.int32)
         self.x = self._padded(mesh.x, vertex_capacity, np.float64)
         self.y = self._padded(mesh.y, vertex_capacity, np.float64)
@@ -76,7 +77,7 @@ class DeviceMesh:
                 )
             for name in ("tri", "nbr", "seg"):
                 setattr(self, name, self._grown(getattr(self, name), 3 * cap))
-            for name in ("stuck", "marks", "worklist"):
+            for name in ("stuck", "marks", "mark_round", "worklist"):
                 setattr(self, name, self._grown(getattr(self, name), cap))
         if vertices > len(self.x):
             cap = max(vertices, int(len(self.x) * GROWTH))
@@ -125,7 +126,9 @@ class Variant:
         module = kernels.load_module(KERNEL_FILE, defines=defines)
         self.k = {
             name: module.get_function(name)
-            for name in ("find_bad", "plan_and_race", "prioritycheck", "check_and_apply")
+            for name in (
+                "find_bad", "plan_and_race", "prioritycheck", "check", "ring_check_and_apply"
+            )
         }
         self.plans: Plans | None = None
 
@@ -194,7 +197,8 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
         v.k["plan_and_race"](
             (pgrid,), (128,),
             (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.stuck, dm.worklist, np.int64(n_claim),
-             np.uint64(rnd), np.float64(min_split), n_input, dm.marks, plans.px, plans.py,
+             np.uint64(rnd), np.float64(min_split), n_input, dm.marks, dm.mark_round,
+             plans.px, plans.py,
              plans.hood, plans.n_cavity, plans.n_hood, plans.through, plans.split_a,
              plans.split_b, plans.split_seg),
         )
@@ -202,12 +206,13 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
         v.k["prioritycheck"](
             (fgrid,), (BLOCK,), (dm.marks, plans.hood, plans.n_cavity, plans.n_hood, *common)
         )
-        v.k["check_and_apply"](
+        v.k["check"]((fgrid,), (BLOCK,), (dm.marks, plans.hood, plans.n_cavity, *common))
+        v.k["ring_check_and_apply"](
             (fgrid,), (BLOCK,),
             (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.vmark, dm.apex, n_input, dm.stuck,
-             seg_markers, dm.marks, plans.hood, plans.n_cavity, plans.n_hood, plans.px,
-             plans.py, plans.through, plans.split_a, plans.split_b, plans.split_seg, *common,
-             counters[1:2], counters[2:3], counters[3:4]),
+             seg_markers, dm.marks, dm.mark_round, plans.hood, plans.n_cavity, plans.n_hood,
+             plans.px, plans.py, plans.through, plans.split_a, plans.split_b, plans.split_seg,
+             *common, counters[1:2], counters[2:3], counters[3:4]),
         )
         stats["rounds"] += 1
         stats["large_rounds"] += level

@@ -4,16 +4,24 @@
 // the vertices (CCW), nbr[3t+i] the triangle across edge i (opposite vertex i, -1 on the
 // boundary), seg[3t+i] 0 for a free edge or 1 + the segment's marker index.
 //
-// One round = four launches, no host read between the last three:
+// One round = five launches, no host read between the last four:
 //   find_bad        bad triangles -> worklist (one atomic per block, block order kept)
 //   plan_and_race   one thread per claimant: walk to the circumcentre, build the cavity
-//                   in local memory (or a segment midpoint split), store the plan, and
-//                   race its hood (cavity + triangles just outside) with mg::conflict_race
-//   prioritycheck   mg::conflict_prioritycheck (atomicMax)
-//   check_and_apply mg::conflict_check, then the winner re-triangulates: the cavity's own
-//                   slots are reused and the 1 or 2 extra ones come from the slot counter
-//                   the host grew beforehand from the number of claimants (host-only
-//                   growth: a winner adds at most two triangles and one vertex).
+//                   in local memory (or a segment split), store the plan (cavity, then
+//                   the ring of triangles just outside), race the cavity (mg::conflict_race)
+//   prioritycheck   mg::conflict_prioritycheck (atomicMax) over the cavity
+//   check           mg::conflict_check: the cavity winners
+//   ring_check_and_apply
+//                   a cavity winner also rewrites one neighbour pointer of each ring
+//                   triangle: safe unless that triangle is in another winner's cavity.
+//                   Such conflicts are symmetric (my ring meets your cavity iff yours
+//                   meets mine), so the lower mark waits and the higher goes on; the
+//                   round's highest mark always does. Then the winner re-triangulates: the
+//                   cavity's own slots are reused and the 1 or 2 extra ones come from the
+//                   slot counter the host grew beforehand from the number of claimants
+//                   (host-only growth: a winner adds at most two triangles, one vertex).
+// Sharing the rings (instead of claiming them with the cavity) cuts the aborts a lot:
+// rings of neighbouring cavities overlap almost always.
 //
 // Geometry is float64 with Shewchuk's static error bounds: a predicate whose sign is not
 // certain answers "unknown", the claimant gives up and its triangle is marked stuck; the
@@ -246,7 +254,8 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
 extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t* tri,
                                          vid_t* nbr, int* seg, unsigned char* stuck,
                                          const vid_t* worklist, i64 n_claimants, u64 round,
-                                         double min_split, vid_t n_input, u64* marks, double* px_out,
+                                         double min_split, vid_t n_input, u64* marks,
+                                         unsigned* mark_round, double* px_out,
                                          double* py_out, vid_t* hood, int* n_cavity,
                                          int* n_hood, i64* through, vid_t* split_a,
                                          vid_t* split_b, int* split_seg) {
@@ -355,7 +364,8 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
         split_b[i] = sb;
         split_seg[i] = sseg;
         const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
-        mg::conflict_race(marks, h, nh, mark);
+        mg::conflict_race(marks, h, cav.n, mark);
+        for (int j = 0; j < cav.n; ++j) mark_round[h[j]] = (unsigned)(round + 1);
     }
 }
 
@@ -364,16 +374,27 @@ extern "C" __global__ void prioritycheck(u64* marks, const vid_t* hood, int* n_c
     for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
         if (n_cavity[i] < 0) continue;
         const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
-        if (!mg::conflict_prioritycheck(marks, hood + i * MAX_HOOD, n_hood[i], mark))
+        if (!mg::conflict_prioritycheck(marks, hood + i * MAX_HOOD, n_cavity[i], mark))
             n_cavity[i] = -1;  // lost: skip phase 3
     }
 }
 
-extern "C" __global__ void check_and_apply(double* x, double* y, vid_t* tri, vid_t* nbr,
+extern "C" __global__ void check(const u64* marks, const vid_t* hood, int* n_cavity,
+                                 i64 n_claimants, u64 round) {
+    for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
+        if (n_cavity[i] < 0) continue;
+        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        if (!mg::conflict_check(marks, hood + i * MAX_HOOD, n_cavity[i], mark))
+            n_cavity[i] = -1;
+    }
+}
+
+extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri, vid_t* nbr,
                                            int* seg, int* vertex_marker, vid_t* apex,
                                            vid_t n_input,
                                            unsigned char* stuck, const int* segment_markers,
-                                           const u64* marks, const vid_t* hood,
+                                           const u64* marks, const unsigned* mark_round,
+                                           const vid_t* hood,
                                            const int* n_cavity, const int* n_hood,
                                            const double* px_in, const double* py_in,
                                            const i64* through, const vid_t* split_a,
@@ -385,9 +406,17 @@ extern "C" __global__ void check_and_apply(double* x, double* y, vid_t* tri, vid
         if (n_cavity[i] < 0) continue;
         const vid_t* h = hood + i * MAX_HOOD;
         const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
-        if (!mg::conflict_check(marks, h, n_hood[i], mark)) continue;
-        // This thread owns its cavity and the triangles around it: rebuild the boundary
-        // from the (unchanged) cavity, then write the fan.
+        bool wait = false;
+        for (int j = n_cavity[i]; j < n_hood[i] && !wait; ++j) {
+            const vid_t o = h[j];
+            if (mark_round[o] != (unsigned)(round + 1)) continue;  // unclaimed this round
+            const u64 held = marks[o];
+            const i64 holder = (i64)mg::mark_claimant(held);
+            wait = holder != i && holder < n_claimants && n_cavity[holder] >= 0 && held > mark;
+        }
+        if (wait) continue;
+        // This thread owns its cavity, and no winner touches its ring but to rewrite other
+        // neighbour pointers: rebuild the boundary from the unchanged cavity, write the fan.
         Cavity cav;
         cav.n = n_cavity[i];
         for (int j = 0; j < cav.n; ++j) cav.tri[j] = h[j];
