@@ -1,0 +1,84 @@
+"""Points-to analysis on the shared LSG programs: load time, GPU and CPU solve times, facts.
+
+The baseline is our own CPU path (the same rounds in NumPy/SciPy), run in this process.
+GPU results are checked against the reference solution where one exists, and against the
+CPU path where that runs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from harness import cpu_seconds, gpu_seconds, main
+
+from morphgpu import backend
+from morphgpu.pta import constraints, cpu, layout
+from morphgpu.pta.solution import Solution, read_solution
+from morphgpu.testing import shared_path
+
+REFERENCED = ("ex", "perl", "gcc", "python", "svn")
+LARGE = ("php", "mplayer")
+
+
+def run(args, record) -> None:
+    quick = args.quick
+    programs = ("ex", "perl", "gcc") if quick else REFERENCED + LARGE
+    # The CPU baseline of mplayer needs ~45 GB of host memory and minutes; php ~15 GB.
+    cpu_programs = ("ex", "perl") if quick else REFERENCED + ("php",)
+    record.note(f"CPU baseline (our NumPy/SciPy path, 1 run each) on: {', '.join(cpu_programs)}")
+    on_gpu = args.side == "gpu"
+    if on_gpu:
+        from morphgpu.pta import gpu  # noqa: PLC0415
+    for name in programs:
+        nodes = shared_path("data", "pta", f"{name}_nodes.txt.gz")
+        if nodes is None:
+            record.note(f"{name}: shared data absent, skipped")
+            continue
+        prefix = nodes.with_name(name)
+        t0 = time.perf_counter()
+        cs = constraints.load_lsg(prefix)
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        lay = layout.build_layout(cs)
+        layout_s = time.perf_counter() - t0
+        row = {"program": name, "vars": cs.n_vars, "constraints": cs.n_constraints,
+               "load_s": load_s, "layout_s": layout_s}
+        gpu_sol = cpu_sol = None
+        if on_gpu:
+            out = {}
+
+            def solve_gpu(out=out, lay=lay):
+                out["rows"], out["stats"] = gpu.solve(lay)
+
+            row["gpu_s"] = gpu_seconds(solve_gpu, repeat=3 if quick else 5, warmup=1)
+            gpu_sol = Solution(rows=backend.to_host(out["rows"]), row_of_var=lay.node_of_var,
+                               objects=lay.objects, stats=out["stats"])
+            row["rounds"] = out["stats"]["rounds"]
+            row["edges_added"] = out["stats"]["edges_added"]
+            row["gpu_phases"] = {k: round(v, 5) for k, v in out["stats"]["seconds"].items()}
+            del out["rows"]
+        if name in cpu_programs:
+            res = {}
+
+            def solve_cpu(res=res, lay=lay):
+                res["out"] = cpu.solve(lay)
+
+            row["cpu_s"] = cpu_seconds(solve_cpu, repeat=1)
+            rows, leader, stats = res["out"]
+            cpu_sol = Solution(rows=rows, row_of_var=leader[lay.node_of_var],
+                               objects=lay.objects, stats=stats)
+            row.setdefault("rounds", stats["rounds"])
+        sol = gpu_sol if gpu_sol is not None else cpu_sol
+        if sol is not None:
+            row["facts"] = sol.n_facts
+        if gpu_sol is not None and cpu_sol is not None:
+            row["gpu_equals_cpu"] = not gpu_sol.differences_from(cpu_sol, limit=1)
+            row["speedup"] = row["cpu_s"] / row["gpu_s"]
+        ref_path = shared_path("data", "pta", f"{name}_correct_soln_001.txt.gz")
+        if ref_path is not None and sol is not None:
+            row["exact"] = not sol.differences(read_solution(ref_path), limit=1)
+        record.row(**row)
+
+
+if __name__ == "__main__":
+    main("pta", run)

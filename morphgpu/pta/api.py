@@ -1,0 +1,66 @@
+"""The door of the points-to wing: load constraints, solve them on either side.
+
+    cs = morphgpu.pta.load("shared/data/pta/perl")       # LSG prefix, Galois file or C files
+    sol = morphgpu.pta.solve(cs, device="auto")
+    sol.points_to(v); sol.may_alias(a, b); sol.write("perl_soln.txt.gz")
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import backend
+from . import cpu
+from .constraints import ConstraintSet
+from .constraints import load as _load
+from .layout import build_layout
+from .solution import Solution
+
+
+def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:
+    """An LSG prefix (``.../perl``), one constraint file (LSG or Galois form), or C files."""
+    return _load(source)
+
+
+def from_c(files: str | Path | Sequence[str | Path], **kwargs) -> ConstraintSet:
+    """Constraints of C sources (see :mod:`morphgpu.pta.c_frontend`)."""
+    from .c_frontend import from_c as _from_c  # noqa: PLC0415
+
+    return _from_c(files, **kwargs)
+
+
+def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
+          barrier_mode: str = "xiao-feng") -> Solution:
+    """The least solution of ``constraints`` (Andersen, inclusion-based).
+
+    ``device``: "auto" | "gpu" | "cpu". Both sides give identical solutions; statistics
+    (rounds, edges added, seconds per phase) are in ``Solution.stats``.
+    """
+    side = backend.resolve_device(device, who="pta.solve")
+    if not isinstance(constraints, ConstraintSet):
+        if isinstance(constraints, (str, Path, list, tuple)):
+            constraints = load(constraints)
+        else:
+            raise ValueError(
+                "pta.solve: constraints must be a ConstraintSet or a path, got "
+                f"{type(constraints).__name__}"
+            )
+    t0 = time.perf_counter()
+    lay = build_layout(constraints)
+    t_layout = time.perf_counter() - t0
+    if side == "gpu":
+        from . import gpu  # noqa: PLC0415
+
+        rows_dev, stats = gpu.solve(lay, barrier_mode=barrier_mode)
+        rows = backend.to_host(rows_dev)
+        row_of_var = lay.node_of_var
+    else:
+        rows, leader, stats = cpu.solve(lay)
+        row_of_var = leader[lay.node_of_var]
+    stats = dict(stats)
+    stats.update(device=side, layout_seconds=t_layout, solve_seconds=time.perf_counter() - t0,
+                 nodes=lay.n_nodes, object_bits=lay.n_bits)
+    return Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats,
+                    name=constraints.name)

@@ -1,0 +1,397 @@
+"""Points-to constraint sets: the LSG files, the Galois text form, and their checks.
+
+The exact meaning of every field is in ``shared/specs/pta-constraints.md``: variables
+``0 .. n_vars-1``; variables ``0 .. last_object`` are also abstract objects, object ``o``
+of size ``s`` owning the field ids ``o .. o+s-1``; five constraint kinds (address-of,
+copy, load, store, gep) with an offset; an offline merge map ``rep`` (hcd) whose merged
+variables share their representative's points-to set.
+
+Parsing is vectorised (the files hold up to a million lines); only when the fast path
+fails is the file read again line by line, so the error can name the file and the line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ADDRESS_OF, COPY, LOAD, STORE, GEP = 0, 1, 2, 3, 4
+KIND_NAMES = ("address-of", "copy", "load", "store", "gep")
+
+# Object 1 is the unknown/null target: stores into it are dropped.
+NULL_OBJECT = 1
+
+
+class ConstraintFormatError(ValueError):
+    """A constraint file is malformed; the message names the file and the line."""
+
+
+@dataclass
+class ConstraintSet:
+    """One program's constraints, in variable ids of the original numbering.
+
+    ``rep[v]`` is the final offline representative of ``v`` (``v`` itself when unmerged);
+    ``obj_size[o]`` the number of fields of object ``o`` (0 for a non-object variable).
+    """
+
+    n_vars: int
+    last_object: int
+    obj_size: np.ndarray
+    kind: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    offset: np.ndarray
+    rep: np.ndarray
+    last_function: int = -1
+    name: str = "constraints"
+    var_names: list[str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.obj_size = np.asarray(self.obj_size, dtype=np.int64)
+        for attr in ("kind", "src", "dst", "offset", "rep"):
+            setattr(self, attr, np.asarray(getattr(self, attr), dtype=np.int64))
+        validate(self)
+
+    @property
+    def n_constraints(self) -> int:
+        return int(self.kind.size)
+
+    def counts(self) -> dict[str, int]:
+        binc = np.bincount(self.kind, minlength=5)
+        return {name: int(binc[i]) for i, name in enumerate(KIND_NAMES)}
+
+    def of_kind(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        sel = self.kind == k
+        return self.src[sel], self.dst[sel], self.offset[sel]
+
+
+def validate(cs: ConstraintSet) -> None:
+    """Every id in range and every kind known; a clear ValueError otherwise."""
+    n = cs.n_vars
+    if n < 1:
+        raise ConstraintFormatError(f"{cs.name}: numVars must be positive, got {n}")
+    if not (-1 <= cs.last_object < n):
+        raise ConstraintFormatError(
+            f"{cs.name}: lastObjectVar {cs.last_object} is outside 0..{n - 1}"
+        )
+    if cs.obj_size.shape != (n,):
+        raise ConstraintFormatError(f"{cs.name}: obj_size must have numVars={n} entries")
+    if cs.rep.shape != (n,):
+        raise ConstraintFormatError(f"{cs.name}: rep must have numVars={n} entries")
+    m = cs.kind.size
+    if not (cs.src.size == cs.dst.size == cs.offset.size == m):
+        raise ConstraintFormatError(f"{cs.name}: constraint arrays differ in length")
+    if m:
+        bad = np.flatnonzero((cs.kind < 0) | (cs.kind > 4))
+        if bad.size:
+            raise ConstraintFormatError(
+                f"{cs.name}: constraint {bad[0]} has unknown type {cs.kind[bad[0]]}"
+            )
+        for what, arr in (("src", cs.src), ("dst", cs.dst)):
+            bad = np.flatnonzero((arr < 0) | (arr >= n))
+            if bad.size:
+                raise ConstraintFormatError(
+                    f"{cs.name}: constraint {bad[0]} has {what}={arr[bad[0]]} outside 0..{n - 1}"
+                )
+        bad = np.flatnonzero(cs.offset < 0)
+        if bad.size:
+            raise ConstraintFormatError(f"{cs.name}: constraint {bad[0]} has a negative offset")
+        addr = cs.kind == ADDRESS_OF
+        bad = np.flatnonzero(addr & (cs.src > cs.last_object))
+        if bad.size:
+            raise ConstraintFormatError(
+                f"{cs.name}: address-of constraint {bad[0]} takes the address of variable "
+                f"{cs.src[bad[0]]}, which is not an object (lastObjectVar={cs.last_object})"
+            )
+    if np.any((cs.rep < 0) | (cs.rep >= n)):
+        raise ConstraintFormatError(f"{cs.name}: a merge target is outside 0..{n - 1}")
+    if np.any(cs.rep[cs.rep] != cs.rep):
+        raise ConstraintFormatError(f"{cs.name}: rep is not resolved to final representatives")
+
+
+# ----------------------------------------------------------------------------- text input
+def _open_text(path: Path) -> str:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt") as fh:
+                return fh.read()
+        return path.read_text()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
+
+
+def _data_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line number, stripped line) of every non-blank, non-comment line."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s and not s.startswith("#"):
+            out.append((i, s))
+    return out
+
+
+def _ints(where: str, lineno: int, line: str, n_fields: int | None) -> list[int]:
+    parts = [p.strip() for p in line.split(",")]
+    if n_fields is not None and len(parts) != n_fields:
+        raise ConstraintFormatError(
+            f"{where}:{lineno}: expected {n_fields} comma-separated fields, got {len(parts)}: "
+            f"{line[:80]!r}"
+        )
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        raise ConstraintFormatError(
+            f"{where}:{lineno}: fields must be unsigned integers: {line[:80]!r}"
+        ) from None
+    if any(v < 0 for v in values):
+        raise ConstraintFormatError(f"{where}:{lineno}: negative value in {line[:80]!r}")
+    return values
+
+
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.ndarray:
+    """The lines as an int64 (len, n_fields) table; slow exact diagnosis if the fast path fails."""
+    if not lines:
+        return np.zeros((0, n_fields), dtype=np.int64)
+    joined = ",".join(s for _, s in lines)
+    try:
+        flat = np.array(_SEPARATORS.split(joined), dtype=np.int64)
+        if flat.size == len(lines) * n_fields and flat.min() >= 0:
+            return flat.reshape(len(lines), n_fields)
+    except ValueError:
+        pass
+    for lineno, s in lines:
+        _ints(where, lineno, s, n_fields)
+    raise ConstraintFormatError(f"{where}: malformed table")  # unreachable in practice
+
+
+def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
+    """(numVars, lastObjectVar, lastFunctionNode, size per variable) of a _nodes file."""
+    where = str(path)
+    lines = _data_lines(_open_text(path))
+    if len(lines) < 3:
+        raise ConstraintFormatError(f"{where}: needs numVars, lastObjectVar and lastFunctionNode")
+    (n_vars,) = _ints(where, *lines[0], 1)
+    (last_obj,) = _ints(where, *lines[1], 1)
+    (last_fn,) = _ints(where, *lines[2], 1)
+    table = _table(where, lines[3:], 3)
+    sizes = np.zeros(n_vars, dtype=np.int64)
+    if table.size:
+        ids = table[:, 0]
+        bad = np.flatnonzero(ids >= n_vars)
+        if bad.size:
+            ln, s = lines[3 + bad[0]]
+            raise ConstraintFormatError(f"{where}:{ln}: id {ids[bad[0]]} >= numVars={n_vars}")
+        sizes[ids] = table[:, 1]
+        bad = np.flatnonzero(ids + table[:, 1] > n_vars)
+        if bad.size:
+            ln, s = lines[3 + bad[0]]
+            raise ConstraintFormatError(f"{where}:{ln}: object's fields run past numVars: {s!r}")
+    return n_vars, last_obj, last_fn, sizes
+
+
+def read_constraints(path: Path, n_vars: int | None = None) -> np.ndarray:
+    """The (m, 5) table id,src,dst,type,offset of a _constraints file."""
+    where = str(path)
+    lines = _data_lines(_open_text(path))
+    if not lines:
+        raise ConstraintFormatError(f"{where}: empty constraint file")
+    counts = _ints(where, *lines[0], 5)
+    body = lines[1:]
+    if len(body) != sum(counts):
+        raise ConstraintFormatError(
+            f"{where}:{lines[0][0]}: the header counts {sum(counts)} constraints but the "
+            f"file holds {len(body)}"
+        )
+    table = _table(where, body, 5)
+    _check_rows(where, body, table, n_vars)
+    return table
+
+
+def _check_rows(where: str, body, table: np.ndarray, n_vars: int | None) -> None:
+    if not table.size:
+        return
+    bad = np.flatnonzero(table[:, 3] > 4)
+    if bad.size:
+        ln, s = body[bad[0]]
+        raise ConstraintFormatError(f"{where}:{ln}: unknown constraint type in {s!r}")
+    if n_vars is not None:
+        bad = np.flatnonzero((table[:, 1] >= n_vars) | (table[:, 2] >= n_vars))
+        if bad.size:
+            ln, s = body[bad[0]]
+            raise ConstraintFormatError(
+                f"{where}:{ln}: variable id outside 0..{n_vars - 1} in {s!r}"
+            )
+
+
+def read_hcd(path: Path, n_vars: int) -> np.ndarray:
+    """Final representative of every variable from the first part of an _hcd file."""
+    where = str(path)
+    lines = _data_lines(_open_text(path))
+    rep = np.arange(n_vars, dtype=np.int64)
+    if not lines:
+        return rep
+    (k,) = _ints(where, *lines[0], 1)
+    if len(lines) < 1 + k:
+        raise ConstraintFormatError(f"{where}: announces {k} merges but holds {len(lines) - 1}")
+    pairs = _table(where, lines[1 : 1 + k], 2)
+    if pairs.size:
+        bad = np.flatnonzero(pairs.max(axis=1) >= n_vars)
+        if bad.size:
+            ln, s = lines[1 + bad[0]]
+            raise ConstraintFormatError(f"{where}:{ln}: variable id >= numVars={n_vars}: {s!r}")
+        rep[pairs[:, 0]] = pairs[:, 1]
+    return resolve_chains(rep, where)
+
+
+def resolve_chains(rep: np.ndarray, where: str = "merge map") -> np.ndarray:
+    """Follow rep to the final representative (pointer jumping); a cycle is an error."""
+    rep = rep.copy()
+    for _ in range(64):
+        nxt = rep[rep]
+        if np.array_equal(nxt, rep):
+            return rep
+        rep = nxt
+    raise ConstraintFormatError(f"{where}: the merge map has a cycle")
+
+
+def lsg_paths(prefix: str | Path) -> dict[str, Path]:
+    """The files of an LSG prefix (``.../perl``), gzipped or plain; KeyError-free."""
+    prefix = Path(prefix)
+    out: dict[str, Path] = {}
+    for key, stem in (
+        ("nodes", "_nodes.txt"),
+        ("constraints", "_constraints_after_hcd.txt"),
+        ("raw", "_constraints.txt"),
+        ("hcd", "_hcd.txt"),
+        ("solution", "_correct_soln_001.txt"),
+    ):
+        for suffix in (".gz", ""):
+            p = prefix.with_name(prefix.name + stem + suffix)
+            if p.exists():
+                out[key] = p
+                break
+    return out
+
+
+def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
+    """One LSG program: nodes, after-HCD constraints (or raw with ``raw=True``), hcd map."""
+    files = lsg_paths(prefix)
+    if "nodes" not in files:
+        raise ConstraintFormatError(f"{prefix}: no {Path(prefix).name}_nodes.txt[.gz] found")
+    key = "raw" if raw or "constraints" not in files else "constraints"
+    if key not in files:
+        raise ConstraintFormatError(f"{prefix}: no constraint file found")
+    n_vars, last_obj, last_fn, sizes = read_nodes(files["nodes"])
+    table = read_constraints(files[key], n_vars)
+    if key == "constraints" and "hcd" in files:
+        rep = read_hcd(files["hcd"], n_vars)
+    else:
+        rep = np.arange(n_vars, dtype=np.int64)
+    return ConstraintSet(
+        n_vars=n_vars,
+        last_object=last_obj,
+        last_function=last_fn,
+        obj_size=sizes,
+        kind=table[:, 3],
+        src=table[:, 1],
+        dst=table[:, 2],
+        offset=table[:, 4],
+        rep=rep,
+        name=Path(prefix).name,
+    )
+
+
+def load_galois(path: str | Path) -> ConstraintSet:
+    """The Galois CPU text form: ``numVars``, ``numConstraints``, then id,src,dst,type,offset.
+
+    It carries no object table, so every variable is taken as an object of size
+    ``1 + the largest gep offset applied`` (enough for every gep to land in range).
+    """
+    path = Path(path)
+    where = str(path)
+    lines = _data_lines(_open_text(path))
+    if len(lines) < 2:
+        raise ConstraintFormatError(f"{where}: needs numVars and numConstraints lines")
+    (n_vars,) = _ints(where, *lines[0], 1)
+    (m,) = _ints(where, *lines[1], 1)
+    body = lines[2:]
+    if len(body) != m:
+        raise ConstraintFormatError(
+            f"{where}:{lines[1][0]}: announces {m} constraints but the file holds {len(body)}"
+        )
+    table = _table(where, body, 5)
+    _check_rows(where, body, table, n_vars)
+    max_off = int(table[:, 4].max()) if table.size else 0
+    sizes = np.minimum(max_off + 1, n_vars - np.arange(n_vars))
+    return ConstraintSet(
+        n_vars=n_vars,
+        last_object=n_vars - 1,
+        obj_size=sizes,
+        kind=table[:, 3],
+        src=table[:, 1],
+        dst=table[:, 2],
+        offset=table[:, 4],
+        rep=np.arange(n_vars),
+        name=path.name,
+    )
+
+
+def from_lists(
+    n_vars: int,
+    constraints: Iterable[tuple[int, int, int] | tuple[int, int, int, int]],
+    *,
+    obj_size: Sequence[int] | np.ndarray | None = None,
+    last_object: int | None = None,
+    rep: Sequence[int] | np.ndarray | None = None,
+    name: str = "constraints",
+) -> ConstraintSet:
+    """A set from ``(kind, src, dst[, offset])`` tuples (hand-written sets, the C front end)."""
+    rows = [tuple(c) + (0,) * (4 - len(c)) for c in constraints]
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    sizes = np.ones(n_vars, dtype=np.int64) if obj_size is None else np.asarray(obj_size)
+    return ConstraintSet(
+        n_vars=n_vars,
+        last_object=n_vars - 1 if last_object is None else last_object,
+        obj_size=sizes,
+        kind=arr[:, 0],
+        src=arr[:, 1],
+        dst=arr[:, 2],
+        offset=arr[:, 3],
+        rep=np.arange(n_vars) if rep is None else resolve_chains(np.asarray(rep, np.int64)),
+        name=name,
+    )
+
+
+def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:
+    """An LSG prefix, a single LSG/Galois constraint file, or a list of C files."""
+    if isinstance(source, (list, tuple)):
+        paths = [Path(p) for p in source]
+        if paths and all(p.suffix in (".c", ".i", ".h") for p in paths):
+            from .c_frontend import from_c  # noqa: PLC0415
+
+            return from_c(paths)
+        if len(paths) == 1:
+            return load(paths[0])
+        raise ValueError(f"load: cannot combine {len(paths)} constraint files")
+    path = Path(source)
+    if path.suffix in (".c", ".i"):
+        from .c_frontend import from_c  # noqa: PLC0415
+
+        return from_c([path])
+    if lsg_paths(path).get("nodes"):
+        return load_lsg(path)
+    if path.is_file():
+        name = path.name
+        for stem in ("_constraints_after_hcd.txt", "_constraints.txt", "_nodes.txt"):
+            if stem in name:
+                return load_lsg(path.with_name(name[: name.index(stem)]))
+        return load_galois(path)
+    raise ConstraintFormatError(f"{source}: neither an LSG prefix nor a constraint file")

@@ -1,0 +1,199 @@
+// Andersen points-to analysis: the device half of morphgpu/pta/gpu.py.
+//
+// Points-to sets are dense bit rows over the compacted object universe (layout.py):
+// row v holds `words` 64-bit words. One round is
+//   take_delta     D = P & ~seen; seen |= D   (what the complex rules have not read yet)
+//   eval_complex   loads/stores turn each new object of their pointer into a copy edge
+//                  (appended as a sorted-CSR key dst*n+src, one atomicAdd per warp step);
+//                  geps set the field's bit in their target row directly
+//   (host: merge the new keys into the incoming-edge CSR by a sort)
+//   propagate      persistent kernel: pull sweeps separated by mg::grid_sync until a sweep
+//                  changes nothing
+// Pull-based propagation: only the warp that owns node v writes row v, so no atomics on the
+// sets; a reader may see a row mid-update, which is safe because sets only grow and the
+// writer's change stamp makes every reader pull again in the next sweep.
+#include <morphgpu/common.cuh>
+#include <morphgpu/barrier.cuh>
+
+using mg::i64;
+using mg::u64;
+
+namespace {
+
+constexpr int WARP = 32;
+
+__device__ __forceinline__ i64 warp_global_id() { return mg::global_tid() / WARP; }
+__device__ __forceinline__ i64 warp_count() { return mg::global_stride() / WARP; }
+
+}  // namespace
+
+// rows[row[i]] |= bit bit[i]: the address-of constraints.
+extern "C" __global__ void set_bits(u64* rows, const i64* row, const i64* bit, i64 n, i64 words,
+                                    int* changed_at, int stamp) {
+    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
+        const i64 b = bit[i];
+        atomicOr(&rows[row[i] * words + (b >> 6)], 1ull << (b & 63));
+        changed_at[row[i]] = stamp;
+    }
+}
+
+// D = P & ~seen; seen |= D, over every word.
+extern "C" __global__ void take_delta(const u64* P, u64* seen, u64* D, i64 n_words_total) {
+    for (i64 i = mg::global_tid(); i < n_words_total; i += mg::global_stride()) {
+        const u64 p = P[i];
+        const u64 d = p & ~seen[i];
+        D[i] = d;
+        if (d) seen[i] = p;
+    }
+}
+
+// The node of field `off` of `obj`, or -1 when the object is too small (offset 0 always
+// names the object itself), or -2 for the null object (stores into it are dropped).
+__device__ __forceinline__ i64 field_node(i64 obj, i64 off, const i64* obj_size,
+                                          const i64* node_of_var, i64 n_vars) {
+    const i64 target = obj + off;
+    if (off != 0 && obj_size[obj] <= off) return -1;
+    if (target >= n_vars) return -1;
+    if (target == 1) return -2;
+    return node_of_var[target];
+}
+
+// One warp per complex constraint (kind 2 load, 3 store, 4 gep). Each lane walks its words
+// of the pointer's delta row; edge keys are reserved with one atomicAdd per warp step.
+// Keys past `capacity` are counted but not written: the host grows the buffer and reruns
+// (the kernel is idempotent: D is unchanged and gep bits are ORed).
+extern "C" __global__ void eval_complex(
+    const int* kind, const i64* c_src, const i64* c_dst, const i64* c_off, i64 n_complex,
+    const u64* D, u64* P, i64 words, const i64* objects, const i64* obj_size,
+    const i64* node_of_var, const i64* bit_of_var, i64 n_vars, i64 n_nodes,
+    i64* keys, u64* n_keys, i64 capacity, int* gep_changed, int* changed_at,
+    const int* clock) {
+    const unsigned lane = mg::lane_id();
+    const int stamp = *clock;
+    for (i64 c = warp_global_id(); c < n_complex; c += warp_count()) {
+        const int k = kind[c];
+        const i64 src = c_src[c], dst = c_dst[c], off = c_off[c];
+        const i64 ptr = (k == 3) ? dst : src;
+        const u64* drow = D + ptr * words;
+        for (i64 w0 = 0; w0 < words; w0 += WARP) {
+            const i64 w = w0 + lane;
+            u64 d = (w < words) ? drow[w] : 0ull;
+            if (__all_sync(0xffffffffu, d == 0ull)) continue;
+            if (k == 4) {
+                while (d) {
+                    const int b = __ffsll((long long)d) - 1;
+                    d &= d - 1;
+                    const i64 obj = objects[w * 64 + b];
+                    if (obj_size[obj] <= off || obj + off >= n_vars) continue;
+                    const i64 tbit = bit_of_var[obj + off];
+                    if (tbit < 0) continue;  // cannot happen: layout closes objects under geps
+                    const u64 mask = 1ull << (tbit & 63);
+                    const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], mask);
+                    if (!(old & mask)) {
+                        changed_at[dst] = stamp;
+                        *gep_changed = 1;
+                    }
+                }
+                continue;
+            }
+            const unsigned count = __popcll(d);
+            unsigned before = count;
+            for (int s = 1; s < WARP; s <<= 1) {  // inclusive warp scan of the counts
+                const unsigned up = __shfl_up_sync(0xffffffffu, before, s);
+                if (lane >= (unsigned)s) before += up;
+            }
+            const unsigned total = __shfl_sync(0xffffffffu, before, WARP - 1);
+            before -= count;
+            u64 base = 0;
+            if (lane == 0) base = atomicAdd(n_keys, (u64)total);
+            base = __shfl_sync(0xffffffffu, base, 0) + before;
+            while (d) {
+                const int b = __ffsll((long long)d) - 1;
+                d &= d - 1;
+                const i64 obj = objects[w * 64 + b];
+                const i64 t = field_node(obj, off, obj_size, node_of_var, n_vars);
+                i64 key = -1;
+                if (k == 2 && t >= 0) key = dst * n_nodes + t;       // t -> dst
+                else if (k == 3 && t >= 0) key = t * n_nodes + src;  // src -> t
+                if ((i64)base < capacity) keys[base] = key;
+                ++base;
+            }
+        }
+    }
+}
+
+// Pull sweeps to the fixed point of the copy edges. in_ptr/in_src: incoming CSR (sorted by
+// destination). A node is pulled in a sweep when it is forced (new in-edges this round: all
+// of its in-edges are read once) or when an in-neighbour changed in the previous or current
+// sweep (changed_at >= stamp - 1); only those in-neighbours are read. Three rotating
+// counters detect the sweep with no change (see the comment at the reset).
+extern "C" __global__ void propagate(
+    u64* P, i64 words, const i64* active, i64 n_active, const i64* in_ptr, const i64* in_src,
+    int* force, int* changed_at, int* clock, unsigned* changes, int max_sweeps,
+    int* error, unsigned* barrier_state) {
+    mg::GridBarrier bar(barrier_state);
+    const unsigned lane = mg::lane_id();
+    const int base = mg::load_volatile(clock);
+    int sweep = 0;
+    for (;; ++sweep) {
+        const int stamp = base + 1 + sweep;
+        for (i64 a = warp_global_id(); a < n_active; a += warp_count()) {
+            const i64 v = active[a];
+            const bool forced = sweep == 0 && force[v];
+            const i64 e_begin = in_ptr[v], e_end = in_ptr[v + 1];
+            bool changed = false;
+            for (i64 w0 = 0; w0 < words; w0 += WARP) {
+                const i64 w = w0 + lane;
+                u64 acc = 0ull;
+                bool any_recent = false;
+                for (i64 e0 = e_begin; e0 < e_end; e0 += WARP) {
+                    const i64 e = e0 + lane;
+                    i64 u = -1;
+                    bool recent = false;
+                    if (e < e_end) {
+                        u = in_src[e];
+                        recent = forced || mg::load_volatile(changed_at + u) >= stamp - 1;
+                    }
+                    unsigned mask = __ballot_sync(0xffffffffu, recent);
+                    any_recent |= mask != 0u;
+                    while (mask) {
+                        const int j = __ffs(mask) - 1;
+                        mask &= mask - 1;
+                        const i64 uu = __shfl_sync(0xffffffffu, u, j);
+                        if (w < words) acc |= mg::load_volatile(P + uu * words + w);
+                    }
+                }
+                if (!any_recent) break;  // no in-neighbour to read: the node is up to date
+                if (w < words) {
+                    const u64 old = P[v * words + w];
+                    const u64 grown = acc & ~old;
+                    if (grown) {
+                        P[v * words + w] = old | grown;
+                        changed = true;
+                    }
+                }
+            }
+            if (__any_sync(0xffffffffu, changed) && lane == 0) {
+                changed_at[v] = stamp;
+                atomicAdd(&changes[sweep % 3], 1u);
+            }
+            if (forced && lane == 0) force[v] = 0;
+        }
+        mg::grid_sync(bar);
+        const unsigned n_changed = mg::load_volatile(changes + sweep % 3);
+        // Counter (sweep+2)%3 was last written in sweep-1 and read by everyone before this
+        // barrier; it is next written in sweep+2, after another barrier: safe to clear now.
+        if (mg::global_tid() == 0) changes[(sweep + 2) % 3] = 0u;
+        if (n_changed == 0u) break;
+        if (sweep + 1 >= max_sweeps) {
+            if (mg::global_tid() == 0) mg::report_error(error, 1);
+            break;
+        }
+    }
+    // Every block read `clock` before its first barrier; advancing it now is safe.
+    if (mg::global_tid() == 0) {
+        *clock = base + sweep + 2;
+        changes[sweep % 3] = 0u;
+        changes[(sweep + 1) % 3] = 0u;
+    }
+}

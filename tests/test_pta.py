@@ -1,0 +1,227 @@
+"""Points-to analysis: hand-written sets, C programs, random sets against a naive solver,
+malformed files, the solution writer, and ex against its reference (both devices)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from morphgpu import pta
+from morphgpu.pta.constraints import ConstraintFormatError, from_lists
+
+DATA = Path(__file__).parent / "data" / "pta"
+AOF, COPY, LOAD, STORE, GEP = range(5)
+
+
+def naive_solve(cs) -> list[set[int]]:
+    """Chaotic iteration of the five rules exactly as the spec states them (independent of
+    the solvers: Python sets, every constraint re-applied until nothing changes)."""
+    rep = cs.rep.tolist()
+    size = cs.obj_size.tolist()
+    n = cs.n_vars
+    pts: list[set[int]] = [set() for _ in range(n)]
+
+    def field(o: int, off: int) -> int | None:
+        t = o + off
+        if (off == 0 or size[o] > off) and t < n:
+            return t
+        return None
+
+    rows = list(zip(cs.kind.tolist(), cs.src.tolist(), cs.dst.tolist(), cs.offset.tolist()))
+    changed = True
+    while changed:
+        changed = False
+        for k, s, d, off in rows:
+            before = len(pts[rep[d]]) if k != STORE else None
+            if k == AOF:
+                pts[rep[d]].add(s)
+            elif k == COPY:
+                pts[rep[d]] |= pts[rep[s]]
+            elif k == LOAD:
+                for o in list(pts[rep[s]]):
+                    t = field(o, off)
+                    if t is not None:
+                        pts[rep[d]] |= pts[rep[t]]
+            elif k == GEP:
+                for o in list(pts[rep[s]]):
+                    if size[o] > off and o + off < n:
+                        pts[rep[d]].add(o + off)
+            elif k == STORE:
+                for o in list(pts[rep[d]]):
+                    t = field(o, off)
+                    if t is not None and t != 1:
+                        b = len(pts[rep[t]])
+                        pts[rep[t]] |= pts[rep[s]]
+                        changed |= len(pts[rep[t]]) != b
+            if before is not None and len(pts[rep[d]]) != before:
+                changed = True
+    return [pts[rep[v]] for v in range(n)]
+
+
+def as_sets(sol, n: int) -> list[set[int]]:
+    return [set(sol.points_to(v).tolist()) for v in range(n)]
+
+
+# --------------------------------------------------------------------- hand-written sets
+def test_hand_written_rules(device):
+    # 2=&5, 3=&6 (object 6 has 3 fields: 6,7,8), 4=2 ; *4=3 (so pts(5)={6}); 9=*4 (={6});
+    # 10=&3->2 via gep on 3 (field 8); 11=&9->5 dropped (size 3 <= 5); *12=3 with 12=&1 dropped.
+    sizes = [1] * 13
+    sizes[6], sizes[7], sizes[8] = 3, 2, 1
+    cs = from_lists(13, [(AOF, 5, 2), (AOF, 6, 3), (COPY, 2, 4), (STORE, 3, 4), (LOAD, 4, 9),
+                         (GEP, 3, 10, 2), (GEP, 9, 11, 5), (AOF, 1, 12), (STORE, 3, 12)],
+                    obj_size=sizes)
+    sol = pta.solve(cs, device=device)
+    got = as_sets(sol, 13)
+    assert got[2] == got[4] == {5}
+    assert got[5] == {6} and got[9] == {6}
+    assert got[10] == {8}
+    assert got[11] == set()
+    assert got[1] == set()  # the null object never receives a store
+    assert got[12] == {1}
+    assert sol.may_alias(2, 4) and not sol.may_alias(2, 3)
+    assert got == naive_solve(cs)
+
+
+def test_cycle_and_merge_map(device):
+    # A copy cycle 2 -> 3 -> 4 -> 2 through a store and a load; 7 merged into 4 offline.
+    cs = from_lists(9, [(AOF, 5, 2), (COPY, 2, 3), (AOF, 8, 6), (STORE, 3, 6), (LOAD, 6, 4),
+                        (COPY, 4, 2), (AOF, 0, 4)],
+                    rep=[0, 1, 2, 3, 4, 5, 6, 4, 8])
+    got = as_sets(pta.solve(cs, device=device), 9)
+    assert got[2] == got[3] == got[4] == got[7] == got[8] == {0, 5}
+    assert got == naive_solve(cs)
+
+
+def test_galois_text_form(device):
+    sol = pta.solve(pta.load(DATA / "chain.galois.txt"), device=device)
+    assert as_sets(sol, 8) == [set(), set(), set(), set(), {5}, {2, 3}, {3}, {2, 3}]
+
+
+# --------------------------------------------------------------------- random sets
+@st.composite
+def constraint_sets(draw):
+    n = draw(st.integers(3, 14))
+    sizes = [1] * n
+    for o in range(n):
+        sizes[o] = draw(st.integers(0, min(3, n - o)))
+    m = draw(st.integers(1, 30))
+    rows = []
+    for _ in range(m):
+        k = draw(st.integers(0, 4))
+        s = draw(st.integers(0, n - 1))
+        d = draw(st.integers(0, n - 1))
+        off = draw(st.integers(0, 2)) if k in (LOAD, STORE, GEP) else 0
+        rows.append((k, s, d, off))
+    rep = list(range(n))
+    for y in range(1, n):
+        if draw(st.integers(0, 5)) == 0:
+            rep[y] = draw(st.integers(0, y - 1))
+    return from_lists(n, rows, obj_size=sizes, rep=rep)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cs=constraint_sets())
+def test_random_sets_match_naive_solver(cs, device):
+    assert as_sets(pta.solve(cs, device=device), cs.n_vars) == naive_solve(cs)
+
+
+# --------------------------------------------------------------------- C front end
+def _c_points_to(path: Path, device: str) -> dict[str, set[str]]:
+    cs = pta.from_c(path)
+    sol = pta.solve(cs, device=device)
+    names = cs.var_names
+    return {names[v]: {names[o] for o in sol.points_to(v)} for v in range(cs.n_vars)}
+
+
+def test_c_function_pointers_heap_and_calls(device):
+    pts = _c_points_to(DATA / "funcptr.c", device)
+    assert pts["main::p"] == {"a"} and pts["main::q"] == {"b"}
+    assert pts["main::r"] == {"a", "b"}
+    assert pts["main::fp"] == {"id", "other"}
+    assert pts["main::s"] == {"a", "b"}  # bound through the function pointer
+    assert pts["other::y"] == {"a", "b"}  # other is only ever called through fp
+    assert pts["main::t"] == {"a", "b"}
+    assert pts["main::pp"] == {"main::p", "main::q"}
+    assert pts["g"] == {"b"}
+    assert pts["main::h"] == {"heap@funcptr.c:27:16"}
+
+
+def test_c_structs_and_arrays(device):
+    pts = _c_points_to(DATA / "structs.c", device)
+    assert pts["main::n1"] == {"main::node_a"}
+    assert pts["main::x"] == {"main::node_b"}
+    assert pts["main::arr"] == {"main::arr[]"}
+    assert pts["main::e"] == {"main::node_a"}
+
+
+def test_c_syntax_error_names_the_line(tmp_path):
+    bad = tmp_path / "bad.c"
+    bad.write_text("int main(void) {\n  int *p = ;\n}\n")
+    with pytest.raises(ValueError, match=r"bad\.c:2"):
+        pta.from_c(bad)
+
+
+# --------------------------------------------------------------------- malformed input
+@pytest.mark.parametrize("name, where", [("bad_type", ":4"), ("bad_field", ":3")])
+def test_malformed_galois_files(name, where):
+    with pytest.raises(ConstraintFormatError, match=where):
+        pta.load(DATA / f"{name}.galois.txt")
+
+
+def _write_lsg(tmp_path: Path, nodes: str, constraints: str) -> Path:
+    prefix = tmp_path / "prog"
+    (tmp_path / "prog_nodes.txt").write_text(nodes)
+    with gzip.open(tmp_path / "prog_constraints_after_hcd.txt.gz", "wt") as fh:
+        fh.write(constraints)
+    return prefix
+
+
+def test_malformed_lsg_files(tmp_path):
+    nodes = "4\n3\n0\n0,1,0\n1,1,0\n2,1,0\n3,1,0\n"
+    ok = _write_lsg(tmp_path, nodes, "# counts\n1,1,0,0,0\n0,2,3,0,0\n1,3,2,1,0\n")
+    sol = pta.solve(pta.load(ok), device="cpu")
+    assert sol.points_to(3).tolist() == [2] and sol.points_to(2).tolist() == [2]
+    bad_id = _write_lsg(tmp_path, nodes, "1,1,0,0,0\n0,2,3,0,0\n1,9,2,1,0\n")
+    with pytest.raises(ConstraintFormatError, match=r"constraints_after_hcd\.txt\.gz:3"):
+        pta.load(bad_id)
+    bad_count = _write_lsg(tmp_path, nodes, "2,1,0,0,0\n0,2,3,0,0\n1,3,2,1,0\n")
+    with pytest.raises(ConstraintFormatError, match="header counts 3"):
+        pta.load(bad_count)
+    with pytest.raises(ConstraintFormatError, match="not an object"):
+        pta.load(_write_lsg(tmp_path, "4\n1\n0\n", "1,0,0,0,0\n0,3,2,0,0\n"))
+
+
+def test_bad_arguments():
+    cs = from_lists(3, [(AOF, 2, 1)])
+    with pytest.raises(ValueError, match="device"):
+        pta.solve(cs, device="tpu")
+    sol = pta.solve(cs, device="cpu")
+    with pytest.raises(ValueError, match="outside"):
+        sol.points_to(3)
+    with pytest.raises(ValueError):
+        from_lists(3, [(AOF, 2, 5)])
+
+
+# --------------------------------------------------------------------- writer and reference
+def test_writer_round_trip(tmp_path, device):
+    cs = from_lists(6, [(AOF, 2, 3), (COPY, 3, 4), (AOF, 5, 4)])
+    sol = pta.solve(cs, device=device)
+    out = tmp_path / "soln.txt.gz"
+    sol.write(out)
+    ref = pta.read_solution(out)
+    assert not sol.differences(ref)
+    other = pta.solve(from_lists(6, [(AOF, 2, 3)]), device="cpu")
+    assert other.differences(ref)  # the comparison can fail
+
+
+def test_ex_matches_reference(shared, device):
+    prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
+    sol = pta.solve(pta.load(prefix), device=device)
+    ref = pta.read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
+    assert sol.differences(ref) == []
+    assert sol.n_facts == 43013
