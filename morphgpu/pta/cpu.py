@@ -98,14 +98,14 @@ class CpuSolver:
 
         c, b = deltas_of(lay.load_src)
         if c.size:
-            t = lay.field_node(b, lay.load_off[c])
+            t = lay.field_node(b, lay.load_off[c], is_store=False)
             ok = t >= 0
             srcs.append(lead[t[ok]])
             dsts.append(lead[lay.load_dst[c[ok]]])
         c, b = deltas_of(lay.store_dst)
         if c.size:
-            t = lay.field_node(b, lay.store_off[c])
-            ok = t >= 0  # -2 is the null object: stores into it are dropped
+            t = lay.field_node(b, lay.store_off[c], is_store=True)
+            ok = t >= 0
             srcs.append(lead[lay.store_src[c[ok]]])
             dsts.append(lead[t[ok]])
         c, b = deltas_of(lay.gep_src)

@@ -48,19 +48,19 @@ class Layout:
         """64-bit words per row (at least one)."""
         return max(1, -(-self.n_bits // 64))
 
-    def field_node(self, bits: np.ndarray, off: np.ndarray) -> np.ndarray:
-        """Node of field ``off`` of each object (by bit), or -1 where the object is too small.
+    def field_node(self, bits: np.ndarray, off: np.ndarray, *, is_store: bool) -> np.ndarray:
+        """Node of field ``off`` of each object (by bit), or -1 where there is none.
 
         Offset 0 always names the object itself (the after-HCD rule); a positive offset
-        needs ``size(o) > off``. A field target of NULL_OBJECT is reported as -2 so a store
-        can drop it.
+        needs ``size(o) > off``. Stores into NULL_OBJECT are dropped (-1 as well).
         """
         obj = self.objects[bits]
         target = obj + off
         ok = (off == 0) | (self.obj_size[obj] > off)
         ok &= target < self.n_vars
-        node = np.where(ok, self.node_of_var[np.minimum(target, self.n_vars - 1)], -1)
-        return np.where(ok & (target == NULL_OBJECT), -2, node)
+        if is_store:
+            ok &= target != NULL_OBJECT
+        return np.where(ok, self.node_of_var[np.minimum(target, self.n_vars - 1)], -1)
 
 
 def _addressable(cs: ConstraintSet) -> np.ndarray:

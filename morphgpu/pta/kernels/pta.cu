@@ -47,14 +47,14 @@ extern "C" __global__ void take_delta(const u64* P, u64* seen, u64* D, i64 n_wor
     }
 }
 
-// The node of field `off` of `obj`, or -1 when the object is too small (offset 0 always
-// names the object itself), or -2 for the null object (stores into it are dropped).
-__device__ __forceinline__ i64 field_node(i64 obj, i64 off, const i64* obj_size,
+// The node of field `off` of `obj`, or -1 when there is none: the object is too small
+// (offset 0 always names the object itself), or a store would write the null object 1.
+__device__ __forceinline__ i64 field_node(i64 obj, i64 off, bool is_store, const i64* obj_size,
                                           const i64* node_of_var, i64 n_vars) {
     const i64 target = obj + off;
     if (off != 0 && obj_size[obj] <= off) return -1;
     if (target >= n_vars) return -1;
-    if (target == 1) return -2;
+    if (is_store && target == 1) return -1;
     return node_of_var[target];
 }
 
@@ -111,7 +111,7 @@ extern "C" __global__ void eval_complex(
                 const int b = __ffsll((long long)d) - 1;
                 d &= d - 1;
                 const i64 obj = objects[w * 64 + b];
-                const i64 t = field_node(obj, off, obj_size, node_of_var, n_vars);
+                const i64 t = field_node(obj, off, k == 3, obj_size, node_of_var, n_vars);
                 i64 key = -1;
                 if (k == 2 && t >= 0) key = dst * n_nodes + t;       // t -> dst
                 else if (k == 3 && t >= 0) key = t * n_nodes + src;  // src -> t
@@ -142,34 +142,32 @@ extern "C" __global__ void propagate(
             const bool forced = sweep == 0 && force[v];
             const i64 e_begin = in_ptr[v], e_end = in_ptr[v + 1];
             bool changed = false;
-            for (i64 w0 = 0; w0 < words; w0 += WARP) {
-                const i64 w = w0 + lane;
-                u64 acc = 0ull;
-                bool any_recent = false;
-                for (i64 e0 = e_begin; e0 < e_end; e0 += WARP) {
-                    const i64 e = e0 + lane;
-                    i64 u = -1;
-                    bool recent = false;
-                    if (e < e_end) {
-                        u = in_src[e];
-                        recent = forced || mg::load_volatile(changed_at + u) >= stamp - 1;
-                    }
-                    unsigned mask = __ballot_sync(0xffffffffu, recent);
-                    any_recent |= mask != 0u;
-                    while (mask) {
-                        const int j = __ffs(mask) - 1;
-                        mask &= mask - 1;
-                        const i64 uu = __shfl_sync(0xffffffffu, u, j);
-                        if (w < words) acc |= mg::load_volatile(P + uu * words + w);
-                    }
+            u64* vrow = P + v * words;
+            // Each recent in-neighbour's row is ORed straight into v's row (only this warp
+            // writes it), so the edge list is scanned once whatever the row length.
+            for (i64 e0 = e_begin; e0 < e_end; e0 += WARP) {
+                const i64 e = e0 + lane;
+                i64 u = -1;
+                bool recent = false;
+                if (e < e_end) {
+                    u = in_src[e];
+                    recent = forced || mg::load_volatile(changed_at + u) >= stamp - 1;
                 }
-                if (!any_recent) break;  // no in-neighbour to read: the node is up to date
-                if (w < words) {
-                    const u64 old = P[v * words + w];
-                    const u64 grown = acc & ~old;
-                    if (grown) {
-                        P[v * words + w] = old | grown;
-                        changed = true;
+                unsigned mask = __ballot_sync(0xffffffffu, recent);
+                while (mask) {
+                    const int j = __ffs(mask) - 1;
+                    mask &= mask - 1;
+                    const u64* urow = P + __shfl_sync(0xffffffffu, u, j) * words;
+                    for (i64 w = lane; w < words; w += WARP) {
+                        const u64 x = mg::load_volatile(urow + w);
+                        if (x) {
+                            const u64 old = vrow[w];
+                            const u64 grown = x & ~old;
+                            if (grown) {
+                                vrow[w] = old | grown;
+                                changed = true;
+                            }
+                        }
                     }
                 }
             }
