@@ -3,7 +3,7 @@
     compute-sanitizer --tool memcheck python3 scripts/mst_sanitize.py
 
 Covers both candidate modes (symmetric and general), the two-pass (light/heavy) path,
-rows long enough for the whole-grid sweep,
+rows long enough for the block-per-row sweep,
 the three weight-key kinds and every grid-barrier mode; each forest is compared edge for
 edge with the NumPy path, so a run the sanitizer passes but that computes a wrong forest
 still fails (exit code 1).

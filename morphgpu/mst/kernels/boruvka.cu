@@ -52,7 +52,7 @@ constexpr int SAMPLE_SIZE = 64;        // keys.SAMPLE_SIZE
 constexpr i64 LIGHT_PER_VERTEX = 4;    // keys.LIGHT_ENTRIES_PER_VERTEX
 constexpr int SMALL_ROW = 8;           // rows up to this length are scanned by one thread
 // Rows longer than this (hubs of R-MAT/Kronecker graphs) would keep one warp busy long
-// after the others finish; they are deferred and then swept by the whole grid.
+// after the others finish; they are deferred and then swept a block per row.
 constexpr i64 HUGE_ROW = 1024;
 
 // A worklist entry: the roots of its ends when it was pushed, and its packed order value.
@@ -259,16 +259,17 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold
     }
 }
 
-// After a barrier: the whole grid strides over each listed huge row in turn.
+// After a barrier: each block takes whole huge rows (a row has >= HUGE_ROW entries, so a
+// block's threads stay busy, and blocks share the rows round-robin).
 template <bool HEAVY_PASS>
 __device__ void sweep_huge_rows(const Graph& g, vid_t* parent, unsigned threshold,
                                 const Worklist& out, u64* lightest, const HugeRows& huge) {
     const u64 count = mg::load_volatile(huge.count);
-    for (u64 h = 0; h < count; ++h) {
+    for (u64 h = blockIdx.x; h < count; h += gridDim.x) {
         const vid_t row = huge.rows[h];
         const vid_t root = HEAVY_PASS ? find_root(parent, row) : row;
         const i64 end = (i64)g.indptr[row + 1];
-        for (i64 j = (i64)g.indptr[row] + mg::global_tid(); j < end; j += mg::global_stride()) {
+        for (i64 j = (i64)g.indptr[row] + threadIdx.x; j < end; j += blockDim.x) {
             consider_entry<HEAVY_PASS>(g, parent, row, root, j, threshold, out, lightest);
         }
     }
