@@ -25,6 +25,10 @@ def run(args, record) -> None:
     programs = ("ex", "perl", "gcc") if quick else REFERENCED + LARGE
     # The CPU baseline of mplayer needs ~45 GB of host memory and minutes; php ~15 GB.
     cpu_programs = ("ex", "perl") if quick else REFERENCED + ("php",)
+    if args.programs:
+        programs = tuple(args.programs.split(","))
+    if args.cpu_programs is not None:
+        cpu_programs = tuple(p for p in args.cpu_programs.split(",") if p)
     record.note(f"CPU baseline (our NumPy/SciPy path, 1 run each) on: {', '.join(cpu_programs)}")
     on_gpu = args.side == "gpu"
     if on_gpu:
@@ -80,5 +84,10 @@ def run(args, record) -> None:
         record.row(**row)
 
 
+def add_args(parser) -> None:
+    parser.add_argument("--programs", help="comma-separated programs (default: all)")
+    parser.add_argument("--cpu-programs", help="programs that also run the CPU baseline")
+
+
 if __name__ == "__main__":
-    main("pta", run)
+    main("pta", run, add_args)
