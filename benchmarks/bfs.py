@@ -41,12 +41,12 @@ def _graphs(quick: bool) -> list[tuple[str, Any]]:
         ]
     else:
         out += [
-            ("grid2d 5000x5000", lambda: generators.grid2d(5000, 5000, device="gpu")),
-            ("grid3d 300^3", lambda: generators.grid3d(300, 300, 300, device="gpu")),
-            ("kron 20 ef16", lambda: generators.kronecker(20, 16, device="gpu")),
             ("kron 21 ef16", lambda: generators.kronecker(21, 16, device="gpu")),
+            ("grid2d 5000x5000", lambda: generators.grid2d(5000, 5000, device="gpu")),
             ("rmat 2M/128M", lambda: generators.rmat(21, 32, a=0.45, b=0.15, c=0.15,
                                                      device="gpu")),
+            ("kron 20 ef16", lambda: generators.kronecker(20, 16, device="gpu")),
+            ("grid3d 300^3", lambda: generators.grid3d(300, 300, 300, device="gpu")),
         ]
     return out
 
@@ -82,7 +82,7 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
     ws = gpu.workspace(g)
     symmetric = not g.directed
     auto = gpu.choose(ws, "auto")
-    n_scipy = min(len(roots), 2 if args.quick else 4)
+    n_scipy = min(len(roots), 2 if args.quick else 3)
     record.note(f"{label}: n={g.n_vertices} m={g.n_edges} (directed CSR entries), "
                 f"max degree {ws.max_degree}, auto -> {auto}")
     reference = None
@@ -92,9 +92,13 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
                  ("persistent cooperative", "persistent", {"mode": "cooperative"})]
     if auto == "direction-optimizing":
         runs += [("direction-optimizing no-hub-cache", "direction-optimizing",
-                  {"use_cache": False})]
+                  {"use_cache": False}),
+                 ("direction-optimizing host-loop", "direction-optimizing", {"loop": "host"}),
+                 ("direction-optimizing cooperative", "direction-optimizing",
+                  {"mode": "cooperative"}),
+                 ("beamer host-loop", "beamer", {"loop": "host"})]
     full_check = g.n_edges <= 20_000_000
-    deadline = time.perf_counter() + (12 if args.quick else 30)
+    deadline = time.perf_counter() + (12 if args.quick else 20)
     mean_ms: dict[str, float] = {}
     for tag, name, options in runs:
         def search(root: int, name: str = name, options: dict = options) -> Any:
@@ -151,10 +155,10 @@ def run(args: Any, record: harness.Record) -> None:
         record.row(graph="grid2d 300x300", variant="cpu-auto", mean_ms=t * 1e3)
         return
     record.note("ours: 64 roots (8 quick) per variant, capped by a time budget per graph; "
-                "SciPy: the first 4 roots (2 quick); ratio = SciPy mean / ours on those roots")
+                "SciPy: the first 3 roots (2 quick); ratio = SciPy mean / ours on those roots")
     record.note(f"variants implemented: {variants.names()}; missing: "
                 f"{sorted(set(variants.names(implemented_only=False)) - set(variants.names()))}")
-    budget = time.perf_counter() + (35 if args.quick else 140)
+    budget = time.perf_counter() + (args.budget or (35 if args.quick else 140))
     for label, build in _graphs(args.quick):
         if time.perf_counter() > budget:
             record.note(f"{label}: skipped (time budget spent)")
@@ -172,5 +176,10 @@ def run(args: Any, record: harness.Record) -> None:
         backend.cupy_module().get_default_memory_pool().free_all_blocks()
 
 
+def _add_args(parser: Any) -> None:
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds after which no further graph is started")
+
+
 if __name__ == "__main__":
-    harness.main("bfs", run)
+    harness.main("bfs", run, _add_args)

@@ -16,9 +16,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from morphgpu import generators  # noqa: E402
-from morphgpu.bfs import bfs, graph500_check, variants  # noqa: E402
+from morphgpu.bfs import gpu, graph500_check, variants  # noqa: E402
 
-GPU_NAMES = [v for v in variants.names() if v not in ("top-down",)]
+RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
+    ("persistent", {"enter_local": 0}),
+    ("direction-optimizing", {"loop": "host"}),
+    ("beamer", {"loop": "host"}),
+    ("bottom-up", {"loop": "host"}),
+]
 
 
 def main() -> int:
@@ -31,16 +36,17 @@ def main() -> int:
     for label, g in graphs.items():
         host = g.to("cpu")
         source = int(np.argmax(np.diff(host.indptr)))
-        for name in GPU_NAMES:
-            r = bfs(g, source, variant=name, device="gpu", predecessors=True)
+        for name, options in RUNS:
+            dist, parent, _ = gpu.run(g, source, variant=name, want_parents=True, **options)
             try:
-                graph500_check(host.indptr, host.indices, source, r.distances.get(),
-                               r.predecessors.get())
+                graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
                 status = "ok"
             except AssertionError as exc:
                 failures += 1
                 status = f"INVALID: {exc}"
-            print(f"{label:<16} {name:<22} levels={r.n_levels:<4} {status}", flush=True)
+            tag = name + "".join(f" {k}={v}" for k, v in options.items())
+            print(f"{label:<16} {tag:<34} levels={int(dist.max()) + 1:<4} {status}",
+                  flush=True)
     return 1 if failures else 0
 
 

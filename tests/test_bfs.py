@@ -204,3 +204,40 @@ def test_variant_table_is_honest():
     for name in set(missing) - set(variants.names()):
         with pytest.raises(ValueError, match="not implemented"):
             variants.check(name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [{"loop": "host"}, {"use_cache": False},
+                                     {"mode": "cooperative"}])
+@pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
+def test_gpu_direction_loops(variant, options):
+    """The host-driven level loop, the cache-less bottom-up and the cooperative barrier."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    src = np.concatenate([np.repeat(np.arange(5), 800), rng.integers(0, n, 9000)])
+    dst = np.concatenate([rng.integers(0, n, 4000), rng.integers(0, n, 9000)])
+    for directed in (False, True):
+        g = CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=not directed).to("gpu")
+        dist, parent, _ = gpu.run(g, 3, variant=variant, want_parents=True, **options)
+        host = g.to("cpu")
+        graph500_check(host.indptr, host.indices, 3, dist.get(), parent.get())
+        np.testing.assert_array_equal(dist.get(), scipy_distances(g, 3))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [{"enter_local": 0}, {"enter_local": 64},
+                                     {"mode": "cooperative"}])
+def test_gpu_persistent_options(options):
+    """Grid-only levels, early hand-over to the grid, and the cooperative barrier."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    g = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(120, 80)),
+                            directed=False).to("gpu")
+    for source in (0, 5000):
+        dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
+                                  **options)
+        host = g.to("cpu")
+        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+        np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))

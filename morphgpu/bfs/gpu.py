@@ -5,10 +5,13 @@
 - ``expand-contract`` / ``two-phase`` (Merrill et al.): one or two kernels per level from
   kernels/level.cu, launched back to back; the host reads one count per level to stop.
 - ``direction-optimizing`` (Enterprise) / ``beamer``: status-array top-down levels, queue
-  generation by scanning labels, bottom-up levels with the hub cache; the host reads the
-  new frontier's three statistics (vertices, edges, hubs) once per level to pick the
-  direction: gamma = hubs in frontier / all hubs > 30 % switches to bottom-up for good
-  (Enterprise), or Beamer's m_f > m_u / alpha and n_f < n / beta.
+  generation by scanning labels, bottom-up levels with the hub cache, and the direction
+  picked per level from the new frontier's statistics (vertices, edges, hubs): gamma =
+  hubs in frontier / all hubs > 30 % switches to bottom-up for good (Enterprise), or
+  Beamer's m_f > m_u / alpha and n_f < n / beta. By default the level loop is one
+  persistent kernel (kernels/direction.cu, two grid barriers per level); ``loop="host"``
+  runs the same operators as one launch pair per level with a host read of the statistics
+  (kernels/level.cu).
 
 Workspaces (queues, counters, the reverse graph for directed inputs) are kept per
 CSRGraph object, so repeated searches on one GPU graph allocate nothing.
@@ -28,9 +31,12 @@ from . import variants
 
 LEVEL_FILE = "bfs/kernels/level.cu"
 PERSISTENT_FILE = "bfs/kernels/persistent.cu"
+DIRECTION_FILE = "bfs/kernels/direction.cu"
+DIRECTION_BLOCK = 512
+RULES = {"gamma": 0, "beamer": 1, "bottom-up": 2, "top-down": 3}
 LEVEL_BLOCK = 256
-PERSISTENT_BLOCK = 512
-LOCAL_CAP = 4096  # edges a level may have and still run inside one block (shared queue)
+PERSISTENT_BLOCK = 1024
+LOCAL_CAP = 3072  # edges a level may have and still run inside one block (shared queue)
 ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
 GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
 ALPHA, BETA = 14.0, 24.0  # Beamer's constants
@@ -54,6 +60,17 @@ def _persistent_grid(vid: str, eid: str, mode: str) -> barrier.PersistentGrid:
                                      block=PERSISTENT_BLOCK, defines=defines)
 
 
+@functools.lru_cache(maxsize=8)
+def _direction_grid(vid: str, eid: str, mode: str) -> barrier.PersistentGrid:
+    defines = {
+        **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
+        "MG_BFS_BLOCK": DIRECTION_BLOCK,
+    }
+    return barrier.persistent_kernel(DIRECTION_FILE, "bfs_direction_persistent",
+                                     mode=mode, block=DIRECTION_BLOCK,  # type: ignore[arg-type]
+                                     defines=defines)
+
+
 class Workspace:
     """Buffers and statistics of one GPU graph, made on first use."""
 
@@ -65,12 +82,16 @@ class Workspace:
         vid = g.indices.dtype
         backend.require_gpu_bytes(n * (4 + 4 * vid.itemsize) + 4096,
                                   f"bfs workspace for {g.n_vertices} vertices")
-        self.queues = (cp.empty(n, dtype=vid), cp.empty(n, dtype=vid))
+        # The persistent kernel's one-block levels may list a vertex twice (plain label
+        # stores), bounded by LOCAL_CAP entries, which can exceed a tiny graph's n.
+        slots = max(n, LOCAL_CAP)
+        self.queues = (cp.empty(slots, dtype=vid), cp.empty(slots, dtype=vid))
         self.hub_queue = cp.empty(n, dtype=vid)
         self.level_rows = 1024
         self.counts = cp.zeros((self.level_rows, 4), dtype=cp.uint64)
         self.tails = cp.zeros(3, dtype=cp.uint64)
         self.ctrl = cp.zeros(6, dtype=cp.int32)
+        self.stats = cp.zeros(9, dtype=cp.uint64)
         degrees = g.degrees().astype(cp.int64)
         self.degrees = degrees
         stats = cp.stack([degrees.sum(), degrees.max() if g.n_vertices else degrees.sum()]).get()
@@ -161,7 +182,7 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     vid = g.indices.dtype.type
     grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
                 ws.ctrl, np.int64(g.n_vertices), vid(source),
-                np.int32(min(enter_local, LOCAL_CAP)))
+                np.int32(min(enter_local, LOCAL_CAP)), np.int64(ws.max_degree))
     return dist, parent
 
 
@@ -198,9 +219,34 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
             return dist, parent
 
 
+def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
+                             rule: str = "gamma", use_cache: bool = True,
+                             mode: str = "xiao-feng") -> tuple[Any, Any]:
+    """The direction-optimising BFS with its level loop on the device (direction.cu)."""
+    g = ws.g
+    cp = ws.cp
+    grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
+    rev = ws.reverse() if rule != "top-down" else g
+    dist = cp.empty(g.n_vertices, dtype=cp.int32)
+    parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
+    vid = g.indices.dtype.type
+    grid.launch(g.indptr, g.indices, rev.indptr, rev.indices, dist, _ptr(parent),
+                ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
+                np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
+                np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
+                np.float32(ALPHA), np.float32(BETA))
+    return dist, parent
+
+
 def run_direction_optimizing(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", force: str | None = None,
-                             use_cache: bool = True) -> tuple[Any, Any]:
+                             use_cache: bool = True, loop: str = "device",
+                             mode: str = "xiao-feng") -> tuple[Any, Any]:
+    """Direction-optimising BFS; ``loop="host"`` runs one launch pair per level and reads
+    the statistics back (level.cu), ``"device"`` the persistent kernel (direction.cu)."""
+    if loop == "device":
+        return run_direction_persistent(ws, source, want_parents, rule=force or rule,
+                                        use_cache=use_cache, mode=mode)
     g = ws.g
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
     top_down = mod.get_function("bfs_status_top_down")
@@ -275,9 +321,11 @@ def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
     elif name == "direction-optimizing":
         dist, parent = run_direction_optimizing(ws, source, want_parents, **options)
     elif name == "beamer":
-        dist, parent = run_direction_optimizing(ws, source, want_parents, rule="beamer")
+        dist, parent = run_direction_optimizing(ws, source, want_parents, rule="beamer",
+                                                **options)
     elif name == "bottom-up":
-        dist, parent = run_direction_optimizing(ws, source, want_parents, force="bottom-up")
+        dist, parent = run_direction_optimizing(ws, source, want_parents, force="bottom-up",
+                                                **options)
     else:
         raise ValueError(f"variant {name!r} has no GPU implementation")
     return dist, parent, name

@@ -21,10 +21,10 @@
 #include <morphgpu/worklist.cuh>
 
 #ifndef MG_BFS_BLOCK
-#define MG_BFS_BLOCK 512
+#define MG_BFS_BLOCK 1024
 #endif
 #ifndef MG_BFS_LOCAL_CAP
-#define MG_BFS_LOCAL_CAP 4096
+#define MG_BFS_LOCAL_CAP 3072
 #endif
 
 using namespace mg;
@@ -32,62 +32,111 @@ using namespace mg::traversal;
 
 constexpr int BLOCK = MG_BFS_BLOCK;
 constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP;
+constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
+constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
 
 struct LocalQueues {
     vid_t items[2][LOCAL_CAP];
-    int count[2];
+    int count[3];  // rotating: level t reads count[t % 3], fills count[(t + 1) % 3]
 };
+
+// Block 0's queues and the grid's gather scratch are never live at once.
+union PersistentShared {
+    GatherScratch<BLOCK> gather;
+    LocalQueues local;
+};
+
+// One row of the local mode: the first UNROLL neighbours' ids, then their labels, are
+// loaded with independent loads (one L2 round trip each instead of one per edge), then
+// the unvisited ones are labelled with plain stores. Two discoverers of one vertex may
+// both enqueue it; the duplicate only re-expands a labelled vertex, and every enqueue is
+// an edge, so the edge bound of the level still bounds the queue.
+__device__ __forceinline__ void local_row(const vid_t* __restrict__ indices, int* dist,
+                                          vid_t* parent, vid_t v, eid_t b, eid_t e, int next,
+                                          LocalQueues& q, int dst, int dst_count) {
+    vid_t w[UNROLL];
+    int label[UNROLL];
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t)
+        if (b + t < e) w[t] = indices[b + t];
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t)
+        label[t] = (b + t < e) ? __ldcg(dist + w[t]) : 0;
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) {
+        if (b + t < e && label[t] == -1) {
+            dist[w[t]] = next;
+            if (parent) parent[w[t]] = v;
+            q.items[dst][atomicAdd(&q.count[dst_count], 1)] = w[t];
+        }
+    }
+    for (eid_t k = b + UNROLL; k < e; ++k) {
+        const vid_t x = indices[k];
+        if (__ldcg(dist + x) == -1) {
+            dist[x] = next;
+            if (parent) parent[x] = v;
+            q.items[dst][atomicAdd(&q.count[dst_count], 1)] = x;
+        }
+    }
+}
 
 // Block 0 only (block-wide). Runs levels from the frontier in[0, n_in) at `level` while
 // each level's edges fit the shared queue; writes the frontier it stops at to out and its
-// length to *out_tail. Returns (level reached) and sets *gave_up when it stopped because a
-// level would not fit (so the grid must take the next level).
+// length to *out_tail. Returns the level reached and sets *gave_up when it stopped because
+// a level would not fit (so the grid must take the next level). One __syncthreads per
+// level when n_frontier * max_degree fits the queue; a block-wide degree sum otherwise.
 __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
                             const vid_t* __restrict__ indices, int* dist, vid_t* parent,
                             const vid_t* in, i64 n_in, vid_t* out, u64* out_tail, int level,
-                            int* gave_up) {
+                            i64 max_degree, int* gave_up) {
     for (i64 i = threadIdx.x; i < n_in; i += BLOCK) q.items[0][i] = in[i];
-    if (threadIdx.x == 0) q.count[0] = (int)n_in;
+    if (threadIdx.x == 0) {
+        q.count[0] = (int)n_in;
+        q.count[1] = 0;
+    }
     __syncthreads();
-    int src = 0;
-    int progressed = 0;
     *gave_up = 0;
+    int t = 0;  // levels run here; items[t % 2] and count[t % 3] hold the frontier
     while (true) {
-        const int n = q.count[src];
-        i64 edges = 0;
-        for (int i = threadIdx.x; i < n; i += BLOCK) {
-            const vid_t v = q.items[src][i];
-            edges += (i64)(indptr[(i64)v + 1] - indptr[v]);
-        }
-        i64 total;
-        block_exclusive_sum<BLOCK, i64>(edges, &total);
+        const int src = t & 1, dst = src ^ 1;
+        const int src_count = t % 3, dst_count = (t + 1) % 3;
+        const int n = q.count[src_count];
         if (n == 0) break;
-        if (total > LOCAL_CAP) {
-            *gave_up = 1;
-            break;
-        }
-        const int dst = src ^ 1;
-        if (threadIdx.x == 0) q.count[dst] = 0;
-        __syncthreads();
-        for (int i = threadIdx.x; i < n; i += BLOCK) {
-            const vid_t v = q.items[src][i];
-            const eid_t end = indptr[(i64)v + 1];
-            for (eid_t k = indptr[v]; k < end; ++k) {
-                const vid_t w = indices[k];
-                if (claim_label(dist, w, level + 1)) {
-                    if (parent) parent[w] = v;
-                    q.items[dst][atomicAdd(&q.count[dst], 1)] = w;
-                }
+        eid_t b[ITEMS], e[ITEMS];
+        vid_t v[ITEMS];
+        i64 edges = 0;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const int i = threadIdx.x + j * BLOCK;
+            b[j] = e[j] = 0;
+            v[j] = 0;
+            if (i < n) {
+                v[j] = q.items[src][i];
+                b[j] = indptr[v[j]];
+                e[j] = indptr[(i64)v[j] + 1];
+                edges += (i64)(e[j] - b[j]);
             }
         }
+        if ((i64)n * max_degree > LOCAL_CAP) {
+            i64 total;
+            block_exclusive_sum<BLOCK, i64>(edges, &total);
+            if (total > LOCAL_CAP) {
+                *gave_up = 1;
+                break;
+            }
+        }
+        if (threadIdx.x == 0) q.count[(t + 2) % 3] = 0;  // the level after next fills it
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            if (b[j] < e[j]) local_row(indices, dist, parent, v[j], b[j], e[j], level + 1, q,
+                                       dst, dst_count);
         __syncthreads();
         ++level;
-        ++progressed;
-        src = dst;
+        ++t;
     }
-    (void)progressed;
-    const int n = q.count[src];
-    for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = q.items[src][i];
+    const int n = q.count[t % 3];
+    const vid_t* items = q.items[t & 1];
+    for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = items[i];
     if (threadIdx.x == 0) *out_tail = (u64)n;
     return level;
 }
@@ -97,9 +146,8 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
 bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices, int* dist,
                vid_t* parent, vid_t* queue0, vid_t* queue1, u64* tails, int* ctrl, i64 n,
-               vid_t source, int enter_local, unsigned* barrier_state) {
-    __shared__ GatherScratch<BLOCK> gather;
-    __shared__ LocalQueues local;
+               vid_t source, int enter_local, i64 max_degree, unsigned* barrier_state) {
+    __shared__ PersistentShared shm;
     GridBarrier bar(barrier_state);
     for (i64 v = global_tid(); v < n; v += global_stride()) {
         dist[v] = v == (i64)source ? 0 : -1;
@@ -123,21 +171,28 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         if (n_cur <= enter_local && !force_grid) {
             if (blockIdx.x == 0) {
                 int gave_up;
-                const int reached = local_levels(local, indptr, indices, dist, parent, in, n_cur,
-                                                 out, out_tail, level, &gave_up);
+                const int reached = local_levels(shm.local, indptr, indices, dist, parent, in,
+                                                 n_cur, out, out_tail, level, max_degree,
+                                                 &gave_up);
                 if (threadIdx.x == 0) {
                     slot[0] = reached;
                     slot[1] = gave_up;
                 }
             }
         } else {
-            const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
-            for (i64 base = (i64)blockIdx.x * BLOCK; base < n_cur;
-                 base += (i64)gridDim.x * BLOCK) {
-                const i64 i = base + threadIdx.x;
-                const bool has = i < n_cur;
-                expand_gather<BLOCK>(gather, indptr, indices, has, has ? in[i] : (vid_t)0,
-                                     visit);
+            if (max_degree <= UNROLL) {
+                // Short rows only: a thread per row, no block-wide gathering.
+                expand_short_rows_claim<UNROLL>(indptr, indices, in, n_cur, dist, parent,
+                                                level + 1, out, out_tail);
+            } else {
+                const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
+                for (i64 base = (i64)blockIdx.x * BLOCK; base < n_cur;
+                     base += (i64)gridDim.x * BLOCK) {
+                    const i64 i = base + threadIdx.x;
+                    const bool has = i < n_cur;
+                    expand_gather<BLOCK>(shm.gather, indptr, indices, has,
+                                         has ? in[i] : (vid_t)0, visit);
+                }
             }
             if (blockIdx.x == 0 && threadIdx.x == 0) {
                 slot[0] = level + 1;

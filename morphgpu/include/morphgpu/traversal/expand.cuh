@@ -29,7 +29,6 @@ struct GatherScratch {
     eid_t warp_begin[BLOCK / 32];
     eid_t warp_end[BLOCK / 32];
     vid_t warp_src[BLOCK / 32];
-    int warp_owner[BLOCK / 32];
 };
 
 // Block-wide: every thread of the block calls it (has = false for a thread without a
@@ -42,9 +41,12 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
         b = indptr[v];
         e = indptr[(i64)v + 1];
     }
-    // CTA-wide rows.
+    // CTA-wide rows: the highest-numbered thread holding one wins the election (a shared
+    // atomicMax, so there is no racing plain store), gives its row to the block, and the
+    // block strides over it together.
+    if (threadIdx.x == 0) s.cta_owner = -1;
     while (__syncthreads_or(e - b >= (eid_t)BLOCK)) {
-        if (e - b >= (eid_t)BLOCK) s.cta_owner = threadIdx.x;
+        if (e - b >= (eid_t)BLOCK) atomicMax(&s.cta_owner, (int)threadIdx.x);
         __syncthreads();
         if (s.cta_owner == (int)threadIdx.x) {
             s.cta_begin = b;
@@ -55,16 +57,19 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
         __syncthreads();
         const eid_t row_end = s.cta_end;
         const vid_t row_src = s.cta_src;
-        for (eid_t k = s.cta_begin + (eid_t)threadIdx.x; k < row_end; k += BLOCK)
-            visit(row_src, indices[k]);
+        const eid_t row_begin = s.cta_begin;
         __syncthreads();
+        if (threadIdx.x == 0) s.cta_owner = -1;
+        for (eid_t k = row_begin + (eid_t)threadIdx.x; k < row_end; k += BLOCK)
+            visit(row_src, indices[k]);
     }
-    // Warp-wide rows.
+    // Warp-wide rows: the lowest lane holding one (a ballot, no shared election).
     const unsigned w = warp_id(), lane = lane_id();
-    while (__any_sync(0xffffffffu, e - b >= 32)) {
-        if (e - b >= 32) s.warp_owner[w] = (int)lane;
-        __syncwarp();
-        if (s.warp_owner[w] == (int)lane) {
+    while (true) {
+        const unsigned big = __ballot_sync(0xffffffffu, e - b >= 32);
+        if (big == 0u) break;
+        const int owner = __ffs(big) - 1;
+        if ((int)lane == owner) {
             s.warp_begin[w] = b;
             s.warp_end[w] = e;
             s.warp_src[w] = v;
@@ -98,6 +103,54 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
         }
     }
     __syncthreads();
+}
+
+// Rows of at most ROW edges (meshes, roads), one per thread, grid-stride in whole warps:
+// each thread issues its row's id loads together, then the label loads, then claims the
+// unvisited ones (label check + atomicCAS, so exactly one discoverer wins); the warp then
+// reserves queue slots for all its claims with one atomicAdd (a warp prefix sum).
+// Every thread of the grid calls it; the caller guarantees no row exceeds ROW edges.
+template <int ROW>
+__device__ void expand_short_rows_claim(const eid_t* __restrict__ indptr,
+                                        const vid_t* __restrict__ indices, const vid_t* in,
+                                        i64 n_in, int* dist, vid_t* parent, int next_level,
+                                        vid_t* out, u64* out_tail) {
+    const unsigned lane = lane_id();
+    for (i64 base = global_tid() - lane; base < n_in; base += global_stride()) {
+        const i64 i = base + lane;
+        const bool has = i < n_in;
+        const vid_t v = has ? in[i] : (vid_t)0;
+        eid_t b = 0, e = 0;
+        if (has) {
+            b = indptr[v];
+            e = indptr[(i64)v + 1];
+        }
+        vid_t w[ROW];
+        bool mine[ROW];
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) mine[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
+        int count = 0;
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) {
+            if (mine[t]) mine[t] = atomicCAS(dist + w[t], -1, next_level) == -1;
+            count += mine[t];
+        }
+        const int inclusive = warp_inclusive_sum(count);
+        const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+        if (total == 0) continue;
+        u64 first = 0;
+        if (lane == 31) first = atomicAdd(out_tail, (u64)total);
+        u64 slot = __shfl_sync(0xffffffffu, first, 31) + (u64)(inclusive - count);
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) {
+            if (mine[t]) {
+                if (parent) parent[w[t]] = v;
+                out[slot++] = w[t];
+            }
+        }
+    }
 }
 
 // Per-thread: no synchronisation, no shared memory.
