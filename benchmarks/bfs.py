@@ -23,8 +23,8 @@ from morphgpu import backend, generators, graph_io, testing
 from morphgpu.bfs import gpu, graph500_check, variants
 from morphgpu.csr import CSRGraph
 
-GPU_VARIANTS = ["persistent", "expand-contract", "two-phase", "direction-optimizing",
-                "beamer"]
+GPU_VARIANTS = ["persistent", "expand-contract", "two-phase", "contract-expand", "hybrid",
+                "merge-path", "direction-optimizing", "beamer"]
 
 
 def _graphs(quick: bool) -> list[tuple[str, Any]]:

@@ -18,8 +18,9 @@ from morphgpu import backend
 from morphgpu.bfs import bfs, breadth_first_order, graph500_check, variants
 from morphgpu.csr import CSRGraph
 
-GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase",
-                "direction-optimizing", "beamer", "top-down", "bottom-up"]
+GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase", "contract-expand",
+                "hybrid", "merge-path", "direction-optimizing", "beamer", "top-down",
+                "bottom-up"]
 CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent"]
 
 
@@ -169,7 +170,7 @@ def test_inputs_scipy_dense_and_errors(device):
     with pytest.raises(ValueError, match="variant"):
         bfs(m, 0, variant="nope", device=device)
     with pytest.raises(ValueError, match="not implemented"):
-        bfs(m, 0, variant="merge-path", device=device)
+        bfs(m, 0, variant="frontier-classes", device=device)
     with pytest.raises(ValueError, match="no vertices"):
         bfs(sp.csr_matrix((0, 0)), 0, device=device)
     with pytest.raises(ValueError, match="graph"):
@@ -224,6 +225,18 @@ def test_gpu_direction_loops(variant, options):
         host = g.to("cpu")
         graph500_check(host.indptr, host.indices, 3, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, 3))
+
+
+@pytest.mark.gpu
+def test_gpu_hybrid_switches_to_two_phase():
+    """A switch of 0 queued edges makes every hybrid level two-phase."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    g = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(40, 30)),
+                            directed=False).to("gpu")
+    dist, parent, _ = gpu.run(g, 7, variant="hybrid", want_parents=True, switch=0)
+    host = g.to("cpu")
+    graph500_check(host.indptr, host.indices, 7, dist.get(), parent.get())
 
 
 @pytest.mark.gpu

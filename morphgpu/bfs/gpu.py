@@ -2,7 +2,8 @@
 
 - ``persistent``: one launch of kernels/persistent.cu; levels cross inside the kernel
   through mg::grid_sync, narrow frontiers run in one block (see that file).
-- ``expand-contract`` / ``two-phase`` (Merrill et al.): one or two kernels per level from
+- ``expand-contract`` / ``two-phase`` / ``contract-expand`` / ``hybrid`` (Merrill et al.)
+  and ``merge-path`` (edge-balanced expand): one or two kernels per level from
   kernels/level.cu, launched back to back; the host reads one count per level to stop.
 - ``direction-optimizing`` (Enterprise) / ``beamer``: status-array top-down levels, queue
   generation by scanning labels, bottom-up levels with the hub cache, and the direction
@@ -102,7 +103,8 @@ class Workspace:
         self.hub_degree = max(32, int(8 * mean))
         self.n_hubs = int((degrees > self.hub_degree).sum())
         self._reverse: CSRGraph | None = None
-        self._edge_queues: tuple[Any, Any] | None = None
+        self._edge_queues: dict[int, tuple[Any, Any]] = {}
+        self._scan: Any = None
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
     def reverse(self) -> CSRGraph:
@@ -112,13 +114,21 @@ class Workspace:
             self._reverse = _reverse_on_gpu(self.g)
         return self._reverse
 
-    def edge_queues(self) -> tuple[Any, Any]:
-        if self._edge_queues is None:
+    def edge_queues(self, pair: int = 0) -> tuple[Any, Any]:
+        """(neighbour, discoverer) queues of one edge per slot; a level never fills more
+        than m slots (each vertex's row is expanded once)."""
+        if pair not in self._edge_queues:
             m = max(self.g.n_edges, 1)
             vid = self.g.indices.dtype
-            backend.require_gpu_bytes(2 * m * vid.itemsize, "bfs two-phase edge queue")
-            self._edge_queues = (self.cp.empty(m, dtype=vid), self.cp.empty(m, dtype=vid))
-        return self._edge_queues
+            backend.require_gpu_bytes(2 * m * vid.itemsize, "bfs edge queue")
+            self._edge_queues[pair] = (self.cp.empty(m, dtype=vid),
+                                       self.cp.empty(m, dtype=vid))
+        return self._edge_queues[pair]
+
+    def scan(self) -> Any:
+        if self._scan is None:
+            self._scan = self.cp.empty(max(self.g.n_vertices, 1), dtype=self.cp.int64)
+        return self._scan
 
     def reset_counts(self) -> None:
         self.counts.fill(0)
@@ -217,6 +227,71 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
         level += 1
         if int(nxt[0]) == 0:
             return dist, parent
+
+
+HYBRID_SWITCH = 1 << 16  # hybrid: contract-expand below this many queued edges
+
+
+def run_contract_expand(ws: Workspace, source: int, want_parents: bool, *,
+                        hybrid: bool = False, switch: int = HYBRID_SWITCH) -> tuple[Any, Any]:
+    """Contract-expand on (vertex, discoverer) edge queues; ``hybrid`` runs a large level
+    as two-phase instead (contract to a vertex queue, then expand), as Merrill et al.'s
+    hybrid does, choosing by the queued edge count the host reads each level anyway."""
+    g = ws.g
+    cp = ws.cp
+    mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
+    fused = mod.get_function("bfs_contract_expand")
+    contract = mod.get_function("bfs_two_phase_contract")
+    expand = mod.get_function("bfs_two_phase_expand")
+    dist = cp.full(g.n_vertices, -1, dtype=cp.int32)
+    parent = cp.full(g.n_vertices, -1, dtype=g.indices.dtype) if want_parents else None
+    pairs = (ws.edge_queues(0), ws.edge_queues(1))
+    pairs[0][0][0] = source  # the source, discovered by itself, is claimed at level 0
+    pairs[0][1][0] = source
+    ws.reset_counts()
+    ws.counts[0, 3] = 1
+    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    queued = 1
+    level = 0
+    while queued:
+        ws.grow_counts(level)
+        (in_dst, in_src), (out_dst, out_src) = pairs[level & 1], pairs[(level + 1) & 1]
+        here, nxt = ws.counts[level], ws.counts[level + 1]
+        if hybrid and queued > switch:
+            contract(grid, block, (in_dst, in_src, here[3:], dist, _ptr(parent), ws.queues[0],
+                                   here, np.int32(level)))
+            expand(grid, block, (g.indptr, g.indices, dist, ws.queues[0], here, out_dst,
+                                 out_src, nxt[3:]))
+        else:
+            fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_dst, in_src,
+                                here[3:], out_dst, out_src, nxt[3:], np.int32(level)))
+        queued = int(nxt[3])
+        level += 1
+    return dist, parent
+
+
+def run_merge_path(ws: Workspace, source: int, want_parents: bool) -> tuple[Any, Any]:
+    """Edge-balanced expand: the frontier's degree scan (CuPy) then one edge per thread."""
+    g = ws.g
+    cp = ws.cp
+    mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
+    kernel = mod.get_function("bfs_merge_path_expand")
+    dist, parent = _labels(ws, source, want_parents)
+    ws.reset_counts()
+    ws.queues[0][0] = source
+    ws.counts[0, 0] = 1
+    scan = ws.scan()
+    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    size, level = 1, 0
+    while size:
+        ws.grow_counts(level)
+        in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
+        cp.cumsum(ws.degrees[in_q[:size]], out=scan[:size])
+        kernel(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_q, scan,
+                             ws.counts[level], out_q, ws.counts[level + 1], np.int32(level + 1)))
+        size = int(ws.counts[level + 1, 0])
+        level += 1
+    return dist, parent
 
 
 def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
@@ -318,6 +393,12 @@ def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
         dist, parent = run_expand_contract(ws, source, want_parents)
     elif name == "two-phase":
         dist, parent = run_expand_contract(ws, source, want_parents, two_phase=True)
+    elif name == "contract-expand":
+        dist, parent = run_contract_expand(ws, source, want_parents)
+    elif name == "hybrid":
+        dist, parent = run_contract_expand(ws, source, want_parents, hybrid=True, **options)
+    elif name == "merge-path":
+        dist, parent = run_merge_path(ws, source, want_parents)
     elif name == "direction-optimizing":
         dist, parent = run_direction_optimizing(ws, source, want_parents, **options)
     elif name == "beamer":

@@ -56,10 +56,15 @@ VARIANTS: dict[str, Variant] = {
                 True, "auto"),
         Variant("top-down", "", "CPU: top-down every level", True, "top-down"),
         Variant("bottom-up", "", "CPU: bottom-up every level", True, "bottom-up"),
-        Variant("contract-expand", _MERRILL, "contract then expand in one kernel", False,
+        Variant("contract-expand", _MERRILL, "edge queue of (vertex, discoverer) pairs: "
+                "claim then expand the winners' rows, in one kernel", True, "top-down"),
+        Variant("hybrid", _MERRILL, "contract-expand for small levels, two-phase above "
+                "2^16 queued edges", True, "top-down"),
+        Variant("merge-path", _LB, "edge-balanced expand: frontier degree scan, one edge "
+                "per thread found by binary search (merge-path partition)", True,
                 "top-down"),
-        Variant("hybrid", _MERRILL, "contract-expand / two-phase switch", False, "top-down"),
-        Variant("merge-path", _LB, "merge-path expand", False, "top-down"),
+        Variant("merge-path-couplings", _LB, "imbalanced/balanced redistribution x "
+                "gathering couplings and the expand-factor switch", False, "top-down"),
         Variant("frontier-classes", _ENT, "thread/warp/block/grid frontier queues", False,
                 "top-down"),
     ]

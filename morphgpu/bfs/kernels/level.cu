@@ -107,3 +107,52 @@ bfs_two_phase_contract(const vid_t* edge_dst, const vid_t* edge_src, const u64* 
         warp_enqueue(out_queue, out_tail, mine, w);
     }
 }
+
+// Contract-expand (Merrill et al.): the queue holds (vertex, discoverer) pairs; each pair
+// is contracted (label check + claim: duplicates and visited vertices drop out) and the
+// winners' rows are expanded straight into the next pair queue, in one kernel.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_contract_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+                    int* dist, vid_t* parent, const vid_t* in_dst, const vid_t* in_src,
+                    const u64* in_count, vid_t* out_dst, vid_t* out_src, u64* out_tail,
+                    int level) {
+    __shared__ GatherScratch<BLOCK> scratch;
+    const CollectVisit visit{dist, out_dst, out_src, out_tail};
+    const i64 n = (i64)*in_count;
+    for (i64 base = (i64)blockIdx.x * BLOCK; base < n; base += (i64)gridDim.x * BLOCK) {
+        const i64 i = base + threadIdx.x;
+        const vid_t w = i < n ? in_dst[i] : (vid_t)0;
+        const bool mine = i < n && claim_label(dist, w, level);
+        if (mine && parent) parent[w] = in_src[i];
+        expand_gather<BLOCK>(scratch, indptr, indices, mine, w, visit);
+    }
+}
+
+// Edge-balanced expand (the load-balanced BFS paper's merge-path partition, one edge per
+// thread): `scan` is the inclusive prefix sum of the frontier's degrees, so edge k of the
+// level belongs to the first frontier vertex whose scan exceeds k (a binary search);
+// every thread gets the same number of edges whatever the degree distribution.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_merge_path_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+                      int* dist, vid_t* parent, const vid_t* in_queue, const i64* scan,
+                      const u64* in_count, vid_t* out_queue, u64* out_tail, int next_level) {
+    const i64 n = (i64)*in_count;
+    if (n == 0) return;
+    const i64 total = scan[n - 1];
+    const i64 stride = global_stride();
+    // Every lane of a warp runs the same trip count, so the warp-aggregated enqueue sees
+    // whole warps except in the last round.
+    for (i64 k = global_tid(); k < total; k += stride) {
+        i64 lo = 0, hi = n - 1;
+        while (lo < hi) {
+            const i64 mid = (lo + hi) >> 1;
+            if (scan[mid] > k) hi = mid; else lo = mid + 1;
+        }
+        const vid_t v = in_queue[lo];
+        const i64 row_start = scan[lo] - (i64)(indptr[(i64)v + 1] - indptr[v]);
+        const vid_t w = indices[indptr[v] + (eid_t)(k - row_start)];
+        const bool mine = claim_label(dist, w, next_level);
+        if (mine && parent) parent[w] = v;
+        warp_enqueue(out_queue, out_tail, mine, w);
+    }
+}
