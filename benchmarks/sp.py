@@ -31,12 +31,23 @@ PAPER_SP_SECONDS = {(3, 1_000_000): 35.0, (4, 1_000_000): 85.0, (5, 1_000_000): 
                     (6, 1_000_000): 368.0}
 
 
+def add_args(parser) -> None:
+    parser.add_argument("--rows", help="only these table rows, as K:N,K:N (e.g. 3:2000000)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the CPU baselines")
+
+
 def run(args, record) -> None:
     device = args.side
     record.note(f"solve device: {backend.device_name(device)}")
     warm = sp.random_ksat(2000, 3, ratio=4.0, seed=0)
     sp.solve(warm, device=device, seed=0)  # compiles the kernels outside the timings
+    wanted = {tuple(int(x) for x in r.split(":")) for r in args.rows.split(",")} if args.rows \
+        else None
     for k, ratio, n, seeds, quick_seeds in TABLE:
+        if wanted is not None:
+            if (k, n) not in wanted:
+                continue
+            quick_seeds = max(quick_seeds, 1)
         for seed in range(quick_seeds if args.quick else seeds):
             t0 = time.perf_counter()
             formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
@@ -62,7 +73,8 @@ def run(args, record) -> None:
                 paper_over_ours_sp=(paper / sp_phase) if paper and sp_phase > 0 else float("nan"),
             )
             del formula, result
-    _baselines(args, record, device)
+    if not args.no_baseline:
+        _baselines(args, record, device)
 
 
 def _baselines(args, record, device) -> None:
@@ -84,7 +96,7 @@ def _baselines(args, record, device) -> None:
                 "clauses; CPU = our NumPy path in this process")
     record.row(baseline="one SP sweep", n_vars=n, ours_seconds=gpu_sweep,
                cpu_seconds=cpu_sweep, cpu_over_ours=cpu_sweep / gpu_sweep)
-    small = 2000 if args.quick else 4000
+    small = 1000 if args.quick else 3000
     formula = sp.random_ksat(small, 3, ratio=4.2, seed=1)
     t0 = time.perf_counter()
     cpu_result = sp.solve(formula, device="cpu", seed=1)
@@ -101,4 +113,4 @@ def _baselines(args, record, device) -> None:
 
 
 if __name__ == "__main__":
-    main("sp", run)
+    main("sp", run, add_args)

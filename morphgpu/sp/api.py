@@ -26,6 +26,8 @@ from .. import backend
 from . import factor
 from .cnf import CNF, verify
 
+DEFAULT_ROUNDS = {"gpu": 100_000, "cpu": 20_000}
+
 
 @dataclass
 class SolveResult:
@@ -47,7 +49,7 @@ def solve(
     fix_fraction: float = 0.01,
     max_iterations: int = 1000,
     trivial_threshold: float = 0.01,
-    local_search_rounds: int = 20000,
+    local_search_rounds: int | None = None,
     damping: float = 0.5,
     progress: Callable[[str], None] | None = None,
 ) -> SolveResult:
@@ -56,6 +58,8 @@ def solve(
     Returns ``SolveResult(status="SAT", assignment=...)`` only with an assignment that
     satisfies every clause; otherwise ``status="UNKNOWN"`` with the ``reason``. ``stats``
     holds SP iterations, decimation rounds, variables fixed and seconds per phase.
+    ``local_search_rounds`` bounds each local-search stage (default: DEFAULT_ROUNDS by side);
+    ``damping`` keeps that share of the old survey in each synchronous sweep.
     """
     if not isinstance(cnf, CNF):
         raise ValueError(f"solve: cnf must be a morphgpu.sp.CNF, got {type(cnf).__name__}")
@@ -67,9 +71,13 @@ def solve(
         raise ValueError(f"solve: max_iterations must be at least 1, got {max_iterations}")
     if not (0 <= damping < 1):
         raise ValueError(f"solve: damping must be in [0, 1), got {damping}")
-    if int(local_search_rounds) < 0:
+    if local_search_rounds is not None and int(local_search_rounds) < 0:
         raise ValueError(f"solve: local_search_rounds must be >= 0, got {local_search_rounds}")
     side = backend.resolve_device(device, who="morphgpu.sp.solve")
+    if local_search_rounds is None:
+        # A budget, not a different algorithm: a GPU round costs tens of µs (one persistent
+        # launch), a NumPy round about a hundred times more.
+        local_search_rounds = DEFAULT_ROUNDS[side]
     say = progress or (lambda _msg: None)
     clock = _PhaseClock(side)
     stats: dict[str, Any] = {

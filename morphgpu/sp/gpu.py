@@ -2,8 +2,9 @@
 
 Loops stay on the device: SP sweeps are launched back to back and the host reads the
 sweeps' max |Δeta| only every ``CHECK_EVERY`` sweeps (each sweep writes its own slot);
-unit propagation reads one flag per wave; the local search reads its unsat counts every
-``CHECK_EVERY`` rounds. Decimation picks the most biased variables with one CuPy sort.
+unit propagation reads one flag per wave; the local search is a single persistent launch
+that stops on the device when a round finds no unsatisfied clause. Decimation picks the
+most biased variables with one CuPy sort.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import backend, barrier, kernels
 from . import rules
 from .factor import FactorGraph
 
@@ -36,20 +37,20 @@ class GPUEngine:
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
         survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
         simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
-        walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
+        # The local search is one persistent kernel over a grid barrier (kernels/walk.cu).
+        self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
+                                               block=BLOCK, defines=defines)
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_clause_update", "sp_biases")),
-            (simplify, ("unit_wave", "fix_chosen")),
-            (walk, ("ls_clause_state", "ls_pick", "ls_flip"))) for name in names}
+            (simplify, ("unit_wave", "fix_chosen"))) for name in names}
         rng = cp.random.default_rng(self.seed % 2**63)
         self.eta = rng.random(edges, dtype=cp.float32)
         self.fixed = cp.zeros(n, dtype=cp.int32)
         self.satisfied = cp.zeros(m, dtype=cp.uint8)
         self.values = cp.zeros(n, dtype=cp.uint8)
-        self.prod_pos = cp.ones(n, dtype=cp.float64)
-        self.prod_neg = cp.ones(n, dtype=cp.float64)
-        self.zeros_pos = cp.zeros(n, dtype=cp.int32)
-        self.zeros_neg = cp.zeros(n, dtype=cp.int32)
+        # Per variable, one 32-byte record (one memory sector): product of the non-zero
+        # (1 - eta) over positive / negative occurrences, then the zero counts (as doubles).
+        self.prods = cp.zeros((n, 4), dtype=cp.float64)
         self.flags = cp.zeros(2, dtype=cp.int32)
         self.deltas = cp.zeros(CHECK_EVERY, dtype=cp.uint32)
         self.rounds_seed = self.seed
@@ -85,8 +86,7 @@ class GPUEngine:
         self._k["sp_var_products"](
             grid, block,
             (np.int64(fg.n_vars), fg.var_offsets, fg.var_edges, fg.lit_neg, np.int32(fg.width),
-             self.eta, self.fixed, self.satisfied, self.prod_pos, self.prod_neg,
-             self.zeros_pos, self.zeros_neg))
+             self.eta, self.fixed, self.satisfied, self.prods))
 
     def _sweep(self, slot: int) -> None:
         fg = self.fg
@@ -95,8 +95,8 @@ class GPUEngine:
         self._k["sp_clause_update"](
             grid, block,
             (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
-             self.fixed, self.satisfied, self.prod_pos, self.prod_neg, self.zeros_pos,
-             self.zeros_neg, np.float32(self.damping), self.deltas[slot:]))
+             self.fixed, self.satisfied, self.prods, np.float32(self.damping),
+             self.deltas[slot:]))
 
     def run_surveys(self, epsilon: float, max_iterations: int) -> tuple[bool, int]:
         done = 0
@@ -120,8 +120,7 @@ class GPUEngine:
         grid, block = self._grid(fg.n_vars)
         self._k["sp_biases"](
             grid, block,
-            (np.int64(fg.n_vars), self.fixed, self.prod_pos, self.prod_neg, self.zeros_pos,
-             self.zeros_neg, diff, strength))
+            (np.int64(fg.n_vars), self.fixed, self.prods, diff, strength))
         return diff, strength
 
     def decimate(self, fix_fraction: float, trivial_threshold: float) -> tuple[bool, int]:
@@ -157,32 +156,17 @@ class GPUEngine:
         true_count = cp.empty(fg.n_clauses, dtype=cp.int32)
         breaks = cp.zeros(fg.n_vars, dtype=cp.int32)
         flip = cp.zeros(fg.n_vars, dtype=cp.uint8)
-        unsat = cp.zeros(CHECK_EVERY, dtype=cp.uint64)
-        stuck = cp.zeros(1, dtype=cp.int32)
-        state_k = self._k["ls_clause_state"]
-        pick_k = self._k["ls_pick"]
-        flip_k = self._k["ls_flip"]
-        cgrid, block = self._grid(fg.n_clauses)
-        vgrid, _ = self._grid(fg.n_vars)
-        m, n, w = np.int64(fg.n_clauses), np.int64(fg.n_vars), np.int32(fg.width)
+        unsat_ring = cp.zeros(3, dtype=cp.uint64)
+        outcome = cp.zeros(3, dtype=cp.int32)
         self.rounds_seed += 1
-        seed = np.uint64(self.rounds_seed % 2**64)
-        done = 0
-        while done <= max_rounds:
-            unsat.fill(0)
-            for slot in range(CHECK_EVERY):
-                state_k(cgrid, block, (m, w, fg.lit_var, fg.lit_neg, self.values, true_count,
-                                       breaks, unsat[slot:]))
-                pick_k(cgrid, block, (m, w, fg.lit_var, true_count, breaks, frozen, table, seed,
-                                      np.uint64(done + slot), flip, stuck))
-                flip_k(vgrid, block, (n, self.values, flip, breaks))
-            counts = unsat.get()
-            if np.any(counts == 0):
-                return True
-            if int(stuck.get()[0]):
-                return False
-            done += CHECK_EVERY
-        return False
+        self._walk.launch(
+            np.int64(fg.n_clauses), np.int64(fg.n_vars), np.int32(fg.width), fg.lit_var,
+            fg.lit_neg, self.values, true_count, breaks, frozen, table,
+            np.uint64(self.rounds_seed % 2**64), np.uint64(0), np.int32(max_rounds), flip,
+            unsat_ring, outcome)
+        _stuck, rounds, solved = (int(x) for x in outcome.get())
+        self.local_search_rounds_run = rounds
+        return bool(solved)
 
     def assignment(self) -> np.ndarray:
         return self.values.get().astype(bool)

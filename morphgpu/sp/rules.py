@@ -53,11 +53,13 @@ def bias(p_pos, z_pos, p_neg, z_neg):  # noqa: ANN001, ANN201
 def break_weights(width: int) -> np.ndarray:
     """probSAT's pick weight of a variable by its break count (Balint & Schöning 2012).
 
-    Polynomial (1 + b)^-2.38 for 3-SAT and narrower, exponential cb^-b for wider clauses
-    with the paper's tuned bases. Index = break count, clamped to the table's end.
+    Polynomial (1 + b)^-3 for 3-SAT and narrower (greedier than the paper's sequential
+    2.38: with every unsatisfied clause flipping at once, 3.0 reached fewer unsatisfied
+    clauses at 20000 variables, ratio 4.0, in our runs), exponential cb^-b for wider
+    clauses with the paper's bases. Index = break count, clamped to the table's end.
     """
     b = np.arange(BREAK_TABLE_SIZE, dtype=np.float64)
     if width <= 3:
-        return (1.0 + b) ** -2.38
+        return (1.0 + b) ** -3.0
     base = {4: 3.0, 5: 3.7, 6: 5.1}.get(width, 5.4)
     return base**-b

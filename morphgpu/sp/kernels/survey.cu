@@ -18,18 +18,13 @@ using mg::i64;
 using mg::eid_t;
 using mg::vid_t;
 
-struct VarProducts {
-    double* prod_pos;
-    double* prod_neg;
-    int* zeros_pos;
-    int* zeros_neg;
-};
-
+// Per variable one 32-byte record, read as two double2 (one memory sector):
+//   prods[2v]   = (product over positive occurrences, product over negative ones)
+//   prods[2v+1] = (zero factors among positive occurrences, among negative ones)
 extern "C" __global__ void sp_var_products(
     i64 n_vars, const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_edges,
     const signed char* __restrict__ lit_neg, int width, const float* __restrict__ eta,
-    const int* __restrict__ fixed, const unsigned char* __restrict__ satisfied,
-    double* prod_pos, double* prod_neg, int* zeros_pos, int* zeros_neg)
+    const int* __restrict__ fixed, const unsigned char* __restrict__ satisfied, double2* prods)
 {
     for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
         if (fixed[v] != 0) continue;
@@ -42,21 +37,22 @@ extern "C" __global__ void sp_var_products(
             const double f = 1.0 - (double)eta[e];
             if (f == 0.0) z[s] += 1; else p[s] *= f;
         }
-        prod_pos[v] = p[0]; prod_neg[v] = p[1];
-        zeros_pos[v] = z[0]; zeros_neg[v] = z[1];
+        prods[2 * v] = make_double2(p[0], p[1]);
+        prods[2 * v + 1] = make_double2((double)z[0], (double)z[1]);
     }
 }
 
 // Pi^u / (Pi^u + Pi^s + Pi^0) of variable v seen from the clause whose edge is e.
 __device__ __forceinline__ double edge_ratio(
-    i64 e, vid_t v, const signed char* lit_neg, const float* eta,
-    const double* prod_pos, const double* prod_neg, const int* zeros_pos, const int* zeros_neg)
+    i64 e, vid_t v, const signed char* lit_neg, const float* eta, const double2* prods)
 {
     const bool neg = lit_neg[e] != 0;
-    const double p_same = neg ? prod_neg[v] : prod_pos[v];
-    const int z_same = neg ? zeros_neg[v] : zeros_pos[v];
-    const double p_opp = neg ? prod_pos[v] : prod_neg[v];
-    const int z_opp = neg ? zeros_pos[v] : zeros_neg[v];
+    const double2 p = prods[2 * (i64)v];
+    const double2 z = prods[2 * (i64)v + 1];
+    const double p_same = neg ? p.y : p.x;
+    const int z_same = (int)(neg ? z.y : z.x);
+    const double p_opp = neg ? p.x : p.y;
+    const int z_opp = (int)(neg ? z.x : z.y);
     const double own = 1.0 - (double)eta[e];
     double same;
     if (own == 0.0) same = (z_same - 1 > 0) ? 0.0 : p_same;
@@ -72,9 +68,8 @@ __device__ __forceinline__ double edge_ratio(
 extern "C" __global__ void sp_clause_update(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
     const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
-    const unsigned char* __restrict__ satisfied, const double* __restrict__ prod_pos,
-    const double* __restrict__ prod_neg, const int* __restrict__ zeros_pos,
-    const int* __restrict__ zeros_neg, float damping, unsigned* max_delta_bits)
+    const unsigned char* __restrict__ satisfied, const double2* __restrict__ prods,
+    float damping, unsigned* max_delta_bits)
 {
     float worst = 0.0f;
     for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
@@ -85,15 +80,13 @@ extern "C" __global__ void sp_clause_update(
         for (int j = 0; j < width; ++j) {
             const vid_t v = lit_var[base + j];
             if (v < 0 || fixed[v] != 0) continue;
-            const double r = edge_ratio(base + j, v, lit_neg, eta, prod_pos, prod_neg,
-                                        zeros_pos, zeros_neg);
+            const double r = edge_ratio(base + j, v, lit_neg, eta, prods);
             if (r == 0.0) zeros += 1; else prod *= r;
         }
         for (int i = 0; i < width; ++i) {
             const vid_t v = lit_var[base + i];
             if (v < 0 || fixed[v] != 0) continue;
-            const double r = edge_ratio(base + i, v, lit_neg, eta, prod_pos, prod_neg,
-                                        zeros_pos, zeros_neg);
+            const double r = edge_ratio(base + i, v, lit_neg, eta, prods);
             double fresh;
             if (r == 0.0) fresh = (zeros - 1 > 0) ? 0.0 : prod;
             else fresh = (zeros > 0) ? 0.0 : prod / r;
@@ -111,14 +104,15 @@ extern "C" __global__ void sp_clause_update(
 }
 
 extern "C" __global__ void sp_biases(
-    i64 n_vars, const int* __restrict__ fixed, const double* __restrict__ prod_pos,
-    const double* __restrict__ prod_neg, const int* __restrict__ zeros_pos,
-    const int* __restrict__ zeros_neg, float* diff, float* strength)
+    i64 n_vars, const int* __restrict__ fixed, const double2* __restrict__ prods, float* diff,
+    float* strength)
 {
     for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
         if (fixed[v] != 0) { diff[v] = 0.0f; strength[v] = 0.0f; continue; }
-        const double pp = zeros_pos[v] > 0 ? 0.0 : prod_pos[v];
-        const double pn = zeros_neg[v] > 0 ? 0.0 : prod_neg[v];
+        const double2 p = prods[2 * v];
+        const double2 z = prods[2 * v + 1];
+        const double pp = z.x > 0.0 ? 0.0 : p.x;
+        const double pn = z.y > 0.0 ? 0.0 : p.y;
         const double pi_plus = (1.0 - pp) * pn;
         const double pi_minus = (1.0 - pn) * pp;
         const double total = pi_plus + pi_minus + pp * pn;
