@@ -164,3 +164,43 @@ def test_cli_refine_and_demo(tmp_path, capsys):
     from morphgpu.dmr.cli import demo
 
     assert demo("cpu")["valid"] is True
+
+
+@given(
+    st.integers(5, 60).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n),
+            st.lists(
+                st.lists(st.integers(0, n - 1), min_size=1, max_size=5, unique=True),
+                min_size=1,
+                max_size=30,
+            ),
+        )
+    ),
+    st.integers(0, 50),
+)
+def test_cavity_claims_are_safe_and_make_progress(case, rnd):
+    # Triangles as nodes of an undirected adjacency graph (like the mesh's neighbours); a
+    # claimant's ring is every neighbour of its cavity outside it, as in the refinement.
+    from morphgpu.dmr.cpu import Plan, claim_cavities
+
+    n, edges, cavities = case
+    adjacent: dict[int, set] = {i: set() for i in range(n)}
+    for a, b in edges:
+        if a != b:
+            adjacent[a].add(b)
+            adjacent[b].add(a)
+    plans = []
+    for cavity in cavities:
+        ring = sorted(set().union(*(adjacent[t] for t in cavity)) - set(cavity))
+        plans.append(Plan((0.0, 0.0), cavity, [(0, 0, o, 0) for o in ring], None))
+    winners = claim_cavities(plans, n, rnd)
+    won = [p for p, w in zip(plans, winners) if w]
+    assert won, "every round with a claim has a winner"
+    for i, a in enumerate(won):
+        for b in won[i + 1:]:
+            assert not set(a.cavity) & set(b.cavity)
+            # a winner rewrites pointers in its ring: no other winner may own those triangles
+            assert not {o for _, _, o, _ in a.boundary} & set(b.cavity)
+            assert not {o for _, _, o, _ in b.boundary} & set(a.cavity)

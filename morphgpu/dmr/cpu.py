@@ -46,15 +46,18 @@ class Plan:
 
 
 class GrowableMesh:
-    """The mesh arrays with spare capacity, grown by an over-allocation factor."""
+    """The mesh arrays with spare capacity, grown by an over-allocation factor.
+
+    It takes the mesh's arrays over (no copy): the caller hands in a mesh it owns.
+    """
 
     def __init__(self, mesh: Mesh, growth: float = 1.5) -> None:
         self.growth = growth
         self.nt, self.nv = mesh.n_triangles, mesh.n_vertices
-        self.tri, self.nbr, self.seg = mesh.tri.copy(), mesh.nbr.copy(), mesh.seg.copy()
-        self.x, self.y, self.vmark = mesh.x.copy(), mesh.y.copy(), mesh.vertex_markers.copy()
+        self.tri, self.nbr, self.seg = mesh.tri, mesh.nbr, mesh.seg
+        self.x, self.y, self.vmark = mesh.x, mesh.y, mesh.vertex_markers
         apex = mesh.extra.get("vertex_apex")
-        self.apex = np.full(self.nv, -1, np.int32) if apex is None else np.asarray(apex).copy()
+        self.apex = np.full(self.nv, -1, np.int32) if apex is None else np.asarray(apex)
         self.template = mesh
 
     def reserve(self, triangles: int, vertices: int) -> None:
@@ -75,10 +78,11 @@ class GrowableMesh:
 
     def to_mesh(self) -> Mesh:
         m = self.template
+        # views of the grown buffers: the refinement is over, nothing writes them again
         return Mesh(
-            self.x[: self.nv].copy(), self.y[: self.nv].copy(), self.tri[: self.nt].copy(),
-            self.nbr[: self.nt].copy(), self.seg[: self.nt].copy(), self.vmark[: self.nv].copy(),
-            m.segment_markers, m.holes, {**m.extra, "vertex_apex": self.apex[: self.nv].copy()},
+            self.x[: self.nv], self.y[: self.nv], self.tri[: self.nt], self.nbr[: self.nt],
+            self.seg[: self.nt], self.vmark[: self.nv], m.segment_markers, m.holes,
+            {**m.extra, "vertex_apex": self.apex[: self.nv]},
         )
 
 
@@ -322,13 +326,16 @@ def refine_cpu(
 
     ``candidates``: the only triangles that may be bad (the GPU path hands over the few it
     gave up on); by default every triangle. Badness depends on a triangle alone, so after
-    a round only the losers and the triangles just written can be bad.
+    a round only the losers and the triangles just written can be bad. The mesh's arrays
+    are taken over and may be modified.
     """
-    m = GrowableMesh(mesh)
+    # finishing a few triangles of a big mesh must not copy it at 1.5x
+    m = GrowableMesh(mesh, growth=1.5 if candidates is None else 1.02)
     span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
     planner = Planner(m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices))
     stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0}
     cand = np.arange(m.nt) if candidates is None else np.unique(np.asarray(candidates))
+    failed: list[int] = []
     for rnd in range(max_rounds):
         rows = m.tri[cand]
         bad = cand[bad_mask(m.x, m.y, rows, m.seg[cand], min_angle, max_area, m.apex)]
@@ -338,7 +345,9 @@ def refine_cpu(
         plans: list[Plan] = []
         for t in bad.tolist():
             plan = planner.plan(t)
-            if plan is not None:  # else stuck: dropped until its slot is rewritten
+            if plan is None:  # stuck: dropped until its slot is rewritten
+                failed.append(t)
+            else:
                 plans.append(plan)
         if not plans:
             break
@@ -360,7 +369,9 @@ def refine_cpu(
         stats["aborted"] += len(plans) - n_won
         if progress is not None:
             progress({"round": rnd, "bad": len(bad), "refined": n_won, "triangles": m.nt})
-    remaining = bad_mask(m.x, m.y, m.tri[: m.nt], m.seg[: m.nt], min_angle, max_area, m.apex)
+    # only the last candidates and the stuck ones can still be bad
+    last = np.unique(np.concatenate([cand, np.asarray(failed, dtype=np.int64)]))
+    remaining = bad_mask(m.x, m.y, m.tri[last], m.seg[last], min_angle, max_area, m.apex)
     stats["stuck"] = int(remaining.sum())
     stats["abort_ratio"] = stats["aborted"] / max(1, stats["claimants"])
     return m.to_mesh(), stats

@@ -174,14 +174,19 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     for rnd in range(max_rounds):
         v = variants[level]
         counters[0] = 0
-        grid = min(-(-dm.nt // BLOCK), sms * 8)
+        # dm.nt is the count read at the previous round's start; the triangles that
+        # round added are scanned now if bad-free, else next time (see below)
+        scanned = dm.nt
+        grid = min(-(-scanned // BLOCK), sms * 8)
         v.k["find_bad"](
             (grid,), (BLOCK,),
-            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.apex, dm.stuck, np.int64(dm.nt),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.apex, dm.stuck, np.int64(scanned),
              np.float64(min_cos), np.float64(area_limit), dm.worklist, counters[0:1]),
         )
         n_bad, nt, nv, refined = (int(c) for c in counters.get())
         dm.nt, dm.nv = nt, nv
+        if n_bad == 0 and nt > scanned:
+            continue  # the last round's new triangles were not scanned yet
         if n_bad == 0:
             if level + 1 < len(variants) and bool(dm.stuck[:nt].any()):
                 level += 1  # retry what the small kernels gave up on with the large ones
