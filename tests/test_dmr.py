@@ -191,3 +191,16 @@ def test_random_point_sets_cpu(pts, scale):
     _, source = api.prepare({"vertices": v})
     verdict = check_mesh(out, source, min_angle=30.0)
     assert verdict["ok"], verdict["problems"][:5]
+
+
+def test_fixture_poly_file(device):
+    from pathlib import Path
+
+    from morphgpu.dmr import triangle_io
+
+    pslg = triangle_io.read(Path(__file__).parent / "data" / "dmr" / "square_hole.poly")
+    assert len(pslg["vertices"]) == 10 and len(pslg["segments"]) == 9
+    out, _, verdict = _refined_ok(pslg, device, max_area=0.1)
+    assert abs(verdict["area"] - 15.0) < 1e-9  # the hole is not meshed
+    # the slit (segment 9, marker 3) survives as a chain of marked output edges
+    assert 3 in set(np.asarray(out["segment_markers"]).ravel().tolist())
