@@ -60,10 +60,15 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
-            arr = _host(mesh[name], name, np.float64, width)
-            if len(arr) and (np.any(arr != np.round(arr)) or arr.min() < 0 or arr.max() >= len(v)):
+            raw = backend.to_host(mesh[name])
+            integral = np.asarray(raw).dtype.kind in "iu"  # the usual case: no float detour
+            arr = _host(raw, name, np.int64 if integral else np.float64, width)
+            if len(arr) and (
+                (not integral and np.any(arr != np.round(arr)))
+                or arr.min() < 0 or arr.max() >= len(v)
+            ):
                 raise ValueError(f"mesh['{name}']: indices must be integers in [0, {len(v)})")
-            out[name] = arr.astype(np.int64)
+            out[name] = arr.astype(np.int64, copy=False)
     if mesh.get("holes") is not None:
         out["holes"] = _host(mesh["holes"], "holes", np.float64, 2)
     for name in ("vertex_markers", "segment_markers"):
