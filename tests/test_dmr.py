@@ -130,6 +130,8 @@ def test_bad_arguments():
         api.refine({"vertices": np.array([[0, 0], [1, np.nan], [0, 1]])}, device="cpu")
     with pytest.raises(ValueError, match="triangles"):
         api.refine({**mesh, "triangles": mesh["triangles"] + 1000}, device="cpu")
+    with pytest.raises(ValueError, match="integers"):
+        api.refine({**mesh, "triangles": mesh["triangles"] + 0.5}, device="cpu")
     with pytest.raises(ValueError, match="mesh"):
         api.refine({"points": mesh["vertices"]}, device="cpu")
     with pytest.raises(ValueError, match="zero area"):
