@@ -95,12 +95,18 @@ extern "C" __global__ void ls_rounds(
 {
     mg::GridBarrier bar(barrier_state);
     const bool leader = mg::global_tid() == 0;
-    for (int r = 0; r < max_rounds; ++r) {
+    // max_rounds rounds of flips, then one last look at the clauses (so 0 rounds still
+    // reports an already satisfying assignment).
+    for (int r = 0;; ++r) {
         u64* counter = unsat_ring + (r % 3);
         clause_state(n_clauses, width, lit_var, lit_neg, values, true_count, breaks, counter);
         mg::grid_sync(bar);
         if (mg::load_volatile(counter) == 0) {
             if (leader) { outcome[1] = r; outcome[2] = 1; }
+            return;
+        }
+        if (r >= max_rounds) {
+            if (leader) outcome[1] = r;
             return;
         }
         if (leader) unsat_ring[(r + 1) % 3] = 0;
@@ -117,5 +123,4 @@ extern "C" __global__ void ls_rounds(
         }
         mg::grid_sync(bar);
     }
-    if (leader) outcome[1] = max_rounds;
 }
