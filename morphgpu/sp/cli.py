@@ -57,7 +57,7 @@ def _dimacs_values(assignment: Any) -> str:
 
 def demo(device: str) -> dict[str, Any]:
     """Random 3-SAT near the threshold, solved and checked by an independent clause scan."""
-    n, ratio = (800, 3.9) if device == "cpu" else (200_000, 4.2)
+    n, ratio = (800, 3.9) if device == "cpu" else (200_000, 4.0)
     formula = cnf.random_ksat(n, 3, ratio=ratio, seed=1)
     t0 = time.perf_counter()
     result = api.solve(formula, device=device, seed=1, fix_fraction=0.05)
