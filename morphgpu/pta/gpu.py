@@ -27,9 +27,38 @@ BLOCK = 256
 WARP = 32
 
 
-def _flat_launch(kernel: Any, n_items: int, args: tuple, threads: int = BLOCK) -> None:
-    grid, block = kernels.launch_config(n_items, threads, max_blocks=65535)
-    kernel(grid, block, args)
+class CudaKernels:
+    """The four kernels of kernels/pta.cu behind plain calls (the solver's only device code).
+
+    ``_solve`` takes any object with these methods; the CPU tests drive the round logic
+    with a NumPy stand-in of each kernel (tests/test_pta_gpu_rounds.py).
+    """
+
+    def __init__(self, barrier_mode: str) -> None:
+        mod = kernels.load_module(KERNEL_FILE)
+        self._set_bits = mod.get_function("set_bits")
+        self._delta = mod.get_function("take_delta")
+        self._complex = mod.get_function("eval_complex")
+        self._prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode,
+                                               block=BLOCK)
+        self.grid = self._prop.grid
+
+    @staticmethod
+    def _flat(kernel: Any, n_items: int, args: tuple) -> None:
+        grid, block = kernels.launch_config(n_items, BLOCK, max_blocks=65535)
+        kernel(grid, block, args)
+
+    def set_bits(self, n_items: int, *args: Any) -> None:
+        self._flat(self._set_bits, n_items, args)
+
+    def take_delta(self, n_items: int, *args: Any) -> None:
+        self._flat(self._delta, n_items, args)
+
+    def eval_complex(self, n_constraints: int, *args: Any) -> None:
+        self._flat(self._complex, n_constraints * WARP, args)
+
+    def propagate(self, *args: Any) -> None:
+        self._prop.launch(*args)
 
 
 def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
@@ -39,18 +68,13 @@ def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
     n, W = layout.n_nodes, layout.n_words
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
         backend.require_gpu_bytes(3 * n * W * 8 + 64 * n, "pta bit rows (P, seen, delta)")
-        return _solve(cp, layout, n, W, barrier_mode, max_rounds)
+        return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds)
 
 
-def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
-           max_rounds: int) -> tuple[Any, dict[str, Any]]:
+def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[str, Any]]:
+    """The round loop over array module ``cp`` and kernels ``dev`` (see CudaKernels)."""
     t_start = time.perf_counter()
-    mod = kernels.load_module(KERNEL_FILE)
-    k_set_bits = mod.get_function("set_bits")
-    k_delta = mod.get_function("take_delta")
-    k_complex = mod.get_function("eval_complex")
-    prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode, block=BLOCK)
-
+    n, W = lay.n_nodes, lay.n_words
     i64 = cp.int64
     P = cp.zeros(n * W, dtype=cp.uint64)
     seen = cp.zeros_like(P)
@@ -77,8 +101,8 @@ def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
     a_row = cp.asarray(lay.addr_node, dtype=i64)
     a_bit = cp.asarray(lay.addr_bit, dtype=i64)
     if a_row.size:
-        _flat_launch(k_set_bits, a_row.size,
-                     (P, a_row, a_bit, np.int64(a_row.size), np.int64(W), changed_at, np.int32(1)))
+        dev.set_bits(int(a_row.size), P, a_row, a_bit, np.int64(a_row.size), np.int64(W),
+                     changed_at, np.int32(1))
 
     keys = cp.sort(cp.asarray(lay.copy_dst * n + lay.copy_src, dtype=i64))
     force[keys // n] = 1
@@ -86,8 +110,7 @@ def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
     key_buf = cp.empty(capacity, dtype=i64)
     node_ids = cp.arange(n + 1, dtype=i64) * n
     max_sweeps = n + 2
-    stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "barrier": barrier_mode,
-                             "grid": prop.grid}
+    stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "grid": dev.grid}
     events: list[tuple[str, Any, Any]] = []
 
     def timed(phase: str):
@@ -102,7 +125,7 @@ def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
         if active.size == 0:
             return
         ph = timed("propagate")
-        prop.launch(P, np.int64(W), active, np.int64(active.size), in_ptr, in_src, force,
+        dev.propagate(P, np.int64(W), active, np.int64(active.size), in_ptr, in_src, force,
                     changed_at, clock, changes, np.int32(max_sweeps), error)
         ph[2].record()
         events.append(ph)
@@ -111,17 +134,17 @@ def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
     for _ in range(max_rounds):
         stats["rounds"] += 1
         ph = timed("complex")
-        _flat_launch(k_delta, n * W, (P, seen, D, np.int64(n * W)))
+        dev.take_delta(n * W, P, seen, D, np.int64(n * W))
         gep_seen = False
         while True:
             counters.fill(0)
-            args = (c_kind, c_src, c_dst, c_off, np.int64(n_complex), D, P, np.int64(W),
-                    objects, obj_size, node_of_var, bit_of_var, np.int64(lay.n_vars),
-                    np.int64(n), key_buf, counters, np.int64(capacity),
-                    counters[1:].view(cp.int32), changed_at, clock)
             if n_complex:
-                _flat_launch(k_complex, n_complex * WARP, args)
-            produced, gep_flag = (int(x) for x in counters.get())
+                dev.eval_complex(
+                    n_complex, c_kind, c_src, c_dst, c_off, np.int64(n_complex), D, P,
+                    np.int64(W), objects, obj_size, node_of_var, bit_of_var,
+                    np.int64(lay.n_vars), np.int64(n), key_buf, counters, np.int64(capacity),
+                    counters[1:].view(cp.int32), changed_at, clock)
+            produced, gep_flag = (int(x) for x in backend.to_host(counters))
             gep_seen |= gep_flag != 0
             if produced <= capacity:
                 break
@@ -149,7 +172,7 @@ def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
         propagate(keys)
     else:
         raise RuntimeError(f"pta: no fixed point after {max_rounds} rounds")
-    err = int(error.get()[0])
+    err = int(backend.to_host(error)[0])
     if err:
         raise RuntimeError(f"pta: propagation did not converge within {max_sweeps} sweeps")
     cp.cuda.get_current_stream().synchronize()
@@ -157,7 +180,7 @@ def _solve(cp: Any, lay: Layout, n: int, W: int, barrier_mode: str,
     for phase, start, stop in events:
         seconds[phase] = seconds.get(phase, 0.0) + cp.cuda.get_elapsed_time(start, stop) / 1e3
     stats["seconds"] = seconds
-    stats["sweeps"] = int(clock.get()[0])
+    stats["sweeps"] = int(backend.to_host(clock)[0])
     stats["copy_edges"] = int(keys.size)
     stats["wall_seconds"] = time.perf_counter() - t_start
     return P.reshape(n, W), stats

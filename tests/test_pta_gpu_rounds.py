@@ -1,0 +1,162 @@
+"""The GPU path's round logic (morphgpu/pta/gpu.py ``_solve``), run on the CPU.
+
+Each kernel of kernels/pta.cu is replaced by a NumPy transcription of what one launch
+does; sweeps run either in sequence (every read sees every earlier write) or Jacobi-style
+(every read sees the sweep's start), two legal interleavings of the real kernel. This
+checks the host half (edge keys, incoming CSR, forcing, counters, stopping rule) and the
+kernels' rules against the naive solver, where CI has no GPU; the real kernels are
+checked against the CPU path by the `gpu` tests.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given
+from test_pta import AOF, COPY, GEP, LOAD, STORE, constraint_sets, naive_solve
+
+from morphgpu.pta.constraints import from_lists
+from morphgpu.pta.gpu import _solve
+from morphgpu.pta.layout import build_layout
+from morphgpu.pta.solution import Solution
+
+
+class _Event:
+    def record(self) -> None:
+        pass
+
+
+FAKE_CP = types.SimpleNamespace(
+    **{name: getattr(np, name) for name in (
+        "int64", "uint64", "int32", "uint32", "bool_", "zeros", "zeros_like", "full",
+        "ones", "asarray", "sort", "empty", "arange", "searchsorted", "flatnonzero",
+        "concatenate")},
+    cuda=types.SimpleNamespace(
+        Event=_Event,
+        get_elapsed_time=lambda a, b: 0.0,
+        get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None),
+    ),
+)
+ONE = np.uint64(1)
+
+
+class NumpyKernels:
+    grid = 1
+
+    def __init__(self, jacobi: bool) -> None:
+        self.jacobi = jacobi
+
+    def set_bits(self, n_items, P, row, bit, n, words, changed_at, stamp):
+        for r, b in zip(row.tolist(), bit.tolist()):
+            P[r * words + (b >> 6)] |= ONE << np.uint64(b & 63)
+            changed_at[r] = stamp
+
+    def take_delta(self, n_items, P, seen, D, total):
+        D[:] = P & ~seen
+        seen |= D
+
+    def eval_complex(self, n_launch, kind, c_src, c_dst, c_off, n_complex, D, P, words,
+                     objects, obj_size, node_of_var, bit_of_var, n_vars, n_nodes, keys,
+                     n_keys, capacity, gep_changed, changed_at, clock):
+        stamp = int(clock[0])
+        for c in range(int(n_complex)):
+            k, src, dst, off = int(kind[c]), int(c_src[c]), int(c_dst[c]), int(c_off[c])
+            ptr = dst if k == STORE else src
+            for w in range(int(words)):
+                d = int(D[ptr * words + w])
+                while d:
+                    b = (d & -d).bit_length() - 1
+                    d &= d - 1
+                    obj = int(objects[w * 64 + b])
+                    if k == GEP:
+                        if obj_size[obj] <= off or obj + off >= n_vars:
+                            continue
+                        tbit = int(bit_of_var[obj + off])
+                        mask = ONE << np.uint64(tbit & 63)
+                        old = P[dst * words + (tbit >> 6)]
+                        P[dst * words + (tbit >> 6)] = old | mask
+                        if not old & mask:
+                            changed_at[dst] = stamp
+                            gep_changed[0] = 1
+                        continue
+                    target = obj + off
+                    t = -1
+                    if (off == 0 or obj_size[obj] > off) and target < n_vars and \
+                            not (k == STORE and target == 1):
+                        t = int(node_of_var[target])
+                    key = -1
+                    if k == LOAD and t >= 0:
+                        key = dst * n_nodes + t
+                    elif k == STORE and t >= 0:
+                        key = t * n_nodes + src
+                    base = int(n_keys[0])
+                    if base < capacity:
+                        keys[base] = key
+                    n_keys[0] += 1
+
+    def propagate(self, P, words, active, n_active, in_ptr, in_src, force, changed_at, clock,
+                  changes, max_sweeps, error):
+        base = int(clock[0])
+        sweep = 0
+        while True:
+            stamp = base + 1 + sweep
+            rows = P.copy() if self.jacobi else P
+            recent_at = changed_at.copy() if self.jacobi else changed_at
+            for v in active.tolist():
+                forced = sweep == 0 and force[v]
+                changed = False
+                for e in range(int(in_ptr[v]), int(in_ptr[v + 1])):
+                    u = int(in_src[e])
+                    if forced or recent_at[u] >= stamp - 1:
+                        x = rows[u * words:(u + 1) * words]
+                        own = P[v * words:(v + 1) * words]
+                        if np.any(x & ~own):
+                            own |= x
+                            changed = True
+                if changed:
+                    changed_at[v] = stamp
+                    changes[sweep % 3] += 1
+                if forced:
+                    force[v] = 0
+            n_changed = int(changes[sweep % 3])
+            changes[(sweep + 2) % 3] = 0
+            if n_changed == 0:
+                break
+            if sweep + 1 >= max_sweeps:
+                error[0] = 1
+                break
+            sweep += 1
+        clock[0] = base + sweep + 2
+        changes[sweep % 3] = 0
+        changes[(sweep + 1) % 3] = 0
+
+
+def _gpu_rounds_sets(cs, jacobi: bool) -> list[set[int]]:
+    lay = build_layout(cs)
+    rows, stats = _solve(FAKE_CP, NumpyKernels(jacobi), lay, 1000)
+    sol = Solution(rows=rows, row_of_var=lay.node_of_var, objects=lay.objects, stats=stats)
+    assert stats["rounds"] >= 1
+    return [set(sol.points_to(v).tolist()) for v in range(cs.n_vars)]
+
+
+@pytest.mark.parametrize("jacobi", [False, True], ids=["sequential", "jacobi"])
+def test_hand_written_set(jacobi):
+    sizes = [1] * 13
+    sizes[6], sizes[7], sizes[8] = 3, 2, 1
+    cs = from_lists(13, [(AOF, 5, 2), (AOF, 6, 3), (COPY, 2, 4), (STORE, 3, 4), (LOAD, 4, 9),
+                         (GEP, 3, 10, 2), (GEP, 9, 11, 5), (AOF, 1, 12), (STORE, 3, 12),
+                         (COPY, 9, 2)],
+                    obj_size=sizes)
+    assert _gpu_rounds_sets(cs, jacobi) == naive_solve(cs)
+
+
+@given(cs=constraint_sets())
+def test_random_sets_sequential(cs):
+    assert _gpu_rounds_sets(cs, jacobi=False) == naive_solve(cs)
+
+
+@given(cs=constraint_sets())
+def test_random_sets_jacobi(cs):
+    assert _gpu_rounds_sets(cs, jacobi=True) == naive_solve(cs)
