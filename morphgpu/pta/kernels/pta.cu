@@ -14,6 +14,7 @@
 // writer's change stamp makes every reader pull again in the next sweep.
 #include <morphgpu/common.cuh>
 #include <morphgpu/barrier.cuh>
+#include <morphgpu/worklist.cuh>
 
 using mg::i64;
 using mg::u64;
@@ -96,12 +97,10 @@ extern "C" __global__ void eval_complex(
                 }
                 continue;
             }
+            // The warp's keys of this step get consecutive slots: a warp prefix sum of the
+            // per-lane counts (the shared worklist scan) and one atomicAdd by lane 0.
             const unsigned count = __popcll(d);
-            unsigned before = count;
-            for (int s = 1; s < WARP; s <<= 1) {  // inclusive warp scan of the counts
-                const unsigned up = __shfl_up_sync(0xffffffffu, before, s);
-                if (lane >= (unsigned)s) before += up;
-            }
+            unsigned before = mg::warp_inclusive_sum(count);
             const unsigned total = __shfl_sync(0xffffffffu, before, WARP - 1);
             before -= count;
             u64 base = 0;
