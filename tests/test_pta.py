@@ -225,3 +225,28 @@ def test_ex_matches_reference(shared, device):
     ref = pta.read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
     assert sol.differences(ref) == []
     assert sol.n_facts == 43013
+
+
+# --------------------------------------------------------------------- command line
+def test_cli_compares_with_the_reference(shared, capsys, tmp_path):
+    import json
+
+    from morphgpu import cli
+
+    prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
+    assert cli.main(["pta", str(prefix), "--device", "cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["compare"]["identical"] is True and out["points_to_facts"] == 43013
+    wrong = tmp_path / "empty_soln.txt"
+    wrong.write_text(f"11078\n[{', '.join(map(str, range(11078)))}] => []\n")
+    assert cli.main(["pta", str(prefix), "--device", "cpu", "--compare", str(wrong)]) == 1
+    assert "identical=False" in capsys.readouterr().out
+
+
+def test_cli_on_c_and_demo(capsys):
+    from morphgpu import cli
+    from morphgpu.pta.cli import demo
+
+    assert cli.main(["pta", str(DATA / "structs.c"), "--device", "cpu"]) == 0
+    assert "main::x=['main::node_b']" in capsys.readouterr().out
+    assert demo("cpu")["valid"] is True

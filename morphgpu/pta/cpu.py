@@ -39,6 +39,14 @@ def unpack_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return r[k].astype(np.int64), (w[k].astype(np.int64) << 6) | b
 
 
+def rows_differing(a: np.ndarray, b: np.ndarray, chunk_bytes: int = 1 << 25) -> np.ndarray:
+    """Indices of the rows where two equally shaped bit blocks differ (bounded temporaries)."""
+    step = max(1, chunk_bytes // max(1, a.shape[1] * 8))
+    out = [np.flatnonzero(np.any(a[i:i + step] != b[i:i + step], axis=1)) + i
+           for i in range(0, a.shape[0], step)]
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 def set_bits(rows: np.ndarray, row: np.ndarray, bit: np.ndarray) -> None:
     """rows[row] |= 1 << bit, duplicates allowed."""
     if row.size:
@@ -74,48 +82,58 @@ class CpuSolver:
     def _evaluate_complex(self) -> tuple[np.ndarray, np.ndarray, bool]:
         """New copy edges (src, dst leaders) and whether a gep added a bit."""
         lay, P, lead = self.lay, self.P, self.leader
-        delta = P & ~self.seen
-        changed = np.flatnonzero(delta.any(axis=1))
+        changed = rows_differing(P, self.seen)
+        pos = np.full(lay.n_nodes, -1, dtype=np.int64)
+        pos[changed] = np.arange(changed.size)
+        delta = P[changed] & ~self.seen[changed]
         self.seen[changed] = P[changed]
-        is_changed = np.zeros(lay.n_nodes, dtype=bool)
-        is_changed[changed] = True
+        n = lay.n_nodes
         srcs, dsts = [], []
         gep_added = False
 
-        def deltas_of(ptr_nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            """(constraint index, bit) for each new object of each constraint's pointer."""
-            sel = np.flatnonzero(is_changed[lead[ptr_nodes]])
-            if not sel.size:
-                return sel, sel
-            out_c, out_b = [], []
-            step = max(1, (1 << 24) // (lay.n_words * 64))
-            for s in range(0, sel.size, step):
-                part = sel[s : s + step]
-                r, b = unpack_rows(delta[lead[ptr_nodes[part]]])
-                out_c.append(part[r])
-                out_b.append(b)
-            return np.concatenate(out_c), np.concatenate(out_b)
+        def deltas_of(ptr: np.ndarray, other: np.ndarray, off: np.ndarray):
+            """(other leader, offset, bit) for each new object of each constraint's pointer.
 
-        c, b = deltas_of(lay.load_src)
-        if c.size:
-            t = lay.field_node(b, lay.load_off[c], is_store=False)
+            Constraints that cycle collapsing made identical are evaluated once.
+            """
+            lp = lead[ptr]
+            sel = pos[lp] >= 0
+            if not sel.any():
+                e = np.zeros(0, dtype=np.int64)
+                return e, e, e
+            key = unique_sorted((lp[sel] * n + lead[other[sel]]) * (int(off.max()) + 1)
+                                + off[sel])
+            k_off = key % (int(off.max()) + 1)
+            k_other = (key // (int(off.max()) + 1)) % n
+            k_row = pos[key // (int(off.max()) + 1) // n]
+            out_o, out_f, out_b = [], [], []
+            step = max(1, (1 << 24) // (lay.n_words * 64))
+            for a in range(0, key.size, step):
+                r, b = unpack_rows(delta[k_row[a:a + step]])
+                out_o.append(k_other[a:a + step][r])
+                out_f.append(k_off[a:a + step][r])
+                out_b.append(b)
+            return np.concatenate(out_o), np.concatenate(out_f), np.concatenate(out_b)
+
+        dst, off, b = deltas_of(lay.load_src, lay.load_dst, lay.load_off)
+        if b.size:
+            t = lay.field_node(b, off, is_store=False)
             ok = t >= 0
             srcs.append(lead[t[ok]])
-            dsts.append(lead[lay.load_dst[c[ok]]])
-        c, b = deltas_of(lay.store_dst)
-        if c.size:
-            t = lay.field_node(b, lay.store_off[c], is_store=True)
+            dsts.append(dst[ok])
+        src, off, b = deltas_of(lay.store_dst, lay.store_src, lay.store_off)
+        if b.size:
+            t = lay.field_node(b, off, is_store=True)
             ok = t >= 0
-            srcs.append(lead[lay.store_src[c[ok]]])
+            srcs.append(src[ok])
             dsts.append(lead[t[ok]])
-        c, b = deltas_of(lay.gep_src)
-        if c.size:
-            off = lay.gep_off[c]
+        dst, off, b = deltas_of(lay.gep_src, lay.gep_dst, lay.gep_off)
+        if b.size:
             obj = lay.objects[b]
             target = obj + off
             ok = (lay.obj_size[obj] > off) & (target < lay.n_vars)
             tbit = lay.bit_of_var[target[ok]]
-            rows = lead[lay.gep_dst[c[ok]]]
+            rows = dst[ok]
             before = P[rows, tbit >> 6].copy()
             set_bits(P, rows, tbit)
             gep_added = bool(np.any(P[rows, tbit >> 6] != before))
@@ -192,8 +210,7 @@ class CpuSolver:
         lv = level[d_all]
         bounds = np.flatnonzero(np.r_[True, lv[1:] != lv[:-1], True])
         gained = np.zeros(n, dtype=bool)
-        diff = self.P & ~start
-        gained[np.flatnonzero(diff.any(axis=1))] = True
+        gained[rows_differing(self.P, start)] = True
         P = self.P
         chunk = max(256, self.CHUNK_BYTES // (8 * self.lay.n_words))
         for a, b in zip(bounds[:-1], bounds[1:]):
