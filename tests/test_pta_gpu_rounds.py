@@ -160,3 +160,13 @@ def test_random_sets_sequential(cs):
 @given(cs=constraint_sets())
 def test_random_sets_jacobi(cs):
     assert _gpu_rounds_sets(cs, jacobi=True) == naive_solve(cs)
+
+
+def test_ex_rounds_match_reference(shared):
+    from morphgpu.pta import load, read_solution
+
+    lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
+    rows, stats = _solve(FAKE_CP, NumpyKernels(jacobi=False), lay, 1000)
+    sol = Solution(rows=rows, row_of_var=lay.node_of_var, objects=lay.objects, stats=stats)
+    ref = read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
+    assert sol.differences(ref) == []
