@@ -53,13 +53,14 @@ def run(args, record) -> None:
             out = {}
 
             def solve_gpu(out=out, lay=lay):
-                out["rows"], out["stats"] = gpu.solve(lay)
+                out["rows"], out["row_of_var"], out["stats"] = gpu.solve(lay)
 
             row["gpu_s"] = gpu_seconds(solve_gpu, repeat=3 if quick else 5, warmup=1)
-            gpu_sol = Solution(rows=backend.to_host(out["rows"]), row_of_var=lay.node_of_var,
+            gpu_sol = Solution(rows=backend.to_host(out["rows"]), row_of_var=out["row_of_var"],
                                objects=lay.objects, stats=out["stats"])
             row["rounds"] = out["stats"]["rounds"]
             row["edges_added"] = out["stats"]["edges_added"]
+            row["nodes_merged"] = out["stats"]["nodes_merged"]
             row["gpu_phases"] = {k: round(v, 5) for k, v in out["stats"]["seconds"].items()}
             del out["rows"]
         if name in cpu_programs:

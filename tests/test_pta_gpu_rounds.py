@@ -15,6 +15,7 @@ import types
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from test_pta import AOF, COPY, GEP, LOAD, STORE, constraint_sets, naive_solve
 
 from morphgpu.pta.constraints import from_lists
@@ -81,6 +82,14 @@ class NumpyKernels:
                             changed_at[dst] = stamp
                             gep_changed[0] = 1
                         continue
+                    if k == 5:  # HCD fact: merge the object's node with y (never object 1)
+                        key = -1 if obj == 1 else \
+                            n_nodes * n_nodes + dst * n_nodes + int(node_of_var[obj])
+                        base = int(n_keys[0])
+                        if base < capacity:
+                            keys[base] = key
+                        n_keys[0] += 1
+                        continue
                     target = obj + off
                     t = -1
                     if (off == 0 or obj_size[obj] > off) and target < n_vars and \
@@ -95,6 +104,14 @@ class NumpyKernels:
                     if base < capacity:
                         keys[base] = key
                     n_keys[0] += 1
+
+    def merge_rows(self, n_items, P, seen, member, leader, n_members, words, changed_at,
+                   force, clock):
+        for m, L in zip(member.tolist(), leader.tolist()):
+            P[L * words:(L + 1) * words] |= P[m * words:(m + 1) * words]
+            seen[L * words:(L + 1) * words] &= seen[m * words:(m + 1) * words]
+            changed_at[L] = clock[0]
+            force[L] = 1
 
     def propagate(self, P, words, active, n_active, in_ptr, in_src, force, changed_at, clock,
                   changes, max_sweeps, error):
@@ -135,8 +152,8 @@ class NumpyKernels:
 
 def _gpu_rounds_sets(cs, jacobi: bool) -> list[set[int]]:
     lay = build_layout(cs)
-    rows, stats = _solve(FAKE_CP, NumpyKernels(jacobi), lay, 1000)
-    sol = Solution(rows=rows, row_of_var=lay.node_of_var, objects=lay.objects, stats=stats)
+    rows, row_of_var, stats = _solve(FAKE_CP, NumpyKernels(jacobi), lay, 1000)
+    sol = Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats)
     assert stats["rounds"] >= 1
     return [set(sol.points_to(v).tolist()) for v in range(cs.n_vars)]
 
@@ -166,7 +183,21 @@ def test_ex_rounds_match_reference(shared):
     from morphgpu.pta import load, read_solution
 
     lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
-    rows, stats = _solve(FAKE_CP, NumpyKernels(jacobi=False), lay, 1000)
-    sol = Solution(rows=rows, row_of_var=lay.node_of_var, objects=lay.objects, stats=stats)
+    rows, row_of_var, stats = _solve(FAKE_CP, NumpyKernels(jacobi=False), lay, 1000)
+    sol = Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats)
+    assert stats["nodes_merged"] > 0  # ex's HCD facts were used
     ref = read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
     assert sol.differences(ref) == []
+
+
+@given(cs=constraint_sets(), jacobi=st.booleans(), pick=st.integers(0, 2**16))
+def test_random_sets_with_hcd_facts(cs, jacobi, pick):
+    """HCD facts true of the least solution (every object x points to, other than the null
+    object, has y's set) may be used early: merging must not change the answer."""
+    want = naive_solve(cs)
+    facts = [(y, x) for x in range(cs.n_vars) for y in range(cs.n_vars)
+             if want[x] - {1} and all(want[o] == want[y] for o in want[x] - {1})]
+    chosen = [f for i, f in enumerate(facts) if (pick >> (i % 16)) & 1][:6]
+    with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
+                            obj_size=cs.obj_size, rep=cs.rep, hcd_pairs=chosen)
+    assert _gpu_rounds_sets(with_facts, jacobi) == want

@@ -53,9 +53,8 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     if side == "gpu":
         from . import gpu  # noqa: PLC0415
 
-        rows_dev, stats = gpu.solve(lay, barrier_mode=barrier_mode)
+        rows_dev, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode)
         rows = backend.to_host(rows_dev)
-        row_of_var = lay.node_of_var
     else:
         rows, leader, stats = cpu.solve(lay)
         row_of_var = leader[lay.node_of_var]

@@ -50,6 +50,9 @@ class ConstraintSet:
     last_function: int = -1
     name: str = "constraints"
     var_names: list[str] | None = field(default=None, repr=False)
+    # Online HCD facts (y, x): every object x points to has y's points-to set. Solvers may
+    # merge them early (an optimisation; the solution is the same without).
+    hcd_pairs: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.obj_size = np.asarray(self.obj_size, dtype=np.int64)
@@ -110,6 +113,10 @@ def validate(cs: ConstraintSet) -> None:
             )
     if np.any((cs.rep < 0) | (cs.rep >= n)):
         raise ConstraintFormatError(f"{cs.name}: a merge target is outside 0..{n - 1}")
+    if cs.hcd_pairs is not None and cs.hcd_pairs.size and (
+        cs.hcd_pairs.min() < 0 or cs.hcd_pairs.max() >= n
+    ):
+        raise ConstraintFormatError(f"{cs.name}: an HCD pair names a variable outside 0..{n - 1}")
     if np.any(cs.rep[cs.rep] != cs.rep):
         raise ConstraintFormatError(f"{cs.name}: rep is not resolved to final representatives")
 
@@ -231,13 +238,18 @@ def _check_rows(where: str, body, table: np.ndarray, n_vars: int | None) -> None
             )
 
 
-def read_hcd(path: Path, n_vars: int) -> np.ndarray:
-    """Final representative of every variable from the first part of an _hcd file."""
+def read_hcd(path: Path, n_vars: int) -> tuple[np.ndarray, np.ndarray]:
+    """(final representative of every variable, online HCD pairs (y, x)) of an _hcd file.
+
+    The second part, pairs ``y,x`` ("every object x points to is pointer-equivalent to
+    y"), is optional; its header line ``#keys,#pairs`` gives the pair count.
+    """
     where = str(path)
     lines = _data_lines(_open_text(path))
     rep = np.arange(n_vars, dtype=np.int64)
+    no_pairs = np.zeros((0, 2), dtype=np.int64)
     if not lines:
-        return rep
+        return rep, no_pairs
     (k,) = _ints(where, *lines[0], 1)
     if len(lines) < 1 + k:
         raise ConstraintFormatError(f"{where}: announces {k} merges but holds {len(lines) - 1}")
@@ -248,7 +260,22 @@ def read_hcd(path: Path, n_vars: int) -> np.ndarray:
             ln, s = lines[1 + bad[0]]
             raise ConstraintFormatError(f"{where}:{ln}: variable id >= numVars={n_vars}: {s!r}")
         rep[pairs[:, 0]] = pairs[:, 1]
-    return resolve_chains(rep, where)
+    rep = resolve_chains(rep, where)
+    rest = lines[1 + k:]
+    if not rest:
+        return rep, no_pairs
+    _, n_pairs = _ints(where, *rest[0], 2)
+    if len(rest) - 1 != n_pairs:
+        raise ConstraintFormatError(
+            f"{where}:{rest[0][0]}: announces {n_pairs} HCD pairs but holds {len(rest) - 1}"
+        )
+    hcd = _table(where, rest[1:], 2)
+    if hcd.size:
+        bad = np.flatnonzero(hcd.max(axis=1) >= n_vars)
+        if bad.size:
+            ln, s = rest[1 + bad[0]]
+            raise ConstraintFormatError(f"{where}:{ln}: variable id >= numVars={n_vars}: {s!r}")
+    return rep, hcd
 
 
 def resolve_chains(rep: np.ndarray, where: str = "merge map") -> np.ndarray:
@@ -292,9 +319,9 @@ def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
     n_vars, last_obj, last_fn, sizes = read_nodes(files["nodes"])
     table = read_constraints(files[key], n_vars)
     if key == "constraints" and "hcd" in files:
-        rep = read_hcd(files["hcd"], n_vars)
+        rep, hcd_pairs = read_hcd(files["hcd"], n_vars)
     else:
-        rep = np.arange(n_vars, dtype=np.int64)
+        rep, hcd_pairs = np.arange(n_vars, dtype=np.int64), None
     return ConstraintSet(
         n_vars=n_vars,
         last_object=last_obj,
@@ -306,6 +333,7 @@ def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
         offset=table[:, 4],
         rep=rep,
         name=Path(prefix).name,
+        hcd_pairs=hcd_pairs,
     )
 
 
@@ -351,6 +379,7 @@ def from_lists(
     obj_size: Sequence[int] | np.ndarray | None = None,
     last_object: int | None = None,
     rep: Sequence[int] | np.ndarray | None = None,
+    hcd_pairs: Sequence[tuple[int, int]] | np.ndarray | None = None,
     name: str = "constraints",
 ) -> ConstraintSet:
     """A set from ``(kind, src, dst[, offset])`` tuples (hand-written sets, the C front end)."""
@@ -367,6 +396,7 @@ def from_lists(
         offset=arr[:, 3],
         rep=np.arange(n_vars) if rep is None else resolve_chains(np.asarray(rep, np.int64)),
         name=name,
+        hcd_pairs=None if hcd_pairs is None else np.asarray(hcd_pairs, np.int64).reshape(-1, 2),
     )
 
 

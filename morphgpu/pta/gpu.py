@@ -18,6 +18,8 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .. import backend, barrier, kernels
 from .layout import Layout
@@ -39,6 +41,7 @@ class CudaKernels:
         self._set_bits = mod.get_function("set_bits")
         self._delta = mod.get_function("take_delta")
         self._complex = mod.get_function("eval_complex")
+        self._merge = mod.get_function("merge_rows")
         self._prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode,
                                                block=BLOCK)
         self.grid = self._prop.grid
@@ -57,13 +60,16 @@ class CudaKernels:
     def eval_complex(self, n_constraints: int, *args: Any) -> None:
         self._flat(self._complex, n_constraints * WARP, args)
 
+    def merge_rows(self, n_items: int, *args: Any) -> None:
+        self._flat(self._merge, n_items, args)
+
     def propagate(self, *args: Any) -> None:
         self._prop.launch(*args)
 
 
 def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
           max_rounds: int = 100000) -> tuple[Any, dict[str, Any]]:
-    """Rows (CuPy (n_nodes, words) uint64) and statistics; rows are indexed by node."""
+    """Rows (CuPy (n_nodes, words) uint64), the row of every variable (NumPy), statistics."""
     cp = backend.cupy_module()
     n, W = layout.n_nodes, layout.n_words
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
@@ -71,7 +77,8 @@ def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
         return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds)
 
 
-def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[str, Any]]:
+def _solve(cp: Any, dev: Any, lay: Layout,
+           max_rounds: int) -> tuple[Any, np.ndarray, dict[str, Any]]:
     """The round loop over array module ``cp`` and kernels ``dev`` (see CudaKernels)."""
     t_start = time.perf_counter()
     n, W = lay.n_nodes, lay.n_words
@@ -90,12 +97,18 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[s
     obj_size = cp.asarray(lay.obj_size, dtype=i64)
     node_of_var = cp.asarray(lay.node_of_var, dtype=i64)
     bit_of_var = cp.asarray(lay.bit_of_var, dtype=i64)
+    # Online HCD facts ride along as kind 5 with the pointer x in src and y in dst.
     kinds = np.concatenate([np.full(lay.load_src.size, 2), np.full(lay.store_src.size, 3),
-                            np.full(lay.gep_src.size, 4)]).astype(np.int32)
+                            np.full(lay.gep_src.size, 4), np.full(lay.hcd_x.size, 5)])
+    kinds = kinds.astype(np.int32)
     c_kind = cp.asarray(kinds)
-    c_src = cp.asarray(np.concatenate([lay.load_src, lay.store_src, lay.gep_src]), dtype=i64)
-    c_dst = cp.asarray(np.concatenate([lay.load_dst, lay.store_dst, lay.gep_dst]), dtype=i64)
-    c_off = cp.asarray(np.concatenate([lay.load_off, lay.store_off, lay.gep_off]), dtype=i64)
+    c_src = cp.asarray(np.concatenate([lay.load_src, lay.store_src, lay.gep_src, lay.hcd_x]),
+                       dtype=i64)
+    c_dst = cp.asarray(np.concatenate([lay.load_dst, lay.store_dst, lay.gep_dst, lay.hcd_y]),
+                       dtype=i64)
+    c_off = cp.asarray(np.concatenate([lay.load_off, lay.store_off, lay.gep_off,
+                                       np.zeros(lay.hcd_x.size, np.int64)]), dtype=i64)
+    leader = np.arange(n, dtype=np.int64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
 
     a_row = cp.asarray(lay.addr_node, dtype=i64)
@@ -110,7 +123,8 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[s
     key_buf = cp.empty(capacity, dtype=i64)
     node_ids = cp.arange(n + 1, dtype=i64) * n
     max_sweeps = n + 2
-    stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "grid": dev.grid}
+    stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
+                             "grid": dev.grid}
     events: list[tuple[str, Any, Any]] = []
 
     def timed(phase: str):
@@ -153,10 +167,32 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[s
         ph[2].record()
         events.append(ph)
         old_size = int(keys.size)
+        merged_now = 0
         if produced:
             ph = timed("merge")
             new = key_buf[:produced]
-            new = new[(new >= 0) & ((new // n) != (new % n))]
+            merge_keys = new[new >= n * n] - n * n
+            new = new[(new >= 0) & (new < n * n)]
+            if merge_keys.size:
+                remap = _leaders_after(backend.to_host(merge_keys), n)
+                if remap is not None:
+                    member, new_leader = remap
+                    merged_now = int(member.size)
+                    stats["nodes_merged"] += merged_now
+                    dev.merge_rows(merged_now * W, P, seen, cp.asarray(member),
+                                   cp.asarray(new_leader), np.int64(merged_now), np.int64(W),
+                                   changed_at, force, clock)
+                    table = np.arange(n, dtype=np.int64)
+                    table[member] = new_leader
+                    leader = table[leader]
+                    table_dev = cp.asarray(table)
+                    node_of_var = table_dev[node_of_var]
+                    c_src = table_dev[c_src]
+                    c_dst = table_dev[c_dst]
+                    new = table_dev[new // n] * n + table_dev[new % n]
+                    keys = table_dev[keys // n] * n + table_dev[keys % n]
+                    keys = keys[(keys // n) != (keys % n)]
+            new = new[(new // n) != (new % n)]
             merged = cp.sort(cp.concatenate([keys, new]))
             first = cp.empty(merged.size, dtype=cp.bool_)
             first[:1] = True
@@ -166,8 +202,8 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[s
             ph[2].record()
             events.append(ph)
         added = int(keys.size) - old_size
-        stats["edges_added"] += added
-        if added == 0 and not gep_seen:
+        stats["edges_added"] += max(0, added)
+        if added <= 0 and not gep_seen and not merged_now:
             break
         propagate(keys)
     else:
@@ -183,4 +219,27 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int) -> tuple[Any, dict[s
     stats["sweeps"] = int(backend.to_host(clock)[0])
     stats["copy_edges"] = int(keys.size)
     stats["wall_seconds"] = time.perf_counter() - t_start
-    return P.reshape(n, W), stats
+    return P.reshape(n, W), leader[lay.node_of_var], stats
+
+
+def _leaders_after(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(member, leader) of every current leader that merging ``pairs`` (a * n + b) absorbs.
+
+    The pairs are few (objects newly found behind HCD pointers), so the union is computed
+    on the host; each component's smallest node leads it.
+    """
+    a, b = pairs // n, pairs % n
+    keep = a != b
+    a, b = a[keep], b[keep]
+    if not a.size:
+        return None
+    nodes, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+    k = nodes.size
+    graph = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (inv[: a.size], inv[a.size:])),
+                          shape=(k, k))
+    _, comp = connected_components(graph, directed=False)
+    first = np.full(comp.max() + 1, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, comp, nodes)
+    lead = first[comp]
+    moved = lead != nodes
+    return nodes[moved], lead[moved]

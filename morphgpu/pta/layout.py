@@ -38,6 +38,8 @@ class Layout:
     gep_src: np.ndarray  # dst = &src->off: nodes
     gep_dst: np.ndarray
     gep_off: np.ndarray
+    hcd_y: np.ndarray  # online HCD facts as nodes: objects of pts(hcd_x) share hcd_y's set
+    hcd_x: np.ndarray
 
     @property
     def n_bits(self) -> int:
@@ -107,6 +109,7 @@ def build_layout(cs: ConstraintSet) -> Layout:
     l_src, l_dst, l_off = pick(LOAD)
     s_src, s_dst, s_off = pick(STORE)
     g_src, g_dst, g_off = pick(GEP)
+    hcd = np.zeros((0, 2), np.int64) if cs.hcd_pairs is None else cs.hcd_pairs
     return Layout(
         n_vars=cs.n_vars,
         n_nodes=int(reps.size),
@@ -127,4 +130,6 @@ def build_layout(cs: ConstraintSet) -> Layout:
         gep_src=g_src,
         gep_dst=g_dst,
         gep_off=g_off,
+        hcd_y=node_of_var[hcd[:, 0]],
+        hcd_x=node_of_var[hcd[:, 1]],
     )

@@ -59,8 +59,10 @@ __device__ __forceinline__ i64 field_node(i64 obj, i64 off, bool is_store, const
     return node_of_var[target];
 }
 
-// One warp per complex constraint (kind 2 load, 3 store, 4 gep). Each lane walks its words
-// of the pointer's delta row; edge keys are reserved with one atomicAdd per warp step.
+// One warp per complex constraint (kind 2 load, 3 store, 4 gep, 5 online HCD fact with
+// src = x, dst = y). Each lane walks its words of the pointer's delta row; keys are
+// reserved with one atomicAdd per warp step. Keys >= n_nodes^2 are merge requests
+// (y, node of an object x points to), not edges; the null object 1 is never merged.
 // Keys past `capacity` are counted but not written: the host grows the buffer and reruns
 // (the kernel is idempotent: D is unchanged and gep bits are ORed).
 extern "C" __global__ void eval_complex(
@@ -114,9 +116,30 @@ extern "C" __global__ void eval_complex(
                 i64 key = -1;
                 if (k == 2 && t >= 0) key = dst * n_nodes + t;       // t -> dst
                 else if (k == 3 && t >= 0) key = t * n_nodes + src;  // src -> t
+                else if (k == 5 && obj != 1)                         // merge obj with y
+                    key = n_nodes * n_nodes + dst * n_nodes + node_of_var[obj];
                 if ((i64)base < capacity) keys[base] = key;
                 ++base;
             }
+        }
+    }
+}
+
+// Merged nodes: each member's row is ORed into its leader's, the leader's `seen` keeps
+// only what every member had seen (so each moved constraint still sees every object),
+// and the leader is marked changed (readers pull it) and forced (it pulls all in-edges,
+// which now include its members'). One thread per (member, word).
+extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, const i64* leader,
+                                      i64 n_members, i64 words, int* changed_at, int* force,
+                                      const int* clock) {
+    const i64 total = n_members * words;
+    for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
+        const i64 m = member[i / words], L = leader[i / words], w = i % words;
+        atomicOr(&P[L * words + w], P[m * words + w]);
+        atomicAnd(&seen[L * words + w], seen[m * words + w]);
+        if (w == 0) {
+            changed_at[L] = *clock;
+            force[L] = 1;
         }
     }
 }
