@@ -303,18 +303,28 @@ def claim_cavities(plans: list[Plan], n_triangles: int, rnd: int) -> np.ndarray:
     cav_sizes = np.array([len(p.cavity) for p in plans], dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = np.cumsum(cav_sizes)
-    elements = np.fromiter((t for p in plans for t in p.cavity), np.int64, count=offsets[-1])
-    cavity_won = np.asarray(claim(offsets, elements, n_elements=n_triangles, round=rnd), bool)
-    owner = np.full(n_triangles, -1, dtype=np.int64)
+    cavity_slots = np.fromiter((t for p in plans for t in p.cavity), np.int64, count=offsets[-1])
+    # Claims are renumbered to the claimed triangles only, so a round costs O(its claims)
+    # and not O(mesh): the finishing rounds of a big mesh claim a handful of triangles.
+    claimed, elements = np.unique(cavity_slots, return_inverse=True)
+    cavity_won = np.asarray(claim(offsets, elements, n_elements=len(claimed), round=rnd), bool)
+    owner = np.full(len(claimed), -1, dtype=np.int64)
     won_ids = np.nonzero(cavity_won)[0]
     owner[elements[np.repeat(cavity_won, cav_sizes)]] = np.repeat(won_ids, cav_sizes[won_ids])
     winners = cavity_won.copy()
-    for i in won_ids.tolist():
-        for _, _, o, _ in plans[i].boundary:
-            h = owner[o] if o >= 0 else -1
-            if h >= 0 and h != i and marks[h] > marks[i]:
-                winners[i] = False
-                break
+    ring_sizes = np.array([len(plans[i].boundary) for i in won_ids.tolist()], dtype=np.int64)
+    ring = np.fromiter(
+        (o for i in won_ids.tolist() for _, _, o, _ in plans[i].boundary), np.int64,
+        count=int(ring_sizes.sum()),
+    )
+    ring_claimant = np.repeat(won_ids, ring_sizes)
+    pos = np.minimum(np.searchsorted(claimed, ring), max(0, len(claimed) - 1))
+    holder = np.where((ring >= 0) & (claimed[pos] == ring), owner[pos], -1)
+    other = holder >= 0
+    other[other] = holder[other] != ring_claimant[other]
+    waits = other.copy()
+    waits[other] = marks[holder[other]] > marks[ring_claimant[other]]
+    winners[ring_claimant[waits]] = False
     return winners
 
 
@@ -374,4 +384,63 @@ def refine_cpu(
     remaining = bad_mask(m.x, m.y, m.tri[last], m.seg[last], min_angle, max_area, m.apex)
     stats["stuck"] = int(remaining.sum())
     stats["abort_ratio"] = stats["aborted"] / max(1, stats["claimants"])
+    return m.to_mesh(), stats
+
+
+def finish_cpu(
+    mesh: Mesh, min_angle: float, max_area: float | None, candidates: np.ndarray, *,
+    max_batches: int = 100_000,
+) -> tuple[Mesh, dict]:
+    """Refine the few ``candidates`` (and what their refinement creates) in sequence.
+
+    The GPU path's hand-over: a few triangles the GPU gave up on, in a mesh of millions.
+    With a handful of claimants per round, rounds mostly add cost (over half the plans
+    lose to a neighbour's and are redone), so here each bad triangle is planned on the
+    current mesh and applied at once: Bowyer–Watson insertion in sequence, no claims.
+    Badness is still tested in vectorised batches: a batch is everything queued so far;
+    a batch entry whose slot an earlier insertion of the batch rewrote is skipped, since
+    that insertion queued the slot for the next batch. The mesh's arrays are taken over.
+    """
+    m = GrowableMesh(mesh, growth=1.02)  # a few refinements must not copy a big mesh at 1.5x
+    span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
+    planner = Planner(m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices))
+    queue = np.unique(np.asarray(candidates, dtype=np.int64))
+    failed: set[int] = set()
+    stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0}
+    last_failed = None
+    for _ in range(max_batches):
+        if len(queue) == 0:
+            # The mesh around a failed triangle may have changed since: retry them while
+            # that helps (their number must fall each time, so this ends).
+            still = np.array(sorted(failed), dtype=np.int64)
+            still = still[bad_mask(m.x, m.y, m.tri[still], m.seg[still], min_angle, max_area,
+                                   m.apex)]
+            if len(still) == 0 or (last_failed is not None and len(still) >= last_failed):
+                break
+            last_failed, queue = len(still), still
+            failed.clear()
+        bad = queue[bad_mask(m.x, m.y, m.tri[queue], m.seg[queue], min_angle, max_area, m.apex)]
+        rewritten: set[int] = set()
+        queued: list[int] = []
+        for t in bad.tolist():
+            if t in rewritten:
+                continue
+            plan = planner.plan(t)
+            if plan is None:  # left alone unless an insertion rewrites its slot
+                failed.add(t)
+                continue
+            m.reserve(m.nt + len(plan.boundary), m.nv + 1)
+            nt_before = m.nt
+            apply_plan(m, plan, mesh.segment_markers)
+            rewritten.update(plan.cavity)
+            # the origin stays queued: a segment split need not remove it
+            queued += [t, *plan.cavity, *range(nt_before, m.nt)]
+            stats["refinements"] += 1
+        stats["rounds"] += 1
+        queue = np.unique(np.asarray(queued, dtype=np.int64))
+    stats["claimants"] = stats["refinements"]
+    still = np.array(sorted(failed), dtype=np.int64)
+    remaining = bad_mask(m.x, m.y, m.tri[still], m.seg[still], min_angle, max_area, m.apex)
+    stats["stuck"] = int(remaining.sum())
+    stats["abort_ratio"] = 0.0
     return m.to_mesh(), stats

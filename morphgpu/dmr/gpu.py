@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, kernels
-from .cpu import MIN_SPLIT_FRACTION, refine_cpu
+from .cpu import MIN_SPLIT_FRACTION, finish_cpu
 from .mesh import Mesh
 
 KERNEL_FILE = "dmr/kernels/dmr.cu"
@@ -171,6 +171,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     cp.cuda.get_current_stream().synchronize()
     t_loop = time.perf_counter()
     level = 0
+    stuck_at_retry = 0  # stuck triangles when they were last cleared for a retry
     for rnd in range(max_rounds):
         v = variants[level]
         counters[0] = 0
@@ -188,8 +189,15 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
         if n_bad == 0 and nt > scanned:
             continue  # the last round's new triangles were not scanned yet
         if n_bad == 0:
-            if level + 1 < len(variants) and bool(dm.stuck[:nt].any()):
-                level += 1  # retry what the small kernels gave up on with the large ones
+            # Retry what the small kernels gave up on with the large ones; then retry the
+            # large ones' leftovers while that helps: a triangle given up on early (a
+            # cavity too big in the coarse mesh) often fits once the mesh around it is
+            # refined, and every one finished here is one less for the host. The count
+            # must fall from one retry to the next, so this ends.
+            n_stuck = int(cp.count_nonzero(dm.stuck[:nt]))
+            if n_stuck and (level + 1 < len(variants) or n_stuck < stuck_at_retry):
+                level = min(level + 1, len(variants) - 1)
+                stuck_at_retry = n_stuck
                 dm.stuck.fill(0)
                 continue
             break
@@ -235,7 +243,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     stats["gpu_seconds"] = time.perf_counter() - t_start
     if len(stuck):
         # Finish with exact arithmetic on the host (uncertain signs, oversized cavities).
-        out, cpu_stats = refine_cpu(out, min_angle, max_area, candidates=stuck)
+        out, cpu_stats = finish_cpu(out, min_angle, max_area, stuck)
         stats["cpu_finish_refinements"] = cpu_stats["refinements"]
         stats["stuck"] = cpu_stats["stuck"]
     else:
