@@ -31,13 +31,18 @@ using namespace mg;
 using namespace mg::traversal;
 
 constexpr int BLOCK = MG_BFS_BLOCK;
-constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP;
+// The two shared queues must stay under the 48 KB of static shared memory a block may
+// declare: with 64-bit vertex ids 3072 entries each would need 48 KB alone (ptxas refuses
+// it), so the capacity shrinks to what fits; the kernel clamps enter_local to it too.
+constexpr int LOCAL_CAP_FITS = (45 * 1024) / (2 * (int)sizeof(vid_t));
+constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP : LOCAL_CAP_FITS;
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
 constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
 
 struct LocalQueues {
     vid_t items[2][LOCAL_CAP];
     int count[3];  // rotating: level t reads count[t % 3], fills count[(t + 1) % 3]
+    u64 edges[3];  // rotating too: level t sums its edges in edges[t % 3] (batched mode)
 };
 
 // Block 0's queues and the grid's gather scratch are never live at once.
@@ -80,19 +85,77 @@ __device__ __forceinline__ void local_row(const vid_t* __restrict__ indices, int
     }
 }
 
+// The batched form of local_row (local_batch = 1): called by EVERY thread of the warp
+// (b == e for a lane without a row), so the warp can reserve the queue slots of all its
+// discoveries with one shared atomicAdd (a warp prefix sum) instead of one atomicAdd per
+// discovery on the level's single counter, which serialised ~1,000 atomics per level.
+// Loads are batched as in local_row; rows longer than UNROLL finish one edge at a time
+// with per-item atomics (no such rows on roads or meshes).
+__device__ __forceinline__ void local_rows_warp(const vid_t* __restrict__ indices, int* dist,
+                                                vid_t* parent, vid_t v, eid_t b, eid_t e,
+                                                int next, LocalQueues& q, int dst,
+                                                int dst_count) {
+    vid_t w[UNROLL];
+    bool fresh[UNROLL];
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) fresh[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
+    int count = 0;
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) {
+        if (fresh[t]) {
+            dist[w[t]] = next;
+            if (parent) parent[w[t]] = v;
+            ++count;
+        }
+    }
+    const int inclusive = warp_inclusive_sum(count);
+    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+    if (total > 0) {  // warp-uniform
+        int first = 0;
+        if (lane_id() == 31) first = atomicAdd(&q.count[dst_count], total);
+        int slot = __shfl_sync(0xffffffffu, first, 31) + inclusive - count;
+#pragma unroll
+        for (int t = 0; t < UNROLL; ++t)
+            if (fresh[t]) q.items[dst][slot++] = w[t];
+    }
+    for (eid_t k = b + UNROLL; k < e; ++k) {
+        const vid_t x = indices[k];
+        if (__ldcg(dist + x) == -1) {
+            dist[x] = next;
+            if (parent) parent[x] = v;
+            q.items[dst][atomicAdd(&q.count[dst_count], 1)] = x;
+        }
+    }
+}
+
+// Block-wide with ONE __syncthreads (block_exclusive_sum needs three): the block's sum of
+// `value`, accumulated by one shared atomic per warp into *slot, which must be zero before
+// the call and must not be rewritten until every thread has read the result.
+__device__ __forceinline__ i64 block_sum_one_barrier(u64* slot, i64 value) {
+    const i64 warp_total = __shfl_sync(0xffffffffu, warp_inclusive_sum(value), 31);
+    if (lane_id() == 31 && warp_total != 0) atomicAdd(slot, (u64)warp_total);
+    __syncthreads();
+    return (i64)*slot;
+}
+
 // Block 0 only (block-wide). Runs levels from the frontier in[0, n_in) at `level` while
 // each level's edges fit the shared queue; writes the frontier it stops at to out and its
 // length to *out_tail. Returns the level reached and sets *gave_up when it stopped because
 // a level would not fit (so the grid must take the next level). One __syncthreads per
-// level when n_frontier * max_degree fits the queue; a block-wide degree sum otherwise.
+// level when n_frontier * max_degree fits the queue; a block-wide degree sum otherwise
+// (three more __syncthreads, or one when `batch`). `batch` selects local_rows_warp over
+// local_row (a block-uniform choice made by the host).
 __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
                             const vid_t* __restrict__ indices, int* dist, vid_t* parent,
                             const vid_t* in, i64 n_in, vid_t* out, u64* out_tail, int level,
-                            i64 max_degree, int* gave_up) {
+                            i64 max_degree, bool batch, int* gave_up) {
     for (i64 i = threadIdx.x; i < n_in; i += BLOCK) q.items[0][i] = in[i];
     if (threadIdx.x == 0) {
         q.count[0] = (int)n_in;
         q.count[1] = 0;
+        q.edges[0] = q.edges[1] = q.edges[2] = 0ull;
     }
     __syncthreads();
     *gave_up = 0;
@@ -119,17 +182,30 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
         }
         if ((i64)n * max_degree > LOCAL_CAP) {
             i64 total;
-            block_exclusive_sum<BLOCK, i64>(edges, &total);
+            if (batch) total = block_sum_one_barrier(&q.edges[t % 3], edges);
+            else block_exclusive_sum<BLOCK, i64>(edges, &total);
             if (total > LOCAL_CAP) {
                 *gave_up = 1;
                 break;
             }
         }
-        if (threadIdx.x == 0) q.count[(t + 2) % 3] = 0;  // the level after next fills it
+        if (threadIdx.x == 0) {
+            q.count[(t + 2) % 3] = 0;  // the level after next fills it
+            // Level t + 1 sums into edges[(t + 1) % 3], last read at level t - 2.
+            q.edges[(t + 1) % 3] = 0ull;
+        }
+        if (batch) {
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (b[j] < e[j]) local_row(indices, dist, parent, v[j], b[j], e[j], level + 1, q,
-                                       dst, dst_count);
+            for (int j = 0; j < ITEMS; ++j)
+                if (j * BLOCK < n)  // block-uniform: whole warps enter local_rows_warp
+                    local_rows_warp(indices, dist, parent, v[j], b[j], e[j], level + 1, q,
+                                    dst, dst_count);
+        } else {
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j)
+                if (b[j] < e[j]) local_row(indices, dist, parent, v[j], b[j], e[j], level + 1,
+                                           q, dst, dst_count);
+        }
         __syncthreads();
         ++level;
         ++t;
@@ -146,7 +222,8 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
 bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices, int* dist,
                vid_t* parent, vid_t* queue0, vid_t* queue1, u64* tails, int* ctrl, i64 n,
-               vid_t source, int enter_local, i64 max_degree, unsigned* barrier_state) {
+               vid_t source, int enter_local, i64 max_degree, int local_batch,
+               unsigned* barrier_state) {
     __shared__ PersistentShared shm;
     GridBarrier bar(barrier_state);
     for (i64 v = global_tid(); v < n; v += global_stride()) {
@@ -168,12 +245,12 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         vid_t* out = cur ? queue0 : queue1;
         u64* out_tail = tails + (round % 3);
         int* slot = ctrl + 2 * (round % 3);
-        if (n_cur <= enter_local && !force_grid) {
+        if (n_cur <= enter_local && n_cur <= LOCAL_CAP && !force_grid) {
             if (blockIdx.x == 0) {
                 int gave_up;
                 const int reached = local_levels(shm.local, indptr, indices, dist, parent, in,
                                                  n_cur, out, out_tail, level, max_degree,
-                                                 &gave_up);
+                                                 local_batch != 0, &gave_up);
                 if (threadIdx.x == 0) {
                     slot[0] = reached;
                     slot[1] = gave_up;
