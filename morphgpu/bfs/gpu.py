@@ -41,6 +41,13 @@ LOCAL_CAP = 3072  # edges a level may have and still run inside one block (share
 ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
 GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
 ALPHA, BETA = 14.0, 24.0  # Beamer's constants
+# Defaults of the follow-up's options (each can be turned off per call to get the path
+# measured before it): the warp-aggregated one-block levels of the persistent kernel, and
+# the frontier bitmap for bottom-up probes. The warp-cooperative bottom-up scan of long
+# rows is new and unmeasured, so it is off unless asked for.
+LOCAL_BATCH = True
+FRONTIER_BITMAP = True
+WARP_BOTTOM_UP = False
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
 
 
@@ -88,6 +95,7 @@ class Workspace:
         slots = max(n, LOCAL_CAP)
         self.queues = (cp.empty(slots, dtype=vid), cp.empty(slots, dtype=vid))
         self.hub_queue = cp.empty(n, dtype=vid)
+        self.frontier_bits = cp.empty((n + 31) // 32, dtype=cp.uint32)
         self.level_rows = 1024
         self.counts = cp.zeros((self.level_rows, 4), dtype=cp.uint64)
         self.tails = cp.zeros(3, dtype=cp.uint64)
@@ -183,7 +191,10 @@ def _ptr(a: Any) -> Any:
 
 
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
-                   enter_local: int = ENTER_LOCAL, mode: str = "xiao-feng") -> tuple[Any, Any]:
+                   enter_local: int = ENTER_LOCAL, mode: str = "xiao-feng",
+                   local_batch: bool = LOCAL_BATCH) -> tuple[Any, Any]:
+    """One launch of persistent.cu; ``local_batch=False`` runs the one-block levels with
+    one shared atomic per discovered vertex (the path measured before the follow-up)."""
     g = ws.g
     cp = ws.cp
     grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
@@ -192,7 +203,8 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     vid = g.indices.dtype.type
     grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
                 ws.ctrl, np.int64(g.n_vertices), vid(source),
-                np.int32(min(enter_local, LOCAL_CAP)), np.int64(ws.max_degree))
+                np.int32(min(enter_local, LOCAL_CAP)), np.int64(ws.max_degree),
+                np.int32(local_batch))
     return dist, parent
 
 
@@ -296,8 +308,11 @@ def run_merge_path(ws: Workspace, source: int, want_parents: bool) -> tuple[Any,
 
 def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", use_cache: bool = True,
-                             mode: str = "xiao-feng") -> tuple[Any, Any]:
-    """The direction-optimising BFS with its level loop on the device (direction.cu)."""
+                             mode: str = "xiao-feng", bitmap: bool = FRONTIER_BITMAP,
+                             warp_bottom_up: bool = WARP_BOTTOM_UP) -> tuple[Any, Any]:
+    """The direction-optimising BFS with its level loop on the device (direction.cu).
+    ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
+    ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together."""
     g = ws.g
     cp = ws.cp
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
@@ -309,19 +324,24 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
                 np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
                 np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
-                np.float32(ALPHA), np.float32(BETA))
+                np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
+                ws.frontier_bits if bitmap else NULL)
     return dist, parent
 
 
 def run_direction_optimizing(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", force: str | None = None,
                              use_cache: bool = True, loop: str = "device",
-                             mode: str = "xiao-feng") -> tuple[Any, Any]:
+                             mode: str = "xiao-feng", **device_options: Any
+                             ) -> tuple[Any, Any]:
     """Direction-optimising BFS; ``loop="host"`` runs one launch pair per level and reads
-    the statistics back (level.cu), ``"device"`` the persistent kernel (direction.cu)."""
+    the statistics back (level.cu), ``"device"`` the persistent kernel (direction.cu,
+    which also takes run_direction_persistent's ``bitmap`` and ``warp_bottom_up``)."""
     if loop == "device":
         return run_direction_persistent(ws, source, want_parents, rule=force or rule,
-                                        use_cache=use_cache, mode=mode)
+                                        use_cache=use_cache, mode=mode, **device_options)
+    if device_options:
+        raise ValueError(f"options {sorted(device_options)} need loop='device'")
     g = ws.g
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
     top_down = mod.get_function("bfs_status_top_down")

@@ -12,6 +12,11 @@
 //      (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
 //   -- grid barrier --
 //   every block reads the statistics and applies the same rule.
+// warp_bottom_up selects adopt_parent_warp (a warp finishes each long row) over one thread
+// per vertex. With frontier_bits non-null (`bitmap` on the host), phase B also writes the new
+// frontier as a bitmap and the bottom-up probes read it instead of the labels (see
+// traversal/bottom_up.cuh, on_frontier). The bitmap is written only in phase B and read
+// only in phase A, so the grid barriers between the phases order every access to it.
 // Statistics rotate over three slots: level L reads slot L % 3, fills (L + 1) % 3 and
 // zeroes nothing it or anyone still reads (slot (L + 1) % 3 is zeroed during phase A).
 #include <morphgpu/barrier.cuh>
@@ -35,13 +40,16 @@ constexpr int BLOCK = MG_BFS_BLOCK;
 
 enum Rule { RULE_GAMMA = 0, RULE_BEAMER = 1, RULE_BOTTOM_UP = 2, RULE_TOP_DOWN = 3 };
 
-extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+// Two blocks per SM, as before the warp bottom-up existed: without the minimum ptxas
+// squeezes the kernel to 40 registers and spills.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK, 2)
 bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                          const eid_t* __restrict__ rev_indptr,
                          const vid_t* __restrict__ rev_indices, int* dist, vid_t* parent,
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
+                         int warp_bottom_up, unsigned* frontier_bits,
                          unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     __shared__ HubCache<MG_BFS_HUB_SLOTS> cache;
@@ -55,7 +63,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     if (blockIdx.x == 0 && threadIdx.x < 9) stats_slots[threadIdx.x] = 0ull;
     grid_sync(bar);
     queue_from_status<BLOCK>(dist, indptr, n, 0, queue, &stats[0], hub_degree, true,
-                             hub_queue);
+                             hub_queue, frontier_bits);
     grid_sync(bar);
 
     bool bottom_up = rule == RULE_BOTTOM_UP;
@@ -84,16 +92,28 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                 cache.fill(hub_queue, hubs < MG_BFS_HUB_SLOTS ? hubs : MG_BFS_HUB_SLOTS);
             }
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
-            for (i64 v = global_tid(); v < n; v += global_stride()) {
-                if (__ldcg(dist + v) == -1)
-                    adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, c);
+            if (warp_bottom_up) {
+                // Whole warps per step (the warp phase needs every lane): the warp's first
+                // thread index and the stride are multiples of 32.
+                for (i64 base = global_tid() - lane_id(); base < n; base += global_stride()) {
+                    const i64 v = base + lane_id();
+                    const bool has = v < n && __ldcg(dist + v) == -1;
+                    adopt_parent_warp<4>(rev_indptr, rev_indices, dist, parent, has,
+                                         (vid_t)(has ? v : 0), level, c, frontier_bits);
+                }
+            } else {
+                for (i64 v = global_tid(); v < n; v += global_stride()) {
+                    if (__ldcg(dist + v) == -1)
+                        adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, c,
+                                     frontier_bits);
+                }
             }
         }
         grid_sync(bar);
         // A top-down level may follow unless Enterprise's one-way switch has happened.
         const bool keep_queue = rule == RULE_TOP_DOWN || rule == RULE_BEAMER || !bottom_up;
         queue_from_status<BLOCK>(dist, indptr, n, level + 1, queue, next, hub_degree,
-                                 keep_queue && rule != RULE_BOTTOM_UP, hub_queue);
+                                 keep_queue && rule != RULE_BOTTOM_UP, hub_queue, frontier_bits);
         grid_sync(bar);
         const i64 n_f = (i64)load_volatile(&next->vertices);
         const i64 m_f = (i64)load_volatile(&next->edges);

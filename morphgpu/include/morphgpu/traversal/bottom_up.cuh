@@ -28,14 +28,26 @@ struct HubCache {
     __device__ __forceinline__ bool holds(vid_t v) const { return slot[hash(v)] == v; }
 };
 
+// Whether u is on the frontier (label == level): from the frontier bitmap when there is
+// one (1 bit per vertex instead of 4 bytes, so the structure every bottom-up probe hits is
+// 32 times smaller and stays in L1/L2), else from the labels. The bitmap is read with
+// plain loads, never __ldg: it is rewritten every level within the same launch, and the
+// grid barrier's acquire makes plain loads see the new words.
+__device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* frontier_bits,
+                                            vid_t u, int level) {
+    if (frontier_bits) return (frontier_bits[(i64)u >> 5] >> ((unsigned)u & 31u)) & 1u;
+    return dist[u] == level;
+}
+
 // Returns true (and labels v) when v has an in-neighbour at `level`. Neighbours are
 // inspected four at a time, their ids and then their labels loaded together, so a row
 // costs one memory round trip per four edges rather than per edge; the first hit in row
-// order wins, as in the one-at-a-time scan.
+// order wins, as in the one-at-a-time scan. frontier_bits (may be null): see on_frontier.
 template <typename Cache>
 __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_t* rev_indices,
                                              int* dist, vid_t* parent, vid_t v, int level,
-                                             const Cache* cache) {
+                                             const Cache* cache,
+                                             const unsigned* frontier_bits = nullptr) {
     constexpr int STEP = 4;
     const eid_t end = rev_indptr[(i64)v + 1];
     eid_t k = rev_indptr[v];
@@ -47,7 +59,8 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
 #pragma unroll
         for (int t = 0; t < STEP; ++t) hit[t] = cache && cache->holds(u[t]);
 #pragma unroll
-        for (int t = 0; t < STEP; ++t) hit[t] = hit[t] || dist[u[t]] == level;
+        for (int t = 0; t < STEP; ++t)
+            hit[t] = hit[t] || on_frontier(dist, frontier_bits, u[t], level);
 #pragma unroll
         for (int t = 0; t < STEP; ++t) {
             if (hit[t]) {
@@ -59,13 +72,76 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
     }
     for (; k < end; ++k) {
         const vid_t u = rev_indices[k];
-        if ((cache && cache->holds(u)) || dist[u] == level) {
+        if ((cache && cache->holds(u)) || on_frontier(dist, frontier_bits, u, level)) {
             dist[v] = level + 1;
             if (parent) parent[v] = u;
             return true;
         }
     }
     return false;
+}
+
+// Warp-wide: every lane of a full warp calls it together (has = false for a lane without
+// an unvisited vertex). Each lane first probes the first SHORT in-neighbours of its own
+// vertex, as adopt_parent does; the rows still unresolved are then finished one at a time
+// by the whole warp, 32 neighbours per coalesced load and one ballot per 32, stopping at
+// the first 32 with a hit. Thread-per-vertex keeps a warp waiting for its longest row, one
+// uncoalesced edge at a time; here a row costs (length - SHORT) / 32 warp steps. Any
+// frontier in-neighbour is a valid parent, so the lowest hit lane's neighbour is taken.
+// Only v's owner (or, in the warp phase, one lane for it) writes v's label and parent.
+template <int SHORT, typename Cache>
+__device__ void adopt_parent_warp(const eid_t* rev_indptr, const vid_t* rev_indices,
+                                  int* dist, vid_t* parent, bool has, vid_t v, int level,
+                                  const Cache* cache, const unsigned* frontier_bits) {
+    const unsigned lane = lane_id();
+    eid_t k = 0, end = 0;
+    bool found = false;
+    if (has) {
+        k = rev_indptr[v];
+        end = rev_indptr[(i64)v + 1];
+        vid_t u[SHORT];
+        bool hit[SHORT];
+#pragma unroll
+        for (int t = 0; t < SHORT; ++t) u[t] = (k + t < end) ? rev_indices[k + t] : (vid_t)0;
+#pragma unroll
+        for (int t = 0; t < SHORT; ++t)
+            hit[t] = k + t < end && ((cache && cache->holds(u[t])) ||
+                                     on_frontier(dist, frontier_bits, u[t], level));
+#pragma unroll
+        for (int t = 0; t < SHORT; ++t) {
+            if (hit[t] && !found) {
+                dist[v] = level + 1;
+                if (parent) parent[v] = u[t];
+                found = true;
+            }
+        }
+        k = (end - k > (eid_t)SHORT) ? k + (eid_t)SHORT : end;
+    }
+    unsigned todo = __ballot_sync(0xffffffffu, has && !found && k < end);
+    while (todo != 0u) {
+        const int owner = __ffs(todo) - 1;
+        todo &= todo - 1u;
+        const eid_t row_begin = __shfl_sync(0xffffffffu, k, owner);
+        const eid_t row_end = __shfl_sync(0xffffffffu, end, owner);
+        const vid_t row_v = __shfl_sync(0xffffffffu, v, owner);
+        for (eid_t c = row_begin; c < row_end; c += 32) {  // warp-uniform trip count
+            const eid_t j = c + (eid_t)lane;
+            vid_t u = 0;
+            bool hit = false;
+            if (j < row_end) {
+                u = rev_indices[j];
+                hit = (cache && cache->holds(u)) || on_frontier(dist, frontier_bits, u, level);
+            }
+            const unsigned hits = __ballot_sync(0xffffffffu, hit);
+            if (hits != 0u) {
+                if ((int)lane == __ffs(hits) - 1) {
+                    dist[row_v] = level + 1;
+                    if (parent) parent[row_v] = u;
+                }
+                break;
+            }
+        }
+    }
 }
 
 }  // namespace traversal

@@ -40,14 +40,24 @@ struct FrontierStats {
 // scanning the status array, so it holds no duplicates and needs no atomics on labels).
 // Vertices whose label equals `level` go to `queue` in vertex order within each block.
 // With hub_queue non-null the hubs are also listed there (stats->hubs is their tail).
+// With frontier_bits non-null the frontier is also written as a bitmap (bit v % 32 of word
+// v / 32; all ceil(n / 32) words are rewritten, so no clearing is needed): one ballot and
+// one coalesced store per warp, no atomics, because each warp's 32 vertices are one word.
 template <int BLOCK>
 __device__ void queue_from_status(const int* dist, const eid_t* indptr, i64 n, int level,
                                   vid_t* queue, FrontierStats* stats, i64 hub_degree,
-                                  bool write_queue, vid_t* hub_queue) {
+                                  bool write_queue, vid_t* hub_queue,
+                                  unsigned* frontier_bits = nullptr) {
+    static_assert(BLOCK % 32 == 0, "bitmap words are whole warps");
     i64 edges = 0, hubs = 0;
     for (i64 base = (i64)blockIdx.x * BLOCK; base < n; base += (i64)gridDim.x * BLOCK) {
         const i64 v = base + threadIdx.x;
         const bool in = v < n && dist[v] == level;
+        if (frontier_bits) {
+            const unsigned word = __ballot_sync(0xffffffffu, in);
+            const i64 first = v - (i64)lane_id();  // a multiple of 32
+            if (lane_id() == 0 && first < n) frontier_bits[first >> 5] = word;
+        }
         bool hub = false;
         if (in) {
             const i64 degree = (i64)(indptr[v + 1] - indptr[v]);
