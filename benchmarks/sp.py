@@ -80,13 +80,13 @@ def run(args, record) -> None:
 def _baselines(args, record, device) -> None:
     n = 1_000_000
     formula = sp.random_ksat(n, 3, ratio=4.2, seed=0)
-    cpu = CPUEngine(factor.build(formula, "cpu"), 0, 0.5)
+    cpu = CPUEngine(factor.build(formula, "cpu"), 0, 0.3)
     cpu.propagate()
     cpu_sweep = cpu_seconds(cpu.iterate, repeat=1 if args.quick else 2, warmup=0)
     if device == "gpu":
         from morphgpu.sp.gpu import GPUEngine  # noqa: PLC0415
 
-        gpu = GPUEngine(factor.build(formula, "gpu"), 0, 0.5)
+        gpu = GPUEngine(factor.build(formula, "gpu"), 0, 0.3)
         gpu.propagate()
         gpu_sweep = gpu_seconds(lambda: gpu._sweep(0), repeat=20, warmup=3)
         del gpu
