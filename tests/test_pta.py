@@ -130,6 +130,25 @@ def test_random_sets_match_naive_solver(cs, device):
     assert as_sets(pta.solve(cs, device=device), cs.n_vars) == naive_solve(cs)
 
 
+def true_hcd_facts(cs, want: list[set[int]], pick: int) -> list[tuple[int, int]]:
+    """Some HCD facts (y, x) that hold in the least solution ``want``: every object x points
+    to, other than the null object, has y's set."""
+    facts = [(y, x) for x in range(cs.n_vars) for y in range(cs.n_vars)
+             if want[x] - {1} and all(want[o] == want[y] for o in want[x] - {1})]
+    return [f for i, f in enumerate(facts) if (pick >> (i % 16)) & 1][:6]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cs=constraint_sets(), pick=st.integers(0, 2**16))
+def test_random_sets_with_hcd_facts(cs, pick, device):
+    """Merging by true HCD facts as soon as objects show up must not change the answer."""
+    want = naive_solve(cs)
+    with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
+                            obj_size=cs.obj_size, rep=cs.rep,
+                            hcd_pairs=true_hcd_facts(cs, want, pick))
+    assert as_sets(pta.solve(with_facts, device=device), cs.n_vars) == want
+
+
 # --------------------------------------------------------------------- C front end
 def _c_points_to(path: Path, device: str) -> dict[str, set[str]]:
     cs = pta.from_c(path)

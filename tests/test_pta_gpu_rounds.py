@@ -16,7 +16,16 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_pta import AOF, COPY, GEP, LOAD, STORE, constraint_sets, naive_solve
+from test_pta import (
+    AOF,
+    COPY,
+    GEP,
+    LOAD,
+    STORE,
+    constraint_sets,
+    naive_solve,
+    true_hcd_facts,
+)
 
 from morphgpu.pta.constraints import from_lists
 from morphgpu.pta.gpu import _solve
@@ -195,9 +204,7 @@ def test_random_sets_with_hcd_facts(cs, jacobi, pick):
     """HCD facts true of the least solution (every object x points to, other than the null
     object, has y's set) may be used early: merging must not change the answer."""
     want = naive_solve(cs)
-    facts = [(y, x) for x in range(cs.n_vars) for y in range(cs.n_vars)
-             if want[x] - {1} and all(want[o] == want[y] for o in want[x] - {1})]
-    chosen = [f for i, f in enumerate(facts) if (pick >> (i % 16)) & 1][:6]
+    chosen = true_hcd_facts(cs, want, pick)
     with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
                             obj_size=cs.obj_size, rep=cs.rep, hcd_pairs=chosen)
     assert _gpu_rounds_sets(with_facts, jacobi) == want

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .constraints import NULL_OBJECT
 from .layout import Layout
 
 BIT_ORDER = "little"
@@ -75,11 +76,12 @@ class CpuSolver:
         self.leader = np.arange(n, dtype=np.int64)
         self.edge_keys = np.zeros(0, dtype=np.int64)  # src * n + dst over leaders, sorted
         self.stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "cycles_collapsed": 0,
+                                      "nodes_merged": 0,
                                       "seconds": {"complex": 0.0, "collapse": 0.0,
                                                   "propagate": 0.0}}
 
     # ------------------------------------------------------------------ complex rules
-    def _evaluate_complex(self) -> tuple[np.ndarray, np.ndarray, bool]:
+    def _evaluate_complex(self, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         """New copy edges (src, dst leaders) and whether a gep added a bit."""
         lay, P, lead = self.lay, self.P, self.leader
         changed = rows_differing(P, self.seen)
@@ -137,6 +139,8 @@ class CpuSolver:
             before = P[rows, tbit >> 6].copy()
             set_bits(P, rows, tbit)
             gep_added = bool(np.any(P[rows, tbit >> 6] != before))
+        if lay.hcd_x.size:
+            self._merge_hcd(lay.hcd_x, lay.hcd_y, start, deltas_of)
         if srcs:
             s = np.concatenate(srcs)
             d = np.concatenate(dsts)
@@ -174,22 +178,51 @@ class CpuSolver:
             return
         first = np.full(n_comp, n, dtype=np.int64)
         np.minimum.at(first, comp[in_cycle], in_cycle)
+        self.stats["cycles_collapsed"] += self._merge(in_cycle, first[comp[in_cycle]], start)
+
+    def _merge(self, members: np.ndarray, leaders: np.ndarray, start: np.ndarray) -> int:
+        """Merge the nodes ``members`` (current leaders, leaders included) into ``leaders``.
+
+        Members' sets meet in the leader; ``start`` and ``seen`` keep only what every member
+        had, so the leader's round gain covers each member's own gain and each moved
+        constraint still sees every object. Returns how many nodes stopped leading.
+        """
+        n = self.lay.n_nodes
         new_leader = np.arange(n, dtype=np.int64)
-        new_leader[in_cycle] = first[comp[in_cycle]]
-        # Members' sets meet in the leader; "start" keeps only what every member had, so
-        # the leader's round gain covers each member's own gain (all of it is in the set).
-        grp, ors = _or_by_group(self.P[in_cycle], new_leader[in_cycle])
+        new_leader[members] = leaders
+        grp, ors = _or_by_group(self.P[members], leaders)
         self.P[grp] = ors
-        order = np.argsort(new_leader[in_cycle], kind="stable")
-        g_sorted = new_leader[in_cycle][order]
+        order = np.argsort(leaders, kind="stable")
+        g_sorted = leaders[order]
         starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
-        start[grp] = np.bitwise_and.reduceat(start[in_cycle][order], starts, axis=0)
-        self.seen[grp] = np.bitwise_and.reduceat(self.seen[in_cycle][order], starts, axis=0)
-        self.stats["cycles_collapsed"] += int(in_cycle.size - grp.size)
+        start[grp] = np.bitwise_and.reduceat(start[members][order], starts, axis=0)
+        self.seen[grp] = np.bitwise_and.reduceat(self.seen[members][order], starts, axis=0)
         self.leader = new_leader[self.leader]
-        s, d = new_leader[s], new_leader[d]
+        s, d = new_leader[self.edge_keys // n], new_leader[self.edge_keys % n]
         keep = s != d
         self.edge_keys = unique_sorted(s[keep] * n + d[keep])
+        return int(members.size - grp.size)
+
+    def _merge_hcd(self, x_nodes: np.ndarray, y_nodes: np.ndarray, start: np.ndarray,
+                   delta_of) -> None:
+        """Online HCD: every new object of pts(x) (but the null object) joins y's node."""
+        lay, lead, n = self.lay, self.leader, self.lay.n_nodes
+        y, _, b = delta_of(x_nodes, y_nodes, np.zeros(x_nodes.size, dtype=np.int64))
+        obj = lay.objects[b]
+        keep = obj != NULL_OBJECT
+        a, y = lead[lay.node_of_var[obj[keep]]], y[keep]
+        keep = a != y
+        a, y = a[keep], y[keep]
+        if not a.size:
+            return
+        nodes, inv = np.unique(np.concatenate([a, y]), return_inverse=True)
+        k = nodes.size
+        g = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (inv[:a.size], inv[a.size:])),
+                          shape=(k, k))
+        n_comp, comp = connected_components(g, directed=False)
+        first = np.full(n_comp, n, dtype=np.int64)
+        np.minimum.at(first, comp, nodes)
+        self.stats["nodes_merged"] += self._merge(nodes, first[comp], start)
 
     # ------------------------------------------------------------------ propagation
     def _propagate(self, start: np.ndarray, new_keys: np.ndarray) -> None:
@@ -243,10 +276,11 @@ class CpuSolver:
             self.stats["rounds"] += 1
             start = self.P.copy()
             t = time.perf_counter()
-            s, d, gep_added = self._evaluate_complex()
+            merged_before = self.stats["nodes_merged"]
+            s, d, gep_added = self._evaluate_complex(start)
             new = self._add_edges(self.leader[s], self.leader[d])
             sec["complex"] += time.perf_counter() - t
-            if not new.size and not gep_added:
+            if not new.size and not gep_added and self.stats["nodes_merged"] == merged_before:
                 break
             self.stats["edges_added"] += int(new.size)
             t = time.perf_counter()
