@@ -128,21 +128,11 @@ def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _to_mesh(m: dict[str, np.ndarray], side: str) -> Mesh:
-    xp = backend.xp_for(side)  # type: ignore[arg-type]
-    v = xp.asarray(m["vertices"])
-    tri = xp.asarray(m["triangles"])
-    p = v[tri]
-    area2 = (p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1]) - (p[:, 1, 1] - p[:, 0, 1]) * (
-        p[:, 2, 0] - p[:, 0, 0]
-    )
-    degenerate = area2 == 0
-    if bool(degenerate.any()):
-        raise ValueError(f"mesh['triangles']: triangle {int(xp.argmax(degenerate))} has zero area")
-    del p, area2, degenerate
-    segs = m.get("segments")
-    markers = m.get("segment_markers")
+    # mesh_from_arrays moves the arrays to ``side`` and rejects zero-area triangles while
+    # it orients them
     mesh = mesh_from_arrays(
-        v, tri, segs, markers, m.get("vertex_markers"), m.get("holes"), side=side
+        m["vertices"], m["triangles"], m.get("segments"), m.get("segment_markers"),
+        m.get("vertex_markers"), m.get("holes"), side=side,
     )
     if "regions" in m:
         mesh.extra["regions"] = m["regions"]
@@ -212,9 +202,12 @@ def refine_with_stats(
         total_seconds=time.perf_counter() - t0, triangles_in=ours.n_triangles,
         triangles_out=refined.n_triangles,
     )
-    result = to_triangle_dict(refined)
+    result = to_triangle_dict(refined)  # where the refined mesh lives
     if out_side == "gpu":
         result = {k: backend.to_side(v, "gpu") for k, v in result.items()}
+    else:
+        result = {k: backend.to_host(v) if backend.is_cupy_array(v) else v
+                  for k, v in result.items()}
     return result, stats
 
 

@@ -8,8 +8,10 @@ the arrays (by an over-allocation factor) before launching and no kernel ever ru
 Slots of a winner's cavity are reused in place for its new triangles.
 
 Triangles the GPU gives up on (uncertain predicate sign, cavity or walk beyond the local
-bounds) are marked stuck; when only those remain, the mesh comes back to the host and the
-CPU path, with exact arithmetic, finishes them.
+bounds) are marked stuck and retried (with room for larger cavities) while that helps; what
+remains comes back to the host with the mesh and is finished there in sequence, with exact
+arithmetic (``cpu.finish_cpu``). Without stuck triangles the mesh stays on the device and
+the caller builds the output there.
 """
 
 from __future__ import annotations
@@ -84,6 +86,17 @@ class DeviceMesh:
             for name in ("x", "y", "vmark"):
                 setattr(self, name, self._grown(getattr(self, name), cap))
             self.apex = self._grown(self.apex, cap, fill=-1)
+
+    def on_device(self, template: Mesh) -> Mesh:
+        """The refined mesh as compact device arrays (copies, so the spare capacity can be
+        freed; a device copy costs far less than a transfer)."""
+        nt, nv = self.nt, self.nv
+        return Mesh(
+            self.x[:nv].copy(), self.y[:nv].copy(), self.tri[: 3 * nt].reshape(nt, 3).copy(),
+            self.nbr[: 3 * nt].reshape(nt, 3).copy(), self.seg[: 3 * nt].reshape(nt, 3).copy(),
+            self.vmark[:nv].copy(), template.segment_markers, template.holes,
+            {**template.extra, "vertex_apex": self.apex[:nv].copy()},
+        )
 
     def to_host(self, template: Mesh) -> Mesh:
         nt, nv = self.nt, self.nv
@@ -239,7 +252,10 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])
     stuck = cp.nonzero(dm.stuck[: dm.nt])[0].get()
     stats["gpu_stuck"] = len(stuck)
-    out = dm.to_host(mesh)
+    # Without stuck triangles the mesh stays on the device: the output dict is built there
+    # and each of its arrays crosses once (or not at all, for CuPy input).
+    out = dm.to_host(mesh) if len(stuck) else dm.on_device(mesh)
+    del dm  # the padded buffers go back to the pool before the output is built
     stats["gpu_seconds"] = time.perf_counter() - t_start
     if len(stuck):
         # Finish with exact arithmetic on the host (uncertain signs, oversized cavities).

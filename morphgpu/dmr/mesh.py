@@ -16,7 +16,7 @@ path builds its neighbours on the device); the marker table stays on the host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -61,13 +61,36 @@ def _edge_keys(a: Any, b: Any, n_vertices: int) -> Any:
 
 
 def orient_ccw(x: Any, y: Any, tri: Any) -> Any:
-    """The triangles with clockwise ones flipped (Triangle writes CCW; other tools may not)."""
+    """The triangles with clockwise ones flipped (Triangle writes CCW; other tools may not).
+
+    ValueError names the first triangle of zero area (the orientation is computed anyway).
+    """
+    xp = backend.array_module(tri)
     tri = tri.copy()
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
     area2 = (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a])
+    degenerate = area2 == 0
+    if bool(degenerate.any()):
+        raise ValueError(f"mesh['triangles']: triangle {int(xp.argmax(degenerate))} has zero area")
     cw = area2 < 0
     tri[cw, 1], tri[cw, 2] = c[cw], b[cw]
     return tri
+
+
+def _half_edge_order(keys: Any, n_vertices: int) -> Any:
+    """The half-edges sorted by edge key (ties in any order).
+
+    NumPy's plain sort is several times faster than its argsort, so when key and index fit
+    in 63 bits together they are packed into one integer and sorted by value. CuPy's
+    argsort is a radix sort already and is left as it is.
+    """
+    xp = backend.array_module(keys)
+    index_bits = max(1, int(len(keys) - 1).bit_length())
+    key_bits = 2 * max(1, int(n_vertices - 1).bit_length())
+    if xp is not np or key_bits + index_bits > 63:
+        return xp.argsort(keys)
+    packed = np.sort((keys << index_bits) | np.arange(len(keys), dtype=np.int64))
+    return packed & ((1 << index_bits) - 1)
 
 
 def build_neighbors(tri: Any, n_vertices: int) -> Any:
@@ -77,7 +100,7 @@ def build_neighbors(tri: Any, n_vertices: int) -> Any:
     a = tri[:, [1, 2, 0]].ravel()
     b = tri[:, [2, 0, 1]].ravel()
     keys = _edge_keys(a, b, n_vertices)
-    order = xp.argsort(keys)
+    order = _half_edge_order(keys, n_vertices)
     sk = keys[order]
     nbr = xp.full(3 * n, -1, dtype=xp.int64)
     same = sk[1:] == sk[:-1]
@@ -148,26 +171,34 @@ def mesh_from_arrays(
     )
 
 
-def output_segments(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
-    """Every constrained edge once, as (segments n×2, markers n)."""
-    t, i = np.nonzero(mesh.seg)
-    a = mesh.tri[t, (i + 1) % 3]
-    b = mesh.tri[t, (i + 2) % 3]
-    other = mesh.nbr[t, i]
+def output_segments(mesh: Mesh) -> tuple[Any, Any]:
+    """Every constrained edge once, as (segments n×2, markers n), on the mesh's side."""
+    xp = backend.array_module(mesh.tri)
+    edge = xp.flatnonzero(mesh.seg.reshape(-1))
+    t, i = edge // 3, edge % 3
+    tri = mesh.tri.reshape(-1)
+    a, b = tri[t * 3 + (i + 1) % 3], tri[t * 3 + (i + 2) % 3]
+    other = mesh.nbr.reshape(-1)[edge]
     keep = (other < 0) | (t < other)  # each shared edge once, from its lower-numbered side
-    segs = np.stack([a[keep], b[keep]], axis=1).astype(np.int32)
-    markers = mesh.segment_markers[mesh.seg[t[keep], i[keep]] - 1].astype(np.int32)
+    segs = xp.stack([a[keep], b[keep]], axis=1).astype(xp.int32, copy=False)
+    table = xp.asarray(mesh.segment_markers, dtype=xp.int32)
+    markers = table[mesh.seg.reshape(-1)[edge[keep]] - 1]
     return segs, markers
 
 
-def to_triangle_dict(mesh: Mesh) -> dict[str, np.ndarray]:
-    """Triangle's output dict: vertices, markers, triangles, neighbors, segments, holes."""
+def to_triangle_dict(mesh: Mesh) -> dict[str, Any]:
+    """Triangle's output dict: vertices, markers, triangles, neighbors, segments, holes.
+
+    Built where the mesh lives (the GPU path builds it on the device and moves each array
+    once); ``holes`` and the pass-through extras stay as they are.
+    """
+    xp = backend.array_module(mesh.tri)
     segs, smark = output_segments(mesh)
     out = {
-        "vertices": np.stack([mesh.x, mesh.y], axis=1),
-        "vertex_markers": mesh.vertex_markers.reshape(-1, 1).astype(np.int32),
-        "triangles": mesh.tri.astype(np.int32),
-        "neighbors": mesh.nbr.astype(np.int32),
+        "vertices": xp.stack([mesh.x, mesh.y], axis=1),
+        "vertex_markers": mesh.vertex_markers.reshape(-1, 1).astype(xp.int32, copy=False),
+        "triangles": mesh.tri.astype(xp.int32, copy=False),
+        "neighbors": mesh.nbr.astype(xp.int32, copy=False),
         "segments": segs,
         "segment_markers": smark.reshape(-1, 1),
     }
@@ -185,6 +216,5 @@ def permute_triangles(mesh: Mesh, perm: Any) -> Mesh:
     new_id[perm] = xp.arange(len(perm))
     nbr = mesh.nbr[perm]
     nbr = xp.where(nbr >= 0, new_id[xp.maximum(nbr, 0)], -1).astype(mesh.nbr.dtype)
-    out = mesh.copy()
-    out.tri, out.nbr, out.seg = mesh.tri[perm], nbr, mesh.seg[perm]
-    return out
+    # the vertex arrays are shared, not copied: only the triangle arrays change
+    return replace(mesh, tri=mesh.tri[perm], nbr=nbr, seg=mesh.seg[perm], extra=dict(mesh.extra))
