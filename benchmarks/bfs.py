@@ -88,8 +88,21 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
     reference = None
     runs: list[tuple[str, str, dict[str, Any]]] = [(v, v, {}) for v in GPU_VARIANTS]
     if auto == "persistent":
-        runs += [("persistent enter_local=0", "persistent", {"enter_local": 0}),
-                 ("persistent cooperative", "persistent", {"mode": "cooperative"})]
+        # The follow-up's options (gpu.run_persistent): all off is the path measured before.
+        runs += [("persistent before-follow-up", "persistent",
+                  {"local_batch": False, "spread": False, "hysteresis": False})]
+        if not args.quick:
+            runs += [("persistent enter_local=0", "persistent", {"enter_local": 0}),
+                     ("persistent cooperative", "persistent", {"mode": "cooperative"}),
+                     ("persistent local_batch=off", "persistent", {"local_batch": False}),
+                     ("persistent spread=off", "persistent", {"spread": False}),
+                     ("persistent hysteresis=off", "persistent", {"hysteresis": False})]
+    if auto in ("beamer", "direction-optimizing"):
+        # bitmap on is the default; the warp bottom-up is off by default (unmeasured).
+        runs += [("beamer bitmap=off", "beamer", {"bitmap": False}),
+                 ("beamer warp-bottom-up", "beamer", {"warp_bottom_up": True}),
+                 ("beamer warp-bottom-up bitmap=off", "beamer",
+                  {"warp_bottom_up": True, "bitmap": False})]
     if auto in ("beamer", "direction-optimizing") and not args.quick:
         runs += [("direction-optimizing no-hub-cache", "direction-optimizing",
                   {"use_cache": False}),

@@ -117,6 +117,63 @@ def test_deep_grid_and_path(device, variant):
         check_result(g, source, result)
 
 
+def layered_graph(widths: list[int], extra: bool) -> CSRGraph:
+    """Layers of the given widths, edges only between consecutive layers: vertex i of layer
+    k joins vertex i % w of layer k - 1 (and (7 i + 3) % w when ``extra``), so a search
+    from layer 0 (one vertex) has exactly these frontier widths, level by level."""
+    starts = np.concatenate([[0], np.cumsum(widths)])
+    src, dst = [], []
+    for k in range(1, len(widths)):
+        i = np.arange(widths[k])
+        up = widths[k - 1]
+        src.append(starts[k] + i)
+        dst.append(starts[k - 1] + i % up)
+        if extra and up > 1:
+            src.append(starts[k] + i)
+            dst.append(starts[k - 1] + (i * 7 + 3) % up)
+    return CSRGraph.from_edges(np.concatenate(src), np.concatenate(dst),
+                               n_vertices=int(starts[-1]), symmetrize=True,
+                               merge_duplicates="first")
+
+
+# Frontier widths and level edge counts around the persistent kernel's thresholds
+# (gpu.ENTER_LOCAL = 2048 vertices enter the one-block path, gpu.LOCAL_CAP = 3072 edges
+# fit its queue): [1, 1024, 1024] has a level of exactly 3072 edges (1024 vertices of
+# degree 3) and [1, 1024, 1025] one of 3074; the long plateau of 900-wide levels of
+# degree ~4 overflows the queue level after level (hysteresis), then narrow levels return
+# to the one-block path; the 2047-wide layer ends in a hub of degree 2047 (a long row in
+# the one-block path).
+THRESHOLD_WIDTHS = [
+    ([1, 1024, 1024, 1], True),
+    ([1, 1024, 1025, 1], True),
+    ([1, 2047, 2048, 2049, 1, 1023, 1024, 1025, 1, 3, 1], True),
+    ([1, 700, 1024, 1100, 1200, 2048, 700, 1], False),
+    ([1, 8, 64, 512] + [900] * 12 + [300] * 5 + [1100] * 6 + [40, 1], True),
+]
+
+
+@pytest.mark.parametrize("widths,extra", THRESHOLD_WIDTHS)
+def test_frontiers_around_thresholds(device, widths, extra):
+    g = layered_graph(widths, extra)
+    for variant in variants_for(device):
+        result = bfs(on_device(g, device), 0, variant=variant, device=device,
+                     predecessors=True)
+        check_result(g, 0, result)
+        # The construction is what the test claims: one level per layer.
+        levels = np.bincount(backend.to_host(result.distances))
+        np.testing.assert_array_equal(levels, widths)
+
+
+@settings(SHARED_FIXTURE, max_examples=15, deadline=None)
+@given(widths=st.lists(st.integers(1, 2600), min_size=1, max_size=8), extra=st.booleans(),
+       data=st.data())
+def test_layered_random_widths(device, widths, extra, data):
+    g = layered_graph([1, *widths], extra)
+    variant = data.draw(st.sampled_from(variants_for(device)))
+    result = bfs(on_device(g, device), 0, variant=variant, device=device, predecessors=True)
+    check_result(g, 0, result)
+
+
 def test_without_predecessors(device):
     g = CSRGraph.from_edges(np.array([0, 1, 2, 2]), np.array([1, 2, 0, 3]))
     result = bfs(on_device(g, device), 0, device=device)
@@ -209,7 +266,10 @@ def test_variant_table_is_honest():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("options", [{"loop": "host"}, {"use_cache": False},
-                                     {"mode": "cooperative"}])
+                                     {"mode": "cooperative"}, {"bitmap": False},
+                                     {"warp_bottom_up": True},
+                                     {"warp_bottom_up": True, "use_cache": False},
+                                     {"warp_bottom_up": True, "bitmap": False}])
 @pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
 def test_gpu_direction_loops(variant, options):
     """The host-driven level loop, the cache-less bottom-up and the cooperative barrier."""
@@ -241,14 +301,19 @@ def test_gpu_hybrid_switches_to_two_phase():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("options", [{"enter_local": 0}, {"enter_local": 64},
-                                     {"mode": "cooperative"}])
+                                     {"mode": "cooperative"}, {"local_batch": False},
+                                     {"spread": False}, {"hysteresis": False},
+                                     {"local_batch": False, "spread": False,
+                                      "hysteresis": False}])
 def test_gpu_persistent_options(options):
-    """Grid-only levels, early hand-over to the grid, and the cooperative barrier."""
+    """Grid-only levels, early hand-over to the grid, the cooperative barrier, and each
+    follow-up option turned off (all off: the path measured before them)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
-    g = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(120, 80)),
-                            directed=False).to("gpu")
-    for source in (0, 5000):
+    grid = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(120, 80)),
+                               directed=False).to("gpu")
+    layered = layered_graph(THRESHOLD_WIDTHS[-1][0], True).to("gpu")
+    for g, source in ((grid, 0), (grid, 5000), (layered, 0)):
         dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
                                   **options)
         host = g.to("cpu")

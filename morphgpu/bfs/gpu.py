@@ -46,6 +46,8 @@ ALPHA, BETA = 14.0, 24.0  # Beamer's constants
 # the frontier bitmap for bottom-up probes. The warp-cooperative bottom-up scan of long
 # rows is new and unmeasured, so it is off unless asked for.
 LOCAL_BATCH = True
+SPREAD_WIDE = True  # persistent grid levels: frontier warps spread over all blocks
+LOCAL_HYSTERESIS = True  # persistent: no re-entry into one block just above what fits
 FRONTIER_BITMAP = True
 WARP_BOTTOM_UP = False
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -192,9 +194,13 @@ def _ptr(a: Any) -> Any:
 
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    enter_local: int = ENTER_LOCAL, mode: str = "xiao-feng",
-                   local_batch: bool = LOCAL_BATCH) -> tuple[Any, Any]:
-    """One launch of persistent.cu; ``local_batch=False`` runs the one-block levels with
-    one shared atomic per discovered vertex (the path measured before the follow-up)."""
+                   local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
+                   hysteresis: bool = LOCAL_HYSTERESIS) -> tuple[Any, Any]:
+    """One launch of persistent.cu. All three options False is the path measured before
+    the follow-up: ``local_batch`` (one-block levels reserve queue slots per warp),
+    ``spread`` (grid levels spread the frontier over every block), ``hysteresis`` (a
+    frontier given back by block 0 lowers the size that enters it)."""
+    options = (1 if local_batch else 0) | (2 if spread else 0) | (4 if hysteresis else 0)
     g = ws.g
     cp = ws.cp
     grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
@@ -203,8 +209,8 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     vid = g.indices.dtype.type
     grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
                 ws.ctrl, np.int64(g.n_vertices), vid(source),
-                np.int32(min(enter_local, LOCAL_CAP)), np.int64(ws.max_degree),
-                np.int32(local_batch))
+                np.int32(max(0, min(enter_local, LOCAL_CAP))), np.int64(ws.max_degree),
+                np.int32(options))
     return dist, parent
 
 

@@ -39,6 +39,11 @@ constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP :
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
 constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
 
+// Bits of bfs_persistent's `options` (morphgpu/bfs/gpu.py sets them).
+constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not local_row
+constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
+constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up
+
 struct LocalQueues {
     vid_t items[2][LOCAL_CAP];
     int count[3];  // rotating: level t reads count[t % 3], fills count[(t + 1) % 3]
@@ -142,8 +147,9 @@ __device__ __forceinline__ i64 block_sum_one_barrier(u64* slot, i64 value) {
 
 // Block 0 only (block-wide). Runs levels from the frontier in[0, n_in) at `level` while
 // each level's edges fit the shared queue; writes the frontier it stops at to out and its
-// length to *out_tail. Returns the level reached and sets *gave_up when it stopped because
-// a level would not fit (so the grid must take the next level). One __syncthreads per
+// length to *out_tail. Returns the level reached and sets *gave_up to the length of the
+// frontier whose edges would not fit when it stopped for that reason (so the grid must
+// take the next level), else to 0. One __syncthreads per
 // level when n_frontier * max_degree fits the queue; a block-wide degree sum otherwise
 // (three more __syncthreads, or one when `batch`). `batch` selects local_rows_warp over
 // local_row (a block-uniform choice made by the host).
@@ -185,7 +191,7 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
             if (batch) total = block_sum_one_barrier(&q.edges[t % 3], edges);
             else block_exclusive_sum<BLOCK, i64>(edges, &total);
             if (total > LOCAL_CAP) {
-                *gave_up = 1;
+                *gave_up = n;
                 break;
             }
         }
@@ -222,8 +228,11 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
 bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices, int* dist,
                vid_t* parent, vid_t* queue0, vid_t* queue1, u64* tails, int* ctrl, i64 n,
-               vid_t source, int enter_local, i64 max_degree, int local_batch,
+               vid_t source, int enter_local, i64 max_degree, int options,
                unsigned* barrier_state) {
+    const bool local_batch = options & OPT_LOCAL_BATCH;
+    const bool spread = options & OPT_SPREAD;
+    const bool hysteresis = options & OPT_HYSTERESIS;
     __shared__ PersistentShared shm;
     GridBarrier bar(barrier_state);
     for (i64 v = global_tid(); v < n; v += global_stride()) {
@@ -238,6 +247,14 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
     int level = 0;
     int cur = 0;
     int force_grid = 0;
+    // Frontiers up to local_limit go to block 0. A frontier that block 0 had to give back
+    // (its edges overflowed the shared queue) lowers the limit to 7/8 of its length, so a
+    // frontier hovering just above the size that fits is not handed to block 0 only to be
+    // handed back (a wasted round and grid barrier) at every other level. Frontiers whose
+    // every row fits (n * max_degree <= LOCAL_CAP) never give up, hence the floor.
+    int local_limit = enter_local < LOCAL_CAP ? enter_local : LOCAL_CAP;
+    const int local_floor = max_degree > 0 && (i64)LOCAL_CAP / max_degree < (i64)local_limit
+        ? (int)((i64)LOCAL_CAP / max_degree) : local_limit;
     i64 n_cur = 1;
     unsigned round = 0;
     while (n_cur > 0) {
@@ -245,12 +262,12 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         vid_t* out = cur ? queue0 : queue1;
         u64* out_tail = tails + (round % 3);
         int* slot = ctrl + 2 * (round % 3);
-        if (n_cur <= enter_local && n_cur <= LOCAL_CAP && !force_grid) {
+        if (n_cur <= local_limit && !force_grid) {
             if (blockIdx.x == 0) {
                 int gave_up;
                 const int reached = local_levels(shm.local, indptr, indices, dist, parent, in,
                                                  n_cur, out, out_tail, level, max_degree,
-                                                 local_batch != 0, &gave_up);
+                                                 local_batch, &gave_up);
                 if (threadIdx.x == 0) {
                     slot[0] = reached;
                     slot[1] = gave_up;
@@ -260,7 +277,7 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
             if (max_degree <= UNROLL) {
                 // Short rows only: a thread per row, no block-wide gathering.
                 expand_short_rows_claim<UNROLL>(indptr, indices, in, n_cur, dist, parent,
-                                                level + 1, out, out_tail);
+                                                level + 1, out, out_tail, spread);
             } else {
                 const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
                 for (i64 base = (i64)blockIdx.x * BLOCK; base < n_cur;
@@ -280,7 +297,13 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         grid_sync(bar);
         n_cur = (i64)load_volatile(out_tail);
         level = load_volatile(slot);
-        force_grid = load_volatile(slot + 1);
+        const int gave_up = load_volatile(slot + 1);
+        force_grid = gave_up != 0;
+        if (hysteresis && gave_up != 0) {
+            const int lowered = gave_up - gave_up / 8;
+            if (lowered < local_limit)
+                local_limit = lowered > local_floor ? lowered : local_floor;
+        }
         cur ^= 1;
         ++round;
     }

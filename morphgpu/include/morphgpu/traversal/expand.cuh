@@ -110,13 +110,23 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
 // unvisited ones (label check + atomicCAS, so exactly one discoverer wins); the warp then
 // reserves queue slots for all its claims with one atomicAdd (a warp prefix sum).
 // Every thread of the grid calls it; the caller guarantees no row exceeds ROW edges.
+//
+// spread: the frontier's runs of 32 go to warp 0 of every block first, then warp 1 of
+// every block, ... (warp rank warp_id * gridDim.x + blockIdx.x), instead of filling block
+// 0, then block 1. A frontier of a few thousand vertices (a mesh or road level) then
+// occupies one warp on each of many SMs instead of all warps of a few SMs, whose load
+// throughput, not latency, bounded the level. Either order covers every item once (the
+// rank is a bijection onto the grid's warps, and the stride is the grid's thread count).
 template <int ROW>
 __device__ void expand_short_rows_claim(const eid_t* __restrict__ indptr,
                                         const vid_t* __restrict__ indices, const vid_t* in,
                                         i64 n_in, int* dist, vid_t* parent, int next_level,
-                                        vid_t* out, u64* out_tail) {
+                                        vid_t* out, u64* out_tail, bool spread = false) {
     const unsigned lane = lane_id();
-    for (i64 base = global_tid() - lane; base < n_in; base += global_stride()) {
+    const i64 first = spread
+        ? ((i64)warp_id() * gridDim.x + blockIdx.x) * 32
+        : global_tid() - lane;
+    for (i64 base = first; base < n_in; base += global_stride()) {
         const i64 i = base + lane;
         const bool has = i < n_in;
         const vid_t v = has ? in[i] : (vid_t)0;
