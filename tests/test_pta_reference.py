@@ -1,6 +1,6 @@
 """The shared LSG programs against their reference solutions, and GPU against CPU.
 
-perl, gcc, python and svn take 4 to 30 s each on the CPU path of a 2-core machine, so their
+perl, gcc, python and svn take 4 to 27 s each on the CPU path of a 2-core machine, so their
 CPU variants run only with MORPHGPU_SLOW=1; the GPU variants run wherever a GPU is. php and
 mplayer have no reference: the GPU solution must equal the CPU one (CPU needs ~15/45 GB RAM).
 """

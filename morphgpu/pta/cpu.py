@@ -2,8 +2,9 @@
 
 Each round (1) evaluates loads, stores and geps against what each pointer gained since
 the last evaluation (difference propagation: ``P & ~P_seen``), adding copy edges and gep
-bits; (2) collapses the cycles of the copy graph for good (strongly connected components,
-SciPy), since members of a cycle share one set forever; (3) propagates along the acyclic
+bits, and merges the objects that online HCD facts name with their partner; (2) collapses
+the cycles of the copy graph for good (strongly connected components, SciPy), since
+members of a cycle share one set forever; (3) propagates along the acyclic
 copy graph once, in topological levels, each edge carrying only what its source gained
 this round (new edges carry the whole set). Rounds end when (1) finds nothing new.
 """

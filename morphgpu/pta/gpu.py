@@ -2,9 +2,12 @@
 
 Per round the host launches ``take_delta`` and ``eval_complex``, reads back one pair of
 counters (how many edge keys were produced, whether a gep added a bit: the buffer size and
-the stopping decision need them), merges the new keys into the sorted incoming-edge CSR
-with one CuPy sort, and launches the persistent ``propagate`` kernel, which loops over
-sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
+the stopping decision need them), merges the nodes that online HCD facts name (the few
+merge requests go to the host for a union; ``merge_rows`` ORs the rows on the device, and
+constraints, variables and edges are relabelled by one gather each), merges the new keys
+into the sorted incoming-edge CSR with one CuPy sort, and launches the persistent
+``propagate`` kernel, which loops over sweeps on the device (mg::grid_sync between sweeps)
+until nothing changes.
 
 Why a per-round CSR rebuild instead of chunked incoming lists grown in the kernel: the
 sweeps read every recent in-edge of a node as one contiguous run, which a sorted CSR gives
