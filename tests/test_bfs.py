@@ -101,6 +101,32 @@ def test_hubs_and_long_rows(device, variant):
         check_result(g, source, result)
 
 
+def star_of_stars(n_hubs: int, leaves: int = 39) -> CSRGraph:
+    """A root (0) joined to n_hubs hubs (1..n_hubs), each with `leaves` leaves."""
+    hubs = np.arange(1, n_hubs + 1)
+    leaf_ids = n_hubs + 1 + np.arange(n_hubs * leaves)
+    src = np.concatenate([np.zeros(n_hubs, dtype=np.int64), np.repeat(hubs, leaves)])
+    dst = np.concatenate([hubs, leaf_ids])
+    return CSRGraph.from_edges(src, dst, n_vertices=1 + n_hubs * (1 + leaves),
+                               symmetrize=True)
+
+
+@pytest.mark.parametrize("n_hubs", [800, 1500])
+def test_star_of_stars(device, n_hubs):
+    """A root joined to n_hubs hubs of 40 leaves each: the level after the root is all hubs
+    (degree > max(32, 8 x the mean)), fewer than the GPU's flat hub table (1024) or more."""
+    g = star_of_stars(n_hubs)
+    hubs = np.arange(1, n_hubs + 1)
+    leaf_ids = np.arange(n_hubs + 1, g.n_vertices)
+    degrees = np.diff(g.to("cpu").indptr)
+    assert (degrees[hubs] > max(32, 8 * degrees.mean())).all()  # hubs by the GPU's rule
+    for variant in variants_for(device):
+        for source in (0, int(leaf_ids[-1])):
+            result = bfs(on_device(g, device), source, variant=variant, device=device,
+                         predecessors=True)
+            check_result(g, source, result)
+
+
 @pytest.mark.parametrize("variant", ["auto", "persistent", "expand-contract"])
 def test_deep_grid_and_path(device, variant):
     """Hundreds of levels; frontiers that grow past one block and shrink again."""
@@ -269,7 +295,9 @@ def test_variant_table_is_honest():
                                      {"mode": "cooperative"}, {"bitmap": False},
                                      {"warp_bottom_up": True},
                                      {"warp_bottom_up": True, "use_cache": False},
-                                     {"warp_bottom_up": True, "bitmap": False}])
+                                     {"warp_bottom_up": True, "bitmap": False},
+                                     {"flat_hubs": False},
+                                     {"flat_hubs": False, "bitmap": False}])
 @pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
 def test_gpu_direction_loops(variant, options):
     """The host-driven level loop, the cache-less bottom-up and the cooperative barrier."""
@@ -317,5 +345,22 @@ def test_gpu_persistent_options(options):
         dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
                                   **options)
         host = g.to("cpu")
+        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+        np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flat_hubs", [True, False])
+@pytest.mark.parametrize("n_hubs", [800, 1500])
+def test_gpu_direction_top_down_hubs(n_hubs, flat_hubs):
+    """Top-down-only direction kernel on a level of hubs: flat grid-wide hub expansion when
+    the hubs fit its table (800), the per-block path when they do not (1500)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    g = star_of_stars(n_hubs).to("gpu")
+    host = g.to("cpu")
+    for source in (0, 1, g.n_vertices - 1):
+        dist, parent, _ = gpu.run(g, source, variant="direction-optimizing", rule="top-down",
+                                  want_parents=True, flat_hubs=flat_hubs)
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))

@@ -14,6 +14,13 @@
   runs the same operators as one launch pair per level with a host read of the statistics
   (kernels/level.cu).
 
+Performance options (issue 7 follow-up; each defaults to the constant of that name below,
+and turning them off gives the path measured before): persistent ``local_batch`` (warp
+prefix-sum enqueue in the one-block levels), ``spread`` (grid levels spread over all
+blocks), ``hysteresis`` (no futile hand-over to block 0); direction ``bitmap`` (bottom-up
+probes read a frontier bitmap), ``flat_hubs`` (top-down hubs expanded by the whole grid),
+``warp_bottom_up`` (off by default: a warp finishes each long bottom-up row).
+
 Workspaces (queues, counters, the reverse graph for directed inputs) are kept per
 CSRGraph object, so repeated searches on one GPU graph allocate nothing.
 """
@@ -50,6 +57,7 @@ SPREAD_WIDE = True  # persistent grid levels: frontier warps spread over all blo
 LOCAL_HYSTERESIS = True  # persistent: no re-entry into one block just above what fits
 FRONTIER_BITMAP = True
 WARP_BOTTOM_UP = False
+FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
 
 
@@ -315,10 +323,13 @@ def run_merge_path(ws: Workspace, source: int, want_parents: bool) -> tuple[Any,
 def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", use_cache: bool = True,
                              mode: str = "xiao-feng", bitmap: bool = FRONTIER_BITMAP,
-                             warp_bottom_up: bool = WARP_BOTTOM_UP) -> tuple[Any, Any]:
+                             warp_bottom_up: bool = WARP_BOTTOM_UP,
+                             flat_hubs: bool = FLAT_HUBS) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
-    ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together."""
+    ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
+    ``flat_hubs``: top-down levels expand the frontier's hubs over the whole grid.
+    bitmap=False, warp_bottom_up=False, flat_hubs=False is the path measured before."""
     g = ws.g
     cp = ws.cp
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
@@ -331,7 +342,7 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
                 np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
                 np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
-                ws.frontier_bits if bitmap else NULL)
+                np.int32(flat_hubs), ws.frontier_bits if bitmap else NULL)
     return dist, parent
 
 

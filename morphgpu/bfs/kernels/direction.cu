@@ -12,6 +12,8 @@
 //      (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
 //   -- grid barrier --
 //   every block reads the statistics and applies the same rule.
+// flat_hubs: a top-down level expands the frontier's hubs over the whole grid as one flat
+// edge array (expand_rows_grid) instead of one block per hub.
 // warp_bottom_up selects adopt_parent_warp (a warp finishes each long row) over one thread
 // per vertex. With frontier_bits non-null (`bitmap` on the host), phase B also writes the new
 // frontier as a bitmap and the bottom-up probes read it instead of the labels (see
@@ -32,6 +34,9 @@
 #ifndef MG_BFS_HUB_SLOTS
 #define MG_BFS_HUB_SLOTS 1024
 #endif
+#ifndef MG_BFS_FLAT_HUBS
+#define MG_BFS_FLAT_HUBS 1024
+#endif
 
 using namespace mg;
 using namespace mg::traversal;
@@ -49,10 +54,15 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
-                         int warp_bottom_up, unsigned* frontier_bits,
+                         int warp_bottom_up, int flat_hubs, unsigned* frontier_bits,
                          unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
-    __shared__ HubCache<MG_BFS_HUB_SLOTS> cache;
+    // The cache lives in bottom-up levels, the flat hub rows in top-down ones.
+    __shared__ union {
+        HubCache<MG_BFS_HUB_SLOTS> cache;
+        FlatRows<MG_BFS_FLAT_HUBS> flat;
+    } level_scratch;
+    HubCache<MG_BFS_HUB_SLOTS>& cache = level_scratch.cache;
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
 
@@ -79,12 +89,21 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
             const i64 n_queue = (i64)load_volatile(&here->vertices);
+            // The frontier's hubs (degree > hub_degree, listed in hub_queue by the same
+            // queue generation that wrote the queue) go to the whole grid at once when
+            // they fit the flat table; the queue's other rows to expand_gather.
+            const i64 n_hubs = (i64)load_volatile(&here->hubs);
+            const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
+            if (flat)
+                expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr, indices,
+                                                          hub_queue, n_hubs, visit);
             for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
                  base += (i64)gridDim.x * BLOCK) {
                 const i64 i = base + threadIdx.x;
-                const bool has = i < n_queue;
-                expand_gather<BLOCK>(gather, indptr, indices, has, has ? queue[i] : (vid_t)0,
-                                     visit);
+                bool has = i < n_queue;
+                const vid_t v = has ? queue[i] : (vid_t)0;
+                if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
+                expand_gather<BLOCK>(gather, indptr, indices, has, v, visit);
             }
         } else {
             if (use_cache) {

@@ -105,6 +105,70 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
     __syncthreads();
 }
 
+// Grid-wide expansion of a short list of long rows (the frontier's hubs), as ONE flat
+// edge array: every block builds the same prefix sum of the rows' lengths in shared
+// memory, then each thread of the grid takes every global_stride()-th edge and finds its
+// row by binary search. expand_gather hands a hub to the one block that holds it (its CTA
+// phase), so a row of 100,000 edges took 200 steps of one block while the rest of the
+// grid waited at the next barrier; here it takes one step of the whole grid.
+// Block-wide (every thread of every block calls it); n_rows <= CAP; ends with a
+// __syncthreads, so the scratch can be reused right away. The visitor must not use warp
+// collectives (the grid-stride loop diverges): StatusVisit.
+template <int CAP>
+struct FlatRows {
+    i64 offset[CAP];  // exclusive prefix sum of the rows' lengths
+    eid_t begin[CAP];
+    vid_t src[CAP];
+};
+
+template <int BLOCK, int CAP, typename Visit>
+__device__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* indptr, const vid_t* indices,
+                                 const vid_t* rows, i64 n_rows, const Visit& visit) {
+    static_assert(CAP % BLOCK == 0, "CAP must be a multiple of BLOCK");
+    constexpr int PER = CAP / BLOCK;  // consecutive rows per thread
+    vid_t v[PER];
+    eid_t b[PER];
+    i64 length[PER];
+    i64 mine = 0;
+#pragma unroll
+    for (int r = 0; r < PER; ++r) {
+        const i64 idx = (i64)threadIdx.x * PER + r;
+        v[r] = 0;
+        b[r] = 0;
+        length[r] = 0;
+        if (idx < n_rows) {
+            v[r] = rows[idx];
+            b[r] = indptr[v[r]];
+            length[r] = (i64)(indptr[(i64)v[r] + 1] - b[r]);
+            mine += length[r];
+        }
+    }
+    i64 total;
+    i64 offset = block_exclusive_sum<BLOCK, i64>(mine, &total);
+#pragma unroll
+    for (int r = 0; r < PER; ++r) {
+        const i64 idx = (i64)threadIdx.x * PER + r;
+        if (idx < n_rows) {
+            s.offset[idx] = offset;
+            s.begin[idx] = b[r];
+            s.src[idx] = v[r];
+            offset += length[r];
+        }
+    }
+    __syncthreads();
+    for (i64 k = global_tid(); k < total; k += global_stride()) {
+        // The last row whose offset is <= k owns edge k (an empty row shares the offset of
+        // the next one, so the search passes it).
+        int lo = 0, hi = (int)n_rows - 1;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if (s.offset[mid] <= k) lo = mid; else hi = mid - 1;
+        }
+        visit(s.src[lo], indices[s.begin[lo] + (eid_t)(k - s.offset[lo])]);
+    }
+    __syncthreads();
+}
+
 // Rows of at most ROW edges (meshes, roads), one per thread, grid-stride in whole warps:
 // each thread issues its row's id loads together, then the label loads, then claims the
 // unvisited ones (label check + atomicCAS, so exactly one discoverer wins); the warp then
