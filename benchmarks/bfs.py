@@ -98,10 +98,12 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
                      ("persistent spread=off", "persistent", {"spread": False}),
                      ("persistent hysteresis=off", "persistent", {"hysteresis": False})]
     if auto in ("beamer", "direction-optimizing"):
-        # bitmap and flat_hubs are on by default, the warp bottom-up off (gpu.py); all
-        # three off is the path measured before the follow-up.
-        runs += [("beamer before-follow-up", "beamer", {"bitmap": False, "flat_hubs": False}),
+        # bitmap, flat_hubs and warp_reserve are on by default, the warp bottom-up off
+        # (gpu.py); all four off is the path measured before the follow-up.
+        runs += [("beamer before-follow-up", "beamer",
+                  {"bitmap": False, "flat_hubs": False, "warp_reserve": False}),
                  ("beamer flat_hubs=off", "beamer", {"flat_hubs": False}),
+                 ("beamer warp_reserve=off", "beamer", {"warp_reserve": False}),
                  ("beamer bitmap=off", "beamer", {"bitmap": False}),
                  ("beamer warp-bottom-up", "beamer", {"warp_bottom_up": True}),
                  ("beamer warp-bottom-up bitmap=off", "beamer",

@@ -297,7 +297,9 @@ def test_variant_table_is_honest():
                                      {"warp_bottom_up": True, "use_cache": False},
                                      {"warp_bottom_up": True, "bitmap": False},
                                      {"flat_hubs": False},
-                                     {"flat_hubs": False, "bitmap": False}])
+                                     {"warp_reserve": False},
+                                     {"flat_hubs": False, "bitmap": False,
+                                      "warp_reserve": False}])
 @pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
 def test_gpu_direction_loops(variant, options):
     """The host-driven level loop, the cache-less bottom-up and the cooperative barrier."""

@@ -19,7 +19,8 @@ and turning them off gives the path measured before): persistent ``local_batch``
 prefix-sum enqueue in the one-block levels), ``spread`` (grid levels spread over all
 blocks), ``hysteresis`` (no futile hand-over to block 0); direction ``bitmap`` (bottom-up
 probes read a frontier bitmap), ``flat_hubs`` (top-down hubs expanded by the whole grid),
-``warp_bottom_up`` (off by default: a warp finishes each long bottom-up row).
+``warp_reserve`` (queue generation reserves slots per warp), ``warp_bottom_up`` (off by
+default: a warp finishes each long bottom-up row).
 
 Workspaces (queues, counters, the reverse graph for directed inputs) are kept per
 CSRGraph object, so repeated searches on one GPU graph allocate nothing.
@@ -58,6 +59,7 @@ LOCAL_HYSTERESIS = True  # persistent: no re-entry into one block just above wha
 FRONTIER_BITMAP = True
 WARP_BOTTOM_UP = False
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
+WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
 
 
@@ -324,12 +326,14 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", use_cache: bool = True,
                              mode: str = "xiao-feng", bitmap: bool = FRONTIER_BITMAP,
                              warp_bottom_up: bool = WARP_BOTTOM_UP,
-                             flat_hubs: bool = FLAT_HUBS) -> tuple[Any, Any]:
+                             flat_hubs: bool = FLAT_HUBS,
+                             warp_reserve: bool = WARP_RESERVE) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
     ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
-    ``flat_hubs``: top-down levels expand the frontier's hubs over the whole grid.
-    bitmap=False, warp_bottom_up=False, flat_hubs=False is the path measured before."""
+    ``flat_hubs``: top-down levels expand the frontier's hubs over the whole grid;
+    ``warp_reserve``: queue generation reserves its slots per warp (two __syncthreads per
+    block step instead of up to ten). All four False is the path measured before."""
     g = ws.g
     cp = ws.cp
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
@@ -342,7 +346,8 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
                 np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
                 np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
-                np.int32(flat_hubs), ws.frontier_bits if bitmap else NULL)
+                np.int32(flat_hubs), np.int32(warp_reserve),
+                ws.frontier_bits if bitmap else NULL)
     return dist, parent
 
 

@@ -12,6 +12,7 @@
 //      (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
 //   -- grid barrier --
 //   every block reads the statistics and applies the same rule.
+// warp_reserve: queue generation reserves slots per warp (traversal/queue.cuh).
 // flat_hubs: a top-down level expands the frontier's hubs over the whole grid as one flat
 // edge array (expand_rows_grid) instead of one block per hub.
 // warp_bottom_up selects adopt_parent_warp (a warp finishes each long row) over one thread
@@ -54,8 +55,8 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
-                         int warp_bottom_up, int flat_hubs, unsigned* frontier_bits,
-                         unsigned* barrier_state) {
+                         int warp_bottom_up, int flat_hubs, int warp_reserve,
+                         unsigned* frontier_bits, unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     // The cache lives in bottom-up levels, the flat hub rows in top-down ones.
     __shared__ union {
@@ -73,7 +74,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     if (blockIdx.x == 0 && threadIdx.x < 9) stats_slots[threadIdx.x] = 0ull;
     grid_sync(bar);
     queue_from_status<BLOCK>(dist, indptr, n, 0, queue, &stats[0], hub_degree, true,
-                             hub_queue, frontier_bits);
+                             hub_queue, frontier_bits, warp_reserve != 0);
     grid_sync(bar);
 
     bool bottom_up = rule == RULE_BOTTOM_UP;
@@ -132,7 +133,8 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
         // A top-down level may follow unless Enterprise's one-way switch has happened.
         const bool keep_queue = rule == RULE_TOP_DOWN || rule == RULE_BEAMER || !bottom_up;
         queue_from_status<BLOCK>(dist, indptr, n, level + 1, queue, next, hub_degree,
-                                 keep_queue && rule != RULE_BOTTOM_UP, hub_queue, frontier_bits);
+                                 keep_queue && rule != RULE_BOTTOM_UP, hub_queue, frontier_bits,
+                                 warp_reserve != 0);
         grid_sync(bar);
         const i64 n_f = (i64)load_volatile(&next->vertices);
         const i64 m_f = (i64)load_volatile(&next->edges);
