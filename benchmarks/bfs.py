@@ -7,6 +7,10 @@ the component, half the directed count on symmetric graphs); microseconds per le
 on a prefix of the same roots (fewer: it is ~100x slower), run in this process; the ratio
 of mean times on the roots both ran. One result per graph is checked with Graph500's
 checks and every variant's distances are compared with it.
+
+Rows named "... before-follow-up" run the persistent / beamer kernels with every option of
+the issue-7 follow-up turned off (the path measured before it); "... <option>=off" rows
+turn one option off, so each change's effect reads as a ratio of two rows.
 """
 
 from __future__ import annotations
@@ -125,7 +129,8 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
             return gpu.run(g, root, variant=name, want_parents=True, **options)
 
         search(roots[0])  # warm-up: compile, workspace
-        deadline = time.perf_counter() + per_variant_s
+        # Rows with options (the comparisons) get half a slice, to stay in the time budget.
+        deadline = time.perf_counter() + (per_variant_s / 2 if options else per_variant_s)
         times, edges, levels = [], [], []
         for root in roots:
             holder: dict[str, Any] = {}
