@@ -17,13 +17,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from morphgpu import generators  # noqa: E402
 from morphgpu.bfs import gpu, graph500_check, variants  # noqa: E402
+from morphgpu.csr import CSRGraph  # noqa: E402
 
 RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("persistent", {"enter_local": 0}),
     ("direction-optimizing", {"loop": "host"}),
     ("beamer", {"loop": "host"}),
     ("bottom-up", {"loop": "host"}),
+    # The issue-7 follow-up's options, each away from its default.
+    ("persistent", {"local_batch": False, "spread": False, "hysteresis": False}),
+    ("beamer", {"warp_bottom_up": True}),
+    ("beamer", {"bitmap": False, "flat_hubs": False, "warp_reserve": False}),
+    ("direction-optimizing", {"rule": "top-down"}),
+    ("bottom-up", {"warp_bottom_up": True}),
 ]
+
+
+def layered(widths: list[int]) -> CSRGraph:
+    """Frontier widths around the persistent kernel's one-block thresholds (see
+    tests/test_bfs.py, layered_graph): each vertex joins two of the previous layer."""
+    starts = np.concatenate([[0], np.cumsum(widths)])
+    src, dst = [], []
+    for k in range(1, len(widths)):
+        i = np.arange(widths[k])
+        for j in (i % widths[k - 1], (i * 7 + 3) % widths[k - 1]):
+            src.append(starts[k] + i)
+            dst.append(starts[k - 1] + j)
+    return CSRGraph.from_edges(np.concatenate(src), np.concatenate(dst),
+                               n_vertices=int(starts[-1]), symmetrize=True,
+                               merge_duplicates="first")
 
 
 def main() -> int:
@@ -31,6 +53,7 @@ def main() -> int:
         "grid 40x30": generators.grid2d(40, 30, device="gpu"),
         "kron 9": generators.kronecker(9, 16, device="gpu"),
         "rmat 9 directed": generators.rmat(9, 8, device="gpu", directed=True),
+        "layered": layered([1, 64, 900, 900, 900, 300, 1100, 2047, 1, 3]).to("gpu"),
     }
     failures = 0
     for label, g in graphs.items():
