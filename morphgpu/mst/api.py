@@ -132,9 +132,8 @@ def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
     weights = xp.asarray(weights)
     if weights.dtype.kind not in "biuf":
         raise ValueError(f"{what}: weights must be real numbers, got dtype {weights.dtype}")
-    if weights.dtype.kind == "f" and weights.size and bool(xp.isnan(weights).any()):
-        bad = int(xp.argmax(xp.isnan(weights)))
-        raise ValueError(f"{what}: weight of CSR entry {bad} is NaN")
+    # NaN weights are reported by the path that runs (_check_no_nan; on the GPU, the
+    # kernel), so a GPU input costs no extra pass and synchronisation here.
     # Narrow types widen to the ones the kernel reads bit-wise (exactly).
     if weights.dtype.kind == "b" or (weights.dtype.kind in "iu" and weights.dtype.itemsize < 4):
         weights = weights.astype(np.int32)
@@ -147,37 +146,84 @@ def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
     return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side)
 
 
-def _run(prep: _Prepared, run_side: str) -> tuple[Any, int]:
-    """Sorted CSR positions of the forest's edges (on ``run_side``) and rounds."""
-    if run_side == "gpu":
-        from . import gpu  # noqa: PLC0415
+def _check_no_nan(weights: np.ndarray, what: str) -> None:
+    if weights.dtype.kind == "f" and weights.size and np.isnan(weights).any():
+        bad = int(np.argmax(np.isnan(weights)))
+        raise ValueError(f"{what}: weight of CSR entry {bad} is NaN")
 
-        indptr = backend.to_side(prep.indptr, "gpu")
-        indices = backend.to_side(prep.indices, "gpu")
-        weights = backend.to_side(prep.weights, "gpu")
-        vdt = np.int32 if prep.n < 2**31 else np.int64
-        edt = np.int32 if indices.size < 2**31 else np.int64
-        return gpu.minimum_spanning_forest(
-            prep.n, indptr.astype(edt, copy=False), indices.astype(vdt, copy=False), weights,
-            symmetric=prep.symmetric,
-        )
+
+def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
+    """The forest by the GPU kernels, and how many of its edges weigh zero.
+
+    The kernels hand back the finished arrays; the only host work left is slicing them
+    (GPU-side results) or one copy (host-side results).
+    """
+    from . import gpu  # noqa: PLC0415
+
+    indptr = backend.to_side(prep.indptr, "gpu")
+    indices = backend.to_side(prep.indices, "gpu")
+    weights = backend.to_side(prep.weights, "gpu")
+    vdt = np.int32 if prep.n < 2**31 else np.int64
+    edt = np.int32 if indices.size < 2**31 else np.int64
+    forest = gpu.spanning_forest(
+        prep.n, indptr.astype(edt, copy=False), indices.astype(vdt, copy=False), weights,
+        symmetric=prep.symmetric, side=prep.side, what=what,  # type: ignore[arg-type]
+    )
+    result = MSTResult(
+        src=forest.src,
+        dst=forest.dst,
+        weights=forest.weights,
+        edge_ids=forest.edge_ids,
+        total_weight=forest.total_weight,
+        n_components=prep.n - int(forest.edge_ids.size),
+        n_rounds=forest.n_rounds,
+        n_vertices=prep.n,
+        device="gpu",
+    )
+    return result, forest.n_zero_weight
+
+
+def _solve_cpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
+    """The forest by the NumPy rounds, and how many of its edges weigh zero."""
     from . import cpu  # noqa: PLC0415
 
     indptr = backend.to_host(prep.indptr).astype(np.int64, copy=False)
     indices = backend.to_host(prep.indices)
     weights = backend.to_host(prep.weights)
+    _check_no_nan(weights, what)
     keys = keymod.weight_keys(np, weights)
-    return cpu.minimum_spanning_forest(prep.n, indptr, indices, keys, symmetric=prep.symmetric)
-
-
-def _forest_edges(prep: _Prepared, positions: Any, run_side: str) -> tuple[Any, Any, Any]:
-    xp = backend.xp_for(run_side)  # type: ignore[arg-type]
-    indptr = backend.to_side(prep.indptr, run_side)  # type: ignore[arg-type]
+    positions, rounds = cpu.minimum_spanning_forest(
+        prep.n, indptr, indices, keys, symmetric=prep.symmetric
+    )
     # Row r holds positions [indptr[r], indptr[r+1]): r row ends lie at or before it.
-    src = xp.searchsorted(indptr[1:], positions, side="right")
-    dst = backend.to_side(prep.indices, run_side)[positions]  # type: ignore[arg-type]
-    w = backend.to_side(prep.weights, run_side)[positions]  # type: ignore[arg-type]
-    return src, dst, w
+    src = np.searchsorted(indptr[1:], positions, side="right")
+    dst = indices[positions].astype(np.int64, copy=False)
+    w = weights[positions]
+    if w.dtype.kind in "iub":
+        total: int | float = int(w.sum(dtype=np.int64)) if w.size else 0
+    else:
+        total = float(w.sum(dtype=np.float64)) if w.size else 0.0
+    out = prep.side
+    result = MSTResult(
+        src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
+        dst=backend.to_side(dst, out),  # type: ignore[arg-type]
+        weights=backend.to_side(w, out),  # type: ignore[arg-type]
+        edge_ids=backend.to_side(positions.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
+        total_weight=total,
+        n_components=prep.n - int(positions.size),
+        n_rounds=int(rounds),
+        n_vertices=prep.n,
+        device="cpu",
+    )
+    return result, int(np.count_nonzero(w == 0))
+
+
+def _solve(graph: Any, symmetric: bool | None, device: str, what: str) -> tuple[MSTResult, int]:
+    run_side = backend.resolve_device(device, who=f"mst.{what}")
+    prep = _prepare(graph, symmetric, what)
+    if run_side == "gpu":
+        return _solve_gpu(prep, what)
+    return _solve_cpu(prep, what)
 
 
 def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) -> MSTResult:
@@ -189,27 +235,7 @@ def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) 
     in both directions with the same weight (default: True for an undirected CSRGraph,
     otherwise False, which is always correct). Results come back on the input's side.
     """
-    run_side = backend.resolve_device(device, who="mst.boruvka")
-    prep = _prepare(graph, symmetric, "boruvka")
-    positions, rounds = _run(prep, run_side)
-    src, dst, w = _forest_edges(prep, positions, run_side)
-    xp = backend.xp_for(run_side)  # type: ignore[arg-type]
-    if w.dtype.kind in "iub":
-        total: int | float = int(w.sum(dtype=np.int64)) if w.size else 0
-    else:
-        total = float(w.sum(dtype=np.float64)) if w.size else 0.0
-    out = prep.side
-    return MSTResult(
-        src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
-        dst=backend.to_side(dst.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
-        weights=backend.to_side(w, out),  # type: ignore[arg-type]
-        edge_ids=backend.to_side(xp.asarray(positions, dtype=np.int64), out),  # type: ignore[arg-type]
-        total_weight=total,
-        n_components=prep.n - int(positions.size),
-        n_rounds=int(rounds),
-        n_vertices=prep.n,
-        device=run_side,
-    )
+    return _solve(graph, symmetric, device, "boruvka")[0]
 
 
 def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str = "auto") -> Any:
@@ -224,19 +250,22 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     ignored: the input is never modified.
     """
     del overwrite
-    result = boruvka(csgraph, device=device)
+    result, n_zero_weight = _solve(csgraph, None, device, "boruvka")
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)
     xp = backend.xp_for(side)  # type: ignore[arg-type]
     data = result.weights.astype(np.float64)
-    keep = data != 0
-    src, dst, data = result.src[keep], result.dst[keep], data[keep]
-    # Edges are ordered by input position, hence by row and, within a row, as stored.
-    indptr = xp.zeros(n + 1, dtype=np.int64)
-    if n:
-        xp.cumsum(xp.bincount(src, minlength=n), out=indptr[1:])
+    src, dst = result.src, result.dst
+    if n_zero_weight:
+        # Known from the solver, so the usual case (no zero-weight tree edge) skips the
+        # masking, which on CuPy synchronises once per mask.
+        keep = data != 0
+        src, dst, data = src[keep], dst[keep], data[keep]
+    # Edges are ordered by input position, hence by row and, within a row, as stored:
+    # row r's edges start where the first source >= r does.
     index_dtype = np.int32 if n < 2**31 else np.int64
-    indptr = indptr.astype(index_dtype)
+    rows = xp.arange(n + 1, dtype=src.dtype)
+    indptr = xp.searchsorted(src, rows, side="left").astype(index_dtype, copy=False)
     dst = dst.astype(index_dtype)
     if side == "gpu":
         import cupyx.scipy.sparse as cusp  # noqa: PLC0415

@@ -1,17 +1,22 @@
-"""Borůvka on the GPU: one persistent kernel (kernels/boruvka.cu) runs every round.
+"""Borůvka on the GPU: two kernels (kernels/boruvka.cu) launched back to back, one read.
 
-The host prepares weight keys only when the weights are neither int32 nor float32 (the
-kernel maps those itself), launches once, and reads back once at the end: the kernel's
-counters (rounds, overflow, forest size); the forest's CSR positions, which the kernel
-lists itself, are then sorted on the device. Nothing needs zeroing before a launch (the
-kernel initialises its own state), and the persistent grid is built once per kernel
-variant, so a call costs few host operations (this matters on road graphs, where the
-whole forest takes a few hundred microseconds).
+``mst_boruvka`` is persistent and runs every round; ``mst_write_forest`` follows it
+without a host read in between and writes the finished forest (CSR positions, sources,
+targets, weights, in position order) with its size and total weight. The host then
+reads one small ``stats`` array and slices the forest buffer: no sort, no gathers, no
+reduction on the host side. A call costs two allocations (one scratch buffer carved
+into every working array, one forest buffer), three launches (the barrier reset and the
+two kernels), one synchronising read, and, for host-side results, one more copy. This
+matters on road graphs, where the whole forest takes a few hundred microseconds.
+
+Weight keys are prepared on the host only when the weights are neither int32 nor
+float32 (the kernel maps those itself); NaN weights are found by the kernel.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,21 +29,138 @@ BLOCK = 256
 HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are longer
 SMALL_PLAN_BYTES = 256 * 2**20
 _KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2}
+# The weight types the kernel copies and sums (MST_WEIGHT_T); narrower ones are widened.
+_WEIGHT_CTYPE = {
+    np.dtype(np.int32): "int",
+    np.dtype(np.uint32): "unsigned",
+    np.dtype(np.int64): "long long",
+    np.dtype(np.uint64): "unsigned long long",
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+}
+_ALIGN = 256
+
+# boruvka.cu's Stat slots.
+STAT_ROUNDS = 0
+STAT_OVERFLOW = 1
+STAT_THRESHOLD = 2
+STAT_FOREST_EDGES = 3
+STAT_TOTAL = 4
+STAT_ZERO_EDGES = 5
+STAT_FIRST_NAN = 6
+STAT_SLOTS = 8
+NO_NAN = 2**64 - 1
+
+
+def _variant_defines(defines: dict[str, Any], mode: str) -> dict[str, Any]:
+    # The defines barrier.persistent_kernel adds, so both kernels come from one module.
+    out = dict(defines)
+    if mode == "cooperative":
+        out["MG_BARRIER_COOP"] = None
+    if mode == "atomic":
+        out["MG_BARRIER_ATOMIC"] = None
+    return out
 
 
 @functools.lru_cache(maxsize=32)
-def _grid(defines: tuple[tuple[str, Any], ...], mode: str) -> barrier.PersistentGrid:
+def _kernels(
+    defines: tuple[tuple[str, Any], ...], mode: str
+) -> tuple[barrier.PersistentGrid, Any]:
     # One grid (and barrier state) per variant: launches are sequential on one stream.
-    return barrier.persistent_kernel(
+    grid = barrier.persistent_kernel(
         KERNEL_PATH, "mst_boruvka", mode=mode, block=BLOCK, defines=dict(defines)  # type: ignore[arg-type]
     )
+    writer = kernels.get_kernel(
+        KERNEL_PATH,
+        "mst_write_forest",
+        defines=_variant_defines(dict(defines), mode),
+        cooperative=mode == "cooperative",
+    )
+    return grid, writer
+
+
+def kernel_weights(xp: Any, weights: Any, m: int) -> Any:
+    """``weights`` in a type the kernel reads (int32 ones when absent; narrow types widened)."""
+    if weights is None:
+        return xp.ones(m, dtype=np.int32)
+    dt = np.dtype(weights.dtype)
+    if dt in _WEIGHT_CTYPE:
+        return weights
+    if dt.kind == "b" or (dt.kind in "iu" and dt.itemsize < 4):
+        return weights.astype(np.int32)
+    if dt.kind == "f" and dt.itemsize < 4:
+        return weights.astype(np.float32)
+    raise ValueError(f"edge weights must be real numbers of at most 64 bits, got dtype {dt}")
+
+
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // _ALIGN) * _ALIGN
+
+
+@functools.lru_cache(maxsize=64)
+def scratch_layout(
+    n: int, m: int, capacity: int, huge_capacity: int, vid_bytes: int, blocks: int
+) -> tuple[dict[str, tuple[int, int]], int]:
+    """Byte (offset, size) of every working array in one scratch buffer, and its size.
+
+    The order is the kernel's argument order; each array starts on a 256-byte boundary.
+    """
+    edge_bytes = 16 if vid_bytes == 4 else 24  # boruvka.cu's Edge
+    sizes = {
+        "parent": max(n, 1) * vid_bytes,
+        "lightest": 2 * max(n, 1) * 8,
+        "wl0": capacity * edge_bytes,
+        "wl1": capacity * edge_bytes,
+        "counters": 5 * 8,
+        "huge_rows": huge_capacity * vid_bytes,
+        "tree_bits": max(-(-m // 32), 1) * 4,
+        "block_sums": 2 * blocks * 8,
+        "stats": STAT_SLOTS * 8,
+    }
+    layout: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for name, size in sizes.items():
+        layout[name] = (offset, size)
+        offset += _aligned(size)
+    return layout, offset
+
+
+def forest_words(n_edges: int, weight_bytes: int) -> int:
+    """int64 words of a forest buffer for ``n_edges``: three int64 arrays, then weights."""
+    return 3 * n_edges + -(-n_edges * weight_bytes // 8)
+
+
+def split_forest(buffer: Any, k: int, weight_dtype: Any) -> tuple[Any, Any, Any, Any]:
+    """(edge_ids, src, dst, weights) views of a forest buffer holding ``k`` edges.
+
+    mst_write_forest lays them out back to back: three int64 arrays of k, then k weights.
+    Works on a CuPy buffer and on its NumPy copy alike.
+    """
+    weight_words = -(-k * np.dtype(weight_dtype).itemsize // 8)
+    weights = buffer[3 * k : 3 * k + weight_words].view(weight_dtype)[:k]
+    return buffer[:k], buffer[k : 2 * k], buffer[2 * k : 3 * k], weights
+
+
+@dataclass(frozen=True)
+class GPUForest:
+    """A forest as the kernels left it, on the side asked for, ordered by position."""
+
+    edge_ids: Any
+    src: Any
+    dst: Any
+    weights: Any
+    total_weight: int | float
+    n_zero_weight: int
+    n_rounds: int
 
 
 class BoruvkaGPU:
-    """Buffers and the persistent kernel for one graph; :meth:`launch` may be repeated.
+    """Buffers and kernels for one graph; :meth:`launch` may be repeated.
 
     ``symmetric``: every edge is stored in both directions with one weight, so only the
-    entries (u, v) with u < v are candidates (half the worklist).
+    entries (u, v) with u < v are candidates (half the worklist). ``what`` starts the
+    messages of the errors the kernels detect (NaN weights, a false ``symmetric``).
+    A later launch overwrites the forest buffer, so results are read between launches.
     """
 
     def __init__(
@@ -50,21 +172,36 @@ class BoruvkaGPU:
         *,
         symmetric: bool,
         barrier_mode: barrier.BarrierMode = "xiao-feng",
+        what: str = "graph",
     ) -> None:
         cp = backend.cupy_module()
         self.n = int(n)
         self.m = int(indices.size)
         self.symmetric = bool(symmetric)
-        kind = keymod.key_kind(weights)
-        self.keys = weights if kind != "keys" else keymod.weight_keys(cp, weights)
+        self.what = what
+        self.weights = kernel_weights(cp, weights, self.m)
+        kind = keymod.key_kind(self.weights)
+        self.keys = self.weights if kind != "keys" else keymod.weight_keys(cp, self.weights)
+        self.weight_dtype = np.dtype(self.weights.dtype)
         self.indptr = indptr
         self.indices = indices
         # The worklist never holds more than the candidate entries of one pass.
         self.capacity = self.m // 2 + 1 if self.symmetric else max(self.m, 1)
-        vid_bytes = np.dtype(indices.dtype).itemsize
-        edge_bytes = 16 if vid_bytes == 4 else 24
         self.huge_capacity = self.m // HUGE_ROW + 1
-        needed = 2 * self.capacity * edge_bytes + self.n * (vid_bytes + 24) + 4096
+        defines = kernels.index_defines(indices.dtype, indptr.dtype)
+        defines.update(
+            MST_KEY_KIND=_KEY_KIND_CODE[kind],
+            MST_BLOCK=BLOCK,
+            MST_WEIGHT_T=_WEIGHT_CTYPE[self.weight_dtype],
+            MST_WEIGHT_FLOAT=int(self.weight_dtype.kind == "f"),
+        )
+        self.grid, self.writer = _kernels(tuple(sorted(defines.items())), barrier_mode)
+        vid_bytes = np.dtype(indices.dtype).itemsize
+        layout, scratch_bytes = scratch_layout(
+            self.n, self.m, self.capacity, self.huge_capacity, vid_bytes, self.grid.grid
+        )
+        n_forest_words = forest_words(max(self.n - 1, 1), self.weight_dtype.itemsize)
+        needed = scratch_bytes + 8 * n_forest_words
         if needed > SMALL_PLAN_BYTES:
             # Asking the driver for free memory costs a call into it; small plans skip
             # the early check (a failure is still reported by the memory guard).
@@ -72,61 +209,101 @@ class BoruvkaGPU:
                 needed, f"boruvka on {self.n} vertices, {self.m} entries"
             )
         with backend.gpu_memory_guard("boruvka buffers"):
-            self.parent = cp.empty(max(self.n, 1), dtype=indices.dtype)
-            self.lightest = cp.empty(2 * max(self.n, 1), dtype=cp.uint64)
-            self.worklists = [
-                cp.empty(self.capacity * edge_bytes, dtype=cp.uint8) for _ in range(2)
-            ]
-            self.counters = cp.empty(5, dtype=cp.uint64)
-            self.huge_rows = cp.empty(self.huge_capacity, dtype=indices.dtype)
-            self.tree_edges = cp.empty(max(self.n, 1), dtype=cp.int64)
-            self.stats = cp.empty(4, dtype=cp.uint64)
-        defines = kernels.index_defines(indices.dtype, indptr.dtype)
-        defines.update(MST_KEY_KIND=_KEY_KIND_CODE[kind], MST_BLOCK=BLOCK)
-        self.grid = _grid(tuple(sorted(defines.items())), barrier_mode)
+            self.scratch = cp.empty(scratch_bytes, dtype=cp.uint8)
+            self.forest_buffer = cp.empty(n_forest_words, dtype=cp.int64)
+        part = {name: self.scratch[at : at + size] for name, (at, size) in layout.items()}
+        self.stats = part["stats"].view(cp.uint64)
+        self._boruvka_args = (
+            indptr, indices, self.keys, self.weights,
+            np.int64(self.n), np.int64(self.m), np.int32(self.symmetric),
+            np.int64(self.capacity), np.int64(self.huge_capacity),
+            part["parent"], part["lightest"], part["wl0"], part["wl1"], part["counters"],
+            part["huge_rows"], part["tree_bits"], part["block_sums"], part["stats"],
+        )  # fmt: skip
+        self._writer_args = (
+            indptr, indices, self.weights, np.int64(self.n), np.int64(self.m),
+            part["tree_bits"], part["block_sums"], part["stats"], self.forest_buffer,
+        )  # fmt: skip
 
     def launch(self) -> None:
         """Run the whole forest computation (asynchronous; nothing is read back)."""
-        self.grid.launch(
-            self.indptr,
-            self.indices,
-            self.keys,
-            np.int64(self.n),
-            np.int64(self.m),
-            np.int32(self.symmetric),
-            np.int64(self.capacity),
-            self.parent,
-            self.lightest,
-            self.worklists[0],
-            self.worklists[1],
-            self.counters,
-            self.huge_rows,
-            np.int64(self.huge_capacity),
-            self.tree_edges,
-            self.stats,
+        self.grid.launch(*self._boruvka_args)
+        # The same block count: the writer's blocks own the words the counts were made on.
+        self.writer((self.grid.grid,), (BLOCK,), self._writer_args)
+
+    def read_stats(self) -> np.ndarray:
+        """The kernels' stats (one synchronising read), after checking what they found."""
+        stats = self.stats.get()
+        if stats[STAT_OVERFLOW]:
+            raise ValueError(
+                f"{self.what}: declared symmetric (undirected) but more than half of its "
+                "entries have source < target, so it is not; pass symmetric=False"
+            )
+        if int(stats[STAT_FIRST_NAN]) != NO_NAN:
+            raise ValueError(
+                f"{self.what}: weight of CSR entry {int(stats[STAT_FIRST_NAN])} is NaN"
+            )
+        n_tree = int(stats[STAT_FOREST_EDGES])
+        if n_tree >= max(self.n, 1):
+            raise RuntimeError(f"boruvka kernel: {n_tree} forest edges on {self.n} vertices")
+        return stats
+
+    def forest(self, side: backend.Side = "gpu") -> GPUForest:
+        """The last launch's forest, its arrays on ``side`` (one copy when "cpu")."""
+        stats = self.read_stats()
+        k = int(stats[STAT_FOREST_EDGES])
+        buffer = self.forest_buffer[: forest_words(k, self.weight_dtype.itemsize)]
+        if side == "cpu":
+            buffer = buffer.get()
+        edge_ids, src, dst, weights = split_forest(buffer, k, self.weight_dtype)
+        total_bits = stats[STAT_TOTAL : STAT_TOTAL + 1]
+        if self.weight_dtype.kind == "f":
+            total: int | float = float(total_bits.view(np.float64)[0])
+        else:
+            total = int(total_bits.view(np.int64)[0])
+        return GPUForest(
+            edge_ids=edge_ids,
+            src=src,
+            dst=dst,
+            weights=weights,
+            total_weight=total,
+            n_zero_weight=int(stats[STAT_ZERO_EDGES]),
+            n_rounds=int(stats[STAT_ROUNDS]),
         )
 
     def collect(self) -> tuple[Any, int]:
         """(sorted CSR positions of the tree edges as a CuPy array, rounds)."""
-        rounds, overflow, _threshold, n_tree = (int(x) for x in self.stats.get())
-        if overflow:
-            raise ValueError(
-                "graph: declared symmetric (undirected) but more than half of its entries "
-                "have source < target, so it is not; pass symmetric=False"
-            )
-        if n_tree >= max(self.n, 1):
-            raise RuntimeError(f"boruvka kernel: {n_tree} forest edges on {self.n} vertices")
-        return backend.cupy_module().sort(self.tree_edges[:n_tree]), rounds
+        forest = self.forest("gpu")
+        return forest.edge_ids, forest.n_rounds
+
+
+def spanning_forest(
+    n: int,
+    indptr: Any,
+    indices: Any,
+    weights: Any,
+    *,
+    symmetric: bool,
+    side: backend.Side = "gpu",
+    what: str = "graph",
+) -> GPUForest:
+    """The minimum spanning forest of a CSR graph on the GPU, its arrays on ``side``."""
+    if n == 0:
+        xp = backend.xp_for(side)
+        empty = xp.zeros(0, dtype=np.int64)
+        dtype = np.int32 if weights is None else weights.dtype
+        weight_dtype = kernel_weights(np, np.zeros(0, dtype=dtype), 0).dtype
+        return GPUForest(empty, empty, empty, xp.zeros(0, dtype=weight_dtype),
+                         0.0 if weight_dtype.kind == "f" else 0, 0, 0)  # fmt: skip
+    with backend.gpu_memory_guard(f"boruvka on {n} vertices"):
+        runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric, what=what)
+        runner.launch()
+        return runner.forest(side)
 
 
 def minimum_spanning_forest(
     n: int, indptr: Any, indices: Any, weights: Any, *, symmetric: bool
 ) -> tuple[Any, int]:
     """Sorted CSR positions of the forest's edges (CuPy) and the number of rounds."""
-    if n == 0:
-        cp = backend.cupy_module()
-        return cp.zeros(0, dtype=np.int64), 0
-    with backend.gpu_memory_guard(f"boruvka on {n} vertices"):
-        runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric)
-        runner.launch()
-        return runner.collect()
+    forest = spanning_forest(n, indptr, indices, weights, symmetric=symmetric)
+    return forest.edge_ids, forest.n_rounds

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import backend
+
 NO_THRESHOLD = 0xFFFFFFFF
 SAMPLE_SIZE = 64
 # Pass 1 gets about this many candidate CSR entries per vertex: enough light edges to
@@ -63,7 +65,8 @@ def weight_keys(xp: Any, weights: Any) -> Any:
     if kind in "iu":
         if w.size == 0:
             return xp.zeros(0, dtype=np.uint32)
-        lo, hi = int(w.min()), int(w.max())
+        # Both bounds in one read: on CuPy each int() would synchronise.
+        lo, hi = (int(v) for v in backend.to_host(xp.stack((w.min(), w.max()))))
         if -(2**31) <= lo and hi < 2**31:
             return (w.astype(np.int32).view(np.uint32) ^ np.uint32(0x80000000)).astype(
                 np.uint32, copy=False

@@ -22,21 +22,35 @@
 //                   filter also resets lightest[(r-1)%2] at the roots its input used;
 //   barrier;
 //   join r:         an edge that is the lightest of either end is a tree edge: unite the
-//                   ends, append its CSR position to tree_edges;
+//                   ends, set its CSR position's bit in tree_bits;
 //   barrier.
 // Three counters rotate so a counter is zeroed (in join r, for filter r+1) long after
 // its last reader.
 //
+// Output: after the last round each block counts the tree bits of its range of bit words;
+// mst_write_forest, launched right behind, turns the counts into ranks and writes the
+// forest ready for the caller, in CSR-position order (no sort), with its size and total
+// weight in `stats`, so the host launches nothing else and reads back once.
+//
 // Weight keys (MST_KEY_KIND): 0 reads precomputed uint32 keys, 1 maps int32 weights, 2
 // maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py).
+// MST_WEIGHT_T is the C type of the weights themselves (copied to the output and summed:
+// in int64 arithmetic, wrapping like NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
 #include <morphgpu/common.cuh>
 #include <morphgpu/barrier.cuh>
+#include <morphgpu/worklist.cuh>
 
 #ifndef MST_KEY_KIND
 #define MST_KEY_KIND 0
 #endif
 #ifndef MST_BLOCK
 #define MST_BLOCK 256
+#endif
+#ifndef MST_WEIGHT_T
+#define MST_WEIGHT_T int
+#endif
+#ifndef MST_WEIGHT_FLOAT
+#define MST_WEIGHT_FLOAT 0
 #endif
 
 namespace {
@@ -45,6 +59,7 @@ using mg::eid_t;
 using mg::i64;
 using mg::u64;
 using mg::vid_t;
+typedef MST_WEIGHT_T weight_t;
 
 constexpr u64 NO_EDGE = ~0ull;
 constexpr unsigned NO_THRESHOLD = 0xffffffffu;
@@ -275,18 +290,79 @@ __device__ void sweep_huge_rows(const Graph& g, vid_t* parent, unsigned threshol
     }
 }
 
+// Slots of the kernel's `stats` (gpu.py's STAT_* names mirror them).
+enum Stat : int {
+    STAT_ROUNDS = 0,
+    STAT_OVERFLOW = 1,       // 1: a worklist overflowed (declared symmetric, but is not)
+    STAT_THRESHOLD = 2,      // the light-edge threshold used
+    STAT_FOREST_EDGES = 3,
+    STAT_TOTAL = 4,          // the forest's weight: int64 bits, or double bits
+    STAT_ZERO_EDGES = 5,     // forest edges of weight zero (minimum_spanning_tree drops them)
+    STAT_FIRST_NAN = 6,      // the first CSR entry whose weight is NaN (~0: none)
+    STAT_BLOCKS_DONE = 7,    // mst_write_forest's blocks that have added their total
+    STAT_SLOTS = 8
+};
+
+// Block-wide: the sum of every thread's value, on every thread.
+template <typename T>
+__device__ __forceinline__ T block_sum(T value) {
+    T total;
+    mg::block_exclusive_sum<MST_BLOCK, T>(value, &total);
+    return total;
+}
+
+// The row holding CSR position p: the last row starting at or before p (empty rows
+// share their start with the next row, so the last of them is the one holding p).
+__device__ __forceinline__ vid_t row_of(const eid_t* __restrict__ indptr, vid_t n, eid_t p) {
+    vid_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const vid_t mid = lo + ((hi - lo + 1) >> 1);
+        if (__ldg(indptr + mid) <= p) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+// The words of tree_bits this block owns in the output: a contiguous range, the same in
+// both kernels (both run on gridDim.x blocks), so counts and ranks line up.
+struct WordRange {
+    i64 begin;
+    i64 end;
+};
+
+__device__ __forceinline__ WordRange block_words(i64 m) {
+    const i64 words = (m + 31) >> 5;
+    const i64 per_block = (words + gridDim.x - 1) / gridDim.x;
+    const i64 begin = min(words, (i64)blockIdx.x * per_block);
+    return WordRange{begin, min(words, begin + per_block)};
+}
+
+// Block-wide, in the last phase of mst_boruvka: how many tree edges this block's words
+// hold, into block_sums[blockIdx.x] (mst_write_forest turns the counts into ranks).
+__device__ void count_tree_bits(i64 m, const unsigned* tree_bits, u64* block_sums) {
+    const WordRange range = block_words(m);
+    u64 mine = 0;
+    for (i64 w = range.begin + threadIdx.x; w < range.end; w += MST_BLOCK) {
+        mine += __popc(tree_bits[w]);
+    }
+    const u64 in_block = block_sum<u64>(mine);
+    if (threadIdx.x == 0) block_sums[blockIdx.x] = in_block;
+}
+
 }  // namespace
 
-// stats: [0] rounds, [1] 1 when a worklist overflowed (the graph was not symmetric though
-// declared so), [2] the light-edge threshold used, [3] forest edges, listed in tree_edges
-// (CSR positions, unordered; at most n - 1).
-// counters: [0..2] worklist tails (rotating), [3] and [4] huge rows of pass 0 and 1.
+// Arguments: the graph (CSR, weight keys, the weights themselves), sizes, then the
+// working arrays (gpu.py carves them from one allocation): parent (n), lightest (2n),
+// two worklists (capacity Edges each), counters (5: [0..2] worklist tails, rotating, [3]
+// and [4] huge rows of pass 0 and 1), huge_rows (huge_capacity), tree_bits (ceil(m / 32)
+// words), block_sums (2 * gridDim.x) and stats (STAT_SLOTS, see Stat). Nothing needs
+// zeroing before a launch except the barrier state.
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
-    const void* __restrict__ keys, i64 n, i64 m, int symmetric, i64 capacity,
-    vid_t* parent, u64* lightest_both, Edge* wl0, Edge* wl1, u64* counters,
-    vid_t* huge_rows, i64 huge_capacity, i64* tree_edges, u64* stats,
-    unsigned* barrier_state) {
+    const void* __restrict__ keys, const weight_t* __restrict__ weights, i64 n, i64 m,
+    int symmetric, i64 capacity, i64 huge_capacity, vid_t* parent, u64* lightest_both,
+    Edge* wl0, Edge* wl1, u64* counters, vid_t* huge_rows, unsigned* tree_bits,
+    u64* block_sums, u64* stats, unsigned* barrier_state) {
     mg::GridBarrier bar(barrier_state);
     const i64 tid = mg::global_tid();
     const i64 stride = mg::global_stride();
@@ -297,15 +373,20 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
         lightest_both[v] = NO_EDGE;
         lightest_both[n + v] = NO_EDGE;
     }
+    const i64 words = (m + 31) >> 5;
+    for (i64 w = tid; w < words; w += stride) tree_bits[w] = 0u;
     if (tid < 5) counters[tid] = 0;
-    if (tid == 0) {
-        stats[0] = 0;
-        stats[1] = 0;
-        stats[3] = 0;
-    }
+    if (tid < STAT_SLOTS) stats[tid] = tid == STAT_FIRST_NAN ? NO_EDGE : 0ull;
     const unsigned threshold = block_light_threshold(keys, n, m);
-    if (tid == 0) stats[2] = threshold;
+    if (tid == 0) stats[STAT_THRESHOLD] = threshold;
     mg::grid_sync(bar);
+#if MST_WEIGHT_FLOAT
+    // NaN has no place in the order; the host raises a ValueError naming this entry.
+    for (i64 j = tid; j < m; j += stride) {
+        const weight_t w = weights[j];
+        if (w != w) atomicMin(stats + STAT_FIRST_NAN, (u64)j);
+    }
+#endif
 
     const int passes = threshold == NO_THRESHOLD ? 1 : 2;
     int r = 0;
@@ -331,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
             const u64 count = mg::load_volatile(counters + r % 3);
             if (count == 0) break;
             if (count > (u64)capacity) {
-                if (tid == 0) stats[1] = 1;
+                if (tid == 0) stats[STAT_OVERFLOW] = 1;
                 return;  // every thread read the same count, so every thread leaves
             }
             // join r
@@ -341,14 +422,13 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
                 const Edge e = joined[i];
                 if (e.packed == lightest[e.u] || e.packed == lightest[e.v]) {
                     unite(parent, e.u, e.v);
-                    // A forest has at most n - 1 edges, the list's capacity.
-                    const u64 slot = reserve_slot(stats + 3);
-                    if (slot < (u64)n) tree_edges[slot] = (i64)(e.packed & 0xffffffffull);
+                    const unsigned p = (unsigned)(e.packed & 0xffffffffull);
+                    atomicOr(tree_bits + (p >> 5), 1u << (p & 31u));
                 }
             }
             if (tid == 0) {
                 counters[(r + 1) % 3] = 0;
-                stats[0] += 1;
+                stats[STAT_ROUNDS] += 1;
             }
             mg::grid_sync(bar);
             // filter r + 1
@@ -368,4 +448,95 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
         }
         ++r;
     }
+    // The last join lies two barriers back (its filter found nothing left).
+    count_tree_bits(m, tree_bits, block_sums);
+}
+
+// Launched right after mst_boruvka (no host read between), on as many blocks: the forest
+// as four arrays of k = (tree edges) entries back to back in `forest` (CSR positions,
+// sources, targets as int64, then the weights as weight_t), in position order, plus its
+// size, weight and zero-weight edges in `stats`. A tree edge's index is the number of
+// tree bits before its own: the blocks before this one (block_sums), then a block-wide
+// prefix sum over this block's words. A separate kernel keeps the persistent one's
+// register count, hence its occupancy, as it was.
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
+    const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+    const weight_t* __restrict__ weights, i64 n, i64 m, const unsigned* __restrict__ tree_bits,
+    u64* block_sums, u64* stats, i64* forest) {
+    // After an overflow mst_boruvka left early: no counts, nothing to write.
+    if (mg::load_volatile(stats + STAT_OVERFLOW)) return;
+    u64 before = 0, all = 0;
+    for (i64 b = threadIdx.x; b < (i64)gridDim.x; b += MST_BLOCK) {
+        const u64 count = block_sums[b];
+        all += count;
+        if (b < (i64)blockIdx.x) before += count;
+    }
+    before = block_sum<u64>(before);
+    const u64 k = block_sum<u64>(all);
+    if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_FOREST_EDGES] = k;
+    // A forest has at most n - 1 edges (the buffer's capacity); more is a bug the host
+    // reports. Every thread read the same k, so every thread leaves.
+    if (k >= (u64)n) return;
+
+    i64* edge_ids = forest;
+    i64* sources = forest + k;
+    i64* targets = forest + 2 * k;
+    weight_t* forest_weights = (weight_t*)(forest + 3 * k);
+#if MST_WEIGHT_FLOAT
+    double total = 0.0;
+#else
+    u64 total = 0;  // unsigned: wraps modulo 2^64 like NumPy's int64 sum, without UB
+#endif
+    u64 zeros = 0;
+    u64 base = before;
+    const WordRange range = block_words(m);
+    for (i64 tile = range.begin; tile < range.end; tile += MST_BLOCK) {
+        const i64 w = tile + threadIdx.x;
+        unsigned bits = w < range.end ? tree_bits[w] : 0u;
+        u64 tile_edges;
+        u64 rank = base + mg::block_exclusive_sum<MST_BLOCK, u64>((u64)__popc(bits), &tile_edges);
+        while (bits) {
+            const i64 p = (w << 5) + (__ffs(bits) - 1);
+            bits &= bits - 1;
+            const weight_t weight = weights[p];
+            edge_ids[rank] = p;
+            sources[rank] = (i64)row_of(indptr, (vid_t)n, (eid_t)p);
+            targets[rank] = (i64)__ldg(indices + p);
+            forest_weights[rank] = weight;
+#if MST_WEIGHT_FLOAT
+            total += (double)weight;
+#else
+            total += (u64)(i64)weight;
+#endif
+            zeros += weight == (weight_t)0;
+            ++rank;
+        }
+        base += tile_edges;
+    }
+    if (zeros) atomicAdd(stats + STAT_ZERO_EDGES, zeros);
+#if MST_WEIGHT_FLOAT
+    // Summed in a fixed order (per thread, per block, then the blocks in order by the
+    // block that finishes last), so a graph's total is the same on every run.
+    __shared__ bool last_block;
+    const double in_block_total = block_sum<double>(total);
+    double* block_totals = (double*)(block_sums + gridDim.x);
+    if (threadIdx.x == 0) {
+        block_totals[blockIdx.x] = in_block_total;
+        __threadfence();
+        last_block = atomicAdd(stats + STAT_BLOCKS_DONE, 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last_block) {
+        __threadfence();
+        double part = 0.0;
+        for (i64 b = threadIdx.x; b < (i64)gridDim.x; b += MST_BLOCK) {
+            part += mg::load_volatile(block_totals + b);
+        }
+        const double grand = block_sum<double>(part);
+        if (threadIdx.x == 0) stats[STAT_TOTAL] = (u64)__double_as_longlong(grand);
+    }
+#else
+    const u64 in_block_total = block_sum<u64>(total);
+    if (threadIdx.x == 0 && in_block_total) atomicAdd(stats + STAT_TOTAL, in_block_total);
+#endif
 }

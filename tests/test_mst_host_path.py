@@ -1,0 +1,388 @@
+"""The GPU path's host side, run without a GPU: what it launches, reads back and returns.
+
+A stand-in CuPy (NumPy arrays that book every device operation: launches, synchronising
+reads, allocations, copies) replaces the real one, and the two kernels are replaced by
+emulations written from boruvka.cu's contract (tree bits and per-block counts from
+mst_boruvka; the forest laid out back to back, its size and total in `stats`, from
+mst_write_forest), computed with the NumPy Borůvka. So these tests pin the host-side cost
+of a call (issue 8: a call's host overhead, not its kernel, dominated on road graphs) and
+check the host's plumbing (buffer layout, slicing, dtypes, totals, sides) against the
+NumPy path; the kernels themselves are tested on a GPU by test_mst.py.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
+
+from morphgpu import backend
+from morphgpu.csr import CSRGraph
+from morphgpu.mst import boruvka, cpu, gpu, minimum_spanning_tree
+from morphgpu.mst import keys as keymod
+
+
+@dataclass
+class Ledger:
+    launches: list[str] = field(default_factory=list)
+    syncs: list[str] = field(default_factory=list)
+    allocations: int = 0
+    host_to_device: int = 0
+    device_to_host: int = 0
+
+    def clear(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+LEDGER = Ledger()
+
+
+def _plain(x):
+    if isinstance(x, FakeDeviceArray):
+        return x.view(np.ndarray)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_plain(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _device(x):
+    if isinstance(x, np.generic):  # CuPy reductions give 0-d device arrays
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray) and not isinstance(x, FakeDeviceArray):
+        return x.view(FakeDeviceArray)
+    if isinstance(x, tuple):
+        return tuple(_device(v) for v in x)
+    return x
+
+
+def _basic(key) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer, slice, type(Ellipsis), type(None))) for k in parts)
+
+
+class FakeDeviceArray(np.ndarray):
+    """A NumPy array standing for a CuPy one: device work is booked in LEDGER."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {}
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        LEDGER.launches.append(f"{ufunc.__name__}.{method}")
+        return _device(getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs)))
+
+    def __array_function__(self, func, types_, args, kwargs):
+        LEDGER.launches.append(func.__name__)
+        return _device(func(*_plain(args), **_plain(kwargs)))
+
+    def __getitem__(self, key):
+        if _basic(key):
+            return super().__getitem__(key)
+        LEDGER.launches.append("gather")
+        if getattr(key, "dtype", None) == np.bool_:
+            LEDGER.syncs.append("mask")  # CuPy reads the mask's count back to size the result
+        return _device(self.view(np.ndarray)[_plain(key)])
+
+    def astype(self, dtype, copy=True, **kwargs):
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
+        LEDGER.launches.append("astype")
+        return _device(self.view(np.ndarray).astype(dtype))
+
+    def fill(self, value) -> None:
+        LEDGER.launches.append("fill")
+        self.view(np.ndarray).fill(value)
+
+    def copy(self, *args, **kwargs):
+        LEDGER.launches.append("copy")
+        return _device(self.view(np.ndarray).copy())
+
+    def get(self) -> np.ndarray:
+        LEDGER.syncs.append("get")
+        LEDGER.device_to_host += 1
+        return np.array(self.view(np.ndarray))
+
+    def _synced(self):
+        LEDGER.syncs.append("scalar")
+        return self.view(np.ndarray)
+
+    def __int__(self):
+        return int(self._synced())
+
+    def __index__(self):
+        return int(self._synced())
+
+    def __float__(self):
+        return float(self._synced())
+
+    def __bool__(self):
+        return bool(self._synced())
+
+    def item(self, *args):
+        return self._synced().item(*args)
+
+    def tolist(self):
+        return self._synced().tolist()
+
+
+FakeDeviceArray.__module__ = "cupy_stand_in"  # backend.side_of: a CuPy array
+
+
+class FakeCuPy(types.ModuleType):
+    """The parts of CuPy the MST path uses; any other NumPy function is one launch."""
+
+    ndarray = FakeDeviceArray
+
+    def __init__(self) -> None:
+        super().__init__("cupy_stand_in")
+        out_of_memory = type("OutOfMemoryError", (MemoryError,), {})
+        self.cuda = types.SimpleNamespace(
+            memory=types.SimpleNamespace(OutOfMemoryError=out_of_memory),
+            runtime=types.SimpleNamespace(memGetInfo=lambda: (2**40, 2**40)),
+            get_current_stream=lambda: types.SimpleNamespace(
+                synchronize=lambda: LEDGER.syncs.append("stream")
+            ),
+        )
+
+    @staticmethod
+    def get_default_memory_pool():
+        return types.SimpleNamespace(free_bytes=lambda: 0, total_bytes=lambda: 0)
+
+    @staticmethod
+    def empty(shape, dtype=float):
+        LEDGER.allocations += 1
+        return np.empty(shape, dtype=dtype).view(FakeDeviceArray)
+
+    @staticmethod
+    def asarray(x, dtype=None):
+        if isinstance(x, FakeDeviceArray):
+            return x if dtype is None else x.astype(dtype, copy=False)
+        LEDGER.allocations += 1
+        LEDGER.host_to_device += 1
+        return np.array(x, dtype=dtype).view(FakeDeviceArray)
+
+    def __getattr__(self, name: str):
+        target = getattr(np, name)
+        if not callable(target) or isinstance(target, type):
+            return target  # dtypes and constants
+
+        def launched(*args, **kwargs):
+            if name in ("zeros", "ones", "arange", "full"):
+                LEDGER.allocations += 1
+            LEDGER.launches.append(name)
+            return _device(target(*_plain(args), **_plain(kwargs)))
+
+        return launched
+
+
+def _bytes_as(region: np.ndarray, dtype) -> np.ndarray:
+    return region.view(np.ndarray).view(dtype)
+
+
+def _block_words(words: int, blocks: int, b: int) -> tuple[int, int]:
+    per_block = -(-words // blocks)
+    begin = min(words, b * per_block)
+    return begin, min(words, begin + per_block)
+
+
+class FakeBoruvkaGrid:
+    """mst_boruvka's contract: stats, tree bits and per-block counts (NumPy Borůvka)."""
+
+    grid = 3  # blocks: the writer must be launched on as many
+
+    def launch(self, *args) -> None:
+        LEDGER.launches += ["barrier reset", "mst_boruvka"]
+        (indptr, indices, keys, weights, n, m, symmetric, _cap, _huge, *_work,
+         tree_bits, block_sums, stats) = args  # fmt: skip
+        keys, weights = keys.view(np.ndarray), weights.view(np.ndarray)
+        if keys.dtype != np.uint32:  # the kernel maps int32 / float32 weights itself
+            keys = keymod.weight_keys(np, keys)
+        positions, rounds = cpu.minimum_spanning_forest(
+            int(n), indptr.view(np.ndarray).astype(np.int64), indices.view(np.ndarray), keys,
+            symmetric=bool(symmetric),
+        )
+        stats = _bytes_as(stats, np.uint64)
+        stats[:] = 0
+        nan = np.flatnonzero(np.isnan(weights)) if weights.dtype.kind == "f" else []
+        stats[gpu.STAT_FIRST_NAN] = nan[0] if len(nan) else gpu.NO_NAN
+        stats[gpu.STAT_ROUNDS] = rounds
+        bits = _bytes_as(tree_bits, np.uint32)
+        bits[:] = 0
+        np.bitwise_or.at(bits, positions >> 5, (1 << (positions & 31)).astype(np.uint32))
+        words = (int(m) + 31) // 32
+        counts = _bytes_as(block_sums, np.uint64)
+        for b in range(self.grid):
+            begin, end = _block_words(words, self.grid, b)
+            counts[b] = sum(int(x).bit_count() for x in bits[begin:end])
+
+
+def fake_writer(grid, block, args) -> None:
+    """mst_write_forest's contract: the forest back to back, size, total, zero edges."""
+    LEDGER.launches.append("mst_write_forest")
+    assert grid == (FakeBoruvkaGrid.grid,) and block == (gpu.BLOCK,)
+    indptr, indices, weights, n, m, tree_bits, block_sums, stats, forest = args
+    stats = _bytes_as(stats, np.uint64)
+    k = int(_bytes_as(block_sums, np.uint64)[: grid[0]].sum())
+    stats[gpu.STAT_FOREST_EDGES] = k
+    bits = _bytes_as(tree_bits, np.uint32)[: (int(m) + 31) // 32]
+    flags = np.unpackbits(bits.view(np.uint8), bitorder="little")
+    positions = np.flatnonzero(flags)
+    assert positions.size == k
+    out = forest.view(np.ndarray)
+    w = weights.view(np.ndarray)[positions]
+    out[:k] = positions
+    out[k : 2 * k] = np.searchsorted(indptr.view(np.ndarray)[1:], positions, side="right")
+    out[2 * k : 3 * k] = indices.view(np.ndarray)[positions]
+    out[3 * k :].view(np.uint8)[: w.nbytes] = w.view(np.uint8)
+    if w.dtype.kind == "f":
+        stats[gpu.STAT_TOTAL] = np.float64(w.astype(np.float64).sum()).view(np.uint64)
+    else:
+        stats[gpu.STAT_TOTAL] = w.astype(np.int64).sum(dtype=np.int64).view(np.uint64)
+    stats[gpu.STAT_ZERO_EDGES] = np.count_nonzero(w == 0)
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """The stand-in CuPy and kernels in place; yields the ledger, cleared."""
+    fake = FakeCuPy()
+    monkeypatch.setattr(backend, "_probe_cupy", lambda: (fake, None))
+    monkeypatch.setattr(gpu, "_kernels", lambda defines, mode: (FakeBoruvkaGrid(), fake_writer))
+    sparse = types.ModuleType("cupyx.scipy.sparse")
+    sparse.csr_matrix = lambda arrays, shape: sp.csr_matrix(_plain(arrays), shape=shape)
+    scipy_pkg = types.ModuleType("cupyx.scipy")
+    scipy_pkg.sparse = sparse
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scipy = scipy_pkg
+    modules = {"cupyx": cupyx, "cupyx.scipy": scipy_pkg, "cupyx.scipy.sparse": sparse}
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    LEDGER.clear()
+    yield LEDGER
+    LEDGER.clear()
+
+
+def on_device(graph: CSRGraph) -> CSRGraph:
+    w = None if graph.weights is None else graph.weights.view(FakeDeviceArray)
+    return CSRGraph(
+        graph.indptr.view(FakeDeviceArray), graph.indices.view(FakeDeviceArray), w,
+        graph.n_vertices, graph.directed,
+    )
+
+
+def road_like(n: int = 400, seed: int = 0, weights=np.int32) -> CSRGraph:
+    rng = np.random.default_rng(seed)
+    u, v = rng.integers(0, n, 3 * n), rng.integers(0, n, 3 * n)
+    w = rng.integers(0, 60, 3 * n).astype(weights)
+    return CSRGraph.from_edges(
+        u, v, w, n_vertices=n, symmetrize=True, drop_self_loops=True, merge_duplicates="min"
+    )
+
+
+def assert_same(result, expected) -> None:
+    for name in ("edge_ids", "src", "dst", "weights"):
+        ours, theirs = backend.to_host(getattr(result, name)), getattr(expected, name)
+        assert ours.dtype == theirs.dtype, name
+        assert np.array_equal(ours, theirs), name
+    assert type(result.total_weight) is type(expected.total_weight)
+    assert result.total_weight == pytest.approx(expected.total_weight, rel=1e-12)
+    assert (result.n_components, result.n_rounds) == (expected.n_components, expected.n_rounds)
+
+
+def test_device_graph_costs_three_launches_and_one_read(stand_in):
+    graph = road_like()
+    expected = boruvka(graph, device="cpu")
+    result = boruvka(on_device(graph), device="gpu")
+    assert stand_in.launches == ["barrier reset", "mst_boruvka", "mst_write_forest"]
+    assert stand_in.syncs == ["get"] and stand_in.device_to_host == 1
+    assert stand_in.allocations == 2 and stand_in.host_to_device == 0
+    assert all(isinstance(getattr(result, a), FakeDeviceArray) for a in ("src", "dst", "edge_ids"))
+    assert result.device == "gpu"
+    assert_same(result, expected)
+
+
+def test_host_matrix_is_copied_over_and_back_once_each_way(stand_in):
+    matrix = road_like(seed=1).to_scipy().astype(np.int32)
+    expected = boruvka(matrix, device="cpu")
+    result = boruvka(matrix, device="gpu")
+    assert stand_in.launches == ["barrier reset", "mst_boruvka", "mst_write_forest"]
+    assert stand_in.host_to_device == 3  # indptr, indices, weights
+    assert stand_in.device_to_host == 2 and len(stand_in.syncs) == 2  # stats, then forest
+    assert isinstance(result.src, np.ndarray) and not isinstance(result.src, FakeDeviceArray)
+    assert_same(result, expected)
+
+
+def test_float32_nan_is_found_by_the_kernel_without_an_extra_read(stand_in):
+    graph = road_like(seed=2, weights=np.float32)
+    weights = graph.weights.copy()
+    weights[17] = np.nan
+    bad = on_device(graph.with_weights(weights))
+    with pytest.raises(ValueError, match="entry 17 is NaN"):
+        boruvka(bad, device="gpu")
+    assert stand_in.syncs == ["get"]
+    with pytest.raises(ValueError, match="entry 17 is NaN"):
+        boruvka(graph.with_weights(weights), device="cpu")
+
+
+@pytest.mark.parametrize("with_zeros", [False, True])
+def test_minimum_spanning_tree_masks_only_when_a_tree_edge_weighs_zero(stand_in, with_zeros):
+    graph = road_like(seed=3, weights=np.float32)
+    if not with_zeros:
+        graph = graph.with_weights(graph.weights + np.float32(1))
+    ours = minimum_spanning_tree(on_device(graph), device="gpu")
+    assert (ours != scipy_mst(graph.to_scipy())).nnz == 0
+    masks = [op for op in stand_in.launches if op == "gather"]
+    assert (len(masks) > 0) == with_zeros
+    assert stand_in.syncs.count("get") == 1
+    assert len(stand_in.syncs) == (4 if with_zeros else 1)  # three masks
+
+
+WEIGHT_DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64, np.int8, bool]
+
+
+@given(
+    n=st.integers(1, 60),
+    edges=st.lists(st.tuples(st.integers(0, 59), st.integers(0, 59), st.integers(-9, 9))),
+    dtype=st.sampled_from(WEIGHT_DTYPES),
+    undirected=st.booleans(),
+)
+def test_every_weight_type_comes_back_as_the_numpy_path_gives_it(n, edges, dtype, undirected):
+    rows = np.asarray([u % n for u, _, _ in edges], dtype=np.int64)
+    cols = np.asarray([v % n for _, v, _ in edges], dtype=np.int64)
+    raw = np.asarray([w for _, _, w in edges], dtype=np.int64)
+    weights = np.abs(raw) if np.dtype(dtype).kind == "u" else raw
+    weights = weights.astype(dtype) if dtype is not bool else weights > 0
+    if undirected:
+        graph = CSRGraph.from_edges(rows, cols, weights, n_vertices=n, symmetrize=True,
+                                    drop_self_loops=True, merge_duplicates="min")  # fmt: skip
+    else:
+        graph = CSRGraph.from_edges(rows, cols, weights, n_vertices=n)
+    expected = boruvka(graph, device="cpu")
+    with pytest.MonkeyPatch.context() as mp:
+        fake = FakeCuPy()
+        mp.setattr(backend, "_probe_cupy", lambda: (fake, None))
+        mp.setattr(gpu, "_kernels", lambda defines, mode: (FakeBoruvkaGrid(), fake_writer))
+        LEDGER.clear()
+        result = boruvka(on_device(graph), device="gpu")
+        assert LEDGER.launches[-2:] == ["mst_boruvka", "mst_write_forest"]
+        if dtype in (np.int32, np.float32, np.int8, bool):  # keys mapped by the kernel
+            assert LEDGER.syncs == ["get"]
+    assert_same(result, expected)
+
+
+def test_scratch_arrays_do_not_overlap():
+    layout, total = gpu.scratch_layout(1000, 7000, 3501, 7, 4, 528)
+    spans = sorted(layout.values())
+    for (a, size_a), (b, _) in zip(spans, spans[1:]):
+        assert a + size_a <= b and b % 256 == 0
+    last, size = spans[-1]
+    assert last + size <= total
+    assert layout["tree_bits"][1] >= 7000 // 8 and layout["block_sums"][1] == 2 * 528 * 8
