@@ -457,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
 // sources, targets as int64, then the weights as weight_t), in position order, plus its
 // size, weight and zero-weight edges in `stats`. A tree edge's index is the number of
 // tree bits before its own: the blocks before this one (block_sums), then a block-wide
-// prefix sum over this block's words. A separate kernel keeps the persistent one's
+// prefix sum over each tile of this block's words. A separate kernel keeps the persistent one's
 // register count, hence its occupancy, as it was.
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
@@ -488,16 +488,34 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     u64 total = 0;  // unsigned: wraps modulo 2^64 like NumPy's int64 sum, without UB
 #endif
     u64 zeros = 0;
+    // Edges, not words, are spread over the threads: a word holds up to 32 tree edges,
+    // each needing a binary search for its row, and a thread per word would run those
+    // searches one after another.
+    __shared__ unsigned tile_bits[MST_BLOCK];
+    __shared__ unsigned tile_start[MST_BLOCK];  // the tile's edges before each word
     u64 base = before;
     const WordRange range = block_words(m);
     for (i64 tile = range.begin; tile < range.end; tile += MST_BLOCK) {
         const i64 w = tile + threadIdx.x;
-        unsigned bits = w < range.end ? tree_bits[w] : 0u;
-        u64 tile_edges;
-        u64 rank = base + mg::block_exclusive_sum<MST_BLOCK, u64>((u64)__popc(bits), &tile_edges);
-        while (bits) {
-            const i64 p = (w << 5) + (__ffs(bits) - 1);
-            bits &= bits - 1;
+        const unsigned bits = w < range.end ? tree_bits[w] : 0u;
+        unsigned tile_edges;
+        const unsigned start = mg::block_exclusive_sum<MST_BLOCK, unsigned>(__popc(bits), &tile_edges);
+        tile_bits[threadIdx.x] = bits;
+        tile_start[threadIdx.x] = start;
+        __syncthreads();
+        for (unsigned e = threadIdx.x; e < tile_edges; e += MST_BLOCK) {
+            // The tile's e-th edge lies in the last word starting at or before e (words
+            // without edges share their start with the next word that has one).
+            int lo = 0, hi = MST_BLOCK - 1;
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (tile_start[mid] <= e) lo = mid;
+                else hi = mid - 1;
+            }
+            unsigned word = tile_bits[lo];
+            for (unsigned skip = e - tile_start[lo]; skip; --skip) word &= word - 1;
+            const i64 p = ((tile + lo) << 5) + (__ffs(word) - 1);
+            const u64 rank = base + e;
             const weight_t weight = weights[p];
             edge_ids[rank] = p;
             sources[rank] = (i64)row_of(indptr, (vid_t)n, (eid_t)p);
@@ -509,9 +527,9 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
             total += (u64)(i64)weight;
 #endif
             zeros += weight == (weight_t)0;
-            ++rank;
         }
         base += tile_edges;
+        __syncthreads();  // the next tile reuses tile_bits and tile_start
     }
     if (zeros) atomicAdd(stats + STAT_ZERO_EDGES, zeros);
 #if MST_WEIGHT_FLOAT
