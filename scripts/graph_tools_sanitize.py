@@ -26,4 +26,4 @@ for g in graphs:
     assert relabelled.n_edges == g.n_edges
 x, y = generators.random_points(1000, device="gpu")
 assert np.array_equal(np.sort(reorder.morton_order(x, y).get()), np.arange(1000))
-print("sanitize_graph_tools: ok", [g.n_edges for g in graphs], float(weighted.weights.sum()))
+print("graph_tools_sanitize: ok", [g.n_edges for g in graphs], float(weighted.weights.sum()))

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Tiny runs of every infrastructure kernel, for compute-sanitizer:
 
-    compute-sanitizer --tool memcheck  python3 scripts/sanitize-infra.py
-    compute-sanitizer --tool racecheck python3 scripts/sanitize-infra.py
+    compute-sanitizer --tool memcheck  python3 scripts/infra_sanitize.py
+    compute-sanitizer --tool racecheck python3 scripts/infra_sanitize.py
 
 Grids are a few blocks so the instrumented runs stay short; persistent kernels get a short
 barrier timeout so that a sanitizer that serialises blocks ends in an error, not a hang.
@@ -105,7 +105,7 @@ def main() -> int:
     for cases in (barrier_cases, conflict_cases, worklist_cases, alloc_cases):
         cases(cp)
     cp.cuda.Device().synchronize()
-    print(f"sanitize-infra: {'FAILED ' + ', '.join(failures) if failures else 'all ok'}")
+    print(f"infra_sanitize: {'FAILED ' + ', '.join(failures) if failures else 'all ok'}")
     return 1 if failures else 0
 
 
