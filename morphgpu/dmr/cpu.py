@@ -111,14 +111,15 @@ def bad_mask(
     bad &= ~input_angle
     if apex is not None:
         # The shortest edge joins two shell vertices of one apex at the same distance from
-        # it: the skinny triangle is the price of a small input angle (Triangle's rule).
+        # it: the skinny triangle is the price of a small input angle (Triangle's rule),
+        # provided the angle is small: the segments meet below 60° (chord below radius).
         u = tri[rows, (short + 1) % 3]
         v = tri[rows, (short + 2) % 3]
         au, av = apex[u], apex[v]
         a = np.maximum(au, 0)
         du = (x[u] - x[a]) ** 2 + (y[u] - y[a]) ** 2
         dv = (x[v] - x[a]) ** 2 + (y[v] - y[a]) ** 2
-        bad &= ~((au >= 0) & (au == av) & (np.abs(du - dv) <= 1e-6 * du))
+        bad &= ~((au >= 0) & (au == av) & (np.abs(du - dv) <= 1e-6 * du) & (a2 < du))
     if max_area is not None:
         area = 0.5 * np.abs(ex[:, 2] * (-ey[:, 1]) - ey[:, 2] * (-ex[:, 1]))
         bad |= area > max_area
@@ -157,10 +158,14 @@ class Planner:
         self.min_split = min_split
         self.n_input = n_input  # vertices below this index are input vertices
 
+    # Coordinates are read as Python floats (``item``): the predicates run in Python, where
+    # NumPy scalars cost several times more per operation and round the same way.
+    def _xy(self, v: int) -> tuple[float, float]:
+        return self.m.x.item(v), self.m.y.item(v)
+
     def _in_circle(self, t: int, px: float, py: float) -> bool:
-        m = self.m
-        a, b, c = m.tri[t]
-        return incircle(m.x[a], m.y[a], m.x[b], m.y[b], m.x[c], m.y[c], px, py) > 0
+        a, b, c = self.m.tri[t].tolist()
+        return incircle(*self._xy(a), *self._xy(b), *self._xy(c), px, py) > 0
 
     def _grow(self, seeds: list[int], px: float, py: float, through: tuple[int, int] | None):
         """Bowyer–Watson cavity from ``seeds`` (never crossing a segment, except ``through``,
@@ -171,8 +176,8 @@ class Planner:
         while stack:
             t = stack.pop()
             for k in range(3):
-                o = int(m.nbr[t, k])
-                if o < 0 or o in inside or m.seg[t, k] != 0:
+                o = m.nbr.item(t, k)
+                if o < 0 or o in inside or m.seg.item(t, k) != 0:
                     continue
                 if self._in_circle(o, px, py):
                     inside.add(o)
@@ -182,28 +187,28 @@ class Planner:
         boundary = []
         for t in sorted(inside):
             for k in range(3):
-                o = int(m.nbr[t, k])
+                o = m.nbr.item(t, k)
                 if o >= 0 and o in inside:
                     continue
-                u, v = int(m.tri[t, (k + 1) % 3]), int(m.tri[t, (k + 2) % 3])
+                u, v = m.tri.item(t, (k + 1) % 3), m.tri.item(t, (k + 2) % 3)
                 if through is not None and (t, k) == through:
                     continue  # the boundary segment being split: no triangle on it
-                boundary.append((u, v, o, int(m.seg[t, k])))
+                boundary.append((u, v, o, m.seg.item(t, k)))
         if len(boundary) < len(inside):  # not a disc: the fan would leave slots behind
             return None, None
         return sorted(inside), boundary
 
     def _star(self, boundary, px, py) -> bool:
-        m = self.m
-        return all(orient2d(m.x[u], m.y[u], m.x[v], m.y[v], px, py) > 0 for u, v, _, _ in boundary)
+        return all(orient2d(*self._xy(u), *self._xy(v), px, py) > 0 for u, v, _, _ in boundary)
 
     def split_plan(self, t: int, k: int) -> Plan | None:
         m = self.m
         a, b = int(m.tri[t, (k + 1) % 3]), int(m.tri[t, (k + 2) % 3])
-        if math.hypot(m.x[b] - m.x[a], m.y[b] - m.y[a]) < self.min_split:
+        (ax, ay), (bx, by) = self._xy(a), self._xy(b)
+        if math.hypot(bx - ax, by - ay) < self.min_split:
             return None
         a_in, b_in = a < self.n_input, b < self.n_input
-        px, py = split_point(m.x[a], m.y[a], m.x[b], m.y[b], a_in, b_in)
+        px, py = split_point(ax, ay, bx, by, a_in, b_in)
         o = int(m.nbr[t, k])
         seeds = [t] if o < 0 else [t, o]
         cavity, boundary = self._grow(seeds, px, py, (t, k) if o < 0 else None)
@@ -221,15 +226,15 @@ class Planner:
 
     def _plan(self, t: int) -> Plan | None:
         m = self.m
-        a, b, c = m.tri[t]
-        px, py = circumcentre(m.x[a], m.y[a], m.x[b], m.y[b], m.x[c], m.y[c])
+        a, b, c = m.tri[t].tolist()
+        px, py = circumcentre(*self._xy(a), *self._xy(b), *self._xy(c))
         if not (math.isfinite(px) and math.isfinite(py)):
             return None
         cur = t
         for _ in range(MAX_WALK):
             for k in range(3):
-                u, v = m.tri[cur, (k + 1) % 3], m.tri[cur, (k + 2) % 3]
-                if orient2d(m.x[u], m.y[u], m.x[v], m.y[v], px, py) < 0:
+                u, v = m.tri.item(cur, (k + 1) % 3), m.tri.item(cur, (k + 2) % 3)
+                if orient2d(*self._xy(u), *self._xy(v), px, py) < 0:
                     if m.seg[cur, k] != 0:  # the circumcentre lies beyond a segment
                         return self.split_plan(cur, k)
                     cur = int(m.nbr[cur, k])
@@ -242,7 +247,8 @@ class Planner:
         if cavity is None:
             return None
         for u, v, _, code in boundary:
-            if code and (m.x[u] - px) * (m.x[v] - px) + (m.y[u] - py) * (m.y[v] - py) <= 0:
+            (ux, uy), (vx, vy) = self._xy(u), self._xy(v)
+            if code and (ux - px) * (vx - px) + (uy - py) * (vy - py) <= 0:
                 # the new vertex would encroach this segment: split it instead
                 for s in cavity:
                     for k in range(3):
@@ -254,8 +260,10 @@ class Planner:
 
     def _too_close(self, boundary, px: float, py: float) -> bool:
         """A new vertex closer to an old one than the size floor would only make slivers."""
-        m = self.m
-        return any(math.hypot(m.x[u] - px, m.y[u] - py) < self.min_split for u, _, _, _ in boundary)
+        return any(
+            math.hypot(self.m.x.item(u) - px, self.m.y.item(u) - py) < self.min_split
+            for u, _, _, _ in boundary
+        )
 
 
 def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None:

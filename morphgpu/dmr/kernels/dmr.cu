@@ -128,7 +128,9 @@ __device__ bool is_bad(const MeshView& m, const vid_t* apex, vid_t t, double min
                               (m.y[u] - m.y[a]) * (m.y[u] - m.y[a]);
             const double dv = (m.x[v] - m.x[a]) * (m.x[v] - m.x[a]) +
                               (m.y[v] - m.y[a]) * (m.y[v] - m.y[a]);
-            if (fabs(du - dv) <= 1e-6 * du) bad = false;
+            // ... and only when the segments meet below 60° (chord shorter than the
+            // radius): a wider input angle does not force skinny triangles
+            if (fabs(du - dv) <= 1e-6 * du && a2 < du) bad = false;
         }
     }
     if (max_area > 0.0) {
