@@ -372,6 +372,24 @@ def test_every_grid_barrier_gives_the_same_forest(mode):
         assert rounds == expected.n_rounds
 
 
+@pytest.mark.gpu
+def test_kernel_reports_nan_and_false_symmetry():
+    cp = backend.cupy_module()
+    graph = symmetric_graph(300, 1500, seed=6, int_weights=False)
+    weights = graph.weights.astype(np.float32)
+    weights[123] = np.nan
+    on_gpu = graph.with_weights(weights).to("gpu")
+    with pytest.raises(ValueError, match="entry 123 is NaN"):
+        boruvka(on_gpu, device="gpu")
+    # Every entry has source < target: declared symmetric, the half-size worklist overflows.
+    rows = cp.asarray(np.repeat(np.arange(50), 3))
+    cols = cp.asarray(np.repeat(np.arange(50), 3) + np.tile([50, 51, 52], 50))
+    directed = CSRGraph.from_edges(rows, cols, cp.ones(150, dtype=np.int32), n_vertices=103)
+    with pytest.raises(ValueError, match="symmetric"):
+        boruvka(directed, device="gpu", symmetric=True)
+    check_forest(directed.to("cpu").to_scipy(), boruvka(directed, device="gpu"), exact=True)
+
+
 def test_bad_inputs_are_value_errors(device):
     with pytest.raises(ValueError, match="square"):
         boruvka(np.ones((2, 3)), device=device)

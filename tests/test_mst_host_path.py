@@ -386,3 +386,18 @@ def test_scratch_arrays_do_not_overlap():
     last, size = spans[-1]
     assert last + size <= total
     assert layout["tree_bits"][1] >= 7000 // 8 and layout["block_sums"][1] == 2 * 528 * 8
+
+
+def test_runner_launches_apart_and_reads_back_positions(stand_in):
+    graph = road_like(seed=5)
+    expected = boruvka(graph, device="cpu")
+    g = on_device(graph)
+    runner = gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, g.weights, symmetric=True)
+    stand_in.clear()
+    runner.launch(write_forest=False)
+    assert stand_in.launches == ["barrier reset", "mst_boruvka"] and not stand_in.syncs
+    for _ in range(2):  # the same buffers again
+        runner.launch()
+        positions, rounds = runner.collect()
+        assert np.array_equal(positions.view(np.ndarray), expected.edge_ids)
+        assert rounds == expected.n_rounds

@@ -225,11 +225,16 @@ class BoruvkaGPU:
             part["tree_bits"], part["block_sums"], part["stats"], self.forest_buffer,
         )  # fmt: skip
 
-    def launch(self) -> None:
-        """Run the whole forest computation (asynchronous; nothing is read back)."""
+    def launch(self, *, write_forest: bool = True) -> None:
+        """Run the whole forest computation (asynchronous; nothing is read back).
+
+        ``write_forest=False`` runs the rounds only (benchmarks time the two kernels
+        apart); the forest buffer and its stats are then not ready to read.
+        """
         self.grid.launch(*self._boruvka_args)
-        # The same block count: the writer's blocks own the words the counts were made on.
-        self.writer((self.grid.grid,), (BLOCK,), self._writer_args)
+        if write_forest:
+            # The same block count: the writer's blocks own the words the counts cover.
+            self.writer((self.grid.grid,), (BLOCK,), self._writer_args)
 
     def read_stats(self) -> np.ndarray:
         """The kernels' stats (one synchronising read), after checking what they found."""
