@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import backend, kernels
+from .hashing import mix32
 
 KERNEL_FILE = "kernels/conflict.cu"
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -39,13 +40,7 @@ def claim_priority(round: int, claimants: Any) -> np.ndarray:
             ids + np.uint64(0x632BE59BD9B4E019)
         )
         x ^= x >> np.uint64(32)
-        h = (x & _MASK32).astype(np.uint32)
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x7FEB352D)
-        h ^= h >> np.uint32(15)
-        h *= np.uint32(0x846CA68B)
-        h ^= h >> np.uint32(16)
-    return h
+    return mix32(x & _MASK32)
 
 
 def claim_marks(priorities: Any, claimants: Any, xp: Any = np) -> Any:

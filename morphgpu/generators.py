@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backend
 from .csr import CSRGraph
+from .hashing import mix64
 
 __all__ = [
     "kronecker",
@@ -60,20 +61,11 @@ def _stream_key(seed: int, stream: int) -> int:
     return _mix64_int(_mix64_int(seed) + stream * _GOLDEN)
 
 
-def _mix64(xp: Any, z: Any) -> Any:
-    """SplitMix64's finaliser on a uint64 array (wrapping arithmetic on both sides)."""
-    z = z ^ (z >> xp.uint64(30))
-    z = z * xp.uint64(0xBF58476D1CE4E5B9)
-    z = z ^ (z >> xp.uint64(27))
-    z = z * xp.uint64(0x94D049BB133111EB)
-    return z ^ (z >> xp.uint64(31))
-
-
 def hash_uniform_bits(xp: Any, seed: int, stream: int, index: Any) -> Any:
     """64 random bits per entry of ``index`` (int array), a pure function of its arguments."""
     idx = xp.asarray(index).astype(xp.uint64)
     key = xp.uint64(_stream_key(seed, stream))
-    return _mix64(xp, idx * xp.uint64(_GOLDEN) + key)
+    return mix64(idx * xp.uint64(_GOLDEN) + key)
 
 
 def _unit_floats(xp: Any, bits: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..hashing import mix32
 
 NO_THRESHOLD = 0xFFFFFFFF
 SAMPLE_SIZE = 64
@@ -86,17 +87,6 @@ def sample_positions(m: int) -> np.ndarray:
     """The CSR positions whose keys choose the light-edge threshold (same on both sides)."""
     i = np.arange(SAMPLE_SIZE, dtype=np.uint32)
     return (mix32(i).astype(np.uint64) % np.uint64(max(m, 1))).astype(np.int64)
-
-
-def mix32(x: np.ndarray) -> np.ndarray:
-    """A 32-bit integer mixer (xorshift-multiply); mirrored by mst_mix32 in boruvka.cu."""
-    x = x.astype(np.uint32)
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x7FEB352D)
-    x ^= x >> np.uint32(15)
-    x *= np.uint32(0x846CA68B)
-    x ^= x >> np.uint32(16)
-    return x
 
 
 def threshold_index(n: int, m: int) -> int:

@@ -31,6 +31,7 @@
 // nothing. Duplicated indices in one hood are harmless.
 #pragma once
 #include <morphgpu/common.cuh>
+#include <morphgpu/hash.cuh>
 
 namespace mg {
 
@@ -39,13 +40,7 @@ namespace mg {
 __device__ __host__ __forceinline__ unsigned claim_priority(u64 round, u64 claimant) {
     u64 x = round * 0x9E3779B97F4A7C15ull ^ (claimant + 0x632BE59BD9B4E019ull);
     x ^= x >> 32;
-    unsigned h = (unsigned)x;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    return h;
+    return mix32((unsigned)x);
 }
 
 // The mark a claimant writes: higher priority wins, ties broken by the claimant id.

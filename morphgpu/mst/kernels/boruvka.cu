@@ -37,6 +37,7 @@
 // MST_WEIGHT_T is the C type of the weights themselves (copied to the output and summed:
 // in int64 arithmetic, wrapping like NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
 #include <morphgpu/common.cuh>
+#include <morphgpu/hash.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/worklist.cuh>
 
@@ -88,15 +89,6 @@ __device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 
 #endif
 }
 
-// keys.mix32: the sample positions of the threshold must match the CPU path's.
-__device__ __forceinline__ unsigned mst_mix32(unsigned x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
 
 // Block-wide: the light-edge threshold (keys.light_threshold), computed redundantly by
 // every block so no barrier is spent on it: 64 sampled keys, the one of the wanted rank.
@@ -110,7 +102,7 @@ __device__ unsigned block_light_threshold(const void* __restrict__ source, i64 n
     const int t = threadIdx.x;
     if (t == 0) threshold = NO_THRESHOLD;
     if (two_passes && t < SAMPLE_SIZE) {
-        sample[t] = key_at(source, (i64)((u64)mst_mix32((unsigned)t) % (u64)m));
+        sample[t] = key_at(source, (i64)((u64)mg::mix32((unsigned)t) % (u64)m));
     }
     __syncthreads();
     if (two_passes && t < SAMPLE_SIZE) {
