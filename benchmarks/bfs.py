@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from morphgpu import backend, generators, graph_io, testing
+from morphgpu import backend, generators
 from morphgpu.bfs import gpu, graph500_check, variants
 from morphgpu.csr import CSRGraph
 
@@ -33,11 +33,7 @@ GPU_VARIANTS = ["persistent", "expand-contract", "two-phase", "contract-expand",
 
 def _graphs(quick: bool) -> list[tuple[str, Any]]:
     """(label, thunk building a GPU CSRGraph); road networks from the shared data."""
-    out: list[tuple[str, Any]] = []
-    for name in ("NY", "BAY", "COL"):
-        path = testing.shared_path("data", "roads", f"{name}.gr.xz")
-        if path is not None:
-            out.append((f"road {name}", lambda p=path: graph_io.read_graph(p).to("gpu")))
+    out: list[tuple[str, Any]] = harness.road_graph_thunks("gpu")
     if quick:
         out += [
             ("grid2d 1000x1000", lambda: generators.grid2d(1000, 1000, device="gpu")),

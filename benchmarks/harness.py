@@ -22,6 +22,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from morphgpu import backend  # noqa: E402
 from morphgpu.report import _plain  # noqa: E402
 
+ROAD_NETWORKS = ("NY", "BAY", "COL")
+
+
+def road_graph_thunks(side: str = "gpu") -> list[tuple[str, Callable[[], Any]]]:
+    """("road NAME", thunk reading it onto ``side``) for each shared road network present."""
+    from morphgpu import graph_io, testing  # noqa: PLC0415
+
+    out: list[tuple[str, Callable[[], Any]]] = []
+    for name in ROAD_NETWORKS:
+        path = testing.shared_path("data", "roads", f"{name}.gr.xz")
+        if path is not None:
+            out.append((f"road {name}", lambda p=path: graph_io.read_graph(p).to(side)))
+    return out
+
 
 def gpu_seconds(fn: Callable[[], Any], *, repeat: int = 10, warmup: int = 2) -> float:
     """Median wall time of ``fn`` on the GPU, measured with CUDA events."""

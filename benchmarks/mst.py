@@ -26,7 +26,7 @@ from typing import Any
 import harness
 from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
 
-from morphgpu import backend, generators, graph_io, testing
+from morphgpu import backend, generators
 from morphgpu.mst import boruvka
 from morphgpu.mst.ecl_weights import ecl_weights
 from morphgpu.mst.gpu import BoruvkaGPU
@@ -43,11 +43,7 @@ SCIPY_ONCE_ABOVE = 20_000_000
 
 def _graphs(quick: bool) -> list[tuple[str, Any]]:
     """(label, thunk building the GPU CSRGraph, unweighted)."""
-    out: list[tuple[str, Any]] = []
-    for name in ("NY", "BAY", "COL"):
-        path = testing.shared_path("data", "roads", f"{name}.gr.xz")
-        if path is not None:
-            out.append((f"road {name}", lambda p=path: graph_io.read_graph(p).to("gpu")))
+    out: list[tuple[str, Any]] = harness.road_graph_thunks("gpu")
     out += [
         ("grid2d 1024x1024", lambda: generators.grid2d(1024, 1024, device="gpu")),
         # Random4-20: 2^20 vertices, average degree 4 (2^21 undirected edges).
