@@ -184,6 +184,8 @@ def test_cupy_input_comes_back_on_gpu():
 )
 # shell vertices of a 62° hull corner: once exempted from refinement as if the angle were small
 @example(pts=[(0, 0), (0, 18), (1, 3), (8, 1), (19, 13)], scale=1.0)
+# (7, 16) is on the hull edge exactly, and 1e-19 inside it once scaled
+@example(pts=[(0, 0), (1, 31), (7, 16), (13, 1)], scale=1e-3)
 def test_random_point_sets_cpu(pts, scale):
     # integer grids give many collinear and cocircular configurations; duplicates too
     v = np.asarray(pts, dtype=float) * scale
@@ -194,7 +196,45 @@ def test_random_point_sets_cpu(pts, scale):
         return
     _, source = api.prepare({"vertices": v})
     verdict = check_mesh(out, source, min_angle=30.0)
+    if _vertex_on_segment_up_to_rounding(source["vertices"], source["segments"]):
+        # Collinear on the integer grid, not quite after scaling: Triangle's hull leaves a
+        # sliver thinner than float64 can split (Triangle itself crashes on these with q30).
+        # All we ask is an answer that says so.
+        assert verdict["ok"] or stats["stuck"] > 0, verdict["problems"][:5]
+        return
     assert verdict["ok"], verdict["problems"][:5]
+
+
+def _vertex_on_segment_up_to_rounding(vertices, segments) -> bool:
+    """Does an input vertex lie within 1e-12 (relative) of a segment it does not end?"""
+    for a, b in np.asarray(segments).tolist():
+        pa, pb = vertices[a], vertices[b]
+        d = pb - pa
+        length2 = float(d @ d)
+        rel = vertices - pa
+        t = rel @ d / length2
+        dist = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0]) / np.sqrt(length2)
+        near = (dist <= 1e-12 * np.sqrt(length2)) & (t > 0) & (t < 1)
+        near &= np.any(vertices != pa, axis=1) & np.any(vertices != pb, axis=1)  # duplicates
+        if near.any():
+            return True
+    return False
+
+
+@given(
+    pts=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=3, max_size=25),
+)
+def test_the_rounding_excuse_needs_scaled_input(pts):
+    # the helper above must not excuse ordinary inputs: unscaled, the grid is exact, so
+    # collinear hull points become segment ends and the angle must be reached everywhere
+    try:
+        _, source = api.prepare({"vertices": np.asarray(pts, dtype=float)})
+    except ValueError:
+        return
+    assert not _vertex_on_segment_up_to_rounding(source["vertices"], source["segments"])
+    scaled = np.asarray([(0, 0), (1, 31), (7, 16), (13, 1)], dtype=float) * 1e-3
+    _, source = api.prepare({"vertices": scaled})
+    assert _vertex_on_segment_up_to_rounding(source["vertices"], source["segments"])
 
 
 def test_fixture_poly_file(device):

@@ -130,6 +130,8 @@ def circumcentre(ax, ay, bx, by, cx, cy) -> tuple[float, float]:
     # relative to a, which keeps the digits that matter for small triangles far from 0
     bx, by, cx, cy = bx - ax, by - ay, cx - ax, cy - ay
     d = 2.0 * (bx * cy - by * cx)
+    if d == 0.0:  # collinear in floats: no circumcentre (Python floats raise, not inf)
+        return math.nan, math.nan
     b2, c2 = bx * bx + by * by, cx * cx + cy * cy
     return ax + (cy * b2 - by * c2) / d, ay + (bx * c2 - cx * b2) / d
 
@@ -346,14 +348,23 @@ def refine_cpu(
     gave up on); by default every triangle. Badness depends on a triangle alone, so after
     a round only the losers and the triangles just written can be bad. The mesh's arrays
     are taken over and may be modified.
+
+    A loser's plan is kept for the next round when no winner rewrote its origin or a
+    triangle of its cavity or ring: planning again would find the same cavity, since it
+    ends where the ring's circumcircles stop holding the point, and the ring is unchanged.
+    Most claimants of the first rounds lose, so this saves most of the planning (the GPU
+    replans instead: there planning is cheap and keeping plans is not).
     """
     # finishing a few triangles of a big mesh must not copy it at 1.5x
     m = GrowableMesh(mesh, growth=1.5 if candidates is None else 1.02)
     span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
     planner = Planner(m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices))
-    stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0}
+    stats = {
+        "rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0, "plans_kept": 0
+    }
     cand = np.arange(m.nt) if candidates is None else np.unique(np.asarray(candidates))
     failed: list[int] = []
+    kept: dict[int, Plan] = {}  # last round's losing plans that are still valid, by origin
     for rnd in range(max_rounds):
         rows = m.tri[cand]
         bad = cand[bad_mask(m.x, m.y, rows, m.seg[cand], min_angle, max_area, m.apex)]
@@ -362,7 +373,11 @@ def refine_cpu(
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
         plans: list[Plan] = []
         for t in bad.tolist():
-            plan = planner.plan(t)
+            plan = kept.get(t)
+            if plan is None:
+                plan = planner.plan(t)
+            else:
+                stats["plans_kept"] += 1
             if plan is None:  # stuck: dropped until its slot is rewritten
                 failed.append(t)
             else:
@@ -373,10 +388,17 @@ def refine_cpu(
         nt_before = m.nt
         # every origin stays a candidate: a segment split need not remove its origin
         touched = [p.origin for p in plans]
+        rewritten: set[int] = set()
         for plan, won in zip(plans, winners.tolist()):
             if won:
                 apply_plan(m, plan, mesh.segment_markers)
                 touched += plan.cavity
+                rewritten.update(plan.cavity)
+        kept = {
+            plan.origin: plan for plan, won in zip(plans, winners.tolist())
+            if not won and plan.origin not in rewritten and rewritten.isdisjoint(plan.cavity)
+            and all(o not in rewritten for _, _, o, _ in plan.boundary)
+        }
         cand = np.unique(np.concatenate([
             np.asarray(touched, dtype=np.int64), np.arange(nt_before, m.nt)
         ]))
