@@ -202,12 +202,14 @@ def refine_with_stats(
         total_seconds=time.perf_counter() - t0, triangles_in=ours.n_triangles,
         triangles_out=refined.n_triangles,
     )
+    t2 = time.perf_counter()
     result = to_triangle_dict(refined)  # where the refined mesh lives
     if out_side == "gpu":
         result = {k: backend.to_side(v, "gpu") for k, v in result.items()}
     else:
         result = {k: backend.to_host(v) if backend.is_cupy_array(v) else v
                   for k, v in result.items()}
+    stats["output_seconds"] = time.perf_counter() - t2
     return result, stats
 
 

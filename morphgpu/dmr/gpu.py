@@ -180,7 +180,9 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     span = max(float(mesh.x.max() - mesh.x.min()), float(mesh.y.max() - mesh.y.min()), 1e-300)
     min_split = MIN_SPLIT_FRACTION * span
     n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
-    stats: dict[str, Any] = {"rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0}
+    stats: dict[str, Any] = {
+        "rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0, "stuck_retries": 0
+    }
     cp.cuda.get_current_stream().synchronize()
     t_loop = time.perf_counter()
     level = 0
@@ -211,6 +213,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
             if n_stuck and (level + 1 < len(variants) or n_stuck < stuck_at_retry):
                 level = min(level + 1, len(variants) - 1)
                 stuck_at_retry = n_stuck
+                stats["stuck_retries"] += 1
                 dm.stuck.fill(0)
                 continue
             break
@@ -259,7 +262,9 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     stats["gpu_seconds"] = time.perf_counter() - t_start
     if len(stuck):
         # Finish with exact arithmetic on the host (uncertain signs, oversized cavities).
+        t_finish = time.perf_counter()
         out, cpu_stats = finish_cpu(out, min_angle, max_area, stuck)
+        stats["finish_seconds"] = time.perf_counter() - t_finish
         stats["cpu_finish_refinements"] = cpu_stats["refinements"]
         stats["stuck"] = cpu_stats["stuck"]
     else:
