@@ -1,9 +1,10 @@
 """Delaunay refinement on the CPU: the GPU's rounds and claim protocol, in NumPy and Python.
 
 One round: find the bad triangles (vectorised); for each, plan its cavity on the current
-mesh (walk to the circumcentre, Bowyer–Watson cavity, segment encroachment → midpoint
-split); claim the cavities with the shared conflict protocol (``morphgpu.conflict.claim``:
-the winners' neighbourhoods are disjoint and there is always one); re-triangulate the
+mesh (walk to the circumcentre or Üngör's off-centre, Bowyer–Watson cavity, segment
+encroachment → split); claim the cavities with the shared conflict protocol
+(``morphgpu.conflict.claim``: the winners' neighbourhoods are disjoint and there is always
+one); re-triangulate the
 winners, reusing their cavity slots first. Planning reads only the mesh as it was at the
 start of the round, so the winners can be applied in any order, exactly as on the GPU.
 
@@ -136,6 +137,42 @@ def circumcentre(ax, ay, bx, by, cx, cy) -> tuple[float, float]:
     return ax + (cy * b2 - by * c2) / d, ay + (bx * c2 - cx * b2) / d
 
 
+def off_centre_constant(min_angle: float) -> float:
+    """Üngör's off-centre: its distance from the shortest edge's midpoint, per unit of that
+    edge's length, for the angle bound (Triangle's constant: 0.475 rather than 0.5 keeps
+    the new triangle a little inside the bound)."""
+    c = math.cos(math.radians(min_angle))
+    return 0.475 * math.sqrt((1.0 + c) / (1.0 - c))
+
+
+def insertion_point(ax, ay, bx, by, cx, cy, off_k: float) -> tuple[float, float]:
+    """Where to refine the counter-clockwise triangle abc: its circumcentre, or Üngör's
+    off-centre on the bisector of the shortest edge when that is nearer the edge (fewer,
+    better-spread points; Triangle's default). ``off_k`` <= 0: always the circumcentre.
+    The kernel's ``insertion_point`` is the same code."""
+    px, py = circumcentre(ax, ay, bx, by, cx, cy)
+    if off_k <= 0.0 or not (math.isfinite(px) and math.isfinite(py)):
+        return px, py
+    pts = ((ax, ay), (bx, by), (cx, cy))
+    len2 = [
+        (pts[(i + 2) % 3][0] - pts[(i + 1) % 3][0]) ** 2
+        + (pts[(i + 2) % 3][1] - pts[(i + 1) % 3][1]) ** 2
+        for i in range(3)
+    ]
+    s = 0  # ties to the lowest index, as in the kernel
+    if len2[1] < len2[s]:
+        s = 1
+    if len2[2] < len2[s]:
+        s = 2
+    (ux, uy), (vx, vy) = pts[(s + 1) % 3], pts[(s + 2) % 3]
+    dx, dy = vx - ux, vy - uy
+    # the midpoint plus off_k times the edge turned left, towards the opposite vertex
+    ox, oy = 0.5 * dx - off_k * dy, 0.5 * dy + off_k * dx
+    if ox * ox + oy * oy < (px - ux) ** 2 + (py - uy) ** 2:
+        return ux + ox, uy + oy
+    return px, py
+
+
 def split_point(ax, ay, bx, by, a_input: bool, b_input: bool) -> tuple[float, float]:
     """Where to split segment ab: Ruppert's concentric shells (as Triangle does).
 
@@ -155,10 +192,13 @@ def split_point(ax, ay, bx, by, a_input: bool, b_input: bool) -> tuple[float, fl
 class Planner:
     """Builds cavities on a GrowableMesh (read-only)."""
 
-    def __init__(self, m: GrowableMesh, min_split: float, n_input: int) -> None:
+    def __init__(
+        self, m: GrowableMesh, min_split: float, n_input: int, off_k: float = 0.0
+    ) -> None:
         self.m = m
         self.min_split = min_split
         self.n_input = n_input  # vertices below this index are input vertices
+        self.off_k = off_k  # see insertion_point
 
     # Coordinates are read as Python floats (``item``): the predicates run in Python, where
     # NumPy scalars cost several times more per operation and round the same way.
@@ -229,7 +269,7 @@ class Planner:
     def _plan(self, t: int) -> Plan | None:
         m = self.m
         a, b, c = m.tri[t].tolist()
-        px, py = circumcentre(*self._xy(a), *self._xy(b), *self._xy(c))
+        px, py = insertion_point(*self._xy(a), *self._xy(b), *self._xy(c), self.off_k)
         if not (math.isfinite(px) and math.isfinite(py)):
             return None
         cur = t
@@ -358,7 +398,10 @@ def refine_cpu(
     # finishing a few triangles of a big mesh must not copy it at 1.5x
     m = GrowableMesh(mesh, growth=1.5 if candidates is None else 1.02)
     span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
-    planner = Planner(m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices))
+    planner = Planner(
+        m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices),
+        off_centre_constant(min_angle),
+    )
     stats = {
         "rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0, "plans_kept": 0
     }
@@ -433,7 +476,10 @@ def finish_cpu(
     """
     m = GrowableMesh(mesh, growth=1.02)  # a few refinements must not copy a big mesh at 1.5x
     span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
-    planner = Planner(m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices))
+    planner = Planner(
+        m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices),
+        off_centre_constant(min_angle),
+    )
     queue = np.unique(np.asarray(candidates, dtype=np.int64))
     failed: set[int] = set()
     stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0}

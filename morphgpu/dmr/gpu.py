@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, kernels
-from .cpu import MIN_SPLIT_FRACTION, finish_cpu
+from .cpu import MIN_SPLIT_FRACTION, finish_cpu, off_centre_constant
 from .mesh import Mesh
 
 KERNEL_FILE = "dmr/kernels/dmr.cu"
@@ -179,6 +179,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     area_limit = float(max_area) if max_area is not None else 0.0
     span = max(float(mesh.x.max() - mesh.x.min()), float(mesh.y.max() - mesh.y.min()), 1e-300)
     min_split = MIN_SPLIT_FRACTION * span
+    off_k = off_centre_constant(min_angle)
     n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
     stats: dict[str, Any] = {
         "rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0, "stuck_retries": 0
@@ -226,7 +227,8 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
         v.k["plan_and_race"](
             (pgrid,), (128,),
             (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.stuck, dm.worklist, np.int64(n_claim),
-             np.uint64(rnd), np.float64(min_split), n_input, dm.marks, dm.mark_round,
+             np.uint64(rnd), np.float64(min_split), np.float64(off_k), n_input, dm.marks,
+             dm.mark_round,
              plans.px, plans.py,
              plans.hood, plans.n_cavity, plans.n_hood, plans.through, plans.split_a,
              plans.split_b, plans.split_seg),

@@ -203,6 +203,41 @@ __device__ int cavity_boundary(const MeshView& m, const Cavity& cav, i64 through
     return nb >= cav.n ? nb : -1;
 }
 
+// Where to refine the counter-clockwise triangle (a, b, c): its circumcentre, or Üngör's
+// off-centre on the bisector of the shortest edge when that is nearer the edge (fewer,
+// better-spread points; Triangle's default). off_k <= 0: always the circumcentre. The
+// same code as cpu.insertion_point, so both sides pick the same point.
+__device__ void insertion_point(const double* x, const double* y, vid_t a, vid_t b, vid_t c,
+                                double off_k, double* px_out, double* py_out) {
+    // circumcentre relative to a
+    const double bx = x[b] - x[a], by = y[b] - y[a], cx = x[c] - x[a], cy = y[c] - y[a];
+    const double d = 2.0 * (bx * cy - by * cx);
+    const double b2 = bx * bx + by * by, c2 = cx * cx + cy * cy;
+    const double px = x[a] + (cy * b2 - by * c2) / d;
+    const double py = y[a] + (bx * c2 - cx * b2) / d;
+    *px_out = px;
+    *py_out = py;
+    if (off_k <= 0.0 || !isfinite(px) || !isfinite(py)) return;
+    const vid_t v[3] = {a, b, c};
+    double len2[3];
+    for (int i = 0; i < 3; ++i) {
+        const double ex = x[v[(i + 2) % 3]] - x[v[(i + 1) % 3]];
+        const double ey = y[v[(i + 2) % 3]] - y[v[(i + 1) % 3]];
+        len2[i] = ex * ex + ey * ey;
+    }
+    int s = 0;
+    if (len2[1] < len2[s]) s = 1;
+    if (len2[2] < len2[s]) s = 2;
+    const double ux = x[v[(s + 1) % 3]], uy = y[v[(s + 1) % 3]];
+    const double dx = x[v[(s + 2) % 3]] - ux, dy = y[v[(s + 2) % 3]] - uy;
+    // the midpoint plus off_k times the edge turned left, towards the opposite vertex
+    const double ox = 0.5 * dx - off_k * dy, oy = 0.5 * dy + off_k * dx;
+    if (ox * ox + oy * oy < (px - ux) * (px - ux) + (py - uy) * (py - uy)) {
+        *px_out = ux + ox;
+        *py_out = uy + oy;
+    }
+}
+
 // Where to split segment ab: next to an input vertex at the power-of-two distance from it
 // that lies in [1/3, 2/3] of the length (concentric shells, as Triangle does), so pieces
 // of segments meeting at a small angle match; elsewhere the midpoint.
@@ -256,7 +291,8 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
 extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t* tri,
                                          vid_t* nbr, int* seg, unsigned char* stuck,
                                          const vid_t* worklist, i64 n_claimants, u64 round,
-                                         double min_split, vid_t n_input, u64* marks,
+                                         double min_split, double off_k, vid_t n_input,
+                                         u64* marks,
                                          unsigned* mark_round, double* px_out,
                                          double* py_out, vid_t* hood, int* n_cavity,
                                          int* n_hood, i64* through, vid_t* split_a,
@@ -270,12 +306,8 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
         n_cavity[i] = -1;
         const vid_t t = worklist[i];
         const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
-        // circumcentre relative to a
-        const double bx = x[b] - x[a], by = y[b] - y[a], cx = x[c] - x[a], cy = y[c] - y[a];
-        const double d = 2.0 * (bx * cy - by * cx);
-        const double b2 = bx * bx + by * by, c2 = cx * cx + cy * cy;
-        double px = x[a] + (cy * b2 - by * c2) / d;
-        double py = y[a] + (bx * c2 - cx * b2) / d;
+        double px, py;
+        insertion_point(x, y, a, b, c, off_k, &px, &py);
         bool ok = isfinite(px) && isfinite(py);
         // Walk towards the circumcentre; stop inside its triangle or at a segment.
         vid_t cur = t;
