@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from morphgpu import cli
@@ -204,3 +204,31 @@ def test_cavity_claims_are_safe_and_make_progress(case, rnd):
             # a winner rewrites pointers in its ring: no other winner may own those triangles
             assert not {o for _, _, o, _ in a.boundary} & set(b.cavity)
             assert not {o for _, _, o, _ in b.boundary} & set(a.cavity)
+
+
+@given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=6, max_size=6))
+@example([0.0, 0.0, 1.0, 0.0, 0.5, 0.05])  # a sliver: the off-centre's case
+def test_insertion_point_is_circumcentre_or_off_centre(c):
+    import math
+
+    from morphgpu.dmr.cpu import insertion_point, off_centre_constant
+
+    p = np.array(c, dtype=float).reshape(3, 2)
+    area2 = (p[1, 0] - p[0, 0]) * (p[2, 1] - p[0, 1]) - (p[1, 1] - p[0, 1]) * (p[2, 0] - p[0, 0])
+    lengths = [np.hypot(*(p[(i + 2) % 3] - p[(i + 1) % 3])) for i in range(3)]
+    if area2 <= 1e-3 * max(lengths) ** 2:  # clockwise or nearly flat: not a mesh triangle
+        return
+    k = off_centre_constant(30.0)
+    q = np.array(insertion_point(*p.ravel(), k))
+    s = int(np.argmin(lengths))
+    u, v, w = p[(s + 1) % 3], p[(s + 2) % 3], p[s]
+    # on the shortest edge's bisector, on its opposite vertex's side
+    assert math.isclose(np.hypot(*(q - u)), np.hypot(*(q - v)), rel_tol=1e-6)
+    circum = np.hypot(*(q - w)) == pytest.approx(np.hypot(*(q - u)), rel=1e-6)
+    if not circum:
+        mid = (u + v) / 2
+        assert np.hypot(*(q - mid)) == pytest.approx(k * lengths[s], rel=1e-6)
+        assert (v - u)[0] * (q - u)[1] - (v - u)[1] * (q - u)[0] > 0
+        # an off-centre only ever replaces a circumcentre farther from the edge
+        centre = np.array(insertion_point(*p.ravel(), 0.0))
+        assert np.hypot(*(q - u)) < np.hypot(*(centre - u))
