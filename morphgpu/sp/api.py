@@ -9,7 +9,9 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    (mean max(W+, W-) < trivial_threshold) stop, else fix the most biased ``fix_fraction``
    of the free variables → unit propagation (a contradiction stops the loop);
 4. local search on the formula with the fixed variables frozen; if that gives up (or SP
-   failed), one more local search with every variable free, from the same start;
+   failed), one more local search with every variable free, from where it stopped. Each
+   local search is a hybrid: parallel probSAT rounds while they make progress, then a
+   sequential probSAT tail (rules.HANDOVER_UNSAT says why);
 5. verification.
 """
 
@@ -27,6 +29,10 @@ from . import factor
 from .cnf import CNF, verify
 
 DEFAULT_ROUNDS = {"gpu": 100_000, "cpu": 20_000}
+# Sequential tail flips per local-search stage: FLIPS_PER_ROUND times the rounds' budget,
+# at most MAX_DEFAULT_FLIPS (a GPU tail flip is a few µs in one warp, a CPU one ~20 µs).
+FLIPS_PER_ROUND = 20
+MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
 
 
 @dataclass
@@ -50,6 +56,7 @@ def solve(
     max_iterations: int = 1000,
     trivial_threshold: float = 0.01,
     local_search_rounds: int | None = None,
+    local_search_flips: int | None = None,
     damping: float = 0.3,
     progress: Callable[[str], None] | None = None,
 ) -> SolveResult:
@@ -58,7 +65,9 @@ def solve(
     Returns ``SolveResult(status="SAT", assignment=...)`` only with an assignment that
     satisfies every clause; otherwise ``status="UNKNOWN"`` with the ``reason``. ``stats``
     holds SP iterations, decimation rounds, variables fixed and seconds per phase.
-    ``local_search_rounds`` bounds each local-search stage (default: DEFAULT_ROUNDS by side);
+    ``local_search_rounds`` bounds each local-search stage's parallel rounds (default:
+    DEFAULT_ROUNDS by side) and ``local_search_flips`` its sequential tail (default:
+    FLIPS_PER_ROUND x the rounds, at most MAX_DEFAULT_FLIPS by side);
     ``damping`` keeps that share of the old survey in each synchronous sweep: undamped
     sweeps oscillate at a few thousand variables near the threshold; at 1M variables on an
     H200, 0.3 converged in fewer sweeps than 0.5 (about 2200 against 4200 over a solve).
@@ -75,11 +84,17 @@ def solve(
         raise ValueError(f"solve: damping must be in [0, 1), got {damping}")
     if local_search_rounds is not None and int(local_search_rounds) < 0:
         raise ValueError(f"solve: local_search_rounds must be >= 0, got {local_search_rounds}")
+    if local_search_flips is not None and int(local_search_flips) < 0:
+        raise ValueError(f"solve: local_search_flips must be >= 0, got {local_search_flips}")
     side = backend.resolve_device(device, who="morphgpu.sp.solve")
     if local_search_rounds is None:
         # A budget, not a different algorithm: a GPU round costs tens of µs (one persistent
         # launch), a NumPy round about a hundred times more.
         local_search_rounds = DEFAULT_ROUNDS[side]
+    if local_search_flips is None:
+        local_search_flips = min(FLIPS_PER_ROUND * int(local_search_rounds),
+                                 MAX_DEFAULT_FLIPS[side])
+    search = {"max_flips": int(local_search_flips)}
     say = progress or (lambda _msg: None)
     clock = _PhaseClock(side)
     stats: dict[str, Any] = {
@@ -110,13 +125,17 @@ def solve(
             solved = False
             if sp_problem != "contradiction after decimation":
                 say(f"local search on {stats['free_after_sp']} free variables")
-                solved = engine.local_search(int(local_search_rounds), freeze_fixed=True, init=True)
+                solved = engine.local_search(int(local_search_rounds), freeze_fixed=True,
+                                             init=True, **search)
+                _count_search(engine, stats)
                 stats["local_search"] = ("solved with fixed variables frozen" if solved
                                          else "gave up")
             if not solved:
                 say("local search with every variable free")
                 solved = engine.local_search(int(local_search_rounds), freeze_fixed=False,
-                                             init=sp_problem == "contradiction after decimation")
+                                             init=sp_problem == "contradiction after decimation",
+                                             **search)
+                _count_search(engine, stats)
                 stats["local_search"] = ("solved with every variable free" if solved
                                          else "gave up")
         assignment = engine.assignment()
@@ -149,6 +168,13 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         if not consistent:
             return "contradiction after decimation"
     return ""
+
+
+def _count_search(engine: Any, stats: dict[str, Any]) -> None:
+    """Add a local-search stage's parallel rounds and sequential tail flips to the stats."""
+    for key, attr in (("local_search_rounds", "local_search_rounds_run"),
+                      ("local_search_flips", "local_search_flips_run")):
+        stats[key] = stats.get(key, 0) + int(getattr(engine, attr, 0))
 
 
 def _engine(fg: factor.FactorGraph, side: str, seed: int | None, damping: float) -> Any:

@@ -15,6 +15,8 @@ import numpy as np
 from . import rules
 from .factor import FactorGraph
 
+TAIL_DRAWS = 4096
+
 
 class CPUEngine:
     side = "cpu"
@@ -139,16 +141,23 @@ class CPUEngine:
         return False, int(pick.size)
 
     # ----------------------------------------------------------------- local search
-    def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool) -> bool:
-        """Parallel probSAT on the whole formula: every unsatisfied clause flips one of its
-        variables per round, picked by break count. Fixed variables stay put when frozen;
-        ``init`` starts from the fixed values plus random ones for the free variables."""
+    def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
+                     max_flips: int = 0, handover_unsat: int = rules.HANDOVER_UNSAT,
+                     stall_rounds: int = rules.STALL_ROUNDS) -> bool:
+        """Hybrid probSAT on the whole formula (rules.HANDOVER_UNSAT says why): parallel
+        rounds, in which every unsatisfied clause flips one of its variables picked by break
+        count, until few clauses are unsatisfied or the rounds stall; then at most
+        ``max_flips`` sequential flips (``handover_unsat`` and ``stall_rounds`` as in rules;
+        0 and more than ``max_rounds`` with ``max_flips=0`` give the parallel walk alone).
+        Fixed variables stay put when frozen; ``init`` starts from the fixed values plus
+        random ones for the free variables."""
         fg = self.fg
         w = fg.width
         fixed_mask = self.fixed != 0
         if init:
             start = self.rng.random(fg.n_vars) < 0.5
             self.values = np.where(fixed_mask, self.fixed > 0, start)
+        self.local_search_rounds_run = self.local_search_flips_run = 0
         if fg.n_clauses == 0:
             return True
         frozen = fixed_mask if freeze_fixed else np.zeros(fg.n_vars, dtype=bool)
@@ -157,13 +166,19 @@ class CPUEngine:
         true_count = lit_true.reshape(-1, w).sum(axis=1)
         movable = (self.present & ~frozen[self.safe_var]).reshape(-1, w)
         weight_of_break = rules.break_weights(w)
-        for _ in range(max_rounds):
+        best, best_round = fg.n_clauses + 1, 0
+        for r in range(max_rounds):
             unsat = np.flatnonzero(true_count == 0)
             if unsat.size == 0:
                 return True
             cand_ok = movable[unsat]
             if not cand_ok.any(axis=1).all():
                 return False  # a clause whose variables are all frozen and false
+            if unsat.size < best:
+                best, best_round = unsat.size, r
+            if unsat.size <= handover_unsat or r - best_round >= stall_rounds:
+                break
+            self.local_search_rounds_run = r + 1
             cand = self.safe_var.reshape(-1, w)[unsat]
             breaks = self._break_counts(cand.ravel(), true_count).reshape(cand.shape)
             clamped = np.minimum(breaks, weight_of_break.size - 1)
@@ -178,7 +193,77 @@ class CPUEngine:
             edges = fg.var_edges[_ranges(start, stop)]
             now_true = self.values[fg.lit_var[edges]] != neg[edges]
             np.add.at(true_count, self.clause_of_edge[edges], np.where(now_true, 1, -1))
-        return bool(np.all(true_count > 0))
+        if max_flips <= 0:
+            return bool(np.all(true_count > 0))
+        return self._sequential_tail(true_count, frozen, max_flips)
+
+    def _sequential_tail(self, true_count: np.ndarray, frozen: np.ndarray,
+                         max_flips: int) -> bool:
+        """Sequential probSAT: a random unsatisfied clause flips one of its movable
+        variables, picked with rules.tail_break_weights by its current break count; the
+        true-literal counts and the list of unsatisfied clauses are updated incrementally.
+        The same walk as kernels/walk.cu's ls_tail (one warp there)."""
+        fg = self.fg
+        w = fg.width
+        clause_vars = fg.lit_var.reshape(-1, w)
+        values = self.values
+        weight_of_break = rules.tail_break_weights(w).tolist()
+        top = len(weight_of_break) - 1
+        unsat = np.flatnonzero(true_count == 0).tolist()
+        where = {c: i for i, c in enumerate(unsat)}  # clause -> its index in unsat
+        occurrences: dict[int, tuple[list[int], list[bool]]] = {}
+
+        def occ(v: int) -> tuple[list[int], list[bool]]:
+            """(clauses, literal is positive) of v, built on first use: the tail touches few."""
+            if v not in occurrences:
+                edges = fg.var_edges[fg.var_offsets[v]:fg.var_offsets[v + 1]]
+                occurrences[v] = (self.clause_of_edge[edges].tolist(),
+                                  (fg.lit_neg[edges] == 0).tolist())
+            return occurrences[v]
+
+        draws = np.zeros(0)
+        for step in range(max_flips):
+            if not unsat:
+                self.local_search_flips_run = step
+                return True
+            at = 2 * (step % TAIL_DRAWS)
+            if at == 0:  # random numbers in blocks: one NumPy call per TAIL_DRAWS flips
+                draws = self.rng.random(2 * TAIL_DRAWS)
+            c = unsat[min(int(draws[at] * len(unsat)), len(unsat) - 1)]
+            cands = [int(v) for v in clause_vars[c] if v >= 0 and not frozen[v]]
+            if not cands:
+                return False
+            weights = []
+            for v in cands:
+                clauses, positive = occ(v)
+                value = bool(values[v])
+                breaks = sum(1 for cl, pos in zip(clauses, positive)
+                             if pos == value and true_count[cl] == 1)
+                weights.append(weight_of_break[min(breaks, top)])
+            u = draws[at + 1] * sum(weights)
+            chosen = cands[-1]
+            for v, wt in zip(cands, weights):
+                u -= wt
+                if u < 0.0:
+                    chosen = v
+                    break
+            value = not values[chosen]
+            values[chosen] = value
+            clauses, positive = occ(chosen)
+            for cl, pos in zip(clauses, positive):
+                if pos == value:
+                    true_count[cl] += 1
+                    if true_count[cl] == 1:  # satisfied now: swap-remove from the list
+                        i, last = where.pop(cl), unsat.pop()
+                        if last != cl:
+                            unsat[i], where[last] = last, i
+                else:
+                    true_count[cl] -= 1
+                    if true_count[cl] == 0:
+                        where[cl] = len(unsat)
+                        unsat.append(cl)
+        self.local_search_flips_run = max_flips
+        return not unsat
 
     def _break_counts(self, vars_: np.ndarray, true_count: np.ndarray) -> np.ndarray:
         """For each variable: how many clauses it alone satisfies (flipping it breaks them)."""

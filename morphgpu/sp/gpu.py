@@ -3,8 +3,10 @@
 Loops stay on the device: SP sweeps are launched back to back and the host reads the
 sweeps' max |Δeta| only every ``CHECK_EVERY`` sweeps (each sweep writes its own slot);
 unit propagation reads one flag per wave; the local search is a single persistent launch
-that stops on the device when a round finds no unsatisfied clause. Decimation picks the
-most biased variables with one CuPy sort.
+of parallel rounds that stops on the device when a round finds no unsatisfied clause, few
+enough of them to hand over, or no progress; then, if needed, one single-warp launch of the
+sequential tail, whose loop over flips is on the device too. Decimation picks the most
+biased variables with one CuPy sort.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class GPUEngine:
         # The local search is one persistent kernel over a grid barrier (kernels/walk.cu).
         self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
                                                block=BLOCK, defines=defines)
+        self._tail = kernels.load_module("sp/kernels/walk.cu", defines=defines).get_function(
+            "ls_tail")
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_clause_update", "sp_biases")),
             (simplify, ("unit_wave", "fix_chosen"))) for name in names}
@@ -142,13 +146,16 @@ class GPUEngine:
         return False, n_fix
 
     # ----------------------------------------------------------------- local search
-    def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool) -> bool:
+    def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
+                     max_flips: int = 0, handover_unsat: int = rules.HANDOVER_UNSAT,
+                     stall_rounds: int = rules.STALL_ROUNDS) -> bool:
         cp, fg = self.cp, self.fg
         fixed_mask = self.fixed != 0
         if init:
             rng = cp.random.default_rng((self.seed + 1) % 2**63)
             start = rng.random(fg.n_vars, dtype=cp.float32) < 0.5
             self.values = cp.where(fixed_mask, self.fixed > 0, start).astype(cp.uint8)
+        self.local_search_rounds_run = self.local_search_flips_run = 0
         if fg.n_clauses == 0:
             return True
         frozen = (fixed_mask if freeze_fixed else cp.zeros(fg.n_vars, dtype=bool)).astype(cp.uint8)
@@ -162,10 +169,38 @@ class GPUEngine:
         self._walk.launch(
             np.int64(fg.n_clauses), np.int64(fg.n_vars), np.int32(fg.width), fg.lit_var,
             fg.lit_neg, self.values, true_count, breaks, frozen, table,
-            np.uint64(self.rounds_seed % 2**64), np.uint64(0), np.int32(max_rounds), flip,
+            np.uint64(self.rounds_seed % 2**64), np.uint64(0), np.int32(max_rounds),
+            np.uint64(max(0, handover_unsat)), np.int32(min(stall_rounds, 2**31 - 1)), flip,
             unsat_ring, outcome)
-        _stuck, rounds, solved = (int(x) for x in outcome.get())
+        stuck, rounds, solved = (int(x) for x in outcome.get())
+        self._walk.check()
         self.local_search_rounds_run = rounds
+        if solved or stuck or max_flips <= 0:
+            return bool(solved)
+        del breaks, flip
+        return self._sequential_tail(true_count, frozen, max_flips)
+
+    def _sequential_tail(self, true_count: Any, frozen: Any, max_flips: int) -> bool:
+        """The single-warp ls_tail from the parallel phase's state (true_count matches
+        values); returns whether it satisfied every clause."""
+        cp, fg = self.cp, self.fg
+        m = fg.n_clauses
+        backend.require_gpu_bytes(16 * m, f"sp.solve: local-search tail over {m} clauses")
+        unsat = cp.flatnonzero(true_count == 0).astype(cp.int64)
+        unsat_list = cp.empty(m, dtype=cp.int64)
+        unsat_list[: unsat.size] = unsat
+        unsat_pos = cp.full(m, -1, dtype=cp.int64)
+        unsat_pos[unsat] = cp.arange(unsat.size, dtype=cp.int64)
+        table = cp.asarray(rules.tail_break_weights(fg.width))
+        outcome = cp.zeros(3, dtype=cp.int64)
+        self.rounds_seed += 1
+        self._tail(
+            (1,), (32,),
+            (np.int32(fg.width), fg.lit_var, fg.lit_neg, fg.var_offsets, fg.var_edges,
+             self.values, true_count, frozen, table, np.uint64(self.rounds_seed % 2**64),
+             np.int64(max_flips), unsat_list, unsat_pos, np.int64(unsat.size), outcome))
+        solved, flips, _stuck = (int(x) for x in outcome.get())
+        self.local_search_flips_run = flips
         return bool(solved)
 
     def assignment(self) -> np.ndarray:

@@ -14,6 +14,19 @@ import numpy as np
 
 BREAK_TABLE_SIZE = 64
 
+# The local search is a hybrid (both sides): parallel probSAT rounds while they make
+# progress, then a sequential probSAT tail, one flip at a time. With every unsatisfied
+# clause flipping at once, the last few unsatisfied clauses keep breaking each other's
+# neighbours (the parallel walk stalls at 5-15 of them at 10k variables, ratio 4.2); one
+# flip at a time with fresh break counts is what finishes. The parallel phase hands over
+# once at most HANDOVER_UNSAT clauses are unsatisfied, or when its best count has not
+# improved for STALL_ROUNDS rounds. Handing over late is deliberate: on the residual of
+# SP at 10k variables the tail needed 1e5-4e5 flips whether it took over at 256
+# unsatisfied clauses or at a stall near 10, and a tail's flip is sequential, so the
+# parallel rounds should do all the work they can (at 1M variables a far larger share).
+HANDOVER_UNSAT = 16
+STALL_ROUNDS = 200
+
 
 def edge_ratio(p_same, z_same, p_opp, z_opp, own):  # noqa: ANN001, ANN201 (NumPy arrays)
     """Pi^u / (Pi^u + Pi^s + Pi^0) for variable j seen from clause a.
@@ -61,5 +74,16 @@ def break_weights(width: int) -> np.ndarray:
     b = np.arange(BREAK_TABLE_SIZE, dtype=np.float64)
     if width <= 3:
         return (1.0 + b) ** -3.0
+    base = {4: 3.0, 5: 3.7, 6: 5.1}.get(width, 5.4)
+    return base**-b
+
+
+def tail_break_weights(width: int) -> np.ndarray:
+    """Pick weights of the sequential probSAT tail (one flip at a time), with the parameters
+    Balint & Schöning (2012) found best for sequential probSAT: polynomial (1 + b)^-2.38
+    for 3-SAT and narrower, exponential cb^-b for wider clauses. Index = break count."""
+    b = np.arange(BREAK_TABLE_SIZE, dtype=np.float64)
+    if width <= 3:
+        return (1.0 + b) ** -2.38
     base = {4: 3.0, 5: 3.7, 6: 5.1}.get(width, 5.4)
     return base**-b
