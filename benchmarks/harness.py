@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import time
@@ -101,6 +102,12 @@ def main(name: str, run: Callable[[argparse.Namespace, Record], None],
     side = backend.resolve_device(args.device, who=f"benchmark {name}")
     args.side = side
     record = Record(name, side)
+
+    def _stop(signum: int, frame: Any) -> None:
+        # scripts/gpu-check bounds each benchmark with `timeout`: keep the rows measured so far.
+        raise TimeoutError(f"stopped by signal {signum} (time limit): rows so far are kept")
+
+    signal.signal(signal.SIGTERM, _stop)
     print(f"# {name} on {record.data['device']}", flush=True)
     t0 = time.perf_counter()
     try:
