@@ -137,7 +137,8 @@ def test_stats_and_phases(device):
 @pytest.mark.parametrize(
     "kwargs",
     [dict(epsilon=0), dict(fix_fraction=0), dict(fix_fraction=1.5), dict(max_iterations=0),
-     dict(damping=1.0), dict(device="tpu"), dict(local_search_rounds=-1)],
+     dict(damping=1.0), dict(device="tpu"), dict(local_search_rounds=-1),
+     dict(local_search_flips=-1)],
 )
 def test_bad_arguments(kwargs):
     f = sp.random_ksat(10, 3, ratio=2.0, seed=0)
