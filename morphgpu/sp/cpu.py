@@ -232,6 +232,7 @@ class CPUEngine:
             c = unsat[min(int(draws[at] * len(unsat)), len(unsat) - 1)]
             cands = [int(v) for v in clause_vars[c] if v >= 0 and not frozen[v]]
             if not cands:
+                self.local_search_flips_run = step
                 return False
             weights = []
             for v in cands:
