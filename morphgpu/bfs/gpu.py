@@ -49,14 +49,19 @@ LOCAL_CAP = 3072  # edges a level may have and still run inside one block (share
 ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
 GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
 ALPHA, BETA = 14.0, 24.0  # Beamer's constants
-# Defaults of the follow-up's options (each can be turned off per call to get the path
-# measured before it): the warp-aggregated one-block levels of the persistent kernel, and
-# the frontier bitmap for bottom-up probes. The warp-cooperative bottom-up scan of long
-# rows is new and unmeasured, so it is off unless asked for.
-LOCAL_BATCH = True
+# Defaults chosen by the H200 run of 2026-11-22 (benchmarks/RESULTS.md), each option
+# measured against the same baseline in one process: the cooperative grid.sync() beat the
+# atomic-free barrier for both persistent kernels on every graph (roads 4-6 %, grid2d 5000²
+# 11 %, Kronecker 5 %); warp-aggregated one-block levels (local_batch) were 4-11 % SLOWER
+# on the roads, and the frontier bitmap for bottom-up probes 18 % slower on Kronecker 21,
+# so both are off; spreading wide levels, the hysteresis, flat hubs and warp reservations
+# were faster and stay on. The warp-cooperative bottom-up scan stays off (slower than
+# bitmap=off alone).
+BARRIER_MODE = "cooperative"
+LOCAL_BATCH = False
 SPREAD_WIDE = True  # persistent grid levels: frontier warps spread over all blocks
 LOCAL_HYSTERESIS = True  # persistent: no re-entry into one block just above what fits
-FRONTIER_BITMAP = True
+FRONTIER_BITMAP = False
 WARP_BOTTOM_UP = False
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
@@ -203,7 +208,7 @@ def _ptr(a: Any) -> Any:
 
 
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
-                   enter_local: int = ENTER_LOCAL, mode: str = "xiao-feng",
+                   enter_local: int = ENTER_LOCAL, mode: str = BARRIER_MODE,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
                    hysteresis: bool = LOCAL_HYSTERESIS) -> tuple[Any, Any]:
     """One launch of persistent.cu. All three options False is the path measured before
@@ -324,7 +329,7 @@ def run_merge_path(ws: Workspace, source: int, want_parents: bool) -> tuple[Any,
 
 def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", use_cache: bool = True,
-                             mode: str = "xiao-feng", bitmap: bool = FRONTIER_BITMAP,
+                             mode: str = BARRIER_MODE, bitmap: bool = FRONTIER_BITMAP,
                              warp_bottom_up: bool = WARP_BOTTOM_UP,
                              flat_hubs: bool = FLAT_HUBS,
                              warp_reserve: bool = WARP_RESERVE) -> tuple[Any, Any]:
@@ -354,7 +359,7 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
 def run_direction_optimizing(ws: Workspace, source: int, want_parents: bool, *,
                              rule: str = "gamma", force: str | None = None,
                              use_cache: bool = True, loop: str = "device",
-                             mode: str = "xiao-feng", **device_options: Any
+                             mode: str = BARRIER_MODE, **device_options: Any
                              ) -> tuple[Any, Any]:
     """Direction-optimising BFS; ``loop="host"`` runs one launch pair per level and reads
     the statistics back (level.cu), ``"device"`` the persistent kernel (direction.cu,
