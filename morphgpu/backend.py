@@ -162,6 +162,32 @@ def require_gpu_bytes(needed: int, what: str) -> None:
         )
 
 
+def host_available_bytes() -> int | None:
+    """Memory the host can still give this process (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def require_host_bytes(needed: int, what: str) -> None:
+    """Fail early, with the figure, when a CPU path's arrays cannot fit in host memory.
+
+    Large NumPy zeros are allocated lazily, so without this check an oversized plan is
+    killed by the kernel's OOM killer while it runs instead of raising.
+    """
+    available = host_available_bytes()
+    if available is not None and needed > available:
+        raise MemoryError(
+            f"{what}: needs {needed / 2**30:.2f} GiB of host memory but only "
+            f"{available / 2**30:.2f} GiB is available (the GPU path needs it on the GPU instead)"
+        )
+
+
 @functools.lru_cache(maxsize=4)
 def gpu_properties(device_id: int = 0) -> dict[str, Any]:
     """Name, multiprocessors, memory and compute capability of a GPU (cached)."""

@@ -50,3 +50,17 @@ def test_round_trip_through_the_gpu():
     assert np.array_equal(backend.to_host(g), a)
     props = backend.gpu_properties()
     assert props["multiprocessors"] > 0 and props["memory_bytes"] > 0
+
+
+def test_host_memory_check(monkeypatch):
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**30)
+    backend.require_host_bytes(2**29, "half a GiB")
+    with pytest.raises(MemoryError, match="needs 2.00 GiB of host memory but only 1.00 GiB"):
+        backend.require_host_bytes(2**31, "two GiB")
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: None)
+    backend.require_host_bytes(2**60, "unknown availability is not an error")
+
+
+def test_host_available_bytes_reads_the_machine():
+    available = backend.host_available_bytes()
+    assert available is None or available > 2**20

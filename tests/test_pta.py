@@ -269,3 +269,12 @@ def test_cli_on_c_and_demo(capsys):
     assert cli.main(["pta", str(DATA / "structs.c"), "--device", "cpu"]) == 0
     assert "main::x=['main::node_b']" in capsys.readouterr().out
     assert demo("cpu")["valid"] is True
+
+
+def test_cpu_path_refuses_a_plan_larger_than_host_memory(monkeypatch):
+    # Lazily allocated NumPy zeros would otherwise be OOM-killed mid-solve, not raise.
+    from morphgpu import backend
+
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 1)
+    with pytest.raises(MemoryError, match=r"points-to bit rows .* GiB of host memory"):
+        pta.solve(pta.load(DATA / "chain.galois.txt"), device="cpu")

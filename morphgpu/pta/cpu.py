@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .. import backend
 from .constraints import NULL_OBJECT
 from .layout import Layout
 
@@ -72,6 +73,8 @@ class CpuSolver:
     def __init__(self, layout: Layout) -> None:
         self.lay = layout
         n, w = layout.n_nodes, layout.n_words
+        # P, seen and the per-round delta are n x w words each.
+        backend.require_host_bytes(3 * n * w * 8, f"points-to bit rows ({n} nodes x {w} words)")
         self.P = np.zeros((n, w), dtype=np.uint64)
         self.seen = np.zeros((n, w), dtype=np.uint64)  # what the complex rules have read
         self.leader = np.arange(n, dtype=np.int64)
