@@ -91,6 +91,14 @@ def _side(device: str, who: str) -> tuple[str, Any]:
 
 
 # --------------------------------------------------------------------------- Kronecker
+def _check_recursive_args(scale: Any, edge_factor: Any, seed: Any) -> tuple[int, int, int]:
+    """The size arguments Kronecker and R-MAT share, checked."""
+    scale = _check_count("scale", scale)
+    if scale > 40:
+        raise ValueError(f"scale must be at most 40, got {scale}")
+    return scale, _check_count("edge_factor", edge_factor), _check_seed(seed)
+
+
 def _rmat_edges(
     xp: Any, scale: int, n_edges: int, a: float, b: float, c: float, seed: int
 ) -> tuple[Any, Any]:
@@ -145,11 +153,7 @@ def kronecker(
     merged unless ``keep_duplicates``. (Graph500's per-level noise on a, b, c is not
     applied.) Identical on CPU and GPU for the same arguments.
     """
-    scale = _check_count("scale", scale)
-    if scale > 40:
-        raise ValueError(f"scale must be at most 40, got {scale}")
-    edge_factor = _check_count("edge_factor", edge_factor)
-    seed = _check_seed(seed)
+    scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
     side, xp = _side(device, "kronecker")
     n = 1 << scale
     with backend.gpu_memory_guard(f"kronecker(scale={scale}, edge_factor={edge_factor})"):
@@ -175,11 +179,7 @@ def rmat(
 ) -> CSRGraph:
     """R-MAT graph (Kronecker without the vertex permutation); self-loops dropped,
     duplicates merged; ``directed=False`` adds every reverse edge."""
-    scale = _check_count("scale", scale)
-    if scale > 40:
-        raise ValueError(f"scale must be at most 40, got {scale}")
-    edge_factor = _check_count("edge_factor", edge_factor)
-    seed = _check_seed(seed)
+    scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
     side, xp = _side(device, "rmat")
     n = 1 << scale
     with backend.gpu_memory_guard(f"rmat(scale={scale}, edge_factor={edge_factor})"):
