@@ -27,6 +27,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def add_device_and_json(parser: Any) -> None:
+    """The two options every algorithm's subcommand takes."""
+    parser.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"],
+                        help="where to run (default: the GPU if one is usable)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
 def to_json(result: dict[str, Any]) -> str:
     return json.dumps(_plain(result), indent=2, sort_keys=False)
 

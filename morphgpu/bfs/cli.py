@@ -64,10 +64,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--source", type=int, required=True, help="source vertex (0-based)")
     p.add_argument("--variant", default="auto",
                    choices=["auto", *variants.names()], help="strategy (default: auto)")
-    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    report.add_device_and_json(p)
     p.add_argument("--check", action="store_true", help="run Graph500's checks on the result")
     p.add_argument("--output", help="save the distances as a .npy file")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(run=_run)
 
 

@@ -19,11 +19,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("file", help="FILE.poly, FILE.node (with FILE.ele if present) or FILE.ele")
     p.add_argument("--min-angle", type=float, default=30.0, help="degrees (default 30)")
     p.add_argument("--max-area", type=float, default=None, help="largest triangle area")
-    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    report.add_device_and_json(p)
     p.add_argument("--output", help="write STEM.node/.ele/.poly/.neigh")
     p.add_argument("--plot", help="write a picture of the refined mesh (PNG)")
     p.add_argument("--check", action="store_true", help="verify the output independently")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
 

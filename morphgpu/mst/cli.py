@@ -87,10 +87,9 @@ def register(subparsers: Any) -> None:
         choices=["auto", "ecl", "unit"],
         help="auto: the file's weights, else ECL-MST's rule 1+(i*k)%%n; ecl: that rule; unit: 1",
     )
-    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    report.add_device_and_json(p)
     p.add_argument("--check", action="store_true", help="compare with SciPy's total weight")
     p.add_argument("--output", help="save the forest's (src, dst) as a 2 x k .npy file")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(run=_run)
 
 

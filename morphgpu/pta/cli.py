@@ -21,11 +21,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("inputs", nargs="+",
                    help="an LSG prefix (dir/perl), a constraint file, or C files")
-    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    report.add_device_and_json(p)
     p.add_argument("--compare", type=Path,
                    help="a _correct_soln file to compare with (default: the prefix's own)")
     p.add_argument("--write", type=Path, help="write the solution in _correct_soln form")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
 

@@ -17,12 +17,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--k", type=int, default=3, help="literals per clause (with --random)")
     p.add_argument("--ratio", type=float, default=4.2, help="clauses per variable (--random)")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    report.add_device_and_json(p)
     p.add_argument("--epsilon", type=float, default=1e-3)
     p.add_argument("--fix-fraction", type=float, default=0.01)
     p.add_argument("--max-iterations", type=int, default=1000)
     p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines)")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
 
