@@ -278,3 +278,10 @@ def test_cpu_path_refuses_a_plan_larger_than_host_memory(monkeypatch):
     monkeypatch.setattr(backend, "host_available_bytes", lambda: 1)
     with pytest.raises(MemoryError, match=r"points-to bit rows .* GiB of host memory"):
         pta.solve(pta.load(DATA / "chain.galois.txt"), device="cpu")
+
+
+@pytest.mark.parametrize("rep", [[1, 0, 2], [0, 1, 3, 2], [1, 2, 3, 0], [1, 2, 1]])
+def test_merge_map_cycles_are_errors(rep):
+    # Even-length cycles used to collapse silently to "no merge" under pointer jumping.
+    with pytest.raises(ConstraintFormatError, match="cycle"):
+        from_lists(len(rep), [], rep=rep)

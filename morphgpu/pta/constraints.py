@@ -280,10 +280,18 @@ def read_hcd(path: Path, n_vars: int) -> tuple[np.ndarray, np.ndarray]:
 
 def resolve_chains(rep: np.ndarray, where: str = "merge map") -> np.ndarray:
     """Follow rep to the final representative (pointer jumping); a cycle is an error."""
+    original = rep
     rep = rep.copy()
     for _ in range(64):
         nxt = rep[rep]
         if np.array_equal(nxt, rep):
+            # Pointer jumping collapses a cycle of power-of-two length to the identity;
+            # a true representative is a fixed point of the original map.
+            bad = np.flatnonzero(original[rep] != rep)
+            if bad.size:
+                raise ConstraintFormatError(
+                    f"{where}: the merge map has a cycle through variable {int(bad[0])}"
+                )
             return rep
         rep = nxt
     raise ConstraintFormatError(f"{where}: the merge map has a cycle")
