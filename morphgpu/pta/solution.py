@@ -89,18 +89,9 @@ class Solution:
             return [f"numVars differ: {self.n_vars} here, {other.n_vars} there"]
         if not np.array_equal(self.objects, other.objects):
             return self.differences(other.to_reference(), limit)
-        pair = np.unique(self.row_of_var * (other.rows.shape[0] + 1) + other.row_of_var)
-        mine, theirs = pair // (other.rows.shape[0] + 1), pair % (other.rows.shape[0] + 1)
-        bad_pairs = []
-        step = 1 << 14
-        for a in range(0, pair.size, step):
-            ne = np.any(self.rows[mine[a:a + step]] != other.rows[theirs[a:a + step]], axis=1)
-            bad_pairs.append(pair[a:a + step][ne])
-        bad = np.concatenate(bad_pairs) if bad_pairs else pair[:0]
-        if not bad.size:
+        bad_vars = _differing_vars(self.rows, self.row_of_var, other.rows, other.row_of_var)
+        if not bad_vars.size:
             return []
-        key = self.row_of_var * (other.rows.shape[0] + 1) + other.row_of_var
-        bad_vars = np.flatnonzero(np.isin(key, bad))
         out = [
             f"variable {v}: {self.points_to(int(v)).size} objects here, "
             f"{other.points_to(int(v)).size} there" for v in bad_vars[:limit]
@@ -136,9 +127,7 @@ class Solution:
         g, bt = ref.fact_group[known], bit[known]
         one = np.left_shift(np.uint64(1), (bt & 63).astype(np.uint64))
         np.bitwise_or.at(ref_rows, (g, bt >> 6), one)
-        ours = self.rows[self.row_of_var]
-        theirs = ref_rows[ref.var_group]
-        bad = np.flatnonzero(np.any(ours != theirs, axis=1))
+        bad = _differing_vars(self.rows, self.row_of_var, ref_rows, ref.var_group)
         bad_unknown = np.flatnonzero(np.isin(ref.var_group, unknown_groups))
         bad = np.union1d(bad, bad_unknown)
         for v in bad[:limit]:
@@ -152,6 +141,25 @@ class Solution:
         if bad.size > limit:
             out.append(f"... {bad.size - limit} more variables differ")
         return out
+
+
+def _differing_vars(rows_a: np.ndarray, row_of_var_a: np.ndarray, rows_b: np.ndarray,
+                    row_of_var_b: np.ndarray, step: int = 1 << 14) -> np.ndarray:
+    """Variables whose row in ``a`` differs from their row in ``b``.
+
+    Compares each distinct (row in a, row in b) pair once, in chunks, instead of expanding
+    both sides to one row per variable (n_vars x words: many GiB on the large programs).
+    """
+    base = rows_b.shape[0] + 1
+    key = row_of_var_a.astype(np.int64) * base + row_of_var_b
+    pair = np.unique(key)
+    mine, theirs = pair // base, pair % base
+    bad_pairs = [
+        pair[a:a + step][np.any(rows_a[mine[a:a + step]] != rows_b[theirs[a:a + step]], axis=1)]
+        for a in range(0, pair.size, step)
+    ]
+    bad = np.concatenate(bad_pairs) if bad_pairs else pair[:0]
+    return np.flatnonzero(np.isin(key, bad)) if bad.size else bad
 
 
 def _set_bits(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
