@@ -366,3 +366,18 @@ def test_gpu_direction_top_down_hubs(n_hubs, flat_hubs):
                                   want_parents=True, flat_hubs=flat_hubs)
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
+
+
+@pytest.mark.gpu
+def test_gpu_workspace_is_freed_with_its_graph():
+    import gc
+
+    from morphgpu.bfs import gpu
+
+    g = CSRGraph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), n_vertices=3).to("gpu")
+    gpu.workspace(g)
+    assert len(gpu._workspaces) >= 1
+    before = len(gpu._workspaces)
+    del g
+    gc.collect()
+    assert len(gpu._workspaces) == before - 1

@@ -102,7 +102,9 @@ class Workspace:
     def __init__(self, g: CSRGraph) -> None:
         cp = backend.cupy_module()
         self.cp = cp
-        self.g = g
+        # Weak: the cache of workspaces is keyed weakly by the graph, and a strong reference
+        # from the value would keep every graph (and its GPU buffers) alive forever.
+        self._graph = weakref.ref(g)
         n = max(g.n_vertices, 1)
         vid = g.indices.dtype
         backend.require_gpu_bytes(n * (4 + 4 * vid.itemsize) + 4096,
@@ -131,6 +133,13 @@ class Workspace:
         self._edge_queues: dict[int, tuple[Any, Any]] = {}
         self._scan: Any = None
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
+
+    @property
+    def g(self) -> CSRGraph:
+        g = self._graph()
+        if g is None:
+            raise RuntimeError("bfs workspace used after its graph was freed")
+        return g
 
     def reverse(self) -> CSRGraph:
         if not self.g.directed:
