@@ -32,6 +32,7 @@ def test_accepts_a_correct_result():
         (DIST, [1, 0, 1, 4, 0, -1], "1"),  # root not its own parent
         (DIST, [0, 0, 4, 4, 0, -1], "5"),  # 2's parent 4 is at level 1 but not adjacent
         (DIST, [0, 0, 1, 4, 0, 0], "4"),  # unreached vertex with a parent
+        ([0, 1, 2, 2, 1, 0], [0, 0, 1, 4, 0, 9], "1"),  # a second "root": isolated 5 at 0
     ],
 )
 def test_rejects_broken_results(dist, parent, check):
@@ -44,3 +45,8 @@ def test_distances_must_be_tight():
     g = CSRGraph.from_edges(np.array([0, 0]), np.array([1, 2]))
     with pytest.raises(BFSValidationError):
         graph500_check(g.indptr, g.indices, 0, np.array([0, 1, 2]))
+
+
+def test_source_outside_the_graph_is_a_failed_check():
+    with pytest.raises(BFSValidationError, match="source 7 is outside"):
+        graph500_check(G.indptr, G.indices, 7, DIST)

@@ -44,10 +44,16 @@ def graph500_check(
     def fail(check: str, detail: str) -> None:
         raise BFSValidationError(f"Graph500 check {check} failed: {detail}")
 
+    if not 0 <= int(source) < n:
+        fail("0 (source)", f"source {source} is outside [0, {n})")
     if dist.shape != (n,):
         fail("0 (shape)", f"distances have shape {dist.shape}, expected ({n},)")
     if dist[source] != 0:
         fail("1 (root)", f"distance of the source {source} is {dist[source]}, not 0")
+    roots = np.flatnonzero(dist == 0)
+    if roots.size != 1:
+        other = int(roots[roots != source][0])
+        fail("1 (root)", f"vertex {other} also has distance 0 (only the source {source} may)")
     if (dist < -1).any():
         fail("4 (labels)", f"vertex {int(np.argmax(dist < -1))} has distance < -1")
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
