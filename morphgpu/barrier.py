@@ -112,7 +112,14 @@ class PersistentGrid:
         return bool(int(self.state[2 * self.grid].get()))
 
     def check(self) -> None:
-        """Raise if a barrier of the last launch timed out, which makes its results invalid."""
+        """Raise if a barrier of the last launch timed out, which makes its results invalid.
+
+        Every user of a persistent kernel calls this where it reads results anyway. In
+        cooperative mode it costs nothing: the driver refuses a cooperative launch whose
+        blocks cannot all be resident, so its barrier never times out.
+        """
+        if self.mode == "cooperative":
+            return
         if self.aborted():
             raise RuntimeError(
                 f"persistent kernel {getattr(self.kernel, 'name', self.kernel)}: a grid barrier "

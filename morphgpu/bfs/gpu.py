@@ -235,6 +235,7 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 ws.ctrl, np.int64(g.n_vertices), vid(source),
                 np.int32(max(0, min(enter_local, LOCAL_CAP))), np.int64(ws.max_degree),
                 np.int32(options))
+    grid.check()
     return dist, parent
 
 
@@ -362,6 +363,7 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
                 np.int32(flat_hubs), np.int32(warp_reserve),
                 ws.frontier_bits if bitmap else NULL)
+    grid.check()
     return dist, parent
 
 
