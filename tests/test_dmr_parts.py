@@ -232,3 +232,17 @@ def test_insertion_point_is_circumcentre_or_off_centre(c):
         # an off-centre only ever replaces a circumcentre farther from the edge
         centre = np.array(insertion_point(*p.ravel(), 0.0))
         assert np.hypot(*(q - u)) < np.hypot(*(centre - u))
+
+
+def test_triangles_lying_on_one_side_of_an_edge_are_rejected():
+    mesh = {"vertices": np.array([[0, 0], [1, 0], [0.5, 1], [0.5, 0.5]], float),
+            "triangles": np.array([[0, 1, 2], [0, 1, 3]])}
+    with pytest.raises(ValueError, match="triangles 0 and 1 overlap"):
+        api.refine(mesh, device="cpu")
+
+
+def test_a_segment_that_is_not_a_triangle_edge_is_rejected():
+    mesh = {"vertices": np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float),
+            "triangles": np.array([[0, 1, 2], [0, 2, 3]]), "segments": np.array([[1, 3]])}
+    with pytest.raises(ValueError, match=r"segment 0 \(1, 3\) is not an edge"):
+        api.refine(mesh, device="cpu")

@@ -113,6 +113,16 @@ def build_neighbors(tri: Any, n_vertices: int) -> Any:
         )
     i = xp.nonzero(same)[0]
     first, second = order[i], order[i + 1]
+    # Counter-clockwise neighbours traverse their shared edge in opposite directions; the
+    # same direction means the two triangles lie on the same side of it and overlap.
+    clash = a[first] != b[second]
+    if bool(clash.any()):
+        k = int(xp.nonzero(clash)[0][0])
+        t1, t2 = int(first[k]) // 3, int(second[k]) // 3
+        raise ValueError(
+            f"triangles: triangles {min(t1, t2)} and {max(t1, t2)} overlap (they lie on the "
+            f"same side of their shared edge ({int(a[first[k]])}, {int(b[first[k]])}))"
+        )
     nbr[first] = second // 3
     nbr[second] = first // 3
     return nbr.reshape(n, 3)
@@ -136,6 +146,13 @@ def edge_segment_codes(
     if len(segments):
         seg_xp = xp.asarray(segments, dtype=xp.int64)
         skeys = _edge_keys(seg_xp[:, 0], seg_xp[:, 1], n_vertices)
+        missing = ~xp.isin(skeys, keys)
+        if bool(missing.any()):
+            k = int(xp.nonzero(missing)[0][0])
+            raise ValueError(
+                f"segments: segment {k} ({int(seg_xp[k, 0])}, {int(seg_xp[k, 1])}) is not an "
+                "edge of the triangles (give a PSLG without triangles to have it inserted)"
+            )
         order = xp.argsort(skeys)
         pos = xp.searchsorted(skeys[order], keys)
         pos = xp.minimum(pos, len(skeys) - 1)
