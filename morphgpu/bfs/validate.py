@@ -103,10 +103,3 @@ def graph500_check(
         v = int(others[np.argmax(~present)])
         fail("5 (real edges)", f"parent edge ({parent[v]}, {v}) is not in the graph")
 
-
-def is_valid(indptr: Any, indices: Any, source: int, dist: Any, parent: Any = None) -> bool:
-    try:
-        graph500_check(indptr, indices, source, dist, parent)
-    except BFSValidationError:
-        return False
-    return True

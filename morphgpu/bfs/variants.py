@@ -74,9 +74,6 @@ VARIANTS: dict[str, Variant] = {
     ]
 }
 
-GPU_ONLY_CPU_NAMES = ("top-down", "bottom-up")
-
-
 def names(*, implemented_only: bool = True) -> list[str]:
     return [k for k, v in VARIANTS.items() if v.implemented or not implemented_only]
 

@@ -7,7 +7,6 @@ by the ``triangle`` package; the refinement itself is ours, on the GPU or the CP
 
 from __future__ import annotations
 
-import logging
 import time
 import warnings
 from collections.abc import Callable
@@ -16,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..reorder import morton_order
 from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
-
-log = logging.getLogger("morphgpu")
 
 # Ruppert/Shewchuk: termination is proven up to about 20.7°, observed up to about 33.8°.
 TERMINATION_ANGLE = 33.8
@@ -141,15 +139,9 @@ def _to_mesh(m: dict[str, np.ndarray], side: str) -> Mesh:
 
 def _morton_layout(mesh: Mesh) -> Mesh:
     """Triangles in Morton order of their centroids, so cavities stay in one thread's range."""
-    try:
-        from ..reorder import morton_order  # noqa: PLC0415
-
-        cx = mesh.x[mesh.tri].mean(axis=1)
-        cy = mesh.y[mesh.tri].mean(axis=1)
-        perm = morton_order(cx, cy)
-    except (ImportError, NotImplementedError):
-        return mesh  # the shared reorder module is not there yet: keep Triangle's order
-    return permute_triangles(mesh, perm)
+    cx = mesh.x[mesh.tri].mean(axis=1)
+    cy = mesh.y[mesh.tri].mean(axis=1)
+    return permute_triangles(mesh, morton_order(cx, cy))
 
 
 def prepare(mesh: dict[str, Any], side: str = "cpu") -> tuple[Mesh, dict[str, np.ndarray]]:

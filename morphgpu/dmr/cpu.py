@@ -14,7 +14,6 @@ pointers the re-triangulation rewrites, is shared (see :func:`claim_cavities`).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +22,6 @@ import numpy as np
 
 from .mesh import Mesh
 from .predicates import incircle, orient2d
-
-log = logging.getLogger("morphgpu")
 
 MAX_WALK = 4096
 MAX_CAVITY = 4096

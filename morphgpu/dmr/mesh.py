@@ -46,13 +46,6 @@ class Mesh:
     def n_triangles(self) -> int:
         return len(self.tri)
 
-    def copy(self) -> Mesh:
-        return Mesh(
-            self.x.copy(), self.y.copy(), self.tri.copy(), self.nbr.copy(), self.seg.copy(),
-            self.vertex_markers.copy(), self.segment_markers.copy(), self.holes.copy(),
-            dict(self.extra),
-        )
-
 
 def _edge_keys(a: Any, b: Any, n_vertices: int) -> Any:
     xp = backend.array_module(a)

@@ -304,11 +304,3 @@ def spanning_forest(
         runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric, what=what)
         runner.launch()
         return runner.forest(side)
-
-
-def minimum_spanning_forest(
-    n: int, indptr: Any, indices: Any, weights: Any, *, symmetric: bool
-) -> tuple[Any, int]:
-    """Sorted CSR positions of the forest's edges (CuPy) and the number of rounds."""
-    forest = spanning_forest(n, indptr, indices, weights, symmetric=symmetric)
-    return forest.edge_ids, forest.n_rounds

@@ -68,9 +68,6 @@ class ConstraintSet:
         binc = np.bincount(self.kind, minlength=5)
         return {name: int(binc[i]) for i, name in enumerate(KIND_NAMES)}
 
-    def of_kind(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        sel = self.kind == k
-        return self.src[sel], self.dst[sel], self.offset[sel]
 
 
 def validate(cs: ConstraintSet) -> None:

@@ -35,8 +35,6 @@ class CPUEngine:
         self.safe_var = np.where(self.present, fg.lit_var, 0).astype(np.int64)
         # Per-variable sign of each of its edges, in var_edges order.
         self.edge_neg_sorted = fg.lit_neg[fg.var_edges].astype(bool)
-        self.edge_clause_sorted = self.clause_of_edge[fg.var_edges]
-        self.degree = np.diff(fg.var_offsets)
 
     # ----------------------------------------------------------------- simplification
     def propagate(self) -> bool:
