@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import backend
-from ..csr import CSRGraph
+from ..csr import CSRGraph, index_dtype
 from . import keys as keymod
 
 
@@ -163,8 +163,7 @@ def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     indptr = backend.to_side(prep.indptr, "gpu")
     indices = backend.to_side(prep.indices, "gpu")
     weights = backend.to_side(prep.weights, "gpu")
-    vdt = np.int32 if prep.n < 2**31 else np.int64
-    edt = np.int32 if indices.size < 2**31 else np.int64
+    vdt, edt = index_dtype(prep.n), index_dtype(indices.size)
     forest = gpu.spanning_forest(
         prep.n, indptr.astype(edt, copy=False), indices.astype(vdt, copy=False), weights,
         symmetric=prep.symmetric, side=prep.side, what=what,  # type: ignore[arg-type]
@@ -263,10 +262,9 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
         src, dst, data = src[keep], dst[keep], data[keep]
     # Edges are ordered by input position, hence by row and, within a row, as stored:
     # row r's edges start where the first source >= r does.
-    index_dtype = np.int32 if n < 2**31 else np.int64
     rows = xp.arange(n + 1, dtype=src.dtype)
-    indptr = xp.searchsorted(src, rows, side="left").astype(index_dtype, copy=False)
-    dst = dst.astype(index_dtype)
+    indptr = xp.searchsorted(src, rows, side="left").astype(index_dtype(n), copy=False)
+    dst = dst.astype(index_dtype(n))
     if side == "gpu":
         import cupyx.scipy.sparse as cusp  # noqa: PLC0415
 
