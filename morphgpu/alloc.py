@@ -303,8 +303,10 @@ class ChunkPool:
             data[: self.data.size] = self.data
             nxt = xp.full(new, -1, dtype=xp.int64)
             nxt[: self.n_chunks] = self.next_chunk
-        self.data, self.next_chunk, self.n_chunks = data, nxt, int(new)
+        # The kernel's counter ran past the old capacity on every failed request: only the
+        # chunks below it hold data, and the ones above must be handed out again.
         self.n_chunks_used[0] = min(asked, self.n_chunks)
+        self.data, self.next_chunk, self.n_chunks = data, nxt, int(new)
         self.out_of_chunks[0] = 0
 
     def lists(self, head: Any, size: Any) -> list[np.ndarray]:

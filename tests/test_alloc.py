@@ -214,3 +214,18 @@ def test_chunk_lists_grown_in_a_kernel(chunk_size):
     gather((8,), (64,), (pool.data, pool.next_chunk, np.uint64(pool.n_chunks),
                          np.int32(chunk_size), head, cp.asarray(offsets), np.int64(n_nodes), out))
     assert np.array_equal(out.get(), np.concatenate(lists))
+
+
+def test_grown_chunk_pool_hands_out_the_chunks_its_failed_requests_counted():
+    # Four single-item lists in a pool of two: two appends fail but still bump the counter.
+    pool = alloc.ChunkPool(2, 1, xp=np)
+    head, size = pool.new_lists(4)
+    stored = pool.append(head, size, np.arange(4), np.arange(4, dtype=np.int32))
+    assert pool.exhausted() and stored.sum() == 2
+    pool.grow()
+    assert int(pool.n_chunks_used[0]) == 2  # only the chunks that hold data
+    failed = np.flatnonzero(~stored)
+    head[failed], size[failed] = -1, 0  # the caller restores the half-appended lists
+    assert pool.append(head, size, failed, failed.astype(np.int32)).all()
+    assert not pool.exhausted()
+    assert [lst.tolist() for lst in pool.lists(head, size)] == [[0], [1], [2], [3]]
