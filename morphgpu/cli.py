@@ -120,9 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_run_info)
 
     p = sub.add_parser("demo", help="every algorithm on a generated input, validated, timed")
-    p.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"])
+    report.add_device_and_json(p)
     p.add_argument("--only", nargs="+", choices=WINGS, help="run only these algorithms")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(run=_run_demo)
 
     for wing in WINGS:
