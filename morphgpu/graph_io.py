@@ -464,6 +464,16 @@ def read_dimacs(
     )
 
 
+def _integer_weights(weights: Any, who: str, fmt: str) -> np.ndarray:
+    """Weights for a format that stores integers: integer dtypes, or whole finite floats."""
+    w = np.asarray(weights)
+    if w.dtype.kind not in "iuf":
+        raise ValueError(f"{who}: weights of dtype {w.dtype} are not numbers")
+    if w.dtype.kind == "f" and not np.all(np.isfinite(w) & (w == np.round(w))):
+        raise ValueError(f"{who}: {fmt} weights are integers; round or scale them first")
+    return w
+
+
 def write_dimacs(graph: Any, path: PathLike) -> None:
     """DIMACS shortest-path text; a graph without weights is written with weight 1.
 
@@ -473,13 +483,7 @@ def write_dimacs(graph: Any, path: PathLike) -> None:
     if g.weights is None:
         weights = np.ones(g.n_edges, dtype=np.int64)
     else:
-        weights = np.asarray(g.weights)
-        whole = np.isfinite(weights) & (weights == np.round(weights))
-        if weights.dtype.kind == "f" and not np.all(whole):
-            raise ValueError("write_dimacs: DIMACS weights are integers; round or scale them first")
-        if weights.dtype.kind not in "iuf":
-            raise ValueError(f"write_dimacs: weights of dtype {weights.dtype} are not numbers")
-        weights = weights.astype(np.int64)
+        weights = _integer_weights(g.weights, "write_dimacs", "DIMACS").astype(np.int64)
     src = g.edge_sources().astype(np.int64) + 1
     dst = g.indices.astype(np.int64) + 1
     header = f"p sp {g.n_vertices} {g.n_edges}\n"
@@ -696,12 +700,7 @@ def write_ecl_egr(graph: Any, path: PathLike) -> None:
         np.asarray(g.indices, dtype="<i4").tobytes(),
     ]
     if g.weights is not None:
-        w = np.asarray(g.weights)
-        if w.dtype.kind == "f":
-            if not np.all(np.isfinite(w) & (w == np.round(w))):
-                raise ValueError("write_ecl_egr: ECL weights are int32; round or scale them first")
-        elif w.dtype.kind not in "iub":
-            raise ValueError(f"write_ecl_egr: weights of dtype {w.dtype} are not numbers")
+        w = _integer_weights(g.weights, "write_ecl_egr", "ECL")
         if w.size and (w.min() < -(2**31) or w.max() > _INT32_MAX):
             raise ValueError("write_ecl_egr: weights must fit in int32")
         parts.append(w.astype("<i4").tobytes())

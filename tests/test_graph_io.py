@@ -403,3 +403,11 @@ def test_line_scanner_and_bulk_parser_agree(tmp_path_factory, g):
     (folder / "slow.gr").write_text("\n".join(lines[:1] + ["c forces the scan"] + lines[1:]))
     fast, slow = graph_io.read_graph(folder / "fast.gr"), graph_io.read_graph(folder / "slow.gr")
     assert edge_multiset(fast) == edge_multiset(slow) == edge_multiset(g)
+
+
+@pytest.mark.parametrize("fmt, suffix", [("dimacs", ".gr"), ("egr", ".egr")])
+@pytest.mark.parametrize("weights", [np.array(["a", "b"]), np.array([True, False])])
+def test_integer_formats_refuse_weights_that_are_not_numbers(tmp_path, fmt, suffix, weights):
+    g = CSRGraph.from_edges(np.array([0, 1]), np.array([1, 0])).with_weights(weights)
+    with pytest.raises(ValueError, match="are not numbers"):
+        graph_io.write_graph(g, tmp_path / f"g{suffix}", fmt=fmt)
