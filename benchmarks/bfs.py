@@ -59,16 +59,6 @@ def _roots(host: CSRGraph, count: int, seed: int = 1) -> list[int]:
                                        replace=False)]
 
 
-def _time_gpu(fn: Any) -> float:
-    cp = backend.cupy_module()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    fn()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / 1e3
-
-
 def _harmonic_teps(edges: list[int], seconds: list[float]) -> float:
     rates = [e / s for e, s in zip(edges, seconds) if s > 0 and e > 0]
     return len(rates) / sum(1.0 / r for r in rates) if rates else 0.0
@@ -130,7 +120,8 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
         times, edges, levels = [], [], []
         for root in roots:
             holder: dict[str, Any] = {}
-            times.append(_time_gpu(lambda r=root, h=holder: h.update(out=search(r))))
+            times.append(harness.gpu_seconds(lambda r=root, h=holder: h.update(out=search(r)),
+                                             repeat=1, warmup=0))
             dist, parent, _ = holder["out"]
             edges.append(gpu.edges_out_of_reached(g, dist))
             levels.append(int(dist.max()) + 1)

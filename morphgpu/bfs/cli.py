@@ -36,7 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     side = backend.resolve_device(args.device, who="morphgpu bfs")
     g = graph.to(side)
     t0 = time.perf_counter()
-    result = bfs(g, args.source, variant=args.variant, device=side, predecessors=True)
+    result = bfs(g, args.source, variant=args.variant, device=side, predecessors=args.check)
     backend.synchronize()
     seconds = time.perf_counter() - t0
     valid = None
