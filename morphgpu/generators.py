@@ -50,11 +50,8 @@ _STREAM_GNM_ROUNDS = 1 << 21  # rounds use 2r and 2r + 1 above this
 
 
 def _mix64_int(z: int) -> int:
-    """SplitMix64's finaliser on a Python int (host-side keys)."""
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
+    """hashing.mix64 on one Python int (host-side keys), with wrapping arithmetic."""
+    return int(mix64(np.uint64(z & _MASK64)))
 
 
 def _stream_key(seed: int, stream: int) -> int:
@@ -154,7 +151,7 @@ def kronecker(
     applied.) Identical on CPU and GPU for the same arguments.
     """
     scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
-    side, xp = _side(device, "kronecker")
+    _, xp = _side(device, "kronecker")
     n = 1 << scale
     with backend.gpu_memory_guard(f"kronecker(scale={scale}, edge_factor={edge_factor})"):
         src, dst = _rmat_edges(xp, scale, edge_factor * n, a, b, c, seed)
@@ -180,7 +177,7 @@ def rmat(
     """R-MAT graph (Kronecker without the vertex permutation); self-loops dropped,
     duplicates merged; ``directed=False`` adds every reverse edge."""
     scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
-    side, xp = _side(device, "rmat")
+    _, xp = _side(device, "rmat")
     n = 1 << scale
     with backend.gpu_memory_guard(f"rmat(scale={scale}, edge_factor={edge_factor})"):
         src, dst = _rmat_edges(xp, scale, edge_factor * n, a, b, c, seed)
@@ -204,7 +201,7 @@ def gnm(n: int, m: int, *, seed: int = 0, device: str = "auto", directed: bool =
     possible = n * (n - 1) if directed else n * (n - 1) // 2
     if m > possible:
         raise ValueError(f"m={m} exceeds the {possible} possible edges on n={n} vertices")
-    side, xp = _side(device, "gnm")
+    _, xp = _side(device, "gnm")
     with backend.gpu_memory_guard(f"gnm(n={n}, m={m})"):
         if n * n <= 1 << 26 and 3 * m >= possible:
             pairs = _all_pairs(xp, n, directed)
@@ -262,7 +259,7 @@ def grid3d(nx: int, ny: int, nz: int, *, device: str = "auto") -> CSRGraph:
 
 
 def _grid(dims: tuple[int, ...], device: str, who: str) -> CSRGraph:
-    side, xp = _side(device, who)
+    _, xp = _side(device, who)
     n = math.prod(dims)
     ids = xp.arange(n, dtype=xp.int64)
     src_parts, dst_parts = [], []
@@ -283,7 +280,7 @@ def random_points(n: int, *, seed: int = 0, device: str = "auto") -> tuple[Any, 
     """``n`` uniform points in the unit square as (x, y) float64 arrays on ``device``'s side."""
     n = _check_count("n", n)
     seed = _check_seed(seed)
-    side, xp = _side(device, "random_points")
+    _, xp = _side(device, "random_points")
     index = xp.arange(n, dtype=xp.int64)
     x = _unit_floats(xp, hash_uniform_bits(xp, seed, _STREAM_POINT_X, index))
     y = _unit_floats(xp, hash_uniform_bits(xp, seed, _STREAM_POINT_Y, index))
