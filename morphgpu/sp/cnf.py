@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..csr import index_dtype
 
 
 class CNFFormatError(ValueError):
@@ -80,8 +81,7 @@ class CNF:
             raise CNFFormatError(f"n_vars must be non-negative, got {n_vars}")
         if top > n_vars:
             raise CNFFormatError(f"a literal names variable {top} > n_vars={n_vars}")
-        lit_dtype = np.int32 if n_vars < 2**31 - 1 else np.int64
-        return cls(int(n_vars), offsets, literals.astype(lit_dtype))
+        return cls(int(n_vars), offsets, literals.astype(index_dtype(n_vars)))
 
 
 def random_ksat(

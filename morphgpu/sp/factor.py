@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..csr import index_dtype
 from .cnf import CNF
 
 
@@ -56,7 +57,7 @@ def build(cnf: CNF, side: str) -> FactorGraph:
     lit_var = xp.where(table != 0, xp.abs(table) - 1, -1).astype(var_dtype).ravel()
     lit_neg = (table < 0).astype(xp.int8).ravel()
     n_edges = m * width
-    edge_dtype = np.int32 if n_edges < 2**31 - 1 else np.int64
+    edge_dtype = index_dtype(n_edges)
     present = lit_var >= 0
     edge_ids = xp.flatnonzero(present).astype(edge_dtype)
     owners = lit_var[edge_ids]
