@@ -301,6 +301,19 @@ class CSRGraph:
         return CSRGraph(g.indptr, g.indices, g.weights, g.n_vertices, self.directed)
 
 
+def expand_counts(xp: Any, counts: Any) -> tuple[Any, Any]:
+    """For counts c_i: the owner i and the rank 0..c_i-1 of each of sum(c) slots.
+
+    A prefix sum and a search, so it runs on CuPy too (whose repeat takes no array of
+    counts).
+    """
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.size else 0
+    slots = xp.arange(total, dtype=xp.int64)
+    owner = xp.searchsorted(ends, slots, side="right")
+    return owner, slots - (ends[owner] - counts[owner])
+
+
 def _combine(xp: Any, weights: Any, group: Any, n_groups: int, rule: str) -> Any:
     if rule == "sum":
         out = xp.zeros(n_groups, dtype=weights.dtype)

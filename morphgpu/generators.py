@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .csr import CSRGraph
+from .csr import CSRGraph, expand_counts
 from .hashing import mix64
 
 __all__ = [
@@ -287,17 +287,6 @@ def random_points(n: int, *, seed: int = 0, device: str = "auto") -> tuple[Any, 
     return x, y
 
 
-def _expand(xp: Any, counts: Any) -> tuple[Any, Any]:
-    """For counts c_i, the owner i and rank 0..c_i-1 of each of sum(c) slots (CuPy's
-    repeat takes no array of counts, so this is a prefix sum and a search)."""
-    ends = xp.cumsum(counts)
-    total = int(ends[-1]) if counts.size else 0
-    slots = xp.arange(total, dtype=xp.int64)
-    owner = xp.searchsorted(ends, slots, side="right")
-    rank = slots - (ends[owner] - counts[owner])
-    return owner, rank
-
-
 def random_geometric(
     n: int,
     *,
@@ -354,7 +343,7 @@ def _close_pairs(xp: Any, x: Any, y: Any, radius: float) -> tuple[Any, Any]:
             neighbour = xp.where(inside, ncy * cells + ncx, 0)
             first = starts[neighbour]
             counts = xp.where(inside, starts[neighbour + 1] - first, 0)
-            owner, rank = _expand(xp, counts)
+            owner, rank = expand_counts(xp, counts)
             i = owner
             j = by_cell[first[owner] + rank]
             ddx = x[i] - x[j]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .csr import CSRGraph
+from .csr import CSRGraph, expand_counts
 
 __all__ = ["bfs_order", "morton_order", "apply", "mean_edge_span"]
 
@@ -56,15 +56,6 @@ def _component_roots(structure: CSRGraph, source: int) -> tuple[Any, Any]:
     return roots, rank_of_component[labels]
 
 
-def _expand(xp: Any, counts: Any) -> tuple[Any, Any]:
-    """For counts c_i: the owner i and the rank 0..c_i-1 of each of sum(c) slots."""
-    ends = xp.cumsum(counts)
-    total = int(ends[-1]) if counts.size else 0
-    slots = xp.arange(total, dtype=xp.int64)
-    owner = xp.searchsorted(ends, slots, side="right")
-    return owner, slots - (ends[owner] - counts[owner])
-
-
 def _cuthill_mckee_levels(xp: Any, structure: CSRGraph, roots: Any) -> Any:
     """All vertices in BFS discovery order from every root at once.
 
@@ -81,7 +72,7 @@ def _cuthill_mckee_levels(xp: Any, structure: CSRGraph, roots: Any) -> Any:
     levels = [frontier]
     while frontier.size:
         counts = indptr[frontier + 1] - indptr[frontier]
-        owner, rank = _expand(xp, counts)
+        owner, rank = expand_counts(xp, counts)
         if owner.size == 0:
             break
         child = indices[indptr[frontier][owner] + rank]
