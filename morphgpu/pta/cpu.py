@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .. import backend
 from .constraints import NULL_OBJECT
-from .layout import Layout
+from .layout import Layout, union_leaders
 
 BIT_ORDER = "little"
 
@@ -210,7 +210,7 @@ class CpuSolver:
     def _merge_hcd(self, x_nodes: np.ndarray, y_nodes: np.ndarray, start: np.ndarray,
                    delta_of) -> None:
         """Online HCD: every new object of pts(x) (but the null object) joins y's node."""
-        lay, lead, n = self.lay, self.leader, self.lay.n_nodes
+        lay, lead = self.lay, self.leader
         y, _, b = delta_of(x_nodes, y_nodes, np.zeros(x_nodes.size, dtype=np.int64))
         obj = lay.objects[b]
         keep = obj != NULL_OBJECT
@@ -219,14 +219,8 @@ class CpuSolver:
         a, y = a[keep], y[keep]
         if not a.size:
             return
-        nodes, inv = np.unique(np.concatenate([a, y]), return_inverse=True)
-        k = nodes.size
-        g = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (inv[:a.size], inv[a.size:])),
-                          shape=(k, k))
-        n_comp, comp = connected_components(g, directed=False)
-        first = np.full(n_comp, n, dtype=np.int64)
-        np.minimum.at(first, comp, nodes)
-        self.stats["nodes_merged"] += self._merge(nodes, first[comp], start)
+        nodes, lead = union_leaders(a, y)
+        self.stats["nodes_merged"] += self._merge(nodes, lead, start)
 
     # ------------------------------------------------------------------ propagation
     def _propagate(self, start: np.ndarray, new_keys: np.ndarray) -> None:

@@ -22,11 +22,9 @@ import time
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from .. import backend, barrier, kernels
-from .layout import Layout
+from .layout import Layout, union_leaders
 
 KERNEL_FILE = "pta/kernels/pta.cu"
 BLOCK = 256
@@ -237,13 +235,6 @@ def _leaders_after(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] |
     a, b = a[keep], b[keep]
     if not a.size:
         return None
-    nodes, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
-    k = nodes.size
-    graph = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (inv[: a.size], inv[a.size:])),
-                          shape=(k, k))
-    _, comp = connected_components(graph, directed=False)
-    first = np.full(comp.max() + 1, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, comp, nodes)
-    lead = first[comp]
+    nodes, lead = union_leaders(a, b)
     moved = lead != nodes
     return nodes[moved], lead[moved]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .constraints import ADDRESS_OF, COPY, GEP, LOAD, NULL_OBJECT, STORE, ConstraintSet
 
@@ -133,3 +135,16 @@ def build_layout(cs: ConstraintSet) -> Layout:
         hcd_y=node_of_var[hcd[:, 0]],
         hcd_x=node_of_var[hcd[:, 1]],
     )
+
+
+def union_leaders(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge the nodes of each pair (a[i], b[i]): every distinct node named, and the
+    leader of its merged group (the group's smallest node). Both paths merge this way."""
+    nodes, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+    k = nodes.size
+    pairs = sp.csr_matrix((np.ones(a.size, dtype=np.int8), (inv[:a.size], inv[a.size:])),
+                          shape=(k, k))
+    n_groups, group = connected_components(pairs, directed=False)
+    first = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, group, nodes)
+    return nodes, first[group]
