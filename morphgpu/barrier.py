@@ -15,7 +15,11 @@ benchmarks/barrier.py measures the three.
 
 The spinning barriers (Xiao–Feng, atomic) would hang on a grid larger than what fits at
 once; instead a waiter gives up after ``MG_BARRIER_TIMEOUT_MS`` (20 s by default) and sets
-an abort word in the state, which :meth:`PersistentGrid.check` turns into an error.
+an abort word in the state, which :meth:`PersistentGrid.check` turns into an error. The
+abort word outlives the launch: only ``check()`` clears it, so a caller that launches many
+times (one launch per round) checks once, where it reads its results anyway, and a timeout
+in any launch is still reported (later launches then give up within 1024 polls per barrier
+instead of running on a broken grid).
 """
 
 from __future__ import annotations
@@ -69,8 +73,9 @@ class PersistentGrid:
     """A kernel launched with exactly as many blocks as can be resident at once.
 
     The barrier state (``2 * grid`` flag words and one abort word, see barrier.cuh) is
-    allocated once and zeroed before every launch (one memset, a few µs), because each
-    block counts its rounds from zero.
+    allocated once; its flag words are zeroed before every launch (one memset, a few µs),
+    because each block counts its rounds from zero. The abort word is cleared by
+    :meth:`check` alone.
     """
 
     def __init__(
@@ -102,17 +107,19 @@ class PersistentGrid:
 
     def launch(self, *args: Any) -> None:
         """Run the kernel once with ``args`` followed by the barrier state."""
-        self.state.fill(0)
+        self.state[:-1].fill(0)
         self.kernel(
             (self.grid,), (self.block,), (*args, self.state), shared_mem=self.shared_mem
         )
 
     def aborted(self) -> bool:
-        """Whether a barrier of the last launch timed out (waits for the launch to finish)."""
+        """Whether a barrier timed out in any launch since the last :meth:`check` (waits for
+        the launches to finish)."""
         return bool(int(self.state[2 * self.grid].get()))
 
     def check(self) -> None:
-        """Raise if a barrier of the last launch timed out, which makes its results invalid.
+        """Raise if a barrier timed out in any launch since the last check (their results are
+        invalid), and clear the abort word.
 
         Every user of a persistent kernel calls this where it reads results anyway. In
         cooperative mode it costs nothing: the driver refuses a cooperative launch whose
@@ -121,6 +128,7 @@ class PersistentGrid:
         if self.mode == "cooperative":
             return
         if self.aborted():
+            self.state[2 * self.grid] = 0
             raise RuntimeError(
                 f"persistent kernel {getattr(self.kernel, 'name', self.kernel)}: a grid barrier "
                 f"timed out with {self.grid} blocks of {self.block} threads (were they not all "

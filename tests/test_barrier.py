@@ -101,5 +101,7 @@ def test_too_many_blocks_times_out_instead_of_hanging(define):
     grid.grid *= 2
     grid.state = cp.zeros(2 * grid.grid + 1, dtype=cp.uint32)
     grid.launch(np.int32(5))
+    grid.launch(np.int32(5))  # a caller checks once after many launches: the abort stays
     with pytest.raises(RuntimeError, match="timed out"):
         grid.check()
+    assert not grid.aborted()  # check() cleared it
