@@ -229,6 +229,16 @@ def test_explicit_zeros_follow_scipy(device):
     assert (minimum_spanning_tree(dense, device=device) != scipy_mst(dense)).nnz == 0
 
 
+def test_negative_zero_ties_with_zero_as_in_scipy(device):
+    # -0.0 == 0.0: a tie, so the lower CSR position wins, as in SciPy (not the sign bit).
+    for w in ([0.0, -0.0, -0.0], [0.0, 0.0, -0.0]):
+        for dtype in (np.float32, np.float64):
+            graph = sp.csr_matrix(sp.coo_matrix(
+                (np.array(w, dtype=dtype), ([0, 0, 1], [1, 2, 2])), shape=(3, 3)))
+            result = boruvka(graph, device=device)
+            assert sorted(backend.to_host(result.edge_ids).tolist()) == [0, 1]
+
+
 @pytest.mark.parametrize(
     "dtype",
     [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.float16, np.float32, np.float64, bool],

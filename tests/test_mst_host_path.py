@@ -198,8 +198,19 @@ class FakeBoruvkaGrid:
     """mst_boruvka's contract: stats, tree bits and per-block counts (NumPy Borůvka)."""
 
     grid = 3  # blocks: the writer must be launched on as many
+    abort_after_launch = False  # a test sets it to play a barrier timeout
+
+    def __init__(self) -> None:
+        self.state = np.zeros(2 * self.grid + 1, dtype=np.uint32).view(FakeDeviceArray)
+
+    def check(self) -> None:
+        if self.state[-1]:
+            self.state[-1] = 0
+            raise RuntimeError("persistent kernel mst_boruvka: a grid barrier timed out")
 
     def launch(self, *args) -> None:
+        if self.abort_after_launch:
+            self.state[-1] = 1
         LEDGER.launches += ["barrier reset", "mst_boruvka"]
         (indptr, indices, keys, weights, n, m, symmetric, _cap, _huge, *_work,
          tree_bits, block_sums, stats) = args  # fmt: skip
@@ -229,8 +240,9 @@ def fake_writer(grid, block, args) -> None:
     """mst_write_forest's contract: the forest back to back, size, total, zero edges."""
     LEDGER.launches.append("mst_write_forest")
     assert grid == (FakeBoruvkaGrid.grid,) and block == (gpu.BLOCK,)
-    indptr, indices, weights, n, m, tree_bits, block_sums, stats, forest = args
+    indptr, indices, weights, n, m, tree_bits, block_sums, stats, forest, abort = args
     stats = _bytes_as(stats, np.uint64)
+    stats[gpu.STAT_BARRIER_ABORT] = abort[0]
     k = int(_bytes_as(block_sums, np.uint64)[: grid[0]].sum())
     stats[gpu.STAT_FOREST_EDGES] = k
     bits = _bytes_as(tree_bits, np.uint32)[: (int(m) + 31) // 32]
@@ -318,6 +330,13 @@ def test_host_matrix_is_copied_over_and_back_once_each_way(stand_in):
     assert stand_in.device_to_host == 2 and len(stand_in.syncs) == 2  # stats, then forest
     assert isinstance(result.src, np.ndarray) and not isinstance(result.src, FakeDeviceArray)
     assert_same(result, expected)
+
+
+def test_a_barrier_timeout_is_reported_from_the_one_read(stand_in, monkeypatch):
+    monkeypatch.setattr(FakeBoruvkaGrid, "abort_after_launch", True)
+    with pytest.raises(RuntimeError, match="timed out"):
+        boruvka(on_device(road_like(seed=3)), device="gpu")
+    assert stand_in.syncs == ["get"]
 
 
 def test_float32_nan_is_found_by_the_kernel_without_an_extra_read(stand_in):

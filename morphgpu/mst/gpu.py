@@ -48,7 +48,8 @@ STAT_FOREST_EDGES = 3
 STAT_TOTAL = 4
 STAT_ZERO_EDGES = 5
 STAT_FIRST_NAN = 6
-STAT_SLOTS = 8
+STAT_BARRIER_ABORT = 8
+STAT_SLOTS = 9
 NO_NAN = 2**64 - 1
 
 
@@ -223,6 +224,7 @@ class BoruvkaGPU:
         self._writer_args = (
             indptr, indices, self.weights, np.int64(self.n), np.int64(self.m),
             part["tree_bits"], part["block_sums"], part["stats"], self.forest_buffer,
+            self.grid.state[2 * self.grid.grid:],
         )  # fmt: skip
 
     def launch(self, *, write_forest: bool = True) -> None:
@@ -239,6 +241,8 @@ class BoruvkaGPU:
     def read_stats(self) -> np.ndarray:
         """The kernels' stats (one synchronising read), after checking what they found."""
         stats = self.stats.get()
+        if stats[STAT_BARRIER_ABORT]:
+            self.grid.check()  # raises, and clears the abort word
         if stats[STAT_OVERFLOW]:
             raise ValueError(
                 f"{self.what}: declared symmetric (undirected) but more than half of its "

@@ -46,6 +46,8 @@ def key_kind(weights: Any) -> str:
 def _float32_keys(xp: Any, w32: Any) -> Any:
     bits = w32.view(np.uint32)
     sign = np.uint32(0x80000000)
+    # -0.0 keys as +0.0: equal weights tie by CSR position, as in SciPy.
+    bits = xp.where(bits == sign, np.uint32(0), bits)
     return xp.where((bits & sign) != 0, ~bits, bits | sign).astype(np.uint32, copy=False)
 
 

@@ -82,7 +82,9 @@ __device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 
 #if MST_KEY_KIND == 1
     return (unsigned)__ldg((const int*)source + j) ^ 0x80000000u;
 #elif MST_KEY_KIND == 2
-    const unsigned bits = __float_as_uint(__ldg((const float*)source + j));
+    unsigned bits = __float_as_uint(__ldg((const float*)source + j));
+    // -0.0 keys as +0.0: equal weights, so the tie goes by CSR position, as in SciPy.
+    if (bits == 0x80000000u) bits = 0u;
     return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 #else
     return __ldg((const unsigned*)source + j);
@@ -292,7 +294,8 @@ enum Stat : int {
     STAT_ZERO_EDGES = 5,     // forest edges of weight zero (minimum_spanning_tree drops them)
     STAT_FIRST_NAN = 6,      // the first CSR entry whose weight is NaN (~0: none)
     STAT_BLOCKS_DONE = 7,    // mst_write_forest's blocks that have added their total
-    STAT_SLOTS = 8
+    STAT_BARRIER_ABORT = 8,  // mst_boruvka's barrier abort word, read with the stats
+    STAT_SLOTS = 9
 };
 
 // Block-wide: the sum of every thread's value, on every thread.
@@ -454,7 +457,9 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     const weight_t* __restrict__ weights, i64 n, i64 m, const unsigned* __restrict__ tree_bits,
-    u64* block_sums, u64* stats, i64* forest) {
+    u64* block_sums, u64* stats, i64* forest, const unsigned* __restrict__ barrier_abort) {
+    // The host learns of a barrier timeout from the one read of the stats it makes anyway.
+    if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_BARRIER_ABORT] = *barrier_abort;
     // After an overflow mst_boruvka left early: no counts, nothing to write.
     if (mg::load_volatile(stats + STAT_OVERFLOW)) return;
     u64 before = 0, all = 0;
