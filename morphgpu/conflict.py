@@ -51,41 +51,59 @@ def claim_marks(priorities: Any, claimants: Any, xp: Any = np) -> Any:
 
 
 def _validate(offsets: Any, elements: Any, priorities: Any, n_elements: int | None) -> tuple:
-    """Host-side checks (cheap: one pass over offsets and elements) -> (n_claimants, n_elements)."""
-    off = backend.to_host(offsets)
-    el = backend.to_host(elements)
-    if off.ndim != 1 or off.size < 1:
+    """Argument checks -> (n_claimants, n_elements).
+
+    On CuPy inputs the reductions run on the device and come back in one small read, so
+    validating a round costs one synchronisation, not a copy of the claims.
+    """
+    for name, arr in (("offsets", offsets), ("elements", elements)):
+        if arr.ndim != 1:
+            raise ValueError(f"claim: {name} must be a 1-D array")
+        if not np.issubdtype(np.dtype(arr.dtype), np.integer):
+            raise ValueError("claim: offsets and elements must hold integers")
+    if offsets.size < 1:
         raise ValueError("claim: offsets must be a 1-D array of n_claimants + 1 entries")
-    if el.ndim != 1:
-        raise ValueError("claim: elements must be a 1-D array")
-    if not (np.issubdtype(off.dtype, np.integer) and np.issubdtype(el.dtype, np.integer)):
-        raise ValueError("claim: offsets and elements must hold integers")
-    if off[0] != 0 or off[-1] != el.size or (off.size > 1 and np.any(np.diff(off) < 0)):
-        raise ValueError(
-            "claim: offsets must start at 0, never decrease and end at len(elements) "
-            f"({el.size}); got start {off[0]}, end {off[-1]}"
-        )
-    n_claimants = off.size - 1
+    n_claimants = int(offsets.size) - 1
     if n_claimants >= 2**32:
         raise ValueError("claim: at most 2**32 - 1 claimants per round (ids are 32-bit in marks)")
-    if off.size > 1 and int(np.max(np.diff(off))) >= 2**31:
+    if priorities is not None and tuple(priorities.shape) != (n_claimants,):
+        raise ValueError(
+            f"claim: priorities must have one entry per claimant ({n_claimants}), "
+            f"got shape {tuple(priorities.shape)}"
+        )
+    xp = backend.array_module(offsets)
+    i64 = np.int64
+    off = offsets.astype(i64, copy=False)
+    sizes = off[1:] - off[:-1]
+    zero = xp.zeros(1, dtype=i64)
+    el = elements.astype(i64, copy=False)
+    parts = [off[:1], off[-1:],
+             sizes.min(keepdims=True) if sizes.size else zero,
+             sizes.max(keepdims=True) if sizes.size else zero,
+             el.min(keepdims=True) if el.size else zero,
+             el.max(keepdims=True) if el.size else zero - 1]
+    if priorities is not None and priorities.size:
+        pr = priorities.astype(i64, copy=False) if np.dtype(priorities.dtype).kind != "u" \
+            else xp.minimum(priorities, 2**32).astype(i64)
+        parts += [pr.min(keepdims=True), pr.max(keepdims=True)]
+    facts = [int(v) for v in backend.to_host(xp.concatenate(parts))]
+    first, last, smallest, largest, el_min, el_max = facts[:6]
+    if first != 0 or last != elements.size or smallest < 0:
+        raise ValueError(
+            "claim: offsets must start at 0, never decrease and end at len(elements) "
+            f"({elements.size}); got start {first}, end {last}"
+        )
+    if largest >= 2**31:
         raise ValueError("claim: a neighbourhood may hold at most 2**31 - 1 elements")
-    if el.size and int(el.min()) < 0:
-        raise ValueError(f"claim: elements must be non-negative, found {int(el.min())}")
-    top = int(el.max()) + 1 if el.size else 0
+    if el_min < 0:
+        raise ValueError(f"claim: elements must be non-negative, found {el_min}")
+    top = el_max + 1
     if n_elements is None:
         n_elements = top
     elif top > n_elements:
         raise ValueError(f"claim: element {top - 1} is out of range for n_elements={n_elements}")
-    if priorities is not None:
-        pr = backend.to_host(priorities)
-        if pr.shape != (n_claimants,):
-            raise ValueError(
-                f"claim: priorities must have one entry per claimant ({n_claimants}), "
-                f"got shape {pr.shape}"
-            )
-        if pr.size and (int(pr.min()) < 0 or int(pr.max()) >= 2**32):
-            raise ValueError("claim: priorities must fit in 32 unsigned bits")
+    if len(facts) > 6 and (facts[6] < 0 or facts[7] >= 2**32):
+        raise ValueError("claim: priorities must fit in 32 unsigned bits")
     return n_claimants, int(n_elements)
 
 

@@ -149,12 +149,13 @@ def test_serve_all_persistent_kernel(device, xp, mode):
         ([0, 1], [0], {"round": -1}, "round"),
     ],
 )
-def test_bad_input_is_a_value_error(offsets, elements, kwargs, message):
+def test_bad_input_is_a_value_error(device, offsets, elements, kwargs, message):
     priorities = kwargs.pop("priorities", None)
     if priorities is not None:
-        priorities = np.asarray(priorities)
+        priorities = backend.to_side(np.asarray(priorities), device)
     with pytest.raises(ValueError, match=message):
-        conflict.claim(np.asarray(offsets), np.asarray(elements), priorities, **kwargs)
+        conflict.claim(backend.to_side(np.asarray(offsets), device),
+                       backend.to_side(np.asarray(elements), device), priorities, **kwargs)
 
 
 def test_numpy_hash_matches_python():
