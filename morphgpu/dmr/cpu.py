@@ -29,6 +29,9 @@ MAX_CAVITY = 4096
 # triangle is left as it is (marked stuck) rather than chasing float64 underflow near
 # small input angles.
 MIN_SPLIT_FRACTION = 1e-9
+# A bad triangle gives way to a higher-ranked bad one within this many edge steps
+# (:func:`gives_way`): 0 off, 1 its neighbours, 2 theirs too.
+DEFER_DEPTH = 1
 
 
 @dataclass
@@ -332,6 +335,38 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             m.nbr[o, k] = s
 
 
+def gives_way(nbr: np.ndarray, bad: np.ndarray, n_slots: int, rnd: int, depth: int) -> np.ndarray:
+    """Which of the ``bad`` triangles give way this round to a bad triangle of higher rank
+    within ``depth`` edge steps (the kernel's ``defers``; rank: the round's hashed priority
+    of the slot, ties broken by the slot).
+
+    The cavities of such close bad triangles nearly always overlap, so at most one of them
+    could win; the others would plan only to lose. The highest-ranked bad triangle never
+    gives way, so a round with bad triangles keeps a claimant.
+    """
+    from ..conflict import claim_marks, claim_priority  # noqa: PLC0415
+
+    out = np.zeros(len(bad), dtype=bool)
+    if depth == 0 or len(bad) == 0:
+        return out
+    is_bad = np.zeros(n_slots, dtype=bool)
+    is_bad[bad] = True
+
+    def rank(ids: np.ndarray) -> np.ndarray:
+        return claim_marks(claim_priority(rnd, ids), ids)
+
+    mine = rank(bad)[:, None]
+    near = nbr[bad]  # (k, 3)
+    if depth >= 2:
+        second = nbr[np.maximum(near, 0)].reshape(len(bad), 9)
+        second[np.repeat(near < 0, 3, axis=1) | (second == bad[:, None])] = -1
+        near = np.concatenate([near, second], axis=1)
+    live = near >= 0
+    safe = np.where(live, near, 0)
+    out = np.any(live & is_bad[safe] & (rank(safe) > mine), axis=1)
+    return out
+
+
 def claim_cavities(plans: list[Plan], n_triangles: int, rnd: int) -> np.ndarray:
     """Winners of one round: exclusive cavities, shared rings (the GPU's four phases).
 
@@ -378,8 +413,10 @@ def claim_cavities(plans: list[Plan], n_triangles: int, rnd: int) -> np.ndarray:
 def refine_cpu(
     mesh: Mesh, min_angle: float, max_area: float | None, *, max_rounds: int = 100_000,
     progress: Callable[[dict], None] | None = None, candidates: np.ndarray | None = None,
+    defer_depth: int = DEFER_DEPTH,
 ) -> tuple[Mesh, dict]:
     """Refine until no bad triangle can be improved; returns the mesh and round statistics.
+    Raises RuntimeError when ``max_rounds`` rounds leave bad triangles.
 
     ``candidates``: the only triangles that may be bad (the GPU path hands over the few it
     gave up on); by default every triangle. Badness depends on a triangle alone, so after
@@ -390,7 +427,8 @@ def refine_cpu(
     triangle of its cavity or ring: planning again would find the same cavity, since it
     ends where the ring's circumcircles stop holding the point, and the ring is unchanged.
     Most claimants of the first rounds lose, so this saves most of the planning (the GPU
-    replans instead: there planning is cheap and keeping plans is not).
+    replans instead: there planning is cheap and keeping plans is not). Bad triangles that
+    give way to a close higher-ranked one (:func:`gives_way`) wait for a later round.
     """
     # finishing a few triangles of a big mesh must not copy it at 1.5x
     m = GrowableMesh(mesh, growth=1.5 if candidates is None else 1.02)
@@ -410,9 +448,10 @@ def refine_cpu(
         bad = cand[bad_mask(m.x, m.y, rows, m.seg[cand], min_angle, max_area, m.apex)]
         if len(bad) == 0:
             break
+        waiting = gives_way(m.nbr, bad, m.nt, rnd, defer_depth)
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
         plans: list[Plan] = []
-        for t in bad.tolist():
+        for t in bad[~waiting].tolist():
             plan = kept.get(t)
             if plan is None:
                 plan = planner.plan(t)
@@ -422,12 +461,12 @@ def refine_cpu(
                 failed.append(t)
             else:
                 plans.append(plan)
-        if not plans:
+        if not plans and not waiting.any():
             break
-        winners = claim_cavities(plans, m.nt, rnd)
+        winners = claim_cavities(plans, m.nt, rnd) if plans else np.zeros(0, dtype=bool)
         nt_before = m.nt
         # every origin stays a candidate: a segment split need not remove its origin
-        touched = [p.origin for p in plans]
+        touched = [p.origin for p in plans] + bad[waiting].tolist()
         rewritten: set[int] = set()
         for plan, won in zip(plans, winners.tolist()):
             if won:
@@ -449,6 +488,11 @@ def refine_cpu(
         stats["aborted"] += len(plans) - n_won
         if progress is not None:
             progress({"round": rnd, "bad": len(bad), "refined": n_won, "triangles": m.nt})
+    else:
+        raise RuntimeError(
+            f"dmr: {max_rounds} rounds were not enough (bad triangles remain); the mesh is "
+            "not refined"
+        )
     # only the last candidates and the stuck ones can still be bad
     last = np.unique(np.concatenate([cand, np.asarray(failed, dtype=np.int64)]))
     remaining = bad_mask(m.x, m.y, m.tri[last], m.seg[last], min_angle, max_area, m.apex)
@@ -511,6 +555,10 @@ def finish_cpu(
             stats["refinements"] += 1
         stats["rounds"] += 1
         queue = np.unique(np.asarray(queued, dtype=np.int64))
+    else:
+        raise RuntimeError(
+            f"dmr: {max_batches} batches did not finish the GPU's stuck triangles"
+        )
     stats["claimants"] = stats["refinements"]
     still = np.array(sorted(failed), dtype=np.int64)
     remaining = bad_mask(m.x, m.y, m.tri[still], m.seg[still], min_angle, max_area, m.apex)

@@ -7,11 +7,20 @@ number of claimants k, and a round adds at most 2k triangles and k vertices, so 
 the arrays (by an over-allocation factor) before launching and no kernel ever runs out.
 Slots of a winner's cavity are reused in place for its new triangles.
 
+A round's work follows what is left to do, not the mesh size: only the first round tests
+every slot; each round then pushes its next round's candidates (its bad triangles and the
+slots its winners wrote, once each) on a list that the next round's find_bad reads. When
+a list holds no bad triangle, one more scan of every slot confirms the end (the stats
+count what it found in ``missed_by_candidates``; the tests expect 0). Bad triangles give
+way to a higher-ranked bad one within ``defer_depth`` edge steps, so fewer cavities are
+built only to lose the claim (the same rule as ``cpu.gives_way``). Running out of
+``max_rounds`` is a RuntimeError.
+
 Triangles the GPU gives up on (uncertain predicate sign, cavity or walk beyond the local
-bounds) are marked stuck and retried (with room for larger cavities) while that helps; what
-remains comes back to the host with the mesh and is finished there in sequence, with exact
-arithmetic (``cpu.finish_cpu``). Without stuck triangles the mesh stays on the device and
-the caller builds the output there.
+bounds) are marked stuck and retried (with room for larger cavities, compiled on first
+need) while that helps; what remains comes back to the host with the mesh and is finished
+there in sequence, with exact arithmetic (``cpu.finish_cpu``). Without stuck triangles the
+mesh stays on the device and the caller builds the output there.
 """
 
 from __future__ import annotations
@@ -24,13 +33,14 @@ from typing import Any
 import numpy as np
 
 from .. import backend, kernels
-from .cpu import MIN_SPLIT_FRACTION, finish_cpu, off_centre_constant
+from .cpu import DEFER_DEPTH, MIN_SPLIT_FRACTION, finish_cpu, off_centre_constant
 from .mesh import Mesh
 
 KERNEL_FILE = "dmr/kernels/dmr.cu"
 BLOCK = 256
 SMALL_CAVITY = 24
 LARGE_CAVITY = 256
+LEVELS = 2  # the small-cavity kernels, then the large-cavity ones
 GROWTH = 1.5
 MAX_CLAIMANTS = 8_000_000  # per round; bounds the plan buffers (~250 bytes per claimant)
 INT32_LIMIT = 2**31 - 1
@@ -48,7 +58,12 @@ class DeviceMesh:
         self.stuck = cp.zeros(triangle_capacity, dtype=cp.uint8)
         self.marks = cp.zeros(triangle_capacity, dtype=cp.uint64)
         self.mark_round = cp.zeros(triangle_capacity, dtype=cp.uint32)  # round + 1 of a mark
-        self.worklist = cp.zeros(triangle_capacity, dtype=cp.int32)
+        self.worklist = cp.zeros(triangle_capacity, dtype=cp.int32)  # this round's bad
+        self.bad_round = cp.zeros(triangle_capacity, dtype=cp.uint32)  # round + 1 when bad
+        # candidate lists, this round's and the next (swapped each round), and each slot's
+        # round + 1 of its last push (no slot is pushed twice in a round)
+        self.candidates = [cp.zeros(triangle_capacity, dtype=cp.int32) for _ in range(2)]
+        self.queued = cp.zeros(triangle_capacity, dtype=cp.uint32)
         self.x = self._padded(mesh.x, vertex_capacity, np.float64)
         self.y = self._padded(mesh.y, vertex_capacity, np.float64)
         self.vmark = self._padded(mesh.vertex_markers, vertex_capacity, np.int32)
@@ -79,8 +94,9 @@ class DeviceMesh:
                 )
             for name in ("tri", "nbr", "seg"):
                 setattr(self, name, self._grown(getattr(self, name), 3 * cap))
-            for name in ("stuck", "marks", "mark_round", "worklist"):
+            for name in ("stuck", "marks", "mark_round", "worklist", "bad_round", "queued"):
                 setattr(self, name, self._grown(getattr(self, name), cap))
+            self.candidates = [self._grown(c, cap) for c in self.candidates]
         if vertices > len(self.x):
             cap = max(vertices, int(len(self.x) * GROWTH))
             for name in ("x", "y", "vmark"):
@@ -155,25 +171,68 @@ class Variant:
 
 def refine_gpu(
     mesh: Mesh, min_angle: float, max_area: float | None, *, max_rounds: int = 100_000,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict], None] | None = None, defer_depth: int = DEFER_DEPTH,
+    profile: list[dict] | None = None,
 ) -> tuple[Mesh, dict]:
+    """Refine on the GPU; raises RuntimeError when ``max_rounds`` rounds leave bad
+    triangles. ``defer_depth``: how far (edge steps, 0 to 2) a bad triangle looks for a
+    higher-ranked bad one to give way to (see kernels/dmr.cu, ``defers``). ``profile``: a
+    list that receives one dict per round with each kernel's time (CUDA events) and counts.
+    """
+    if defer_depth not in (0, 1, 2):
+        raise ValueError(f"defer_depth: expected 0, 1 or 2, got {defer_depth}")
     cp = backend.cupy_module()
     with backend.gpu_memory_guard("dmr.refine on the GPU"):
-        return _refine(cp, mesh, min_angle, max_area, max_rounds, progress)
+        return _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, profile)
 
 
-def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, dict]:
+class _Timeline:
+    """CUDA events around each launch of a round, read once the loop is over."""
+
+    def __init__(self, cp: Any, sink: list[dict] | None) -> None:
+        self.cp, self.sink = cp, sink
+        self.rounds: list[tuple[dict, list[tuple[str, Any]]]] = []
+
+    def start(self, info: dict) -> None:
+        if self.sink is not None:
+            self.rounds.append((info, [("start", self._event())]))
+
+    def note(self, **info: Any) -> None:
+        if self.sink is not None:
+            self.rounds[-1][0].update(info)
+
+    def mark(self, name: str) -> None:
+        if self.sink is not None:
+            self.rounds[-1][1].append((name, self._event()))
+
+    def _event(self) -> Any:
+        ev = self.cp.cuda.Event()
+        ev.record()
+        return ev
+
+    def flush(self) -> None:
+        if self.sink is None:
+            return
+        self.cp.cuda.get_current_stream().synchronize()
+        for info, events in self.rounds:
+            row = dict(info)
+            for (_, a), (name, b) in zip(events, events[1:]):
+                row[name + "_ms"] = self.cp.cuda.get_elapsed_time(a, b)
+            self.sink.append(row)
+
+
+def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, profile):
     # Most cavities are small: the everyday kernels keep 24 triangles in local memory;
-    # what they give up on is retried by a variant with room for 256.
-    variants = [Variant(cp, SMALL_CAVITY), Variant(cp, LARGE_CAVITY)]
+    # what they give up on is retried by a variant with room for 256, compiled only then.
+    variants = [Variant(cp, SMALL_CAVITY)]
     sms = backend.gpu_properties()["multiprocessors"]
     t_start = time.perf_counter()
     cap_t = max(1024, 2 * mesh.n_triangles)
-    backend.require_gpu_bytes(cap_t * 72 + 2 * mesh.n_vertices * 24, "dmr.refine")
+    backend.require_gpu_bytes(cap_t * 84 + 2 * mesh.n_vertices * 24, "dmr.refine")
     dm = DeviceMesh(cp, mesh, cap_t, max(1024, 2 * mesh.n_vertices))
     seg_markers = cp.asarray(mesh.segment_markers, dtype=cp.int32)
-    # counters: [bad, triangles, vertices, refined]
-    counters = cp.zeros(4, dtype=cp.uint64)
+    # counters: [bad, triangles, vertices, refined, candidates (list 0), candidates (list 1)]
+    counters = cp.zeros(6, dtype=cp.uint64)
     counters[1], counters[2] = dm.nt, dm.nv
     min_cos = math.cos(math.radians(min_angle))
     area_limit = float(max_area) if max_area is not None else 0.0
@@ -182,42 +241,62 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
     off_k = off_centre_constant(min_angle)
     n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
     stats: dict[str, Any] = {
-        "rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0, "stuck_retries": 0
+        "rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0, "stuck_retries": 0,
+        "full_scans": 0, "missed_by_candidates": 0,
     }
+    timeline = _Timeline(cp, profile)
     cp.cuda.get_current_stream().synchronize()
     t_loop = time.perf_counter()
     level = 0
     stuck_at_retry = 0  # stuck triangles when they were last cleared for a retry
+    full_scan = True  # the first round tests every slot; later ones the candidate lists
+    confirming = False  # this full scan checks that the candidate lists missed nothing
+    finished = False
     for rnd in range(max_rounds):
         v = variants[level]
+        stamp = np.uint32(rnd + 1)
+        this, other = rnd % 2, (rnd + 1) % 2
         counters[0] = 0
-        # dm.nt is the count read at the previous round's start; the triangles that
-        # round added are scanned now if bad-free, else next time (see below)
-        scanned = dm.nt
-        grid = min(-(-scanned // BLOCK), sms * 8)
+        timeline.start({"round": rnd, "full_scan": full_scan})
+        # a full scan needs dm.nt up to date: it follows a read taken after the last apply
         v.k["find_bad"](
-            (grid,), (BLOCK,),
-            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.apex, dm.stuck, np.int64(scanned),
-             np.float64(min_cos), np.float64(area_limit), dm.worklist, counters[0:1]),
+            (sms * 8 if not full_scan else min(-(-dm.nt // BLOCK), sms * 8),), (BLOCK,),
+            (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.apex, dm.stuck,
+             np.uint64(0) if full_scan else dm.candidates[this],  # 0: a null pointer
+             counters[4 + this: 5 + this],
+             np.int64(dm.nt), np.float64(min_cos), np.float64(area_limit), stamp,
+             dm.bad_round, dm.worklist, np.int64(MAX_CLAIMANTS), counters[0:1],
+             counters[4 + other: 5 + other]),
         )
-        n_bad, nt, nv, refined = (int(c) for c in counters.get())
+        timeline.mark("find_bad")
+        stats["full_scans"] += full_scan
+        n_bad, nt, nv, refined = (int(c) for c in counters[:4].get())
         dm.nt, dm.nv = nt, nv
-        if n_bad == 0 and nt > scanned:
-            continue  # the last round's new triangles were not scanned yet
+        if confirming:
+            # the candidate rule missed these if any (a bug: the tests expect none)
+            stats["missed_by_candidates"] += n_bad
+        confirming = False
         if n_bad == 0:
+            if not full_scan:
+                full_scan = confirming = True  # the candidates are clean: confirm once
+                continue
             # Retry what the small kernels gave up on with the large ones; then retry the
             # large ones' leftovers while that helps: a triangle given up on early (a
             # cavity too big in the coarse mesh) often fits once the mesh around it is
             # refined, and every one finished here is one less for the host. The count
             # must fall from one retry to the next, so this ends.
             n_stuck = int(cp.count_nonzero(dm.stuck[:nt]))
-            if n_stuck and (level + 1 < len(variants) or n_stuck < stuck_at_retry):
-                level = min(level + 1, len(variants) - 1)
+            if n_stuck and (level + 1 < LEVELS or n_stuck < stuck_at_retry):
+                level = min(level + 1, LEVELS - 1)
+                if level == len(variants):
+                    variants.append(Variant(cp, LARGE_CAVITY))
                 stuck_at_retry = n_stuck
                 stats["stuck_retries"] += 1
                 dm.stuck.fill(0)
                 continue
+            finished = True
             break
+        full_scan = False
         n_claim = min(n_bad, MAX_CLAIMANTS)
         dm.reserve(nt + 2 * n_claim, nv + n_claim)
         plans = v.plans_for(n_claim)
@@ -231,20 +310,27 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
              dm.mark_round,
              plans.px, plans.py,
              plans.hood, plans.n_cavity, plans.n_hood, plans.through, plans.split_a,
-             plans.split_b, plans.split_seg),
+             plans.split_b, plans.split_seg, dm.bad_round, stamp, np.int32(defer_depth)),
         )
+        timeline.mark("plan_and_race")
         fgrid = -(-n_claim // BLOCK)
         v.k["prioritycheck"](
             (fgrid,), (BLOCK,), (dm.marks, plans.hood, plans.n_cavity, plans.n_hood, *common)
         )
+        timeline.mark("prioritycheck")
         v.k["check"]((fgrid,), (BLOCK,), (dm.marks, plans.hood, plans.n_cavity, *common))
+        timeline.mark("check")
         v.k["ring_check_and_apply"](
-            (fgrid,), (BLOCK,),
+            (-(-n_bad // BLOCK),), (BLOCK,),
             (dm.x, dm.y, dm.tri, dm.nbr, dm.seg, dm.vmark, dm.apex, n_input, dm.stuck,
              seg_markers, dm.marks, dm.mark_round, plans.hood, plans.n_cavity, plans.n_hood,
              plans.px, plans.py, plans.through, plans.split_a, plans.split_b, plans.split_seg,
-             *common, counters[1:2], counters[2:3], counters[3:4]),
+             *common, counters[1:2], counters[2:3], counters[3:4],
+             dm.worklist, np.int64(n_bad), stamp, dm.queued, dm.candidates[other],
+             counters[4 + other: 5 + other]),
         )
+        timeline.mark("apply")
+        timeline.note(bad=n_bad, claimants=n_claim, refined_before=refined, triangles=nt)
         stats["rounds"] += 1
         stats["large_rounds"] += level
         stats["claimants"] += n_claim
@@ -252,6 +338,12 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress) -> tuple[Mesh, 
             progress({"round": rnd, "bad": n_bad, "refined": refined, "triangles": nt})
     cp.cuda.get_current_stream().synchronize()
     t_loop_end = time.perf_counter()
+    if not finished:
+        raise RuntimeError(
+            f"dmr: {max_rounds} rounds were not enough (bad triangles remain); the mesh is "
+            "not refined"
+        )
+    timeline.flush()
     stats["refinements"] = int(counters[3].get())
     stats["gpu_loop_seconds"] = t_loop_end - t_loop
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])

@@ -5,8 +5,11 @@
 // boundary), seg[3t+i] 0 for a free edge or 1 + the segment's marker index.
 //
 // One round = five launches, no host read between the last four:
-//   find_bad        bad triangles -> worklist (one atomic per block, block order kept)
-//   plan_and_race   one thread per claimant: walk to the circumcentre, build the cavity
+//   find_bad        the bad triangles among the candidates -> worklist (one atomic per
+//                   block, block order kept); the candidates are the slots the last
+//                   round pushed, so a round costs what is left to do, not the mesh size
+//   plan_and_race   one thread per claimant: give way to a nearby bad triangle of higher
+//                   rank (defers), else walk to the circumcentre, build the cavity
 //                   in local memory (or a segment split), store the plan (cavity, then
 //                   the ring of triangles just outside), race the cavity (mg::conflict_race)
 //   prioritycheck   mg::conflict_prioritycheck (atomicMax) over the cavity
@@ -20,6 +23,8 @@
 //                   cavity's own slots are reused and the 1 or 2 extra ones come from the
 //                   slot counter the host grew beforehand from the number of claimants
 //                   (host-only growth: a winner adds at most two triangles, one vertex).
+//                   Last, every bad triangle and every slot written is pushed (once) on
+//                   the next round's candidate list.
 // Sharing the rings (instead of claiming them with the cavity) cuts the aborts a lot:
 // rings of neighbouring cavities overlap almost always.
 //
@@ -257,6 +262,34 @@ __device__ void split_point(double ax, double ay, double bx, double by, bool a_i
     *py = ay + f * (by - ay);
 }
 
+// This round's rank of triangle t for the deferral rule: a hashed priority (a new order
+// every round, so nobody waits forever), ties broken by the slot.
+__device__ __forceinline__ u64 defer_rank(u64 round, vid_t t) {
+    return ((u64)mg::claim_priority(round, (u64)t) << 32) | (u64)(unsigned)t;
+}
+
+// Does bad triangle t give way this round to a bad triangle of higher rank within `depth`
+// (1 or 2) edge steps? The cavities of such close bad triangles nearly always overlap, so
+// at most one of them could win; the others' plans would be built only to be thrown away.
+// The highest-ranked bad triangle never gives way, so a round with bad triangles still
+// has a claimant (and the claim protocol a winner).
+__device__ bool defers(const MeshView& m, const unsigned* bad_round, unsigned stamp,
+                       u64 round, vid_t t, int depth) {
+    const u64 mine = defer_rank(round, t);
+    for (int k = 0; k < 3; ++k) {
+        const vid_t o = m.nbr[3 * (i64)t + k];
+        if (o < 0) continue;
+        if (bad_round[o] == stamp && defer_rank(round, o) > mine) return true;
+        if (depth < 2) continue;
+        for (int q = 0; q < 3; ++q) {
+            const vid_t o2 = m.nbr[3 * (i64)o + q];
+            if (o2 < 0 || o2 == t) continue;
+            if (bad_round[o2] == stamp && defer_rank(round, o2) > mine) return true;
+        }
+    }
+    return false;
+}
+
 struct Plans {
     double* px;
     double* py;
@@ -271,20 +304,30 @@ struct Plans {
 
 }  // namespace
 
+// Bad triangles -> worklist, and the first max_claimants of them stamped in bad_round
+// (the deferral rule reads it). The triangles tested are `candidates[0 .. *n_candidates)` (the slots last round's
+// claimants and winners pushed), or, with candidates == nullptr, every slot below
+// n_slots (the first round, and the full scan that confirms the end). Also empties the
+// candidate list the coming round fills (no kernel of this round reads it before apply).
 extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri, vid_t* nbr,
                                     int* seg, const vid_t* apex, const unsigned char* stuck,
-                                    i64 n_triangles,
-                                    double min_cos, double max_area, vid_t* worklist,
-                                    u64* n_bad) {
+                                    const vid_t* candidates, const u64* n_candidates,
+                                    i64 n_slots, double min_cos, double max_area,
+                                    unsigned stamp, unsigned* bad_round, vid_t* worklist,
+                                    i64 max_claimants, u64* n_bad, u64* n_next_candidates) {
     const MeshView m{x, y, tri, nbr, seg};
-    // The loop bound is the same for every thread of a block (block_reserve is block-wide).
-    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n_triangles;
-         base += (i64)gridDim.x * DMR_BLOCK) {
-        const i64 t = base + threadIdx.x;
-        const bool bad =
-            t < n_triangles && !stuck[t] && is_bad(m, apex, (vid_t)t, min_cos, max_area);
+    if (blockIdx.x == 0 && threadIdx.x == 0) *n_next_candidates = 0;
+    // the same bound for every thread of a block (block_reserve is block-wide)
+    const i64 n = candidates ? (i64)*n_candidates : n_slots;
+    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
+        const i64 i = base + threadIdx.x;
+        const vid_t t = i < n ? (candidates ? candidates[i] : (vid_t)i) : -1;
+        const bool bad = t >= 0 && !stuck[t] && is_bad(m, apex, t, min_cos, max_area);
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_bad, bad ? 1 : 0);
-        if (bad) worklist[slot] = (vid_t)t;
+        if (bad) worklist[slot] = t;
+        // only claimants are stamped: one never gives way to a bad triangle past the
+        // round's claimant limit, so the highest-ranked claimant always claims
+        if (bad && slot < max_claimants) bad_round[t] = stamp;
     }
 }
 
@@ -296,7 +339,9 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
                                          unsigned* mark_round, double* px_out,
                                          double* py_out, vid_t* hood, int* n_cavity,
                                          int* n_hood, i64* through, vid_t* split_a,
-                                         vid_t* split_b, int* split_seg) {
+                                         vid_t* split_b, int* split_seg,
+                                         const unsigned* bad_round, unsigned stamp,
+                                         int defer_depth) {
     const MeshView m{x, y, tri, nbr, seg};
     // Consecutive claimants per thread: after the Morton layout their cavities are close,
     // so one thread's claims rarely fight each other (the paper's local worklist).
@@ -305,6 +350,7 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
     for (i64 i = begin; i < end; ++i) {
         n_cavity[i] = -1;
         const vid_t t = worklist[i];
+        if (defer_depth > 0 && defers(m, bad_round, stamp, round, t, defer_depth)) continue;
         const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
         double px, py;
         insertion_point(x, y, a, b, c, off_k, &px, &py);
@@ -423,6 +469,91 @@ extern "C" __global__ void check(const u64* marks, const vid_t* hood, int* n_cav
     }
 }
 
+// Claimant i's phase 4 and re-triangulation (see the top of the file). Returns the number
+// of slots it wrote (their ids in `written`), 0 when it waits.
+__device__ int ring_check_and_apply_one(const MeshView& m, double* x, double* y, i64 i,
+                                        int* vertex_marker,
+                                        vid_t* apex, vid_t n_input, unsigned char* stuck,
+                                        const int* segment_markers, const u64* marks,
+                                        const unsigned* mark_round, const vid_t* hood,
+                                        const int* n_cavity, const int* n_hood,
+                                        const double* px_in, const double* py_in,
+                                        const i64* through, const vid_t* split_a,
+                                        const vid_t* split_b, const int* split_seg,
+                                        i64 n_claimants, u64 round, u64* n_triangles,
+                                        u64* n_vertices, u64* n_refined, vid_t* written) {
+    const vid_t* h = hood + i * MAX_HOOD;
+    const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+    for (int j = n_cavity[i]; j < n_hood[i]; ++j) {
+        const vid_t o = h[j];
+        if (mark_round[o] != (unsigned)(round + 1)) continue;  // unclaimed this round
+        const u64 held = marks[o];
+        const i64 holder = (i64)mg::mark_claimant(held);
+        if (holder != i && holder < n_claimants && n_cavity[holder] >= 0 && held > mark)
+            return 0;  // wait
+    }
+    // This thread owns its cavity, and no winner touches its ring but to rewrite other
+    // neighbour pointers: rebuild the boundary from the unchanged cavity, write the fan.
+    Cavity cav;
+    cav.n = n_cavity[i];
+    for (int j = 0; j < cav.n; ++j) cav.tri[j] = h[j];
+    const double px = px_in[i], py = py_in[i];
+    vid_t bu[MAX_BOUNDARY], bv[MAX_BOUNDARY], bo[MAX_BOUNDARY];
+    vid_t* slot = written;
+    int bseg[MAX_BOUNDARY];
+    const int nb = cavity_boundary(m, cav, through[i], px, py, bu, bv, bo, bseg);
+    if (nb < 0) return 0;  // cannot happen: the same inputs passed in plan_and_race
+    const int fresh = nb - cav.n;
+    const i64 first = fresh > 0 ? (i64)atomicAdd(n_triangles, (u64)fresh) : 0;
+    for (int j = 0; j < nb; ++j) slot[j] = j < cav.n ? cav.tri[j] : (vid_t)(first + j - cav.n);
+    const vid_t p = (vid_t)atomicAdd(n_vertices, 1ull);
+    x[p] = px;
+    y[p] = py;
+    const vid_t sa = split_a[i], sb = split_b[i];
+    const int sseg = split_seg[i];
+    vertex_marker[p] = sseg ? segment_markers[sseg - 1] : 0;
+    const bool a_in = sa >= 0 && sa < n_input, b_in = sb >= 0 && sb < n_input;
+    apex[p] = (sseg && a_in != b_in) ? (a_in ? sa : sb) : -1;
+    vid_t* tri = m.tri;
+    vid_t* nbr = m.nbr;
+    int* seg = m.seg;
+    for (int j = 0; j < nb; ++j) {
+        const vid_t u = bu[j], v = bv[j], s = slot[j];
+        vid_t after = -1, before = -1;
+        for (int q = 0; q < nb; ++q) {
+            if (bu[q] == v) after = slot[q];
+            if (bv[q] == u) before = slot[q];
+        }
+        const i64 e = 3 * (i64)s;
+        tri[e] = u;
+        tri[e + 1] = v;
+        tri[e + 2] = p;
+        nbr[e] = after;
+        nbr[e + 1] = before;
+        nbr[e + 2] = bo[j];
+        seg[e] = (sseg && (v == sa || v == sb)) ? sseg : 0;
+        seg[e + 1] = (sseg && (u == sa || u == sb)) ? sseg : 0;
+        seg[e + 2] = bseg[j];
+        stuck[s] = 0;
+        const vid_t o = bo[j];
+        if (o >= 0) {
+            const i64 oe = 3 * (i64)o;
+            int k = 0;
+            for (; k < 3; ++k)
+                if (tri[oe + k] != u && tri[oe + k] != v) break;
+            nbr[oe + k] = s;
+        }
+    }
+    atomicAdd(n_refined, 1ull);
+    return nb;
+}
+
+// Phase 4 and re-triangulation for the claimants, then the next round's candidates: only
+// they can be bad then, since badness depends on a triangle alone and only written slots
+// change. Every bad triangle of this round stays a candidate (it may have lost, waited,
+// given way or not been a claimant at all; a segment split need not remove its origin)
+// and every slot a winner wrote becomes one. The `queued` stamps keep the list free of
+// duplicates, so it never holds more entries than there are slots.
 extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri, vid_t* nbr,
                                            int* seg, int* vertex_marker, vid_t* apex,
                                            vid_t n_input,
@@ -434,69 +565,29 @@ extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri
                                            const i64* through, const vid_t* split_a,
                                            const vid_t* split_b, const int* split_seg,
                                            i64 n_claimants, u64 round, u64* n_triangles,
-                                           u64* n_vertices, u64* n_refined) {
+                                           u64* n_vertices, u64* n_refined,
+                                           const vid_t* worklist, i64 n_bad, unsigned stamp,
+                                           unsigned* queued, vid_t* next_candidates,
+                                           u64* n_next_candidates) {
     const MeshView m{x, y, tri, nbr, seg};
-    for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
-        if (n_cavity[i] < 0) continue;
-        const vid_t* h = hood + i * MAX_HOOD;
-        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
-        bool wait = false;
-        for (int j = n_cavity[i]; j < n_hood[i] && !wait; ++j) {
-            const vid_t o = h[j];
-            if (mark_round[o] != (unsigned)(round + 1)) continue;  // unclaimed this round
-            const u64 held = marks[o];
-            const i64 holder = (i64)mg::mark_claimant(held);
-            wait = holder != i && holder < n_claimants && n_cavity[holder] >= 0 && held > mark;
+    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n_bad;
+         base += (i64)gridDim.x * DMR_BLOCK) {
+        const i64 i = base + threadIdx.x;
+        vid_t push[MAX_BOUNDARY + 1];
+        int n_push = 0;
+        if (i < n_bad) {
+            push[n_push++] = worklist[i];
+            if (i < n_claimants && n_cavity[i] >= 0)
+                n_push += ring_check_and_apply_one(
+                    m, x, y, i, vertex_marker, apex, n_input, stuck, segment_markers, marks,
+                    mark_round, hood, n_cavity, n_hood, px_in, py_in, through, split_a,
+                    split_b, split_seg, n_claimants, round, n_triangles, n_vertices,
+                    n_refined, push + 1);
         }
-        if (wait) continue;
-        // This thread owns its cavity, and no winner touches its ring but to rewrite other
-        // neighbour pointers: rebuild the boundary from the unchanged cavity, write the fan.
-        Cavity cav;
-        cav.n = n_cavity[i];
-        for (int j = 0; j < cav.n; ++j) cav.tri[j] = h[j];
-        const double px = px_in[i], py = py_in[i];
-        vid_t bu[MAX_BOUNDARY], bv[MAX_BOUNDARY], bo[MAX_BOUNDARY], slot[MAX_BOUNDARY];
-        int bseg[MAX_BOUNDARY];
-        const int nb = cavity_boundary(m, cav, through[i], px, py, bu, bv, bo, bseg);
-        if (nb < 0) continue;  // cannot happen: the same inputs passed in plan_and_race
-        const int fresh = nb - cav.n;
-        const i64 first = fresh > 0 ? (i64)atomicAdd(n_triangles, (u64)fresh) : 0;
-        for (int j = 0; j < nb; ++j) slot[j] = j < cav.n ? cav.tri[j] : (vid_t)(first + j - cav.n);
-        const vid_t p = (vid_t)atomicAdd(n_vertices, 1ull);
-        x[p] = px;
-        y[p] = py;
-        const vid_t sa = split_a[i], sb = split_b[i];
-        const int sseg = split_seg[i];
-        vertex_marker[p] = sseg ? segment_markers[sseg - 1] : 0;
-        const bool a_in = sa >= 0 && sa < n_input, b_in = sb >= 0 && sb < n_input;
-        apex[p] = (sseg && a_in != b_in) ? (a_in ? sa : sb) : -1;
-        for (int j = 0; j < nb; ++j) {
-            const vid_t u = bu[j], v = bv[j], s = slot[j];
-            vid_t after = -1, before = -1;
-            for (int q = 0; q < nb; ++q) {
-                if (bu[q] == v) after = slot[q];
-                if (bv[q] == u) before = slot[q];
-            }
-            const i64 e = 3 * (i64)s;
-            tri[e] = u;
-            tri[e + 1] = v;
-            tri[e + 2] = p;
-            nbr[e] = after;
-            nbr[e + 1] = before;
-            nbr[e + 2] = bo[j];
-            seg[e] = (sseg && (v == sa || v == sb)) ? sseg : 0;
-            seg[e + 1] = (sseg && (u == sa || u == sb)) ? sseg : 0;
-            seg[e + 2] = bseg[j];
-            stuck[s] = 0;
-            const vid_t o = bo[j];
-            if (o >= 0) {
-                const i64 oe = 3 * (i64)o;
-                int k = 0;
-                for (; k < 3; ++k)
-                    if (tri[oe + k] != u && tri[oe + k] != v) break;
-                nbr[oe + k] = s;
-            }
-        }
-        atomicAdd(n_refined, 1ull);
+        int kept = 0;
+        for (int j = 0; j < n_push; ++j)
+            if (atomicExch(&queued[push[j]], stamp) != stamp) push[kept++] = push[j];
+        const i64 first = mg::block_reserve<DMR_BLOCK>(n_next_candidates, kept);
+        for (int j = 0; j < kept; ++j) next_candidates[first + j] = push[j];
     }
 }
