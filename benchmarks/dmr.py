@@ -95,6 +95,7 @@ def run(args, record: harness.Record) -> None:
             triangle_out=len(ref["triangles"]),
             rounds=stats["rounds"],
             abort_ratio=round(stats["abort_ratio"], 3),
+            gave_way=stats.get("gave_way", 0),
             gpu_stuck=stats.get("gpu_stuck", 0),
             stuck_retries=stats.get("stuck_retries", 0),
             prepare_s=stats["prepare_seconds"],

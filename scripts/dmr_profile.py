@@ -1,9 +1,11 @@
 """Where the GPU refinement loop spends its time: per round and per kernel (CUDA events).
 
-    python3 scripts/dmr_profile.py [--sizes 1000000 10000000] [--depths 0 1 2] [--json PATH]
+    python3 scripts/dmr_profile.py [--sizes 1000000 10000000] [--depths 0 1 2]
+        [--mappings consecutive stride] [--json PATH]
 
-For each ``random_mesh`` size (triangles in, the benchmark's seed) and each deferral depth
-(``refine_gpu(defer_depth=...)``): the loop time of a run without events, then a run with
+For each ``random_mesh`` size (triangles in, the benchmark's seed), each deferral depth
+(``refine_gpu(defer_depth=...)``) and each mapping of claimants to planning threads
+(``consecutive_plans``): the loop time of a run without events, then a run with
 events: rounds, claimants, abort ratio, kernel totals, the big rounds (>= 10k claimants)
 against the small ones, and the first rounds one by one. Every output gets the
 benchmark's vectorised validity check. Triangle's time is not measured here (the benchmark
@@ -42,17 +44,18 @@ def prepared(n_triangles: int):
     return ours, area
 
 
-def one(ours, area: float, depth: int, baseline: float | None) -> dict:
+def one(ours, area: float, depth: int, consecutive: bool, baseline: float | None) -> dict:
     from dmr import quick_check  # benchmarks/dmr.py
 
     cp = backend.cupy_module()
-    _, plain = refine_gpu(ours, 30.0, None, defer_depth=depth)
+    options = {"defer_depth": depth, "consecutive_plans": consecutive}
+    _, plain = refine_gpu(ours, 30.0, None, **options)
     rows: list[dict] = []
-    out, stats = refine_gpu(ours, 30.0, None, defer_depth=depth, profile=rows)
+    out, stats = refine_gpu(ours, 30.0, None, profile=rows, **options)
     cp.cuda.get_current_stream().synchronize()
     ok, smallest = quick_check(to_triangle_dict(out), area, 30.0)
     big = [r for r in rows if r.get("claimants", 0) >= 10_000]
-    small = [r for r in rows if r not in big]
+    small = [r for r in rows if r.get("claimants", 0) < 10_000]
 
     def total(rs, k=None):
         keys = [k] if k else KERNELS
@@ -60,11 +63,13 @@ def one(ours, area: float, depth: int, baseline: float | None) -> dict:
 
     summary = {
         "triangles_in": ours.n_triangles, "triangles_out": out.n_triangles, "depth": depth,
+        "consecutive": consecutive,
         "loop_s": round(plain["gpu_loop_seconds"], 4),
         "loop_s_profiled": round(stats["gpu_loop_seconds"], 4),
         "rounds": stats["rounds"], "full_scans": stats["full_scans"],
         "missed_by_candidates": stats["missed_by_candidates"],
-        "claimants": stats["claimants"], "refinements": stats["refinements"],
+        "claimants": stats["claimants"], "gave_way": stats["gave_way"],
+        "refinements": stats["refinements"],
         "abort_ratio": round(stats["abort_ratio"], 3), "gpu_stuck": stats["gpu_stuck"],
         "stuck_retries": stats["stuck_retries"], "valid": ok, "min_angle": round(smallest, 3),
         "kernel_ms": {k: total(rows, k) for k in KERNELS},
@@ -84,6 +89,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
     ap.add_argument("--depths", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--mappings", nargs="+", default=["consecutive", "stride"],
+                    choices=["consecutive", "stride"])
     ap.add_argument("--triangle-seconds", type=float, nargs="*", default=[],
                     help="Triangle rpq30 seconds per size, for ratios")
     ap.add_argument("--json")
@@ -98,9 +105,14 @@ def main() -> None:
         print(f"# {size}: mesh and prepare {time.perf_counter() - t0:.1f} s", flush=True)
         base = args.triangle_seconds[i] if i < len(args.triangle_seconds) else None
         for depth in args.depths:
-            s = one(ours, area, depth, base)
-            results.append(s)
-            print(json.dumps(s), flush=True)
+            for mapping in args.mappings:
+                try:
+                    s = one(ours, area, depth, mapping == "consecutive", base)
+                except Exception as exc:  # one failing configuration must not hide the rest
+                    s = {"triangles_in": size, "depth": depth, "mapping": mapping,
+                         "error": repr(exc)}
+                results.append(s)
+                print(json.dumps(s), flush=True)
         del ours
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

@@ -438,7 +438,8 @@ def refine_cpu(
         off_centre_constant(min_angle),
     )
     stats = {
-        "rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0, "plans_kept": 0
+        "rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0, "stuck": 0, "plans_kept": 0,
+        "gave_way": 0,
     }
     cand = np.arange(m.nt) if candidates is None else np.unique(np.asarray(candidates))
     failed: list[int] = []
@@ -449,6 +450,7 @@ def refine_cpu(
         if len(bad) == 0:
             break
         waiting = gives_way(m.nbr, bad, m.nt, rnd, defer_depth)
+        stats["gave_way"] += int(waiting.sum())
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
         plans: list[Plan] = []
         for t in bad[~waiting].tolist():

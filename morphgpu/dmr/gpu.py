@@ -41,6 +41,7 @@ BLOCK = 256
 SMALL_CAVITY = 24
 LARGE_CAVITY = 256
 LEVELS = 2  # the small-cavity kernels, then the large-cavity ones
+CONSECUTIVE_PLANS = True  # see refine_gpu
 GROWTH = 1.5
 MAX_CLAIMANTS = 8_000_000  # per round; bounds the plan buffers (~250 bytes per claimant)
 INT32_LIMIT = 2**31 - 1
@@ -172,18 +173,21 @@ class Variant:
 def refine_gpu(
     mesh: Mesh, min_angle: float, max_area: float | None, *, max_rounds: int = 100_000,
     progress: Callable[[dict], None] | None = None, defer_depth: int = DEFER_DEPTH,
-    profile: list[dict] | None = None,
+    profile: list[dict] | None = None, consecutive_plans: bool = CONSECUTIVE_PLANS,
 ) -> tuple[Mesh, dict]:
     """Refine on the GPU; raises RuntimeError when ``max_rounds`` rounds leave bad
     triangles. ``defer_depth``: how far (edge steps, 0 to 2) a bad triangle looks for a
     higher-ranked bad one to give way to (see kernels/dmr.cu, ``defers``). ``profile``: a
     list that receives one dict per round with each kernel's time (CUDA events) and counts.
+    ``consecutive_plans``: each planning thread takes a range of consecutive claimants
+    (the paper's local worklist) rather than every n-th one.
     """
     if defer_depth not in (0, 1, 2):
         raise ValueError(f"defer_depth: expected 0, 1 or 2, got {defer_depth}")
     cp = backend.cupy_module()
     with backend.gpu_memory_guard("dmr.refine on the GPU"):
-        return _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, profile)
+        return _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth,
+                       profile, consecutive_plans)
 
 
 class _Timeline:
@@ -221,7 +225,8 @@ class _Timeline:
             self.sink.append(row)
 
 
-def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, profile):
+def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, profile,
+            consecutive_plans):
     # Most cavities are small: the everyday kernels keep 24 triangles in local memory;
     # what they give up on is retried by a variant with room for 256, compiled only then.
     variants = [Variant(cp, SMALL_CAVITY)]
@@ -231,8 +236,9 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
     backend.require_gpu_bytes(cap_t * 84 + 2 * mesh.n_vertices * 24, "dmr.refine")
     dm = DeviceMesh(cp, mesh, cap_t, max(1024, 2 * mesh.n_vertices))
     seg_markers = cp.asarray(mesh.segment_markers, dtype=cp.int32)
-    # counters: [bad, triangles, vertices, refined, candidates (list 0), candidates (list 1)]
-    counters = cp.zeros(6, dtype=cp.uint64)
+    # counters: [bad, triangles, vertices, refined, candidates (list 0), candidates (list 1),
+    # bad triangles that gave way]
+    counters = cp.zeros(7, dtype=cp.uint64)
     counters[1], counters[2] = dm.nt, dm.nv
     min_cos = math.cos(math.radians(min_angle))
     area_limit = float(max_area) if max_area is not None else 0.0
@@ -310,7 +316,8 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
              dm.mark_round,
              plans.px, plans.py,
              plans.hood, plans.n_cavity, plans.n_hood, plans.through, plans.split_a,
-             plans.split_b, plans.split_seg, dm.bad_round, stamp, np.int32(defer_depth)),
+             plans.split_b, plans.split_seg, dm.bad_round, stamp, np.int32(defer_depth),
+             np.int32(consecutive_plans)),
         )
         timeline.mark("plan_and_race")
         fgrid = -(-n_claim // BLOCK)
@@ -327,7 +334,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
              plans.px, plans.py, plans.through, plans.split_a, plans.split_b, plans.split_seg,
              *common, counters[1:2], counters[2:3], counters[3:4],
              dm.worklist, np.int64(n_bad), stamp, dm.queued, dm.candidates[other],
-             counters[4 + other: 5 + other]),
+             counters[4 + other: 5 + other], counters[6:7]),
         )
         timeline.mark("apply")
         timeline.note(bad=n_bad, claimants=n_claim, refined_before=refined, triangles=nt)
@@ -344,7 +351,8 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
             "not refined"
         )
     timeline.flush()
-    stats["refinements"] = int(counters[3].get())
+    stats["refinements"], stats["gave_way"] = (int(c) for c in counters[3:7:3].get())
+    stats["claimants"] -= stats["gave_way"]  # only those that planned a cavity claimed it
     stats["gpu_loop_seconds"] = t_loop_end - t_loop
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])
     stuck = cp.nonzero(dm.stuck[: dm.nt])[0].get()

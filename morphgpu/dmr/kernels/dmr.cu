@@ -341,16 +341,23 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
                                          int* n_hood, i64* through, vid_t* split_a,
                                          vid_t* split_b, int* split_seg,
                                          const unsigned* bad_round, unsigned stamp,
-                                         int defer_depth) {
+                                         int defer_depth, int consecutive) {
     const MeshView m{x, y, tri, nbr, seg};
-    // Consecutive claimants per thread: after the Morton layout their cavities are close,
-    // so one thread's claims rarely fight each other (the paper's local worklist).
-    i64 begin, end;
-    mg::range_of_thread<i64>(n_claimants, &begin, &end);
-    for (i64 i = begin; i < end; ++i) {
+    // consecutive: a range of consecutive claimants per thread (the paper's local
+    // worklist: after the Morton layout one thread's cavities are close together); else
+    // neighbouring threads take neighbouring claimants (coalesced plan stores).
+    i64 begin = mg::global_tid(), end = n_claimants, step = mg::global_stride();
+    if (consecutive) {
+        mg::range_of_thread<i64>(n_claimants, &begin, &end);
+        step = 1;
+    }
+    for (i64 i = begin; i < end; i += step) {
         n_cavity[i] = -1;
         const vid_t t = worklist[i];
-        if (defer_depth > 0 && defers(m, bad_round, stamp, round, t, defer_depth)) continue;
+        if (defer_depth > 0 && defers(m, bad_round, stamp, round, t, defer_depth)) {
+            n_cavity[i] = -2;  // gave way (counted in ring_check_and_apply)
+            continue;
+        }
         const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
         double px, py;
         insertion_point(x, y, a, b, c, off_k, &px, &py);
@@ -568,7 +575,7 @@ extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri
                                            u64* n_vertices, u64* n_refined,
                                            const vid_t* worklist, i64 n_bad, unsigned stamp,
                                            unsigned* queued, vid_t* next_candidates,
-                                           u64* n_next_candidates) {
+                                           u64* n_next_candidates, u64* n_gave_way) {
     const MeshView m{x, y, tri, nbr, seg};
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n_bad;
          base += (i64)gridDim.x * DMR_BLOCK) {
@@ -584,6 +591,8 @@ extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri
                     split_b, split_seg, n_claimants, round, n_triangles, n_vertices,
                     n_refined, push + 1);
         }
+        const int gave_way = __syncthreads_count(i < n_claimants && n_cavity[i] == -2);
+        if (threadIdx.x == 0 && gave_way > 0) atomicAdd(n_gave_way, (u64)gave_way);
         int kept = 0;
         for (int j = 0; j < n_push; ++j)
             if (atomicExch(&queued[push[j]], stamp) != stamp) push[kept++] = push[j];
