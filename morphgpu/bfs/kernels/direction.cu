@@ -21,7 +21,25 @@
 // traversal/bottom_up.cuh, on_frontier). The bitmap is written only in phase B and read
 // only in phase A, so the grid barriers between the phases order every access to it.
 // Statistics rotate over three slots: level L reads slot L % 3, fills (L + 1) % 3 and
-// zeroes nothing it or anyone still reads (slot (L + 1) % 3 is zeroed during phase A).
+// zeroes (L + 2) % 3, which nobody reads after level L - 1's decision and which level
+// L + 1 fills (a fused level fills its slot in the same phase, so it must be zeroed one
+// barrier earlier than phase A).
+//
+// MG_BFS_FUSED_BOTTOM_UP (when the hub lists can be double-buffered, see below, and neither
+// the bitmap nor the warp bottom-up is on): a bottom-up level enqueues what it discovers
+// itself instead of phase B re-scanning all n labels for L + 1. Only v's own thread can
+// label v in a bottom-up step, so each thread remembers which of its vertices it labelled
+// (one bit per grid-stride step) and then reserves their queue and hub slots; the level
+// needs one grid barrier and no second pass over the labels. The next level's hubs must
+// not overwrite the list this level's caches are still being filled from, so the hub lists
+// alternate between hub_queue[0, total_hubs) and [total_hubs, 2 total_hubs) (a frontier
+// holds at most total_hubs hubs; needs 2 total_hubs <= n, the buffer's length).
+// MG_BFS_SOURCE_STATS: level 0's queue and statistics are written directly (the frontier
+// is the source) instead of by a scan of all n labels; not with the bitmap, whose words
+// the scan writes.
+// MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (scripts/
+// bfs_profile.py reads it): row 0 the start, row L + 1 level L (start, after phase A's
+// barrier or 0 when fused, end, flags | n_f << 8).
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
@@ -38,6 +56,12 @@
 #ifndef MG_BFS_FLAT_HUBS
 #define MG_BFS_FLAT_HUBS 1024
 #endif
+#ifndef MG_BFS_FUSED_BOTTOM_UP
+#define MG_BFS_FUSED_BOTTOM_UP 0
+#endif
+#ifndef MG_BFS_SOURCE_STATS
+#define MG_BFS_SOURCE_STATS 0
+#endif
 
 using namespace mg;
 using namespace mg::traversal;
@@ -45,6 +69,74 @@ using namespace mg::traversal;
 constexpr int BLOCK = MG_BFS_BLOCK;
 
 enum Rule { RULE_GAMMA = 0, RULE_BEAMER = 1, RULE_BOTTOM_UP = 2, RULE_TOP_DOWN = 3 };
+
+#ifdef MG_BFS_PROFILE
+constexpr int PROFILE_ROWS = 256;
+__device__ unsigned long long mg_bfs_profile[PROFILE_ROWS][4];
+__device__ __forceinline__ void profile_stamp(int row, int column, unsigned long long value) {
+    if (blockIdx.x == 0 && threadIdx.x == 0 && row < PROFILE_ROWS)
+        mg_bfs_profile[row][column] = value;
+}
+#else
+__device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
+#endif
+
+// Steps of the grid-stride loop whose discoveries a thread remembers in one word before
+// enqueueing them (longer loops go in chunks of this many steps).
+constexpr int FUSED_STEPS = 64;
+
+// Block-wide. One bottom-up level that also builds the next frontier (see the header):
+// pass 1 runs the bottom-up step over the thread's vertices with no block barrier (a long
+// row delays only its own warp) and sets bit s for each vertex it labelled; pass 2 lists
+// them, block step by block step, through reserve_two, and sums their out-degrees.
+template <int BLOCK, typename Cache>
+__device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
+                                  const eid_t* __restrict__ rev_indptr,
+                                  const vid_t* __restrict__ rev_indices, int* dist,
+                                  vid_t* parent, i64 n, int level, const Cache* cache,
+                                  vid_t* queue, bool write_queue, vid_t* hub_out,
+                                  FrontierStats* next, i64 hub_degree) {
+    __shared__ TwoReservations reservations;
+    if (threadIdx.x == 0) reservations.count[0] = reservations.count[1] = 0u;
+    __syncthreads();
+    const i64 stride = (i64)gridDim.x * BLOCK;
+    i64 edges = 0, counted = 0;
+    for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < n; chunk += FUSED_STEPS * stride) {
+        u64 labelled = 0ull;
+        for (int step = 0; step < FUSED_STEPS; ++step) {
+            const i64 v = chunk + step * stride + threadIdx.x;
+            if (v >= n) break;
+            if (__ldcg(dist + v) == -1 &&
+                adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, cache))
+                labelled |= 1ull << step;
+        }
+        for (int step = 0; step < FUSED_STEPS; ++step) {
+            const i64 base = chunk + step * stride;  // block-uniform
+            if (base >= n) break;
+            const i64 v = base + threadIdx.x;
+            const bool found = (labelled >> step) & 1ull;
+            bool hub = false;
+            if (found) {
+                const i64 degree = (i64)(indptr[v + 1] - indptr[v]);
+                edges += degree;
+                hub = degree > hub_degree;
+            }
+            if (!write_queue) counted += found;
+            i64 slot, hub_slot;
+            reserve_two(reservations, &next->vertices, write_queue && found, &next->hubs, hub,
+                        &slot, &hub_slot);
+            if (write_queue && found) queue[slot] = (vid_t)v;
+            if (hub) hub_out[hub_slot] = (vid_t)v;
+        }
+    }
+    i64 block_edges, block_counted;
+    block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
+    block_exclusive_sum<BLOCK, i64>(counted, &block_counted);
+    if (threadIdx.x == 0) {
+        if (block_edges) atomicAdd(&next->edges, (u64)block_edges);
+        if (block_counted) atomicAdd(&next->vertices, (u64)block_counted);
+    }
+}
 
 // Two blocks per SM, as before the warp bottom-up existed: without the minimum ptxas
 // squeezes the kernel to 40 registers and spills.
@@ -67,26 +159,58 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
 
+#ifdef MG_BFS_PROFILE
+    profile_stamp(0, 0, clock64());
+#endif
+    // Hub lists of frontier L: hubs_of(L) (alternating halves when double-buffered).
+    const bool double_hubs = MG_BFS_FUSED_BOTTOM_UP && 2 * total_hubs <= n;
+    auto hubs_of = [&](int level) {
+        return double_hubs && (level & 1) ? hub_queue + total_hubs : hub_queue;
+    };
+    const bool fuse_bottom_up = double_hubs && !frontier_bits && !warp_bottom_up;
     for (i64 v = global_tid(); v < n; v += global_stride()) {
         dist[v] = v == (i64)source ? 0 : -1;
         if (parent) parent[v] = v == (i64)source ? source : (vid_t)-1;
     }
-    if (blockIdx.x == 0 && threadIdx.x < 9) stats_slots[threadIdx.x] = 0ull;
+    const bool source_stats = MG_BFS_SOURCE_STATS && !frontier_bits;
+    if (blockIdx.x == 0 && threadIdx.x < 9) {
+        u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0 when source_stats
+        if (source_stats && threadIdx.x < 3) {
+            const i64 degree = (i64)(indptr[(i64)source + 1] - indptr[source]);
+            word = threadIdx.x == 0 ? 1ull
+                 : threadIdx.x == 1 ? (u64)degree : (u64)(degree > hub_degree);
+            if (threadIdx.x == 0) queue[0] = source;
+            if (threadIdx.x == 2 && degree > hub_degree) hubs_of(0)[0] = source;
+        }
+        stats_slots[threadIdx.x] = word;
+    }
     grid_sync(bar);
-    queue_from_status<BLOCK>(dist, indptr, n, 0, queue, &stats[0], hub_degree, true,
-                             hub_queue, frontier_bits, warp_reserve != 0);
-    grid_sync(bar);
+    if (!source_stats) {
+        queue_from_status<BLOCK>(dist, indptr, n, 0, queue, &stats[0], hub_degree, true,
+                                 hubs_of(0), frontier_bits, warp_reserve != 0);
+        grid_sync(bar);
+    }
+#ifdef MG_BFS_PROFILE
+    profile_stamp(0, 2, clock64());
+#endif
 
     bool bottom_up = rule == RULE_BOTTOM_UP;
     i64 unexplored = total_edges - (i64)load_volatile(&stats[0].edges);
     for (int level = 0;; ++level) {
         FrontierStats* here = &stats[level % 3];
         FrontierStats* next = &stats[(level + 1) % 3];
+        FrontierStats* after_next = &stats[(level + 2) % 3];
         if (blockIdx.x == 0 && threadIdx.x == 0) {
-            next->vertices = 0ull;
-            next->edges = 0ull;
-            next->hubs = 0ull;
+            after_next->vertices = 0ull;
+            after_next->edges = 0ull;
+            after_next->hubs = 0ull;
         }
+#ifdef MG_BFS_PROFILE
+        profile_stamp(level + 1, 0, clock64());
+#endif
+        // A top-down level may follow unless Enterprise's one-way switch has happened.
+        const bool keep_queue = rule == RULE_TOP_DOWN || rule == RULE_BEAMER || !bottom_up;
+        const bool fused = bottom_up && fuse_bottom_up;
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
             const i64 n_queue = (i64)load_volatile(&here->vertices);
@@ -97,7 +221,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
             const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
             if (flat)
                 expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr, indices,
-                                                          hub_queue, n_hubs, visit);
+                                                          hubs_of(level), n_hubs, visit);
             for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
                  base += (i64)gridDim.x * BLOCK) {
                 const i64 i = base + threadIdx.x;
@@ -109,10 +233,14 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
         } else {
             if (use_cache) {
                 const i64 hubs = (i64)load_volatile(&here->hubs);
-                cache.fill(hub_queue, hubs < MG_BFS_HUB_SLOTS ? hubs : MG_BFS_HUB_SLOTS);
+                cache.fill(hubs_of(level), hubs < MG_BFS_HUB_SLOTS ? hubs : MG_BFS_HUB_SLOTS);
             }
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
-            if (warp_bottom_up) {
+            if (fused) {
+                bottom_up_enqueue<BLOCK>(indptr, rev_indptr, rev_indices, dist, parent, n, level,
+                                         c, queue, keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), next, hub_degree);
+            } else if (warp_bottom_up) {
                 // Whole warps per step (the warp phase needs every lane): the warp's first
                 // thread index and the stride are multiples of 32.
                 for (i64 base = global_tid() - lane_id(); base < n; base += global_stride()) {
@@ -129,16 +257,24 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                 }
             }
         }
-        grid_sync(bar);
-        // A top-down level may follow unless Enterprise's one-way switch has happened.
-        const bool keep_queue = rule == RULE_TOP_DOWN || rule == RULE_BEAMER || !bottom_up;
-        queue_from_status<BLOCK>(dist, indptr, n, level + 1, queue, next, hub_degree,
-                                 keep_queue && rule != RULE_BOTTOM_UP, hub_queue, frontier_bits,
-                                 warp_reserve != 0);
+        if (!fused) {
+            grid_sync(bar);
+#ifdef MG_BFS_PROFILE
+            profile_stamp(level + 1, 1, clock64());
+#endif
+            queue_from_status<BLOCK>(dist, indptr, n, level + 1, queue, next, hub_degree,
+                                     keep_queue && rule != RULE_BOTTOM_UP, hubs_of(level + 1),
+                                     frontier_bits, warp_reserve != 0);
+        }
         grid_sync(bar);
         const i64 n_f = (i64)load_volatile(&next->vertices);
         const i64 m_f = (i64)load_volatile(&next->edges);
         const i64 hubs = (i64)load_volatile(&next->hubs);
+#ifdef MG_BFS_PROFILE
+        profile_stamp(level + 1, 2, clock64());
+        profile_stamp(level + 1, 3, (unsigned long long)(bottom_up ? 1 : 0) | (fused ? 2ull : 0ull)
+                                        | ((unsigned long long)n_f << 8));
+#endif
         if (n_f == 0) break;
         unexplored -= m_f;
         if (rule == RULE_GAMMA) {

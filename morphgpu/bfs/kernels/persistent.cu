@@ -14,6 +14,15 @@
 // round r writes the next frontier's length to tails[r % 3] and its level and "local mode
 // gave up" flag to ctrl[2 (r % 3) .. +1]; block 0 zeroes tails[(r + 1) % 3] during round r.
 // A slot is rewritten only two barriers after everyone read it.
+//
+// MG_BFS_PREFETCH_IN (short rows only): right after each grid barrier every thread loads
+// the frontier entry it would take first in a grid level, and that vertex's row bounds,
+// while it reads the frontier's length, so a grid level waits for one memory round trip
+// fewer (the length is needed only to know which of the prefetched entries are real; the
+// entries past it are stale ids from earlier levels, or anything at all in a fresh buffer,
+// hence the range checks, and nobody writes the input queue during the level).
+// MG_BFS_PROFILE: block 0 counts rounds and clock64() cycles into mg_bfs_profile
+// (scripts/bfs_profile.py reads it; see PROFILE_* below).
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/expand.cuh>
@@ -25,6 +34,9 @@
 #endif
 #ifndef MG_BFS_LOCAL_CAP
 #define MG_BFS_LOCAL_CAP 3072
+#endif
+#ifndef MG_BFS_PREFETCH_IN
+#define MG_BFS_PREFETCH_IN 0
 #endif
 
 using namespace mg;
@@ -43,6 +55,18 @@ constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
 constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not local_row
 constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
 constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up
+
+#ifdef MG_BFS_PROFILE
+// Block 0's view: rounds of each kind, levels run inside block 0, give-ups, and cycles
+// from a round's start to the end of its barrier (local, grid) and in the grid rounds'
+// barriers alone (block 0 waits there for the slowest block).
+enum ProfileSlot {
+    PROFILE_LOCAL_ROUNDS, PROFILE_LOCAL_LEVELS, PROFILE_GRID_ROUNDS, PROFILE_GIVE_UPS,
+    PROFILE_LOCAL_CYCLES, PROFILE_GRID_CYCLES, PROFILE_GRID_BARRIER_CYCLES, PROFILE_TOTAL_CYCLES,
+    PROFILE_SLOTS
+};
+__device__ unsigned long long mg_bfs_profile[PROFILE_SLOTS];
+#endif
 
 struct LocalQueues {
     vid_t items[2][LOCAL_CAP];
@@ -223,6 +247,90 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
     return level;
 }
 
+// The first slot of the frontier a thread takes in expand_short_rows_first (the same
+// order as traversal::expand_short_rows_claim: runs of 32 per warp, spread over the
+// blocks first when `spread`).
+__device__ __forceinline__ i64 first_short_row_slot(bool spread) {
+    const i64 warp_first = spread ? ((i64)warp_id() * gridDim.x + blockIdx.x) * 32
+                                  : global_tid() - (i64)lane_id();
+    return warp_first + (i64)lane_id();
+}
+
+// A frontier entry and its row bounds, loaded before the frontier's length is known.
+struct PrefetchedRow {
+    vid_t v;
+    eid_t begin, end;
+};
+
+// in[slot] and its row if slot and the id read are in range (see MG_BFS_PREFETCH_IN);
+// an empty row otherwise. `in` holds at least n entries.
+__device__ __forceinline__ PrefetchedRow prefetch_row(const eid_t* __restrict__ indptr,
+                                                      const vid_t* in, i64 slot, i64 n) {
+    PrefetchedRow row{0, 0, 0};
+    if (slot < n) {
+        const vid_t v = __ldcg(in + slot);
+        if (v >= 0 && (i64)v < n) {
+            row.v = v;
+            row.begin = indptr[v];
+            row.end = indptr[(i64)v + 1];
+        }
+    }
+    return row;
+}
+
+// traversal::expand_short_rows_claim with its first step's entry and row given (the
+// prefetch); the same claims, enqueue and order, so the same frontier.
+template <int ROW>
+__device__ void expand_short_rows_first(const eid_t* __restrict__ indptr,
+                                        const vid_t* __restrict__ indices, const vid_t* in,
+                                        i64 n_in, int* dist, vid_t* parent, int next_level,
+                                        vid_t* out, u64* out_tail, bool spread,
+                                        const PrefetchedRow& first_row) {
+    const unsigned lane = lane_id();
+    const i64 first = first_short_row_slot(spread) - (i64)lane;
+    bool prefetched = true;
+    for (i64 base = first; base < n_in; base += global_stride(), prefetched = false) {
+        const i64 i = base + lane;
+        const bool has = i < n_in;
+        vid_t v = 0;
+        eid_t b = 0, e = 0;
+        if (has && prefetched) {
+            v = first_row.v;
+            b = first_row.begin;
+            e = first_row.end;
+        } else if (has) {
+            v = in[i];
+            b = indptr[v];
+            e = indptr[(i64)v + 1];
+        }
+        vid_t w[ROW];
+        bool mine[ROW];
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) mine[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
+        int count = 0;
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) {
+            if (mine[t]) mine[t] = atomicCAS(dist + w[t], -1, next_level) == -1;
+            count += mine[t];
+        }
+        const int inclusive = warp_inclusive_sum(count);
+        const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+        if (total == 0) continue;
+        u64 reserved = 0;
+        if (lane == 31) reserved = atomicAdd(out_tail, (u64)total);
+        u64 slot = __shfl_sync(0xffffffffu, reserved, 31) + (u64)(inclusive - count);
+#pragma unroll
+        for (int t = 0; t < ROW; ++t) {
+            if (mine[t]) {
+                if (parent) parent[w[t]] = v;
+                out[slot++] = w[t];
+            }
+        }
+    }
+}
+
 // Labels start here too (every vertex -1, the source 0 and its own parent), so one launch
 // is the whole search.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
@@ -257,11 +365,24 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         ? (int)((i64)LOCAL_CAP / max_degree) : local_limit;
     i64 n_cur = 1;
     unsigned round = 0;
+    // Grid levels of short rows can take their first entry from a prefetch.
+    const bool prefetch = MG_BFS_PREFETCH_IN && max_degree <= UNROLL;
+    PrefetchedRow first_row{0, 0, 0};  // round 0 runs in block 0 (its frontier is 1 vertex)
+#ifdef MG_BFS_PROFILE
+    const bool profiling = blockIdx.x == 0 && threadIdx.x == 0;
+    unsigned long long prof[PROFILE_SLOTS] = {};
+    const long long kernel_start = clock64();
+#endif
     while (n_cur > 0) {
         const vid_t* in = cur ? queue1 : queue0;
         vid_t* out = cur ? queue0 : queue1;
         u64* out_tail = tails + (round % 3);
         int* slot = ctrl + 2 * (round % 3);
+#ifdef MG_BFS_PROFILE
+        const long long round_start = clock64();
+        const bool local_round = n_cur <= local_limit && !force_grid;
+        long long barrier_start = 0;
+#endif
         if (n_cur <= local_limit && !force_grid) {
             if (blockIdx.x == 0) {
                 int gave_up;
@@ -274,7 +395,10 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
                 }
             }
         } else {
-            if (max_degree <= UNROLL) {
+            if (prefetch) {
+                expand_short_rows_first<UNROLL>(indptr, indices, in, n_cur, dist, parent,
+                                                level + 1, out, out_tail, spread, first_row);
+            } else if (max_degree <= UNROLL) {
                 // Short rows only: a thread per row, no block-wide gathering.
                 expand_short_rows_claim<UNROLL>(indptr, indices, in, n_cur, dist, parent,
                                                 level + 1, out, out_tail, spread);
@@ -294,10 +418,33 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
             }
         }
         if (blockIdx.x == 0 && threadIdx.x == 0) tails[(round + 1) % 3] = 0ull;
+#ifdef MG_BFS_PROFILE
+        barrier_start = clock64();
+#endif
         grid_sync(bar);
+        // The next round's input is this round's output (out).
+        if (prefetch) first_row = prefetch_row(indptr, out, first_short_row_slot(spread), n);
         n_cur = (i64)load_volatile(out_tail);
+        const int level_before = level;
         level = load_volatile(slot);
         const int gave_up = load_volatile(slot + 1);
+#ifdef MG_BFS_PROFILE
+        if (profiling) {
+            const unsigned long long now = clock64();
+            if (local_round) {
+                prof[PROFILE_LOCAL_ROUNDS] += 1;
+                prof[PROFILE_LOCAL_LEVELS] += level - level_before;
+                prof[PROFILE_LOCAL_CYCLES] += now - round_start;
+            } else {
+                prof[PROFILE_GRID_ROUNDS] += 1;
+                prof[PROFILE_GRID_CYCLES] += now - round_start;
+                prof[PROFILE_GRID_BARRIER_CYCLES] += now - barrier_start;
+            }
+            prof[PROFILE_GIVE_UPS] += gave_up != 0;
+        }
+#else
+        (void)level_before;
+#endif
         force_grid = gave_up != 0;
         if (hysteresis && gave_up != 0) {
             const int lowered = gave_up - gave_up / 8;
@@ -307,4 +454,10 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         cur ^= 1;
         ++round;
     }
+#ifdef MG_BFS_PROFILE
+    if (profiling) {
+        prof[PROFILE_TOTAL_CYCLES] = clock64() - kernel_start;
+        for (int k = 0; k < PROFILE_SLOTS; ++k) mg_bfs_profile[k] = prof[k];
+    }
+#endif
 }
