@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_pta import (
     AOF,
@@ -27,6 +27,7 @@ from test_pta import (
     true_hcd_facts,
 )
 
+from morphgpu.pta import gpu
 from morphgpu.pta.constraints import from_lists
 from morphgpu.pta.gpu import _solve
 from morphgpu.pta.layout import build_layout
@@ -42,7 +43,7 @@ FAKE_CP = types.SimpleNamespace(
     **{name: getattr(np, name) for name in (
         "int64", "uint64", "int32", "uint32", "bool_", "zeros", "zeros_like", "full",
         "ones", "asarray", "sort", "empty", "arange", "searchsorted", "flatnonzero",
-        "concatenate")},
+        "concatenate", "minimum", "uint8")},
     cuda=types.SimpleNamespace(
         Event=_Event,
         get_elapsed_time=lambda a, b: 0.0,
@@ -122,41 +123,74 @@ class NumpyKernels:
             changed_at[L] = clock[0]
             force[L] = 1
 
-    def propagate(self, P, words, active, n_active, in_ptr, in_src, force, changed_at, clock,
-                  changes, max_sweeps, error):
+    def propagate(self, P, words, block_words, bitmap_words, active, n_active, n_nodes,
+                  in_ptr, in_src, in_new, out_ptr, out_dst, force, changed_at, swept_at,
+                  gained_blocks, queued_at, todo, todo_tail, clock, max_sweeps, error):
+        W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
+        n_blocks = -(-W // B)
+        # The host keeps the out list equal to the in list.
+        ins = sorted((int(in_src[e]), v) for v in range(n)
+                     for e in range(int(in_ptr[v]), int(in_ptr[v + 1])))
+        outs = [(u, int(out_dst[e])) for u in range(n)
+                for e in range(int(out_ptr[u]), int(out_ptr[u + 1]))]
+        assert ins == outs
+        assert not todo_tail.any()
         base = int(clock[0])
         sweep = 0
         while True:
             stamp = base + 1 + sweep
+            cur, prev = sweep & 1, (sweep & 1) ^ 1
+            if sweep == 0:
+                items = active.tolist()
+            else:
+                lst = sweep % 3
+                items = todo[lst * n:lst * n + int(todo_tail[lst])].tolist()
+            nxt = (sweep + 1) % 3
+            todo_tail[(sweep + 2) % 3] = 0
             rows = P.copy() if self.jacobi else P
-            recent_at = changed_at.copy() if self.jacobi else changed_at
-            for v in active.tolist():
+            for v in items:
                 forced = sweep == 0 and force[v]
-                changed = False
+                gained = np.zeros(bmw, dtype=np.uint64)
                 for e in range(int(in_ptr[v]), int(in_ptr[v + 1])):
                     u = int(in_src[e])
-                    if forced or recent_at[u] >= stamp - 1:
-                        x = rows[u * words:(u + 1) * words]
-                        own = P[v * words:(v + 1) * words]
+                    if sweep == 0:
+                        if not (forced or in_new[e] or changed_at[u] == base):
+                            continue
+                        blocks = range(n_blocks)
+                    else:
+                        if swept_at[prev * n + u] != stamp - 1:
+                            continue
+                        bits = gained_blocks[(prev * n + u) * bmw:(prev * n + u + 1) * bmw]
+                        blocks = [q * 64 + t for q in range(bmw) for t in range(64)
+                                  if (int(bits[q]) >> t) & 1]
+                    for b in blocks:
+                        lo, hi = b * B, min(W, (b + 1) * B)
+                        x = rows[u * W + lo:u * W + hi]
+                        own = P[v * W + lo:v * W + hi]
                         if np.any(x & ~own):
                             own |= x
-                            changed = True
-                if changed:
-                    changed_at[v] = stamp
-                    changes[sweep % 3] += 1
+                            gained[b >> 6] |= ONE << np.uint64(b & 63)
+                if gained.any():
+                    gained_blocks[(cur * n + v) * bmw:(cur * n + v + 1) * bmw] = gained
+                    swept_at[cur * n + v] = stamp
+                    for e in range(int(out_ptr[v]), int(out_ptr[v + 1])):
+                        w = int(out_dst[e])
+                        if queued_at[w] < stamp:
+                            queued_at[w] = stamp
+                            todo[nxt * n + int(todo_tail[nxt])] = w
+                            todo_tail[nxt] += 1
                 if forced:
                     force[v] = 0
-            n_changed = int(changes[sweep % 3])
-            changes[(sweep + 2) % 3] = 0
-            if n_changed == 0:
+            if todo_tail[nxt] == 0:
                 break
             if sweep + 1 >= max_sweeps:
                 error[0] = 1
                 break
             sweep += 1
         clock[0] = base + sweep + 2
-        changes[sweep % 3] = 0
-        changes[(sweep + 1) % 3] = 0
+
+    def check(self) -> None:
+        pass
 
 
 def _gpu_rounds_sets(cs, jacobi: bool) -> list[set[int]]:
@@ -197,6 +231,50 @@ def test_ex_rounds_match_reference(shared):
     assert stats["nodes_merged"] > 0  # ex's HCD facts were used
     ref = read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
     assert sol.differences(ref) == []
+
+
+@st.composite
+def wide_constraint_sets(draw):
+    """Sets with more than 64 addressable objects, so rows span several words."""
+    n = draw(st.integers(70, 140))
+    sizes = [1] * n
+    for o in range(n):
+        sizes[o] = draw(st.integers(0, min(3, n - o)))
+    rows = [(AOF, o, draw(st.integers(0, n - 1))) for o in range(2, n)]
+    for _ in range(draw(st.integers(5, 60))):
+        k = draw(st.sampled_from([COPY, COPY, LOAD, STORE, GEP]))
+        off = draw(st.integers(0, 2)) if k != COPY else 0
+        rows.append((k, draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)), off))
+    return from_lists(n, rows, obj_size=sizes)
+
+
+@settings(max_examples=25, deadline=None)
+@given(cs=wide_constraint_sets(), jacobi=st.booleans())
+def test_wide_rows_one_word_blocks(cs, jacobi):
+    """One-word blocks: sweeps after the first read only the words a neighbour gained."""
+    assert build_layout(cs).n_words > 1
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gpu, "_block_layout", lambda words: (1, -(-words // 64)))
+        got = _gpu_rounds_sets(cs, jacobi)
+    assert got == naive_solve(cs)
+
+
+def test_block_layout_fits_a_warp_of_bitmap_words():
+    for words in (1, 31, 32, 33, 4200, 65536, 65537, 10**6):
+        block_words, bitmap_words = gpu._block_layout(words)
+        assert block_words % 32 == 0 and 1 <= bitmap_words <= 32
+        assert -(-words // block_words) <= 64 * bitmap_words
+
+
+def test_insert_keys_merges_and_flags_new_edges():
+    n = 10
+    keys = np.array([3, 12, 25, 47, 98], dtype=np.int64)
+    new = np.array([47, 5, 5, 13, 97, 0, 33], dtype=np.int64)  # 0 and 33 are self loops
+    merged, flag = gpu._insert_keys(FAKE_CP, keys, new, n)
+    assert merged.tolist() == [3, 5, 12, 13, 25, 47, 97, 98]
+    assert flag.tolist() == [0, 1, 0, 1, 0, 0, 1, 0]
+    merged, flag = gpu._insert_keys(FAKE_CP, np.zeros(0, np.int64), new, n)
+    assert merged.tolist() == [5, 13, 47, 97] and flag.tolist() == [1, 1, 1, 1]
 
 
 @given(cs=constraint_sets(), jacobi=st.booleans(), pick=st.integers(0, 2**16))

@@ -4,16 +4,25 @@ Per round the host launches ``take_delta`` and ``eval_complex``, reads back one 
 counters (how many edge keys were produced, whether a gep added a bit: the buffer size and
 the stopping decision need them), merges the nodes that online HCD facts name (the few
 merge requests go to the host for a union; ``merge_rows`` ORs the rows on the device, and
-constraints, variables and edges are relabelled by one gather each), merges the new keys
-into the sorted incoming-edge CSR with one CuPy sort, and launches the persistent
-``propagate`` kernel, which loops over sweeps on the device (mg::grid_sync between sweeps)
-until nothing changes.
+constraints, variables and the edges at merged nodes are relabelled by a gather each),
+inserts the round's new edges into two sorted key lists (incoming: dst*n+src, outgoing:
+src*n+dst; ``_insert_keys`` sorts only the new keys and moves each old key up by a binary
+search, flagging the new edges), and launches the persistent ``propagate`` kernel, which
+loops over sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
 
-Why a per-round CSR rebuild instead of chunked incoming lists grown in the kernel: the
-sweeps read every recent in-edge of a node as one contiguous run, which a sorted CSR gives
-for free; a round adds its edges in bulk, and one radix sort of all keys (perl ends with
-~55 k edges once HCD merges apply, ~9 M without) is expected to cost less than chasing
-chunk lists in every sweep (not yet measured: see the wing's report).
+Propagation is difference propagation over blocks of 32 words (2048 objects): the first
+sweep of a round pulls whole rows only along new edges and from rows that the complex
+rules or merges grew; every later sweep pulls, for each node queued by the previous sweep
+(the shared BlockWorklist, with the out-edge lists saying whom a gain concerns), only the
+blocks its in-neighbours gained in the previous sweep (a per-node bitmap of gained blocks,
+double-buffered by sweep parity).
+
+Why sorted key lists instead of chunked incoming lists grown in the kernel (ChunkPool):
+the sweeps read every in-edge of a node as one contiguous run, which a sorted CSR gives
+for free, and the rounds add their edges in bulk after one counter read the loop needs
+anyway; with the merge being linear in the edges plus a sort of the round's new keys, a
+chunk chase per node in every sweep is not expected to pay (not measured: see the wing's
+report).
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ class CudaKernels:
         self._complex = mod.get_function("eval_complex")
         self._merge = mod.get_function("merge_rows")
         self._prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode,
-                                               block=BLOCK)
+                                               block=BLOCK, defines={"PTA_BLOCK": BLOCK})
         self.grid = self._prop.grid
 
     @staticmethod
@@ -68,6 +77,10 @@ class CudaKernels:
     def propagate(self, *args: Any) -> None:
         self._prop.launch(*args)
 
+    def check(self) -> None:
+        """Raise if a grid barrier of any propagate launch timed out (results invalid)."""
+        self._prop.check()
+
 
 def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
           max_rounds: int = 100000) -> tuple[Any, dict[str, Any]]:
@@ -75,7 +88,8 @@ def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
     cp = backend.cupy_module()
     n, W = layout.n_nodes, layout.n_words
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
-        backend.require_gpu_bytes(3 * n * W * 8 + 64 * n, "pta bit rows (P, seen, delta)")
+        backend.require_gpu_bytes(3 * n * W * 8 + 16 * n * _block_layout(W)[1] + 96 * n,
+                                  "pta bit rows (P, seen, delta) and gained-block bitmaps")
         return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds)
 
 
@@ -88,10 +102,15 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     P = cp.zeros(n * W, dtype=cp.uint64)
     seen = cp.zeros_like(P)
     D = cp.zeros_like(P)
-    changed_at = cp.full(n, -1, dtype=cp.int32)
+    changed_at = cp.full(n, -1, dtype=cp.int32)  # clock value when rules outside sweeps grew
     force = cp.zeros(n, dtype=cp.int32)
+    block_words, bitmap_words = _block_layout(W)
+    swept_at = cp.full(2 * n, -1, dtype=cp.int32)  # per sweep parity: stamp of the last gain
+    gained_blocks = cp.zeros(2 * n * bitmap_words, dtype=cp.uint64)
+    queued_at = cp.full(n, -1, dtype=cp.int32)  # stamp of the sweep that last queued a node
+    todo = cp.empty(3 * n, dtype=i64)  # three rotating lists of the nodes to pull
+    todo_tail = cp.zeros(3, dtype=cp.uint64)
     clock = cp.ones(1, dtype=cp.int32)
-    changes = cp.zeros(3, dtype=cp.uint32)
     error = cp.zeros(1, dtype=cp.int32)
     counters = cp.zeros(2, dtype=cp.uint64)  # [edge keys produced, gep added a bit]
 
@@ -120,7 +139,10 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                      changed_at, np.int32(1))
 
     keys = cp.sort(cp.asarray(lay.copy_dst * n + lay.copy_src, dtype=i64))
-    force[keys // n] = 1
+    out_keys = cp.sort(cp.asarray(lay.copy_src * n + lay.copy_dst, dtype=i64))
+    # Initial edges need no whole-row reads: only address-of rows are non-empty, and those
+    # are read whole in the first sweep as changed rows.
+    in_new = cp.zeros(keys.size, dtype=cp.uint8)
     capacity = max(1 << 20, 4 * int(keys.size))
     key_buf = cp.empty(capacity, dtype=i64)
     node_ids = cp.arange(n + 1, dtype=i64) * n
@@ -134,19 +156,24 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         start.record()
         return phase, start, stop
 
-    def propagate(keys: Any) -> None:
+    def propagate(keys: Any, in_new: Any, out_keys: Any) -> None:
         in_ptr = cp.searchsorted(keys, node_ids)
         in_src = keys % n
         active = cp.flatnonzero(in_ptr[1:] > in_ptr[:-1]).astype(i64)
         if active.size == 0:
             return
+        out_ptr = cp.searchsorted(out_keys, node_ids)
+        out_dst = out_keys % n
         ph = timed("propagate")
-        dev.propagate(P, np.int64(W), active, np.int64(active.size), in_ptr, in_src, force,
-                    changed_at, clock, changes, np.int32(max_sweeps), error)
+        todo_tail.fill(0)
+        dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words), active,
+                      np.int64(active.size), np.int64(n), in_ptr, in_src, in_new, out_ptr,
+                      out_dst, force, changed_at, swept_at, gained_blocks, queued_at, todo,
+                      todo_tail, clock, np.int32(max_sweeps), error)
         ph[2].record()
         events.append(ph)
 
-    propagate(keys)
+    propagate(keys, in_new, out_keys)
     for _ in range(max_rounds):
         stats["rounds"] += 1
         ph = timed("complex")
@@ -192,27 +219,35 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                     c_src = table_dev[c_src]
                     c_dst = table_dev[c_dst]
                     new = table_dev[new // n] * n + table_dev[new % n]
-                    keys = table_dev[keys // n] * n + table_dev[keys % n]
-                    keys = keys[(keys // n) != (keys % n)]
-            new = new[(new // n) != (new % n)]
-            merged = cp.sort(cp.concatenate([keys, new]))
-            first = cp.empty(merged.size, dtype=cp.bool_)
-            first[:1] = True
-            first[1:] = merged[1:] != merged[:-1]
-            keys = merged[first]
-            force[new // n] = 1
+                    # Only the edges at a merged node change their key: they leave the
+                    # sorted list and come back as new edges (their readers pull whole rows).
+                    moved = cp.zeros(n, dtype=cp.bool_)
+                    moved[cp.asarray(member)] = True
+                    touched = moved[keys // n] | moved[keys % n]
+                    relabeled = keys[touched]
+                    keys = keys[~touched]
+                    out_keys = out_keys[~(moved[out_keys // n] | moved[out_keys % n])]
+                    new = cp.concatenate([new, table_dev[relabeled // n] * n
+                                          + table_dev[relabeled % n]])
+            keys, in_new = _insert_keys(cp, keys, new, n)
+            # The out list held every untouched old edge; the flagged ones are the rest.
+            fresh = keys[in_new.astype(cp.bool_)]
+            out_keys = _insert_keys(cp, out_keys, (fresh % n) * n + fresh // n, n)[0]
             ph[2].record()
             events.append(ph)
+        else:
+            in_new = cp.zeros(keys.size, dtype=cp.uint8)
         added = int(keys.size) - old_size
         stats["edges_added"] += max(0, added)
         if added <= 0 and not gep_seen and not merged_now:
             break
-        propagate(keys)
+        propagate(keys, in_new, out_keys)
     else:
         raise RuntimeError(f"pta: no fixed point after {max_rounds} rounds")
     err = int(backend.to_host(error)[0])
     if err:
         raise RuntimeError(f"pta: propagation did not converge within {max_sweeps} sweeps")
+    dev.check()
     cp.cuda.get_current_stream().synchronize()
     seconds: dict[str, float] = {}
     for phase, start, stop in events:
@@ -222,6 +257,48 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     stats["copy_edges"] = int(keys.size)
     stats["wall_seconds"] = time.perf_counter() - t_start
     return P.reshape(n, W), leader[lay.node_of_var], stats
+
+
+def _block_layout(words: int) -> tuple[int, int]:
+    """(words per block, 64-bit words of a gained-block bitmap) for rows of ``words`` words.
+
+    Blocks are warp multiples; at most 2048 blocks per row, so one bit per block fits in
+    one register of each of a warp's 32 lanes.
+    """
+    block_words = WARP * -(-words // (WARP * 2048))
+    n_blocks = -(-words // block_words)
+    return block_words, -(-n_blocks // 64)
+
+
+def _insert_keys(cp: Any, keys: Any, new: Any, n: int) -> tuple[Any, Any]:
+    """Sorted ``keys`` (dst * n + src) with the edges of ``new`` added, and a uint8 flag per
+    key that is 1 for the edges that were not there before.
+
+    Only the new keys are sorted; each old key moves up by the number of new keys below
+    it (a binary search into the short new list), so the cost is linear in the edges plus
+    a sort of what the round added, instead of a sort of every edge each round.
+    """
+    new = new[(new // n) != (new % n)]
+    if not new.size:
+        return keys, cp.zeros(keys.size, dtype=cp.uint8)
+    new = cp.sort(new)
+    distinct = cp.empty(new.size, dtype=cp.bool_)
+    distinct[:1] = True
+    distinct[1:] = new[1:] != new[:-1]
+    new = new[distinct]
+    if keys.size:
+        pos = cp.searchsorted(keys, new)
+        known = keys[cp.minimum(pos, keys.size - 1)] == new
+        new, pos = new[~known], pos[~known]
+    else:
+        pos = cp.zeros(new.size, dtype=cp.int64)
+    merged = cp.empty(keys.size + new.size, dtype=cp.int64)
+    flag = cp.zeros(merged.size, dtype=cp.uint8)
+    new_at = pos + cp.arange(new.size, dtype=cp.int64)
+    merged[new_at] = new
+    flag[new_at] = 1
+    merged[cp.arange(keys.size, dtype=cp.int64) + cp.searchsorted(new, keys)] = keys
+    return merged, flag
 
 
 def _leaders_after(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -8,16 +8,24 @@
 //                  geps set the field's bit in their target row directly
 //   (host: merge the new keys into the incoming-edge CSR by a sort)
 //   propagate      persistent kernel: pull sweeps separated by mg::grid_sync until a sweep
-//                  changes nothing
+//                  changes nothing; after the first sweep each puller reads only the blocks
+//                  of words its in-neighbours gained in the previous sweep
 // Pull-based propagation: only the warp that owns node v writes row v, so no atomics on the
 // sets; a reader may see a row mid-update, which is safe because sets only grow and the
-// writer's change stamp makes every reader pull again in the next sweep.
+// writer's gained-block bitmap makes every reader pull those blocks again next sweep.
 #include <morphgpu/common.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/worklist.cuh>
 
 using mg::i64;
 using mg::u64;
+
+#ifndef PTA_BLOCK
+#define PTA_BLOCK 256  // threads per block of propagate: gpu.py's BLOCK
+#endif
+#ifndef PTA_QUEUE_CAP
+#define PTA_QUEUE_CAP 1024  // nodes a block queues in shared memory before spilling
+#endif
 
 namespace {
 
@@ -144,76 +152,135 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, cons
     }
 }
 
-// Pull sweeps to the fixed point of the copy edges. in_ptr/in_src: incoming CSR (sorted by
-// destination). A node is pulled in a sweep when it is forced (new in-edges this round: all
-// of its in-edges are read once) or when an in-neighbour changed in the previous or current
-// sweep (changed_at >= stamp - 1); only those in-neighbours are read. Three rotating
-// counters detect the sweep with no change (see the comment at the reset).
-extern "C" __global__ void propagate(
-    u64* P, i64 words, const i64* active, i64 n_active, const i64* in_ptr, const i64* in_src,
-    int* force, int* changed_at, int* clock, unsigned* changes, int max_sweeps,
-    int* error, unsigned* barrier_state) {
+// Pull sweeps to the fixed point of the copy edges, with difference propagation over
+// blocks of `block_words` words (a multiple of the warp width: one coalesced warp step per
+// 32 words) and a worklist of the nodes to pull. in_ptr/in_src: incoming CSR (sorted by
+// destination), in_new flags the edges added this round; out_ptr/out_dst: the same edges
+// by source.
+//
+// Sweep 0 pulls every node in `active` and reads whole rows: of an in-neighbour whose row
+// the complex rules, merges or address-of constraints grew since the last propagation
+// (changed_at == the clock at launch), along a new edge, or for a forced node (a merged
+// leader). Every later sweep pulls only the nodes queued by the previous one and reads
+// only the blocks an in-neighbour gained in the previous sweep: node u that gains in sweep
+// s writes the bitmap of its gained blocks to gained_blocks[s & 1][u], stamps
+// swept_at[s & 1][u] and queues its out-neighbours (once each per sweep: queued_at) for
+// sweep s + 1. A puller in sweep s + 1 reads the other parity, which nobody writes in that
+// sweep, so the bitmaps are exact. The words themselves are read from P (which its owner
+// may be growing in the same sweep): sets only grow, so a stale word is a subset of the
+// final one and still covers the block's gain as of the end of the previous sweep;
+// anything the reader missed is in the owner's bitmap of this sweep, read next sweep.
+// Invariant at every barrier: P[v] holds P[u] minus u's last gained blocks for every edge
+// u -> v, so a sweep that queues nobody ends at the fixed point. Only the warp that owns v
+// writes row v and its bitmap, so the rows need no atomics.
+//
+// Queues: sweep s pulls list s % 3 and fills list (s + 1) % 3 through a shared-memory
+// BlockWorklist flushed once per block before the barrier; list (s + 2) % 3 was read in
+// sweep s - 1 and is next filled in sweep s + 1, so it is emptied during sweep s. Each list
+// holds at most n_nodes items (queued_at), so none overflows. The host zeroes todo_tail
+// before each launch.
+extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
+    u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active, i64 n_active,
+    i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
+    const i64* out_ptr, const i64* out_dst, int* force, const int* changed_at, int* swept_at,
+    u64* gained_blocks, int* queued_at, i64* todo, u64* todo_tail, int* clock,
+    int max_sweeps, int* error, unsigned* barrier_state) {
+    __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
     mg::GridBarrier bar(barrier_state);
+    queue.init();
     const unsigned lane = mg::lane_id();
     const int base = mg::load_volatile(clock);
+    const i64 n_blocks = (words + block_words - 1) / block_words;
     int sweep = 0;
     for (;; ++sweep) {
         const int stamp = base + 1 + sweep;
-        for (i64 a = warp_global_id(); a < n_active; a += warp_count()) {
-            const i64 v = active[a];
+        const i64 cur = sweep & 1, prev = cur ^ 1;
+        const i64* items = sweep == 0 ? active : todo + (sweep % 3) * n_nodes;
+        const i64 n_items = sweep == 0 ? n_active
+                                       : (i64)mg::load_volatile(todo_tail + sweep % 3);
+        i64* next = todo + ((sweep + 1) % 3) * n_nodes;
+        u64* next_tail = todo_tail + (sweep + 1) % 3;
+        if (mg::global_tid() == 0) todo_tail[(sweep + 2) % 3] = 0ull;
+        for (i64 a = warp_global_id(); a < n_items; a += warp_count()) {
+            // Volatile reads for everything other SMs wrote in earlier sweeps of this launch:
+            // L1 is not coherent, and a node's owner warp changes from sweep to sweep.
+            const i64 v = mg::load_volatile(items + a);
             const bool forced = sweep == 0 && force[v];
             const i64 e_begin = in_ptr[v], e_end = in_ptr[v + 1];
-            bool changed = false;
             u64* vrow = P + v * words;
-            // Each recent in-neighbour's row is ORed straight into v's row (only this warp
-            // writes it), so the edge list is scanned once whatever the row length.
+            // Lane q holds bits q*64 .. q*64+63 of v's gained-block bitmap (the host keeps
+            // bitmap_words <= 32).
+            u64 gained = 0ull;
+            // ORs block b of row u into v's row; whether any word grew is warp-uniform.
+            auto pull_block = [&](const u64* urow, i64 b) {
+                bool grew = false;
+                const i64 w_end = min(words, (b + 1) * block_words);
+                for (i64 w = b * block_words + lane; w < w_end; w += WARP) {
+                    const u64 x = mg::load_volatile(urow + w);
+                    if (x) {
+                        const u64 old = mg::load_volatile(vrow + w);
+                        if (x & ~old) {
+                            *(volatile u64*)(vrow + w) = old | x;
+                            grew = true;
+                        }
+                    }
+                }
+                if (__any_sync(0xffffffffu, grew) && lane == (unsigned)(b >> 6))
+                    gained |= 1ull << (b & 63);
+            };
             for (i64 e0 = e_begin; e0 < e_end; e0 += WARP) {
                 const i64 e = e0 + lane;
                 i64 u = -1;
-                bool recent = false;
+                bool whole = false, partial = false;
                 if (e < e_end) {
                     u = in_src[e];
-                    recent = forced || mg::load_volatile(changed_at + u) >= stamp - 1;
+                    if (sweep == 0)
+                        whole = forced || in_new[e] || mg::load_volatile(changed_at + u) == base;
+                    else
+                        partial = mg::load_volatile(swept_at + prev * n_nodes + u) == stamp - 1;
                 }
-                unsigned mask = __ballot_sync(0xffffffffu, recent);
+                unsigned mask = __ballot_sync(0xffffffffu, whole || partial);
+                const unsigned whole_mask = __ballot_sync(0xffffffffu, whole);
                 while (mask) {
                     const int j = __ffs(mask) - 1;
                     mask &= mask - 1;
-                    const u64* urow = P + __shfl_sync(0xffffffffu, u, j) * words;
-                    for (i64 w = lane; w < words; w += WARP) {
-                        const u64 x = mg::load_volatile(urow + w);
-                        if (x) {
-                            const u64 old = vrow[w];
-                            const u64 grown = x & ~old;
-                            if (grown) {
-                                vrow[w] = old | grown;
-                                changed = true;
-                            }
+                    const i64 uj = __shfl_sync(0xffffffffu, u, j);
+                    const u64* urow = P + uj * words;
+                    if (whole_mask & (1u << j)) {
+                        for (i64 b = 0; b < n_blocks; ++b) pull_block(urow, b);
+                        continue;
+                    }
+                    const u64* bits = gained_blocks + (prev * n_nodes + uj) * bitmap_words;
+                    for (i64 q = 0; q < bitmap_words; ++q) {
+                        u64 m = mg::load_volatile(bits + q);
+                        while (m) {
+                            const int t = __ffsll((long long)m) - 1;
+                            m &= m - 1;
+                            pull_block(urow, q * 64 + t);
                         }
                     }
                 }
             }
-            if (__any_sync(0xffffffffu, changed) && lane == 0) {
-                changed_at[v] = stamp;
-                atomicAdd(&changes[sweep % 3], 1u);
+            if (__any_sync(0xffffffffu, gained != 0ull)) {
+                if ((i64)lane < bitmap_words)
+                    gained_blocks[(cur * n_nodes + v) * bitmap_words + lane] = gained;
+                if (lane == 0) swept_at[cur * n_nodes + v] = stamp;
+                for (i64 e = out_ptr[v] + lane; e < out_ptr[v + 1]; e += WARP) {
+                    const i64 w = out_dst[e];
+                    if (atomicMax(queued_at + w, stamp) < stamp)
+                        queue.push_or_spill(w, next, next_tail, (u64)n_nodes);
+                }
             }
             if (forced && lane == 0) force[v] = 0;
         }
+        queue.flush(next, next_tail, (u64)n_nodes);
         mg::grid_sync(bar);
-        const unsigned n_changed = mg::load_volatile(changes + sweep % 3);
-        // Counter (sweep+2)%3 was last written in sweep-1 and read by everyone before this
-        // barrier; it is next written in sweep+2, after another barrier: safe to clear now.
-        if (mg::global_tid() == 0) changes[(sweep + 2) % 3] = 0u;
-        if (n_changed == 0u) break;
+        if (mg::load_volatile(todo_tail + (sweep + 1) % 3) == 0ull) break;
         if (sweep + 1 >= max_sweeps) {
             if (mg::global_tid() == 0) mg::report_error(error, 1);
             break;
         }
     }
     // Every block read `clock` before its first barrier; advancing it now is safe.
-    if (mg::global_tid() == 0) {
-        *clock = base + sweep + 2;
-        changes[sweep % 3] = 0u;
-        changes[(sweep + 1) % 3] = 0u;
-    }
+    if (mg::global_tid() == 0) *clock = base + sweep + 2;
 }
