@@ -13,8 +13,9 @@ import time
 
 import numpy as np
 
-from morphgpu.sp import factor, random_ksat
+from morphgpu.sp import factor, random_ksat, write_dimacs
 from morphgpu.sp.api import _PhaseClock, _survey_and_decimate
+from morphgpu.sp.cnf import CNF
 from morphgpu.sp.cpu import CPUEngine
 
 
@@ -41,6 +42,7 @@ def main() -> None:
     p.add_argument("--flips", type=int, default=400_000)
     p.add_argument("--rounds", type=int, default=2000)
     p.add_argument("--decide", action="store_true", help="decide the residual with CaDiCaL")
+    p.add_argument("--save", help="write the residual (free variables renumbered) as DIMACS")
     a = p.parse_args()
     f = random_ksat(a.n, 3, ratio=a.ratio, seed=a.seed)
     engine = CPUEngine(factor.build(f, "cpu"), a.seed, a.damping)
@@ -58,6 +60,12 @@ def main() -> None:
           f"rounds={stats['decimation_rounds']} sweeps={stats['sp_iterations']} "
           f"sp_s={sp_seconds:.1f} free={free} 2-clauses={sizes[2]} 3-clauses={sizes[3]} "
           f"2-clauses/free={sizes[2] / max(free, 1):.3f}", flush=True)
+    if a.save:
+        free_ids = np.flatnonzero(engine.fixed == 0)
+        renumber = np.zeros(f.n_vars + 1, dtype=np.int64)
+        renumber[free_ids + 1] = np.arange(1, free_ids.size + 1)
+        lits = [[int(np.sign(x) * renumber[abs(x)]) for x in c] for c in rest]
+        write_dimacs(CNF.from_clauses(lits, n_vars=free_ids.size), a.save)
     if a.decide:
         from pysat.solvers import Cadical153  # noqa: PLC0415
 

@@ -1,7 +1,7 @@
-"""The hybrid local search (parallel probSAT rounds, then the sequential tail) on both sides,
-through the engines' ``local_search``: every claimed success is checked clause by clause
-with an independent checker, frozen variables must keep their values, and the instances
-where the parallel rounds alone stall (issue 5) must now be solved."""
+"""The local search on both sides: conflict-free parallel probSAT rounds (walk.py and
+kernels/walk.cu), then the sequential tail. Every claimed success is checked clause by
+clause with an independent checker; the NumPy twin's rounds are traced to check that no
+two flipped variables share a clause; frozen variables must keep their values."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import backend, sp
-from morphgpu.sp import factor
+from morphgpu.sp import factor, walk
 from morphgpu.sp.cnf import CNF
 
 pysat_solvers = pytest.importorskip("pysat.solvers")
@@ -36,23 +36,125 @@ def engine_for(device: str, f: CNF, seed: int):
     return CPUEngine(fg, seed, 0.3)
 
 
-def test_raw_ratio_4_formula_that_parallel_rounds_alone_leave_unsolved(device):
-    """Random 3-SAT, n=1500, ratio 4.0, no SP: the parallel walk alone (the old search: no
-    handover, no tail) stalls at a few unsatisfied clauses on the CPU; the hybrid solves it."""
+def test_raw_ratio_4_formula_solved_by_the_conflict_free_rounds(device):
+    """Random 3-SAT, n=1500, ratio 4.0, no SP: the old parallel walk (every unsatisfied
+    clause flipping at once) stalled at a few unsatisfied clauses here; the conflict-free
+    rounds alone (no sequential tail) solve it."""
     f = sp.random_ksat(1500, 3, ratio=4.0, seed=7)
-    clauses = f.clauses()
-    parallel_only = engine_for(device, f, seed=1)
-    solved_alone = parallel_only.local_search(1500, freeze_fixed=False, init=True, max_flips=0,
-                                              handover_unsat=0, stall_rounds=10**6)
-    left = unsatisfied(clauses, parallel_only.assignment())
-    assert solved_alone == (left == 0)
-    if device == "cpu":  # the GPU draws other random numbers; the CPU's are fixed
-        assert left > 0, "the instance no longer shows the stall this test is about"
-    hybrid = engine_for(device, f, seed=1)
-    solved = hybrid.local_search(1500, freeze_fixed=False, init=True, max_flips=300_000)
-    assert solved, f"hybrid gave up (parallel rounds alone left {left} unsatisfied)"
-    assert satisfies(clauses, hybrid.assignment())
-    assert hybrid.local_search_rounds_run <= 1500
+    engine = engine_for(device, f, seed=1)
+    solved = engine.local_search(20_000, freeze_fixed=False, init=True, max_flips=0)
+    assert solved, f"gave up after {engine.local_search_rounds_run} rounds"
+    assert satisfies(f.clauses(), engine.assignment())
+    assert 0 < engine.local_search_rounds_run <= 20_000
+    assert engine.local_search_flips_run >= engine.local_search_rounds_run
+
+
+def planted_formula(n: int, n_clauses: int, width: int, seed: int):
+    """Random clauses of 1..width distinct variables, each satisfied by a hidden assignment."""
+    rng = np.random.default_rng(seed)
+    hidden = rng.random(n) < 0.5
+    clauses = []
+    for _ in range(n_clauses):
+        k = int(rng.integers(1, min(width, n) + 1))
+        vars_ = rng.choice(n, size=k, replace=False)
+        signs = rng.random(k) < 0.5
+        keep = int(rng.integers(k))  # this literal agrees with the hidden assignment
+        signs[keep] = hidden[vars_[keep]]
+        clauses.append([int(v + 1) if s else -int(v + 1) for v, s in zip(vars_, signs)])
+    return clauses
+
+
+planted = st.tuples(st.integers(2, 40), st.floats(0.5, 4.5), st.integers(2, 5),
+                    st.integers(0, 10_000))
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(planted)
+def test_rounds_are_conflict_free_and_find_planted_solutions(case):
+    """The NumPy twin, traced: no two variables flipped in one round share a clause, a
+    claimed success satisfies every clause, and a planted (satisfiable) formula is solved."""
+    n, ratio, width, seed = case
+    clauses = planted_formula(n, max(1, int(ratio * n)), width, seed)
+    f = CNF.from_clauses(clauses, n_vars=n)
+    fg = factor.build(f, "cpu")
+    rng = np.random.default_rng(seed)
+    values = rng.random(n) < 0.5
+    result = walk.conflict_free_walk(fg, values, np.zeros(n, dtype=bool), max_rounds=5000,
+                                     draw=rng.random, trace=True)
+    assert result.solved == satisfies(clauses, values)
+    assert result.solved, f"gave up on a planted formula after {result.rounds} rounds"
+    assert len(result.flipped_per_round) == result.rounds
+    assert result.flips == sum(x.size for x in result.flipped_per_round)
+    clause_sets = [set() for _ in range(n)]
+    for a, c in enumerate(clauses):
+        for lit in c:
+            clause_sets[abs(lit) - 1].add(a)
+    for flipped in result.flipped_per_round:
+        assert flipped.size >= 1  # every round with an unsatisfied clause has a winner
+        seen: set[int] = set()
+        for v in flipped.tolist():
+            assert not (clause_sets[v] & seen), "two flipped variables share a clause"
+            seen |= clause_sets[v]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 4), st.integers(0, 10_000))
+def test_incremental_counts_match_a_fresh_count(n, width, seed):
+    """ClauseState.flip over a clause-disjoint set of variables leaves the same true
+    counts, true-literal xors and break counts as counting from scratch."""
+    rng = np.random.default_rng(seed)
+    clauses = [[int(v + 1) if rng.random() < 0.5 else -int(v + 1)
+                for v in rng.choice(n, size=int(rng.integers(1, min(width, n) + 1)),
+                                    replace=False)]
+               for _ in range(int(rng.integers(1, 4 * n)))]
+    fg = factor.build(CNF.from_clauses(clauses, n_vars=n), "cpu")
+    values = rng.random(n) < 0.5
+    state = walk.ClauseState(fg, values)
+    for _ in range(5):
+        used: set[int] = set()
+        chosen = []
+        for v in rng.permutation(n).tolist():
+            mine = {a for a, c in enumerate(clauses) if v + 1 in map(abs, c)}
+            if mine and not (mine & used) and rng.random() < 0.6:
+                chosen.append(v)
+                used |= mine
+        state.flip(np.array(chosen, dtype=np.int64), values)
+        fresh = walk.ClauseState(fg, values)
+        np.testing.assert_array_equal(state.true_count, fresh.true_count)
+        np.testing.assert_array_equal(state.true_xor, fresh.true_xor)
+        np.testing.assert_array_equal(state.breaks, fresh.breaks)
+        # And against plain Python: the sole true literal of each clause counts a break.
+        breaks = np.zeros(n, dtype=np.int64)
+        for c in clauses:
+            true_vars = [abs(lit) - 1 for lit in c if (lit > 0) == bool(values[abs(lit) - 1])]
+            if len(true_vars) == 1:
+                breaks[true_vars[0]] += 1
+        np.testing.assert_array_equal(state.breaks, breaks)
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(planted)
+def test_local_search_on_planted_formulas(device, case):
+    """Both sides through the engine: solved means verified; planted formulas are solved
+    by the rounds alone."""
+    n, ratio, width, seed = case
+    clauses = planted_formula(n, max(1, int(ratio * n)), width, seed)
+    engine = engine_for(device, CNF.from_clauses(clauses, n_vars=n), seed)
+    solved = engine.local_search(5000, freeze_fixed=False, init=True, max_flips=0)
+    assert solved == satisfies(clauses, engine.assignment())
+    assert solved
+
+
+def test_rounds_report_a_clause_they_cannot_fix(device):
+    f = CNF.from_clauses([[1, 2], [-1, 3], [2, 3]], n_vars=3)
+    engine = engine_for(device, f, 0)
+    fixed = np.array([1, -1, -1], dtype=np.int8)
+    engine.fixed = backend.to_side(fixed, device, dtype=np.int8 if device == "cpu" else np.int32)
+    assert not engine.local_search(100, freeze_fixed=True, init=True, max_flips=0)
+    assert engine.local_search_rounds_run == 0
+    assert list(engine.assignment()) == [True, False, False]
 
 
 SOLVE_SEED = 0

@@ -10,8 +10,9 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    of the free variables → unit propagation (a contradiction stops the loop);
 4. local search on the formula with the fixed variables frozen; if that gives up (or SP
    failed), one more local search with every variable free, from where it stopped. Each
-   local search is a hybrid: parallel probSAT rounds while they make progress, then a
-   sequential probSAT tail (rules.HANDOVER_UNSAT says why);
+   local search runs conflict-free parallel probSAT rounds (walk.py: the flipped variables
+   of a round share no clause), then, only if the rounds' budget runs out, a sequential
+   probSAT tail;
 5. verification.
 """
 
@@ -28,7 +29,7 @@ from .. import backend
 from . import factor
 from .cnf import CNF, verify
 
-DEFAULT_ROUNDS = {"gpu": 100_000, "cpu": 20_000}
+DEFAULT_ROUNDS = {"gpu": 300_000, "cpu": 20_000}
 # Sequential tail flips per local-search stage: FLIPS_PER_ROUND times the rounds' budget,
 # at most MAX_DEFAULT_FLIPS (a GPU tail flip is a few µs in one warp, a CPU one ~20 µs).
 FLIPS_PER_ROUND = 20

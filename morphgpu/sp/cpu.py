@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rules
+from . import rules, walk
 from .factor import FactorGraph
 
 TAIL_DRAWS = 4096
@@ -35,6 +35,8 @@ class CPUEngine:
         self.safe_var = np.where(self.present, fg.lit_var, 0).astype(np.int64)
         # Per-variable sign of each of its edges, in var_edges order.
         self.edge_neg_sorted = fg.lit_neg[fg.var_edges].astype(bool)
+        self.trace_walk = False
+        self.last_walk: walk.WalkResult | None = None
 
     # ----------------------------------------------------------------- simplification
     def propagate(self) -> bool:
@@ -140,15 +142,12 @@ class CPUEngine:
 
     # ----------------------------------------------------------------- local search
     def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
-                     max_flips: int = 0, handover_unsat: int = rules.HANDOVER_UNSAT,
-                     stall_rounds: int = rules.STALL_ROUNDS) -> bool:
-        """Hybrid probSAT on the whole formula (rules.HANDOVER_UNSAT says why): parallel
-        rounds, in which every unsatisfied clause flips one of its variables picked by break
-        count, until few clauses are unsatisfied or the rounds stall; then at most
-        ``max_flips`` sequential flips (``handover_unsat`` and ``stall_rounds`` as in rules;
-        0 and more than ``max_rounds`` with ``max_flips=0`` give the parallel walk alone).
+                     max_flips: int = 0) -> bool:
+        """Conflict-free parallel probSAT rounds (walk.conflict_free_walk) on the whole
+        formula, then, only if their budget ran out, at most ``max_flips`` sequential flips.
         Fixed variables stay put when frozen; ``init`` starts from the fixed values plus
-        random ones for the free variables."""
+        random ones for the free variables. The last walk's record (rounds, flips, and
+        the flipped variables per round when ``self.trace_walk``) is ``self.last_walk``."""
         fg = self.fg
         w = fg.width
         fixed_mask = self.fixed != 0
@@ -159,40 +158,16 @@ class CPUEngine:
         if fg.n_clauses == 0:
             return True
         frozen = fixed_mask if freeze_fixed else np.zeros(fg.n_vars, dtype=bool)
+        result = walk.conflict_free_walk(fg, self.values, frozen, max_rounds=int(max_rounds),
+                                         draw=self.rng.random, trace=self.trace_walk)
+        self.last_walk = result
+        self.local_search_rounds_run = result.rounds
+        self.local_search_flips_run = result.flips
+        if result.solved or result.stuck or max_flips <= 0:
+            return result.solved
         neg = fg.lit_neg.astype(bool)
         lit_true = self.present & (self.values[self.safe_var] != neg)
         true_count = lit_true.reshape(-1, w).sum(axis=1)
-        movable = (self.present & ~frozen[self.safe_var]).reshape(-1, w)
-        weight_of_break = rules.break_weights(w)
-        best, best_round = fg.n_clauses + 1, 0
-        for r in range(max_rounds):
-            unsat = np.flatnonzero(true_count == 0)
-            if unsat.size == 0:
-                return True
-            cand_ok = movable[unsat]
-            if not cand_ok.any(axis=1).all():
-                return False  # a clause whose variables are all frozen and false
-            if unsat.size < best:
-                best, best_round = unsat.size, r
-            if unsat.size <= handover_unsat or r - best_round >= stall_rounds:
-                break
-            self.local_search_rounds_run = r + 1
-            cand = self.safe_var.reshape(-1, w)[unsat]
-            breaks = self._break_counts(cand.ravel(), true_count).reshape(cand.shape)
-            clamped = np.minimum(breaks, weight_of_break.size - 1)
-            weight = np.where(cand_ok, weight_of_break[clamped], 0.0)
-            cum = np.cumsum(weight, axis=1)
-            u = self.rng.random(unsat.size) * cum[:, -1]
-            slot = np.argmax(cum > u[:, None], axis=1)
-            flip = np.unique(cand[np.arange(unsat.size), slot])
-            self.values[flip] = ~self.values[flip]
-            # Each flipped variable's literals change truth: adjust their clauses' counts.
-            start, stop = fg.var_offsets[flip], fg.var_offsets[flip + 1]
-            edges = fg.var_edges[_ranges(start, stop)]
-            now_true = self.values[fg.lit_var[edges]] != neg[edges]
-            np.add.at(true_count, self.clause_of_edge[edges], np.where(now_true, 1, -1))
-        if max_flips <= 0:
-            return bool(np.all(true_count > 0))
         return self._sequential_tail(true_count, frozen, max_flips)
 
     def _sequential_tail(self, true_count: np.ndarray, frozen: np.ndarray,
@@ -222,7 +197,7 @@ class CPUEngine:
         draws = np.zeros(0)
         for step in range(max_flips):
             if not unsat:
-                self.local_search_flips_run = step
+                self.local_search_flips_run += step
                 return True
             at = 2 * (step % TAIL_DRAWS)
             if at == 0:  # random numbers in blocks: one NumPy call per TAIL_DRAWS flips
@@ -230,7 +205,7 @@ class CPUEngine:
             c = unsat[min(int(draws[at] * len(unsat)), len(unsat) - 1)]
             cands = [int(v) for v in clause_vars[c] if v >= 0 and not frozen[v]]
             if not cands:
-                self.local_search_flips_run = step
+                self.local_search_flips_run += step
                 return False
             weights = []
             for v in cands:
@@ -261,36 +236,12 @@ class CPUEngine:
                     if true_count[cl] == 0:
                         where[cl] = len(unsat)
                         unsat.append(cl)
-        self.local_search_flips_run = max_flips
+        self.local_search_flips_run += max_flips
         return not unsat
-
-    def _break_counts(self, vars_: np.ndarray, true_count: np.ndarray) -> np.ndarray:
-        """For each variable: how many clauses it alone satisfies (flipping it breaks them)."""
-        fg = self.fg
-        start, stop = fg.var_offsets[vars_], fg.var_offsets[vars_ + 1]
-        idx = _ranges(start, stop)
-        edges = fg.var_edges[idx]
-        clause = self.clause_of_edge[edges]
-        lit_true = self.values[fg.lit_var[edges]] != fg.lit_neg[edges].astype(bool)
-        sole = (true_count[clause] == 1) & lit_true
-        counts = np.zeros(vars_.size, dtype=np.int64)
-        owner = np.repeat(np.arange(vars_.size), stop - start)
-        np.add.at(counts, owner, sole.astype(np.int64))
-        return counts
 
     def assignment(self) -> np.ndarray:
         """The local search's assignment (it starts from, and may keep, the fixed values)."""
         return self.values.copy()
-
-
-def _ranges(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(start[i], stop[i]) without a Python loop."""
-    lengths = (stop - start).astype(np.int64)
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(start - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    return np.arange(total, dtype=np.int64) + shift
 
 
 def _segment_prod(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

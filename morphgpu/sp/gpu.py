@@ -3,9 +3,9 @@
 Loops stay on the device: SP sweeps are launched back to back and the host reads the
 sweeps' max |Δeta| only every ``CHECK_EVERY`` sweeps (each sweep writes its own slot);
 unit propagation reads one flag per wave; the local search is a single persistent launch
-of parallel rounds that stops on the device when a round finds no unsatisfied clause, few
-enough of them to hand over, or no progress; then, if needed, one single-warp launch of the
-sequential tail, whose loop over flips is on the device too. Decimation picks the most
+of conflict-free parallel rounds that stops on the device when a round finds no
+unsatisfied clause (or its budget is spent); then, only if needed, one single-warp launch
+of the sequential tail, whose loop over flips is on the device too. Decimation picks the most
 biased variables with one CuPy sort.
 """
 
@@ -42,11 +42,12 @@ class GPUEngine:
         # The local search is one persistent kernel over a grid barrier (kernels/walk.cu).
         self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
                                                block=BLOCK, defines=defines)
-        self._tail = kernels.load_module("sp/kernels/walk.cu", defines=defines).get_function(
-            "ls_tail")
+        walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_clause_update", "sp_biases")),
-            (simplify, ("unit_wave", "fix_chosen"))) for name in names}
+            (simplify, ("unit_wave", "fix_chosen")),
+            (walk, ("ls_state", "ls_tail"))) for name in names}
+        self._occ: tuple[Any, Any] | None = None
         rng = cp.random.default_rng(self.seed % 2**63)
         self.eta = rng.random(edges, dtype=cp.float32)
         self.fixed = cp.zeros(n, dtype=cp.int32)
@@ -146,38 +147,67 @@ class GPUEngine:
         return False, n_fix
 
     # ----------------------------------------------------------------- local search
+    def _occurrences(self) -> tuple[Any, Any]:
+        """Per variable (in var_edges order): its clauses and whether it occurs positively."""
+        if self._occ is None:
+            fg = self.fg
+            clauses = (fg.var_edges // max(fg.width, 1)).astype(fg.var_edges.dtype)
+            self._occ = (clauses, (fg.lit_neg[fg.var_edges] == 0).astype(self.cp.uint8))
+        return self._occ
+
     def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
-                     max_flips: int = 0, handover_unsat: int = rules.HANDOVER_UNSAT,
-                     stall_rounds: int = rules.STALL_ROUNDS) -> bool:
+                     max_flips: int = 0) -> bool:
+        """Conflict-free parallel probSAT rounds (kernels/walk.cu ls_rounds, one persistent
+        launch; the NumPy twin is walk.conflict_free_walk), then, only if their budget ran
+        out, at most ``max_flips`` sequential flips (ls_tail)."""
         cp, fg = self.cp, self.fg
+        n, m, w = fg.n_vars, fg.n_clauses, fg.width
         fixed_mask = self.fixed != 0
         if init:
             rng = cp.random.default_rng((self.seed + 1) % 2**63)
-            start = rng.random(fg.n_vars, dtype=cp.float32) < 0.5
+            start = rng.random(n, dtype=cp.float32) < 0.5
             self.values = cp.where(fixed_mask, self.fixed > 0, start).astype(cp.uint8)
         self.local_search_rounds_run = self.local_search_flips_run = 0
-        if fg.n_clauses == 0:
+        if m == 0:
             return True
-        frozen = (fixed_mask if freeze_fixed else cp.zeros(fg.n_vars, dtype=bool)).astype(cp.uint8)
-        table = cp.asarray(rules.break_weights(fg.width))
-        true_count = cp.empty(fg.n_clauses, dtype=cp.int32)
-        breaks = cp.zeros(fg.n_vars, dtype=cp.int32)
-        flip = cp.zeros(fg.n_vars, dtype=cp.uint8)
-        unsat_ring = cp.zeros(3, dtype=cp.uint64)
+        if m >= 2**32:
+            raise ValueError(f"sp.solve: at most 2**32 - 1 clauses (claim marks), got {m}")
+        backend.require_gpu_bytes(m * (4 + 4 + 1 + 8 + 4 + 4 + 8) + n * 4 + m * w * 5,
+                                  f"sp.solve: local search over {m} clauses")
+        frozen = (fixed_mask if freeze_fixed else cp.zeros(n, dtype=bool)).astype(cp.uint8)
+        var_clauses, var_positive = self._occurrences()
+        true_count = cp.empty(m, dtype=cp.int32)
+        true_xor = cp.empty(m, dtype=fg.lit_var.dtype)
+        breaks = cp.zeros(n, dtype=cp.int32)
+        open_flag = cp.empty(m, dtype=cp.uint8)
+        grid, block = self._grid(m)
+        self._k["ls_state"](grid, block, (np.int64(m), np.int32(w), fg.lit_var, fg.lit_neg,
+                                          self.values, frozen, true_count, true_xor, breaks,
+                                          open_flag))
+        scan = cp.flatnonzero(open_flag).astype(fg.var_edges.dtype)
+        del open_flag
+        room = max(1, int(scan.size))
+        prop_var = cp.empty(room, dtype=fg.lit_var.dtype)
+        prop_mark = cp.empty(room, dtype=cp.uint64)
+        marks = cp.zeros(m, dtype=cp.uint64)
+        prop_ring = cp.zeros(3, dtype=cp.uint64)
+        flips = cp.zeros(1, dtype=cp.uint64)
         outcome = cp.zeros(3, dtype=cp.int32)
+        table = cp.asarray(rules.break_weights(w))
         self.rounds_seed += 1
         self._walk.launch(
-            np.int64(fg.n_clauses), np.int64(fg.n_vars), np.int32(fg.width), fg.lit_var,
-            fg.lit_neg, self.values, true_count, breaks, frozen, table,
-            np.uint64(self.rounds_seed % 2**64), np.uint64(0), np.int32(max_rounds),
-            np.uint64(max(0, handover_unsat)), np.int32(min(stall_rounds, 2**31 - 1)), flip,
-            unsat_ring, outcome)
+            np.int32(w), fg.lit_var, fg.var_offsets, var_clauses, var_positive, scan,
+            np.int64(scan.size), self.values, true_count, true_xor, breaks, frozen, table,
+            np.uint64(self.rounds_seed % 2**64), np.uint64(0),
+            np.int32(min(int(max_rounds), 2**31 - 2)), prop_var, prop_mark, marks, prop_ring,
+            flips, outcome)
         stuck, rounds, solved = (int(x) for x in outcome.get())
         self._walk.check()
         self.local_search_rounds_run = rounds
+        self.local_search_flips_run = int(flips.get()[0])
         if solved or stuck or max_flips <= 0:
             return bool(solved)
-        del breaks, flip
+        del breaks, true_xor, prop_var, prop_mark, marks, scan
         return self._sequential_tail(true_count, frozen, max_flips)
 
     def _sequential_tail(self, true_count: Any, frozen: Any, max_flips: int) -> bool:
@@ -194,13 +224,13 @@ class GPUEngine:
         table = cp.asarray(rules.tail_break_weights(fg.width))
         outcome = cp.zeros(3, dtype=cp.int64)
         self.rounds_seed += 1
-        self._tail(
+        self._k["ls_tail"](
             (1,), (32,),
             (np.int32(fg.width), fg.lit_var, fg.lit_neg, fg.var_offsets, fg.var_edges,
              self.values, true_count, frozen, table, np.uint64(self.rounds_seed % 2**64),
              np.int64(max_flips), unsat_list, unsat_pos, np.int64(unsat.size), outcome))
         solved, flips, _stuck = (int(x) for x in outcome.get())
-        self.local_search_flips_run = flips
+        self.local_search_flips_run += flips
         return bool(solved)
 
     def assignment(self) -> np.ndarray:

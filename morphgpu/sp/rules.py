@@ -14,18 +14,9 @@ import numpy as np
 
 BREAK_TABLE_SIZE = 64
 
-# The local search is a hybrid (both sides): parallel probSAT rounds while they make
-# progress, then a sequential probSAT tail, one flip at a time. With every unsatisfied
-# clause flipping at once, the last few unsatisfied clauses keep breaking each other's
-# neighbours (the parallel walk stalls at 5-15 of them at 10k variables, ratio 4.2); one
-# flip at a time with fresh break counts is what finishes. The parallel phase hands over
-# once at most HANDOVER_UNSAT clauses are unsatisfied, or when its best count has not
-# improved for STALL_ROUNDS rounds. Handing over late is deliberate: on the residual of
-# SP at 10k variables the tail needed 1e5-4e5 flips whether it took over at 256
-# unsatisfied clauses or at a stall near 10, and a tail's flip is sequential, so the
-# parallel rounds should do all the work they can (at 1M variables a far larger share).
-HANDOVER_UNSAT = 16
-STALL_ROUNDS = 200
+# The local search (walk.py, kernels/walk.cu): conflict-free parallel probSAT rounds, in
+# which the flipped variables never share a clause, so every round is a valid sequential
+# walk; a sequential probSAT tail only when the rounds' budget is spent.
 
 
 def edge_ratio(p_same, z_same, p_opp, z_opp, own):  # noqa: ANN001, ANN201 (NumPy arrays)
@@ -67,9 +58,9 @@ def break_weights(width: int) -> np.ndarray:
     """probSAT's pick weight of a variable by its break count (Balint & Schöning 2012).
 
     Polynomial (1 + b)^-3 for 3-SAT and narrower (greedier than the paper's sequential
-    2.38: with every unsatisfied clause flipping at once, 3.0 reached fewer unsatisfied
-    clauses at 20000 variables, ratio 4.0, in our runs), exponential cb^-b for wider
-    clauses with the paper's bases. Index = break count, clamped to the table's end.
+    2.38, chosen for the earlier parallel walk; freebies, break 0, are taken first
+    anyway), exponential cb^-b for wider clauses with the paper's bases. Index = break
+    count, clamped to the table's end.
     """
     b = np.arange(BREAK_TABLE_SIZE, dtype=np.float64)
     if width <= 3:

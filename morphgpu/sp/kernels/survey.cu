@@ -65,6 +65,8 @@ __device__ __forceinline__ double edge_ratio(
     return total > 0.0 ? pi_u / total : 0.0;
 }
 
+#define RATIO_CACHE 8
+
 extern "C" __global__ void sp_clause_update(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
     const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
@@ -77,16 +79,21 @@ extern "C" __global__ void sp_clause_update(
         const i64 base = a * width;
         double prod = 1.0;
         int zeros = 0;
+        // The first RATIO_CACHE edges' ratios are kept for the second pass (registers once
+        // the loops unroll for the usual K <= 8); wider clauses recompute the rest.
+        double cached[RATIO_CACHE];
         for (int j = 0; j < width; ++j) {
             const vid_t v = lit_var[base + j];
             if (v < 0 || fixed[v] != 0) continue;
             const double r = edge_ratio(base + j, v, lit_neg, eta, prods);
+            if (j < RATIO_CACHE) cached[j] = r;
             if (r == 0.0) zeros += 1; else prod *= r;
         }
         for (int i = 0; i < width; ++i) {
             const vid_t v = lit_var[base + i];
             if (v < 0 || fixed[v] != 0) continue;
-            const double r = edge_ratio(base + i, v, lit_neg, eta, prods);
+            const double r = i < RATIO_CACHE ? cached[i]
+                                             : edge_ratio(base + i, v, lit_neg, eta, prods);
             double fresh;
             if (r == 0.0) fresh = (zeros - 1 > 0) ? 0.0 : prod;
             else fresh = (zeros > 0) ? 0.0 : prod / r;

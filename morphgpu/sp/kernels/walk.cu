@@ -1,21 +1,25 @@
-// The local search, a hybrid in two kernels (morphgpu/sp/rules.py, HANDOVER_UNSAT, says why):
+// The local search, in two kernels: conflict-free parallel rounds, then (only when their
+// budget runs out) a sequential tail.
 //
-// ls_rounds: parallel probSAT as one persistent kernel: every unsatisfied clause flips one
-// of its movable variables per round, chosen with weight table[min(break, 63)], where break
-// counts the clauses that the variable alone satisfies. Each round has three phases
-// separated by mg::grid_sync, so the whole phase is one launch (a round is ~3 barriers,
-// ~12 µs, instead of three launches from Python):
-//   state  true-literal count per clause; break counts; the round's unsat count (one
-//          atomicAdd per block, after __syncthreads_count);
-//   pick   (when some clause is unsatisfied) per unsatisfied clause, one weighted random
-//          pick; marks it to flip (a mark, not a toggle: picked twice flips once);
-//   flip   flips the marked variables, clears marks and break counts.
-// After the state phase's barrier every thread reads the same unsat count and the same
-// stuck flag, and keeps the same best count, so all threads leave the loop together (no
-// thread is left at a barrier). The kernel leaves after a state phase when no clause is
-// unsatisfied, when at most `handover` are, or when the best count has not improved for
-// `stall_rounds` rounds; true_count then matches values, which is what ls_tail starts from.
-// Unsat counts live in a ring of 3: round r counts into slot r%3 and, once every thread
+// ls_state: per clause its true-literal count and the xor of (variable + 1) over its true
+// literals (so a clause with one true literal names it), the break counts (clauses a
+// variable alone satisfies), and whether a frozen literal satisfies it for good.
+//
+// ls_rounds: the NumPy twin is morphgpu/sp/walk.py (conflict_free_walk); one persistent
+// kernel, three phases per round separated by mg::grid_sync:
+//   propose  every unsatisfied clause of the scan list proposes one movable variable (a
+//            freebie, break 0, when it has one, else a probSAT pick weighted by
+//            table[min(break, 63)]), appends (variable, mark) to the proposals
+//            (one atomic per block, mg::block_reserve) and races its mark onto the
+//            variable's clauses (conflict.cuh phase 1; claimant = clause);
+//   claim    prioritycheck (phase 2, atomicMax; freebies carry the top priority bit);
+//   flip     check (phase 3); a winner flips its variable and updates the counts of the
+//            variable's clauses. Winners share no clause, so each clause has at most one
+//            writer in the phase and plain stores suffice there; break counts of other
+//            variables are atomicAdds, since many clauses may touch one variable.
+// After the propose phase's barrier every thread reads the same proposal count (= the
+// unsatisfied clauses) and stuck flag, so all threads leave the loop together.
+// Proposal counts live in a ring of 3: round r counts into slot r%3 and, once every thread
 // has read it, clears slot (r+1)%3, which nobody has read since round r-2.
 //
 // ls_tail: sequential probSAT, one flip at a time, in ONE warp with a device-side loop
@@ -27,6 +31,8 @@
 // Randomness is a counter-based hash of (seed, round or flip, item): no RNG state to keep.
 #include <morphgpu/common.cuh>
 #include <morphgpu/barrier.cuh>
+#include <morphgpu/conflict.cuh>
+#include <morphgpu/worklist.cuh>
 
 using mg::eid_t;
 using mg::i64;
@@ -43,104 +49,184 @@ __device__ __forceinline__ double uniform_hash(u64 seed, u64 round, u64 item) {
     return (double)(x >> 11) * (1.0 / 9007199254740992.0);
 }
 
-__device__ void clause_state(
-    i64 n_clauses, int width, const vid_t* lit_var, const signed char* lit_neg,
-    const unsigned char* values, int* true_count, int* breaks, u64* n_unsat)
-{
-    // Uniform trip count per block so every thread reaches __syncthreads_count.
-    for (i64 first = (i64)blockIdx.x * blockDim.x; first < n_clauses; first += mg::global_stride()) {
-        const i64 a = first + threadIdx.x;
-        int unsat = 0;
-        if (a < n_clauses) {
-            const i64 base = a * width;
-            int count = 0;
-            vid_t sole = -1;
-            for (int j = 0; j < width; ++j) {
-                const vid_t v = lit_var[base + j];
-                if (v < 0) continue;
-                if ((values[v] != 0) != (lit_neg[base + j] != 0)) { count += 1; sole = v; }
-            }
-            true_count[a] = count;
-            if (count == 1) atomicAdd(breaks + sole, 1);
-            unsat = count == 0;
-        }
-        const int block_unsat = __syncthreads_count(unsat);
-        if (threadIdx.x == 0 && block_unsat) atomicAdd(n_unsat, (u64)block_unsat);
-    }
-}
+#define LS_BLOCK 256
+#define FREEBIE_BIT 0x80000000u
 
-__device__ void pick(
-    i64 n_clauses, int width, const vid_t* lit_var, const int* true_count, const int* breaks,
-    const unsigned char* frozen, const double* weight_table, u64 seed, u64 round,
-    unsigned char* flip, int* stuck)
+// Launch over the clauses with breaks zeroed. open_flag[a] = 0 when a frozen literal makes
+// clause a true (it can never become false: the rounds need not look at it).
+extern "C" __global__ void ls_state(
+    i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
+    const signed char* __restrict__ lit_neg, const unsigned char* __restrict__ values,
+    const unsigned char* __restrict__ frozen, int* true_count, vid_t* true_xor, int* breaks,
+    unsigned char* open_flag)
 {
     for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
-        if (true_count[a] != 0) continue;
         const i64 base = a * width;
-        double total = 0.0;
+        int count = 0;
+        vid_t tags = 0;
+        bool frozen_true = false;
         for (int j = 0; j < width; ++j) {
             const vid_t v = lit_var[base + j];
-            if (v < 0 || frozen[v]) continue;
-            total += weight_table[min(breaks[v], BREAK_TABLE_SIZE - 1)];
+            if (v < 0) continue;
+            if ((values[v] != 0) != (lit_neg[base + j] != 0)) {
+                count += 1;
+                tags ^= v + 1;
+                frozen_true |= frozen[v] != 0;
+            }
         }
-        if (total <= 0.0) { *stuck = 1; continue; }
-        double u = uniform_hash(seed, round, (u64)a) * total;
-        vid_t chosen = -1;
-        for (int j = 0; j < width; ++j) {
-            const vid_t v = lit_var[base + j];
-            if (v < 0 || frozen[v]) continue;
-            chosen = v;
-            u -= weight_table[min(breaks[v], BREAK_TABLE_SIZE - 1)];
-            if (u < 0.0) break;
-        }
-        flip[chosen] = 1;
+        true_count[a] = count;
+        true_xor[a] = tags;
+        open_flag[a] = frozen_true ? 0 : 1;
+        if (count == 1) atomicAdd(breaks + (tags - 1), 1);
     }
 }
 
-// outcome[0]: 1 when a clause had no movable variable (the search cannot fix it);
-// outcome[1]: rounds run; outcome[2]: 1 when a round found every clause satisfied.
-extern "C" __global__ void ls_rounds(
-    i64 n_clauses, i64 n_vars, int width, const vid_t* __restrict__ lit_var,
-    const signed char* __restrict__ lit_neg, unsigned char* values, int* true_count,
-    int* breaks, const unsigned char* __restrict__ frozen,
+// The proposal of unsatisfied clause a: a freebie (uniformly among them) if it has one,
+// else a pick weighted by break count. Returns -1 when no variable of a may move.
+__device__ __forceinline__ vid_t propose(
+    i64 a, int width, const vid_t* lit_var, const int* breaks, const unsigned char* frozen,
+    const double* weight_table, u64 seed, u64 round, bool* freebie)
+{
+    const i64 base = a * width;
+    int n_freebies = 0;
+    double total = 0.0;
+    for (int j = 0; j < width; ++j) {
+        const vid_t v = lit_var[base + j];
+        if (v < 0 || frozen[v]) continue;
+        const int b = breaks[v];
+        n_freebies += b == 0;
+        total += weight_table[min(b, BREAK_TABLE_SIZE - 1)];
+    }
+    *freebie = n_freebies > 0;
+    if (total <= 0.0) return -1;
+    const double u = uniform_hash(seed, round, (u64)a);
+    vid_t chosen = -1;
+    if (n_freebies > 0) {
+        int left = min((int)(u * n_freebies), n_freebies - 1);
+        for (int j = 0; j < width; ++j) {
+            const vid_t v = lit_var[base + j];
+            if (v < 0 || frozen[v] || breaks[v] != 0) continue;
+            chosen = v;
+            if (left-- == 0) break;
+        }
+        return chosen;
+    }
+    double rest = u * total;
+    for (int j = 0; j < width; ++j) {
+        const vid_t v = lit_var[base + j];
+        if (v < 0 || frozen[v]) continue;
+        chosen = v;
+        rest -= weight_table[min(breaks[v], BREAK_TABLE_SIZE - 1)];
+        if (rest < 0.0) break;
+    }
+    return chosen;
+}
+
+// Flip v (a winner: no other winner shares a clause with it) and update its clauses'
+// counts and the break counts their changes imply.
+__device__ __forceinline__ void flip_variable(
+    vid_t v, const i64* var_offsets, const eid_t* var_clauses,
+    const unsigned char* var_positive, unsigned char* values, int* true_count,
+    vid_t* true_xor, int* breaks)
+{
+    const bool now = values[v] == 0;
+    values[v] = now ? 1 : 0;
+    const vid_t tag = v + 1;
+    int own_change = 0;
+    for (i64 k = var_offsets[v]; k < var_offsets[v + 1]; ++k) {
+        const i64 c = (i64)var_clauses[k];
+        const int before = true_count[c];
+        const vid_t tags = true_xor[c] ^ tag;
+        true_xor[c] = tags;
+        if ((var_positive[k] != 0) == now) {  // its literal became true
+            true_count[c] = before + 1;
+            if (before == 0) own_change += 1;  // v alone satisfies c now
+            else if (before == 1) atomicAdd(breaks + (tags - 1), -1);  // relieves the sole one
+        } else {
+            true_count[c] = before - 1;
+            if (before == 1) own_change -= 1;  // c is false now
+            else if (before == 2) atomicAdd(breaks + (tags - 1), 1);  // the other one is sole
+        }
+    }
+    if (own_change != 0) atomicAdd(breaks + v, own_change);
+}
+
+// outcome[0]: 1 when an unsatisfied clause had no movable variable (the search cannot fix
+// it); outcome[1]: rounds run; outcome[2]: 1 when every clause is satisfied.
+// flips_done (u64) receives the flips made. n_scan clauses in scan (the open ones) are
+// the only ones that can be false.
+extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
+    int width, const vid_t* __restrict__ lit_var, const i64* __restrict__ var_offsets,
+    const eid_t* __restrict__ var_clauses, const unsigned char* __restrict__ var_positive,
+    const eid_t* __restrict__ scan, i64 n_scan, unsigned char* values, int* true_count,
+    vid_t* true_xor, int* breaks, const unsigned char* __restrict__ frozen,
     const double* __restrict__ weight_table, u64 seed, u64 first_round, int max_rounds,
-    u64 handover, int stall_rounds, unsigned char* flip, u64* unsat_ring, int* outcome,
-    unsigned* barrier_state)
+    vid_t* prop_var, u64* prop_mark, u64* marks, u64* prop_ring,
+    u64* flips_done, int* outcome, unsigned* barrier_state)
 {
     mg::GridBarrier bar(barrier_state);
     const bool leader = mg::global_tid() == 0;
-    u64 best = ~0ull;  // the same in every thread: all read the same counts
-    int best_round = 0;
-    // max_rounds rounds of flips, then one last look at the clauses (so 0 rounds still
-    // reports an already satisfying assignment).
+    u64 my_flips = 0;
     for (int r = 0;; ++r) {
-        u64* counter = unsat_ring + (r % 3);
-        clause_state(n_clauses, width, lit_var, lit_neg, values, true_count, breaks, counter);
+        const u64 round = first_round + (u64)r;
+        u64* n_prop_at = prop_ring + (r % 3);
+        // propose + race. Uniform trip count per block: block_reserve is block-wide.
+        for (i64 first = (i64)blockIdx.x * LS_BLOCK; first < n_scan; first += mg::global_stride()) {
+            const i64 i = first + threadIdx.x;
+            vid_t v = -1;
+            i64 a = -1;
+            bool freebie = false;
+            if (i < n_scan) {
+                a = (i64)scan[i];
+                if (true_count[a] == 0) {
+                    v = propose(a, width, lit_var, breaks, frozen, weight_table, seed, round,
+                                &freebie);
+                    if (v < 0) outcome[0] = 1;
+                }
+            }
+            const i64 slot = mg::block_reserve<LS_BLOCK>(n_prop_at, v >= 0 ? 1 : 0);
+            if (v >= 0) {
+                const unsigned hashed = mg::claim_priority(round, (u64)a) >> 1;
+                const u64 mark = mg::claim_mark(freebie ? (FREEBIE_BIT | hashed) : hashed,
+                                                (unsigned)a);
+                prop_var[slot] = v;
+                prop_mark[slot] = mark;
+                const i64 off = var_offsets[v];
+                mg::conflict_race(marks, var_clauses + off, (int)(var_offsets[v + 1] - off), mark);
+            }
+        }
         mg::grid_sync(bar);
-        const u64 n_unsat = mg::load_volatile(counter);
-        if (n_unsat == 0) {
-            if (leader) { outcome[1] = r; outcome[2] = 1; }
-            return;
+        const i64 n_prop = (i64)mg::load_volatile(n_prop_at);
+        const bool stuck = mg::load_volatile(outcome) != 0;
+        if (n_prop == 0 || stuck || r >= max_rounds) {
+            if (leader) { outcome[1] = r; outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0; }
+            break;
         }
-        if (n_unsat < best) { best = n_unsat; best_round = r; }
-        if (r >= max_rounds || n_unsat <= handover || r - best_round >= stall_rounds) {
-            if (leader) outcome[1] = r;
-            return;
+        if (leader) prop_ring[(r + 1) % 3] = 0;
+        // prioritycheck; a claimant that already lost says so in its proposal.
+        for (i64 p = mg::global_tid(); p < n_prop; p += mg::global_stride()) {
+            const vid_t v = prop_var[p];
+            const i64 off = var_offsets[v];
+            if (!mg::conflict_prioritycheck(marks, var_clauses + off,
+                                            (int)(var_offsets[v + 1] - off), prop_mark[p]))
+                prop_var[p] = -1;
         }
-        if (leader) unsat_ring[(r + 1) % 3] = 0;
-        pick(n_clauses, width, lit_var, true_count, breaks, frozen, weight_table, seed,
-             first_round + (u64)r, flip, outcome);
         mg::grid_sync(bar);
-        if (mg::load_volatile(outcome) != 0) {
-            if (leader) outcome[1] = r;
-            return;
-        }
-        for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
-            if (flip[v]) { values[v] ^= 1; flip[v] = 0; }
-            breaks[v] = 0;
+        // check + flip
+        for (i64 p = mg::global_tid(); p < n_prop; p += mg::global_stride()) {
+            const vid_t v = prop_var[p];
+            if (v < 0) continue;
+            const i64 off = var_offsets[v];
+            if (!mg::conflict_check(marks, var_clauses + off, (int)(var_offsets[v + 1] - off),
+                                    prop_mark[p]))
+                continue;
+            flip_variable(v, var_offsets, var_clauses, var_positive, values, true_count,
+                          true_xor, breaks);
+            my_flips += 1;
         }
         mg::grid_sync(bar);
     }
+    if (my_flips) atomicAdd(flips_done, my_flips);
 }
 
 #define FULL_WARP 0xffffffffu
