@@ -8,12 +8,16 @@
 // from the status array, and the bottom-up step with the hub cache.
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
+#include <morphgpu/traversal/contract.cuh>
 #include <morphgpu/traversal/expand.cuh>
 #include <morphgpu/traversal/queue.cuh>
 #include <morphgpu/traversal/visit.cuh>
 
 #ifndef MG_BFS_BLOCK
 #define MG_BFS_BLOCK 256
+#endif
+#ifndef MG_BFS_HISTORY_SLOTS
+#define MG_BFS_HISTORY_SLOTS 1024
 #endif
 #ifndef MG_BFS_HUB_SLOTS
 #define MG_BFS_HUB_SLOTS 1024
@@ -44,6 +48,22 @@ bfs_expand_contract(const eid_t* __restrict__ indptr, const vid_t* __restrict__ 
                     int* dist, vid_t* parent, const vid_t* in_queue, const u64* in_count,
                     vid_t* out_queue, u64* out_tail, int next_level) {
     const ClaimVisit visit{dist, parent, next_level, out_queue, out_tail};
+    expand_queue(indptr, indices, in_queue, (i64)*in_count, visit);
+}
+
+// expand-contract with Merrill's culling options in front of the claim (contract.cuh):
+// `cull` is a mask of CULL_BITMASK / CULL_WARP / CULL_HISTORY; visited_bits (n bits,
+// zeroed before the search) may be null without CULL_BITMASK.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_expand_contract_culled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+                           int* dist, vid_t* parent, const vid_t* in_queue, const u64* in_count,
+                           vid_t* out_queue, u64* out_tail, int next_level, int cull,
+                           unsigned* visited_bits) {
+    __shared__ CullHistory<MG_BFS_HISTORY_SLOTS> history;
+    if (cull & CULL_HISTORY) history.clear();  // cull is uniform: clear() is block-wide
+    const CullingClaimVisit<MG_BFS_HISTORY_SLOTS> visit{
+        dist, parent, next_level, out_queue, out_tail, cull,
+        (cull & CULL_HISTORY) ? &history : nullptr, visited_bits};
     expand_queue(indptr, indices, in_queue, (i64)*in_count, visit);
 }
 
@@ -103,6 +123,25 @@ bfs_two_phase_contract(const vid_t* edge_dst, const vid_t* edge_src, const u64* 
     for (i64 i = global_tid(); i < n_edges; i += global_stride()) {
         const vid_t w = edge_dst[i];
         const bool mine = claim_label(dist, w, next_level);
+        if (mine && parent) parent[w] = edge_src[i];
+        warp_enqueue(out_queue, out_tail, mine, w);
+    }
+}
+
+// Two-phase contract with the culling options: the edge queue holds every neighbour that
+// looked unvisited, duplicates included, which is where Merrill's culling pays.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_two_phase_contract_culled(const vid_t* edge_dst, const vid_t* edge_src,
+                              const u64* edge_count, int* dist, vid_t* parent,
+                              vid_t* out_queue, u64* out_tail, int next_level, int cull,
+                              unsigned* visited_bits) {
+    __shared__ CullHistory<MG_BFS_HISTORY_SLOTS> history;
+    if (cull & CULL_HISTORY) history.clear();
+    CullHistory<MG_BFS_HISTORY_SLOTS>* h = (cull & CULL_HISTORY) ? &history : nullptr;
+    const i64 n_edges = (i64)*edge_count;
+    for (i64 i = global_tid(); i < n_edges; i += global_stride()) {
+        const vid_t w = edge_dst[i];
+        const bool mine = cull_and_claim(dist, w, next_level, cull, h, visited_bits);
         if (mine && parent) parent[w] = edge_src[i];
         warp_enqueue(out_queue, out_tail, mine, w);
     }
