@@ -8,6 +8,10 @@ on a prefix of the same roots (fewer: it is ~100x slower), run in this process; 
 of mean times on the roots both ran. One result per graph is checked with Graph500's
 checks and every variant's distances are compared with it.
 
+The couplings of the load-balanced paper (merge-path-separate/-ib/-bi/-hybrid), the
+frontier classes and expand-contract with Merrill's culling ("expand-contract cull=all")
+run only on graphs with wide frontiers (auto is not `persistent`).
+
 Rows named "... measured-before" run the persistent / beamer kernels as they were before
 the performance follow-up (its options off, the atomic-free barrier); "... <option>=..."
 rows change one default of gpu.py, so each default's effect reads as a ratio of two rows.
@@ -29,6 +33,11 @@ from morphgpu.csr import CSRGraph
 
 GPU_VARIANTS = ["persistent", "expand-contract", "two-phase", "contract-expand", "hybrid",
                 "merge-path", "direction-optimizing", "beamer"]
+# The load-balanced paper's couplings and the frontier classes: host-launched levels of
+# three to four launches, made for wide frontiers (the paper itself loses on deep graphs),
+# so they run on the graphs auto does not send to `persistent`, on half a slice each.
+WIDE_ONLY_VARIANTS = ["merge-path-separate", "merge-path-ib", "merge-path-bi",
+                      "merge-path-hybrid", "frontier-classes"]
 
 
 def _graphs(quick: bool) -> list[tuple[str, Any]]:
@@ -98,6 +107,11 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
                  ("beamer warp_reserve=off", "beamer", {"warp_reserve": False}),
                  ("beamer bitmap=on", "beamer", {"bitmap": True}),
                  ("beamer warp-bottom-up", "beamer", {"warp_bottom_up": True})]
+    half_slice: set[str] = set()
+    if auto != "persistent":
+        runs += [(v, v, {}) for v in WIDE_ONLY_VARIANTS]
+        runs += [("expand-contract cull=all", "expand-contract", {"cull": "all"})]
+        half_slice |= {tag for tag, _, _ in runs[-len(WIDE_ONLY_VARIANTS) - 1:]}
     if auto in ("beamer", "direction-optimizing") and not args.quick:
         runs += [("direction-optimizing no-hub-cache", "direction-optimizing",
                   {"use_cache": False}),
@@ -110,13 +124,15 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
     # so the ratio compares the same searches.
     per_variant_s = 0.5 if args.quick else 2.0
     mean_ms: dict[str, float] = {}
+    half_slice |= {tag for tag, _, options in runs if options}
     for tag, name, options in runs:
         def search(root: int, name: str = name, options: dict = options) -> Any:
             return gpu.run(g, root, variant=name, want_parents=True, **options)
 
         search(roots[0])  # warm-up: compile, workspace
         # Rows with options (the comparisons) get half a slice, to stay in the time budget.
-        deadline = time.perf_counter() + (per_variant_s / 2 if options else per_variant_s)
+        deadline = time.perf_counter() + (per_variant_s / 2 if tag in half_slice
+                                          else per_variant_s)
         times, edges, levels = [], [], []
         for root in roots:
             holder: dict[str, Any] = {}

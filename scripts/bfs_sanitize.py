@@ -30,6 +30,13 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("beamer", {"bitmap": False, "flat_hubs": False, "warp_reserve": False}),
     ("direction-optimizing", {"rule": "top-down"}),
     ("bottom-up", {"warp_bottom_up": True}),
+    # Issue 7's last variants away from their defaults: the hybrid forced to either
+    # coupling, every frontier class on small rows, Merrill's culling.
+    ("merge-path-hybrid", {"f0": 0.0}),
+    ("merge-path-hybrid", {"f0": float("inf")}),
+    ("frontier-classes", {"bounds": (2, 8, 64)}),
+    ("expand-contract", {"cull": "all"}),
+    ("two-phase", {"cull": "all"}),
 ]
 
 

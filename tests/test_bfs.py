@@ -19,9 +19,11 @@ from morphgpu.bfs import bfs, breadth_first_order, graph500_check, variants
 from morphgpu.csr import CSRGraph
 
 GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase", "contract-expand",
-                "hybrid", "merge-path", "direction-optimizing", "beamer", "top-down",
-                "bottom-up"]
-CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent"]
+                "hybrid", "merge-path", "merge-path-separate", "merge-path-ib",
+                "merge-path-bi", "merge-path-hybrid", "frontier-classes",
+                "direction-optimizing", "beamer", "top-down", "bottom-up"]
+CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent",
+                "merge-path-hybrid", "frontier-classes"]
 
 
 def variants_for(device: str) -> list[str]:
@@ -236,7 +238,7 @@ def test_int64_offsets(device):
         check_result(g32, 5, r)
 
 
-def test_inputs_scipy_dense_and_errors(device):
+def test_inputs_scipy_dense_and_errors(device, monkeypatch):
     m = sp.random(30, 30, density=0.1, random_state=3, format="csr")
     r = bfs(m, 2, device=device, predecessors=True)
     check_result(CSRGraph.from_scipy(m), 2, r)
@@ -252,8 +254,11 @@ def test_inputs_scipy_dense_and_errors(device):
         bfs(m, 1.5, device=device)
     with pytest.raises(ValueError, match="variant"):
         bfs(m, 0, variant="nope", device=device)
+    planned = variants.Variant("planned", "", "a name from the issue not built yet", False,
+                               "top-down")
+    monkeypatch.setitem(variants.VARIANTS, "planned", planned)
     with pytest.raises(ValueError, match="not implemented"):
-        bfs(m, 0, variant="frontier-classes", device=device)
+        bfs(m, 0, variant="planned", device=device)
     with pytest.raises(ValueError, match="no vertices"):
         bfs(sp.csr_matrix((0, 0)), 0, device=device)
     with pytest.raises(ValueError, match="graph"):
@@ -381,3 +386,77 @@ def test_gpu_workspace_is_freed_with_its_graph():
     del g
     gc.collect()
     assert len(gpu._workspaces) == before - 1
+
+
+# --- the couplings, frontier classes and culling options (GPU only) ---------------------
+
+
+def _gpu_check(g: CSRGraph, source: int, variant: str, **options) -> None:
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    on_gpu = g.to("gpu")
+    dist, parent, _ = gpu.run(on_gpu, source, variant=variant, want_parents=True, **options)
+    host = g.to("cpu")
+    graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+    np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
+
+
+def _sparse_sinks(n_sinks: int = 20000, every: int = 50) -> CSRGraph:
+    """Directed: the source reaches n_sinks vertices, one in `every` of which has an edge
+    on (the rest have none), so a merge-path item tile spans more rows than its stage."""
+    sinks = np.arange(1, n_sinks + 1)
+    onward = sinks[::every]
+    src = np.concatenate([np.zeros(n_sinks, dtype=np.int64), onward])
+    dst = np.concatenate([sinks, n_sinks + 1 + np.arange(onward.size)])
+    return CSRGraph.from_edges(src, dst, n_vertices=n_sinks + 1 + onward.size)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [{"f0": 0.0}, {"f0": float("inf")}, {"f0": 3.0},
+                                     {"check_every": 1}, {"check_every": 9}])
+@pytest.mark.parametrize("variant", ["merge-path-separate", "merge-path-ib", "merge-path-bi",
+                                     "merge-path-hybrid"])
+def test_gpu_merge_path_couplings(variant, options):
+    """Every coupling on graphs with empty rows in the frontier (directed sinks), hubs and
+    deep levels; the hybrid forced to either side (f0 = 0: always bi; inf: always ib)."""
+    if "f0" in options and variant != "merge-path-hybrid":
+        pytest.skip("f0 is the hybrid's switch")
+    grid = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(60, 40)),
+                               directed=False)
+    for g, source in ((_sparse_sinks(), 0), (star_of_stars(900), 0), (grid, 77),
+                      (layered_graph([1, 700, 1024, 3000, 5, 2600, 1], True), 0)):
+        _gpu_check(g, source, variant, **options)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [{}, {"bounds": (2, 8, 64)}, {"bounds": (1, 1, 1)},
+                                     {"bounds": (32, 256, 257)}, {"check_every": 1}])
+def test_gpu_frontier_classes(options):
+    """Default bounds, and bounds that send rows of a few edges to the warp, block and grid
+    workers (every class on a small graph); a hub of 70,000 edges is a huge row."""
+    rng = np.random.default_rng(5)
+    n = 80000
+    hub_src = np.zeros(70000, dtype=np.int64)
+    src = np.concatenate([hub_src, rng.integers(0, n, 60000), np.repeat([7, 8], 300)])
+    dst = np.concatenate([rng.integers(1, n, 70000), rng.integers(0, n, 60000),
+                          rng.integers(0, n, 600)])
+    big = CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=True)
+    for g, source in ((big, 0), (big, 9), (star_of_stars(900), 5), (_sparse_sinks(), 0)):
+        _gpu_check(g, source, "frontier-classes", **options)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cull", ["bitmask", "warp", "history", ("warp", "history"), "all"])
+@pytest.mark.parametrize("variant", ["expand-contract", "two-phase"])
+def test_gpu_contract_culling(variant, cull):
+    """Merrill's culling options in front of the claim: duplicate edges (the warp and the
+    history see the same neighbour again), hubs, deep grids, directed graphs."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    src = np.concatenate([rng.integers(0, n, 30000), np.repeat([1, 2], 2000)])
+    dst = np.concatenate([rng.integers(0, n, 30000), np.tile(np.arange(100, 300), 20)])
+    multi = CSRGraph.from_edges(src, dst, n_vertices=n)  # duplicates kept
+    grid = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(50, 50)),
+                               directed=False)
+    for g, source in ((multi, 1), (multi, 0), (grid, 0), (star_of_stars(600), 0)):
+        _gpu_check(g, source, variant, cull=cull)

@@ -5,6 +5,12 @@
 - ``expand-contract`` / ``two-phase`` / ``contract-expand`` / ``hybrid`` (Merrill et al.)
   and ``merge-path`` (edge-balanced expand): one or two kernels per level from
   kernels/level.cu, launched back to back; the host reads one count per level to stop.
+- ``merge-path-separate`` / ``-ib`` / ``-bi`` / ``-hybrid`` (the load-balanced BFS paper's
+  couplings of redistribution and gathering, kernels/merge_path.cu) and
+  ``frontier-classes`` (Enterprise §4.2: thread/warp/block/grid queues by out-degree,
+  kernels/classes.cu): a fixed grid launched back to back, the frontier length read by the
+  kernels from device memory; the host reads the counts every CHECK_EVERY levels to stop
+  (a launch on an empty frontier does nothing).
 - ``direction-optimizing`` (Enterprise) / ``beamer``: status-array top-down levels, queue
   generation by scanning labels, bottom-up levels with the hub cache, and the direction
   picked per level from the new frontier's statistics (vertices, edges, hubs): gamma =
@@ -41,6 +47,10 @@ from . import variants
 LEVEL_FILE = "bfs/kernels/level.cu"
 PERSISTENT_FILE = "bfs/kernels/persistent.cu"
 DIRECTION_FILE = "bfs/kernels/direction.cu"
+MERGE_PATH_FILE = "bfs/kernels/merge_path.cu"
+CLASSES_FILE = "bfs/kernels/classes.cu"
+CHECK_EVERY = 4  # levels launched between host reads of the frontier (no decision needs them)
+CULL: tuple[str, ...] = ()  # expand-contract / two-phase culling (variants.CULL_OPTIONS)
 DIRECTION_BLOCK = 512
 RULES = {"gamma": 0, "beamer": 1, "bottom-up": 2, "top-down": 3}
 LEVEL_BLOCK = 256
@@ -68,10 +78,14 @@ WARP_RESERVE = True  # direction queue generation: two __syncthreads per block s
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
 
 
-@functools.lru_cache(maxsize=8)
-def _level_module(vid: str, eid: str) -> Any:
+@functools.lru_cache(maxsize=16)
+def _module(path: str, vid: str, eid: str) -> Any:
     defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_BFS_BLOCK": LEVEL_BLOCK}
-    return kernels.load_module(LEVEL_FILE, defines=defines)
+    return kernels.load_module(path, defines=defines)
+
+
+def _level_module(vid: str, eid: str) -> Any:
+    return _module(LEVEL_FILE, vid, eid)
 
 
 @functools.lru_cache(maxsize=8)
@@ -132,6 +146,7 @@ class Workspace:
         self._reverse: CSRGraph | None = None
         self._edge_queues: dict[int, tuple[Any, Any]] = {}
         self._scan: Any = None
+        self._buffers: dict[str, Any] = {}
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
     @property
@@ -163,6 +178,16 @@ class Workspace:
         if self._scan is None:
             self._scan = self.cp.empty(max(self.g.n_vertices, 1), dtype=self.cp.int64)
         return self._scan
+
+    def buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A named scratch array of this graph, made on first use (contents undefined)."""
+        have = self._buffers.get(name)
+        if have is None or have.shape != shape or have.dtype != np.dtype(dtype):
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            backend.require_gpu_bytes(nbytes, f"bfs {name}")
+            have = self.cp.empty(shape, dtype=dtype)
+            self._buffers[name] = have
+        return have
 
     def reset_counts(self) -> None:
         self.counts.fill(0)
@@ -240,9 +265,19 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
 
 
 def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
-                        *, two_phase: bool = False) -> tuple[Any, Any]:
+                        *, two_phase: bool = False,
+                        cull: str | tuple[str, ...] = CULL) -> tuple[Any, Any]:
+    """Merrill's expand-contract (or two-phase): one fused kernel (two) per level, the host
+    reading the new frontier's size to stop. ``cull`` (names from variants.CULL_OPTIONS,
+    or "all") puts the best-effort bitmask and warp/history culling in front of the claim;
+    the default () is the path measured before they existed."""
     g = ws.g
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
+    mask = variants.cull_mask(cull)
+    bits: Any = NULL
+    if mask & variants.CULL_OPTIONS["bitmask"]:
+        bits = ws.buffer("visited_bits", ((g.n_vertices + 31) // 32 or 1,), np.uint32)
+        bits.fill(0)
     dist, parent = _labels(ws, source, want_parents)
     ws.reset_counts()
     ws.queues[0][0] = source
@@ -251,9 +286,12 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
     if two_phase:
         edge_dst, edge_src = ws.edge_queues()
         expand = mod.get_function("bfs_two_phase_expand")
-        contract = mod.get_function("bfs_two_phase_contract")
+        contract = mod.get_function("bfs_two_phase_contract_culled" if mask
+                                    else "bfs_two_phase_contract")
     else:
-        fused = mod.get_function("bfs_expand_contract")
+        fused = mod.get_function("bfs_expand_contract_culled" if mask
+                                 else "bfs_expand_contract")
+    culling = (np.int32(mask), bits) if mask else ()
     level = 0
     while True:
         ws.grow_counts(level)
@@ -263,10 +301,10 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
             expand(grid, block, (g.indptr, g.indices, dist, in_q, here, edge_dst, edge_src,
                                  nxt[3:]))
             contract(grid, block, (edge_dst, edge_src, nxt[3:], dist, _ptr(parent), out_q,
-                                   nxt, np.int32(level + 1)))
+                                   nxt, np.int32(level + 1), *culling))
         else:
             fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_q, here, out_q,
-                                nxt, np.int32(level + 1)))
+                                nxt, np.int32(level + 1), *culling))
         level += 1
         if int(nxt[0]) == 0:
             return dist, parent
@@ -334,6 +372,98 @@ def run_merge_path(ws: Workspace, source: int, want_parents: bool) -> tuple[Any,
                              ws.counts[level], out_q, ws.counts[level + 1], np.int32(level + 1)))
         size = int(ws.counts[level + 1, 0])
         level += 1
+    return dist, parent
+
+
+def run_merge_path_coupled(ws: Workspace, source: int, want_parents: bool, *,
+                           coupling: str = "merge-path-hybrid",
+                           f0: float = variants.EXPAND_FACTOR_F0,
+                           check_every: int = CHECK_EVERY) -> tuple[Any, Any]:
+    """One coupling of the load-balanced BFS paper (variants.COUPLINGS): per level the
+    frontier's degree scan on the device (two launches), then the separate redistribution
+    and gathering kernels, or one fused kernel over item tiles (ib), diagonal tiles (bi) or
+    either by the expand factor against ``f0`` (hybrid). Nothing is read back per level;
+    the host checks the frontier every ``check_every`` levels."""
+    if coupling not in variants.COUPLINGS:
+        raise ValueError(f"coupling must be one of {sorted(variants.COUPLINGS)}, "
+                         f"got {coupling!r}")
+    g = ws.g
+    mod = _module(MERGE_PATH_FILE, str(g.indices.dtype), str(g.indptr.dtype))
+    scan_chunks = mod.get_function("bfs_mp_scan_chunks")
+    scan_write = mod.get_function("bfs_mp_scan_write")
+    code = variants.COUPLINGS[coupling]
+    dist, parent = _labels(ws, source, want_parents)
+    ws.reset_counts()
+    ws.queues[0][0] = source
+    ws.counts[0, 0] = 1
+    ends = ws.scan()
+    block_sums = ws.buffer("block_sums", (ws.blocks,), np.int64)
+    if code == 0:
+        m = max(g.n_edges, 1)
+        positions = ws.buffer("mp_positions", (m,), g.indptr.dtype)
+        sources = ws.buffer("mp_sources", (m,), g.indices.dtype)
+        redistribute = mod.get_function("bfs_mp_redistribute")
+        gather = mod.get_function("bfs_mp_gather")
+    else:
+        coupled = mod.get_function("bfs_mp_coupled")
+    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    level = 0
+    while True:
+        for _ in range(max(1, check_every)):
+            ws.grow_counts(level)
+            in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
+            here, nxt = ws.counts[level], ws.counts[level + 1]
+            scan_chunks(grid, block, (g.indptr, in_q, here, block_sums))
+            scan_write(grid, block, (g.indptr, in_q, here, block_sums, ends))
+            if code == 0:
+                redistribute(grid, block, (g.indptr, in_q, ends, here, positions, sources))
+                gather(grid, block, (g.indices, dist, _ptr(parent), ends, here, positions,
+                                     sources, out_q, nxt, np.int32(level + 1)))
+            else:
+                coupled(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_q, ends, here,
+                                      out_q, nxt, np.int32(level + 1), np.int32(code),
+                                      np.float32(f0)))
+            level += 1
+        if int(ws.counts[level, 0]) == 0:
+            return dist, parent
+
+
+def run_frontier_classes(ws: Workspace, source: int, want_parents: bool, *,
+                         bounds: tuple[int, int, int] = variants.CLASS_BOUNDS,
+                         check_every: int = CHECK_EVERY) -> tuple[Any, Any]:
+    """Frontier classes (classes.cu): four queues per level by out-degree, served by a
+    thread / warp / block / the grid in one launch; discovered vertices are classified by
+    their discoverer. ``bounds`` = first degree of the warp, block and grid classes
+    (variants.check_class_bounds says what the kernel accepts)."""
+    warp, block_bound, grid_bound = variants.check_class_bounds(bounds)
+    g = ws.g
+    cp = ws.cp
+    mod = _module(CLASSES_FILE, str(g.indices.dtype), str(g.indptr.dtype))
+    kernel = mod.get_function("bfs_frontier_classes")
+    stride = max(g.n_vertices, 1)
+    queues = ws.buffer("class_queues", (2, variants.N_CLASSES * stride), g.indices.dtype)
+    error = ws.buffer("class_error", (1,), np.int32)
+    error.fill(0)
+    dist, parent = _labels(ws, source, want_parents)
+    ws.reset_counts()
+    first = int(variants.frontier_class(int(ws.degrees[source]), bounds))
+    queues[0, first * stride] = source
+    ws.counts[0, first] = 1
+    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    level = 0
+    while True:
+        for _ in range(max(1, check_every)):
+            ws.grow_counts(level)
+            kernel(grid, block, (g.indptr, g.indices, dist, _ptr(parent), queues[level & 1],
+                                 ws.counts[level], queues[(level + 1) & 1], ws.counts[level + 1],
+                                 np.int64(stride), np.int32(level + 1), np.int64(warp),
+                                 np.int64(block_bound), np.int64(grid_bound), error))
+            level += 1
+        if int(cp.sum(ws.counts[level])) == 0:
+            break
+    if int(error[0]):
+        raise RuntimeError(f"frontier-classes: a row longer than its class allows "
+                           f"(bounds {bounds}); the result is incomplete")
     return dist, parent
 
 
@@ -448,15 +578,21 @@ def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
     if name == "persistent":
         dist, parent = run_persistent(ws, source, want_parents, **options)
     elif name in ("expand-contract", "top-down"):
-        dist, parent = run_expand_contract(ws, source, want_parents)
+        dist, parent = run_expand_contract(ws, source, want_parents, **options)
     elif name == "two-phase":
-        dist, parent = run_expand_contract(ws, source, want_parents, two_phase=True)
+        dist, parent = run_expand_contract(ws, source, want_parents, two_phase=True,
+                                           **options)
     elif name == "contract-expand":
         dist, parent = run_contract_expand(ws, source, want_parents)
     elif name == "hybrid":
         dist, parent = run_contract_expand(ws, source, want_parents, hybrid=True, **options)
     elif name == "merge-path":
         dist, parent = run_merge_path(ws, source, want_parents)
+    elif name in variants.COUPLINGS:
+        dist, parent = run_merge_path_coupled(ws, source, want_parents, coupling=name,
+                                              **options)
+    elif name == "frontier-classes":
+        dist, parent = run_frontier_classes(ws, source, want_parents, **options)
     elif name == "direction-optimizing":
         dist, parent = run_direction_optimizing(ws, source, want_parents, **options)
     elif name == "beamer":

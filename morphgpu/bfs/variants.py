@@ -49,10 +49,12 @@ VARIANTS: dict[str, Variant] = {
         Variant("persistent", _DP, "one persistent kernel over mg::grid_sync; frontiers "
                 "under a block's reach run in one block with no grid barrier", True, "top-down"),
         Variant("expand-contract", _MERRILL, "one fused kernel per level: scan+warp+CTA "
-                "gathering, bitmask + label check, warp/history culling, prefix-sum "
-                "enqueue", True, "top-down"),
+                "gathering, label check + atomicCAS claim, warp prefix-sum enqueue; "
+                "option cull= adds the best-effort bitmask and warp/history culling "
+                "(see CULL_OPTIONS)", True, "top-down"),
         Variant("two-phase", _MERRILL, "expand kernel writes every neighbour to an edge "
-                "queue, contract kernel culls and labels", True, "top-down"),
+                "queue, contract kernel claims labels (option cull= as expand-contract)",
+                True, "top-down"),
         Variant("direction-optimizing", _ENT, "Enterprise: status-array queue generation, "
                 "bottom-up with a shared-memory hub cache, switch at gamma = 30 % hubs",
                 True, "auto"),
@@ -67,12 +69,97 @@ VARIANTS: dict[str, Variant] = {
         Variant("merge-path", _LB, "edge-balanced expand: frontier degree scan, one edge "
                 "per thread found by binary search (merge-path partition)", True,
                 "top-down"),
-        Variant("merge-path-couplings", _LB, "imbalanced/balanced redistribution x "
-                "gathering couplings and the expand-factor switch", False, "top-down"),
-        Variant("frontier-classes", _ENT, "thread/warp/block/grid frontier queues", False,
+        Variant("merge-path-separate", _LB, "§4.1 perfect balance + global data movement: "
+                "redistribution kernel writes each edge's position and source, gathering "
+                "kernel reads them back (device degree scan, no host read per level)", True,
                 "top-down"),
+        Variant("merge-path-ib", _LB, "§4.2 imbalanced redistribution + balanced "
+                "gathering: one fused kernel over tiles of TILE edges (vertical merge-path "
+                "partition)", True, "top-down"),
+        Variant("merge-path-bi", _LB, "§4.3 balanced redistribution + imbalanced "
+                "gathering: one fused kernel over tiles of TILE merge steps (rows + edges, "
+                "diagonal partition)", True, "top-down"),
+        Variant("merge-path-hybrid", _LB, "§4.4: per level, merge-path-bi when the "
+                "expand factor (frontier edges / frontier vertices) exceeds f0 = 10, else "
+                "merge-path-ib; decided on the device", True, "top-down"),
+        Variant("frontier-classes", _ENT, "Enterprise §4.2 / Schmidt et al. §III-B: "
+                "small/medium/large/huge queues by out-degree (< 32, < 256, < 65536, "
+                "more) served by a thread/warp/block/the grid, vertices classified by "
+                "their discoverer, block prefix-sum enqueue per class", True, "top-down"),
     ]
 }
+
+# Merrill et al.'s contract options (option ``cull`` of expand-contract and two-phase), in
+# front of the exact label check + atomicCAS claim, so each only removes work:
+# - "bitmask": a visited bit per vertex, read before the 4-byte label and set without
+#   atomics by whoever claims or finds a vertex visited; a lost update only makes it miss.
+# - "warp": lanes of a warp holding the same neighbour at once keep one
+#   (__match_any_sync: Merrill's per-warp hash, exact).
+# - "history": a per-block shared table of recently inspected ids; a hit is dropped.
+# Already in expand-contract without options: scan+warp+CTA gathering (traversal/expand.cuh),
+# the label check, and the prefix-sum enqueue (per warp: ballot ranks, one atomic per warp).
+CULL_OPTIONS = {"bitmask": 1, "warp": 2, "history": 4}  # the kernels' CULL_* bits
+
+
+def cull_mask(cull: str | tuple[str, ...] | list[str] | None) -> int:
+    """The kernels' culling bits for a name or names of :data:`CULL_OPTIONS` ("all": every one)."""
+    if cull is None:
+        return 0
+    items = [cull] if isinstance(cull, str) else list(cull)
+    if items == ["all"]:
+        items = list(CULL_OPTIONS)
+    mask = 0
+    for item in items:
+        if item not in CULL_OPTIONS:
+            raise ValueError(f"cull option must be one of {sorted(CULL_OPTIONS)} or 'all', "
+                             f"got {item!r}")
+        mask |= CULL_OPTIONS[item]
+    return mask
+
+
+# The load-balanced BFS paper's couplings by variant name (the kernels' coupling codes).
+COUPLINGS = {"merge-path-separate": 0, "merge-path-ib": 1, "merge-path-bi": 2,
+             "merge-path-hybrid": 3}
+EXPAND_FACTOR_F0 = 10.0  # the paper's threshold for the hybrid (§5.1)
+
+
+def hybrid_coupling(frontier_vertices: int, frontier_edges: int,
+                    f0: float = EXPAND_FACTOR_F0) -> str:
+    """The coupling merge-path-hybrid runs for a level (the device makes the same test):
+    balanced redistribution ("merge-path-bi") when the expand factor edges / vertices
+    exceeds f0, because the gathering imbalance is then small; otherwise balanced
+    gathering ("merge-path-ib"), since gathering dominates."""
+    if frontier_edges > f0 * frontier_vertices:
+        return "merge-path-bi"
+    return "merge-path-ib"
+
+
+# Frontier classes: the first out-degree served by a warp, a block and the whole grid
+# (Enterprise §4.2: SmallQueue < 32 edges, MiddleQueue < 256, LargeQueue < 65,536).
+CLASS_BOUNDS = (32, 256, 65536)
+CLASS_NAMES = ("thread", "warp", "block", "grid")
+N_CLASSES = len(CLASS_NAMES)
+THREAD_ROW_CAP = 32  # classes.cu: a thread's whole row is one buffered run
+WARP_ROW_CAP = 256  # classes.cu: 8 edges per lane
+
+
+def check_class_bounds(bounds: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Bounds the kernel can serve: 1 <= warp <= 32, warp <= block <= 256, block <= grid."""
+    if len(bounds) != 3:
+        raise ValueError(f"class bounds are (warp, block, grid) degrees, got {bounds!r}")
+    warp, block, grid = (int(b) for b in bounds)
+    if not (1 <= warp <= THREAD_ROW_CAP and warp <= block <= WARP_ROW_CAP and block <= grid):
+        raise ValueError(f"class bounds need 1 <= warp <= {THREAD_ROW_CAP}, warp <= block <= "
+                         f"{WARP_ROW_CAP}, block <= grid; got {bounds!r}")
+    return warp, block, grid
+
+
+def frontier_class(degrees: np.ndarray | int,
+                   bounds: tuple[int, int, int] = CLASS_BOUNDS) -> np.ndarray:
+    """Class of each out-degree: 0 thread, 1 warp, 2 block, 3 grid (classes.cuh's rule)."""
+    warp, block, grid = check_class_bounds(bounds)
+    return np.searchsorted(np.array([warp, block, grid]), np.asarray(degrees), side="right")
+
 
 def names(*, implemented_only: bool = True) -> list[str]:
     return [k for k, v in VARIANTS.items() if v.implemented or not implemented_only]
