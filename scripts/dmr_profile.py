@@ -1,7 +1,7 @@
 """Where the GPU refinement loop spends its time: per round and per kernel (CUDA events).
 
-    python3 scripts/dmr_profile.py [--sizes 1000000 10000000] [--depths 0 1 2]
-        [--mappings consecutive stride] [--json PATH]
+    python3 scripts/dmr_profile.py [--sizes 1000000 10000000] [--configs 2c 0c 1c 3c 2s]
+        [--json PATH]
 
 For each ``random_mesh`` size (triangles in, the benchmark's seed), each deferral depth
 (``refine_gpu(defer_depth=...)``) and each mapping of claimants to planning threads
@@ -88,31 +88,31 @@ def one(ours, area: float, depth: int, consecutive: bool, baseline: float | None
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    ap.add_argument("--depths", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--mappings", nargs="+", default=["consecutive", "stride"],
-                    choices=["consecutive", "stride"])
+    ap.add_argument("--configs", nargs="+", default=["2c", "0c", "1c", "3c", "2s"],
+                    help="deferral depth, then c (consecutive claimants per planning "
+                    "thread) or s (strided)")
     ap.add_argument("--triangle-seconds", type=float, nargs="*", default=[],
                     help="Triangle rpq30 seconds per size, for ratios")
     ap.add_argument("--json")
     args = ap.parse_args()
     warm, _ = prepared(4000)
-    for depth in args.depths:
-        refine_gpu(warm, 30.0, None, defer_depth=depth)
+    configs = [(int(c[:-1]), c[-1] == "c") for c in args.configs]
+    for depth, consecutive in configs:
+        refine_gpu(warm, 30.0, None, defer_depth=depth, consecutive_plans=consecutive)
     results = []
     for i, size in enumerate(args.sizes):
         t0 = time.perf_counter()
         ours, area = prepared(size)
         print(f"# {size}: mesh and prepare {time.perf_counter() - t0:.1f} s", flush=True)
         base = args.triangle_seconds[i] if i < len(args.triangle_seconds) else None
-        for depth in args.depths:
-            for mapping in args.mappings:
-                try:
-                    s = one(ours, area, depth, mapping == "consecutive", base)
-                except Exception as exc:  # one failing configuration must not hide the rest
-                    s = {"triangles_in": size, "depth": depth, "mapping": mapping,
-                         "error": repr(exc)}
-                results.append(s)
-                print(json.dumps(s), flush=True)
+        for depth, consecutive in configs:
+            try:
+                s = one(ours, area, depth, consecutive, base)
+            except Exception as exc:  # one failing configuration must not hide the rest
+                s = {"triangles_in": size, "depth": depth, "consecutive": consecutive,
+                     "error": repr(exc)}
+            results.append(s)
+            print(json.dumps(s), flush=True)
         del ours
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

@@ -10,5 +10,6 @@ out, stats = api.refine_with_stats(mesh, min_angle=30.0, device="gpu")
 verdict = check_mesh(out, mesh, min_angle=30.0)
 print("dmr sanitize:", stats["rounds"], "rounds,", stats["triangles_out"], "triangles,",
       "gpu_stuck", stats.get("gpu_stuck"), "stuck_retries", stats.get("stuck_retries"),
+      "full_scans", stats.get("full_scans"), "missed", stats.get("missed_by_candidates"),
       "left stuck", stats.get("stuck"), "valid", verdict["ok"], verdict["problems"][:3])
 sys.exit(0 if verdict["ok"] else 1)

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from morphgpu import backend
-from morphgpu.conflict import claim_marks, claim_priority
+from morphgpu.conflict import claim_priority
 from morphgpu.dmr import api
-from morphgpu.dmr.check import check_mesh
-from morphgpu.dmr.cpu import gives_way
+from morphgpu.dmr.check import check_mesh, triangle_angles_deg
+from morphgpu.dmr.cpu import badness_key, gives_way
 from morphgpu.dmr.mesh import to_triangle_dict
 
 pytest.importorskip("triangle")
@@ -47,29 +47,44 @@ def _within(nbr: np.ndarray, t: int, depth: int) -> set[int]:
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 50), rnd=st.integers(0, 10_000), depth=st.sampled_from([1, 2]),
-       fraction=st.floats(0.05, 0.9))
-def test_gives_way_exactly_to_a_higher_ranked_bad_triangle_nearby(seed, rnd, depth, fraction):
+@given(seed=st.integers(0, 50), rnd=st.integers(0, 10_000), depth=st.sampled_from([1, 2, 3]),
+       fraction=st.floats(0.05, 0.9), tied=st.booleans())
+def test_gives_way_exactly_to_an_outranking_bad_triangle_nearby(
+    seed, rnd, depth, fraction, tied
+):
     mesh, _ = _prepared(api.random_mesh(60, seed=seed), "cpu")
     rng = np.random.default_rng(seed + rnd)
     bad = np.nonzero(rng.random(mesh.n_triangles) < fraction)[0]
     if len(bad) == 0:
         return
-    waits = gives_way(mesh.nbr, bad, mesh.n_triangles, rnd, depth)
-    rank = {int(t): int(r) for t, r in zip(bad, claim_marks(claim_priority(rnd, bad), bad))}
+    # keys with many ties exercise the priority and slot tie-breaks
+    key = rng.integers(0, 3 if tied else 2**32, len(bad)).astype(np.uint32)
+    waits = gives_way(mesh.nbr, bad, key, mesh.n_triangles, rnd, depth)
+    prio = claim_priority(rnd, bad)
+    rank = {int(t): (int(k), int(p), int(t)) for t, k, p in zip(bad, key, prio)}
     for t, w in zip(bad.tolist(), waits.tolist()):
         higher = [o for o in _within(mesh.nbr, t, depth) if o in rank and rank[o] > rank[t]]
         assert w == bool(higher), (t, higher)
-    assert not waits[int(np.argmax([rank[t] for t in bad.tolist()]))]
+    assert not waits[bad.tolist().index(max(rank, key=rank.get))]
+
+
+def test_badness_key_orders_by_smallest_angle():
+    x = np.array([0.0, 1.0, 0.5, 0.5, 0.5])
+    y = np.array([0.0, 0.0, 0.1, 0.5, 0.9])
+    tri = np.array([[0, 1, 2], [0, 1, 3], [0, 1, 4]])
+    smallest = triangle_angles_deg(np.c_[x, y], tri).min(axis=1)
+    key = badness_key(x, y, tri)
+    assert list(np.argsort(key)) == list(np.argsort(-smallest))
 
 
 def test_no_deferral_when_depth_is_zero():
     mesh, _ = _prepared(api.random_mesh(60, seed=1), "cpu")
     bad = np.arange(mesh.n_triangles)
-    assert not gives_way(mesh.nbr, bad, mesh.n_triangles, 3, 0).any()
+    key = np.zeros(len(bad), dtype=np.uint32)
+    assert not gives_way(mesh.nbr, bad, key, mesh.n_triangles, 3, 0).any()
 
 
-@pytest.mark.parametrize("depth", [0, 1, 2])
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
 def test_every_deferral_depth_refines_correctly(device, depth):
     ours, source = _prepared(api.random_mesh(400, seed=7), device)
     out, stats = _refine_path(device)(ours, 30.0, None, defer_depth=depth)

@@ -30,8 +30,9 @@ MAX_CAVITY = 4096
 # small input angles.
 MIN_SPLIT_FRACTION = 1e-9
 # A bad triangle gives way to a higher-ranked bad one within this many edge steps
-# (:func:`gives_way`): 0 off, 1 its neighbours, 2 theirs too.
-DEFER_DEPTH = 1
+# (:func:`gives_way`): 0 off, 1 its neighbours, 2 theirs too, 3 (the most the kernel does)
+# theirs again.
+DEFER_DEPTH = 2
 
 
 @dataclass
@@ -335,36 +336,53 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             m.nbr[o, k] = s
 
 
-def gives_way(nbr: np.ndarray, bad: np.ndarray, n_slots: int, rnd: int, depth: int) -> np.ndarray:
-    """Which of the ``bad`` triangles give way this round to a bad triangle of higher rank
-    within ``depth`` edge steps (the kernel's ``defers``; rank: the round's hashed priority
-    of the slot, ties broken by the slot).
+def badness_key(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """The cosine of each triangle's smallest angle as float32 bits (uint32): a larger key
+    is a worse triangle (the kernel's key in ``bad_rank``)."""
+    px, py = x[tri], y[tri]
+    ex = px[:, [2, 0, 1]] - px[:, [1, 2, 0]]
+    ey = py[:, [2, 0, 1]] - py[:, [1, 2, 0]]
+    len2 = np.sort(ex * ex + ey * ey, axis=1)
+    cos_small = (len2[:, 1] + len2[:, 2] - len2[:, 0]) / (2.0 * np.sqrt(len2[:, 1] * len2[:, 2]))
+    return np.maximum(cos_small, 0.0).astype(np.float32).view(np.uint32)
 
-    The cavities of such close bad triangles nearly always overlap, so at most one of them
-    could win; the others would plan only to lose. The highest-ranked bad triangle never
-    gives way, so a round with bad triangles keeps a claimant.
+
+def gives_way(
+    nbr: np.ndarray, bad: np.ndarray, key: np.ndarray, n_slots: int, rnd: int, depth: int
+) -> np.ndarray:
+    """Which of the ``bad`` triangles give way this round to a bad triangle that outranks
+    them within ``depth`` edge steps (the kernel's ``defers``).
+
+    The order, highest first: the worse triangle (``key``, from :func:`badness_key`), then
+    the round's hashed priority, then the slot. Worst first is Triangle's order, with
+    fewer and better-spread insertions than an arbitrary one; and the cavities of close
+    bad triangles nearly always overlap, so at most one of them could win: the others
+    would plan only to lose. The highest-ranked bad triangle never gives way, so a round
+    with bad triangles keeps a claimant.
     """
     from ..conflict import claim_marks, claim_priority  # noqa: PLC0415
 
-    out = np.zeros(len(bad), dtype=bool)
     if depth == 0 or len(bad) == 0:
-        return out
+        return np.zeros(len(bad), dtype=bool)
+    # (key, priority) as one uint64; ties (same key and priority) go to the higher slot
+    rank = np.zeros(n_slots, dtype=np.uint64)
+    rank[bad] = claim_marks(key, claim_priority(rnd, bad))
     is_bad = np.zeros(n_slots, dtype=bool)
     is_bad[bad] = True
-
-    def rank(ids: np.ndarray) -> np.ndarray:
-        return claim_marks(claim_priority(rnd, ids), ids)
-
-    mine = rank(bad)[:, None]
-    near = nbr[bad]  # (k, 3)
-    if depth >= 2:
-        second = nbr[np.maximum(near, 0)].reshape(len(bad), 9)
-        second[np.repeat(near < 0, 3, axis=1) | (second == bad[:, None])] = -1
-        near = np.concatenate([near, second], axis=1)
+    # the triangles within `depth` steps, level by level (t itself may come back: dropped)
+    level, parts = bad[:, None], []
+    for _ in range(depth):
+        step = nbr[np.maximum(level, 0)].reshape(len(bad), -1)
+        step[np.repeat(level < 0, 3, axis=1)] = -1
+        parts.append(step)
+        level = step
+    near = np.concatenate(parts, axis=1)
+    near[near == bad[:, None]] = -1
     live = near >= 0
     safe = np.where(live, near, 0)
-    out = np.any(live & is_bad[safe] & (rank(safe) > mine), axis=1)
-    return out
+    mine = rank[bad][:, None]
+    higher = (rank[safe] > mine) | ((rank[safe] == mine) & (safe > bad[:, None]))
+    return np.any(live & is_bad[safe] & higher, axis=1)
 
 
 def claim_cavities(plans: list[Plan], n_triangles: int, rnd: int) -> np.ndarray:
@@ -449,7 +467,9 @@ def refine_cpu(
         bad = cand[bad_mask(m.x, m.y, rows, m.seg[cand], min_angle, max_area, m.apex)]
         if len(bad) == 0:
             break
-        waiting = gives_way(m.nbr, bad, m.nt, rnd, defer_depth)
+        waiting = gives_way(
+            m.nbr, bad, badness_key(m.x, m.y, m.tri[bad]), m.nt, rnd, defer_depth
+        )
         stats["gave_way"] += int(waiting.sum())
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
         plans: list[Plan] = []

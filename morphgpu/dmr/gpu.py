@@ -60,7 +60,8 @@ class DeviceMesh:
         self.marks = cp.zeros(triangle_capacity, dtype=cp.uint64)
         self.mark_round = cp.zeros(triangle_capacity, dtype=cp.uint32)  # round + 1 of a mark
         self.worklist = cp.zeros(triangle_capacity, dtype=cp.int32)  # this round's bad
-        self.bad_round = cp.zeros(triangle_capacity, dtype=cp.uint32)  # round + 1 when bad
+        # (round + 1) << 32 | the badness key, for bad triangles (kernels/dmr.cu, outranks)
+        self.bad_rank = cp.zeros(triangle_capacity, dtype=cp.uint64)
         # candidate lists, this round's and the next (swapped each round), and each slot's
         # round + 1 of its last push (no slot is pushed twice in a round)
         self.candidates = [cp.zeros(triangle_capacity, dtype=cp.int32) for _ in range(2)]
@@ -95,7 +96,7 @@ class DeviceMesh:
                 )
             for name in ("tri", "nbr", "seg"):
                 setattr(self, name, self._grown(getattr(self, name), 3 * cap))
-            for name in ("stuck", "marks", "mark_round", "worklist", "bad_round", "queued"):
+            for name in ("stuck", "marks", "mark_round", "worklist", "bad_rank", "queued"):
                 setattr(self, name, self._grown(getattr(self, name), cap))
             self.candidates = [self._grown(c, cap) for c in self.candidates]
         if vertices > len(self.x):
@@ -176,14 +177,14 @@ def refine_gpu(
     profile: list[dict] | None = None, consecutive_plans: bool = CONSECUTIVE_PLANS,
 ) -> tuple[Mesh, dict]:
     """Refine on the GPU; raises RuntimeError when ``max_rounds`` rounds leave bad
-    triangles. ``defer_depth``: how far (edge steps, 0 to 2) a bad triangle looks for a
+    triangles. ``defer_depth``: how far (edge steps, 0 to 3) a bad triangle looks for a
     higher-ranked bad one to give way to (see kernels/dmr.cu, ``defers``). ``profile``: a
     list that receives one dict per round with each kernel's time (CUDA events) and counts.
     ``consecutive_plans``: each planning thread takes a range of consecutive claimants
     (the paper's local worklist) rather than every n-th one.
     """
-    if defer_depth not in (0, 1, 2):
-        raise ValueError(f"defer_depth: expected 0, 1 or 2, got {defer_depth}")
+    if defer_depth not in (0, 1, 2, 3):
+        raise ValueError(f"defer_depth: expected 0 to 3, got {defer_depth}")
     cp = backend.cupy_module()
     with backend.gpu_memory_guard("dmr.refine on the GPU"):
         return _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth,
@@ -233,7 +234,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
     sms = backend.gpu_properties()["multiprocessors"]
     t_start = time.perf_counter()
     cap_t = max(1024, 2 * mesh.n_triangles)
-    backend.require_gpu_bytes(cap_t * 84 + 2 * mesh.n_vertices * 24, "dmr.refine")
+    backend.require_gpu_bytes(cap_t * 88 + 2 * mesh.n_vertices * 24, "dmr.refine")
     dm = DeviceMesh(cp, mesh, cap_t, max(1024, 2 * mesh.n_vertices))
     seg_markers = cp.asarray(mesh.segment_markers, dtype=cp.int32)
     # counters: [bad, triangles, vertices, refined, candidates (list 0), candidates (list 1),
@@ -271,7 +272,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
              np.uint64(0) if full_scan else dm.candidates[this],  # 0: a null pointer
              counters[4 + this: 5 + this],
              np.int64(dm.nt), np.float64(min_cos), np.float64(area_limit), stamp,
-             dm.bad_round, dm.worklist, np.int64(MAX_CLAIMANTS), counters[0:1],
+             dm.bad_rank, dm.worklist, np.int64(MAX_CLAIMANTS), counters[0:1],
              counters[4 + other: 5 + other]),
         )
         timeline.mark("find_bad")
@@ -316,7 +317,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
              dm.mark_round,
              plans.px, plans.py,
              plans.hood, plans.n_cavity, plans.n_hood, plans.through, plans.split_a,
-             plans.split_b, plans.split_seg, dm.bad_round, stamp, np.int32(defer_depth),
+             plans.split_b, plans.split_seg, dm.bad_rank, stamp, np.int32(defer_depth),
              np.int32(consecutive_plans)),
         )
         timeline.mark("plan_and_race")
@@ -351,7 +352,8 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
             "not refined"
         )
     timeline.flush()
-    stats["refinements"], stats["gave_way"] = (int(c) for c in counters[3:7:3].get())
+    final = counters.get()
+    stats["refinements"], stats["gave_way"] = int(final[3]), int(final[6])
     stats["claimants"] -= stats["gave_way"]  # only those that planned a cavity claimed it
     stats["gpu_loop_seconds"] = t_loop_end - t_loop
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])

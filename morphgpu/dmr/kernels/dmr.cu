@@ -110,7 +110,7 @@ __device__ __forceinline__ vid_t corner(const MeshView& m, vid_t t, int i) {
 // it, or the shortest edge joins two shell vertices of one apex at the same distance
 // from it (a small input angle's price, Triangle's rule).
 __device__ bool is_bad(const MeshView& m, const vid_t* apex, vid_t t, double min_cos,
-                       double max_area) {
+                       double max_area, double* cos_small_out) {
     double len2[3];
     for (int i = 0; i < 3; ++i) {
         const vid_t u = corner(m, t, i + 1), v = corner(m, t, i + 2);
@@ -122,6 +122,7 @@ __device__ bool is_bad(const MeshView& m, const vid_t* apex, vid_t t, double min
     if (len2[2] < len2[s]) s = 2;
     const double a2 = len2[s], b2 = len2[(s + 1) % 3], c2 = len2[(s + 2) % 3];
     const double cos_small = (b2 + c2 - a2) / (2.0 * sqrt(b2 * c2));
+    *cos_small_out = cos_small;
     bool bad = cos_small > min_cos;
     const i64 base = 3 * (i64)t;
     if (m.seg[base + (s + 1) % 3] != 0 && m.seg[base + (s + 2) % 3] != 0) bad = false;
@@ -262,29 +263,44 @@ __device__ void split_point(double ax, double ay, double bx, double by, bool a_i
     *py = ay + f * (by - ay);
 }
 
-// This round's rank of triangle t for the deferral rule: a hashed priority (a new order
-// every round, so nobody waits forever), ties broken by the slot.
-__device__ __forceinline__ u64 defer_rank(u64 round, vid_t t) {
-    return ((u64)mg::claim_priority(round, (u64)t) << 32) | (u64)(unsigned)t;
+// The deferral rule's order, highest first: the worse triangle (the larger cosine of its
+// smallest angle, as float bits in bad_rank's low word), then this round's hashed
+// priority, then the slot. Worst first is Triangle's order; it makes fewer, better-spread
+// insertions than an arbitrary order. bad_rank's high word is the round's stamp, so an
+// entry of an earlier round is not bad now.
+__device__ __forceinline__ bool outranks(u64 other_entry, vid_t other, u64 my_entry, vid_t t,
+                                         unsigned stamp, u64 round) {
+    if ((unsigned)(other_entry >> 32) != stamp) return false;
+    const unsigned key = (unsigned)other_entry, my_key = (unsigned)my_entry;
+    if (key != my_key) return key > my_key;
+    const unsigned p = mg::claim_priority(round, (u64)other), q = mg::claim_priority(round, (u64)t);
+    if (p != q) return p > q;
+    return other > t;
 }
 
-// Does bad triangle t give way this round to a bad triangle of higher rank within `depth`
-// (1 or 2) edge steps? The cavities of such close bad triangles nearly always overlap, so
-// at most one of them could win; the others' plans would be built only to be thrown away.
-// The highest-ranked bad triangle never gives way, so a round with bad triangles still
-// has a claimant (and the claim protocol a winner).
-__device__ bool defers(const MeshView& m, const unsigned* bad_round, unsigned stamp,
-                       u64 round, vid_t t, int depth) {
-    const u64 mine = defer_rank(round, t);
+// Does bad triangle t give way this round to a bad claimant that outranks it within
+// `depth` (1 to 3) edge steps? The cavities of such close bad triangles nearly always
+// overlap, so at most one of them could win; the others' plans would be built only to be
+// thrown away. The highest-ranked claimant never gives way, so a round with bad
+// triangles still has a claimant (and the claim protocol a winner).
+__device__ bool defers(const MeshView& m, const u64* bad_rank, unsigned stamp, u64 round,
+                       vid_t t, int depth) {
+    const u64 mine = bad_rank[t];
     for (int k = 0; k < 3; ++k) {
         const vid_t o = m.nbr[3 * (i64)t + k];
         if (o < 0) continue;
-        if (bad_round[o] == stamp && defer_rank(round, o) > mine) return true;
+        if (outranks(bad_rank[o], o, mine, t, stamp, round)) return true;
         if (depth < 2) continue;
         for (int q = 0; q < 3; ++q) {
             const vid_t o2 = m.nbr[3 * (i64)o + q];
             if (o2 < 0 || o2 == t) continue;
-            if (bad_round[o2] == stamp && defer_rank(round, o2) > mine) return true;
+            if (outranks(bad_rank[o2], o2, mine, t, stamp, round)) return true;
+            if (depth < 3) continue;
+            for (int r = 0; r < 3; ++r) {
+                const vid_t o3 = m.nbr[3 * (i64)o2 + r];
+                if (o3 < 0 || o3 == o || o3 == t) continue;
+                if (outranks(bad_rank[o3], o3, mine, t, stamp, round)) return true;
+            }
         }
     }
     return false;
@@ -304,8 +320,8 @@ struct Plans {
 
 }  // namespace
 
-// Bad triangles -> worklist, and the first max_claimants of them stamped in bad_round
-// (the deferral rule reads it). The triangles tested are `candidates[0 .. *n_candidates)` (the slots last round's
+// Bad triangles -> worklist, and the first max_claimants of them stamped and ranked in
+// bad_rank (the deferral rule reads it). The triangles tested are `candidates[0 .. *n_candidates)` (the slots last round's
 // claimants and winners pushed), or, with candidates == nullptr, every slot below
 // n_slots (the first round, and the full scan that confirms the end). Also empties the
 // candidate list the coming round fills (no kernel of this round reads it before apply).
@@ -313,7 +329,7 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
                                     int* seg, const vid_t* apex, const unsigned char* stuck,
                                     const vid_t* candidates, const u64* n_candidates,
                                     i64 n_slots, double min_cos, double max_area,
-                                    unsigned stamp, unsigned* bad_round, vid_t* worklist,
+                                    unsigned stamp, u64* bad_rank, vid_t* worklist,
                                     i64 max_claimants, u64* n_bad, u64* n_next_candidates) {
     const MeshView m{x, y, tri, nbr, seg};
     if (blockIdx.x == 0 && threadIdx.x == 0) *n_next_candidates = 0;
@@ -322,12 +338,15 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
         const i64 i = base + threadIdx.x;
         const vid_t t = i < n ? (candidates ? candidates[i] : (vid_t)i) : -1;
-        const bool bad = t >= 0 && !stuck[t] && is_bad(m, apex, t, min_cos, max_area);
+        double cos_small = 0.0;
+        const bool bad =
+            t >= 0 && !stuck[t] && is_bad(m, apex, t, min_cos, max_area, &cos_small);
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_bad, bad ? 1 : 0);
         if (bad) worklist[slot] = t;
         // only claimants are stamped: one never gives way to a bad triangle past the
         // round's claimant limit, so the highest-ranked claimant always claims
-        if (bad && slot < max_claimants) bad_round[t] = stamp;
+        if (bad && slot < max_claimants)
+            bad_rank[t] = ((u64)stamp << 32) | __float_as_uint((float)cos_small);
     }
 }
 
@@ -340,7 +359,7 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
                                          double* py_out, vid_t* hood, int* n_cavity,
                                          int* n_hood, i64* through, vid_t* split_a,
                                          vid_t* split_b, int* split_seg,
-                                         const unsigned* bad_round, unsigned stamp,
+                                         const u64* bad_rank, unsigned stamp,
                                          int defer_depth, int consecutive) {
     const MeshView m{x, y, tri, nbr, seg};
     // consecutive: a range of consecutive claimants per thread (the paper's local
@@ -354,7 +373,7 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
     for (i64 i = begin; i < end; i += step) {
         n_cavity[i] = -1;
         const vid_t t = worklist[i];
-        if (defer_depth > 0 && defers(m, bad_round, stamp, round, t, defer_depth)) {
+        if (defer_depth > 0 && defers(m, bad_rank, stamp, round, t, defer_depth)) {
             n_cavity[i] = -2;  // gave way (counted in ring_check_and_apply)
             continue;
         }
