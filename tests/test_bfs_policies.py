@@ -19,15 +19,22 @@ from morphgpu.bfs import variants
 # --- merge_path.cuh, transcribed -------------------------------------------------------
 
 
+def warp_first_false(lo: int, hi: int, pred) -> int:
+    """The 32-lane search, lane by lane: probes, ballot count, narrowed range."""
+    while hi - lo > 32:
+        step = (hi - lo + 31) // 32
+        below = sum(1 for lane in range(32) if lo + lane * step < hi and pred(lo + lane * step))
+        if below == 0:
+            return lo
+        next_hi = lo + below * step
+        lo = lo + (below - 1) * step + 1
+        hi = min(hi, next_hi)
+    return lo + sum(1 for lane in range(32) if lo + lane < hi and pred(lo + lane))
+
+
 def merge_path_rows(ends: np.ndarray, n_rows: int, total: int, d: int) -> int:
-    lo, hi = max(0, d - total), min(d, n_rows)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if ends[mid] <= d - 1 - mid:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return warp_first_false(max(0, d - total), min(d, n_rows),
+                            lambda mid: ends[mid] <= d - 1 - mid)
 
 
 def owning_row(ends: np.ndarray, lo: int, count: int, k: int) -> int:
@@ -53,8 +60,8 @@ def balanced_tile(ends, n_rows, total, t, tile):
 def item_tile(ends, n_rows, total, t, tile):
     k0 = t * tile
     k1 = min(k0 + tile, total)
-    r0 = owning_row(ends, 0, n_rows, k0)
-    r1 = owning_row(ends, r0, n_rows - r0, k1 - 1)
+    r0 = warp_first_false(0, n_rows, lambda r: ends[r] <= k0)
+    r1 = warp_first_false(0, n_rows, lambda r: ends[r] <= k1 - 1)
     return r0, r1 - r0 + 1, k0, k1
 
 
@@ -71,7 +78,15 @@ def tile_items(ends, first_row, n_rows, first_item, end_item, tile):
     return out, staged
 
 
-degree_lists = st.lists(st.integers(0, 40) | st.just(0), min_size=1, max_size=60)
+@settings(max_examples=200, deadline=None)
+@given(lo=st.integers(0, 5000), width=st.integers(0, 5000), cut=st.integers(0, 5000))
+def test_warp_search_finds_the_first_false(lo, width, cut):
+    hi = lo + width
+    first_false = min(max(lo + cut, lo), hi)
+    assert warp_first_false(lo, hi, lambda i: i < first_false) == first_false
+
+
+degree_lists = st.lists(st.integers(0, 40) | st.just(0), min_size=1, max_size=120)
 
 
 @settings(max_examples=150, deadline=None)

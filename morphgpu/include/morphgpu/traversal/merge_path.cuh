@@ -26,19 +26,6 @@
 namespace mg {
 namespace traversal {
 
-// Rows consumed on the merge path at diagonal d (0 <= d <= n_rows + total): merging the
-// rows' inclusive ends with the items 0..total-1, a row end is consumed before an item of
-// equal value (item ends[r] belongs to row r + 1). The split is (rows, d - rows).
-__device__ __forceinline__ i64 merge_path_rows(const i64* ends, i64 n_rows, i64 total, i64 d) {
-    i64 lo = d - total > 0 ? d - total : 0;
-    i64 hi = d < n_rows ? d : n_rows;
-    while (lo < hi) {
-        const i64 mid = (lo + hi) >> 1;
-        if (ends[mid] <= d - 1 - mid) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
 // The first r in [lo, lo + count) with ends[r] > k (the row that owns item k), or
 // lo + count when there is none.
 __device__ __forceinline__ i64 owning_row(const i64* ends, i64 lo, i64 count, i64 k) {
@@ -49,6 +36,40 @@ __device__ __forceinline__ i64 owning_row(const i64* ends, i64 lo, i64 count, i6
     }
     return lo;
 }
+
+// Warp-wide (every lane of a full warp): the first i in [lo, hi) where pred(i) is false,
+// or hi, for a predicate that is true up to some index and false from there on. A 32-way
+// search: each round the lanes probe 32 evenly spaced indices and keep the gap where the
+// predicate turns false, so a range of 2^24 takes 5 dependent loads instead of 24, which
+// is what a tile's setup waits on. Every lane returns the same index.
+template <typename Pred>
+__device__ i64 warp_first_false(i64 lo, i64 hi, const Pred& pred) {
+    const unsigned lane = lane_id();
+    while (hi - lo > 32) {  // warp-uniform
+        const i64 step = (hi - lo + 31) / 32;
+        const i64 probe = lo + (i64)lane * step;
+        const bool holds = probe < hi && pred(probe);
+        const int below = __popc(__ballot_sync(0xffffffffu, holds));  // probes 0..below-1 hold
+        if (below == 0) return lo;
+        const i64 next_hi = lo + (i64)below * step;
+        lo = lo + (i64)(below - 1) * step + 1;
+        hi = next_hi < hi ? next_hi : hi;
+    }
+    const bool holds = lo + (i64)lane < hi && pred(lo + (i64)lane);
+    return lo + __popc(__ballot_sync(0xffffffffu, holds));
+}
+
+struct RowEndsAtMost {  // owning_row's predicate: row r ends at or before item k
+    const i64* ends;
+    i64 k;
+    __device__ __forceinline__ bool operator()(i64 r) const { return ends[r] <= k; }
+};
+
+struct PathTakesRow {  // warp_merge_path_rows's predicate at diagonal d
+    const i64* ends;
+    i64 d;
+    __device__ __forceinline__ bool operator()(i64 mid) const { return ends[mid] <= d - 1 - mid; }
+};
 
 template <int TILE>
 struct MergeTile {
@@ -82,14 +103,31 @@ __device__ void stage_rows(MergeTile<TILE>& s, const i64* ends, const vid_t* que
 }
 
 // Block-wide. Diagonal tile t of the merge path (balanced redistribution).
+// Warp-wide: rows consumed on the merge path at diagonal d (0 <= d <= n_rows + total):
+// merging the rows' inclusive ends with the items 0..total-1, a row end is consumed before
+// an item of equal value (item ends[r] belongs to row r + 1). The split is (rows, d - rows).
+__device__ __forceinline__ i64 warp_merge_path_rows(const i64* ends, i64 n_rows, i64 total,
+                                                    i64 d) {
+    const i64 lo = d - total > 0 ? d - total : 0;
+    const i64 hi = d < n_rows ? d : n_rows;
+    return warp_first_false(lo, hi, PathTakesRow{ends, d});
+}
+
+// Block-wide (blockDim.x >= 64). Diagonal tile t of the merge path (balanced
+// redistribution); warps 0 and 1 search the tile's two ends at once.
 template <int TILE>
 __device__ void balanced_tile(MergeTile<TILE>& s, const i64* ends, const vid_t* queue,
                               const eid_t* indptr, i64 n_rows, i64 total, i64 t) {
+    __shared__ i64 split[2];
+    const i64 d0 = t * TILE;
+    const i64 d1 = d0 + TILE < n_rows + total ? d0 + TILE : n_rows + total;
+    if (warp_id() < 2) {
+        const i64 r = warp_merge_path_rows(ends, n_rows, total, warp_id() == 0 ? d0 : d1);
+        if (lane_id() == 0) split[warp_id()] = r;
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
-        const i64 d0 = t * TILE;
-        const i64 d1 = d0 + TILE < n_rows + total ? d0 + TILE : n_rows + total;
-        const i64 r0 = merge_path_rows(ends, n_rows, total, d0);
-        const i64 r1 = merge_path_rows(ends, n_rows, total, d1);
+        const i64 r0 = split[0], r1 = split[1];
         // Items [d0 - r0, d1 - r1) lie in rows r0 .. min(r1, n_rows - 1).
         const i64 last = r1 < n_rows ? r1 : n_rows - 1;
         s.first_row = r0;
@@ -101,18 +139,24 @@ __device__ void balanced_tile(MergeTile<TILE>& s, const i64* ends, const vid_t* 
     stage_rows(s, ends, queue, indptr);
 }
 
-// Block-wide. Item tile t (imbalanced redistribution, balanced gathering): items
-// [t*TILE, min((t+1)*TILE, total)), total > t*TILE.
+// Block-wide (blockDim.x >= 64). Item tile t (imbalanced redistribution, balanced
+// gathering): items [t*TILE, min((t+1)*TILE, total)), total > t*TILE; warps 0 and 1 find
+// the rows of its first and last item at once.
 template <int TILE>
 __device__ void item_tile(MergeTile<TILE>& s, const i64* ends, const vid_t* queue,
                           const eid_t* indptr, i64 n_rows, i64 total, i64 t) {
+    __shared__ i64 split[2];
+    const i64 k0 = t * TILE;
+    const i64 k1 = k0 + TILE < total ? k0 + TILE : total;
+    if (warp_id() < 2) {
+        const i64 k = warp_id() == 0 ? k0 : k1 - 1;
+        const i64 r = warp_first_false(0, n_rows, RowEndsAtMost{ends, k});
+        if (lane_id() == 0) split[warp_id()] = r;
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
-        const i64 k0 = t * TILE;
-        const i64 k1 = k0 + TILE < total ? k0 + TILE : total;
-        const i64 r0 = owning_row(ends, 0, n_rows, k0);
-        const i64 r1 = owning_row(ends, r0, n_rows - r0, k1 - 1);
-        s.first_row = r0;
-        s.n_rows = r1 - r0 + 1;
+        s.first_row = split[0];
+        s.n_rows = split[1] - split[0] + 1;
         s.first_item = k0;
         s.end_item = k1;
     }
