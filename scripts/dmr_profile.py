@@ -53,7 +53,8 @@ def one(ours, area: float, depth: int, consecutive: bool, baseline: float | None
     rows: list[dict] = []
     out, stats = refine_gpu(ours, 30.0, None, profile=rows, **options)
     cp.cuda.get_current_stream().synchronize()
-    ok, smallest = quick_check(to_triangle_dict(out), area, 30.0)
+    host = {k: backend.to_host(v) for k, v in to_triangle_dict(out).items()}
+    ok, smallest = quick_check(host, area, 30.0)
     big = [r for r in rows if r.get("claimants", 0) >= 10_000]
     small = [r for r in rows if r.get("claimants", 0) < 10_000]
 
@@ -75,6 +76,10 @@ def one(ours, area: float, depth: int, consecutive: bool, baseline: float | None
         "kernel_ms": {k: total(rows, k) for k in KERNELS},
         "big_rounds": len(big), "big_ms": total(big), "small_rounds": len(small),
         "small_ms": total(small),
+        "per_round": [  # [bad triangles claimed, round ms] for every round
+            [r.get("claimants", 0), round(sum(r.get(n + "_ms", 0.0) for n in KERNELS), 3)]
+            for r in rows
+        ],
         "first_rounds": [
             {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
             for r in rows[:6]
