@@ -322,6 +322,41 @@ class FakeMergePathModule:
                 _push(out_q, out_tail, w)
 
 
+class FakeLevelModule:
+    """level.cu's expand-contract and two-phase kernels (and their culled forms, whose
+    culling only ever drops vertices that are visited, so it is not modelled)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def get_function(self, name):
+        self.calls.append(name)
+        return getattr(self, name.removesuffix("_culled"))
+
+    def bfs_expand_contract(self, grid, block, args):
+        indptr, indices, dist, parent, in_q, in_count, out_q, out_tail, level = args[:9]
+        assert len(args) in (9, 11)
+        for v in np.asarray(in_q[:int(in_count[0])]):
+            for w in indices[indptr[v]:indptr[v + 1]]:
+                if _claim(dist, _ptr(parent), int(v), int(w), int(level)):
+                    _push(out_q, out_tail, w)
+
+    def bfs_two_phase_expand(self, grid, block, args):
+        indptr, indices, dist, in_q, in_count, edge_dst, edge_src, edge_tail = args
+        for v in np.asarray(in_q[:int(in_count[0])]):
+            for w in indices[indptr[v]:indptr[v + 1]]:
+                if dist[w] == -1:
+                    edge_src[int(edge_tail[0])] = v
+                    _push(edge_dst, edge_tail, w)
+
+    def bfs_two_phase_contract(self, grid, block, args):
+        edge_dst, edge_src, edge_count, dist, parent, out_q, out_tail, level = args[:8]
+        assert len(args) in (8, 10)
+        for i in range(int(edge_count[0])):
+            if _claim(dist, _ptr(parent), int(edge_src[i]), int(edge_dst[i]), int(level)):
+                _push(out_q, out_tail, edge_dst[i])
+
+
 class FakeClassesModule:
     def __init__(self) -> None:
         self.classes_seen: set[int] = set()
@@ -356,7 +391,8 @@ def fake_gpu(monkeypatch):
     from morphgpu import backend
     from morphgpu.bfs import gpu
 
-    modules = {gpu.MERGE_PATH_FILE: FakeMergePathModule(), gpu.CLASSES_FILE: FakeClassesModule()}
+    modules = {gpu.MERGE_PATH_FILE: FakeMergePathModule(), gpu.CLASSES_FILE: FakeClassesModule(),
+               gpu.LEVEL_FILE: FakeLevelModule()}
     monkeypatch.setattr(backend, "cupy_module", lambda: FakeCuPy)
     monkeypatch.setattr(backend, "gpu_properties", lambda *a: {"multiprocessors": 1})
     monkeypatch.setattr(backend, "require_gpu_bytes", lambda *a: None)
@@ -457,3 +493,22 @@ def test_frontier_classes_use_every_queue(fake_gpu):
     assert modules[gpu.CLASSES_FILE].classes_seen == {0, 1, 2, 3}
     with pytest.raises(ValueError, match="bounds"):
         gpu.run(g, 0, variant="frontier-classes", want_parents=True, bounds=(64, 64, 64))
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=graphs_for_loops, two_phase=st.booleans(), check_every=st.integers(1, 5),
+       cull=st.sampled_from([(), "warp", ("bitmask", "history"), "all"]))
+def test_expand_contract_host_loop(fake_gpu, case, two_phase, check_every, cull):
+    gpu, modules = fake_gpu
+    n, m, symmetric, rng = case
+    src = [rng.randrange(n) for _ in range(m)]
+    dst = [rng.randrange(n) for _ in range(m)]
+    g = _host_graph(n, src, dst, symmetric)
+    source = rng.randrange(n)
+    variant = "two-phase" if two_phase else "expand-contract"
+    modules[gpu.LEVEL_FILE].calls.clear()
+    dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True, cull=cull,
+                              check_every=check_every)
+    _check_search(g, source, dist, parent)
+    assert any(name.endswith("_culled") for name in modules[gpu.LEVEL_FILE].calls) == bool(cull)

@@ -266,11 +266,13 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
 
 def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
                         *, two_phase: bool = False,
-                        cull: str | tuple[str, ...] = CULL) -> tuple[Any, Any]:
-    """Merrill's expand-contract (or two-phase): one fused kernel (two) per level, the host
-    reading the new frontier's size to stop. ``cull`` (names from variants.CULL_OPTIONS,
-    or "all") puts the best-effort bitmask and warp/history culling in front of the claim;
-    the default () is the path measured before they existed."""
+                        cull: str | tuple[str, ...] = CULL,
+                        check_every: int = CHECK_EVERY) -> tuple[Any, Any]:
+    """Merrill's expand-contract (or two-phase): one fused kernel (two) per level, launched
+    back to back; the host reads the frontier's size every ``check_every`` levels to stop
+    (1: every level, the path measured before). ``cull`` (names from
+    variants.CULL_OPTIONS, or "all") puts the best-effort bitmask and warp/history culling
+    in front of the claim; the default () is the path measured before they existed."""
     g = ws.g
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
     mask = variants.cull_mask(cull)
@@ -294,19 +296,20 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
     culling = (np.int32(mask), bits) if mask else ()
     level = 0
     while True:
-        ws.grow_counts(level)
-        in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
-        here, nxt = ws.counts[level], ws.counts[level + 1]
-        if two_phase:
-            expand(grid, block, (g.indptr, g.indices, dist, in_q, here, edge_dst, edge_src,
-                                 nxt[3:]))
-            contract(grid, block, (edge_dst, edge_src, nxt[3:], dist, _ptr(parent), out_q,
-                                   nxt, np.int32(level + 1), *culling))
-        else:
-            fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_q, here, out_q,
-                                nxt, np.int32(level + 1), *culling))
-        level += 1
-        if int(nxt[0]) == 0:
+        for _ in range(max(1, check_every)):
+            ws.grow_counts(level)
+            in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
+            here, nxt = ws.counts[level], ws.counts[level + 1]
+            if two_phase:
+                expand(grid, block, (g.indptr, g.indices, dist, in_q, here, edge_dst,
+                                     edge_src, nxt[3:]))
+                contract(grid, block, (edge_dst, edge_src, nxt[3:], dist, _ptr(parent),
+                                       out_q, nxt, np.int32(level + 1), *culling))
+            else:
+                fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_q, here,
+                                    out_q, nxt, np.int32(level + 1), *culling))
+            level += 1
+        if int(ws.counts[level, 0]) == 0:
             return dist, parent
 
 
