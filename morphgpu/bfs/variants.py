@@ -4,7 +4,12 @@ A variant is a policy over the shared traversal operators (include/morphgpu/trav
 which expand (load balancing), which contract (duplicate culling), which queue generation,
 which direction rule, and whether the level loop lives in one persistent kernel. Names
 from the issue that are not implemented yet stay in the table with ``implemented=False``,
-so asking for one is a clear error rather than a silent substitute.
+so asking for one is a clear error rather than a silent substitute (none are left).
+
+The host-side rules of the policies live here as pure functions, mirrored by the kernels
+and tested on the CPU: the merge-path hybrid's expand-factor switch
+(:func:`hybrid_coupling`), the frontier classes by out-degree (:func:`frontier_class`,
+:func:`check_class_bounds`) and the names of Merrill's culling options (:func:`cull_mask`).
 
 ``auto`` on the GPU, from graph statistics (no traversal needed):
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
