@@ -102,7 +102,6 @@ __device__ void stage_rows(MergeTile<TILE>& s, const i64* ends, const vid_t* que
     __syncthreads();
 }
 
-// Block-wide. Diagonal tile t of the merge path (balanced redistribution).
 // Warp-wide: rows consumed on the merge path at diagonal d (0 <= d <= n_rows + total):
 // merging the rows' inclusive ends with the items 0..total-1, a row end is consumed before
 // an item of equal value (item ends[r] belongs to row r + 1). The split is (rows, d - rows).
