@@ -40,18 +40,32 @@ from morphgpu.csr import CSRGraph  # noqa: E402
 Runner = Callable[[int, bool], tuple[Any, Any]]
 
 # name -> (extra defines, enter_local); None is gpu.py's own path.
+PREFETCH = {"MG_BFS_PREFETCH_IN": 1}
+ROWS = {"MG_BFS_LOCAL_ROWS": 1}
+BIG_CAP = {"MG_BFS_LOCAL_CAP": 5632}  # clamped to what shared memory holds (3840 with ROWS)
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | None] = {
     "default": None,
-    "prefetch": ({"MG_BFS_PREFETCH_IN": 1}, gpu.ENTER_LOCAL),
+    "prefetch": (PREFETCH, gpu.ENTER_LOCAL),
+    "rows": (ROWS, gpu.ENTER_LOCAL),
+    "rows+prefetch": ({**ROWS, **PREFETCH}, gpu.ENTER_LOCAL),
     "grid-only": ({}, 0),
-    "cap5632": ({"MG_BFS_LOCAL_CAP": 5632}, 4096),
-    "prefetch+cap5632": ({"MG_BFS_PREFETCH_IN": 1, "MG_BFS_LOCAL_CAP": 5632}, 4096),
+    "prefetch grid-only": (PREFETCH, 0),
+    "cap5632": (BIG_CAP, 4096),
+    "rows+prefetch+cap": ({**ROWS, **PREFETCH, **BIG_CAP}, 4096),
 }
-DIRECTION_VARIANTS: dict[str, dict[str, int] | None] = {
+FUSED_BU = {"MG_BFS_FUSED_BOTTOM_UP": 1}
+FUSED_TD = {"MG_BFS_FUSED_TOP_DOWN": 1}
+SOURCE = {"MG_BFS_SOURCE_STATS": 1}
+ALL_DIRECTION = {**FUSED_BU, **FUSED_TD, **SOURCE}
+# name -> (extra defines, (alpha, beta) or None for gpu.py's); None is gpu.py's own path.
+DIRECTION_VARIANTS: dict[str, tuple[dict[str, int], tuple[float, float] | None] | None] = {
     "default": None,
-    "fused": {"MG_BFS_FUSED_BOTTOM_UP": 1},
-    "source": {"MG_BFS_SOURCE_STATS": 1},
-    "fused+source": {"MG_BFS_FUSED_BOTTOM_UP": 1, "MG_BFS_SOURCE_STATS": 1},
+    "fused-bu": (FUSED_BU, None),
+    "fused-td": (FUSED_TD, None),
+    "source": (SOURCE, None),
+    "all": (ALL_DIRECTION, None),
+    "all beta=8": (ALL_DIRECTION, (gpu.ALPHA, 8.0)),
+    "all beta=96": (ALL_DIRECTION, (gpu.ALPHA, 96.0)),
 }
 PROFILE_SLOTS = ["local rounds", "local levels", "grid rounds", "give-ups", "local cycles",
                  "grid cycles", "grid barrier cycles", "total cycles"]
@@ -103,9 +117,12 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
     return run, defines
 
 
-def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer"
+def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer",
+                     alpha_beta: tuple[float, float] | None = None
                      ) -> tuple[Runner, dict[str, Any]]:
-    """run_direction_persistent with extra defines and gpu.py's option defaults."""
+    """run_direction_persistent with extra defines and gpu.py's option defaults (or other
+    alpha and beta)."""
+    alpha, beta = alpha_beta or (gpu.ALPHA, gpu.BETA)
     cp = backend.cupy_module()
     defines = {**_index_defines(g), "MG_BFS_BLOCK": gpu.DIRECTION_BLOCK, **extra}
     grid = barrier.persistent_kernel(gpu.DIRECTION_FILE, "bfs_direction_persistent",
@@ -122,7 +139,7 @@ def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer"
                     ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
                     np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
                     np.int32(gpu.RULES[rule]), np.int32(1), np.float32(gpu.GAMMA),
-                    np.float32(gpu.ALPHA), np.float32(gpu.BETA), np.int32(gpu.WARP_BOTTOM_UP),
+                    np.float32(alpha), np.float32(beta), np.int32(gpu.WARP_BOTTOM_UP),
                     np.int32(gpu.FLAT_HUBS), np.int32(gpu.WARP_RESERVE),
                     ws.frontier_bits if gpu.FRONTIER_BITMAP else gpu.NULL)
         grid.check()
@@ -143,15 +160,15 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
             else:
                 out[name] = persistent_runner(g, spec[0], spec[1])[0]
     else:
-        rules = ("beamer", "gamma", "bottom-up") if small else ("beamer",)
+        rules = ("beamer", "gamma", "bottom-up", "top-down") if small else ("beamer",)
         for rule in rules:
-            for name, extra in DIRECTION_VARIANTS.items():
+            for name, spec in DIRECTION_VARIANTS.items():
                 tag = name if rule == "beamer" else f"{rule} {name}"
-                if extra is None:
+                if spec is None:
                     out[tag] = (lambda s, p, g=g, rule=rule: gpu.run_direction_persistent(
                         gpu.workspace(g), s, p, rule=rule))
-                else:
-                    out[tag] = direction_runner(g, extra, rule)[0]
+                elif not (small and spec[1] is not None):
+                    out[tag] = direction_runner(g, spec[0], rule, spec[1])[0]
     return out
 
 
@@ -201,12 +218,16 @@ def compare(label: str, g: CSRGraph, kind: str, n_roots: int, *, check_parents: 
     t0 = time.perf_counter()
     runners = runners_for(g, kind)
     reference = scipy_distances(host, roots[0])
-    for name, run in runners.items():  # warm-up (compiles) and the checks on root 0
+    for name, run in list(runners.items()):  # warm-up (compiles) and the checks on root 0
         dist, parent = run(roots[0], True)
-        if not np.array_equal(dist.get(), reference):
-            raise AssertionError(f"{label} {name}: distances differ from SciPy's")
-        if check_parents:
-            graph500_check(host.indptr, host.indices, roots[0], dist.get(), parent.get())
+        try:
+            if not np.array_equal(dist.get(), reference):
+                raise AssertionError("distances differ from SciPy's")
+            if check_parents:
+                graph500_check(host.indptr, host.indices, roots[0], dist.get(), parent.get())
+        except AssertionError as exc:
+            say(f"{label} {name}: WRONG ({exc}); not timed")
+            del runners[name]
     say(f"{label}: n={g.n_vertices} m={g.n_edges}; compiled and checked "
         f"{len(runners)} variants in {time.perf_counter() - t0:.1f} s")
     seconds: dict[str, list[float]] = {name: [] for name in runners}
@@ -222,7 +243,7 @@ def compare(label: str, g: CSRGraph, kind: str, n_roots: int, *, check_parents: 
                 levels.append(int(dist.max()) + 1)
                 edges.append(gpu.edges_out_of_reached(g, dist))
             elif not bool(cp.array_equal(dist, base)):
-                raise AssertionError(f"{label} {name}: distances differ on root {root}")
+                say(f"{label} {name}: WRONG distances on root {root}")
     mean_levels = float(np.mean(levels))
     base_mean = float(np.mean(seconds["default"]))
     say(f"  {len(roots)} roots, {mean_levels:.1f} levels on average")
@@ -254,7 +275,7 @@ def profile_persistent(label: str, g: CSRGraph, n_roots: int, extra: dict[str, A
     def per(cycles: str, count: str) -> float:
         return c[cycles] * us / max(c[count], 1.0)
 
-    tag = "+".join(extra) or "default"
+    tag = "+".join(k.removeprefix("MG_BFS_").lower() for k in extra) or "default"
     say(f"  profile ({tag}, block 0, {clock_khz / 1e3:.0f} MHz): "
         f"{c['local rounds']:.0f} one-block rounds running {c['local levels']:.0f} levels, "
         f"{c['grid rounds']:.0f} grid rounds, {c['give-ups']:.0f} give-ups; "
@@ -309,7 +330,7 @@ def small_graph_checks() -> None:
                             5000, 200, 9000, 7]).to("gpu"),
         "isolated source": isolated.to("gpu"),
     }
-    checked = 0
+    checked = failed = 0
     for label, g in graphs.items():
         host = g.to("cpu")
         degrees = np.diff(host.indptr)
@@ -321,11 +342,17 @@ def small_graph_checks() -> None:
                 for source in sources:
                     dist, parent = run(source, True)
                     d, p = dist.get(), parent.get()
-                    graph500_check(host.indptr, host.indices, source, d, p)
-                    if not np.array_equal(d, scipy_distances(host, source)):
-                        raise AssertionError(f"{label} {kind} {name}: distances from {source}")
-                    checked += 1
-    say(f"small-graph checks: {checked} searches passed Graph500's checks and equal SciPy")
+                    try:
+                        graph500_check(host.indptr, host.indices, source, d, p)
+                        if not np.array_equal(d, scipy_distances(host, source)):
+                            raise AssertionError("distances differ from SciPy's")
+                        checked += 1
+                    except AssertionError as exc:
+                        failed += 1
+                        say(f"small-graph check FAILED: {label} {kind} {name} from {source}: "
+                            f"{exc}")
+    say(f"small-graph checks: {checked} searches passed Graph500's checks and equal SciPy, "
+        f"{failed} failed")
 
 
 def main() -> int:
@@ -364,13 +391,10 @@ def main() -> int:
             compare(label, g, kind, n_roots, check_parents=g.n_edges <= 20_000_000)
             if kind == "persistent":
                 profile_persistent(label, g, min(n_roots, 3), {})
-                profile_persistent(label, g, min(n_roots, 3), {"MG_BFS_PREFETCH_IN": 1})
+                profile_persistent(label, g, min(n_roots, 3), {**ROWS, **PREFETCH})
             else:
                 profile_direction(label, g, {})
-                profile_direction(label, g, {"MG_BFS_FUSED_BOTTOM_UP": 1,
-                                             "MG_BFS_SOURCE_STATS": 1})
-        except AssertionError:
-            raise
+                profile_direction(label, g, ALL_DIRECTION)
         except Exception as exc:  # one graph's failure (memory, data) does not stop the rest
             say(f"{label}: FAILED {type(exc).__name__}: {exc}")
         finally:

@@ -34,6 +34,13 @@
 // not overwrite the list this level's caches are still being filled from, so the hub lists
 // alternate between hub_queue[0, total_hubs) and [total_hubs, 2 total_hubs) (a frontier
 // holds at most total_hubs hubs; needs 2 total_hubs <= n, the buffer's length).
+// MG_BFS_FUSED_TOP_DOWN (double-buffered hubs, no bitmap): a top-down level whose frontier
+// has no hubs for the flat table claims each new vertex with an atomicCAS (ClaimVisit's
+// rule: one winner, which sets the parent) and enqueues it at once, counting its out-edges
+// and listing it if it is a hub, so again one grid barrier and no scan. Its queue cannot
+// be the one it reads: the queues alternate between `queue` and the tail of hub_queue past
+// the two hub lists, [2 total_hubs, n), which is used only when the next frontier surely
+// fits it (at most min(unvisited vertices, this frontier's out-edges) entries).
 // MG_BFS_SOURCE_STATS: level 0's queue and statistics are written directly (the frontier
 // is the source) instead of by a scan of all n labels; not with the bitmap, whose words
 // the scan writes.
@@ -62,6 +69,9 @@
 #ifndef MG_BFS_SOURCE_STATS
 #define MG_BFS_SOURCE_STATS 0
 #endif
+#ifndef MG_BFS_FUSED_TOP_DOWN
+#define MG_BFS_FUSED_TOP_DOWN 0
+#endif
 
 using namespace mg;
 using namespace mg::traversal;
@@ -80,6 +90,34 @@ __device__ __forceinline__ void profile_stamp(int row, int column, unsigned long
 #else
 __device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
 #endif
+
+// A fused top-down level's visitor (see the header): ClaimVisit's claim and warp-aggregated
+// enqueue, plus the statistics queue_from_status would have gathered: the winner adds the
+// new vertex's out-degree to its thread's *edges and lists it in hub_out if it is a hub
+// (one atomic per hub; hubs are few).
+struct ClaimCountVisit {
+    int* dist;
+    vid_t* parent;  // may be null
+    int next_level;
+    vid_t* out_queue;
+    u64* out_tail;
+    const eid_t* indptr;
+    i64 hub_degree;
+    vid_t* hub_out;
+    u64* hub_tail;
+    i64* edges;  // the calling thread's running sum
+
+    __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
+        const bool mine = claim_label(dist, dst, next_level);
+        if (mine) {
+            if (parent) parent[dst] = src;
+            const i64 degree = (i64)(indptr[(i64)dst + 1] - indptr[dst]);
+            *edges += degree;
+            if (degree > hub_degree) hub_out[atomicAdd(hub_tail, 1ull)] = dst;
+        }
+        warp_enqueue(out_queue, out_tail, mine, dst);
+    }
+};
 
 // Steps of the grid-stride loop whose discoveries a thread remembers in one word before
 // enqueueing them (longer loops go in chunks of this many steps).
@@ -168,6 +206,12 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
         return double_hubs && (level & 1) ? hub_queue + total_hubs : hub_queue;
     };
     const bool fuse_bottom_up = double_hubs && !frontier_bits && !warp_bottom_up;
+    const bool fuse_top_down = MG_BFS_FUSED_TOP_DOWN && double_hubs && !frontier_bits;
+    // The second queue of fused top-down levels, and where the current frontier is.
+    vid_t* const queue_b = hub_queue + 2 * total_hubs;
+    const i64 queue_b_cap = double_hubs ? n - 2 * total_hubs : 0;
+    vid_t* cur_queue = queue;
+    i64 visited = 1;  // vertices labelled so far (each is in exactly one frontier)
     for (i64 v = global_tid(); v < n; v += global_stride()) {
         dist[v] = v == (i64)source ? 0 : -1;
         if (parent) parent[v] = v == (i64)source ? source : (vid_t)-1;
@@ -210,7 +254,8 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
 #endif
         // A top-down level may follow unless Enterprise's one-way switch has happened.
         const bool keep_queue = rule == RULE_TOP_DOWN || rule == RULE_BEAMER || !bottom_up;
-        const bool fused = bottom_up && fuse_bottom_up;
+        bool fused = bottom_up && fuse_bottom_up;
+        vid_t* written_queue = queue;  // where this level's frontier L + 1 goes
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
             const i64 n_queue = (i64)load_volatile(&here->vertices);
@@ -219,16 +264,40 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
             // they fit the flat table; the queue's other rows to expand_gather.
             const i64 n_hubs = (i64)load_volatile(&here->hubs);
             const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
-            if (flat)
-                expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr, indices,
-                                                          hubs_of(level), n_hubs, visit);
-            for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
-                 base += (i64)gridDim.x * BLOCK) {
-                const i64 i = base + threadIdx.x;
-                bool has = i < n_queue;
-                const vid_t v = has ? queue[i] : (vid_t)0;
-                if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
-                expand_gather<BLOCK>(gather, indptr, indices, has, v, visit);
+            if (fuse_top_down && !flat) {
+                const i64 out_edges = (i64)load_volatile(&here->edges);
+                const i64 bound = n - visited < out_edges ? n - visited : out_edges;
+                fused = cur_queue != queue || bound <= queue_b_cap;
+            }
+            if (fused) {
+                written_queue = cur_queue == queue ? queue_b : queue;
+                i64 edges = 0;
+                const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
+                                            &next->vertices, indptr, hub_degree,
+                                            hubs_of(level + 1), &next->hubs, &edges};
+                for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
+                     base += (i64)gridDim.x * BLOCK) {
+                    const i64 i = base + threadIdx.x;
+                    const bool has = i < n_queue;
+                    expand_gather<BLOCK>(gather, indptr, indices, has,
+                                         has ? cur_queue[i] : (vid_t)0, claim);
+                }
+                i64 block_edges;
+                block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
+                if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
+            } else {
+                if (flat)
+                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr,
+                                                              indices, hubs_of(level), n_hubs,
+                                                              visit);
+                for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
+                     base += (i64)gridDim.x * BLOCK) {
+                    const i64 i = base + threadIdx.x;
+                    bool has = i < n_queue;
+                    const vid_t v = has ? cur_queue[i] : (vid_t)0;
+                    if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
+                    expand_gather<BLOCK>(gather, indptr, indices, has, v, visit);
+                }
             }
         } else {
             if (use_cache) {
@@ -276,6 +345,8 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                                         | ((unsigned long long)n_f << 8));
 #endif
         if (n_f == 0) break;
+        cur_queue = written_queue;
+        visited += n_f;
         unexplored -= m_f;
         if (rule == RULE_GAMMA) {
             if (!bottom_up && total_hubs > 0 && (double)hubs > gamma * (double)total_hubs)

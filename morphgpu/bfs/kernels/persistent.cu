@@ -38,6 +38,9 @@
 #ifndef MG_BFS_PREFETCH_IN
 #define MG_BFS_PREFETCH_IN 0
 #endif
+#ifndef MG_BFS_LOCAL_ROWS
+#define MG_BFS_LOCAL_ROWS 0
+#endif
 
 using namespace mg;
 using namespace mg::traversal;
@@ -46,7 +49,10 @@ constexpr int BLOCK = MG_BFS_BLOCK;
 // The two shared queues must stay under the 48 KB of static shared memory a block may
 // declare: with 64-bit vertex ids 3072 entries each would need 48 KB alone (ptxas refuses
 // it), so the capacity shrinks to what fits; the kernel clamps enter_local to it too.
-constexpr int LOCAL_CAP_FITS = (45 * 1024) / (2 * (int)sizeof(vid_t));
+// LocalQueues keeps two buffers of ids; LocalRows (MG_BFS_LOCAL_ROWS) one buffer of rows.
+constexpr int LOCAL_ENTRY_BYTES = MG_BFS_LOCAL_ROWS ? (int)(sizeof(vid_t) + 2 * sizeof(eid_t))
+                                                    : (int)(2 * sizeof(vid_t));
+constexpr int LOCAL_CAP_FITS = (45 * 1024) / LOCAL_ENTRY_BYTES;
 constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP : LOCAL_CAP_FITS;
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
 constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
@@ -74,11 +80,145 @@ struct LocalQueues {
     u64 edges[3];  // rotating too: level t sums its edges in edges[t % 3] (batched mode)
 };
 
+// MG_BFS_LOCAL_ROWS: the one-block levels keep each queued vertex with its row bounds,
+// which the discoverer loads together with the vertex's label (a speculative load: most
+// of the neighbours looked at are not new), so a level costs two dependent memory round
+// trips (ids, then labels and rows) instead of three (rows, ids, labels). The level's edge
+// count is summed as vertices are queued, so the overflow check needs no block-wide sum.
+// One buffer: a level reads its rows into registers, then a __syncthreads frees the
+// buffer for the next level's entries. Counts and edge sums rotate over three slots:
+// level t reads slot t % 3, fills (t + 1) % 3 and zeroes (t + 2) % 3.
+struct LocalRows {
+    vid_t v[LOCAL_CAP];
+    eid_t begin[LOCAL_CAP];
+    eid_t end[LOCAL_CAP];
+    int count[3];
+    u64 edges[3];
+};
+
 // Block 0's queues and the grid's gather scratch are never live at once.
 union PersistentShared {
     GatherScratch<BLOCK> gather;
+#if MG_BFS_LOCAL_ROWS
+    LocalRows rows;
+#else
     LocalQueues local;
+#endif
 };
+
+// Queues w (found unvisited) with its row bounds; counts its edges.
+__device__ __forceinline__ void push_row(LocalRows& q, int dst, vid_t w, eid_t b, eid_t e) {
+    const int slot = atomicAdd(&q.count[dst], 1);
+    q.v[slot] = w;
+    q.begin[slot] = b;
+    q.end[slot] = e;
+    atomicAdd(&q.edges[dst], (u64)(e - b));
+}
+
+// local_row for LocalRows: ids, then labels and the neighbours' rows together.
+__device__ __forceinline__ void local_row_with_rows(const eid_t* __restrict__ indptr,
+                                                    const vid_t* __restrict__ indices,
+                                                    int* dist, vid_t* parent, vid_t v, eid_t b,
+                                                    eid_t e, int next, LocalRows& q, int dst) {
+    vid_t w[UNROLL];
+    int label[UNROLL];
+    eid_t wb[UNROLL], we[UNROLL];
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t)
+        if (b + t < e) w[t] = indices[b + t];
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) {
+        label[t] = 0;
+        wb[t] = we[t] = 0;
+        if (b + t < e) {
+            label[t] = __ldcg(dist + w[t]);
+            wb[t] = indptr[w[t]];
+            we[t] = indptr[(i64)w[t] + 1];
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) {
+        if (b + t < e && label[t] == -1) {
+            dist[w[t]] = next;
+            if (parent) parent[w[t]] = v;
+            push_row(q, dst, w[t], wb[t], we[t]);
+        }
+    }
+    for (eid_t k = b + UNROLL; k < e; ++k) {
+        const vid_t x = indices[k];
+        if (__ldcg(dist + x) == -1) {
+            dist[x] = next;
+            if (parent) parent[x] = v;
+            push_row(q, dst, x, indptr[x], indptr[(i64)x + 1]);
+        }
+    }
+}
+
+// local_levels for LocalRows (same contract; see LocalRows).
+__device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ indptr,
+                                      const vid_t* __restrict__ indices, int* dist,
+                                      vid_t* parent, const vid_t* in, i64 n_in, vid_t* out,
+                                      u64* out_tail, int level, int* gave_up) {
+    if (threadIdx.x == 0) {
+        q.count[0] = (int)n_in;
+        q.count[1] = q.count[2] = 0;
+        q.edges[0] = q.edges[1] = q.edges[2] = 0ull;
+    }
+    __syncthreads();
+    i64 mine = 0;
+    for (i64 i = threadIdx.x; i < n_in; i += BLOCK) {
+        const vid_t v = in[i];
+        const eid_t b = indptr[v], e = indptr[(i64)v + 1];
+        q.v[i] = v;
+        q.begin[i] = b;
+        q.end[i] = e;
+        mine += (i64)(e - b);
+    }
+    const i64 warp_total = __shfl_sync(0xffffffffu, warp_inclusive_sum(mine), 31);
+    if (lane_id() == 31 && warp_total != 0) atomicAdd(&q.edges[0], (u64)warp_total);
+    __syncthreads();
+    *gave_up = 0;
+    int t = 0;
+    while (true) {
+        const int n = q.count[t % 3];
+        if (n == 0) break;
+        if (q.edges[t % 3] > (u64)LOCAL_CAP) {  // the next queue could overflow
+            *gave_up = n;
+            break;
+        }
+        eid_t b[ITEMS], e[ITEMS];
+        vid_t v[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const int i = threadIdx.x + j * BLOCK;
+            b[j] = e[j] = 0;
+            v[j] = 0;
+            if (i < n) {
+                v[j] = q.v[i];
+                b[j] = q.begin[i];
+                e[j] = q.end[i];
+            }
+        }
+        __syncthreads();  // every row is read: the buffer takes the next level's
+        if (threadIdx.x == 0) {
+            q.count[(t + 2) % 3] = 0;
+            q.edges[(t + 2) % 3] = 0ull;
+        }
+        const int dst = (t + 1) % 3;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            if (b[j] < e[j])
+                local_row_with_rows(indptr, indices, dist, parent, v[j], b[j], e[j], level + 1,
+                                    q, dst);
+        __syncthreads();
+        ++level;
+        ++t;
+    }
+    const int n = q.count[t % 3];
+    for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = q.v[i];
+    if (threadIdx.x == 0) *out_tail = (u64)n;
+    return level;
+}
 
 // One row of the local mode: the first UNROLL neighbours' ids, then their labels, are
 // loaded with independent loads (one L2 round trip each instead of one per edge), then
@@ -367,7 +507,8 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
     unsigned round = 0;
     // Grid levels of short rows can take their first entry from a prefetch.
     const bool prefetch = MG_BFS_PREFETCH_IN && max_degree <= UNROLL;
-    PrefetchedRow first_row{0, 0, 0};  // round 0 runs in block 0 (its frontier is 1 vertex)
+    PrefetchedRow first_row{0, 0, 0};
+    if (prefetch) first_row = prefetch_row(indptr, queue0, first_short_row_slot(spread), n);
 #ifdef MG_BFS_PROFILE
     const bool profiling = blockIdx.x == 0 && threadIdx.x == 0;
     unsigned long long prof[PROFILE_SLOTS] = {};
@@ -386,9 +527,16 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         if (n_cur <= local_limit && !force_grid) {
             if (blockIdx.x == 0) {
                 int gave_up;
+#if MG_BFS_LOCAL_ROWS
+                (void)local_batch;
+                const int reached = local_levels_with_rows(shm.rows, indptr, indices, dist,
+                                                           parent, in, n_cur, out, out_tail,
+                                                           level, &gave_up);
+#else
                 const int reached = local_levels(shm.local, indptr, indices, dist, parent, in,
                                                  n_cur, out, out_tail, level, max_degree,
                                                  local_batch, &gave_up);
+#endif
                 if (threadIdx.x == 0) {
                     slot[0] = reached;
                     slot[1] = gave_up;
