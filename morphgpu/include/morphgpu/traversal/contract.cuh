@@ -7,7 +7,9 @@
 //   exactly, without shared memory or racing stores.
 // - CULL_HISTORY: a per-block table of recently inspected ids in shared memory (direct
 //   mapped); an id found there was inspected by a thread of this block that went on to
-//   the claim (or found it visited), so it is dropped.
+//   the claim (or found it visited), so it is dropped. Each inspection swaps its id into
+//   the slot with a shared-memory atomicExch (cheap on the SM, and no racing plain stores
+//   between threads of the block).
 // - CULL_BITMASK: Merrill's best-effort visited bitmask, one bit per vertex, checked
 //   before the 4-byte label. Bits are set with plain (volatile) read-modify-writes, not
 //   atomics: two writers of one word may lose a bit, which only makes the bitmask miss a
@@ -50,12 +52,14 @@ struct CullHistory {
         while ((1 << b) < SLOTS) ++b;
         return b;
     }
-    // True when v was seen before (cull it); else records v and returns false.
+    // Records v; true when its slot already held v (cull it).
     __device__ __forceinline__ bool seen_or_record(vid_t v) {
         vid_t* s = slot + hash(v);
-        if (load_volatile(s) == v) return true;
-        store_volatile(s, v);
-        return false;
+        if constexpr (sizeof(vid_t) == sizeof(unsigned long long)) {
+            return (vid_t)atomicExch((unsigned long long*)s, (unsigned long long)v) == v;
+        } else {
+            return (vid_t)atomicExch((unsigned*)s, (unsigned)v) == v;
+        }
     }
 };
 
