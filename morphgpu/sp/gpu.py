@@ -20,7 +20,7 @@ from . import rules
 from .factor import FactorGraph
 
 CHECK_EVERY = 8
-BLOCK = 256
+BLOCK = 256  # also LS_BLOCK in kernels/walk.cu (ls_rounds' block-wide reserve)
 
 
 class GPUEngine:
@@ -172,42 +172,44 @@ class GPUEngine:
             return True
         if m >= 2**32:
             raise ValueError(f"sp.solve: at most 2**32 - 1 clauses (claim marks), got {m}")
-        backend.require_gpu_bytes(m * (4 + 4 + 1 + 8 + 4 + 4 + 8) + n * 4 + m * w * 5,
+        backend.require_gpu_bytes(m * (4 + 4 + 2 * 8 + 4 + 8 + 8) + n * 4 + m * w * 5,
                                   f"sp.solve: local search over {m} clauses")
         frozen = (fixed_mask if freeze_fixed else cp.zeros(n, dtype=bool)).astype(cp.uint8)
         var_clauses, var_positive = self._occurrences()
         true_count = cp.empty(m, dtype=cp.int32)
         true_xor = cp.empty(m, dtype=fg.lit_var.dtype)
         breaks = cp.zeros(n, dtype=cp.int32)
-        open_flag = cp.empty(m, dtype=cp.uint8)
         grid, block = self._grid(m)
         self._k["ls_state"](grid, block, (np.int64(m), np.int32(w), fg.lit_var, fg.lit_neg,
-                                          self.values, frozen, true_count, true_xor, breaks,
-                                          open_flag))
-        scan = cp.flatnonzero(open_flag).astype(fg.var_edges.dtype)
-        del open_flag
-        room = max(1, int(scan.size))
-        prop_var = cp.empty(room, dtype=fg.lit_var.dtype)
-        prop_mark = cp.empty(room, dtype=cp.uint64)
+                                          self.values, true_count, true_xor, breaks))
+        # Two lists of clauses to look at (ls_rounds alternates them), the first holding
+        # the clauses false at the start.
+        lists = cp.empty(2 * m, dtype=fg.var_edges.dtype)
+        false_now = cp.flatnonzero(true_count == 0)
+        lists[: false_now.size] = false_now.astype(lists.dtype)
+        list_count = cp.zeros(3, dtype=cp.uint64)
+        list_count[0] = false_now.size
+        del false_now
+        prop_var = cp.empty(m, dtype=fg.lit_var.dtype)
+        prop_mark = cp.empty(m, dtype=cp.uint64)
         marks = cp.zeros(m, dtype=cp.uint64)
-        prop_ring = cp.zeros(3, dtype=cp.uint64)
         flips = cp.zeros(1, dtype=cp.uint64)
         outcome = cp.zeros(3, dtype=cp.int32)
         table = cp.asarray(rules.break_weights(w))
         self.rounds_seed += 1
         self._walk.launch(
-            np.int32(w), fg.lit_var, fg.var_offsets, var_clauses, var_positive, scan,
-            np.int64(scan.size), self.values, true_count, true_xor, breaks, frozen, table,
+            np.int64(m), np.int32(w), fg.lit_var, fg.var_offsets, var_clauses, var_positive,
+            self.values, true_count, true_xor, breaks, frozen, table,
             np.uint64(self.rounds_seed % 2**64), np.uint64(0),
-            np.int32(min(int(max_rounds), 2**31 - 2)), prop_var, prop_mark, marks, prop_ring,
-            flips, outcome)
+            np.int32(min(int(max_rounds), 2**31 - 2)), lists, list_count, prop_var, prop_mark,
+            marks, flips, outcome)
         stuck, rounds, solved = (int(x) for x in outcome.get())
         self._walk.check()
         self.local_search_rounds_run = rounds
         self.local_search_flips_run = int(flips.get()[0])
         if solved or stuck or max_flips <= 0:
             return bool(solved)
-        del breaks, true_xor, prop_var, prop_mark, marks, scan
+        del breaks, true_xor, prop_var, prop_mark, marks, lists
         return self._sequential_tail(true_count, frozen, max_flips)
 
     def _sequential_tail(self, true_count: Any, frozen: Any, max_flips: int) -> bool:

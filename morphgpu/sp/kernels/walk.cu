@@ -2,14 +2,14 @@
 // budget runs out) a sequential tail.
 //
 // ls_state: per clause its true-literal count and the xor of (variable + 1) over its true
-// literals (so a clause with one true literal names it), the break counts (clauses a
-// variable alone satisfies), and whether a frozen literal satisfies it for good.
+// literals (so a clause with one true literal names it), and the break counts (clauses a
+// variable alone satisfies).
 //
 // ls_rounds: the NumPy twin is morphgpu/sp/walk.py (conflict_free_walk); one persistent
 // kernel, three phases per round separated by mg::grid_sync:
-//   propose  every unsatisfied clause of the scan list proposes one movable variable (a
-//            freebie, break 0, when it has one, else a probSAT pick weighted by
-//            table[min(break, 63)]), appends (variable, mark) to the proposals
+//   propose  every unsatisfied clause (of the round's list, see ls_rounds) proposes one
+//            movable variable (a freebie, break 0, when it has one, else a probSAT pick
+//            weighted by table[min(break, 63)]), appends (variable, mark) to the proposals
 //            (one atomic per block, mg::block_reserve) and races its mark onto the
 //            variable's clauses (conflict.cuh phase 1; claimant = clause);
 //   claim    prioritycheck (phase 2, atomicMax; freebies carry the top priority bit);
@@ -19,8 +19,6 @@
 //            variables are atomicAdds, since many clauses may touch one variable.
 // After the propose phase's barrier every thread reads the same proposal count (= the
 // unsatisfied clauses) and stuck flag, so all threads leave the loop together.
-// Proposal counts live in a ring of 3: round r counts into slot r%3 and, once every thread
-// has read it, clears slot (r+1)%3, which nobody has read since round r-2.
 //
 // ls_tail: sequential probSAT, one flip at a time, in ONE warp with a device-side loop
 // over flips: a random clause from the list of unsatisfied ones, the break counts of its
@@ -52,31 +50,23 @@ __device__ __forceinline__ double uniform_hash(u64 seed, u64 round, u64 item) {
 #define LS_BLOCK 256
 #define FREEBIE_BIT 0x80000000u
 
-// Launch over the clauses with breaks zeroed. open_flag[a] = 0 when a frozen literal makes
-// clause a true (it can never become false: the rounds need not look at it).
+// Launch over the clauses with breaks zeroed.
 extern "C" __global__ void ls_state(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
     const signed char* __restrict__ lit_neg, const unsigned char* __restrict__ values,
-    const unsigned char* __restrict__ frozen, int* true_count, vid_t* true_xor, int* breaks,
-    unsigned char* open_flag)
+    int* true_count, vid_t* true_xor, int* breaks)
 {
     for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
         const i64 base = a * width;
         int count = 0;
         vid_t tags = 0;
-        bool frozen_true = false;
         for (int j = 0; j < width; ++j) {
             const vid_t v = lit_var[base + j];
             if (v < 0) continue;
-            if ((values[v] != 0) != (lit_neg[base + j] != 0)) {
-                count += 1;
-                tags ^= v + 1;
-                frozen_true |= frozen[v] != 0;
-            }
+            if ((values[v] != 0) != (lit_neg[base + j] != 0)) { count += 1; tags ^= v + 1; }
         }
         true_count[a] = count;
         true_xor[a] = tags;
-        open_flag[a] = frozen_true ? 0 : 1;
         if (count == 1) atomicAdd(breaks + (tags - 1), 1);
     }
 }
@@ -123,45 +113,58 @@ __device__ __forceinline__ vid_t propose(
 }
 
 // Flip v (a winner: no other winner shares a clause with it) and update its clauses'
-// counts and the break counts their changes imply.
+// counts and the break counts their changes imply; a clause it makes false is appended
+// to next_list (at *next_count).
 __device__ __forceinline__ void flip_variable(
     vid_t v, const i64* var_offsets, const eid_t* var_clauses,
     const unsigned char* var_positive, unsigned char* values, int* true_count,
-    vid_t* true_xor, int* breaks)
+    vid_t* true_xor, int* breaks, eid_t* next_list, u64* next_count)
 {
     const bool now = values[v] == 0;
     values[v] = now ? 1 : 0;
     const vid_t tag = v + 1;
     int own_change = 0;
     for (i64 k = var_offsets[v]; k < var_offsets[v + 1]; ++k) {
-        const i64 c = (i64)var_clauses[k];
+        const eid_t c = var_clauses[k];
         const int before = true_count[c];
-        const vid_t tags = true_xor[c] ^ tag;
+        const vid_t tags = true_xor[c] ^ tag;  // the xor after the flip
         true_xor[c] = tags;
         if ((var_positive[k] != 0) == now) {  // its literal became true
             true_count[c] = before + 1;
             if (before == 0) own_change += 1;  // v alone satisfies c now
-            else if (before == 1) atomicAdd(breaks + (tags - 1), -1);  // relieves the sole one
+            else if (before == 1) atomicAdd(breaks + ((tags ^ tag) - 1), -1);  // the former sole one
         } else {
             true_count[c] = before - 1;
-            if (before == 1) own_change -= 1;  // c is false now
-            else if (before == 2) atomicAdd(breaks + (tags - 1), 1);  // the other one is sole
+            if (before == 1) {  // c is false now
+                own_change -= 1;
+                next_list[atomicAdd(next_count, 1ull)] = c;
+            } else if (before == 2) {
+                atomicAdd(breaks + (tags - 1), 1);  // the other one is sole now
+            }
         }
     }
     if (own_change != 0) atomicAdd(breaks + v, own_change);
 }
 
-// outcome[0]: 1 when an unsatisfied clause had no movable variable (the search cannot fix
-// it); outcome[1]: rounds run; outcome[2]: 1 when every clause is satisfied.
-// flips_done (u64) receives the flips made. n_scan clauses in scan (the open ones) are
-// the only ones that can be false.
+// Round r looks only at the clauses of lists[r % 2] (list_count[r % 3] of them): the
+// clauses unsatisfied at the start of round r-1 (its proposals) and those that round r-1
+// made false, so a round costs in proportion to the unsatisfied clauses, not to the
+// formula. A clause enters a list at most once per round (one winner touches it), so
+// each list needs at most n_clauses slots. Round r writes list (r+1) % 2: its proposals
+// first (their slots index prop_var / prop_mark), then, in the flip phase, the clauses
+// it breaks, all counted in list_count[(r+1) % 3]; slot (r+2) % 3, last read in round
+// r-1, is cleared once every thread has passed round r's first barrier.
+// outcome[0]: 1 when an unsatisfied clause had no movable variable (the search cannot
+// fix it); outcome[1]: rounds run; outcome[2]: 1 when every clause is satisfied.
+// flips_done (u64) receives the flips made. The host fills lists[0] with the clauses
+// false at the start and list_count[0] with their number (list_count[1, 2] = 0).
 extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
-    int width, const vid_t* __restrict__ lit_var, const i64* __restrict__ var_offsets,
-    const eid_t* __restrict__ var_clauses, const unsigned char* __restrict__ var_positive,
-    const eid_t* __restrict__ scan, i64 n_scan, unsigned char* values, int* true_count,
+    i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
+    const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_clauses,
+    const unsigned char* __restrict__ var_positive, unsigned char* values, int* true_count,
     vid_t* true_xor, int* breaks, const unsigned char* __restrict__ frozen,
     const double* __restrict__ weight_table, u64 seed, u64 first_round, int max_rounds,
-    vid_t* prop_var, u64* prop_mark, u64* marks, u64* prop_ring,
+    eid_t* lists, u64* list_count, vid_t* prop_var, u64* prop_mark, u64* marks,
     u64* flips_done, int* outcome, unsigned* barrier_state)
 {
     mg::GridBarrier bar(barrier_state);
@@ -169,26 +172,30 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     u64 my_flips = 0;
     for (int r = 0;; ++r) {
         const u64 round = first_round + (u64)r;
-        u64* n_prop_at = prop_ring + (r % 3);
+        const eid_t* cur = lists + (r % 2) * n_clauses;
+        eid_t* next = lists + ((r + 1) % 2) * n_clauses;
+        u64* next_count = list_count + (r + 1) % 3;
+        const i64 n_cur = (i64)mg::load_volatile(list_count + r % 3);
         // propose + race. Uniform trip count per block: block_reserve is block-wide.
-        for (i64 first = (i64)blockIdx.x * LS_BLOCK; first < n_scan; first += mg::global_stride()) {
+        for (i64 first = (i64)blockIdx.x * LS_BLOCK; first < n_cur; first += mg::global_stride()) {
             const i64 i = first + threadIdx.x;
             vid_t v = -1;
             i64 a = -1;
             bool freebie = false;
-            if (i < n_scan) {
-                a = (i64)scan[i];
+            if (i < n_cur) {
+                a = (i64)cur[i];
                 if (true_count[a] == 0) {
                     v = propose(a, width, lit_var, breaks, frozen, weight_table, seed, round,
                                 &freebie);
                     if (v < 0) outcome[0] = 1;
                 }
             }
-            const i64 slot = mg::block_reserve<LS_BLOCK>(n_prop_at, v >= 0 ? 1 : 0);
+            const i64 slot = mg::block_reserve<LS_BLOCK>(next_count, v >= 0 ? 1 : 0);
             if (v >= 0) {
                 const unsigned hashed = mg::claim_priority(round, (u64)a) >> 1;
                 const u64 mark = mg::claim_mark(freebie ? (FREEBIE_BIT | hashed) : hashed,
                                                 (unsigned)a);
+                next[slot] = (eid_t)a;
                 prop_var[slot] = v;
                 prop_mark[slot] = mark;
                 const i64 off = var_offsets[v];
@@ -196,13 +203,13 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             }
         }
         mg::grid_sync(bar);
-        const i64 n_prop = (i64)mg::load_volatile(n_prop_at);
+        const i64 n_prop = (i64)mg::load_volatile(next_count);
         const bool stuck = mg::load_volatile(outcome) != 0;
         if (n_prop == 0 || stuck || r >= max_rounds) {
             if (leader) { outcome[1] = r; outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0; }
             break;
         }
-        if (leader) prop_ring[(r + 1) % 3] = 0;
+        if (leader) list_count[(r + 2) % 3] = 0;
         // prioritycheck; a claimant that already lost says so in its proposal.
         for (i64 p = mg::global_tid(); p < n_prop; p += mg::global_stride()) {
             const vid_t v = prop_var[p];
@@ -221,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
                                     prop_mark[p]))
                 continue;
             flip_variable(v, var_offsets, var_clauses, var_positive, values, true_count,
-                          true_xor, breaks);
+                          true_xor, breaks, next, next_count);
             my_flips += 1;
         }
         mg::grid_sync(bar);
