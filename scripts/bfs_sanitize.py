@@ -37,6 +37,8 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("frontier-classes", {"bounds": (2, 8, 64)}),
     ("expand-contract", {"cull": "all"}),
     ("two-phase", {"cull": "all"}),
+    ("contract-expand", {"cull": "all"}),
+    ("hybrid", {"cull": "all", "switch": 64}),
 ]
 
 

@@ -447,7 +447,8 @@ def test_gpu_frontier_classes(options):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("cull", ["bitmask", "warp", "history", ("warp", "history"), "all"])
-@pytest.mark.parametrize("variant", ["expand-contract", "two-phase"])
+@pytest.mark.parametrize("variant", ["expand-contract", "two-phase", "contract-expand",
+                                     "hybrid"])
 def test_gpu_contract_culling(variant, cull):
     """Merrill's culling options in front of the claim: duplicate edges (the warp and the
     history see the same neighbour again), hubs, deep grids, directed graphs."""
@@ -458,5 +459,6 @@ def test_gpu_contract_culling(variant, cull):
     multi = CSRGraph.from_edges(src, dst, n_vertices=n)  # duplicates kept
     grid = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(50, 50)),
                                directed=False)
+    options = {"switch": 64} if variant == "hybrid" else {}  # both of its level kinds
     for g, source in ((multi, 1), (multi, 0), (grid, 0), (star_of_stars(600), 0)):
-        _gpu_check(g, source, variant, cull=cull)
+        _gpu_check(g, source, variant, cull=cull, **options)

@@ -341,6 +341,18 @@ class FakeLevelModule:
                 if _claim(dist, _ptr(parent), int(v), int(w), int(level)):
                     _push(out_q, out_tail, w)
 
+    def bfs_contract_expand(self, grid, block, args):
+        (indptr, indices, dist, parent, in_dst, in_src, in_count, out_dst, out_src, out_tail,
+         level) = args[:11]
+        assert len(args) in (11, 13)
+        for i in range(int(in_count[0])):
+            w = int(in_dst[i])
+            if _claim(dist, _ptr(parent), int(in_src[i]), w, int(level)):
+                for u in indices[indptr[w]:indptr[w + 1]]:
+                    if dist[u] == -1:
+                        out_src[int(out_tail[0])] = w
+                        _push(out_dst, out_tail, u)
+
     def bfs_two_phase_expand(self, grid, block, args):
         indptr, indices, dist, in_q, in_count, edge_dst, edge_src, edge_tail = args
         for v in np.asarray(in_q[:int(in_count[0])]):
@@ -497,18 +509,22 @@ def test_frontier_classes_use_every_queue(fake_gpu):
 
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=graphs_for_loops, two_phase=st.booleans(), check_every=st.integers(1, 5),
+@given(case=graphs_for_loops, check_every=st.integers(1, 5),
+       variant=st.sampled_from(["expand-contract", "two-phase", "contract-expand", "hybrid"]),
        cull=st.sampled_from([(), "warp", ("bitmask", "history"), "all"]))
-def test_expand_contract_host_loop(fake_gpu, case, two_phase, check_every, cull):
+def test_merrill_host_loops(fake_gpu, case, variant, check_every, cull):
     gpu, modules = fake_gpu
     n, m, symmetric, rng = case
     src = [rng.randrange(n) for _ in range(m)]
     dst = [rng.randrange(n) for _ in range(m)]
     g = _host_graph(n, src, dst, symmetric)
     source = rng.randrange(n)
-    variant = "two-phase" if two_phase else "expand-contract"
+    options = {"cull": cull}
+    if variant in ("expand-contract", "two-phase"):
+        options["check_every"] = check_every
+    if variant == "hybrid":
+        options["switch"] = check_every  # small: both level kinds run
     modules[gpu.LEVEL_FILE].calls.clear()
-    dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True, cull=cull,
-                              check_every=check_every)
+    dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True, **options)
     _check_search(g, source, dist, parent)
     assert any(name.endswith("_culled") for name in modules[gpu.LEVEL_FILE].calls) == bool(cull)

@@ -50,7 +50,7 @@ DIRECTION_FILE = "bfs/kernels/direction.cu"
 MERGE_PATH_FILE = "bfs/kernels/merge_path.cu"
 CLASSES_FILE = "bfs/kernels/classes.cu"
 CHECK_EVERY = 4  # levels launched between host reads of the frontier (no decision needs them)
-CULL: tuple[str, ...] = ()  # expand-contract / two-phase culling (variants.CULL_OPTIONS)
+CULL: tuple[str, ...] = ()  # Merrill's variants' default culling (variants.CULL_OPTIONS)
 DIRECTION_BLOCK = 512
 RULES = {"gamma": 0, "beamer": 1, "bottom-up": 2, "top-down": 3}
 LEVEL_BLOCK = 256
@@ -264,6 +264,19 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     return dist, parent
 
 
+def _culling(ws: Workspace, cull: str | tuple[str, ...]) -> tuple[Any, ...]:
+    """The culled kernels' last two arguments (mask, bitmask or NULL), or () for none; a
+    bitmask is zeroed for the search."""
+    mask = variants.cull_mask(cull)
+    if not mask:
+        return ()
+    bits: Any = NULL
+    if mask & variants.CULL_OPTIONS["bitmask"]:
+        bits = ws.buffer("visited_bits", ((ws.g.n_vertices + 31) // 32 or 1,), np.uint32)
+        bits.fill(0)
+    return (np.int32(mask), bits)
+
+
 def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
                         *, two_phase: bool = False,
                         cull: str | tuple[str, ...] = CULL,
@@ -275,11 +288,7 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
     in front of the claim; the default () is the path measured before they existed."""
     g = ws.g
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
-    mask = variants.cull_mask(cull)
-    bits: Any = NULL
-    if mask & variants.CULL_OPTIONS["bitmask"]:
-        bits = ws.buffer("visited_bits", ((g.n_vertices + 31) // 32 or 1,), np.uint32)
-        bits.fill(0)
+    culling = _culling(ws, cull)
     dist, parent = _labels(ws, source, want_parents)
     ws.reset_counts()
     ws.queues[0][0] = source
@@ -288,12 +297,11 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
     if two_phase:
         edge_dst, edge_src = ws.edge_queues()
         expand = mod.get_function("bfs_two_phase_expand")
-        contract = mod.get_function("bfs_two_phase_contract_culled" if mask
+        contract = mod.get_function("bfs_two_phase_contract_culled" if culling
                                     else "bfs_two_phase_contract")
     else:
-        fused = mod.get_function("bfs_expand_contract_culled" if mask
+        fused = mod.get_function("bfs_expand_contract_culled" if culling
                                  else "bfs_expand_contract")
-    culling = (np.int32(mask), bits) if mask else ()
     level = 0
     while True:
         for _ in range(max(1, check_every)):
@@ -317,15 +325,19 @@ HYBRID_SWITCH = 1 << 16  # hybrid: contract-expand below this many queued edges
 
 
 def run_contract_expand(ws: Workspace, source: int, want_parents: bool, *,
-                        hybrid: bool = False, switch: int = HYBRID_SWITCH) -> tuple[Any, Any]:
+                        hybrid: bool = False, switch: int = HYBRID_SWITCH,
+                        cull: str | tuple[str, ...] = CULL) -> tuple[Any, Any]:
     """Contract-expand on (vertex, discoverer) edge queues; ``hybrid`` runs a large level
     as two-phase instead (contract to a vertex queue, then expand), as Merrill et al.'s
-    hybrid does, choosing by the queued edge count the host reads each level anyway."""
+    hybrid does, choosing by the queued edge count the host reads each level anyway.
+    ``cull``: Merrill's culling in front of the claim, as for expand-contract."""
     g = ws.g
     cp = ws.cp
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
-    fused = mod.get_function("bfs_contract_expand")
-    contract = mod.get_function("bfs_two_phase_contract")
+    culling = _culling(ws, cull)
+    suffix = "_culled" if culling else ""
+    fused = mod.get_function("bfs_contract_expand" + suffix)
+    contract = mod.get_function("bfs_two_phase_contract" + suffix)
     expand = mod.get_function("bfs_two_phase_expand")
     dist = cp.full(g.n_vertices, -1, dtype=cp.int32)
     parent = cp.full(g.n_vertices, -1, dtype=g.indices.dtype) if want_parents else None
@@ -343,12 +355,13 @@ def run_contract_expand(ws: Workspace, source: int, want_parents: bool, *,
         here, nxt = ws.counts[level], ws.counts[level + 1]
         if hybrid and queued > switch:
             contract(grid, block, (in_dst, in_src, here[3:], dist, _ptr(parent), ws.queues[0],
-                                   here, np.int32(level)))
+                                   here, np.int32(level), *culling))
             expand(grid, block, (g.indptr, g.indices, dist, ws.queues[0], here, out_dst,
                                  out_src, nxt[3:]))
         else:
             fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_dst, in_src,
-                                here[3:], out_dst, out_src, nxt[3:], np.int32(level)))
+                                here[3:], out_dst, out_src, nxt[3:], np.int32(level),
+                                *culling))
         queued = int(nxt[3])
         level += 1
     return dist, parent
@@ -586,7 +599,7 @@ def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
         dist, parent = run_expand_contract(ws, source, want_parents, two_phase=True,
                                            **options)
     elif name == "contract-expand":
-        dist, parent = run_contract_expand(ws, source, want_parents)
+        dist, parent = run_contract_expand(ws, source, want_parents, **options)
     elif name == "hybrid":
         dist, parent = run_contract_expand(ws, source, want_parents, hybrid=True, **options)
     elif name == "merge-path":

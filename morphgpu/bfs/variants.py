@@ -68,9 +68,10 @@ VARIANTS: dict[str, Variant] = {
         Variant("top-down", "", "CPU: top-down every level", True, "top-down"),
         Variant("bottom-up", "", "CPU: bottom-up every level", True, "bottom-up"),
         Variant("contract-expand", _MERRILL, "edge queue of (vertex, discoverer) pairs: "
-                "claim then expand the winners' rows, in one kernel", True, "top-down"),
+                "claim then expand the winners' rows, in one kernel (option cull= as "
+                "expand-contract)", True, "top-down"),
         Variant("hybrid", _MERRILL, "contract-expand for small levels, two-phase above "
-                "2^16 queued edges", True, "top-down"),
+                "2^16 queued edges (option cull= as expand-contract)", True, "top-down"),
         Variant("merge-path", _LB, "edge-balanced expand: frontier degree scan, one edge "
                 "per thread found by binary search (merge-path partition)", True,
                 "top-down"),
@@ -94,7 +95,7 @@ VARIANTS: dict[str, Variant] = {
     ]
 }
 
-# Merrill et al.'s contract options (option ``cull`` of expand-contract and two-phase), in
+# Merrill et al.'s contract options (option ``cull`` of all four of their variants), in
 # front of the exact label check + atomicCAS claim, so each only removes work:
 # - "bitmask": a visited bit per vertex, read before the 4-byte label and set without
 #   atomics by whoever claims or finds a vertex visited; a lost update only makes it miss.

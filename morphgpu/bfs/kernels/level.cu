@@ -167,6 +167,27 @@ bfs_contract_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ 
     }
 }
 
+// Contract-expand with the culling options of contract.cuh in front of the claim.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_contract_expand_culled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+                           int* dist, vid_t* parent, const vid_t* in_dst, const vid_t* in_src,
+                           const u64* in_count, vid_t* out_dst, vid_t* out_src, u64* out_tail,
+                           int level, int cull, unsigned* visited_bits) {
+    __shared__ GatherScratch<BLOCK> scratch;
+    __shared__ CullHistory<MG_BFS_HISTORY_SLOTS> history;
+    if (cull & CULL_HISTORY) history.clear();
+    CullHistory<MG_BFS_HISTORY_SLOTS>* h = (cull & CULL_HISTORY) ? &history : nullptr;
+    const CollectVisit visit{dist, out_dst, out_src, out_tail};
+    const i64 n = (i64)*in_count;
+    for (i64 base = (i64)blockIdx.x * BLOCK; base < n; base += (i64)gridDim.x * BLOCK) {
+        const i64 i = base + threadIdx.x;
+        const vid_t w = i < n ? in_dst[i] : (vid_t)0;
+        const bool mine = i < n && cull_and_claim(dist, w, level, cull, h, visited_bits);
+        if (mine && parent) parent[w] = in_src[i];
+        expand_gather<BLOCK>(scratch, indptr, indices, mine, w, visit);
+    }
+}
+
 // Edge-balanced expand (the load-balanced BFS paper's merge-path partition, one edge per
 // thread): `scan` is the inclusive prefix sum of the frontier's degrees, so edge k of the
 // level belongs to the first frontier vertex whose scan exceeds k (a binary search);
