@@ -42,16 +42,18 @@ Runner = Callable[[int, bool], tuple[Any, Any]]
 # name -> (extra defines, enter_local); None is gpu.py's own path.
 PREFETCH = {"MG_BFS_PREFETCH_IN": 1}
 ROWS = {"MG_BFS_LOCAL_ROWS": 1}
+ROWS_WARP = {"MG_BFS_LOCAL_ROWS": 2}
 BIG_CAP = {"MG_BFS_LOCAL_CAP": 5632}  # clamped to what shared memory holds (3840 with ROWS)
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | None] = {
     "default": None,
     "prefetch": (PREFETCH, gpu.ENTER_LOCAL),
     "rows": (ROWS, gpu.ENTER_LOCAL),
-    "rows+prefetch": ({**ROWS, **PREFETCH}, gpu.ENTER_LOCAL),
+    "rows2": (ROWS_WARP, gpu.ENTER_LOCAL),
+    "rows2+prefetch": ({**ROWS_WARP, **PREFETCH}, gpu.ENTER_LOCAL),
     "grid-only": ({}, 0),
     "prefetch grid-only": (PREFETCH, 0),
     "cap5632": (BIG_CAP, 4096),
-    "rows+prefetch+cap": ({**ROWS, **PREFETCH, **BIG_CAP}, 4096),
+    "rows2+prefetch+cap": ({**ROWS_WARP, **PREFETCH, **BIG_CAP}, 4096),
 }
 FUSED_BU = {"MG_BFS_FUSED_BOTTOM_UP": 1}
 FUSED_TD = {"MG_BFS_FUSED_TOP_DOWN": 1}
@@ -391,7 +393,7 @@ def main() -> int:
             compare(label, g, kind, n_roots, check_parents=g.n_edges <= 20_000_000)
             if kind == "persistent":
                 profile_persistent(label, g, min(n_roots, 3), {})
-                profile_persistent(label, g, min(n_roots, 3), {**ROWS, **PREFETCH})
+                profile_persistent(label, g, min(n_roots, 3), {**ROWS_WARP, **PREFETCH})
             else:
                 profile_direction(label, g, {})
                 profile_direction(label, g, ALL_DIRECTION)

@@ -88,13 +88,22 @@ struct LocalQueues {
 // One buffer: a level reads its rows into registers, then a __syncthreads frees the
 // buffer for the next level's entries. Counts and edge sums rotate over three slots:
 // level t reads slot t % 3, fills (t + 1) % 3 and zeroes (t + 2) % 3.
+//
+// Edge sums are 32-bit (shared 32-bit atomics are native): each row adds its length clamped
+// to LOCAL_CAP + 1, so a sum of at most LOCAL_CAP rows cannot wrap, and it exceeds
+// LOCAL_CAP exactly when the true sum does. MG_BFS_LOCAL_ROWS=2 reserves queue slots and
+// adds edges once per warp (a warp prefix sum) instead of once per discovery.
 struct LocalRows {
     vid_t v[LOCAL_CAP];
     eid_t begin[LOCAL_CAP];
     eid_t end[LOCAL_CAP];
     int count[3];
-    u64 edges[3];
+    unsigned edges[3];
 };
+
+__device__ __forceinline__ unsigned clamped_length(eid_t b, eid_t e) {
+    return (e - b) > (eid_t)LOCAL_CAP ? (unsigned)LOCAL_CAP + 1u : (unsigned)(e - b);
+}
 
 // Block 0's queues and the grid's gather scratch are never live at once.
 union PersistentShared {
@@ -112,7 +121,71 @@ __device__ __forceinline__ void push_row(LocalRows& q, int dst, vid_t w, eid_t b
     q.v[slot] = w;
     q.begin[slot] = b;
     q.end[slot] = e;
-    atomicAdd(&q.edges[dst], (u64)(e - b));
+    atomicAdd(&q.edges[dst], clamped_length(b, e));
+}
+
+// local_row_with_rows for every thread of a warp together (b == e for a lane without a
+// row): one shared atomic per warp for the slots and one for the edges of its discoveries.
+// Rows longer than UNROLL finish one edge at a time through push_row.
+__device__ __forceinline__ void local_rows_warp_with_rows(const eid_t* __restrict__ indptr,
+                                                          const vid_t* __restrict__ indices,
+                                                          int* dist, vid_t* parent, vid_t v,
+                                                          eid_t b, eid_t e, int next,
+                                                          LocalRows& q, int dst) {
+    vid_t w[UNROLL];
+    bool fresh[UNROLL];
+    eid_t wb[UNROLL], we[UNROLL];
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) {
+        fresh[t] = false;
+        wb[t] = we[t] = 0;
+        if (b + t < e) {
+            fresh[t] = __ldcg(dist + w[t]) == -1;
+            wb[t] = indptr[w[t]];
+            we[t] = indptr[(i64)w[t] + 1];
+        }
+    }
+    int count = 0;
+    unsigned edges = 0;
+#pragma unroll
+    for (int t = 0; t < UNROLL; ++t) {
+        if (fresh[t]) {
+            dist[w[t]] = next;
+            if (parent) parent[w[t]] = v;
+            ++count;
+            edges += clamped_length(wb[t], we[t]);
+        }
+    }
+    const int inclusive = warp_inclusive_sum(count);
+    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+    const unsigned warp_edges = __reduce_add_sync(0xffffffffu, edges);
+    if (total > 0) {  // warp-uniform
+        int first = 0;
+        if (lane_id() == 31) {
+            first = atomicAdd(&q.count[dst], total);
+            atomicAdd(&q.edges[dst], warp_edges);
+        }
+        int slot = __shfl_sync(0xffffffffu, first, 31) + inclusive - count;
+#pragma unroll
+        for (int t = 0; t < UNROLL; ++t) {
+            if (fresh[t]) {
+                q.v[slot] = w[t];
+                q.begin[slot] = wb[t];
+                q.end[slot] = we[t];
+                ++slot;
+            }
+        }
+    }
+    for (eid_t k = b + UNROLL; k < e; ++k) {
+        const vid_t x = indices[k];
+        if (__ldcg(dist + x) == -1) {
+            dist[x] = next;
+            if (parent) parent[x] = v;
+            push_row(q, dst, x, indptr[x], indptr[(i64)x + 1]);
+        }
+    }
 }
 
 // local_row for LocalRows: ids, then labels and the neighbours' rows together.
@@ -162,27 +235,27 @@ __device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ in
     if (threadIdx.x == 0) {
         q.count[0] = (int)n_in;
         q.count[1] = q.count[2] = 0;
-        q.edges[0] = q.edges[1] = q.edges[2] = 0ull;
+        q.edges[0] = q.edges[1] = q.edges[2] = 0u;
     }
     __syncthreads();
-    i64 mine = 0;
+    unsigned mine = 0;  // at most BLOCK-strided rows of at most LOCAL_CAP + 1 each
     for (i64 i = threadIdx.x; i < n_in; i += BLOCK) {
         const vid_t v = in[i];
         const eid_t b = indptr[v], e = indptr[(i64)v + 1];
         q.v[i] = v;
         q.begin[i] = b;
         q.end[i] = e;
-        mine += (i64)(e - b);
+        mine += clamped_length(b, e);
     }
-    const i64 warp_total = __shfl_sync(0xffffffffu, warp_inclusive_sum(mine), 31);
-    if (lane_id() == 31 && warp_total != 0) atomicAdd(&q.edges[0], (u64)warp_total);
+    const unsigned warp_total = __reduce_add_sync(0xffffffffu, mine);
+    if (lane_id() == 31 && warp_total != 0) atomicAdd(&q.edges[0], warp_total);
     __syncthreads();
     *gave_up = 0;
     int t = 0;
     while (true) {
         const int n = q.count[t % 3];
         if (n == 0) break;
-        if (q.edges[t % 3] > (u64)LOCAL_CAP) {  // the next queue could overflow
+        if (q.edges[t % 3] > (unsigned)LOCAL_CAP) {  // the next queue could overflow
             *gave_up = n;
             break;
         }
@@ -202,14 +275,20 @@ __device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ in
         __syncthreads();  // every row is read: the buffer takes the next level's
         if (threadIdx.x == 0) {
             q.count[(t + 2) % 3] = 0;
-            q.edges[(t + 2) % 3] = 0ull;
+            q.edges[(t + 2) % 3] = 0u;
         }
         const int dst = (t + 1) % 3;
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (b[j] < e[j])
+        for (int j = 0; j < ITEMS; ++j) {
+            if (MG_BFS_LOCAL_ROWS == 2) {
+                if (j * BLOCK < n)  // block-uniform: whole warps
+                    local_rows_warp_with_rows(indptr, indices, dist, parent, v[j], b[j], e[j],
+                                              level + 1, q, dst);
+            } else if (b[j] < e[j]) {
                 local_row_with_rows(indptr, indices, dist, parent, v[j], b[j], e[j], level + 1,
                                     q, dst);
+            }
+        }
         __syncthreads();
         ++level;
         ++t;
