@@ -58,6 +58,7 @@ class GPUEngine:
         self.prods = cp.zeros((n, 4), dtype=cp.float64)
         self.flags = cp.zeros(2, dtype=cp.int32)
         self.deltas = cp.zeros(CHECK_EVERY, dtype=cp.uint32)
+        self.no_delta = cp.full(1, np.float32(np.inf).view(np.uint32), dtype=cp.uint32)
         self.rounds_seed = self.seed
         sms = backend.gpu_properties()["multiprocessors"]
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
@@ -85,35 +86,42 @@ class GPUEngine:
         return int(self.cp.count_nonzero(self.fixed == 0))
 
     # ----------------------------------------------------------------- surveys
-    def _products(self) -> None:
+    def _products(self, prev_delta: Any = None, epsilon: float = 0.0) -> None:
         fg = self.fg
         grid, block = self._grid(fg.n_vars)
         self._k["sp_var_products"](
             grid, block,
             (np.int64(fg.n_vars), fg.var_offsets, fg.var_edges, fg.lit_neg, np.int32(fg.width),
-             self.eta, self.fixed, self.satisfied, self.prods))
+             self.eta, self.fixed, self.satisfied, self.prods,
+             self.no_delta if prev_delta is None else prev_delta, np.float32(epsilon)))
 
-    def _sweep(self, slot: int) -> None:
+    def _sweep(self, slot: int, epsilon: float = 0.0) -> None:
+        """One sweep into deltas[slot]; a no-op on the device when deltas[slot - 1] (the
+        sweep before it in a batch) is already below ``epsilon``."""
         fg = self.fg
-        self._products()
+        prev = self.deltas[slot - 1:] if slot > 0 else self.no_delta
+        self._products(prev, epsilon)
         grid, block = self._grid(fg.n_clauses)
         self._k["sp_clause_update"](
             grid, block,
             (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
              self.fixed, self.satisfied, self.prods, np.float32(self.damping),
-             self.deltas[slot:]))
+             self.deltas[slot:], prev, np.float32(epsilon)))
 
     def run_surveys(self, epsilon: float, max_iterations: int) -> tuple[bool, int]:
+        """Sweeps in batches of CHECK_EVERY, one read of their deltas per batch; returns
+        (converged, sweeps run), counting only the sweeps up to the first converged one
+        (those after it in its batch return at once on the device)."""
         done = 0
         while done < max_iterations:
             batch = min(CHECK_EVERY, max_iterations - done)
             self.deltas.fill(0)
             for slot in range(batch):
-                self._sweep(slot)
+                self._sweep(slot, epsilon)
             worst = self.deltas[:batch].get().view(np.float32)
             below = np.flatnonzero(worst < epsilon)
             if below.size:
-                return True, done + batch
+                return True, done + int(below[0]) + 1
             done += batch
         return False, max_iterations
 

@@ -21,11 +21,21 @@ using mg::vid_t;
 // Per variable one 32-byte record, read as two double2 (one memory sector):
 //   prods[2v]   = (product over positive occurrences, product over negative ones)
 //   prods[2v+1] = (zero factors among positive occurrences, among negative ones)
+// A sweep launched after the one that converged does nothing: both kernels of a sweep
+// first read the previous sweep's max |delta eta| (prev_delta; +inf bits for the first of
+// a batch) and return when it is below epsilon, so a batch of sweeps launched back to back
+// costs no work past convergence and the host can count the sweeps that ran.
+__device__ __forceinline__ bool converged_before(const unsigned* prev_delta, float epsilon) {
+    return __uint_as_float(*prev_delta) < epsilon;
+}
+
 extern "C" __global__ void sp_var_products(
     i64 n_vars, const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_edges,
     const signed char* __restrict__ lit_neg, int width, const float* __restrict__ eta,
-    const int* __restrict__ fixed, const unsigned char* __restrict__ satisfied, double2* prods)
+    const int* __restrict__ fixed, const unsigned char* __restrict__ satisfied, double2* prods,
+    const unsigned* prev_delta, float epsilon)
 {
+    if (converged_before(prev_delta, epsilon)) return;
     for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
         if (fixed[v] != 0) continue;
         double p[2] = {1.0, 1.0};
@@ -71,8 +81,9 @@ extern "C" __global__ void sp_clause_update(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
     const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
     const unsigned char* __restrict__ satisfied, const double2* __restrict__ prods,
-    float damping, unsigned* max_delta_bits)
+    float damping, unsigned* max_delta_bits, const unsigned* prev_delta, float epsilon)
 {
+    if (converged_before(prev_delta, epsilon)) return;
     float worst = 0.0f;
     for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
         if (satisfied[a]) continue;
