@@ -150,6 +150,14 @@ def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer",
     return run, defines
 
 
+def _add(out: dict[str, Runner], name: str, make: Callable[[], Runner]) -> None:
+    """out[name] = make(), unless it fails (a compile error): then said and left out."""
+    try:
+        out[name] = make()
+    except Exception as exc:
+        say(f"variant {name}: not built ({type(exc).__name__}: {str(exc)[:2000]})")
+
+
 def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Runner]:
     out: dict[str, Runner] = {}
     if kind == "persistent":
@@ -160,7 +168,7 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
             elif small and g.n_vertices < 8192 and "cap" in name:
                 continue  # the workspace's queues hold max(n, gpu.LOCAL_CAP) entries
             else:
-                out[name] = persistent_runner(g, spec[0], spec[1])[0]
+                _add(out, name, lambda spec=spec: persistent_runner(g, spec[0], spec[1])[0])
     else:
         rules = ("beamer", "gamma", "bottom-up", "top-down") if small else ("beamer",)
         for rule in rules:
@@ -170,7 +178,8 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
                     out[tag] = (lambda s, p, g=g, rule=rule: gpu.run_direction_persistent(
                         gpu.workspace(g), s, p, rule=rule))
                 elif not (small and spec[1] is not None):
-                    out[tag] = direction_runner(g, spec[0], rule, spec[1])[0]
+                    _add(out, tag, lambda spec=spec, rule=rule: direction_runner(
+                        g, spec[0], rule, spec[1])[0])
     return out
 
 
