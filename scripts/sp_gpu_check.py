@@ -39,7 +39,10 @@ def main() -> None:
     sp.solve(sp.random_ksat(2000, 3, ratio=4.0, seed=0), device=a.device, seed=0)  # compile
     extra = dict(local_search_rounds=2000, local_search_flips=0) if a.sp_only else {}
     for seed in a.seeds:
+        t0 = time.perf_counter()
         f = sp.random_ksat(a.n, a.k, ratio=a.ratio, seed=seed)
+        print(f"k={a.k} n={a.n} seed={seed}: generated in {time.perf_counter() - t0:.1f} s",
+              flush=True)
         t0 = time.perf_counter()
         r = sp.solve(f, device=a.device, seed=seed, **extra)
         backend.synchronize()
