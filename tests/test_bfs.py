@@ -391,7 +391,8 @@ def test_gpu_workspace_is_freed_with_its_graph():
 # --- the couplings, frontier classes and culling options (GPU only) ---------------------
 
 
-def _gpu_check(g: CSRGraph, source: int, variant: str, **options) -> None:
+def _gpu_check(g: CSRGraph, source: int, variant: str, **options):
+    """Runs one variant on the GPU, checks it, and returns (GPU graph, host distances)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     on_gpu = g.to("gpu")
@@ -399,6 +400,32 @@ def _gpu_check(g: CSRGraph, source: int, variant: str, **options) -> None:
     host = g.to("cpu")
     graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
     np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
+    return on_gpu, dist.get()
+
+
+def _check_class_queues(on_gpu: CSRGraph, dist: np.ndarray, bounds) -> None:
+    """The device's classification, read back: every level's four queue lengths equal the
+    class sizes of the vertices at that distance (classified here by the host rule), and
+    the last level's queues (not overwritten by the ping-pong) hold exactly its vertices,
+    each in the queue of its class."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    ws = gpu.workspace(on_gpu)
+    degrees = np.diff(on_gpu.to("cpu").indptr)
+    top = int(dist.max())
+    counts = ws.counts.get().astype(np.int64)
+    expected = np.zeros((top + 2, 4), dtype=np.int64)
+    reached = dist >= 0
+    np.add.at(expected, (dist[reached], variants.frontier_class(degrees[reached], bounds)), 1)
+    np.testing.assert_array_equal(counts[:top + 2], expected)
+    stride = max(on_gpu.n_vertices, 1)
+    queues = ws.buffer("class_queues", (2, 4 * stride), on_gpu.indices.dtype).get()[top & 1]
+    listed = []
+    for c in range(4):
+        q = queues[c * stride:c * stride + counts[top, c]]
+        assert (variants.frontier_class(degrees[q], bounds) == c).all()
+        listed.append(q)
+    np.testing.assert_array_equal(np.sort(np.concatenate(listed)), np.flatnonzero(dist == top))
 
 
 def _sparse_sinks(n_sinks: int = 20000, every: int = 50) -> CSRGraph:
@@ -441,8 +468,10 @@ def test_gpu_frontier_classes(options):
     dst = np.concatenate([rng.integers(1, n, 70000), rng.integers(0, n, 60000),
                           rng.integers(0, n, 600)])
     big = CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=True)
+    bounds = options.get("bounds", variants.CLASS_BOUNDS)
     for g, source in ((big, 0), (big, 9), (star_of_stars(900), 5), (_sparse_sinks(), 0)):
-        _gpu_check(g, source, "frontier-classes", **options)
+        on_gpu, dist = _gpu_check(g, source, "frontier-classes", **options)
+        _check_class_queues(on_gpu, dist, bounds)
 
 
 @pytest.mark.gpu

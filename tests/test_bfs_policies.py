@@ -503,6 +503,9 @@ def test_frontier_classes_use_every_queue(fake_gpu):
                               bounds=(4, 10, 30))
     _check_search(g, 0, dist, parent)
     assert modules[gpu.CLASSES_FILE].classes_seen == {0, 1, 2, 3}
+    from test_bfs import _check_class_queues  # the GPU test's read-back of the queues
+
+    _check_class_queues(g, np.asarray(dist), (4, 10, 30))
     with pytest.raises(ValueError, match="bounds"):
         gpu.run(g, 0, variant="frontier-classes", want_parents=True, bounds=(64, 64, 64))
 
