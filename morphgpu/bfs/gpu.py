@@ -4,7 +4,10 @@
   through mg::grid_sync, narrow frontiers run in one block (see that file).
 - ``expand-contract`` / ``two-phase`` / ``contract-expand`` / ``hybrid`` (Merrill et al.)
   and ``merge-path`` (edge-balanced expand): one or two kernels per level from
-  kernels/level.cu, launched back to back; the host reads one count per level to stop.
+  kernels/level.cu, launched back to back; the host reads the frontier every CHECK_EVERY
+  levels to stop (expand-contract, two-phase), or every level where the next launch
+  depends on it (hybrid's switch, merge-path's CuPy scan, contract-expand's loop). Option
+  ``cull`` of Merrill's four adds his duplicate culling (traversal/contract.cuh).
 - ``merge-path-separate`` / ``-ib`` / ``-bi`` / ``-hybrid`` (the load-balanced BFS paper's
   couplings of redistribution and gathering, kernels/merge_path.cu) and
   ``frontier-classes`` (Enterprise §4.2: thread/warp/block/grid queues by out-degree,
