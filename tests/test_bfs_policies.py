@@ -523,7 +523,7 @@ def test_merrill_host_loops(fake_gpu, case, variant, check_every, cull):
     g = _host_graph(n, src, dst, symmetric)
     source = rng.randrange(n)
     options = {"cull": cull}
-    if variant in ("expand-contract", "two-phase"):
+    if variant in ("expand-contract", "two-phase", "contract-expand"):
         options["check_every"] = check_every
     if variant == "hybrid":
         options["switch"] = check_every  # small: both level kinds run

@@ -5,8 +5,8 @@
 - ``expand-contract`` / ``two-phase`` / ``contract-expand`` / ``hybrid`` (Merrill et al.)
   and ``merge-path`` (edge-balanced expand): one or two kernels per level from
   kernels/level.cu, launched back to back; the host reads the frontier every CHECK_EVERY
-  levels to stop (expand-contract, two-phase), or every level where the next launch
-  depends on it (hybrid's switch, merge-path's CuPy scan, contract-expand's loop). Option
+  levels to stop (expand-contract, two-phase, contract-expand), or every level where the
+  next launch depends on it (hybrid's switch, merge-path's CuPy scan). Option
   ``cull`` of Merrill's four adds his duplicate culling (traversal/contract.cuh).
 - ``merge-path-separate`` / ``-ib`` / ``-bi`` / ``-hybrid`` (the load-balanced BFS paper's
   couplings of redistribution and gathering, kernels/merge_path.cu) and
@@ -329,11 +329,13 @@ HYBRID_SWITCH = 1 << 16  # hybrid: contract-expand below this many queued edges
 
 def run_contract_expand(ws: Workspace, source: int, want_parents: bool, *,
                         hybrid: bool = False, switch: int = HYBRID_SWITCH,
-                        cull: str | tuple[str, ...] = CULL) -> tuple[Any, Any]:
+                        cull: str | tuple[str, ...] = CULL,
+                        check_every: int = CHECK_EVERY) -> tuple[Any, Any]:
     """Contract-expand on (vertex, discoverer) edge queues; ``hybrid`` runs a large level
     as two-phase instead (contract to a vertex queue, then expand), as Merrill et al.'s
-    hybrid does, choosing by the queued edge count the host reads each level anyway.
-    ``cull``: Merrill's culling in front of the claim, as for expand-contract."""
+    hybrid does, choosing by the queued edge count, which it reads every level; plain
+    contract-expand reads it every ``check_every`` levels to stop. ``cull``: Merrill's
+    culling in front of the claim, as for expand-contract."""
     g = ws.g
     cp = ws.cp
     mod = _level_module(str(g.indices.dtype), str(g.indptr.dtype))
@@ -350,6 +352,7 @@ def run_contract_expand(ws: Workspace, source: int, want_parents: bool, *,
     ws.reset_counts()
     ws.counts[0, 3] = 1
     grid, block = (ws.blocks,), (LEVEL_BLOCK,)
+    every = 1 if hybrid else max(1, check_every)  # the hybrid's switch needs every count
     queued = 1
     level = 0
     while queued:
@@ -365,8 +368,9 @@ def run_contract_expand(ws: Workspace, source: int, want_parents: bool, *,
             fused(grid, block, (g.indptr, g.indices, dist, _ptr(parent), in_dst, in_src,
                                 here[3:], out_dst, out_src, nxt[3:], np.int32(level),
                                 *culling))
-        queued = int(nxt[3])
         level += 1
+        if level % every == 0:
+            queued = int(nxt[3])
     return dist, parent
 
 
