@@ -80,10 +80,10 @@ VARIANTS: dict[str, Variant] = {
                 "kernel reads them back (device degree scan, no host read per level)", True,
                 "top-down"),
         Variant("merge-path-ib", _LB, "§4.2 imbalanced redistribution + balanced "
-                "gathering: one fused kernel over tiles of TILE edges (vertical merge-path "
+                "gathering: one fused kernel over tiles of 1024 edges (vertical merge-path "
                 "partition)", True, "top-down"),
         Variant("merge-path-bi", _LB, "§4.3 balanced redistribution + imbalanced "
-                "gathering: one fused kernel over tiles of TILE merge steps (rows + edges, "
+                "gathering: one fused kernel over tiles of 1024 merge steps (rows + edges, "
                 "diagonal partition)", True, "top-down"),
         Variant("merge-path-hybrid", _LB, "§4.4: per level, merge-path-bi when the "
                 "expand factor (frontier edges / frontier vertices) exceeds f0 = 10, else "
