@@ -59,9 +59,11 @@ class NumpyKernels:
     def __init__(self, jacobi: bool) -> None:
         self.jacobi = jacobi
 
-    def set_bits(self, n_items, P, row, bit, n, words, changed_at, stamp):
+    def set_bits(self, n_items, P, row, bit, n, words, changed_at, stamp, occupied,
+                 block_words, bitmap_words):
         for r, b in zip(row.tolist(), bit.tolist()):
             P[r * words + (b >> 6)] |= ONE << np.uint64(b & 63)
+            _mark_occupied(occupied, r, b >> 6, block_words, bitmap_words)
             changed_at[r] = stamp
 
     def take_delta(self, n_items, P, seen, D, total):
@@ -70,7 +72,8 @@ class NumpyKernels:
 
     def eval_complex(self, n_launch, kind, c_src, c_dst, c_off, n_complex, D, P, words,
                      objects, obj_size, node_of_var, bit_of_var, n_vars, n_nodes, keys,
-                     n_keys, capacity, gep_changed, changed_at, clock):
+                     n_keys, capacity, gep_changed, changed_at, clock, occupied, block_words,
+                     bitmap_words):
         stamp = int(clock[0])
         for c in range(int(n_complex)):
             k, src, dst, off = int(kind[c]), int(c_src[c]), int(c_dst[c]), int(c_off[c])
@@ -89,6 +92,8 @@ class NumpyKernels:
                         old = P[dst * words + (tbit >> 6)]
                         P[dst * words + (tbit >> 6)] = old | mask
                         if not old & mask:
+                            _mark_occupied(occupied, dst, tbit >> 6, block_words,
+                                           bitmap_words)
                             changed_at[dst] = stamp
                             gep_changed[0] = 1
                         continue
@@ -116,18 +121,29 @@ class NumpyKernels:
                     n_keys[0] += 1
 
     def merge_rows(self, n_items, P, seen, member, leader, n_members, words, changed_at,
-                   force, clock):
+                   force, clock, occupied, bitmap_words):
+        bmw = int(bitmap_words)
         for m, L in zip(member.tolist(), leader.tolist()):
             P[L * words:(L + 1) * words] |= P[m * words:(m + 1) * words]
+            occupied[L * bmw:(L + 1) * bmw] |= occupied[m * bmw:(m + 1) * bmw]
             seen[L * words:(L + 1) * words] &= seen[m * words:(m + 1) * words]
             changed_at[L] = clock[0]
             force[L] = 1
 
     def propagate(self, P, words, block_words, bitmap_words, active, n_active, n_nodes,
                   in_ptr, in_src, in_new, out_ptr, out_dst, force, changed_at, swept_at,
-                  gained_blocks, queued_at, todo, todo_tail, clock, max_sweeps, error):
+                  gained_blocks, occupied, queued_at, todo, todo_tail, clock, max_sweeps,
+                  error):
         W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
-        n_blocks = -(-W // B)
+
+        def blocks_of(bitmap):
+            return [q * 64 + t for q in range(bmw) for t in range(64)
+                    if (int(bitmap[q]) >> t) & 1]
+
+        # Every word with a bit lies in a block its row's occupied bitmap names.
+        for v in range(n):
+            held = set(blocks_of(occupied[v * bmw:(v + 1) * bmw]))
+            assert {int(w) // B for w in np.flatnonzero(P[v * W:(v + 1) * W])} <= held
         # The host keeps the out list equal to the in list.
         ins = sorted((int(in_src[e]), v) for v in range(n)
                      for e in range(int(in_ptr[v]), int(in_ptr[v + 1])))
@@ -156,13 +172,12 @@ class NumpyKernels:
                     if sweep == 0:
                         if not (forced or in_new[e] or changed_at[u] == base):
                             continue
-                        blocks = range(n_blocks)
+                        blocks = blocks_of(occupied[u * bmw:(u + 1) * bmw])
                     else:
                         if swept_at[prev * n + u] != stamp - 1:
                             continue
-                        bits = gained_blocks[(prev * n + u) * bmw:(prev * n + u + 1) * bmw]
-                        blocks = [q * 64 + t for q in range(bmw) for t in range(64)
-                                  if (int(bits[q]) >> t) & 1]
+                        blocks = blocks_of(
+                            gained_blocks[(prev * n + u) * bmw:(prev * n + u + 1) * bmw])
                     for b in blocks:
                         lo, hi = b * B, min(W, (b + 1) * B)
                         x = rows[u * W + lo:u * W + hi]
@@ -172,6 +187,7 @@ class NumpyKernels:
                             gained[b >> 6] |= ONE << np.uint64(b & 63)
                 if gained.any():
                     gained_blocks[(cur * n + v) * bmw:(cur * n + v + 1) * bmw] = gained
+                    occupied[v * bmw:(v + 1) * bmw] |= gained
                     swept_at[cur * n + v] = stamp
                     for e in range(int(out_ptr[v]), int(out_ptr[v + 1])):
                         w = int(out_dst[e])
@@ -191,6 +207,11 @@ class NumpyKernels:
 
     def check(self) -> None:
         pass
+
+
+def _mark_occupied(occupied, row, word, block_words, bitmap_words):
+    b = int(word) // int(block_words)
+    occupied[int(row) * int(bitmap_words) + (b >> 6)] |= ONE << np.uint64(b & 63)
 
 
 def _gpu_rounds_sets(cs, jacobi: bool) -> list[set[int]]:

@@ -11,11 +11,14 @@ search, flagging the new edges), and launches the persistent ``propagate`` kerne
 loops over sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
 
 Propagation is difference propagation over blocks of 32 words (2048 objects): the first
-sweep of a round pulls whole rows only along new edges and from rows that the complex
-rules or merges grew; every later sweep pulls, for each node queued by the previous sweep
-(the shared BlockWorklist, with the out-edge lists saying whom a gain concerns), only the
-blocks its in-neighbours gained in the previous sweep (a per-node bitmap of gained blocks,
-double-buffered by sweep parity).
+sweep of a round pulls whole rows (the blocks a per-row ``occupied`` bitmap names) only
+along new edges and from rows that the complex rules or merges grew; every later sweep
+pulls, for each node queued by the previous sweep (the shared BlockWorklist, with the
+out-edge lists saying whom a gain concerns), only the blocks its in-neighbours gained in
+the previous sweep (a per-node bitmap of gained blocks, double-buffered by sweep parity).
+A warp pulls 32 in-edges at a time, block by block, with the neighbours' words of a block
+loaded in batches, so hubs with many changed in-neighbours do not serialise one memory
+round trip per neighbour.
 
 Why sorted key lists instead of chunked incoming lists grown in the kernel (ChunkPool):
 the sweeps read every in-edge of a node as one contiguous run, which a sorted CSR gives
@@ -88,7 +91,7 @@ def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
     cp = backend.cupy_module()
     n, W = layout.n_nodes, layout.n_words
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
-        backend.require_gpu_bytes(3 * n * W * 8 + 16 * n * _block_layout(W)[1] + 96 * n,
+        backend.require_gpu_bytes(3 * n * W * 8 + 24 * n * _block_layout(W)[1] + 96 * n,
                                   "pta bit rows (P, seen, delta) and gained-block bitmaps")
         return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds)
 
@@ -107,6 +110,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     block_words, bitmap_words = _block_layout(W)
     swept_at = cp.full(2 * n, -1, dtype=cp.int32)  # per sweep parity: stamp of the last gain
     gained_blocks = cp.zeros(2 * n * bitmap_words, dtype=cp.uint64)
+    occupied = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per row: blocks holding a bit
     queued_at = cp.full(n, -1, dtype=cp.int32)  # stamp of the sweep that last queued a node
     todo = cp.empty(3 * n, dtype=i64)  # three rotating lists of the nodes to pull
     todo_tail = cp.zeros(3, dtype=cp.uint64)
@@ -136,7 +140,8 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     a_bit = cp.asarray(lay.addr_bit, dtype=i64)
     if a_row.size:
         dev.set_bits(int(a_row.size), P, a_row, a_bit, np.int64(a_row.size), np.int64(W),
-                     changed_at, np.int32(1))
+                     changed_at, np.int32(1), occupied, np.int64(block_words),
+                     np.int64(bitmap_words))
 
     keys = cp.sort(cp.asarray(lay.copy_dst * n + lay.copy_src, dtype=i64))
     out_keys = cp.sort(cp.asarray(lay.copy_src * n + lay.copy_dst, dtype=i64))
@@ -168,8 +173,8 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         todo_tail.fill(0)
         dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words), active,
                       np.int64(active.size), np.int64(n), in_ptr, in_src, in_new, out_ptr,
-                      out_dst, force, changed_at, swept_at, gained_blocks, queued_at, todo,
-                      todo_tail, clock, np.int32(max_sweeps), error)
+                      out_dst, force, changed_at, swept_at, gained_blocks, occupied, queued_at,
+                      todo, todo_tail, clock, np.int32(max_sweeps), error)
         ph[2].record()
         events.append(ph)
 
@@ -186,7 +191,8 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                     n_complex, c_kind, c_src, c_dst, c_off, np.int64(n_complex), D, P,
                     np.int64(W), objects, obj_size, node_of_var, bit_of_var,
                     np.int64(lay.n_vars), np.int64(n), key_buf, counters, np.int64(capacity),
-                    counters[1:].view(cp.int32), changed_at, clock)
+                    counters[1:].view(cp.int32), changed_at, clock, occupied,
+                    np.int64(block_words), np.int64(bitmap_words))
             produced, gep_flag = (int(x) for x in backend.to_host(counters))
             gep_seen |= gep_flag != 0
             if produced <= capacity:
@@ -210,7 +216,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                     stats["nodes_merged"] += merged_now
                     dev.merge_rows(merged_now * W, P, seen, cp.asarray(member),
                                    cp.asarray(new_leader), np.int64(merged_now), np.int64(W),
-                                   changed_at, force, clock)
+                                   changed_at, force, clock, occupied, np.int64(bitmap_words))
                     table = np.arange(n, dtype=np.int64)
                     table[member] = new_leader
                     leader = table[leader]
@@ -274,11 +280,17 @@ def _insert_keys(cp: Any, keys: Any, new: Any, n: int) -> tuple[Any, Any]:
     """Sorted ``keys`` (dst * n + src) with the edges of ``new`` added, and a uint8 flag per
     key that is 1 for the edges that were not there before.
 
-    Only the new keys are sorted; each old key moves up by the number of new keys below
-    it (a binary search into the short new list), so the cost is linear in the edges plus
-    a sort of what the round added, instead of a sort of every edge each round.
+    Produced keys that name known edges (most of them) are dropped by a binary search into
+    ``keys``; only the rest are sorted, and each old key moves up by the number of new keys
+    below it (a binary search into the short new list), so the cost is linear in the edges
+    and the produced keys plus a sort of what the round added, instead of a sort of every
+    edge and produced key each round.
     """
     new = new[(new // n) != (new % n)]
+    if keys.size and new.size:
+        # Most produced keys repeat known edges: a binary search drops them before the sort.
+        at = cp.minimum(cp.searchsorted(keys, new), keys.size - 1)
+        new = new[keys[at] != new]
     if not new.size:
         return keys, cp.zeros(keys.size, dtype=cp.uint8)
     new = cp.sort(new)
@@ -286,12 +298,7 @@ def _insert_keys(cp: Any, keys: Any, new: Any, n: int) -> tuple[Any, Any]:
     distinct[:1] = True
     distinct[1:] = new[1:] != new[:-1]
     new = new[distinct]
-    if keys.size:
-        pos = cp.searchsorted(keys, new)
-        known = keys[cp.minimum(pos, keys.size - 1)] == new
-        new, pos = new[~known], pos[~known]
-    else:
-        pos = cp.zeros(new.size, dtype=cp.int64)
+    pos = cp.searchsorted(keys, new)
     merged = cp.empty(keys.size + new.size, dtype=cp.int64)
     flag = cp.zeros(merged.size, dtype=cp.uint8)
     new_at = pos + cp.arange(new.size, dtype=cp.int64)

@@ -34,14 +34,78 @@ constexpr int WARP = 32;
 __device__ __forceinline__ i64 warp_global_id() { return mg::global_tid() / WARP; }
 __device__ __forceinline__ i64 warp_count() { return mg::global_stride() / WARP; }
 
+constexpr int SCAN_GROUPS = 4;  // warp-widths of in-edges whose loads are issued together
+constexpr int PULL_BATCH = 8;   // in-neighbour words loaded back to back per lane
+
+// OR of a 64-bit value over the 32 lanes of a full warp.
+__device__ __forceinline__ u64 warp_or(u64 x) {
+    const unsigned lo = __reduce_or_sync(0xffffffffu, (unsigned)x);
+    const unsigned hi = __reduce_or_sync(0xffffffffu, (unsigned)(x >> 32));
+    return ((u64)hi << 32) | lo;
+}
+
+// Marks the block of word `word` of row `row` as holding a bit (occupied: one bitmap of
+// bitmap_words words per row, bit b for words [b * block_words, (b + 1) * block_words)).
+__device__ __forceinline__ void mark_occupied(u64* occupied, i64 row, i64 word, i64 block_words,
+                                              i64 bitmap_words) {
+    const i64 b = word / block_words;
+    const u64 bit = 1ull << (b & 63);
+    u64* slot = occupied + row * bitmap_words + (b >> 6);
+    if (!(mg::load_volatile(slot) & bit)) atomicOr(slot, bit);
+}
+
+// Warp-wide: ORs words [w_begin, w_end) of the row of every lane j in `from` (its node is
+// lane j's `u`) into `vrow`; true on every lane when some word grew. The neighbours' words
+// are loaded PULL_BATCH at a time before any is used, so a node with many changed
+// in-neighbours waits for one memory round trip per batch, not per neighbour, and reads
+// and writes its own word once per block. Only the warp that owns vrow writes it.
+__device__ bool pull_block(const u64* P, u64* vrow, i64 words, i64 w_begin, i64 w_end,
+                           unsigned from, i64 u) {
+    bool grew = false;
+    for (i64 w0 = w_begin; w0 < w_end; w0 += WARP) {
+        const i64 w = w0 + mg::lane_id();
+        const bool in_row = w < w_end;
+        u64 acc = 0ull;
+        unsigned m = from;
+        while (m) {
+            i64 src[PULL_BATCH];
+#pragma unroll
+            for (int k = 0; k < PULL_BATCH; ++k) {
+                src[k] = -1;
+                if (m) {  // warp-uniform
+                    const int j = __ffs(m) - 1;
+                    m &= m - 1;
+                    src[k] = __shfl_sync(0xffffffffu, u, j);
+                }
+            }
+            u64 x[PULL_BATCH];
+#pragma unroll
+            for (int k = 0; k < PULL_BATCH; ++k)
+                x[k] = (in_row && src[k] >= 0) ? mg::load_volatile(P + src[k] * words + w) : 0ull;
+#pragma unroll
+            for (int k = 0; k < PULL_BATCH; ++k) acc |= x[k];
+        }
+        if (acc) {
+            const u64 old = mg::load_volatile(vrow + w);
+            if (acc & ~old) {
+                *(volatile u64*)(vrow + w) = old | acc;
+                grew = true;
+            }
+        }
+    }
+    return __any_sync(0xffffffffu, grew);
+}
+
 }  // namespace
 
 // rows[row[i]] |= bit bit[i]: the address-of constraints.
 extern "C" __global__ void set_bits(u64* rows, const i64* row, const i64* bit, i64 n, i64 words,
-                                    int* changed_at, int stamp) {
+                                    int* changed_at, int stamp, u64* occupied, i64 block_words,
+                                    i64 bitmap_words) {
     for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
         const i64 b = bit[i];
         atomicOr(&rows[row[i] * words + (b >> 6)], 1ull << (b & 63));
+        mark_occupied(occupied, row[i], b >> 6, block_words, bitmap_words);
         changed_at[row[i]] = stamp;
     }
 }
@@ -78,7 +142,7 @@ extern "C" __global__ void eval_complex(
     const u64* D, u64* P, i64 words, const i64* objects, const i64* obj_size,
     const i64* node_of_var, const i64* bit_of_var, i64 n_vars, i64 n_nodes,
     i64* keys, u64* n_keys, i64 capacity, int* gep_changed, int* changed_at,
-    const int* clock) {
+    const int* clock, u64* occupied, i64 block_words, i64 bitmap_words) {
     const unsigned lane = mg::lane_id();
     const int stamp = *clock;
     for (i64 c = warp_global_id(); c < n_complex; c += warp_count()) {
@@ -101,6 +165,7 @@ extern "C" __global__ void eval_complex(
                     const u64 mask = 1ull << (tbit & 63);
                     const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], mask);
                     if (!(old & mask)) {
+                        mark_occupied(occupied, dst, tbit >> 6, block_words, bitmap_words);
                         changed_at[dst] = stamp;
                         *gep_changed = 1;
                     }
@@ -139,12 +204,14 @@ extern "C" __global__ void eval_complex(
 // which now include its members'). One thread per (member, word).
 extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, const i64* leader,
                                       i64 n_members, i64 words, int* changed_at, int* force,
-                                      const int* clock) {
+                                      const int* clock, u64* occupied, i64 bitmap_words) {
     const i64 total = n_members * words;
     for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
         const i64 m = member[i / words], L = leader[i / words], w = i % words;
         atomicOr(&P[L * words + w], P[m * words + w]);
         atomicAnd(&seen[L * words + w], seen[m * words + w]);
+        if (w < bitmap_words)  // bitmap_words <= words
+            atomicOr(&occupied[L * bitmap_words + w], occupied[m * bitmap_words + w]);
         if (w == 0) {
             changed_at[L] = *clock;
             force[L] = 1;
@@ -158,12 +225,14 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, cons
 // destination), in_new flags the edges added this round; out_ptr/out_dst: the same edges
 // by source.
 //
-// Sweep 0 pulls every node in `active` and reads whole rows: of an in-neighbour whose row
-// the complex rules, merges or address-of constraints grew since the last propagation
-// (changed_at == the clock at launch), along a new edge, or for a forced node (a merged
-// leader). Every later sweep pulls only the nodes queued by the previous one and reads
-// only the blocks an in-neighbour gained in the previous sweep: node u that gains in sweep
-// s writes the bitmap of its gained blocks to gained_blocks[s & 1][u], stamps
+// Sweep 0 pulls every node in `active` and reads whole rows (every block the row's
+// `occupied` bitmap names: each kernel that sets a bit marks its block there) of an
+// in-neighbour whose row the complex rules, merges or address-of constraints grew since
+// the last propagation (changed_at == the clock at launch), along a new edge, or for a
+// forced node (a merged leader). A block an owner fills during sweep 0 after the reader
+// read its bitmap is in the owner's gained blocks, read in sweep 1. Every later sweep
+// pulls only the nodes queued by the previous one and reads only the blocks an
+// in-neighbour gained in the previous sweep: node u that gains in sweep s writes the bitmap of its gained blocks to gained_blocks[s & 1][u], stamps
 // swept_at[s & 1][u] and queues its out-neighbours (once each per sweep: queued_at) for
 // sweep s + 1. A puller in sweep s + 1 reads the other parity, which nobody writes in that
 // sweep, so the bitmaps are exact. The words themselves are read from P (which its owner
@@ -172,7 +241,10 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, cons
 // anything the reader missed is in the owner's bitmap of this sweep, read next sweep.
 // Invariant at every barrier: P[v] holds P[u] minus u's last gained blocks for every edge
 // u -> v, so a sweep that queues nobody ends at the fixed point. Only the warp that owns v
-// writes row v and its bitmap, so the rows need no atomics.
+// writes row v and its bitmaps, so the rows need no atomics. A warp pulls the in-edges 32
+// at a time, block by block over the union of the blocks they offer, loading the 32
+// neighbours' words of a block in batches (pull_block), so a node with many changed
+// in-neighbours costs memory round trips per block and batch, not per neighbour.
 //
 // Queues: sweep s pulls list s % 3 and fills list (s + 1) % 3 through a shared-memory
 // BlockWorklist flushed once per block before the barrier; list (s + 2) % 3 was read in
@@ -183,14 +255,13 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
     u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active, i64 n_active,
     i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
     const i64* out_ptr, const i64* out_dst, int* force, const int* changed_at, int* swept_at,
-    u64* gained_blocks, int* queued_at, i64* todo, u64* todo_tail, int* clock,
+    u64* gained_blocks, u64* occupied, int* queued_at, i64* todo, u64* todo_tail, int* clock,
     int max_sweeps, int* error, unsigned* barrier_state) {
     __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
     mg::GridBarrier bar(barrier_state);
     queue.init();
     const unsigned lane = mg::lane_id();
     const int base = mg::load_volatile(clock);
-    const i64 n_blocks = (words + block_words - 1) / block_words;
     int sweep = 0;
     for (;; ++sweep) {
         const int stamp = base + 1 + sweep;
@@ -211,59 +282,58 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
             // Lane q holds bits q*64 .. q*64+63 of v's gained-block bitmap (the host keeps
             // bitmap_words <= 32).
             u64 gained = 0ull;
-            // ORs block b of row u into v's row; whether any word grew is warp-uniform.
-            auto pull_block = [&](const u64* urow, i64 b) {
-                bool grew = false;
-                const i64 w_end = min(words, (b + 1) * block_words);
-                for (i64 w = b * block_words + lane; w < w_end; w += WARP) {
-                    const u64 x = mg::load_volatile(urow + w);
-                    if (x) {
-                        const u64 old = mg::load_volatile(vrow + w);
-                        if (x & ~old) {
-                            *(volatile u64*)(vrow + w) = old | x;
-                            grew = true;
-                        }
-                    }
+            // In-edges are read SCAN_GROUPS warp-widths at a time (their loads in flight
+            // together); each group of 32 is then pulled block by block.
+            for (i64 e0 = e_begin; e0 < e_end; e0 += SCAN_GROUPS * WARP) {
+                i64 u[SCAN_GROUPS];
+                bool whole[SCAN_GROUPS], partial[SCAN_GROUPS];
+#pragma unroll
+                for (int g = 0; g < SCAN_GROUPS; ++g) {
+                    const i64 e = e0 + g * WARP + lane;
+                    u[g] = e < e_end ? in_src[e] : -1;
                 }
-                if (__any_sync(0xffffffffu, grew) && lane == (unsigned)(b >> 6))
-                    gained |= 1ull << (b & 63);
-            };
-            for (i64 e0 = e_begin; e0 < e_end; e0 += WARP) {
-                const i64 e = e0 + lane;
-                i64 u = -1;
-                bool whole = false, partial = false;
-                if (e < e_end) {
-                    u = in_src[e];
+#pragma unroll
+                for (int g = 0; g < SCAN_GROUPS; ++g) {
+                    const i64 e = e0 + g * WARP + lane;
+                    whole[g] = partial[g] = false;
+                    if (u[g] < 0) continue;
                     if (sweep == 0)
-                        whole = forced || in_new[e] || mg::load_volatile(changed_at + u) == base;
+                        whole[g] = forced || in_new[e] ||
+                                   mg::load_volatile(changed_at + u[g]) == base;
                     else
-                        partial = mg::load_volatile(swept_at + prev * n_nodes + u) == stamp - 1;
+                        partial[g] = mg::load_volatile(swept_at + prev * n_nodes + u[g]) ==
+                                     stamp - 1;
                 }
-                unsigned mask = __ballot_sync(0xffffffffu, whole || partial);
-                const unsigned whole_mask = __ballot_sync(0xffffffffu, whole);
-                while (mask) {
-                    const int j = __ffs(mask) - 1;
-                    mask &= mask - 1;
-                    const i64 uj = __shfl_sync(0xffffffffu, u, j);
-                    const u64* urow = P + uj * words;
-                    if (whole_mask & (1u << j)) {
-                        for (i64 b = 0; b < n_blocks; ++b) pull_block(urow, b);
-                        continue;
-                    }
-                    const u64* bits = gained_blocks + (prev * n_nodes + uj) * bitmap_words;
+#pragma unroll
+                for (int g = 0; g < SCAN_GROUPS; ++g) {
+                    if (!__any_sync(0xffffffffu, whole[g] || partial[g])) continue;
+                    const u64* bits = gained_blocks +
+                                      (prev * n_nodes + (partial[g] ? u[g] : 0)) * bitmap_words;
                     for (i64 q = 0; q < bitmap_words; ++q) {
-                        u64 m = mg::load_volatile(bits + q);
-                        while (m) {
-                            const int t = __ffsll((long long)m) - 1;
-                            m &= m - 1;
-                            pull_block(urow, q * 64 + t);
+                        // The blocks this lane's in-neighbour offers, and their union.
+                        u64 mine = 0ull;
+                        if (whole[g]) mine = mg::load_volatile(occupied + u[g] * bitmap_words + q);
+                        else if (partial[g]) mine = mg::load_volatile(bits + q);
+                        u64 wanted = warp_or(mine);
+                        while (wanted) {
+                            const int t = __ffsll((long long)wanted) - 1;
+                            wanted &= wanted - 1;
+                            const i64 b = q * 64 + t;
+                            const unsigned from = __ballot_sync(0xffffffffu, (mine >> t) & 1ull);
+                            if (pull_block(P, vrow, words, b * block_words,
+                                           min(words, (b + 1) * block_words), from, u[g]) &&
+                                lane == (unsigned)(b >> 6))
+                                gained |= 1ull << (b & 63);
                         }
                     }
                 }
             }
             if (__any_sync(0xffffffffu, gained != 0ull)) {
-                if ((i64)lane < bitmap_words)
+                if ((i64)lane < bitmap_words) {
                     gained_blocks[(cur * n_nodes + v) * bitmap_words + lane] = gained;
+                    u64* occ = occupied + v * bitmap_words + lane;
+                    *(volatile u64*)occ = mg::load_volatile(occ) | gained;
+                }
                 if (lane == 0) swept_at[cur * n_nodes + v] = stamp;
                 for (i64 e = out_ptr[v] + lane; e < out_ptr[v + 1]; e += WARP) {
                     const i64 w = out_dst[e];
