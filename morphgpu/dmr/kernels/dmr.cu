@@ -273,7 +273,8 @@ __device__ __forceinline__ bool outranks(u64 other_entry, vid_t other, u64 my_en
     if ((unsigned)(other_entry >> 32) != stamp) return false;
     const unsigned key = (unsigned)other_entry, my_key = (unsigned)my_entry;
     if (key != my_key) return key > my_key;
-    const unsigned p = mg::claim_priority(round, (u64)other), q = mg::claim_priority(round, (u64)t);
+    const unsigned p = mg::claim_priority(round, (u64)other);
+    const unsigned q = mg::claim_priority(round, (u64)t);
     if (p != q) return p > q;
     return other > t;
 }
@@ -321,10 +322,11 @@ struct Plans {
 }  // namespace
 
 // Bad triangles -> worklist, and the first max_claimants of them stamped and ranked in
-// bad_rank (the deferral rule reads it). The triangles tested are `candidates[0 .. *n_candidates)` (the slots last round's
-// claimants and winners pushed), or, with candidates == nullptr, every slot below
-// n_slots (the first round, and the full scan that confirms the end). Also empties the
-// candidate list the coming round fills (no kernel of this round reads it before apply).
+// bad_rank (the deferral rule reads it). The triangles tested are
+// `candidates[0 .. *n_candidates)` (the slots last round's claimants and winners pushed),
+// or, with candidates == nullptr, every slot below n_slots (the first round, the full
+// scan that confirms the lists, stuck retries). Also empties the candidate list the
+// coming round fills (no kernel of this round reads it before apply).
 extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri, vid_t* nbr,
                                     int* seg, const vid_t* apex, const unsigned char* stuck,
                                     const vid_t* candidates, const u64* n_candidates,
