@@ -169,7 +169,8 @@ def refine_with_stats(
     if float(min_angle) > TERMINATION_ANGLE:
         warnings.warn(
             f"min_angle={min_angle} is above {TERMINATION_ANGLE}°: refinement is not "
-            "guaranteed to terminate (it stops after a bounded number of rounds)",
+            "guaranteed to terminate (after a bounded number of rounds it raises "
+            "RuntimeError)",
             stacklevel=2,
         )
     if max_area is not None and not float(max_area) > 0:
@@ -215,7 +216,9 @@ def refine(
     The output is a constrained Delaunay triangulation of the same domain: input vertices
     first and unchanged, segments split into output edges (``segments``), holes empty,
     ``neighbors`` as Triangle writes them. As in Triangle, triangles next to input angles
-    smaller than ``min_angle`` may keep small angles. Raises ValueError on malformed input.
+    smaller than ``min_angle`` may keep small angles. Raises ValueError on malformed input,
+    RuntimeError when the refinement does not end within its bound on rounds (possible
+    above 33.8°, where termination is not guaranteed).
     """
     return refine_with_stats(mesh, min_angle=min_angle, max_area=max_area, device=device)[0]
 
