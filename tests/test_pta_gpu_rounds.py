@@ -287,15 +287,22 @@ def test_block_layout_fits_a_warp_of_bitmap_words():
         assert -(-words // block_words) <= 64 * bitmap_words
 
 
-def test_insert_keys_merges_and_flags_new_edges():
+def test_merge_keys_sorts_dedups_and_flags_new_edges():
     n = 10
-    keys = np.array([3, 12, 25, 47, 98], dtype=np.int64)
+    old = np.array([3, 12, 25, 47, 98], dtype=np.int64)
     new = np.array([47, 5, 5, 13, 97, 0, 33], dtype=np.int64)  # 0 and 33 are self loops
-    merged, flag = gpu._insert_keys(FAKE_CP, keys, new, n)
-    assert merged.tolist() == [3, 5, 12, 13, 25, 47, 97, 98]
+    keys, flag = gpu._merge_keys(FAKE_CP, old, None, new, n)
+    assert keys.tolist() == [3, 5, 12, 13, 25, 47, 97, 98]
     assert flag.tolist() == [0, 1, 0, 1, 0, 0, 1, 0]
-    merged, flag = gpu._insert_keys(FAKE_CP, np.zeros(0, np.int64), new, n)
-    assert merged.tolist() == [5, 13, 47, 97] and flag.tolist() == [1, 1, 1, 1]
+    # Relabelled old keys (unsorted, repeated, a new self loop 44) are flagged as new,
+    # unless an unmarked old key already holds the edge.
+    old = np.array([98, 3, 25, 3, 44, 12], dtype=np.int64)
+    marked = np.array([True, True, False, False, True, True])
+    keys, flag = gpu._merge_keys(FAKE_CP, old, marked, np.zeros(0, np.int64), n)
+    assert keys.tolist() == [3, 12, 25, 98]
+    assert flag.tolist() == [0, 1, 0, 1]
+    keys, flag = gpu._merge_keys(FAKE_CP, np.zeros(0, np.int64), None, new, n)
+    assert keys.tolist() == [5, 13, 47, 97] and flag.tolist() == [1, 1, 1, 1]
 
 
 @given(cs=constraint_sets(), jacobi=st.booleans(), pick=st.integers(0, 2**16))

@@ -5,9 +5,9 @@ counters (how many edge keys were produced, whether a gep added a bit: the buffe
 the stopping decision need them), merges the nodes that online HCD facts name (the few
 merge requests go to the host for a union; ``merge_rows`` ORs the rows on the device, and
 constraints, variables and the edges at merged nodes are relabelled by a gather each),
-inserts the round's new edges into two sorted key lists (incoming: dst*n+src, outgoing:
-src*n+dst; ``_insert_keys`` sorts only the new keys and moves each old key up by a binary
-search, flagging the new edges), and launches the persistent ``propagate`` kernel, which
+merges the round's new edges into the sorted incoming key list (dst*n+src; one tagged sort
+flags the new edges, ``_merge_keys``) and sorts the outgoing list (src*n+dst) from it,
+and launches the persistent ``propagate`` kernel, which
 loops over sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
 
 Propagation is difference propagation over blocks of 32 words (2048 objects): the first
@@ -23,9 +23,9 @@ round trip per neighbour.
 Why sorted key lists instead of chunked incoming lists grown in the kernel (ChunkPool):
 the sweeps read every in-edge of a node as one contiguous run, which a sorted CSR gives
 for free, and the rounds add their edges in bulk after one counter read the loop needs
-anyway; with the merge being linear in the edges plus a sort of the round's new keys, a
-chunk chase per node in every sweep is not expected to pay (not measured: see the wing's
-report).
+anyway. The final edge lists of the shared programs hold 7 k to 0.7 M keys: sorting them
+costs less than a millisecond per round, so chasing chunk lists in every sweep is not
+expected to pay (the round's host-side merge time is in ``stats["seconds"]["merge"]``).
 """
 
 from __future__ import annotations
@@ -135,6 +135,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                                        np.zeros(lay.hcd_x.size, np.int64)]), dtype=i64)
     leader = np.arange(n, dtype=np.int64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
+    n_hcd = int(lay.hcd_x.size)
 
     a_row = cp.asarray(lay.addr_node, dtype=i64)
     a_bit = cp.asarray(lay.addr_bit, dtype=i64)
@@ -206,8 +207,15 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         if produced:
             ph = timed("merge")
             new = key_buf[:produced]
-            merge_keys = new[new >= n * n] - n * n
-            new = new[(new >= 0) & (new < n * n)]
+            valid = (new >= 0) & (new < n * n)
+            if keys.size and produced > keys.size:
+                # Most produced keys then repeat known edges: a binary search drops them
+                # before the sort.
+                at = cp.minimum(cp.searchsorted(keys, new), keys.size - 1)
+                valid &= keys[at] != new
+            merge_keys = new[new >= n * n] - n * n if n_hcd else new[:0]
+            new = new[valid]
+            old_is_new = None
             if merge_keys.size:
                 remap = _leaders_after(backend.to_host(merge_keys), n)
                 if remap is not None:
@@ -225,20 +233,14 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                     c_src = table_dev[c_src]
                     c_dst = table_dev[c_dst]
                     new = table_dev[new // n] * n + table_dev[new % n]
-                    # Only the edges at a merged node change their key: they leave the
-                    # sorted list and come back as new edges (their readers pull whole rows).
+                    # Edges at a merged node change their key and count as new (their
+                    # readers pull whole rows).
                     moved = cp.zeros(n, dtype=cp.bool_)
                     moved[cp.asarray(member)] = True
-                    touched = moved[keys // n] | moved[keys % n]
-                    relabeled = keys[touched]
-                    keys = keys[~touched]
-                    out_keys = out_keys[~(moved[out_keys // n] | moved[out_keys % n])]
-                    new = cp.concatenate([new, table_dev[relabeled // n] * n
-                                          + table_dev[relabeled % n]])
-            keys, in_new = _insert_keys(cp, keys, new, n)
-            # The out list held every untouched old edge; the flagged ones are the rest.
-            fresh = keys[in_new.astype(cp.bool_)]
-            out_keys = _insert_keys(cp, out_keys, (fresh % n) * n + fresh // n, n)[0]
+                    old_is_new = moved[keys // n] | moved[keys % n]
+                    keys = table_dev[keys // n] * n + table_dev[keys % n]
+            keys, in_new = _merge_keys(cp, keys, old_is_new, new, n)
+            out_keys = cp.sort((keys % n) * n + keys // n)
             ph[2].record()
             events.append(ph)
         else:
@@ -276,36 +278,26 @@ def _block_layout(words: int) -> tuple[int, int]:
     return block_words, -(-n_blocks // 64)
 
 
-def _insert_keys(cp: Any, keys: Any, new: Any, n: int) -> tuple[Any, Any]:
-    """Sorted ``keys`` (dst * n + src) with the edges of ``new`` added, and a uint8 flag per
-    key that is 1 for the edges that were not there before.
+def _merge_keys(cp: Any, old: Any, old_is_new: Any, new: Any, n: int) -> tuple[Any, Any]:
+    """The sorted distinct edge keys (dst * n + src, no self loops) of ``old`` and ``new``,
+    and a uint8 flag per key: 1 for an edge that is new this round (in ``new`` only, or
+    only among the ``old`` keys marked by ``old_is_new``, which merges relabelled).
 
-    Produced keys that name known edges (most of them) are dropped by a binary search into
-    ``keys``; only the rest are sorted, and each old key moves up by the number of new keys
-    below it (a binary search into the short new list), so the cost is linear in the edges
-    and the produced keys plus a sort of what the round added, instead of a sort of every
-    edge and produced key each round.
+    One sort of all keys tagged in their lowest bit (old 0, new 1), so the first of equal
+    keys tells whether the edge was known. The edge lists stay below a million keys on the
+    shared programs, where a radix sort costs far less than the per-call overhead of a
+    longer sequence of smaller array operations; produced keys that repeat known edges are
+    dropped before this (see ``_solve``).
     """
-    new = new[(new // n) != (new % n)]
-    if keys.size and new.size:
-        # Most produced keys repeat known edges: a binary search drops them before the sort.
-        at = cp.minimum(cp.searchsorted(keys, new), keys.size - 1)
-        new = new[keys[at] != new]
-    if not new.size:
-        return keys, cp.zeros(keys.size, dtype=cp.uint8)
-    new = cp.sort(new)
-    distinct = cp.empty(new.size, dtype=cp.bool_)
-    distinct[:1] = True
-    distinct[1:] = new[1:] != new[:-1]
-    new = new[distinct]
-    pos = cp.searchsorted(keys, new)
-    merged = cp.empty(keys.size + new.size, dtype=cp.int64)
-    flag = cp.zeros(merged.size, dtype=cp.uint8)
-    new_at = pos + cp.arange(new.size, dtype=cp.int64)
-    merged[new_at] = new
-    flag[new_at] = 1
-    merged[cp.arange(keys.size, dtype=cp.int64) + cp.searchsorted(new, keys)] = keys
-    return merged, flag
+    old_tag = old * 2 if old_is_new is None else old * 2 + old_is_new
+    tagged = cp.sort(cp.concatenate([old_tag, new * 2 + 1]))
+    key = tagged >> 1
+    keep = cp.empty(tagged.size, dtype=cp.bool_)
+    keep[:1] = True
+    keep[1:] = key[1:] != key[:-1]
+    keep &= (key // n) != (key % n)
+    kept = tagged[keep]
+    return kept >> 1, (kept & 1).astype(cp.uint8)
 
 
 def _leaders_after(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
