@@ -315,6 +315,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
                 stuck_at_retry = n_stuck
                 stats["stuck_retries"] += 1
                 dm.stuck.fill(0)
+                full_scan = True  # the retried slots are on no candidate list
                 continue
             finished = True
             break
