@@ -3,8 +3,9 @@ alternatives are faster (issue 7's deep-graph and Kronecker targets). Needs a GP
 
     PYTHONPATH=$PWD python3 scripts/bfs_profile.py [--quick] [--graphs road,grid,kron]
 
-Every alternative of kernels/persistent.cu and kernels/direction.cu is a #define (default
-off); this script compiles each one next to gpu.py's own path and times them root by root
+Every alternative of kernels/persistent.cu and kernels/direction.cu is a #define (the
+defaults are the faster ones measured; "=0" rows give the path before); this script
+compiles each one next to gpu.py's own path and times them root by root
 in turn, in one process, with CUDA events around the whole call (as benchmarks/bfs.py
 does). Each alternative's distances must equal gpu.py's on every root, one root's equal
 SciPy's, and on small graphs (directed, hubs, layered frontiers around the one-block
@@ -40,34 +41,29 @@ from morphgpu.csr import CSRGraph  # noqa: E402
 Runner = Callable[[int, bool], tuple[Any, Any]]
 
 # name -> (extra defines, enter_local); None is gpu.py's own path.
-PREFETCH = {"MG_BFS_PREFETCH_IN": 1}
-ROWS = {"MG_BFS_LOCAL_ROWS": 1}
+ROWS_OFF = {"MG_BFS_LOCAL_ROWS": 0}  # the one-block levels before LocalRows
 ROWS_WARP = {"MG_BFS_LOCAL_ROWS": 2}
-BIG_CAP = {"MG_BFS_LOCAL_CAP": 5632}  # clamped to what shared memory holds (3840 with ROWS)
+BIG_CAP = {"MG_BFS_LOCAL_CAP": 5632}  # clamped to what shared memory holds
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | None] = {
     "default": None,
-    "prefetch": (PREFETCH, gpu.ENTER_LOCAL),
-    "rows": (ROWS, gpu.ENTER_LOCAL),
-    "rows2": (ROWS_WARP, gpu.ENTER_LOCAL),
-    "rows2+prefetch": ({**ROWS_WARP, **PREFETCH}, gpu.ENTER_LOCAL),
+    "rows=0": (ROWS_OFF, gpu.ENTER_LOCAL),
+    "rows=2": (ROWS_WARP, gpu.ENTER_LOCAL),
     "grid-only": ({}, 0),
-    "prefetch grid-only": (PREFETCH, 0),
     "cap5632": (BIG_CAP, 4096),
-    "rows2+prefetch+cap": ({**ROWS_WARP, **PREFETCH, **BIG_CAP}, 4096),
+    "rows=0 cap5632": ({**ROWS_OFF, **BIG_CAP}, 4096),
 }
-FUSED_BU = {"MG_BFS_FUSED_BOTTOM_UP": 1}
-FUSED_TD = {"MG_BFS_FUSED_TOP_DOWN": 1}
-SOURCE = {"MG_BFS_SOURCE_STATS": 1}
-ALL_DIRECTION = {**FUSED_BU, **FUSED_TD, **SOURCE}
+FUSED_BU_OFF = {"MG_BFS_FUSED_BOTTOM_UP": 0}
+FUSED_TD_OFF = {"MG_BFS_FUSED_TOP_DOWN": 0}
+SOURCE_OFF = {"MG_BFS_SOURCE_STATS": 0}
+NONE_DIRECTION = {**FUSED_BU_OFF, **FUSED_TD_OFF, **SOURCE_OFF}  # the path before them
 # name -> (extra defines, (alpha, beta) or None for gpu.py's); None is gpu.py's own path.
 DIRECTION_VARIANTS: dict[str, tuple[dict[str, int], tuple[float, float] | None] | None] = {
     "default": None,
-    "fused-bu": (FUSED_BU, None),
-    "fused-td": (FUSED_TD, None),
-    "source": (SOURCE, None),
-    "all": (ALL_DIRECTION, None),
-    "all beta=8": (ALL_DIRECTION, (gpu.ALPHA, 8.0)),
-    "all beta=96": (ALL_DIRECTION, (gpu.ALPHA, 96.0)),
+    "none": (NONE_DIRECTION, None),
+    "fused-bu=0": (FUSED_BU_OFF, None),
+    "fused-td=0": (FUSED_TD_OFF, None),
+    "source=0": (SOURCE_OFF, None),
+    "beta=96": ({}, (gpu.ALPHA, 96.0)),
 }
 PROFILE_SLOTS = ["local rounds", "local levels", "grid rounds", "give-ups", "local cycles",
                  "grid cycles", "grid barrier cycles", "total cycles"]
@@ -267,6 +263,11 @@ def compare(label: str, g: CSRGraph, kind: str, n_roots: int, *, check_parents: 
             f"x{base_mean / mean:5.3f} vs default")
 
 
+def _tag(extra: dict[str, Any]) -> str:
+    return "+".join(f"{k.removeprefix('MG_BFS_').lower()}={v}" for k, v in extra.items()) \
+        or "default"
+
+
 def profile_persistent(label: str, g: CSRGraph, n_roots: int, extra: dict[str, Any]) -> None:
     cp = backend.cupy_module()
     host = g.to("cpu")
@@ -286,7 +287,7 @@ def profile_persistent(label: str, g: CSRGraph, n_roots: int, extra: dict[str, A
     def per(cycles: str, count: str) -> float:
         return c[cycles] * us / max(c[count], 1.0)
 
-    tag = "+".join(k.removeprefix("MG_BFS_").lower() for k in extra) or "default"
+    tag = _tag(extra)
     say(f"  profile ({tag}, block 0, {clock_khz / 1e3:.0f} MHz): "
         f"{c['local rounds']:.0f} one-block rounds running {c['local levels']:.0f} levels, "
         f"{c['grid rounds']:.0f} grid rounds, {c['give-ups']:.0f} give-ups; "
@@ -305,7 +306,7 @@ def profile_direction(label: str, g: CSRGraph, extra: dict[str, Any]) -> None:
     roots = pick_roots(host, 3)
     run(roots[0], True)  # compile
     us = 1e3 / clock_khz
-    tag = "+".join(k.removeprefix("MG_BFS_").lower() for k in extra) or "default"
+    tag = _tag(extra)
     for root in roots:
         rows.fill(0)
         run(root, True)
@@ -402,10 +403,10 @@ def main() -> int:
             compare(label, g, kind, n_roots, check_parents=g.n_edges <= 20_000_000)
             if kind == "persistent":
                 profile_persistent(label, g, min(n_roots, 3), {})
-                profile_persistent(label, g, min(n_roots, 3), {**ROWS_WARP, **PREFETCH})
+                profile_persistent(label, g, min(n_roots, 3), ROWS_OFF)
             else:
                 profile_direction(label, g, {})
-                profile_direction(label, g, ALL_DIRECTION)
+                profile_direction(label, g, NONE_DIRECTION)
         except Exception as exc:  # one graph's failure (memory, data) does not stop the rest
             say(f"{label}: FAILED {type(exc).__name__}: {exc}")
         finally:

@@ -15,12 +15,6 @@
 // gave up" flag to ctrl[2 (r % 3) .. +1]; block 0 zeroes tails[(r + 1) % 3] during round r.
 // A slot is rewritten only two barriers after everyone read it.
 //
-// MG_BFS_PREFETCH_IN (short rows only): right after each grid barrier every thread loads
-// the frontier entry it would take first in a grid level, and that vertex's row bounds,
-// while it reads the frontier's length, so a grid level waits for one memory round trip
-// fewer (the length is needed only to know which of the prefetched entries are real; the
-// entries past it are stale ids from earlier levels, or anything at all in a fresh buffer,
-// hence the range checks, and nobody writes the input queue during the level).
 // MG_BFS_PROFILE: block 0 counts rounds and clock64() cycles into mg_bfs_profile
 // (scripts/bfs_profile.py reads it; see PROFILE_* below).
 #include <morphgpu/barrier.cuh>
@@ -35,11 +29,8 @@
 #ifndef MG_BFS_LOCAL_CAP
 #define MG_BFS_LOCAL_CAP 3072
 #endif
-#ifndef MG_BFS_PREFETCH_IN
-#define MG_BFS_PREFETCH_IN 0
-#endif
 #ifndef MG_BFS_LOCAL_ROWS
-#define MG_BFS_LOCAL_ROWS 0
+#define MG_BFS_LOCAL_ROWS 1
 #endif
 
 using namespace mg;
@@ -80,7 +71,8 @@ struct LocalQueues {
     u64 edges[3];  // rotating too: level t sums its edges in edges[t % 3] (batched mode)
 };
 
-// MG_BFS_LOCAL_ROWS: the one-block levels keep each queued vertex with its row bounds,
+// MG_BFS_LOCAL_ROWS (default 1; 0 is the LocalQueues path): the one-block levels keep each
+// queued vertex with its row bounds,
 // which the discoverer loads together with the vertex's label (a speculative load: most
 // of the neighbours looked at are not new), so a level costs two dependent memory round
 // trips (ids, then labels and rows) instead of three (rows, ids, labels). The level's edge
@@ -93,6 +85,10 @@ struct LocalQueues {
 // to LOCAL_CAP + 1, so a sum of at most LOCAL_CAP rows cannot wrap, and it exceeds
 // LOCAL_CAP exactly when the true sum does. MG_BFS_LOCAL_ROWS=2 reserves queue slots and
 // adds edges once per warp (a warp prefix sum) instead of once per discovery.
+// H200, 2026-11-22 (scripts/bfs_profile.py, 24 roots, same process): 1 against 0 was
+// 1.027x / 1.021x / 1.039x faster on roads NY / BAY / COL and 1.004x on grid2d 5000²; 2 was
+// 1.037x / 0.996x / 0.961x, so 1 is the default. Block 0 then spends ~3.3-4.2 us per
+// one-block level, still the larger share of a road search (NY: 346 of 521 levels).
 struct LocalRows {
     vid_t v[LOCAL_CAP];
     eid_t begin[LOCAL_CAP];
@@ -466,90 +462,6 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
     return level;
 }
 
-// The first slot of the frontier a thread takes in expand_short_rows_first (the same
-// order as traversal::expand_short_rows_claim: runs of 32 per warp, spread over the
-// blocks first when `spread`).
-__device__ __forceinline__ i64 first_short_row_slot(bool spread) {
-    const i64 warp_first = spread ? ((i64)warp_id() * gridDim.x + blockIdx.x) * 32
-                                  : global_tid() - (i64)lane_id();
-    return warp_first + (i64)lane_id();
-}
-
-// A frontier entry and its row bounds, loaded before the frontier's length is known.
-struct PrefetchedRow {
-    vid_t v;
-    eid_t begin, end;
-};
-
-// in[slot] and its row if slot and the id read are in range (see MG_BFS_PREFETCH_IN);
-// an empty row otherwise. `in` holds at least n entries.
-__device__ __forceinline__ PrefetchedRow prefetch_row(const eid_t* __restrict__ indptr,
-                                                      const vid_t* in, i64 slot, i64 n) {
-    PrefetchedRow row{0, 0, 0};
-    if (slot < n) {
-        const vid_t v = __ldcg(in + slot);
-        if (v >= 0 && (i64)v < n) {
-            row.v = v;
-            row.begin = indptr[v];
-            row.end = indptr[(i64)v + 1];
-        }
-    }
-    return row;
-}
-
-// traversal::expand_short_rows_claim with its first step's entry and row given (the
-// prefetch); the same claims, enqueue and order, so the same frontier.
-template <int ROW>
-__device__ void expand_short_rows_first(const eid_t* __restrict__ indptr,
-                                        const vid_t* __restrict__ indices, const vid_t* in,
-                                        i64 n_in, int* dist, vid_t* parent, int next_level,
-                                        vid_t* out, u64* out_tail, bool spread,
-                                        const PrefetchedRow& first_row) {
-    const unsigned lane = lane_id();
-    const i64 first = first_short_row_slot(spread) - (i64)lane;
-    bool prefetched = true;
-    for (i64 base = first; base < n_in; base += global_stride(), prefetched = false) {
-        const i64 i = base + lane;
-        const bool has = i < n_in;
-        vid_t v = 0;
-        eid_t b = 0, e = 0;
-        if (has && prefetched) {
-            v = first_row.v;
-            b = first_row.begin;
-            e = first_row.end;
-        } else if (has) {
-            v = in[i];
-            b = indptr[v];
-            e = indptr[(i64)v + 1];
-        }
-        vid_t w[ROW];
-        bool mine[ROW];
-#pragma unroll
-        for (int t = 0; t < ROW; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
-#pragma unroll
-        for (int t = 0; t < ROW; ++t) mine[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
-        int count = 0;
-#pragma unroll
-        for (int t = 0; t < ROW; ++t) {
-            if (mine[t]) mine[t] = atomicCAS(dist + w[t], -1, next_level) == -1;
-            count += mine[t];
-        }
-        const int inclusive = warp_inclusive_sum(count);
-        const int total = __shfl_sync(0xffffffffu, inclusive, 31);
-        if (total == 0) continue;
-        u64 reserved = 0;
-        if (lane == 31) reserved = atomicAdd(out_tail, (u64)total);
-        u64 slot = __shfl_sync(0xffffffffu, reserved, 31) + (u64)(inclusive - count);
-#pragma unroll
-        for (int t = 0; t < ROW; ++t) {
-            if (mine[t]) {
-                if (parent) parent[w[t]] = v;
-                out[slot++] = w[t];
-            }
-        }
-    }
-}
-
 // Labels start here too (every vertex -1, the source 0 and its own parent), so one launch
 // is the whole search.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
@@ -584,10 +496,6 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         ? (int)((i64)LOCAL_CAP / max_degree) : local_limit;
     i64 n_cur = 1;
     unsigned round = 0;
-    // Grid levels of short rows can take their first entry from a prefetch.
-    const bool prefetch = MG_BFS_PREFETCH_IN && max_degree <= UNROLL;
-    PrefetchedRow first_row{0, 0, 0};
-    if (prefetch) first_row = prefetch_row(indptr, queue0, first_short_row_slot(spread), n);
 #ifdef MG_BFS_PROFILE
     const bool profiling = blockIdx.x == 0 && threadIdx.x == 0;
     unsigned long long prof[PROFILE_SLOTS] = {};
@@ -622,10 +530,7 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
                 }
             }
         } else {
-            if (prefetch) {
-                expand_short_rows_first<UNROLL>(indptr, indices, in, n_cur, dist, parent,
-                                                level + 1, out, out_tail, spread, first_row);
-            } else if (max_degree <= UNROLL) {
+            if (max_degree <= UNROLL) {
                 // Short rows only: a thread per row, no block-wide gathering.
                 expand_short_rows_claim<UNROLL>(indptr, indices, in, n_cur, dist, parent,
                                                 level + 1, out, out_tail, spread);
@@ -649,8 +554,6 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         barrier_start = clock64();
 #endif
         grid_sync(bar);
-        // The next round's input is this round's output (out).
-        if (prefetch) first_row = prefetch_row(indptr, out, first_short_row_slot(spread), n);
         n_cur = (i64)load_volatile(out_tail);
         const int level_before = level;
         level = load_volatile(slot);
