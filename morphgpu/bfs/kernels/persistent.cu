@@ -111,6 +111,21 @@ union PersistentShared {
 #endif
 };
 
+// Labels inside the one-block levels are written by one thread and read by others of the
+// block after a __syncthreads, which orders them only at block scope; a weak L1-bypassing
+// load (__ldcg) is then not guaranteed to see the write (the L2 copy it reads may lag the
+// block's view). Relaxed gpu-scope accesses are, and cost the same L2 trip. (The H200 run of
+// 2026-11-22 saw one wrong search on a 40x30 grid, run entirely in the LocalQueues levels
+// that read labels with __ldcg; this is the suspected cause, not yet confirmed.)
+__device__ __forceinline__ int load_label(const int* p) {
+    int v;
+    asm volatile("ld.relaxed.gpu.s32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ void store_label(int* p, int v) {
+    asm volatile("st.relaxed.gpu.s32 [%0], %1;" : : "l"(p), "r"(v));
+}
+
 // Queues w (found unvisited) with its row bounds; counts its edges.
 __device__ __forceinline__ void push_row(LocalRows& q, int dst, vid_t w, eid_t b, eid_t e) {
     const int slot = atomicAdd(&q.count[dst], 1);
@@ -138,7 +153,7 @@ __device__ __forceinline__ void local_rows_warp_with_rows(const eid_t* __restric
         fresh[t] = false;
         wb[t] = we[t] = 0;
         if (b + t < e) {
-            fresh[t] = __ldcg(dist + w[t]) == -1;
+            fresh[t] = load_label(dist + w[t]) == -1;
             wb[t] = indptr[w[t]];
             we[t] = indptr[(i64)w[t] + 1];
         }
@@ -148,7 +163,7 @@ __device__ __forceinline__ void local_rows_warp_with_rows(const eid_t* __restric
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) {
         if (fresh[t]) {
-            dist[w[t]] = next;
+            store_label(dist + w[t], next);
             if (parent) parent[w[t]] = v;
             ++count;
             edges += clamped_length(wb[t], we[t]);
@@ -176,8 +191,8 @@ __device__ __forceinline__ void local_rows_warp_with_rows(const eid_t* __restric
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
         const vid_t x = indices[k];
-        if (__ldcg(dist + x) == -1) {
-            dist[x] = next;
+        if (load_label(dist + x) == -1) {
+            store_label(dist + x, next);
             if (parent) parent[x] = v;
             push_row(q, dst, x, indptr[x], indptr[(i64)x + 1]);
         }
@@ -200,7 +215,7 @@ __device__ __forceinline__ void local_row_with_rows(const eid_t* __restrict__ in
         label[t] = 0;
         wb[t] = we[t] = 0;
         if (b + t < e) {
-            label[t] = __ldcg(dist + w[t]);
+            label[t] = load_label(dist + w[t]);
             wb[t] = indptr[w[t]];
             we[t] = indptr[(i64)w[t] + 1];
         }
@@ -208,15 +223,15 @@ __device__ __forceinline__ void local_row_with_rows(const eid_t* __restrict__ in
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) {
         if (b + t < e && label[t] == -1) {
-            dist[w[t]] = next;
+            store_label(dist + w[t], next);
             if (parent) parent[w[t]] = v;
             push_row(q, dst, w[t], wb[t], we[t]);
         }
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
         const vid_t x = indices[k];
-        if (__ldcg(dist + x) == -1) {
-            dist[x] = next;
+        if (load_label(dist + x) == -1) {
+            store_label(dist + x, next);
             if (parent) parent[x] = v;
             push_row(q, dst, x, indptr[x], indptr[(i64)x + 1]);
         }
