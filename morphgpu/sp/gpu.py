@@ -39,9 +39,12 @@ class GPUEngine:
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
         survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
         simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
-        # The local search is one persistent kernel over a grid barrier (kernels/walk.cu).
+        # The local search is one persistent kernel over a grid barrier (kernels/walk.cu),
+        # three barriers per round and ~1e5 rounds at 1M variables: cooperative grid.sync()
+        # (2.2 µs at 1056 x 256 on an H200, benchmarks/RESULTS.md) over Xiao-Feng (4.0 µs).
         self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
-                                               block=BLOCK, defines=defines)
+                                               mode="cooperative", block=BLOCK,
+                                               defines=defines)
         walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_clause_update", "sp_biases")),

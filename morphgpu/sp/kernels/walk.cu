@@ -14,7 +14,8 @@
 //            variable's clauses (conflict.cuh phase 1; claimant = clause);
 //   claim    prioritycheck (phase 2, atomicMax; freebies carry the top priority bit);
 //   flip     check (phase 3); a winner flips its variable and updates the counts of the
-//            variable's clauses. Winners share no clause, so each clause has at most one
+//            variable's clauses. Claim and flip give each proposal LS_GROUP lanes, each
+//            running conflict.cuh's loops on its share of the hood. Winners share no clause, so each clause has at most one
 //            writer in the phase and plain stores suffice there; break counts of other
 //            variables are atomicAdds, since many clauses may touch one variable.
 // After the propose phase's barrier every thread reads the same proposal count (= the
@@ -49,6 +50,14 @@ __device__ __forceinline__ double uniform_hash(u64 seed, u64 round, u64 item) {
 
 #define LS_BLOCK 256
 #define FREEBIE_BIT 0x80000000u
+#define FULL_WARP 0xffffffffu
+// Lanes per proposal in the claim and flip phases (a power of two, at most 32): a round is
+// latency-bound (a few hundred proposals), so a hood (~13 clauses at K=3, ratio 4.2) is
+// walked by several lanes at once rather than by one thread in sequence.
+#ifndef LS_GROUP
+#define LS_GROUP 8
+#endif
+#define GROUPS_PER_WARP (32 / LS_GROUP)
 
 // Launch over the clauses with breaks zeroed.
 extern "C" __global__ void ls_state(
@@ -112,19 +121,28 @@ __device__ __forceinline__ vid_t propose(
     return chosen;
 }
 
-// Flip v (a winner: no other winner shares a clause with it) and update its clauses'
-// counts and the break counts their changes imply; a clause it makes false is appended
-// to next_list (at *next_count).
-__device__ __forceinline__ void flip_variable(
-    vid_t v, const i64* var_offsets, const eid_t* var_clauses,
-    const unsigned char* var_positive, unsigned char* values, int* true_count,
-    vid_t* true_xor, int* breaks, eid_t* next_list, u64* next_count)
+// Lane q's contiguous share [*begin, *begin + *size) of a hood of d entries at off, when
+// a group of LS_GROUP lanes works on it (so conflict.cuh's loops run on shares).
+__device__ __forceinline__ void group_share(i64 off, i64 d, int q, i64* begin, int* size) {
+    const i64 chunk = (d + LS_GROUP - 1) / LS_GROUP;
+    const i64 first = min(off + q * chunk, off + d);
+    *begin = first;
+    *size = (int)(min(first + chunk, off + d) - first);
+}
+
+// One lane's share of flipping v to `now` (a winner: no other winner shares a clause with
+// v, and v occurs once per clause, so every clause here has one writer): update the
+// clauses' counts and the break counts their changes imply; a clause made false is
+// appended to next_list (at *next_count).
+__device__ __forceinline__ void flip_share(
+    vid_t v, bool now, i64 begin, int size, const eid_t* var_clauses,
+    const unsigned char* var_positive, int* true_count, vid_t* true_xor, int* breaks,
+    eid_t* next_list, u64* next_count)
 {
-    const bool now = values[v] == 0;
-    values[v] = now ? 1 : 0;
     const vid_t tag = v + 1;
     int own_change = 0;
-    for (i64 k = var_offsets[v]; k < var_offsets[v + 1]; ++k) {
+    for (int i = 0; i < size; ++i) {
+        const i64 k = begin + i;
         const eid_t c = var_clauses[k];
         const int before = true_count[c];
         const vid_t tags = true_xor[c] ^ tag;  // the xor after the flip
@@ -169,6 +187,12 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
 {
     mg::GridBarrier bar(barrier_state);
     const bool leader = mg::global_tid() == 0;
+    const unsigned lane = mg::lane_id();
+    const int share = (int)(lane % LS_GROUP);  // this lane's share of a proposal's hood
+    const unsigned group_mask = (LS_GROUP == 32 ? FULL_WARP : ((1u << LS_GROUP) - 1u))
+                                << (lane / LS_GROUP * LS_GROUP);
+    const i64 warp = mg::global_tid() / 32;
+    const i64 n_warps = mg::global_stride() / 32;
     u64 my_flips = 0;
     for (int r = 0;; ++r) {
         const u64 round = first_round + (u64)r;
@@ -210,33 +234,45 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             break;
         }
         if (leader) list_count[(r + 2) % 3] = 0;
-        // prioritycheck; a claimant that already lost says so in its proposal.
-        for (i64 p = mg::global_tid(); p < n_prop; p += mg::global_stride()) {
+        // prioritycheck, LS_GROUP lanes per proposal, each over its share of the hood
+        // (atomicMax without reading the old value back: the check phase decides).
+        for (i64 p = mg::global_tid() / LS_GROUP; p < n_prop; p += mg::global_stride() / LS_GROUP) {
             const vid_t v = prop_var[p];
             const i64 off = var_offsets[v];
-            if (!mg::conflict_prioritycheck(marks, var_clauses + off,
-                                            (int)(var_offsets[v + 1] - off), prop_mark[p]))
-                prop_var[p] = -1;
+            i64 begin;
+            int size;
+            group_share(off, var_offsets[v + 1] - off, share, &begin, &size);
+            mg::conflict_prioritymax(marks, var_clauses + begin, size, prop_mark[p]);
         }
         mg::grid_sync(bar);
-        // check + flip
-        for (i64 p = mg::global_tid(); p < n_prop; p += mg::global_stride()) {
-            const vid_t v = prop_var[p];
-            if (v < 0) continue;
-            const i64 off = var_offsets[v];
-            if (!mg::conflict_check(marks, var_clauses + off, (int)(var_offsets[v + 1] - off),
-                                    prop_mark[p]))
-                continue;
-            flip_variable(v, var_offsets, var_clauses, var_positive, values, true_count,
-                          true_xor, breaks, next, next_count);
-            my_flips += 1;
+        // check + flip, LS_GROUP lanes per proposal; whole warps iterate together so the
+        // group vote (a ballot) and __syncwarp see every lane.
+        for (i64 first = warp * GROUPS_PER_WARP; first < n_prop; first += n_warps * GROUPS_PER_WARP) {
+            const i64 p = first + (i64)(lane / LS_GROUP);
+            vid_t v = -1;
+            i64 begin = 0;
+            int size = 0;
+            bool share_ok = true;
+            if (p < n_prop) {
+                v = prop_var[p];
+                const i64 off = var_offsets[v];
+                group_share(off, var_offsets[v + 1] - off, share, &begin, &size);
+                share_ok = mg::conflict_check(marks, var_clauses + begin, size, prop_mark[p]);
+            }
+            const unsigned votes = __ballot_sync(FULL_WARP, share_ok);
+            const bool won = p < n_prop && (votes & group_mask) == group_mask;
+            const bool now = won && values[v] == 0;  // v's value after the flip
+            __syncwarp();  // the group has read the old value before its first lane writes
+            if (won) {
+                if (share == 0) { values[v] = now ? 1 : 0; my_flips += 1; }
+                flip_share(v, now, begin, size, var_clauses, var_positive, true_count,
+                           true_xor, breaks, next, next_count);
+            }
         }
         mg::grid_sync(bar);
     }
     if (my_flips) atomicAdd(flips_done, my_flips);
 }
-
-#define FULL_WARP 0xffffffffu
 
 __device__ __forceinline__ int warp_sum(int x) {
     for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(FULL_WARP, x, offset);
