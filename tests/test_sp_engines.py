@@ -90,3 +90,18 @@ def test_local_search_respects_frozen_variables(device):
     assert np.all(values[fixed > 0]) and not np.any(values[fixed < 0])
     if solved:
         assert sp.verify(f, values)
+
+
+def test_sweep_count_is_the_first_converged_sweep(device):
+    """run_surveys counts sweeps, not batches: it reports c when sweep c is the first
+    below epsilon, so c - 1 sweeps from the same start do not converge and c do (the GPU
+    runs sweeps in batches of 8 and must still say c)."""
+    f = sp.random_ksat(2000, 3, ratio=3.8, seed=2)
+    _, engine = _engines(device, f, seed=3, damping=0.3)
+    assert engine.propagate()
+    converged, sweeps = engine.run_surveys(1e-3, 400)
+    assert converged and sweeps >= 2
+    for budget, expect in ((sweeps - 1, False), (sweeps, True)):
+        _, fresh = _engines(device, f, seed=3, damping=0.3)
+        assert fresh.propagate()
+        assert fresh.run_surveys(1e-3, budget) == (expect, budget)
