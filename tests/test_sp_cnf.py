@@ -10,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from morphgpu import sp
-from morphgpu.sp.cnf import CNF, CNFFormatError, parse_dimacs, read_dimacs, write_dimacs
+from morphgpu.sp.cnf import (
+    CNF,
+    CNFFormatError,
+    parse_dimacs,
+    read_dimacs,
+    unsatisfied_clauses,
+    write_dimacs,
+)
 
 
 def satisfies(clauses: list[list[int]], assignment) -> bool:
@@ -108,6 +115,8 @@ def test_verify_matches_an_independent_checker(case, seed):
     f = CNF.from_clauses(clauses, n_vars=n)
     assignment = np.random.default_rng(seed).random(n) < 0.5
     assert sp.verify(f, assignment) == satisfies(clauses, assignment)
+    false_ones = [i for i, c in enumerate(clauses) if not satisfies([c], assignment)]
+    assert unsatisfied_clauses(f, assignment).tolist() == false_ones
 
 
 def test_verify_rejects_a_wrong_length():
