@@ -149,3 +149,19 @@ def test_bad_arguments(kwargs):
 def test_solve_rejects_a_non_cnf():
     with pytest.raises(ValueError, match="CNF"):
         sp.solve([[1, 2]])
+
+
+def test_local_search_budget_shrinks_when_sp_fails(device):
+    """SP stopped by max_iterations=1: the default local-search budget is cut (the search
+    is a long shot there) but an explicit one is kept; the answer stays verified."""
+    from morphgpu.sp import api  # noqa: PLC0415
+
+    f = sp.random_ksat(300, 3, ratio=4.0, seed=5)
+    r = sp.solve(f, device=device, seed=0, max_iterations=1)
+    assert "did not converge" in (r.reason or r.stats.get("note", ""))
+    rounds = api.DEFAULT_ROUNDS[device] // api.SP_FAILED_SHARE
+    assert r.stats["local_search_budget"]["rounds"] == rounds
+    check(r, f.clauses(), f.n_vars)
+    r = sp.solve(f, device=device, seed=0, max_iterations=1, local_search_rounds=777)
+    assert r.stats["local_search_budget"]["rounds"] == 777
+    check(r, f.clauses(), f.n_vars)

@@ -34,6 +34,8 @@ DEFAULT_ROUNDS = {"gpu": 300_000, "cpu": 20_000}
 # at most MAX_DEFAULT_FLIPS (a GPU tail flip is a few µs in one warp, a CPU one ~20 µs).
 FLIPS_PER_ROUND = 20
 MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
+# The default budgets are divided by this when SP itself failed (see solve).
+SP_FAILED_SHARE = 10
 
 
 @dataclass
@@ -68,7 +70,8 @@ def solve(
     holds SP iterations, decimation rounds, variables fixed and seconds per phase.
     ``local_search_rounds`` bounds each local-search stage's parallel rounds (default:
     DEFAULT_ROUNDS by side) and ``local_search_flips`` its sequential tail (default:
-    FLIPS_PER_ROUND x the rounds, at most MAX_DEFAULT_FLIPS by side);
+    FLIPS_PER_ROUND x the rounds, at most MAX_DEFAULT_FLIPS by side; both defaults divided
+    by SP_FAILED_SHARE when SP did not converge or met a contradiction);
     ``damping`` keeps that share of the old survey in each synchronous sweep: undamped
     sweeps oscillate at a few thousand variables near the threshold; at 1M variables on an
     H200, 0.3 converged in fewer sweeps than 0.5 (about 2200 against 4200 over a solve).
@@ -88,14 +91,15 @@ def solve(
     if local_search_flips is not None and int(local_search_flips) < 0:
         raise ValueError(f"solve: local_search_flips must be >= 0, got {local_search_flips}")
     side = backend.resolve_device(device, who="morphgpu.sp.solve")
+    rounds_given, flips_given = local_search_rounds, local_search_flips
     if local_search_rounds is None:
         # A budget, not a different algorithm: a GPU round costs tens of µs (one persistent
-        # launch), a NumPy round about a hundred times more.
+        # launch), a NumPy round about a hundred times more. K=3 ratio 4.2 at 1M variables
+        # took 0.1-0.15M rounds on an H200.
         local_search_rounds = DEFAULT_ROUNDS[side]
     if local_search_flips is None:
         local_search_flips = min(FLIPS_PER_ROUND * int(local_search_rounds),
                                  MAX_DEFAULT_FLIPS[side])
-    search = {"max_flips": int(local_search_flips)}
     say = progress or (lambda _msg: None)
     clock = _PhaseClock(side)
     stats: dict[str, Any] = {
@@ -122,6 +126,17 @@ def solve(
                                           max_iterations=int(max_iterations),
                                           trivial_threshold=trivial_threshold)
         stats["free_after_sp"] = engine.n_free()
+        if sp_problem:
+            # SP failed (no convergence or a contradiction, e.g. past the threshold at K >= 4):
+            # the local search is a long shot there, so unless told otherwise it gets a tenth
+            # of the default budget rather than seconds of hopeless rounds per stage.
+            if rounds_given is None:
+                local_search_rounds = max(1, int(local_search_rounds) // SP_FAILED_SHARE)
+            if flips_given is None:
+                local_search_flips = int(local_search_flips) // SP_FAILED_SHARE
+        search = {"max_flips": int(local_search_flips)}
+        stats["local_search_budget"] = {"rounds": int(local_search_rounds),
+                                        "flips": int(local_search_flips)}
         with clock("local_search"):
             solved = False
             if sp_problem != "contradiction after decimation":
