@@ -131,3 +131,58 @@ def test_profile_rows_name_each_kernel():
     for r in applied:
         for k in ("find_bad", "plan_and_race", "prioritycheck", "check", "apply"):
             assert r[k + "_ms"] >= 0.0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "threshold,mode",
+    [(0, "cooperative"), (64, "cooperative"), (2**40, "cooperative"), (2**40, "xiao-feng")],
+    ids=["host-rounds", "tail-small-plans", "tail-all", "tail-all-xiao-feng"],
+)
+def test_tail_and_host_rounds_refine_the_same_input_correctly(threshold, mode):
+    """threshold 0: every round from the host; 64: the persistent tail hands back whenever
+    a round has more than 64 bad triangles (and takes over again); 2^40: every round after
+    the first full scan runs in the tail, over either grid barrier."""
+    if not backend.gpu_available():
+        pytest.skip("no GPU")
+    from morphgpu.dmr.gpu import refine_gpu  # noqa: PLC0415
+
+    mesh = api.random_mesh(3000, seed=11)
+    ours, source = _prepared(mesh, "gpu")
+    calls: list[dict] = []
+    out, stats = refine_gpu(ours, 30.0, None, tail_threshold=threshold, tail_barrier=mode,
+                            progress=calls.append)
+    result = {k: backend.to_host(v) for k, v in to_triangle_dict(out).items()}
+    verdict = check_mesh(result, source, min_angle=30.0)
+    assert verdict["ok"], verdict["problems"][:5]
+    assert stats["stuck"] == 0
+    assert stats["missed_by_candidates"] == 0
+    assert stats["refinements"] > 0
+    assert 0.0 <= stats["abort_ratio"] < 1.0
+    host_rounds = stats["rounds"] - stats["tail_rounds"]
+    if threshold == 0:
+        assert stats["tail_launches"] == 0 and stats["tail_rounds"] == 0
+        assert len(calls) == stats["rounds"]
+    else:
+        assert stats["tail_launches"] >= 1 and stats["tail_rounds"] > 0
+        assert stats["tail_seconds"] > 0.0
+        # one progress call per host round and one per tail launch that ran a round
+        tail_calls = [c for c in calls if "tail_rounds" in c]
+        assert sum(c["tail_rounds"] for c in tail_calls) == stats["tail_rounds"]
+        assert len(calls) == host_rounds + len(tail_calls)
+    if threshold == 2**40:
+        # the first round's full scan, and one host round after each stuck retry
+        assert host_rounds <= 1 + stats["stuck_retries"]
+    if threshold == 64:
+        assert host_rounds > 1  # the big rounds went back to the host
+
+
+@pytest.mark.gpu
+def test_tail_respects_the_round_limit():
+    if not backend.gpu_available():
+        pytest.skip("no GPU")
+    from morphgpu.dmr.gpu import refine_gpu  # noqa: PLC0415
+
+    ours, _ = _prepared(api.random_mesh(300, seed=2), "gpu")
+    with pytest.raises(RuntimeError, match="rounds were not enough"):
+        refine_gpu(ours, 30.0, None, max_rounds=4, tail_threshold=2**40)

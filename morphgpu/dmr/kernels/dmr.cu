@@ -28,11 +28,17 @@
 // Sharing the rings (instead of claiming them with the cavity) cuts the aborts a lot:
 // rings of neighbouring cavities overlap almost always.
 //
+// Each phase is one __device__ function (find_bad_phase, ...): the five kernels above wrap
+// them one launch each, and refine_tail (at the end of the file) runs whole rounds of them
+// in one persistent launch, with mg::grid_sync (include/morphgpu/barrier.cuh) between the
+// phases, for the many small rounds at the end of a refinement.
+//
 // Geometry is float64 with Shewchuk's static error bounds: a predicate whose sign is not
 // certain answers "unknown", the claimant gives up and its triangle is marked stuck; the
 // host finishes stuck triangles with the CPU path's exact arithmetic. The same happens to
 // cavities larger than MAX_CAVITY and walks longer than MAX_WALK, so a bounded thread
 // never makes a wrong decision.
+#include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/conflict.cuh>
 #include <morphgpu/worklist.cuh>
@@ -327,16 +333,15 @@ struct Plans {
 // or, with candidates == nullptr, every slot below n_slots (the first round, the full
 // scan that confirms the lists, stuck retries). Also empties the candidate list the
 // coming round fills (no kernel of this round reads it before apply).
-extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri, vid_t* nbr,
-                                    int* seg, const vid_t* apex, const unsigned char* stuck,
-                                    const vid_t* candidates, const u64* n_candidates,
-                                    i64 n_slots, double min_cos, double max_area,
-                                    unsigned stamp, u64* bad_rank, vid_t* worklist,
-                                    i64 max_claimants, u64* n_bad, u64* n_next_candidates) {
+__device__ __forceinline__ void find_bad_phase(
+    const double* x, const double* y, vid_t* tri, vid_t* nbr, int* seg, const vid_t* apex,
+    const unsigned char* stuck, const vid_t* candidates, const u64* n_candidates, i64 n_slots,
+    double min_cos, double max_area, unsigned stamp, u64* bad_rank, vid_t* worklist,
+    i64 max_claimants, u64* n_bad, u64* n_next_candidates) {
     const MeshView m{x, y, tri, nbr, seg};
     if (blockIdx.x == 0 && threadIdx.x == 0) *n_next_candidates = 0;
     // the same bound for every thread of a block (block_reserve is block-wide)
-    const i64 n = candidates ? (i64)*n_candidates : n_slots;
+    const i64 n = candidates ? (i64)mg::load_volatile(n_candidates) : n_slots;
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
         const i64 i = base + threadIdx.x;
         const vid_t t = i < n ? (candidates ? candidates[i] : (vid_t)i) : -1;
@@ -352,17 +357,12 @@ extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri
     }
 }
 
-extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t* tri,
-                                         vid_t* nbr, int* seg, unsigned char* stuck,
-                                         const vid_t* worklist, i64 n_claimants, u64 round,
-                                         double min_split, double off_k, vid_t n_input,
-                                         u64* marks,
-                                         unsigned* mark_round, double* px_out,
-                                         double* py_out, vid_t* hood, int* n_cavity,
-                                         int* n_hood, i64* through, vid_t* split_a,
-                                         vid_t* split_b, int* split_seg,
-                                         const u64* bad_rank, unsigned stamp,
-                                         int defer_depth, int consecutive) {
+__device__ __forceinline__ void plan_and_race_phase(
+    const double* x, const double* y, vid_t* tri, vid_t* nbr, int* seg, unsigned char* stuck,
+    const vid_t* worklist, i64 n_claimants, u64 round, double min_split, double off_k,
+    vid_t n_input, u64* marks, unsigned* mark_round, double* px_out, double* py_out,
+    vid_t* hood, int* n_cavity, int* n_hood, i64* through, vid_t* split_a, vid_t* split_b,
+    int* split_seg, const u64* bad_rank, unsigned stamp, int defer_depth, int consecutive) {
     const MeshView m{x, y, tri, nbr, seg};
     // consecutive: a range of consecutive claimants per thread (the paper's local
     // worklist: after the Morton layout one thread's cavities are close together); else
@@ -477,8 +477,9 @@ extern "C" __global__ void plan_and_race(const double* x, const double* y, vid_t
     }
 }
 
-extern "C" __global__ void prioritycheck(u64* marks, const vid_t* hood, int* n_cavity,
-                                         const int* n_hood, i64 n_claimants, u64 round) {
+__device__ __forceinline__ void prioritycheck_phase(u64* marks, const vid_t* hood,
+                                                    int* n_cavity, const int* n_hood,
+                                                    i64 n_claimants, u64 round) {
     for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
         if (n_cavity[i] < 0) continue;
         const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
@@ -487,8 +488,8 @@ extern "C" __global__ void prioritycheck(u64* marks, const vid_t* hood, int* n_c
     }
 }
 
-extern "C" __global__ void check(const u64* marks, const vid_t* hood, int* n_cavity,
-                                 i64 n_claimants, u64 round) {
+__device__ __forceinline__ void check_phase(const u64* marks, const vid_t* hood,
+                                            int* n_cavity, i64 n_claimants, u64 round) {
     for (i64 i = mg::global_tid(); i < n_claimants; i += mg::global_stride()) {
         if (n_cavity[i] < 0) continue;
         const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
@@ -582,21 +583,14 @@ __device__ int ring_check_and_apply_one(const MeshView& m, double* x, double* y,
 // given way or not been a claimant at all; a segment split need not remove its origin)
 // and every slot a winner wrote becomes one. The `queued` stamps keep the list free of
 // duplicates, so it never holds more entries than there are slots.
-extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri, vid_t* nbr,
-                                           int* seg, int* vertex_marker, vid_t* apex,
-                                           vid_t n_input,
-                                           unsigned char* stuck, const int* segment_markers,
-                                           const u64* marks, const unsigned* mark_round,
-                                           const vid_t* hood,
-                                           const int* n_cavity, const int* n_hood,
-                                           const double* px_in, const double* py_in,
-                                           const i64* through, const vid_t* split_a,
-                                           const vid_t* split_b, const int* split_seg,
-                                           i64 n_claimants, u64 round, u64* n_triangles,
-                                           u64* n_vertices, u64* n_refined,
-                                           const vid_t* worklist, i64 n_bad, unsigned stamp,
-                                           unsigned* queued, vid_t* next_candidates,
-                                           u64* n_next_candidates, u64* n_gave_way) {
+__device__ __forceinline__ void ring_check_and_apply_phase(
+    double* x, double* y, vid_t* tri, vid_t* nbr, int* seg, int* vertex_marker, vid_t* apex,
+    vid_t n_input, unsigned char* stuck, const int* segment_markers, const u64* marks,
+    const unsigned* mark_round, const vid_t* hood, const int* n_cavity, const int* n_hood,
+    const double* px_in, const double* py_in, const i64* through, const vid_t* split_a,
+    const vid_t* split_b, const int* split_seg, i64 n_claimants, u64 round, u64* n_triangles,
+    u64* n_vertices, u64* n_refined, const vid_t* worklist, i64 n_bad, unsigned stamp,
+    unsigned* queued, vid_t* next_candidates, u64* n_next_candidates, u64* n_gave_way) {
     const MeshView m{x, y, tri, nbr, seg};
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n_bad;
          base += (i64)gridDim.x * DMR_BLOCK) {
@@ -619,5 +613,134 @@ extern "C" __global__ void ring_check_and_apply(double* x, double* y, vid_t* tri
             if (atomicExch(&queued[push[j]], stamp) != stamp) push[kept++] = push[j];
         const i64 first = mg::block_reserve<DMR_BLOCK>(n_next_candidates, kept);
         for (int j = 0; j < kept; ++j) next_candidates[first + j] = push[j];
+    }
+}
+
+// The kernels of the host-driven rounds: one launch per phase, one copy of each phase.
+
+extern "C" __global__ void find_bad(const double* x, const double* y, vid_t* tri, vid_t* nbr,
+                                    int* seg, const vid_t* apex, const unsigned char* stuck,
+                                    const vid_t* candidates, const u64* n_candidates,
+                                    i64 n_slots, double min_cos, double max_area,
+                                    unsigned stamp, u64* bad_rank, vid_t* worklist,
+                                    i64 max_claimants, u64* n_bad, u64* n_next_candidates) {
+    find_bad_phase(x, y, tri, nbr, seg, apex, stuck, candidates, n_candidates, n_slots, min_cos,
+                   max_area, stamp, bad_rank, worklist, max_claimants, n_bad, n_next_candidates);
+}
+
+extern "C" __global__ void plan_and_race(
+    const double* x, const double* y, vid_t* tri, vid_t* nbr, int* seg, unsigned char* stuck,
+    const vid_t* worklist, i64 n_claimants, u64 round, double min_split, double off_k,
+    vid_t n_input, u64* marks, unsigned* mark_round, double* px_out, double* py_out,
+    vid_t* hood, int* n_cavity, int* n_hood, i64* through, vid_t* split_a, vid_t* split_b,
+    int* split_seg, const u64* bad_rank, unsigned stamp, int defer_depth, int consecutive) {
+    plan_and_race_phase(x, y, tri, nbr, seg, stuck, worklist, n_claimants, round, min_split,
+                        off_k, n_input, marks, mark_round, px_out, py_out, hood, n_cavity,
+                        n_hood, through, split_a, split_b, split_seg, bad_rank, stamp,
+                        defer_depth, consecutive);
+}
+
+extern "C" __global__ void prioritycheck(u64* marks, const vid_t* hood, int* n_cavity,
+                                         const int* n_hood, i64 n_claimants, u64 round) {
+    prioritycheck_phase(marks, hood, n_cavity, n_hood, n_claimants, round);
+}
+
+extern "C" __global__ void check(const u64* marks, const vid_t* hood, int* n_cavity,
+                                 i64 n_claimants, u64 round) {
+    check_phase(marks, hood, n_cavity, n_claimants, round);
+}
+
+extern "C" __global__ void ring_check_and_apply(
+    double* x, double* y, vid_t* tri, vid_t* nbr, int* seg, int* vertex_marker, vid_t* apex,
+    vid_t n_input, unsigned char* stuck, const int* segment_markers, const u64* marks,
+    const unsigned* mark_round, const vid_t* hood, const int* n_cavity, const int* n_hood,
+    const double* px_in, const double* py_in, const i64* through, const vid_t* split_a,
+    const vid_t* split_b, const int* split_seg, i64 n_claimants, u64 round, u64* n_triangles,
+    u64* n_vertices, u64* n_refined, const vid_t* worklist, i64 n_bad, unsigned stamp,
+    unsigned* queued, vid_t* next_candidates, u64* n_next_candidates, u64* n_gave_way) {
+    ring_check_and_apply_phase(x, y, tri, nbr, seg, vertex_marker, apex, n_input, stuck,
+                               segment_markers, marks, mark_round, hood, n_cavity, n_hood,
+                               px_in, py_in, through, split_a, split_b, split_seg, n_claimants,
+                               round, n_triangles, n_vertices, n_refined, worklist, n_bad,
+                               stamp, queued, next_candidates, n_next_candidates, n_gave_way);
+}
+
+// The counters the host and refine_tail share (u64 words; gpu.py names them too).
+#define C_BAD 0          // bad triangles found by the last find_bad
+#define C_TRIANGLES 1    // slots in use
+#define C_VERTICES 2
+#define C_REFINED 3      // cavities re-triangulated, all rounds
+#define C_CANDIDATES 4   // 4 and 5: the lengths of the two candidate lists
+#define C_GAVE_WAY 6
+#define C_TAIL_ROUNDS 7  // rounds refine_tail ran, all launches
+#define C_TAIL_CLAIMS 8  // their bad triangles, summed
+#define C_TAIL_LAST 9    // the bad triangles of refine_tail's last round
+
+// The small rounds of the end of a refinement, all in one persistent launch: the rounds of
+// the kernels above, phase after phase, separated by the shared grid barrier instead of
+// kernel boundaries (a host-driven round costs 150-250 µs of launches and a read, however
+// few its claimants). Starts with find_bad of round first_round (reading the candidate
+// list that round's parity selects; the host zeroed C_BAD) and always stops right after
+// a find_bad, leaving that round's bad count in C_BAD for the host to go on from: when it
+// is 0 (the host confirms with a full scan, retries stuck triangles or ends), when it is
+// above claim_capacity (the plan buffers' size), when the round might need more triangle
+// or vertex slots than there are (a winner adds at most 2 triangles and 1 vertex; the host
+// grows the arrays), or after max_rounds complete rounds.
+//
+// Every exit test reads values that no thread writes between the barrier before it and
+// the barrier after the next phase, so the whole grid takes the same branch and no block
+// is left waiting at a barrier. The block-wide steps (block_reserve, __syncthreads_count)
+// sit in loops whose bounds every thread of a block reads alike.
+extern "C" __global__ void __launch_bounds__(DMR_BLOCK) refine_tail(
+    double* x, double* y, vid_t* tri, vid_t* nbr, int* seg, int* vertex_marker, vid_t* apex,
+    vid_t n_input, unsigned char* stuck, const int* segment_markers, u64* marks,
+    unsigned* mark_round, u64* bad_rank, vid_t* worklist, vid_t* candidates0,
+    vid_t* candidates1, unsigned* queued, double* px, double* py, vid_t* hood, int* n_cavity,
+    int* n_hood, i64* through, vid_t* split_a, vid_t* split_b, int* split_seg, u64* counters,
+    double min_cos, double max_area, double min_split, double off_k, int defer_depth,
+    int consecutive, i64 max_claimants, u64 first_round, i64 max_rounds, i64 claim_capacity,
+    i64 triangle_capacity, i64 vertex_capacity, unsigned* barrier_state) {
+    mg::GridBarrier bar(barrier_state);
+    const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+    for (u64 rnd = first_round;; ++rnd) {
+        const unsigned stamp = (unsigned)(rnd + 1);
+        const int cur = (int)(rnd & 1);
+        vid_t* here = cur ? candidates1 : candidates0;
+        vid_t* next = cur ? candidates0 : candidates1;
+        u64* n_here = counters + C_CANDIDATES + cur;
+        u64* n_next = counters + C_CANDIDATES + 1 - cur;
+        find_bad_phase(x, y, tri, nbr, seg, apex, stuck, here, n_here, 0, min_cos, max_area,
+                       stamp, bad_rank, worklist, max_claimants, counters + C_BAD, n_next);
+        mg::grid_sync(bar);
+        const i64 n_bad = (i64)mg::load_volatile(counters + C_BAD);
+        const i64 nt = (i64)mg::load_volatile(counters + C_TRIANGLES);
+        const i64 nv = (i64)mg::load_volatile(counters + C_VERTICES);
+        if (n_bad == 0 || n_bad > claim_capacity || (i64)(rnd - first_round) >= max_rounds ||
+            nt + 2 * n_bad > triangle_capacity || nv + n_bad > vertex_capacity)
+            return;
+        plan_and_race_phase(x, y, tri, nbr, seg, stuck, worklist, n_bad, rnd, min_split, off_k,
+                            n_input, marks, mark_round, px, py, hood, n_cavity, n_hood,
+                            through, split_a, split_b, split_seg, bad_rank, stamp, defer_depth,
+                            consecutive);
+        mg::grid_sync(bar);
+        // Every thread read the bad count before that barrier; the next find_bad counts
+        // afresh (and the next read of it is two barriers away).
+        if (leader) counters[C_BAD] = 0;
+        prioritycheck_phase(marks, hood, n_cavity, n_hood, n_bad, rnd);
+        mg::grid_sync(bar);
+        check_phase(marks, hood, n_cavity, n_bad, rnd);
+        mg::grid_sync(bar);
+        ring_check_and_apply_phase(x, y, tri, nbr, seg, vertex_marker, apex, n_input, stuck,
+                                   segment_markers, marks, mark_round, hood, n_cavity, n_hood,
+                                   px, py, through, split_a, split_b, split_seg, n_bad, rnd,
+                                   counters + C_TRIANGLES, counters + C_VERTICES,
+                                   counters + C_REFINED, worklist, n_bad, stamp, queued, next,
+                                   n_next, counters + C_GAVE_WAY);
+        if (leader) {
+            counters[C_TAIL_ROUNDS] += 1;
+            counters[C_TAIL_CLAIMS] += (u64)n_bad;
+            counters[C_TAIL_LAST] = (u64)n_bad;
+        }
+        mg::grid_sync(bar);
     }
 }
