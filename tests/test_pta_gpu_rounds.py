@@ -27,6 +27,7 @@ from test_pta import (
     true_hcd_facts,
 )
 
+from morphgpu.hashing import mix64
 from morphgpu.pta import gpu
 from morphgpu.pta.constraints import from_lists
 from morphgpu.pta.gpu import _solve
@@ -43,7 +44,7 @@ FAKE_CP = types.SimpleNamespace(
     **{name: getattr(np, name) for name in (
         "int64", "uint64", "int32", "uint32", "bool_", "zeros", "zeros_like", "full",
         "ones", "asarray", "sort", "empty", "arange", "searchsorted", "flatnonzero",
-        "concatenate", "minimum", "uint8")},
+        "concatenate", "minimum", "uint8", "unique")},
     cuda=types.SimpleNamespace(
         Event=_Event,
         get_elapsed_time=lambda a, b: 0.0,
@@ -66,59 +67,96 @@ class NumpyKernels:
             _mark_occupied(occupied, r, b >> 6, block_words, bitmap_words)
             changed_at[r] = stamp
 
-    def take_delta(self, n_items, P, seen, D, total):
-        D[:] = P & ~seen
-        seen |= D
+    def take_delta(self, n_rows, P, seen, D, words, rows, n_rows_, occupied, dblocks,
+                   block_words, bitmap_words, changed_at, swept_at, n_nodes, take_clock,
+                   parity, clock):
+        W, B, bmw, n = int(words), int(block_words), int(bitmap_words), int(n_nodes)
+        since = int(take_clock[int(parity) ^ 1])
+        take_clock[int(parity)] = clock[0]
+        assert len(set(rows.tolist())) == rows.size  # distinct: one writer per row
+        for v in rows.tolist():
+            fresh = max(changed_at[v], swept_at[v], swept_at[n + v]) >= since
+            got = np.zeros(bmw, dtype=np.uint64)
+            if fresh:
+                for b in _blocks_of(occupied[v * bmw:(v + 1) * bmw]):
+                    lo, hi = v * W + b * B, v * W + min(W, (b + 1) * B)
+                    d = P[lo:hi] & ~seen[lo:hi]
+                    D[lo:hi] = d
+                    seen[lo:hi] |= d
+                    if d.any():
+                        got[b >> 6] |= ONE << np.uint64(b & 63)
+            dblocks[v * bmw:(v + 1) * bmw] = got
 
-    def eval_complex(self, n_launch, kind, c_src, c_dst, c_off, n_complex, D, P, words,
-                     objects, obj_size, node_of_var, bit_of_var, n_vars, n_nodes, keys,
-                     n_keys, capacity, gep_changed, changed_at, clock, occupied, block_words,
-                     bitmap_words):
+    def insert_keys(self, n_items, table, mask, keys, n, overflow):
+        for k in keys[:int(n)].tolist():
+            _table_insert(table, int(mask), k, overflow)
+
+    def merge_batch(self, n_items, old, n_old, batch, n_batch, out, flag, low, n_nodes):
+        old, batch = old[:int(n_old)], batch[:int(n_batch)]
+        assert np.all(np.diff(old) > 0) and np.all(np.diff(batch) > 0)
+        assert not np.isin(batch, old).any()
+        merged = np.concatenate([old, batch])
+        order = np.argsort(merged, kind="stable")
+        out[:] = merged[order]
+        if isinstance(flag, np.ndarray):
+            flag[:] = (order >= old.size).astype(np.uint8)
+        low[:] = out % int(n_nodes)
+
+    def eval_complex(self, n_launch, kind, c_src, c_dst, c_off, n_complex, D, dblocks, P,
+                     words, objects, obj_size, node_of_var, bit_of_var, n_vars, n_nodes,
+                     table, mask, keys, capacity, merges, merge_capacity, counters,
+                     changed_at, clock, occupied, block_words, bitmap_words):
         stamp = int(clock[0])
-        for c in range(int(n_complex)):
+        W, B, bmw, n = int(words), int(block_words), int(bitmap_words), int(n_nodes)
+        overflow = counters[gpu.OVERFLOW:]
+
+        def emit(key, buf, cap, slot):
+            if not _table_insert(table, int(mask), key, overflow):
+                return
+            at = int(counters[slot])
+            if at < int(cap):
+                buf[at] = key if slot == gpu.N_NEW else key - n * n
+            counters[slot] += 1
+
+        order = list(range(int(n_complex)))
+        if self.jacobi:  # another legal order of the warps' table inserts
+            order.reverse()
+        for c in order:
             k, src, dst, off = int(kind[c]), int(c_src[c]), int(c_dst[c]), int(c_off[c])
             ptr = dst if k == STORE else src
-            for w in range(int(words)):
-                d = int(D[ptr * words + w])
-                while d:
-                    b = (d & -d).bit_length() - 1
-                    d &= d - 1
-                    obj = int(objects[w * 64 + b])
-                    if k == GEP:
-                        if obj_size[obj] <= off or obj + off >= n_vars:
+            for blk in _blocks_of(dblocks[ptr * bmw:(ptr + 1) * bmw]):
+                for w in range(blk * B, min(W, (blk + 1) * B)):
+                    d = int(D[ptr * W + w])
+                    counters[gpu.RAW] += bin(d).count("1")
+                    while d:
+                        b = (d & -d).bit_length() - 1
+                        d &= d - 1
+                        obj = int(objects[w * 64 + b])
+                        if k == GEP:
+                            if obj_size[obj] <= off or obj + off >= n_vars:
+                                continue
+                            tbit = int(bit_of_var[obj + off])
+                            m = ONE << np.uint64(tbit & 63)
+                            old = P[dst * W + (tbit >> 6)]
+                            P[dst * W + (tbit >> 6)] = old | m
+                            if not old & m:
+                                _mark_occupied(occupied, dst, tbit >> 6, block_words,
+                                               bitmap_words)
+                                changed_at[dst] = stamp
+                                counters[gpu.GEP] = 1
                             continue
-                        tbit = int(bit_of_var[obj + off])
-                        mask = ONE << np.uint64(tbit & 63)
-                        old = P[dst * words + (tbit >> 6)]
-                        P[dst * words + (tbit >> 6)] = old | mask
-                        if not old & mask:
-                            _mark_occupied(occupied, dst, tbit >> 6, block_words,
-                                           bitmap_words)
-                            changed_at[dst] = stamp
-                            gep_changed[0] = 1
-                        continue
-                    if k == 5:  # HCD fact: merge the object's node with y (never object 1)
-                        key = -1 if obj == 1 else \
-                            n_nodes * n_nodes + dst * n_nodes + int(node_of_var[obj])
-                        base = int(n_keys[0])
-                        if base < capacity:
-                            keys[base] = key
-                        n_keys[0] += 1
-                        continue
-                    target = obj + off
-                    t = -1
-                    if (off == 0 or obj_size[obj] > off) and target < n_vars and \
-                            not (k == STORE and target == 1):
-                        t = int(node_of_var[target])
-                    key = -1
-                    if k == LOAD and t >= 0:
-                        key = dst * n_nodes + t
-                    elif k == STORE and t >= 0:
-                        key = t * n_nodes + src
-                    base = int(n_keys[0])
-                    if base < capacity:
-                        keys[base] = key
-                    n_keys[0] += 1
+                        if k == 5:  # HCD fact: merge the object's node with y (not object 1)
+                            a = int(node_of_var[obj])
+                            if obj != 1 and a != dst:
+                                emit(n * n + dst * n + a, merges, merge_capacity, gpu.N_MERGE)
+                            continue
+                        target = obj + off
+                        if (off == 0 or obj_size[obj] > off) and target < n_vars and \
+                                not (k == STORE and target == 1):
+                            t = int(node_of_var[target])
+                            frm, to = (t, dst) if k == LOAD else (src, t)
+                            if frm != to:
+                                emit(to * n + frm, keys, capacity, gpu.N_NEW)
 
     def merge_rows(self, n_items, P, seen, member, leader, n_members, words, changed_at,
                    force, clock, occupied, bitmap_words):
@@ -207,6 +245,24 @@ class NumpyKernels:
 
     def check(self) -> None:
         pass
+
+
+def _blocks_of(bitmap) -> list[int]:
+    return [q * 64 + t for q in range(bitmap.size) for t in range(64) if (int(bitmap[q]) >> t) & 1]
+
+
+def _table_insert(table, mask, key, overflow, max_probes=256) -> bool:
+    """kernels/pta.cu table_insert: linear probing from mix64(key)."""
+    h = int(mix64(np.array([key], dtype=np.int64).view(np.uint64))[0]) & mask
+    for _ in range(max_probes):
+        if table[h] == -1:
+            table[h] = key
+            return True
+        if table[h] == key:
+            return False
+        h = (h + 1) & mask
+    overflow[0] = 1
+    return True
 
 
 def _mark_occupied(occupied, row, word, block_words, bitmap_words):
@@ -314,3 +370,48 @@ def test_random_sets_with_hcd_facts(cs, jacobi, pick):
     with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
                             obj_size=cs.obj_size, rep=cs.rep, hcd_pairs=chosen)
     assert _gpu_rounds_sets(with_facts, jacobi) == want
+
+
+@pytest.fixture
+def tiny_buffers(monkeypatch):
+    """Key table and buffers far too small: every round overflows them."""
+    monkeypatch.setattr(gpu, "MIN_TABLE", 2)
+    monkeypatch.setattr(gpu, "MIN_KEY_BUFFER", 1)
+    monkeypatch.setattr(gpu, "MIN_MERGE_BUFFER", 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(cs=constraint_sets(), jacobi=st.booleans(), pick=st.integers(0, 2**16))
+def test_overflowing_tables_and_buffers(cs, jacobi, pick):
+    """Table overflow (keys may repeat: the general merge) and buffer overflow (rebuild and
+    evaluate again) give the same answer."""
+    want = naive_solve(cs)
+    chosen = true_hcd_facts(cs, want, pick)
+    with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
+                            obj_size=cs.obj_size, rep=cs.rep, hcd_pairs=chosen)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gpu, "MIN_TABLE", 2)
+        mp.setattr(gpu, "MIN_KEY_BUFFER", 1)
+        mp.setattr(gpu, "MIN_MERGE_BUFFER", 1)
+        assert _gpu_rounds_sets(with_facts, jacobi) == want
+
+
+def test_ex_with_tiny_buffers(shared, tiny_buffers):
+    from morphgpu.pta import load, read_solution
+
+    lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
+    rows, row_of_var, stats = _solve(FAKE_CP, NumpyKernels(jacobi=False), lay, 1000)
+    assert stats["table_rebuilds"] > 2  # buffers grew and the table was rebuilt
+    sol = Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats)
+    assert sol.differences(read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))) == []
+
+
+def test_ex_rounds_use_the_fast_merge(shared):
+    """ex's rounds without merges take the batch merge (distinct new keys from the table),
+    and the table keeps repeated keys out: far fewer edges than objects read."""
+    from morphgpu.pta import load
+
+    lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
+    _, _, stats = _solve(FAKE_CP, NumpyKernels(jacobi=False), lay, 1000)
+    assert stats["slow_merges"] < stats["rounds"]
+    assert stats["edges_added"] < stats["delta_objects"]

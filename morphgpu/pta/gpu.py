@@ -1,14 +1,20 @@
 """The GPU path: rounds of complex-rule evaluation and pull-based propagation (kernels/pta.cu).
 
-Per round the host launches ``take_delta`` and ``eval_complex``, reads back one pair of
-counters (how many edge keys were produced, whether a gep added a bit: the buffer size and
-the stopping decision need them), merges the nodes that online HCD facts name (the few
-merge requests go to the host for a union; ``merge_rows`` ORs the rows on the device, and
-constraints, variables and the edges at merged nodes are relabelled by a gather each),
-merges the round's new edges into the sorted incoming key list (dst*n+src; one tagged sort
-flags the new edges, ``_merge_keys``) and sorts the outgoing list (src*n+dst) from it,
-and launches the persistent ``propagate`` kernel, which
-loops over sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
+Per round the host launches ``take_delta`` (only the rows that loads, stores, geps and HCD
+facts point through, and of those only rows changed since the last round) and
+``eval_complex``, and reads back one small counter vector (new edges, merge requests, gep
+bit added, table overflow: the buffer sizes and the stopping decision need it). Every
+produced edge key (dst*n+src) and merge request first goes through a device hash set of
+the known keys, so the host receives only distinct, new edges: the rounds re-produce known
+edges in bulk (constraints that merges made identical, objects a merged leader sees anew),
+and on php sorting those repeats took most of the 2.8 s solve. A round without merges
+then sorts only its batch and ``merge_batch`` places it into the sorted incoming
+(dst*n+src) and outgoing (src*n+dst) key lists, one binary search per key, no host sync.
+A round whose HCD facts merge nodes (the few requests go to the host for a union;
+``merge_rows`` ORs the rows on the device; constraints, variables and edges are relabelled
+by a gather each) takes the general merge (``_merge_keys``: one tagged sort) and rebuilds
+the key table from the relabelled list. Then the persistent ``propagate`` kernel loops over
+sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
 
 Propagation is difference propagation over blocks of 32 words (2048 objects): the first
 sweep of a round pulls whole rows (the blocks a per-row ``occupied`` bitmap names) only
@@ -22,10 +28,11 @@ round trip per neighbour.
 
 Why sorted key lists instead of chunked incoming lists grown in the kernel (ChunkPool):
 the sweeps read every in-edge of a node as one contiguous run, which a sorted CSR gives
-for free, and the rounds add their edges in bulk after one counter read the loop needs
-anyway. The final edge lists of the shared programs hold 7 k to 0.7 M keys: sorting them
-costs less than a millisecond per round, so chasing chunk lists in every sweep is not
-expected to pay (the round's host-side merge time is in ``stats["seconds"]["merge"]``).
+for free, and the rounds add their edges in bulk after the one counter read the loop
+needs anyway. With repeats filtered by the key table a round adds at most tens of
+thousands of edges to lists of 7 k to 0.7 M keys, which ``merge_batch`` does in one
+launch; chasing chunk links in every sweep of every round would cost more than that.
+The host-side merge time per round is in ``stats["seconds"]["merge"]``.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ WARP = 32
 
 
 class CudaKernels:
-    """The four kernels of kernels/pta.cu behind plain calls (the solver's only device code).
+    """The kernels of kernels/pta.cu behind plain calls (the solver's only device code).
 
     ``_solve`` takes any object with these methods; the CPU tests drive the round logic
     with a NumPy stand-in of each kernel (tests/test_pta_gpu_rounds.py).
@@ -56,6 +63,8 @@ class CudaKernels:
         self._delta = mod.get_function("take_delta")
         self._complex = mod.get_function("eval_complex")
         self._merge = mod.get_function("merge_rows")
+        self._insert = mod.get_function("insert_keys")
+        self._merge_batch = mod.get_function("merge_batch")
         self._prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode,
                                                block=BLOCK, defines={"PTA_BLOCK": BLOCK})
         self.grid = self._prop.grid
@@ -68,14 +77,20 @@ class CudaKernels:
     def set_bits(self, n_items: int, *args: Any) -> None:
         self._flat(self._set_bits, n_items, args)
 
-    def take_delta(self, n_items: int, *args: Any) -> None:
-        self._flat(self._delta, n_items, args)
+    def take_delta(self, n_rows: int, *args: Any) -> None:
+        self._flat(self._delta, n_rows * WARP, args)
 
     def eval_complex(self, n_constraints: int, *args: Any) -> None:
         self._flat(self._complex, n_constraints * WARP, args)
 
     def merge_rows(self, n_items: int, *args: Any) -> None:
         self._flat(self._merge, n_items, args)
+
+    def insert_keys(self, n_items: int, *args: Any) -> None:
+        self._flat(self._insert, n_items, args)
+
+    def merge_batch(self, n_items: int, *args: Any) -> None:
+        self._flat(self._merge_batch, n_items, args)
 
     def propagate(self, *args: Any) -> None:
         self._prop.launch(*args)
@@ -86,14 +101,23 @@ class CudaKernels:
 
 
 def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
-          max_rounds: int = 100000) -> tuple[Any, dict[str, Any]]:
+          max_rounds: int = 100000) -> tuple[Any, np.ndarray, dict[str, Any]]:
     """Rows (CuPy (n_nodes, words) uint64), the row of every variable (NumPy), statistics."""
     cp = backend.cupy_module()
     n, W = layout.n_nodes, layout.n_words
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
-        backend.require_gpu_bytes(3 * n * W * 8 + 24 * n * _block_layout(W)[1] + 96 * n,
-                                  "pta bit rows (P, seen, delta) and gained-block bitmaps")
+        backend.require_gpu_bytes(3 * n * W * 8 + 32 * n * _block_layout(W)[1] + 96 * n,
+                                  "pta bit rows (P, seen, delta) and block bitmaps")
         return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds)
+
+
+# counters: edge keys written, gep added a bit (low word), merge requests written, objects
+# read from deltas, key table overflowed (sticky until the table is rebuilt).
+N_NEW, GEP, N_MERGE, RAW, OVERFLOW = range(5)
+MIN_TABLE = 1 << 16
+MIN_KEY_BUFFER = 1 << 16  # first sizes of the round's edge and merge-request buffers
+MIN_MERGE_BUFFER = 1 << 12
+NULL = np.uint64(0)  # a null device pointer (merge_batch tests `if (flag)`)
 
 
 def _solve(cp: Any, dev: Any, lay: Layout,
@@ -111,12 +135,14 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     swept_at = cp.full(2 * n, -1, dtype=cp.int32)  # per sweep parity: stamp of the last gain
     gained_blocks = cp.zeros(2 * n * bitmap_words, dtype=cp.uint64)
     occupied = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per row: blocks holding a bit
+    dblocks = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per pointer row: blocks of D
     queued_at = cp.full(n, -1, dtype=cp.int32)  # stamp of the sweep that last queued a node
     todo = cp.empty(3 * n, dtype=i64)  # three rotating lists of the nodes to pull
     todo_tail = cp.zeros(3, dtype=cp.uint64)
     clock = cp.ones(1, dtype=cp.int32)
+    take_clock = cp.zeros(2, dtype=cp.int32)  # clock at the last two takes (round parity)
     error = cp.zeros(1, dtype=cp.int32)
-    counters = cp.zeros(2, dtype=cp.uint64)  # [edge keys produced, gep added a bit]
+    counters = cp.zeros(5, dtype=cp.uint64)
 
     objects = cp.asarray(lay.objects, dtype=i64)
     obj_size = cp.asarray(lay.obj_size, dtype=i64)
@@ -133,9 +159,11 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                        dtype=i64)
     c_off = cp.asarray(np.concatenate([lay.load_off, lay.store_off, lay.gep_off,
                                        np.zeros(lay.hcd_x.size, np.int64)]), dtype=i64)
+    # The rows whose deltas the complex rules read (take_delta computes only these).
+    ptr_rows = cp.asarray(np.unique(np.concatenate(
+        [lay.load_src, lay.store_dst, lay.gep_src, lay.hcd_x]).astype(np.int64)))
     leader = np.arange(n, dtype=np.int64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
-    n_hcd = int(lay.hcd_x.size)
 
     a_row = cp.asarray(lay.addr_node, dtype=i64)
     a_bit = cp.asarray(lay.addr_bit, dtype=i64)
@@ -145,111 +173,161 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                      np.int64(bitmap_words))
 
     keys = cp.sort(cp.asarray(lay.copy_dst * n + lay.copy_src, dtype=i64))
+    in_src = keys % n
     out_keys = cp.sort(cp.asarray(lay.copy_src * n + lay.copy_dst, dtype=i64))
+    out_dst = out_keys % n
     # Initial edges need no whole-row reads: only address-of rows are non-empty, and those
     # are read whole in the first sweep as changed rows.
     in_new = cp.zeros(keys.size, dtype=cp.uint8)
-    capacity = max(1 << 20, 4 * int(keys.size))
+    capacity = max(MIN_KEY_BUFFER, int(keys.size))
     key_buf = cp.empty(capacity, dtype=i64)
+    merge_capacity = MIN_MERGE_BUFFER
+    merge_buf = cp.empty(merge_capacity, dtype=i64)
     node_ids = cp.arange(n + 1, dtype=i64) * n
+    all_nodes = cp.arange(n, dtype=i64)
     max_sweeps = n + 2
     stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
-                             "grid": dev.grid}
+                             "grid": dev.grid, "delta_objects": 0, "slow_merges": 0,
+                             "table_rebuilds": 0}
     events: list[tuple[str, Any, Any]] = []
+    table = {"keys": None, "mask": 0, "fill": 0}
+
+    def rebuild_table(min_size: int = 0) -> None:
+        """A key table holding exactly the current edges, at most a quarter full."""
+        size = max(MIN_TABLE, min_size, 1 << (4 * max(1, int(keys.size)) - 1).bit_length())
+        if table["keys"] is None or table["keys"].size < size:
+            table["keys"] = cp.empty(size, dtype=i64)
+        table["keys"].fill(-1)
+        table["mask"] = int(table["keys"].size) - 1
+        counters[OVERFLOW:].fill(0)
+        if keys.size:
+            dev.insert_keys(int(keys.size), table["keys"], np.uint64(table["mask"]), keys,
+                            np.int64(keys.size), counters[OVERFLOW:])
+        table["fill"] = int(keys.size)
+        stats["table_rebuilds"] += 1
 
     def timed(phase: str):
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         return phase, start, stop
 
-    def propagate(keys: Any, in_new: Any, out_keys: Any) -> None:
-        in_ptr = cp.searchsorted(keys, node_ids)
-        in_src = keys % n
-        active = cp.flatnonzero(in_ptr[1:] > in_ptr[:-1]).astype(i64)
-        if active.size == 0:
+    def propagate() -> None:
+        if keys.size == 0:
             return
+        in_ptr = cp.searchsorted(keys, node_ids)
         out_ptr = cp.searchsorted(out_keys, node_ids)
-        out_dst = out_keys % n
         ph = timed("propagate")
         todo_tail.fill(0)
-        dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words), active,
-                      np.int64(active.size), np.int64(n), in_ptr, in_src, in_new, out_ptr,
+        # Sweep 0 visits every node; one without in-edges costs a warp two reads.
+        dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words),
+                      all_nodes, np.int64(n), np.int64(n), in_ptr, in_src, in_new, out_ptr,
                       out_dst, force, changed_at, swept_at, gained_blocks, occupied, queued_at,
                       todo, todo_tail, clock, np.int32(max_sweeps), error)
         ph[2].record()
         events.append(ph)
 
-    propagate(keys, in_new, out_keys)
-    for _ in range(max_rounds):
+    rebuild_table()
+    propagate()
+    for rnd in range(max_rounds):
         stats["rounds"] += 1
         ph = timed("complex")
-        dev.take_delta(n * W, P, seen, D, np.int64(n * W))
+        if ptr_rows.size:
+            dev.take_delta(int(ptr_rows.size), P, seen, D, np.int64(W), ptr_rows,
+                           np.int64(ptr_rows.size), occupied, dblocks, np.int64(block_words),
+                           np.int64(bitmap_words), changed_at, swept_at, np.int64(n),
+                           take_clock, np.int32(rnd & 1), clock)
         gep_seen = False
         while True:
-            counters.fill(0)
+            counters[:OVERFLOW].fill(0)
             if n_complex:
                 dev.eval_complex(
-                    n_complex, c_kind, c_src, c_dst, c_off, np.int64(n_complex), D, P,
-                    np.int64(W), objects, obj_size, node_of_var, bit_of_var,
-                    np.int64(lay.n_vars), np.int64(n), key_buf, counters, np.int64(capacity),
-                    counters[1:].view(cp.int32), changed_at, clock, occupied,
-                    np.int64(block_words), np.int64(bitmap_words))
-            produced, gep_flag = (int(x) for x in backend.to_host(counters))
-            gep_seen |= gep_flag != 0
-            if produced <= capacity:
+                    n_complex, c_kind, c_src, c_dst, c_off, np.int64(n_complex), D, dblocks,
+                    P, np.int64(W), objects, obj_size, node_of_var, bit_of_var,
+                    np.int64(lay.n_vars), np.int64(n), table["keys"], np.uint64(table["mask"]),
+                    key_buf, np.int64(capacity), merge_buf, np.int64(merge_capacity),
+                    counters, changed_at, clock, occupied, np.int64(block_words),
+                    np.int64(bitmap_words))
+            c = [int(x) for x in backend.to_host(counters)]
+            gep_seen |= (c[GEP] & 0xFFFFFFFF) != 0
+            if c[N_NEW] <= capacity and c[N_MERGE] <= merge_capacity:
                 break
-            capacity = int(produced * 1.5)
-            key_buf = cp.empty(capacity, dtype=i64)
+            # Keys past a buffer's end are in the table but were not written: grow the
+            # buffers, forget them (rebuild from the known edges) and evaluate again.
+            if c[N_NEW] > capacity:
+                capacity = int(c[N_NEW] * 1.5)
+                key_buf = cp.empty(capacity, dtype=i64)
+            if c[N_MERGE] > merge_capacity:
+                merge_capacity = int(c[N_MERGE] * 1.5)
+                merge_buf = cp.empty(merge_capacity, dtype=i64)
+            rebuild_table(int(table["keys"].size))
         ph[2].record()
         events.append(ph)
-        old_size = int(keys.size)
-        merged_now = 0
-        if produced:
-            ph = timed("merge")
-            new = key_buf[:produced]
-            valid = (new >= 0) & (new < n * n)
-            if keys.size and produced > keys.size:
-                # Most produced keys then repeat known edges: a binary search drops them
-                # before the sort.
-                at = cp.minimum(cp.searchsorted(keys, new), keys.size - 1)
-                valid &= keys[at] != new
-            merge_keys = new[new >= n * n] - n * n if n_hcd else new[:0]
-            new = new[valid]
+        n_new, n_req = c[N_NEW], c[N_MERGE]
+        stats["delta_objects"] += c[RAW]
+        table["fill"] += n_new + n_req
+        remap = _leaders_after(backend.to_host(merge_buf[:n_req]), n) if n_req else None
+        merged_now = 0 if remap is None else int(remap[0].size)
+        ph = timed("merge")
+        if remap is not None or c[OVERFLOW]:
+            # Merges relabel edges (some collapse or become self loops) and an overflowed
+            # table may have let known or repeated keys through: the general merge.
+            stats["slow_merges"] += 1
+            old_size = int(keys.size)
+            new = key_buf[:n_new]
             old_is_new = None
-            if merge_keys.size:
-                remap = _leaders_after(backend.to_host(merge_keys), n)
-                if remap is not None:
-                    member, new_leader = remap
-                    merged_now = int(member.size)
-                    stats["nodes_merged"] += merged_now
-                    dev.merge_rows(merged_now * W, P, seen, cp.asarray(member),
-                                   cp.asarray(new_leader), np.int64(merged_now), np.int64(W),
-                                   changed_at, force, clock, occupied, np.int64(bitmap_words))
-                    table = np.arange(n, dtype=np.int64)
-                    table[member] = new_leader
-                    leader = table[leader]
-                    table_dev = cp.asarray(table)
-                    node_of_var = table_dev[node_of_var]
-                    c_src = table_dev[c_src]
-                    c_dst = table_dev[c_dst]
-                    new = table_dev[new // n] * n + table_dev[new % n]
-                    # Edges at a merged node change their key and count as new (their
-                    # readers pull whole rows).
-                    moved = cp.zeros(n, dtype=cp.bool_)
-                    moved[cp.asarray(member)] = True
-                    old_is_new = moved[keys // n] | moved[keys % n]
-                    keys = table_dev[keys // n] * n + table_dev[keys % n]
+            if remap is not None:
+                member, new_leader = remap
+                stats["nodes_merged"] += merged_now
+                dev.merge_rows(merged_now * W, P, seen, cp.asarray(member),
+                               cp.asarray(new_leader), np.int64(merged_now), np.int64(W),
+                               changed_at, force, clock, occupied, np.int64(bitmap_words))
+                relabel = np.arange(n, dtype=np.int64)
+                relabel[member] = new_leader
+                leader = relabel[leader]
+                relabel_dev = cp.asarray(relabel)
+                node_of_var = relabel_dev[node_of_var]
+                c_src = relabel_dev[c_src]
+                c_dst = relabel_dev[c_dst]
+                ptr_rows = cp.unique(relabel_dev[ptr_rows])
+                new = relabel_dev[new // n] * n + relabel_dev[new % n]
+                # Edges at a merged node change their key and count as new (their
+                # readers pull whole rows).
+                moved = cp.zeros(n, dtype=cp.bool_)
+                moved[cp.asarray(member)] = True
+                old_is_new = moved[keys // n] | moved[keys % n]
+                keys = relabel_dev[keys // n] * n + relabel_dev[keys % n]
             keys, in_new = _merge_keys(cp, keys, old_is_new, new, n)
+            in_src = keys % n
             out_keys = cp.sort((keys % n) * n + keys // n)
-            ph[2].record()
-            events.append(ph)
+            out_dst = out_keys % n
+            added = int(keys.size) - old_size
+            rebuild_table()
+        elif n_new:
+            batch = cp.sort(key_buf[:n_new])
+            merged = cp.empty(keys.size + n_new, dtype=i64)
+            in_new = cp.empty(merged.size, dtype=cp.uint8)
+            in_src = cp.empty(merged.size, dtype=i64)
+            dev.merge_batch(int(merged.size), keys, np.int64(keys.size), batch,
+                            np.int64(n_new), merged, in_new, in_src, np.int64(n))
+            keys = merged
+            out_batch = cp.sort((batch % n) * n + batch // n)
+            merged = cp.empty(keys.size, dtype=i64)
+            out_dst = cp.empty(keys.size, dtype=i64)
+            dev.merge_batch(int(merged.size), out_keys, np.int64(out_keys.size), out_batch,
+                            np.int64(n_new), merged, NULL, out_dst, np.int64(n))
+            out_keys = merged
+            added = n_new
+            if 2 * table["fill"] > table["keys"].size:
+                rebuild_table()
         else:
             in_new = cp.zeros(keys.size, dtype=cp.uint8)
-        added = int(keys.size) - old_size
+            added = 0
+        ph[2].record()
+        events.append(ph)
         stats["edges_added"] += max(0, added)
         if added <= 0 and not gep_seen and not merged_now:
             break
-        propagate(keys, in_new, out_keys)
+        propagate()
     else:
         raise RuntimeError(f"pta: no fixed point after {max_rounds} rounds")
     err = int(backend.to_host(error)[0])

@@ -2,11 +2,12 @@
 //
 // Points-to sets are dense bit rows over the compacted object universe (layout.py):
 // row v holds `words` 64-bit words. One round is
-//   take_delta     D = P & ~seen; seen |= D   (what the complex rules have not read yet)
+//   take_delta     for the pointer rows changed since the last round: D = P & ~seen;
+//                  seen |= D, and a bitmap of the blocks where D is non-zero
 //   eval_complex   loads/stores turn each new object of their pointer into a copy edge
-//                  (appended as a sorted-CSR key dst*n+src, one atomicAdd per warp step);
-//                  geps set the field's bit in their target row directly
-//   (host: merge the new keys into the incoming-edge CSR by a sort)
+//                  key dst*n+src, kept only if the key table did not hold it yet (so the
+//                  host receives distinct new edges); geps set the field's bit directly
+//   (host: sort the few new keys, merge_batch them into the sorted in and out lists)
 //   propagate      persistent kernel: pull sweeps separated by mg::grid_sync until a sweep
 //                  changes nothing; after the first sweep each puller reads only the blocks
 //                  of words its in-neighbours gained in the previous sweep
@@ -16,6 +17,7 @@
 #include <morphgpu/common.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/worklist.cuh>
+#include <morphgpu/hash.cuh>
 
 using mg::i64;
 using mg::u64;
@@ -110,14 +112,92 @@ extern "C" __global__ void set_bits(u64* rows, const i64* row, const i64* bit, i
     }
 }
 
-// D = P & ~seen; seen |= D, over every word.
-extern "C" __global__ void take_delta(const u64* P, u64* seen, u64* D, i64 n_words_total) {
-    for (i64 i = mg::global_tid(); i < n_words_total; i += mg::global_stride()) {
-        const u64 p = P[i];
-        const u64 d = p & ~seen[i];
-        D[i] = d;
-        if (d) seen[i] = p;
+// Rows that have changed since `since` (a clock value): a gep, merge or address-of rule
+// stamped changed_at, or a propagation sweep stamped swept_at (either parity).
+__device__ __forceinline__ bool changed_since(i64 v, int since, const int* changed_at,
+                                              const int* swept_at, i64 n_nodes) {
+    return changed_at[v] >= since || swept_at[v] >= since || swept_at[n_nodes + v] >= since;
+}
+
+// For every pointer row v in `rows` (distinct): D = P & ~seen; seen |= D over the blocks
+// its occupied bitmap names (bits only ever lie there), and dblocks[v] = the blocks where D
+// is non-zero (what eval_complex reads). A row unchanged since the previous take has an
+// empty delta and is not read at all, which on the large programs is most pointer rows in
+// the later rounds. take_clock is a two-slot ring indexed by round parity: this launch reads
+// the clock value of the previous take and records the current one in the other slot.
+// One warp per row; blocks are warp multiples, so each step is one coalesced word per lane.
+extern "C" __global__ void take_delta(const u64* P, u64* seen, u64* D, i64 words,
+                                      const i64* rows, i64 n_rows, const u64* occupied,
+                                      u64* dblocks, i64 block_words, i64 bitmap_words,
+                                      const int* changed_at, const int* swept_at, i64 n_nodes,
+                                      int* take_clock, int parity, const int* clock) {
+    const unsigned lane = mg::lane_id();
+    const int since = take_clock[parity ^ 1];
+    if (mg::global_tid() == 0) take_clock[parity] = *clock;
+    for (i64 r = warp_global_id(); r < n_rows; r += warp_count()) {
+        const i64 v = rows[r];
+        const bool fresh = changed_since(v, since, changed_at, swept_at, n_nodes);
+        u64 mine = 0ull;  // lane q: word q of v's occupied bitmap (bitmap_words <= 32)
+        if (fresh && (i64)lane < bitmap_words) mine = occupied[v * bitmap_words + lane];
+        u64 got = 0ull;   // lane q: word q of v's delta-block bitmap
+        for (i64 q = 0; q < bitmap_words; ++q) {
+            u64 bits = __shfl_sync(0xffffffffu, mine, (int)q);
+            while (bits) {
+                const int t = __ffsll((long long)bits) - 1;
+                bits &= bits - 1;
+                const i64 b = q * 64 + t;
+                bool any = false;
+                const i64 w_end = min(words, (b + 1) * block_words);
+                for (i64 w = b * block_words + lane; w < w_end; w += WARP) {
+                    const i64 i = v * words + w;
+                    const u64 p = P[i];
+                    const u64 d = p & ~seen[i];
+                    D[i] = d;
+                    if (d) {
+                        seen[i] = p;
+                        any = true;
+                    }
+                }
+                if (__any_sync(0xffffffffu, any) && lane == (unsigned)q) got |= 1ull << t;
+            }
+        }
+        if ((i64)lane < bitmap_words) dblocks[v * bitmap_words + lane] = got;
     }
+}
+
+// Open-addressing set of edge keys (linear probing, EMPTY_KEY marks a free slot, entries
+// are never removed: the host rebuilds the table from the edge list when merges relabel
+// nodes or it fills). True when `key` was absent and this call inserted it. A slot only
+// ever goes from empty to a key, so a stale read of a slot is either right or empty, and
+// the CAS settles the empty case. After `max_probes` probes the key is reported absent and
+// *overflow set: the caller keeps it, and the host then deduplicates the round's keys
+// itself.
+constexpr i64 EMPTY_KEY = -1;
+
+__device__ __forceinline__ bool table_insert(i64* table, u64 mask, i64 key, int max_probes,
+                                             u64* overflow) {
+    u64 h = mg::mix64((u64)key) & mask;
+    for (int probe = 0; probe < max_probes; ++probe) {
+        i64 cur = mg::load_volatile(table + h);
+        if (cur == EMPTY_KEY) {
+            cur = (i64)atomicCAS((unsigned long long*)(table + h), (unsigned long long)EMPTY_KEY,
+                                 (unsigned long long)key);
+            if (cur == EMPTY_KEY) return true;
+        }
+        if (cur == key) return false;
+        h = (h + 1) & mask;
+    }
+    *overflow = 1ull;
+    return true;
+}
+
+constexpr int MAX_PROBES = 256;
+
+// Inserts keys[0, n) into the table (the host's rebuild after merges or growth).
+extern "C" __global__ void insert_keys(i64* table, u64 mask, const i64* keys, i64 n,
+                                       u64* overflow) {
+    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride())
+        table_insert(table, mask, keys[i], MAX_PROBES, overflow);
 }
 
 // The node of field `off` of `obj`, or -1 when there is none: the object is too small
@@ -132,69 +212,123 @@ __device__ __forceinline__ i64 field_node(i64 obj, i64 off, bool is_store, const
 }
 
 // One warp per complex constraint (kind 2 load, 3 store, 4 gep, 5 online HCD fact with
-// src = x, dst = y). Each lane walks its words of the pointer's delta row; keys are
-// reserved with one atomicAdd per warp step. Keys >= n_nodes^2 are merge requests
-// (y, node of an object x points to), not edges; the null object 1 is never merged.
-// Keys past `capacity` are counted but not written: the host grows the buffer and reruns
-// (the kernel is idempotent: D is unchanged and gep bits are ORed).
+// src = x, dst = y), reading only the blocks of the pointer's delta row that take_delta
+// flagged. Edge keys (dst*n+src) and merge requests (y*n + node of an object x points to;
+// the null object 1 is never merged) go through the key table first, so each buffer
+// receives only keys that no earlier round or other constraint produced: the rounds'
+// loads and stores produce the same edges again and again (constraints that merges made
+// identical, objects a merged leader sees anew), and on php sorting those repeats was
+// most of the solve. Self loops are dropped here too.
+// counters: [0] edge keys written, [1] low word: a gep added a bit, [2] merge requests
+// written, [3] the table overflowed (keys may repeat), [4] keys produced before the table.
+// Keys past a buffer's capacity are counted but not written: the host grows the buffer,
+// rebuilds the table from the known edges and reruns (D is unchanged, gep bits are ORed).
 extern "C" __global__ void eval_complex(
     const int* kind, const i64* c_src, const i64* c_dst, const i64* c_off, i64 n_complex,
-    const u64* D, u64* P, i64 words, const i64* objects, const i64* obj_size,
-    const i64* node_of_var, const i64* bit_of_var, i64 n_vars, i64 n_nodes,
-    i64* keys, u64* n_keys, i64 capacity, int* gep_changed, int* changed_at,
-    const int* clock, u64* occupied, i64 block_words, i64 bitmap_words) {
+    const u64* D, const u64* dblocks, u64* P, i64 words, const i64* objects,
+    const i64* obj_size, const i64* node_of_var, const i64* bit_of_var, i64 n_vars,
+    i64 n_nodes, i64* table, u64 mask, i64* keys, i64 capacity, i64* merges,
+    i64 merge_capacity, u64* counters, int* changed_at, const int* clock, u64* occupied,
+    i64 block_words, i64 bitmap_words) {
     const unsigned lane = mg::lane_id();
     const int stamp = *clock;
+    int* gep_changed = (int*)(counters + 1);
+    u64 raw = 0;
     for (i64 c = warp_global_id(); c < n_complex; c += warp_count()) {
         const int k = kind[c];
         const i64 src = c_src[c], dst = c_dst[c], off = c_off[c];
         const i64 ptr = (k == 3) ? dst : src;
         const u64* drow = D + ptr * words;
-        for (i64 w0 = 0; w0 < words; w0 += WARP) {
-            const i64 w = w0 + lane;
-            u64 d = (w < words) ? drow[w] : 0ull;
-            if (__all_sync(0xffffffffu, d == 0ull)) continue;
-            if (k == 4) {
-                while (d) {
-                    const int b = __ffsll((long long)d) - 1;
-                    d &= d - 1;
-                    const i64 obj = objects[w * 64 + b];
-                    if (obj_size[obj] <= off || obj + off >= n_vars) continue;
-                    const i64 tbit = bit_of_var[obj + off];
-                    if (tbit < 0) continue;  // cannot happen: layout closes objects under geps
-                    const u64 mask = 1ull << (tbit & 63);
-                    const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], mask);
-                    if (!(old & mask)) {
-                        mark_occupied(occupied, dst, tbit >> 6, block_words, bitmap_words);
-                        changed_at[dst] = stamp;
-                        *gep_changed = 1;
+        const u64 mine = (i64)lane < bitmap_words ? dblocks[ptr * bitmap_words + lane] : 0ull;
+        for (i64 q = 0; q < bitmap_words; ++q) {
+            u64 bits = __shfl_sync(0xffffffffu, mine, (int)q);
+            while (bits) {
+                const int t = __ffsll((long long)bits) - 1;
+                bits &= bits - 1;
+                const i64 b = q * 64 + t;
+                const i64 w_end = min(words, (b + 1) * block_words);
+                for (i64 w = b * block_words + lane; w < w_end; w += WARP) {
+                    u64 d = drow[w];
+                    raw += __popcll(d);
+                    while (d) {
+                        const int bit = __ffsll((long long)d) - 1;
+                        d &= d - 1;
+                        const i64 obj = objects[w * 64 + bit];
+                        if (k == 4) {
+                            if (obj_size[obj] <= off || obj + off >= n_vars) continue;
+                            const i64 tbit = bit_of_var[obj + off];
+                            if (tbit < 0) continue;  // cannot happen: layout closes geps
+                            const u64 m = 1ull << (tbit & 63);
+                            const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], m);
+                            if (!(old & m)) {
+                                mark_occupied(occupied, dst, tbit >> 6, block_words,
+                                              bitmap_words);
+                                changed_at[dst] = stamp;
+                                *gep_changed = 1;
+                            }
+                            continue;
+                        }
+                        if (k == 5) {
+                            if (obj == 1) continue;
+                            const i64 a = node_of_var[obj];
+                            if (a == dst) continue;
+                            const i64 key = n_nodes * n_nodes + dst * n_nodes + a;
+                            if (!table_insert(table, mask, key, MAX_PROBES, counters + 3))
+                                continue;
+                            const u64 slot = atomicAdd(counters + 2, 1ull);
+                            if ((i64)slot < merge_capacity) merges[slot] = key - n_nodes * n_nodes;
+                            continue;
+                        }
+                        const i64 tn = field_node(obj, off, k == 3, obj_size, node_of_var,
+                                                  n_vars);
+                        if (tn < 0) continue;
+                        const i64 from = k == 2 ? tn : src, to = k == 2 ? dst : tn;
+                        if (from == to) continue;
+                        const i64 key = to * n_nodes + from;
+                        if (!table_insert(table, mask, key, MAX_PROBES, counters + 3)) continue;
+                        const u64 slot = atomicAdd(counters, 1ull);
+                        if ((i64)slot < capacity) keys[slot] = key;
                     }
                 }
-                continue;
-            }
-            // The warp's keys of this step get consecutive slots: a warp prefix sum of the
-            // per-lane counts (the shared worklist scan) and one atomicAdd by lane 0.
-            const unsigned count = __popcll(d);
-            unsigned before = mg::warp_inclusive_sum(count);
-            const unsigned total = __shfl_sync(0xffffffffu, before, WARP - 1);
-            before -= count;
-            u64 base = 0;
-            if (lane == 0) base = atomicAdd(n_keys, (u64)total);
-            base = __shfl_sync(0xffffffffu, base, 0) + before;
-            while (d) {
-                const int b = __ffsll((long long)d) - 1;
-                d &= d - 1;
-                const i64 obj = objects[w * 64 + b];
-                const i64 t = field_node(obj, off, k == 3, obj_size, node_of_var, n_vars);
-                i64 key = -1;
-                if (k == 2 && t >= 0) key = dst * n_nodes + t;       // t -> dst
-                else if (k == 3 && t >= 0) key = t * n_nodes + src;  // src -> t
-                else if (k == 5 && obj != 1)                         // merge obj with y
-                    key = n_nodes * n_nodes + dst * n_nodes + node_of_var[obj];
-                if ((i64)base < capacity) keys[base] = key;
-                ++base;
             }
         }
+    }
+    if (raw) atomicAdd(counters + 4, raw);
+}
+
+// Merges a sorted batch of distinct keys, none of them in `old` (sorted), into `out`:
+// every key finds its place by one binary search in the other list (no ties: the lists are
+// disjoint), so a round that adds a few thousand edges to a list of 10^5-10^6 costs one
+// launch instead of a sort of the whole list. flag (optional): 1 for a batch key, 0 for an
+// old one; low = key % n_nodes (the CSR's neighbour column). One thread per key.
+__device__ __forceinline__ i64 lower_bound(const i64* a, i64 n, i64 key) {
+    i64 lo = 0, hi = n;
+    while (lo < hi) {
+        const i64 mid = (lo + hi) >> 1;
+        if (a[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+extern "C" __global__ void merge_batch(const i64* old, i64 n_old, const i64* batch, i64 n_batch,
+                                       i64* out, unsigned char* flag, i64* low, i64 n_nodes) {
+    const i64 total = n_old + n_batch;
+    for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
+        i64 key, pos;
+        unsigned char f;
+        if (i < n_old) {
+            key = old[i];
+            pos = i + lower_bound(batch, n_batch, key);
+            f = 0;
+        } else {
+            key = batch[i - n_old];
+            pos = (i - n_old) + lower_bound(old, n_old, key);
+            f = 1;
+        }
+        out[pos] = key;
+        if (flag) flag[pos] = f;
+        low[pos] = key % n_nodes;
     }
 }
 
