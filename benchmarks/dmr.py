@@ -10,10 +10,10 @@ triangles that gave way to a worse neighbour instead of claiming. Each output ge
 vectorised validity check; scripts/dmr_profile.py breaks the loop down by round and kernel.
 
 On the GPU the same mesh is refined again, in the same process, with every round driven
-from the host (``tail_threshold=0``, the loop before the persistent tail), reported as
-``loop_host_rounds_s`` and ``tail_gain`` (its loop time over the default's), with its rounds
-split into big (>= 10k claimants) and small ones; and once more per other tail threshold
-(a note: loop time and tail rounds).
+from the host (``tail_threshold=0``), reported as ``loop_host_rounds_s`` with its rounds
+split into big (>= 10k claimants) and small ones; and once per tail threshold (rounds of at
+most that many bad triangles in one persistent launch; a note with loop time and tail
+rounds), ``loop_tail_s`` and ``tail_gain`` (host rounds' loop over the tail's) at 65,536.
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ def quick_check(out: dict, area_in: float, min_angle: float) -> tuple[bool, floa
     cos_small = (s[:, 1] + s[:, 2] - s[:, 0]) / (2 * np.sqrt(s[:, 1] * s[:, 2]))
     smallest = math.degrees(math.acos(min(1.0, float(cos_small.max()))))
     return ok and smallest >= min_angle - 1e-9, smallest
+
+
+TAIL = 65_536  # the tail threshold the row reports
 
 
 def _prepared(mesh: dict):
@@ -84,17 +87,20 @@ def host_rounds(mesh: dict, n_in: int, area_in: float, record: harness.Record) -
         f"{int((~big).sum())} smaller rounds {gaps[~big].sum():.4f} s"
     )
     sweep = {}
-    for threshold in (16_384, 262_144):
+    for threshold in (16_384, TAIL, 262_144):
         _, st = refine_gpu(ours, 30.0, None, tail_threshold=threshold)
-        sweep[threshold] = (round(st["gpu_loop_seconds"], 4), st["tail_rounds"])
-    record.note(f"{n_in} triangles, tail threshold -> (loop s, tail rounds): {sweep}")
-    return {"loop": stats["gpu_loop_seconds"], "ok": ok, "rounds": stats["rounds"]}
+        sweep[threshold] = (round(st["gpu_loop_seconds"], 4), st["tail_rounds"],
+                            round(st["tail_seconds"], 4))
+    record.note(f"{n_in} triangles, tail threshold -> (loop s, tail rounds, tail s): {sweep}")
+    return {"loop": stats["gpu_loop_seconds"], "ok": ok, "tail_loop": sweep[TAIL][0]}
 
 
 def run(args, record: harness.Record) -> None:
     import triangle
 
     sizes = [500_000, 1_000_000] if args.quick else [500_000, 1_000_000, 2_000_000, 10_000_000]
+    if args.sizes:
+        sizes = args.sizes
     device = "gpu" if args.side == "gpu" else "cpu"
     if device == "cpu":
         sizes = [4_000]
@@ -105,7 +111,7 @@ def run(args, record: harness.Record) -> None:
         from morphgpu.dmr import gpu  # noqa: PLC0415
 
         record.note(f"default: rounds of at most {gpu.TAIL_THRESHOLD} bad triangles run in "
-                    f"the persistent tail ({gpu.TAIL_BARRIER} grid barrier)")
+                    f"the persistent tail ({gpu.TAIL_BARRIER} grid barrier; 0: off)")
     for target in sizes:
         mesh = api.random_mesh(target // 2, seed=42)
         n_in = len(mesh["triangles"])
@@ -139,7 +145,8 @@ def run(args, record: harness.Record) -> None:
         extra = {}
         if old is not None:
             extra = {
-                "loop_host_rounds_s": old["loop"], "tail_gain": old["loop"] / loop_s,
+                "loop_host_rounds_s": old["loop"], "loop_tail_s": old["tail_loop"],
+                "tail_gain": old["loop"] / old["tail_loop"],
                 "speedup_loop_host_rounds": triangle_s / old["loop"],
                 "valid_host_rounds": old["ok"],
             }
@@ -170,5 +177,10 @@ def run(args, record: harness.Record) -> None:
         )
 
 
+def add_args(parser) -> None:
+    parser.add_argument("--sizes", type=int, nargs="+",
+                        help="triangles in (about; default 0.5M 1M 2M 10M)")
+
+
 if __name__ == "__main__":
-    harness.main("dmr", run)
+    harness.main("dmr", run, add_args)
