@@ -1,7 +1,7 @@
 """Where the persistent BFS kernels spend their time, and whether their compile-time
 alternatives are faster (issue 7's deep-graph and Kronecker targets). Needs a GPU.
 
-    PYTHONPATH=$PWD python3 scripts/bfs_profile.py [--quick] [--graphs road,grid,kron]
+    PYTHONPATH=$PWD python3 scripts/bfs_profile.py [--quick] [--graphs road,grid,kron,rmat]
 
 Every alternative of kernels/persistent.cu and kernels/direction.cu is a #define (the
 defaults are the faster ones measured; "=0" rows give the path before); this script
@@ -44,8 +44,14 @@ Runner = Callable[[int, bool], tuple[Any, Any]]
 ROWS_OFF = {"MG_BFS_LOCAL_ROWS": 0}  # the one-block levels before LocalRows
 ROWS_WARP = {"MG_BFS_LOCAL_ROWS": 2}
 BIG_CAP = {"MG_BFS_LOCAL_CAP": 5632}  # clamped to what shared memory holds
+ELL_AUTO = {"MG_BFS_ELL_K": -1}  # -1: the graph's ELL width (variant skipped where it has none)
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | None] = {
     "default": None,
+    "ell": (ELL_AUTO, gpu.ENTER_LOCAL),
+    "ell grid-only": ({**ELL_AUTO, "MG_BFS_ELL_LOCAL": 0}, gpu.ENTER_LOCAL),
+    "ell cap5632": ({**ELL_AUTO, **BIG_CAP}, 4096),
+    "ell enter1024": (ELL_AUTO, 1024),
+    "ell filter=0": ({**ELL_AUTO, "MG_BFS_ELL_FILTER": 0}, gpu.ENTER_LOCAL),
     "rows=0": (ROWS_OFF, gpu.ENTER_LOCAL),
     "rows=2": (ROWS_WARP, gpu.ENTER_LOCAL),
     "grid-only": ({}, 0),
@@ -64,7 +70,13 @@ DIRECTION_VARIANTS: dict[str, tuple[dict[str, int], tuple[float, float] | None] 
     "fused-td=0": (FUSED_TD_OFF, None),
     "source=0": (SOURCE_OFF, None),
     "beta=96": ({}, (gpu.ALPHA, 96.0)),
+    "sorted": ({}, None),
+    "hubs=4096": ({"MG_BFS_HUB_SLOTS": 4096}, None),
+    "sorted hubs=4096": ({"MG_BFS_HUB_SLOTS": 4096}, None),
 }
+# Runner options of the rows above beyond their defines (names containing "sorted" read
+# Workspace.sorted_reverse; "block=N" launches N threads per block).
+SORTED_TAG = "sorted"
 PROFILE_SLOTS = ["local rounds", "local levels", "grid rounds", "give-ups", "local cycles",
                  "grid cycles", "grid barrier cycles", "total cycles"]
 
@@ -91,16 +103,22 @@ def _profile_array(path: str, defines: dict[str, Any], shape: tuple[int, ...]) -
 
 def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
                       ) -> tuple[Runner, dict[str, Any]]:
-    """run_persistent with extra defines (same arguments, same workspace)."""
+    """run_persistent with extra defines (same arguments, same workspace). MG_BFS_ELL_K=-1
+    stands for the graph's ELL width (ValueError where it has none)."""
     cp = backend.cupy_module()
+    ws = gpu.workspace(g)
     defines = {**_index_defines(g), "MG_BFS_BLOCK": gpu.PERSISTENT_BLOCK,
                "MG_BFS_LOCAL_CAP": gpu.LOCAL_CAP, **extra}
+    if defines.get("MG_BFS_ELL_K") == -1:
+        if ws.ell_width == 0:
+            raise ValueError(f"no ELL form (maximum degree {ws.max_degree})")
+        defines["MG_BFS_ELL_K"] = ws.ell_width
+    ell = ws.ell() if defines.get("MG_BFS_ELL_K") else gpu.NULL
     grid = barrier.persistent_kernel(gpu.PERSISTENT_FILE, "bfs_persistent",
                                      mode=gpu.BARRIER_MODE,  # type: ignore[arg-type]
                                      block=gpu.PERSISTENT_BLOCK, defines=defines)
     options = ((1 if gpu.LOCAL_BATCH else 0) | (2 if gpu.SPREAD_WIDE else 0)
                | (4 if gpu.LOCAL_HYSTERESIS else 0))
-    ws = gpu.workspace(g)
     vid = g.indices.dtype.type
 
     def run(source: int, want_parents: bool) -> tuple[Any, Any]:
@@ -108,7 +126,7 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
         parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
         grid.launch(g.indptr, g.indices, dist, gpu._ptr(parent), ws.queues[0], ws.queues[1],
                     ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source),
-                    np.int32(enter_local), np.int64(ws.max_degree), np.int32(options))
+                    np.int32(enter_local), np.int64(ws.max_degree), np.int32(options), ell)
         grid.check()
         return dist, parent
 
@@ -116,18 +134,24 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
 
 
 def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer",
-                     alpha_beta: tuple[float, float] | None = None
+                     alpha_beta: tuple[float, float] | None = None, *,
+                     sorted_rows: bool | None = None, block: int | None = None
                      ) -> tuple[Runner, dict[str, Any]]:
     """run_direction_persistent with extra defines and gpu.py's option defaults (or other
-    alpha and beta)."""
+    alpha and beta, in-neighbour order, block size)."""
     alpha, beta = alpha_beta or (gpu.ALPHA, gpu.BETA)
+    block = block or gpu.DIRECTION_BLOCK
+    sorted_rows = gpu.SORTED_ROWS if sorted_rows is None else sorted_rows
     cp = backend.cupy_module()
-    defines = {**_index_defines(g), "MG_BFS_BLOCK": gpu.DIRECTION_BLOCK, **extra}
+    defines = {**_index_defines(g), "MG_BFS_BLOCK": block, **extra}
     grid = barrier.persistent_kernel(gpu.DIRECTION_FILE, "bfs_direction_persistent",
                                      mode=gpu.BARRIER_MODE,  # type: ignore[arg-type]
-                                     block=gpu.DIRECTION_BLOCK, defines=defines)
+                                     block=block, defines=defines)
     ws = gpu.workspace(g)
-    rev = ws.reverse() if rule != "top-down" else g
+    if rule == "top-down":
+        rev = g
+    else:
+        rev = ws.sorted_reverse() if sorted_rows else ws.reverse()
     vid = g.indices.dtype.type
 
     def run(source: int, want_parents: bool) -> tuple[Any, Any]:
@@ -161,8 +185,10 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
         for name, spec in PERSISTENT_VARIANTS.items():
             if spec is None:
                 out[name] = lambda s, p, ws=ws: gpu.run_persistent(ws, s, p)
-            elif small and g.n_vertices < 8192 and "cap" in name:
+            elif small and g.n_vertices < 8192 and "cap" in name and "ell" not in name:
                 continue  # the workspace's queues hold max(n, gpu.LOCAL_CAP) entries
+            elif "MG_BFS_ELL_K" in spec[0] and ws.ell_width == 0:
+                continue  # no ELL form (maximum degree above gpu.ELL_MAX_DEGREE)
             else:
                 _add(out, name, lambda spec=spec: persistent_runner(g, spec[0], spec[1])[0])
     else:
@@ -174,8 +200,10 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
                     out[tag] = (lambda s, p, g=g, rule=rule: gpu.run_direction_persistent(
                         gpu.workspace(g), s, p, rule=rule))
                 elif not (small and spec[1] is not None):
-                    _add(out, tag, lambda spec=spec, rule=rule: direction_runner(
-                        g, spec[0], rule, spec[1])[0])
+                    block = int(name.split("block=")[1]) if "block=" in name else None
+                    _add(out, tag, lambda spec=spec, rule=rule, name=name, block=block:
+                         direction_runner(g, spec[0], rule, spec[1],
+                                          sorted_rows=SORTED_TAG in name, block=block)[0])
     return out
 
 
@@ -370,7 +398,7 @@ def small_graph_checks() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer roots, smaller grid")
-    parser.add_argument("--graphs", default="small,road,grid,kron")
+    parser.add_argument("--graphs", default="small,road,grid,kron,rmat")
     args = parser.parse_args()
     wanted = set(args.graphs.split(","))
     cp = backend.cupy_module()
@@ -397,6 +425,12 @@ def main() -> int:
         graphs.append((f"kron {scale} ef16", "direction",
                        lambda scale=scale: generators.kronecker(scale, 16, device="gpu"),
                        16 if args.quick else 48))
+    if "rmat" in wanted:  # the Merrill paper's rmat.2Mv.128Me (R-MAT 0.45/0.15/0.15)
+        scale = 18 if args.quick else 21
+        graphs.append((f"rmat {scale} ef32", "direction",
+                       lambda scale=scale: generators.rmat(scale, 32, a=0.45, b=0.15, c=0.15,
+                                                           device="gpu"),
+                       8 if args.quick else 24))
     for label, kind, build, n_roots in graphs:
         try:
             g = build()
@@ -404,6 +438,8 @@ def main() -> int:
             if kind == "persistent":
                 profile_persistent(label, g, min(n_roots, 3), {})
                 profile_persistent(label, g, min(n_roots, 3), ROWS_OFF)
+                if gpu.workspace(g).ell_width:
+                    profile_persistent(label, g, min(n_roots, 3), ELL_AUTO)
             else:
                 profile_direction(label, g, {})
                 profile_direction(label, g, NONE_DIRECTION)

@@ -39,6 +39,13 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("two-phase", {"cull": "all"}),
     ("contract-expand", {"cull": "all"}),
     ("hybrid", {"cull": "all", "switch": 64}),
+    # Issue 7's last follow-up: ELL rows in the persistent kernel (grids; ignored on
+    # the others), hand-overs between its one-block and grid levels; degree-sorted
+    # in-neighbours in the bottom-up scans.
+    ("persistent", {"ell": True}),
+    ("persistent", {"ell": True, "enter_local": 64}),
+    ("beamer", {"sorted_rows": True}),
+    ("bottom-up", {"sorted_rows": True}),
 ]
 
 
@@ -60,6 +67,7 @@ def layered(widths: list[int]) -> CSRGraph:
 def main() -> int:
     graphs = {
         "grid 40x30": generators.grid2d(40, 30, device="gpu"),
+        "grid3d 12^3": generators.grid3d(12, 12, 12, device="gpu"),
         "kron 9": generators.kronecker(9, 16, device="gpu"),
         "rmat 9 directed": generators.rmat(9, 8, device="gpu", directed=True),
         "layered": layered([1, 64, 900, 900, 900, 300, 1100, 2047, 1, 3]).to("gpu"),

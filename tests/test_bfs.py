@@ -356,6 +356,96 @@ def test_gpu_persistent_options(options):
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
 
 
+def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
+    """Graphs of maximum degree <= 8 (the persistent kernel's ELL rows): a grid (width 4),
+    a 3D grid whose wide levels overflow the one-block edge queue and narrow ones return
+    to it (width 8), a long thin grid (hundreds of one-block levels), and a directed
+    graph of out-degree 3 (frontiers that triple, in-degrees unbounded)."""
+    from morphgpu import generators  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    n = 20000
+    src = np.repeat(np.arange(n), 3)
+    dst = rng.integers(0, n, 3 * n)
+    directed = CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=False)
+    return [
+        ("grid 120x80", generators.grid2d(120, 80, device="cpu"), [0, 5000, 9599]),
+        ("grid3d 30^3", generators.grid3d(30, 30, 30, device="cpu"), [0, 13 * 900 + 15 * 31]),
+        ("grid 2000x3", generators.grid2d(2000, 3, device="cpu"), [0, 3001]),
+        ("directed deg 3", directed, [0, 17]),
+    ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [{"ell": True}, {"ell": True, "enter_local": 0},
+                                     {"ell": True, "enter_local": 64},
+                                     {"ell": True, "hysteresis": False, "spread": False},
+                                     {"ell": False}])
+def test_gpu_persistent_ell(options):
+    """The ELL rows: one-block levels on an edge queue (overflowing into grid levels and
+    back), grid levels by expand_ell_claim alone (enter_local 0); `ell` is ignored on a
+    graph of larger degree (the layered graph)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    cases = bounded_degree_graphs()
+    cases.append(("layered", layered_graph(THRESHOLD_WIDTHS[-1][0], True), [0]))
+    for label, host, sources in cases:
+        g = host.to("gpu")
+        ws = gpu.workspace(g)
+        if label != "layered":
+            assert ws.ell_width in (4, 8), label
+        for source in sources:
+            dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
+                                      **options)
+            graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+            np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+
+
+@pytest.mark.gpu
+def test_gpu_ell_rows_and_sorted_reverse():
+    """Workspace.ell holds each CSR row, padded with -1; Workspace.sorted_reverse holds
+    the same in-neighbours per row, in non-increasing degree."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    for _, host, _ in bounded_degree_graphs():
+        ws = gpu.workspace(host.to("gpu"))
+        k = ws.ell_width
+        ell = ws.ell().get().reshape(host.n_vertices, k)
+        for v in range(0, host.n_vertices, 97):
+            row = host.indices[host.indptr[v]:host.indptr[v + 1]]
+            np.testing.assert_array_equal(ell[v, :row.size], row)
+            assert (ell[v, row.size:] == -1).all()
+        rev = ws.reverse().to("cpu")
+        srt = ws.sorted_reverse().to("cpu")
+        np.testing.assert_array_equal(srt.indptr, rev.indptr)
+        degrees = np.diff(host.indptr)
+        for v in range(0, host.n_vertices, 89):
+            a = rev.indices[rev.indptr[v]:rev.indptr[v + 1]]
+            b = srt.indices[srt.indptr[v]:srt.indptr[v + 1]]
+            np.testing.assert_array_equal(np.sort(a), np.sort(b))
+            assert (np.diff(degrees[b]) <= 0).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["beamer", "direction-optimizing", "bottom-up"])
+def test_gpu_direction_sorted_rows(variant):
+    """Bottom-up scans over degree-sorted in-neighbours: same distances, valid parents,
+    on symmetric and directed graphs with hubs."""
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    graphs = [generators.kronecker(12, 16, device="gpu"),
+              generators.rmat(11, 8, device="gpu", directed=True)]
+    for g in graphs:
+        host = g.to("cpu")
+        degrees = np.diff(host.indptr)
+        for source in (int(np.argmax(degrees)), int(np.flatnonzero(degrees)[7])):
+            dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True,
+                                      sorted_rows=True)
+            graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+            np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("flat_hubs", [True, False])
 @pytest.mark.parametrize("n_hubs", [800, 1500])

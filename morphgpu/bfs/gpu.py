@@ -29,7 +29,11 @@ prefix-sum enqueue in the one-block levels), ``spread`` (grid levels spread over
 blocks), ``hysteresis`` (no futile hand-over to block 0); direction ``bitmap`` (bottom-up
 probes read a frontier bitmap), ``flat_hubs`` (top-down hubs expanded by the whole grid),
 ``warp_reserve`` (queue generation reserves slots per warp), ``warp_bottom_up`` (off by
-default: a warp finishes each long bottom-up row).
+default: a warp finishes each long bottom-up row); persistent ``ell`` (graphs of maximum
+degree <= 8 read as fixed-width rows: one-block levels on an edge queue with one memory
+round trip each, grid levels by expand_ell_claim) and direction ``sorted_rows`` (bottom-up
+scans over in-neighbours sorted by descending degree). Both use a per-graph copy made on
+first use and kept in the workspace (like the reverse graph of a directed input).
 
 Workspaces (queues, counters, the reverse graph for directed inputs) are kept per
 CSRGraph object, so repeated searches on one GPU graph allocate nothing.
@@ -76,6 +80,15 @@ SPREAD_WIDE = True  # persistent grid levels: frontier warps spread over all blo
 LOCAL_HYSTERESIS = True  # persistent: no re-entry into one block just above what fits
 FRONTIER_BITMAP = False
 WARP_BOTTOM_UP = False
+# persistent: on graphs of maximum degree <= ELL_MAX_DEGREE, levels read the graph as
+# fixed-width rows (traversal/ell.cuh; Workspace.ell, built once per graph): one memory round
+# trip per one-block level instead of two, two fewer per grid level.
+ELL = False
+ELL_MAX_DEGREE = 8
+# direction: bottom-up levels scan in-neighbours in descending degree (Workspace.
+# sorted_reverse, built once per graph), so the first probes are the likeliest frontier
+# members and the hub cache's entries.
+SORTED_ROWS = False
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -92,11 +105,12 @@ def _level_module(vid: str, eid: str) -> Any:
 
 
 @functools.lru_cache(maxsize=8)
-def _persistent_grid(vid: str, eid: str, mode: str) -> barrier.PersistentGrid:
+def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0) -> barrier.PersistentGrid:
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": PERSISTENT_BLOCK,
         "MG_BFS_LOCAL_CAP": LOCAL_CAP,
+        "MG_BFS_ELL_K": ell_width,
     }
     return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode=mode,  # type: ignore[arg-type]
                                      block=PERSISTENT_BLOCK, defines=defines)
@@ -150,6 +164,8 @@ class Workspace:
         self._edge_queues: dict[int, tuple[Any, Any]] = {}
         self._scan: Any = None
         self._buffers: dict[str, Any] = {}
+        self._ell: Any = None
+        self._sorted_reverse: CSRGraph | None = None
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
     @property
@@ -165,6 +181,55 @@ class Workspace:
         if self._reverse is None:
             self._reverse = _reverse_on_gpu(self.g)
         return self._reverse
+
+    def sorted_reverse(self) -> CSRGraph:
+        """reverse() with each row's in-neighbours in descending out-degree (ties by id), for
+        the bottom-up scans: the same graph, so results are unchanged except which frontier
+        neighbour becomes the parent."""
+        if self._sorted_reverse is None:
+            cp = self.cp
+            rev = self.reverse()
+            m = rev.n_edges
+            indices = rev.indices
+            if m:
+                backend.require_gpu_bytes(40 * m, "bfs sorted reverse rows")
+                rows = cp.searchsorted(rev.indptr, cp.arange(m, dtype=rev.indptr.dtype),
+                                       side="right") - 1
+                top = self.max_degree + 1
+                key = rows.astype(cp.int64) * top + (self.max_degree - self.degrees[indices])
+                del rows
+                indices = indices[cp.argsort(key)]
+            self._sorted_reverse = CSRGraph(rev.indptr, indices, None, rev.n_vertices,
+                                            rev.directed)
+        return self._sorted_reverse
+
+    @property
+    def ell_width(self) -> int:
+        """Row width of the ELL form (4 or 8), or 0 where the maximum degree is too large."""
+        if self.max_degree > ELL_MAX_DEGREE:
+            return 0
+        return 4 if self.max_degree <= 4 else 8
+
+    def ell(self) -> Any:
+        """The graph as fixed-width rows (n * ell_width ids, -1 past a row's end), for
+        traversal/ell.cuh; made on first use and kept with the workspace."""
+        k = self.ell_width
+        if k == 0:
+            raise ValueError(f"no ELL form: maximum degree {self.max_degree} > {ELL_MAX_DEGREE}")
+        if self._ell is None:
+            g = self.g
+            cp = self.cp
+            n, m = g.n_vertices, g.n_edges
+            backend.require_gpu_bytes(max(n, 1) * k * g.indices.dtype.itemsize + 16 * m,
+                                      "bfs ELL rows")
+            ell = cp.full(max(n, 1) * k, -1, dtype=g.indices.dtype)
+            if m:
+                edge = cp.arange(m, dtype=cp.int64)
+                rows = cp.searchsorted(g.indptr, edge, side="right") - 1
+                column = edge - g.indptr[rows].astype(cp.int64)
+                ell[rows * k + column] = g.indices
+            self._ell = ell
+        return self._ell
 
     def edge_queues(self, pair: int = 0) -> tuple[Any, Any]:
         """(neighbour, discoverer) queues of one edge per slot; a level never fills more
@@ -247,22 +312,25 @@ def _ptr(a: Any) -> Any:
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    enter_local: int = ENTER_LOCAL, mode: str = BARRIER_MODE,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
-                   hysteresis: bool = LOCAL_HYSTERESIS) -> tuple[Any, Any]:
+                   hysteresis: bool = LOCAL_HYSTERESIS, ell: bool = ELL) -> tuple[Any, Any]:
     """One launch of persistent.cu. All three options False is the path measured before
     the follow-up: ``local_batch`` (one-block levels reserve queue slots per warp),
     ``spread`` (grid levels spread the frontier over every block), ``hysteresis`` (a
-    frontier given back by block 0 lowers the size that enters it)."""
+    frontier given back by block 0 lowers the size that enters it). ``ell``: where the
+    maximum degree is at most ELL_MAX_DEGREE, levels read fixed-width rows (Workspace.ell;
+    ignored on other graphs)."""
     options = (1 if local_batch else 0) | (2 if spread else 0) | (4 if hysteresis else 0)
     g = ws.g
     cp = ws.cp
-    grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
+    width = ws.ell_width if ell else 0
+    grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width)
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
     grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
                 ws.ctrl, np.int64(g.n_vertices), vid(source),
                 np.int32(max(0, min(enter_local, LOCAL_CAP))), np.int64(ws.max_degree),
-                np.int32(options))
+                np.int32(options), ws.ell() if width else NULL)
     grid.check()
     return dist, parent
 
@@ -495,17 +563,22 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              mode: str = BARRIER_MODE, bitmap: bool = FRONTIER_BITMAP,
                              warp_bottom_up: bool = WARP_BOTTOM_UP,
                              flat_hubs: bool = FLAT_HUBS,
-                             warp_reserve: bool = WARP_RESERVE) -> tuple[Any, Any]:
+                             warp_reserve: bool = WARP_RESERVE,
+                             sorted_rows: bool = SORTED_ROWS) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
     ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
     ``flat_hubs``: top-down levels expand the frontier's hubs over the whole grid;
     ``warp_reserve``: queue generation reserves its slots per warp (two __syncthreads per
-    block step instead of up to ten). All four False is the path measured before."""
+    block step instead of up to ten). All four False is the path measured before.
+    ``sorted_rows``: bottom-up scans read Workspace.sorted_reverse (hubs first)."""
     g = ws.g
     cp = ws.cp
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
-    rev = ws.reverse() if rule != "top-down" else g
+    if rule == "top-down":
+        rev = g
+    else:
+        rev = ws.sorted_reverse() if sorted_rows else ws.reverse()
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type

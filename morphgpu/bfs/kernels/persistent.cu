@@ -19,6 +19,7 @@
 // (scripts/bfs_profile.py reads it; see PROFILE_* below).
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
+#include <morphgpu/traversal/ell.cuh>
 #include <morphgpu/traversal/expand.cuh>
 #include <morphgpu/traversal/visit.cuh>
 #include <morphgpu/worklist.cuh>
@@ -32,6 +33,24 @@
 #ifndef MG_BFS_LOCAL_ROWS
 #define MG_BFS_LOCAL_ROWS 1
 #endif
+// MG_BFS_ELL_K (0 = off; 4 or 8): the graph also comes as fixed-width rows (traversal/
+// ell.cuh, the kernel's `ell` argument), and the levels use them: the one-block levels run
+// on an edge queue (LocalEdges below) and the grid levels through expand_ell_claim.
+// MG_BFS_ELL_LOCAL=0 keeps the CSR one-block levels (only the grid levels use the rows).
+#ifndef MG_BFS_ELL_K
+#define MG_BFS_ELL_K 0
+#endif
+#ifndef MG_BFS_ELL_LOCAL
+#define MG_BFS_ELL_LOCAL 1
+#endif
+// MG_BFS_ELL_FILTER (default 1): the first edge queue of a one-block stretch leaves out
+// neighbours already labelled (one more round trip per stretch, not per level), so the
+// queue holds about the new edges and fewer frontiers overflow it (on a grid, a frontier's
+// rows point half back to the levels before).
+#ifndef MG_BFS_ELL_FILTER
+#define MG_BFS_ELL_FILTER 1
+#endif
+#define MG_BFS_USE_ELL_LOCAL (MG_BFS_ELL_K > 0 && MG_BFS_ELL_LOCAL)
 
 using namespace mg;
 using namespace mg::traversal;
@@ -41,8 +60,9 @@ constexpr int BLOCK = MG_BFS_BLOCK;
 // declare: with 64-bit vertex ids 3072 entries each would need 48 KB alone (ptxas refuses
 // it), so the capacity shrinks to what fits; the kernel clamps enter_local to it too.
 // LocalQueues keeps two buffers of ids; LocalRows (MG_BFS_LOCAL_ROWS) one buffer of rows.
-constexpr int LOCAL_ENTRY_BYTES = MG_BFS_LOCAL_ROWS ? (int)(sizeof(vid_t) + 2 * sizeof(eid_t))
-                                                    : (int)(2 * sizeof(vid_t));
+constexpr int LOCAL_ENTRY_BYTES = MG_BFS_USE_ELL_LOCAL ? (int)(2 * sizeof(vid_t))
+    : MG_BFS_LOCAL_ROWS ? (int)(sizeof(vid_t) + 2 * sizeof(eid_t))
+                        : (int)(2 * sizeof(vid_t));
 constexpr int LOCAL_CAP_FITS = (45 * 1024) / LOCAL_ENTRY_BYTES;
 constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP : LOCAL_CAP_FITS;
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
@@ -101,10 +121,179 @@ __device__ __forceinline__ unsigned clamped_length(eid_t b, eid_t e) {
     return (e - b) > (eid_t)LOCAL_CAP ? (unsigned)LOCAL_CAP + 1u : (unsigned)(e - b);
 }
 
+#if MG_BFS_USE_ELL_LOCAL
+// The one-block levels over ELL rows (MG_BFS_ELL_K): the queue holds EDGES (u, p): u a
+// neighbour of the frontier, p the frontier vertex it was found from. A level claims each u
+// with an atomicCAS and, in the same round trip, loads u's row (its address needs only
+// u), so the winner can queue u's neighbours at once: one dependent memory round trip per
+// level instead of LocalRows' two (ids, then labels and rows). The neighbour u came from (p)
+// is not queued again (it is labelled). The claims make every vertex queue its row once,
+// so the queue never holds more than the level's edges, and the level's claims (the next
+// frontier) are written to the grid's `out` queue as they happen: when the next edge
+// queue overflows, block 0 hands that frontier to the grid, whole. Counts rotate over three
+// slots as in LocalRows; a count above LOCAL_CAP means the entries past LOCAL_CAP were
+// dropped (overflow).
+constexpr int ELL_K = MG_BFS_ELL_K;
+
+struct LocalEdges {
+    vid_t u[LOCAL_CAP];
+    vid_t p[LOCAL_CAP];
+    int count[3];      // edge entries of each level
+    int out_count[3];  // vertices claimed (frontier length) of each level
+};
+
+// Every lane of the warp calls this (block-uniform loops): the neighbours of a won vertex
+// `from` (but `skip`) go to the edge queue `dst` with one shared atomic per warp.
+__device__ __forceinline__ void push_edges(LocalEdges& q, int dst, const vid_t (&row)[ELL_K],
+                                           vid_t from, bool won, vid_t skip) {
+    int mine = 0;
+    if (won) {
+#pragma unroll
+        for (int k = 0; k < ELL_K; ++k) mine += row[k] >= 0 && row[k] != skip;
+    }
+    const int inclusive = warp_inclusive_sum(mine);
+    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+    if (total == 0) return;  // warp-uniform
+    int start = 0;
+    if (lane_id() == 31) start = atomicAdd(&q.count[dst], total);
+    int slot = __shfl_sync(0xffffffffu, start, 31) + inclusive - mine;
+    if (!won) return;
+#pragma unroll
+    for (int k = 0; k < ELL_K; ++k) {
+        if (row[k] >= 0 && row[k] != skip) {
+            if (slot < LOCAL_CAP) {
+                q.u[slot] = row[k];
+                q.p[slot] = from;
+            }
+            ++slot;
+        }
+    }
+}
+
+// Every lane calls this too: a won vertex u goes to out[] (the level's frontier, kept for a
+// hand-back to the grid) at a slot reserved once per warp.
+__device__ __forceinline__ void push_frontier(LocalEdges& q, int dst, vid_t* out, vid_t u,
+                                              bool won) {
+    const unsigned ballot = __ballot_sync(0xffffffffu, won);
+    if (ballot == 0u) return;
+    int start = 0;
+    if (lane_id() == 0) start = atomicAdd(&q.out_count[dst], __popc(ballot));
+    start = __shfl_sync(0xffffffffu, start, 0);
+    if (won) out[start + __popc(ballot & ((1u << lane_id()) - 1u))] = u;
+}
+
+// local_levels for ELL rows (same contract as local_levels_with_rows): runs levels from
+// the frontier in[0, n_in) at `level`; returns the level reached, leaves that level's
+// frontier in out[0, *out_tail) and sets *gave_up to its length when the grid must expand
+// it (its edges overflowed the queue), else 0. *out_tail = 0 when nothing is left.
+__device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, int* dist,
+                                vid_t* parent, const vid_t* in, i64 n_in, vid_t* out,
+                                u64* out_tail, int level, int* gave_up) {
+    if (threadIdx.x == 0) {
+        q.count[0] = q.count[1] = q.count[2] = 0;
+        q.out_count[0] = (int)n_in;
+        q.out_count[1] = q.out_count[2] = 0;
+    }
+    __syncthreads();
+    {
+        // The frontier's rows give the first edge queue; out keeps a copy of the frontier
+        // (the grid expands it if the queue overflows). n_in <= LOCAL_CAP (the caller's
+        // limit), so ITEMS strides cover it, and the loop is block-uniform.
+        vid_t v[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const i64 i = threadIdx.x + (i64)j * BLOCK;
+            v[j] = i < n_in ? in[i] : (vid_t)-1;
+        }
+        vid_t row[ITEMS][ELL_K];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if (v[j] >= 0) load_ell_row<ELL_K>(ell, v[j], row[j]);
+            else fill_ell_row<ELL_K>(row[j]);
+        }
+#if MG_BFS_ELL_FILTER
+        // Labels of earlier rounds were written before a grid barrier or by this block's
+        // atomics; L2 reads see both.
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            int label[ELL_K];
+#pragma unroll
+            for (int k = 0; k < ELL_K; ++k)
+                label[k] = row[j][k] >= 0 ? __ldcg(dist + row[j][k]) : 0;
+#pragma unroll
+            for (int k = 0; k < ELL_K; ++k)
+                if (label[k] != -1) row[j][k] = (vid_t)-1;
+        }
+#endif
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if ((i64)j * BLOCK < n_in) {
+                if (v[j] >= 0) out[threadIdx.x + j * BLOCK] = v[j];
+                push_edges(q, 0, row[j], v[j], v[j] >= 0, (vid_t)-1);
+            }
+        }
+    }
+    __syncthreads();
+    *gave_up = 0;
+    int t = 0;
+    int n_out = 0;
+    while (true) {
+        const int c = q.count[t % 3];
+        if (c == 0) break;  // the frontier has no edges but to its parents: the search ends
+        if (c > LOCAL_CAP) {  // its edges did not fit: the grid expands it
+            n_out = q.out_count[t % 3];
+            *gave_up = n_out;
+            break;
+        }
+        vid_t u[ITEMS], p[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const int i = threadIdx.x + j * BLOCK;
+            u[j] = i < c ? q.u[i] : (vid_t)-1;
+            p[j] = i < c ? q.p[i] : (vid_t)-1;
+        }
+        __syncthreads();  // every entry is read: the buffer takes the next level's
+        if (threadIdx.x == 0) {
+            q.count[(t + 2) % 3] = 0;
+            q.out_count[(t + 2) % 3] = 0;
+        }
+        const int dst = (t + 1) % 3;
+        int old[ITEMS];
+        vid_t row[ITEMS][ELL_K];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            old[j] = 0;
+            if (u[j] >= 0) {
+                old[j] = atomicCAS(dist + u[j], -1, level + 1);
+                load_ell_row<ELL_K>(ell, u[j], row[j]);
+            } else {
+                fill_ell_row<ELL_K>(row[j]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if (j * BLOCK < c) {  // block-uniform: whole warps
+                const bool won = u[j] >= 0 && old[j] == -1;
+                if (won && parent) parent[u[j]] = p[j];
+                push_frontier(q, dst, out, u[j], won);
+                push_edges(q, dst, row[j], u[j], won, p[j]);
+            }
+        }
+        __syncthreads();
+        ++level;
+        ++t;
+    }
+    if (threadIdx.x == 0) *out_tail = (u64)n_out;
+    return level;
+}
+#endif
+
 // Block 0's queues and the grid's gather scratch are never live at once.
 union PersistentShared {
     GatherScratch<BLOCK> gather;
-#if MG_BFS_LOCAL_ROWS
+#if MG_BFS_USE_ELL_LOCAL
+    LocalEdges edges;
+#elif MG_BFS_LOCAL_ROWS
     LocalRows rows;
 #else
     LocalQueues local;
@@ -483,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
 bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices, int* dist,
                vid_t* parent, vid_t* queue0, vid_t* queue1, u64* tails, int* ctrl, i64 n,
                vid_t source, int enter_local, i64 max_degree, int options,
-               unsigned* barrier_state) {
+               const vid_t* __restrict__ ell, unsigned* barrier_state) {
     const bool local_batch = options & OPT_LOCAL_BATCH;
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
@@ -529,7 +718,11 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         if (n_cur <= local_limit && !force_grid) {
             if (blockIdx.x == 0) {
                 int gave_up;
-#if MG_BFS_LOCAL_ROWS
+#if MG_BFS_USE_ELL_LOCAL
+                (void)local_batch;
+                const int reached = local_levels_ell(shm.edges, ell, dist, parent, in, n_cur,
+                                                     out, out_tail, level, &gave_up);
+#elif MG_BFS_LOCAL_ROWS
                 (void)local_batch;
                 const int reached = local_levels_with_rows(shm.rows, indptr, indices, dist,
                                                            parent, in, n_cur, out, out_tail,
@@ -545,6 +738,12 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
                 }
             }
         } else {
+#if MG_BFS_ELL_K > 0
+            if (true) {
+                expand_ell_claim<MG_BFS_ELL_K>(ell, in, n_cur, dist, parent, level + 1, out,
+                                               out_tail, spread);
+            } else
+#endif
             if (max_degree <= UNROLL) {
                 // Short rows only: a thread per row, no block-wide gathering.
                 expand_short_rows_claim<UNROLL>(indptr, indices, in, n_cur, dist, parent,
