@@ -171,7 +171,7 @@ class NumpyKernels:
     def propagate(self, P, words, block_words, bitmap_words, active, n_active, n_nodes,
                   in_ptr, in_src, in_new, out_ptr, out_dst, force, changed_at, swept_at,
                   gained_blocks, occupied, queued_at, todo, todo_tail, clock, max_sweeps,
-                  error):
+                  error, sweep_log, sweep_log_cap):
         W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
 
         def blocks_of(bitmap):

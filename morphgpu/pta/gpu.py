@@ -37,6 +37,7 @@ The host-side merge time per round is in ``stats["seconds"]["merge"]``.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -189,8 +190,13 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
                              "grid": dev.grid, "delta_objects": 0, "slow_merges": 0,
                              "table_rebuilds": 0}
-    events: list[tuple[str, Any, Any]] = []
+    events: list[tuple[tuple[str, int], Any, Any]] = []
     table = {"keys": None, "mask": 0, "fill": 0}
+    round_counts: list[dict[str, int]] = []
+    # MORPHGPU_PTA_SWEEP_LOG=N: the propagate kernel logs (time, items) of its first N
+    # sweeps over the solve (stats["sweep_log"]); a profiling aid, off by default.
+    log_cap = int(os.environ.get("MORPHGPU_PTA_SWEEP_LOG", "0"))
+    sweep_log = cp.zeros(1 + 2 * log_cap, dtype=i64) if log_cap > 0 else None
 
     def rebuild_table(min_size: int = 0) -> None:
         """A key table holding exactly the current edges, at most a quarter full."""
@@ -209,7 +215,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     def timed(phase: str):
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        return phase, start, stop
+        return (phase, stats["rounds"]), start, stop
 
     def propagate() -> None:
         if keys.size == 0:
@@ -222,7 +228,9 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words),
                       all_nodes, np.int64(n), np.int64(n), in_ptr, in_src, in_new, out_ptr,
                       out_dst, force, changed_at, swept_at, gained_blocks, occupied, queued_at,
-                      todo, todo_tail, clock, np.int32(max_sweeps), error)
+                      todo, todo_tail, clock, np.int32(max_sweeps), error,
+                      NULL if sweep_log is None else sweep_log,
+                      np.int64(0 if sweep_log is None else (sweep_log.size - 1) // 2))
         ph[2].record()
         events.append(ph)
 
@@ -264,6 +272,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         events.append(ph)
         n_new, n_req = c[N_NEW], c[N_MERGE]
         stats["delta_objects"] += c[RAW]
+        round_counts.append({"new": n_new, "merge_requests": n_req, "delta_objects": c[RAW]})
         table["fill"] += n_new + n_req
         remap = _leaders_after(backend.to_host(merge_buf[:n_req]), n) if n_req else None
         merged_now = 0 if remap is None else int(remap[0].size)
@@ -272,6 +281,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
             # Merges relabel edges (some collapse or become self loops) and an overflowed
             # table may have let known or repeated keys through: the general merge.
             stats["slow_merges"] += 1
+            round_counts[-1]["general_merge"] = 1
             old_size = int(keys.size)
             new = key_buf[:n_new]
             old_is_new = None
@@ -336,9 +346,18 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     dev.check()
     cp.cuda.get_current_stream().synchronize()
     seconds: dict[str, float] = {}
-    for phase, start, stop in events:
-        seconds[phase] = seconds.get(phase, 0.0) + cp.cuda.get_elapsed_time(start, stop) / 1e3
+    per_round: list[dict[str, float]] = [{} for _ in range(stats["rounds"] + 1)]
+    for (phase, rnd), start, stop in events:
+        t = cp.cuda.get_elapsed_time(start, stop) / 1e3
+        seconds[phase] = seconds.get(phase, 0.0) + t
+        per_round[rnd][phase] = per_round[rnd].get(phase, 0.0) + t
     stats["seconds"] = seconds
+    # Per round (entry 0: the first propagation): phase seconds and the counter values.
+    stats["round_seconds"] = per_round
+    stats["round_counts"] = round_counts
+    if sweep_log is not None:
+        log = backend.to_host(sweep_log)
+        stats["sweep_log"] = log[1:1 + 2 * int(log[0])].reshape(-1, 2)
     stats["sweeps"] = int(backend.to_host(clock)[0])
     stats["copy_edges"] = int(keys.size)
     stats["wall_seconds"] = time.perf_counter() - t_start

@@ -390,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
     i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
     const i64* out_ptr, const i64* out_dst, int* force, const int* changed_at, int* swept_at,
     u64* gained_blocks, u64* occupied, int* queued_at, i64* todo, u64* todo_tail, int* clock,
-    int max_sweeps, int* error, unsigned* barrier_state) {
+    int max_sweeps, int* error, i64* sweep_log, i64 sweep_log_cap, unsigned* barrier_state) {
     __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
     mg::GridBarrier bar(barrier_state);
     queue.init();
@@ -403,6 +403,18 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
         const i64* items = sweep == 0 ? active : todo + (sweep % 3) * n_nodes;
         const i64 n_items = sweep == 0 ? n_active
                                        : (i64)mg::load_volatile(todo_tail + sweep % 3);
+        // Optional profile: (global timer ns, items) at the start of each sweep, for the
+        // latency per sweep of the host's profile script (sweep_log null: off).
+        if (sweep_log && mg::global_tid() == 0) {
+            const i64 at = mg::load_volatile(sweep_log);
+            if (at < sweep_log_cap) {
+                u64 ns;
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+                sweep_log[1 + 2 * at] = (i64)ns;
+                sweep_log[2 + 2 * at] = n_items;
+                sweep_log[0] = at + 1;
+            }
+        }
         i64* next = todo + ((sweep + 1) % 3) * n_nodes;
         u64* next_tail = todo_tail + (sweep + 1) % 3;
         if (mg::global_tid() == 0) todo_tail[(sweep + 2) % 3] = 0ull;
