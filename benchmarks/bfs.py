@@ -92,7 +92,8 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
     if auto == "persistent":
         runs += [("persistent measured-before", "persistent",
                   {"local_batch": False, "spread": False, "hysteresis": False,
-                   "mode": "xiao-feng"})]
+                   "mode": "xiao-feng", "ell": False}),
+                 ("persistent ell=off", "persistent", {"ell": False})]
         if not args.quick:
             runs += [("persistent enter_local=0", "persistent", {"enter_local": 0}),
                      ("persistent xiao-feng", "persistent", {"mode": "xiao-feng"}),
@@ -102,7 +103,8 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
     if auto in ("beamer", "direction-optimizing"):
         runs += [("beamer measured-before", "beamer",
                   {"bitmap": False, "flat_hubs": False, "warp_reserve": False,
-                   "mode": "xiao-feng"}),
+                   "mode": "xiao-feng", "sorted_rows": False}),
+                 ("beamer sorted_rows=off", "beamer", {"sorted_rows": False}),
                  ("beamer flat_hubs=off", "beamer", {"flat_hubs": False}),
                  ("beamer warp_reserve=off", "beamer", {"warp_reserve": False}),
                  ("beamer bitmap=on", "beamer", {"bitmap": True}),
@@ -122,7 +124,7 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
     full_check = g.n_edges <= 20_000_000
     # Each variant gets a slice of time; it always runs SciPy's roots (the first n_scipy),
     # so the ratio compares the same searches.
-    per_variant_s = 0.5 if args.quick else 2.0
+    per_variant_s = args.slice or (0.5 if args.quick else 2.0)
     mean_ms: dict[str, float] = {}
     half_slice |= {tag for tag, _, options in runs if options}
     for tag, name, options in runs:
@@ -209,6 +211,9 @@ def run(args: Any, record: harness.Record) -> None:
 def _add_args(parser: Any) -> None:
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds after which no further graph is started")
+    parser.add_argument("--slice", type=float, default=None,
+                        help="seconds of searches per variant (default 2, 0.5 with --quick; "
+                             "rows with options get half)")
 
 
 if __name__ == "__main__":

@@ -42,41 +42,39 @@ Runner = Callable[[int, bool], tuple[Any, Any]]
 
 # name -> (extra defines, enter_local); None is gpu.py's own path.
 ROWS_OFF = {"MG_BFS_LOCAL_ROWS": 0}  # the one-block levels before LocalRows
-ROWS_WARP = {"MG_BFS_LOCAL_ROWS": 2}
 BIG_CAP = {"MG_BFS_LOCAL_CAP": 5632}  # clamped to what shared memory holds
 ELL_AUTO = {"MG_BFS_ELL_K": -1}  # -1: the graph's ELL width (variant skipped where it has none)
+# The H200 run of 2026-11-23 compared the ELL rows with the CSR paths before them (LocalRows
+# one-block levels, rows=0/2, grid-only, cap5632); "ell=0" is that CSR default now, and
+# "default again" runs gpu.py's path a second time, last, to show what the order of the rows
+# alone does to a ratio.
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | None] = {
     "default": None,
-    "ell": (ELL_AUTO, gpu.ENTER_LOCAL),
+    "ell=0": ({}, gpu.ENTER_LOCAL),
     "ell grid-only": ({**ELL_AUTO, "MG_BFS_ELL_LOCAL": 0}, gpu.ENTER_LOCAL),
-    "ell cap5632": ({**ELL_AUTO, **BIG_CAP}, 4096),
+    "ell filter=1": ({**ELL_AUTO, "MG_BFS_ELL_FILTER": 1}, gpu.ENTER_LOCAL),
     "ell enter1024": (ELL_AUTO, 1024),
-    "ell filter=0": ({**ELL_AUTO, "MG_BFS_ELL_FILTER": 0}, gpu.ENTER_LOCAL),
-    "rows=0": (ROWS_OFF, gpu.ENTER_LOCAL),
-    "rows=2": (ROWS_WARP, gpu.ENTER_LOCAL),
-    "grid-only": ({}, 0),
-    "cap5632": (BIG_CAP, 4096),
-    "rows=0 cap5632": ({**ROWS_OFF, **BIG_CAP}, 4096),
+    "ell cap5632": ({**ELL_AUTO, **BIG_CAP}, 4096),
+    "grid-only": (ELL_AUTO, 0),
+    "default again": None,
 }
 FUSED_BU_OFF = {"MG_BFS_FUSED_BOTTOM_UP": 0}
 FUSED_TD_OFF = {"MG_BFS_FUSED_TOP_DOWN": 0}
 SOURCE_OFF = {"MG_BFS_SOURCE_STATS": 0}
 NONE_DIRECTION = {**FUSED_BU_OFF, **FUSED_TD_OFF, **SOURCE_OFF}  # the path before them
 # name -> (extra defines, (alpha, beta) or None for gpu.py's); None is gpu.py's own path.
+# Rows named "... sorted=0" scan the unsorted reverse graph (gpu.SORTED_ROWS off).
 DIRECTION_VARIANTS: dict[str, tuple[dict[str, int], tuple[float, float] | None] | None] = {
     "default": None,
-    "none": (NONE_DIRECTION, None),
-    "fused-bu=0": (FUSED_BU_OFF, None),
+    "sorted=0": ({}, None),
+    "none sorted=0": (NONE_DIRECTION, None),
     "fused-td=0": (FUSED_TD_OFF, None),
-    "source=0": (SOURCE_OFF, None),
+    "fused-bu=0": (FUSED_BU_OFF, None),
     "beta=96": ({}, (gpu.ALPHA, 96.0)),
-    "sorted": ({}, None),
-    "hubs=4096": ({"MG_BFS_HUB_SLOTS": 4096}, None),
-    "sorted hubs=4096": ({"MG_BFS_HUB_SLOTS": 4096}, None),
+    "fused-td=0 beta=96": (FUSED_TD_OFF, (gpu.ALPHA, 96.0)),
+    "default again": None,
 }
-# Runner options of the rows above beyond their defines (names containing "sorted" read
-# Workspace.sorted_reverse; "block=N" launches N threads per block).
-SORTED_TAG = "sorted"
+UNSORTED_TAG = "sorted=0"
 PROFILE_SLOTS = ["local rounds", "local levels", "grid rounds", "give-ups", "local cycles",
                  "grid cycles", "grid barrier cycles", "total cycles"]
 
@@ -124,8 +122,8 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
     def run(source: int, want_parents: bool) -> tuple[Any, Any]:
         dist = cp.empty(g.n_vertices, dtype=cp.int32)
         parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
-        grid.launch(g.indptr, g.indices, dist, gpu._ptr(parent), ws.queues[0], ws.queues[1],
-                    ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source),
+        gpu._launch(grid, g.indptr, g.indices, dist, gpu._ptr(parent), ws.queues[0],
+                    ws.queues[1], ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source),
                     np.int32(enter_local), np.int64(ws.max_degree), np.int32(options), ell)
         grid.check()
         return dist, parent
@@ -157,8 +155,9 @@ def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer",
     def run(source: int, want_parents: bool) -> tuple[Any, Any]:
         dist = cp.empty(g.n_vertices, dtype=cp.int32)
         parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
-        grid.launch(g.indptr, g.indices, rev.indptr, rev.indices, dist, gpu._ptr(parent),
-                    ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
+        gpu._launch(grid, g.indptr, g.indices, rev.indptr, rev.indices, dist,
+                    gpu._ptr(parent), ws.queues[0], ws.hub_queue, ws.stats,
+                    np.int64(g.n_vertices), vid(source),
                     np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
                     np.int32(gpu.RULES[rule]), np.int32(1), np.float32(gpu.GAMMA),
                     np.float32(alpha), np.float32(beta), np.int32(gpu.WARP_BOTTOM_UP),
@@ -203,7 +202,8 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
                     block = int(name.split("block=")[1]) if "block=" in name else None
                     _add(out, tag, lambda spec=spec, rule=rule, name=name, block=block:
                          direction_runner(g, spec[0], rule, spec[1],
-                                          sorted_rows=SORTED_TAG in name, block=block)[0])
+                                          sorted_rows=False if UNSORTED_TAG in name else None,
+                                          block=block)[0])
     return out
 
 
@@ -437,12 +437,11 @@ def main() -> int:
             compare(label, g, kind, n_roots, check_parents=g.n_edges <= 20_000_000)
             if kind == "persistent":
                 profile_persistent(label, g, min(n_roots, 3), {})
-                profile_persistent(label, g, min(n_roots, 3), ROWS_OFF)
                 if gpu.workspace(g).ell_width:
                     profile_persistent(label, g, min(n_roots, 3), ELL_AUTO)
             else:
                 profile_direction(label, g, {})
-                profile_direction(label, g, NONE_DIRECTION)
+                profile_direction(label, g, FUSED_TD_OFF)
         except Exception as exc:  # one graph's failure (memory, data) does not stop the rest
             say(f"{label}: FAILED {type(exc).__name__}: {exc}")
         finally:

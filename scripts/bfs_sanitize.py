@@ -1,6 +1,6 @@
 """Small BFS runs of every GPU variant, for compute-sanitizer (memcheck / racecheck).
 
-    compute-sanitizer --tool memcheck python3 scripts/bfs_sanitize.py
+    compute-sanitizer --tool memcheck python3 scripts/bfs_sanitize.py [VARIANT ...]
 
 Each result is checked with Graph500's checks, so a run that the sanitizer passes but
 computes a wrong answer still fails (exit code 1).
@@ -65,6 +65,9 @@ def layered(widths: list[int]) -> CSRGraph:
 
 
 def main() -> int:
+    # Optional arguments: variant names; only those runs (e.g. the kernels a change touched).
+    wanted = set(sys.argv[1:])
+    runs = [(name, options) for name, options in RUNS if not wanted or name in wanted]
     graphs = {
         "grid 40x30": generators.grid2d(40, 30, device="gpu"),
         "grid3d 12^3": generators.grid3d(12, 12, 12, device="gpu"),
@@ -76,7 +79,7 @@ def main() -> int:
     for label, g in graphs.items():
         host = g.to("cpu")
         source = int(np.argmax(np.diff(host.indptr)))
-        for name, options in RUNS:
+        for name, options in runs:
             dist, parent, _ = gpu.run(g, source, variant=name, want_parents=True, **options)
             try:
                 graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())

@@ -408,7 +408,8 @@ def test_gpu_ell_rows_and_sorted_reverse():
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for _, host, _ in bounded_degree_graphs():
-        ws = gpu.workspace(host.to("gpu"))
+        g = host.to("gpu")  # the workspace holds its graph weakly
+        ws = gpu.workspace(g)
         k = ws.ell_width
         ell = ws.ell().get().reshape(host.n_vertices, k)
         for v in range(0, host.n_vertices, 97):

@@ -82,13 +82,17 @@ FRONTIER_BITMAP = False
 WARP_BOTTOM_UP = False
 # persistent: on graphs of maximum degree <= ELL_MAX_DEGREE, levels read the graph as
 # fixed-width rows (traversal/ell.cuh; Workspace.ell, built once per graph): one memory round
-# trip per one-block level instead of two, two fewer per grid level.
-ELL = False
+# trip per one-block level instead of two, two fewer per grid level. H200, 2026-11-23,
+# scripts/bfs_profile.py (24 roots, same process): roads NY / BAY / COL 1.50x / 1.55x /
+# 1.43x (3.30 / 2.92 / 2.65 us per level; every road search then runs in block 0 alone),
+# grid2d 5000² 1.13x (1.80 GTEPS).
+ELL = True
 ELL_MAX_DEGREE = 8
 # direction: bottom-up levels scan in-neighbours in descending degree (Workspace.
 # sorted_reverse, built once per graph), so the first probes are the likeliest frontier
-# members and the hub cache's entries.
-SORTED_ROWS = False
+# members and the hub cache's entries. Same run: Kronecker 21 1.145x (191 GTEPS), rmat
+# 2M/128M 1.044x (179 GTEPS).
+SORTED_ROWS = True
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -309,6 +313,16 @@ def _ptr(a: Any) -> Any:
     return NULL if a is None else a
 
 
+def _launch(grid: barrier.PersistentGrid, *args: Any) -> None:
+    """grid.launch, less the zeroing of the barrier state where grid.sync() does not read it
+    (cooperative mode): one launch fewer per search."""
+    if grid.mode == "cooperative":
+        grid.kernel((grid.grid,), (grid.block,), (*args, grid.state),
+                    shared_mem=grid.shared_mem)
+    else:
+        grid.launch(*args)
+
+
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    enter_local: int = ENTER_LOCAL, mode: str = BARRIER_MODE,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
@@ -327,10 +341,10 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
-    grid.launch(g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1], ws.tails,
-                ws.ctrl, np.int64(g.n_vertices), vid(source),
-                np.int32(max(0, min(enter_local, LOCAL_CAP))), np.int64(ws.max_degree),
-                np.int32(options), ws.ell() if width else NULL)
+    _launch(grid, g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1],
+            ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source),
+            np.int32(max(0, min(enter_local, LOCAL_CAP))), np.int64(ws.max_degree),
+            np.int32(options), ws.ell() if width else NULL)
     grid.check()
     return dist, parent
 
@@ -582,13 +596,13 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
-    grid.launch(g.indptr, g.indices, rev.indptr, rev.indices, dist, _ptr(parent),
-                ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
-                np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
-                np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
-                np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
-                np.int32(flat_hubs), np.int32(warp_reserve),
-                ws.frontier_bits if bitmap else NULL)
+    _launch(grid, g.indptr, g.indices, rev.indptr, rev.indices, dist, _ptr(parent),
+            ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
+            np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
+            np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
+            np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
+            np.int32(flat_hubs), np.int32(warp_reserve),
+            ws.frontier_bits if bitmap else NULL)
     grid.check()
     return dist, parent
 

@@ -43,12 +43,15 @@
 #ifndef MG_BFS_ELL_LOCAL
 #define MG_BFS_ELL_LOCAL 1
 #endif
-// MG_BFS_ELL_FILTER (default 1): the first edge queue of a one-block stretch leaves out
-// neighbours already labelled (one more round trip per stretch, not per level), so the
-// queue holds about the new edges and fewer frontiers overflow it (on a grid, a frontier's
-// rows point half back to the levels before).
+// MG_BFS_ELL_FILTER=1: the first edge queue of a one-block stretch leaves out neighbours
+// already labelled (one more round trip per stretch, not per level), so that queue holds
+// about the new edges and fewer frontiers overflow it. H200, 2026-11-23 (scripts/
+// bfs_profile.py, same process): 1 against 0 was 0.99x / 0.98x / 0.94x on roads NY / BAY /
+// COL and 1.004x on grid2d 5000², so 0 is the default. With ELL rows every road search ran
+// in block 0 alone (2.5-3.2 us per level there); grid2d 5000² ran 921 of 7,444 levels in
+// block 0 and 6,523 grid rounds of 5.0 us (1.8 us of it block 0's barrier wait).
 #ifndef MG_BFS_ELL_FILTER
-#define MG_BFS_ELL_FILTER 1
+#define MG_BFS_ELL_FILTER 0
 #endif
 #define MG_BFS_USE_ELL_LOCAL (MG_BFS_ELL_K > 0 && MG_BFS_ELL_LOCAL)
 
