@@ -116,6 +116,7 @@ def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
 # read from deltas, key table overflowed (sticky until the table is rebuilt).
 N_NEW, GEP, N_MERGE, RAW, OVERFLOW = range(5)
 MIN_TABLE = 1 << 16
+MAX_TABLE = 1 << 28  # slots (2 GiB): past this an overflowing round keeps its repeats
 MIN_KEY_BUFFER = 1 << 16  # first sizes of the round's edge and merge-request buffers
 MIN_MERGE_BUFFER = 1 << 12
 NULL = np.uint64(0)  # a null device pointer (merge_batch tests `if (flag)`)
@@ -144,6 +145,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     take_clock = cp.zeros(2, dtype=cp.int32)  # clock at the last two takes (round parity)
     error = cp.zeros(1, dtype=cp.int32)
     counters = cp.zeros(5, dtype=cp.uint64)
+    claim = cp.empty(n, dtype=i64)  # per node: smallest HCD partner asking for it this round
 
     objects = cp.asarray(lay.objects, dtype=i64)
     obj_size = cp.asarray(lay.obj_size, dtype=i64)
@@ -163,7 +165,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     # The rows whose deltas the complex rules read (take_delta computes only these).
     ptr_rows = cp.asarray(np.unique(np.concatenate(
         [lay.load_src, lay.store_dst, lay.gep_src, lay.hcd_x]).astype(np.int64)))
-    leader = np.arange(n, dtype=np.int64)  # node -> the node whose row it shares now
+    leader = cp.arange(n, dtype=i64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
 
     a_row = cp.asarray(lay.addr_node, dtype=i64)
@@ -189,7 +191,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     max_sweeps = n + 2
     stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
                              "grid": dev.grid, "delta_objects": 0, "slow_merges": 0,
-                             "table_rebuilds": 0}
+                             "table_rebuilds": 0, "retries": 0}
     events: list[tuple[tuple[str, int], Any, Any]] = []
     table = {"keys": None, "mask": 0, "fill": 0}
     round_counts: list[dict[str, int]] = []
@@ -199,8 +201,10 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     sweep_log = cp.zeros(1 + 2 * log_cap, dtype=i64) if log_cap > 0 else None
 
     def rebuild_table(min_size: int = 0) -> None:
-        """A key table holding exactly the current edges, at most a quarter full."""
-        size = max(MIN_TABLE, min_size, 1 << (4 * max(1, int(keys.size)) - 1).bit_length())
+        """A key table holding exactly the current edges, at most an eighth full (it
+        never shrinks: one round can add several times the edges there are)."""
+        size = max(MIN_TABLE, min(MAX_TABLE, max(min_size, 8 * int(keys.size))))
+        size = 1 << (size - 1).bit_length()
         if table["keys"] is None or table["keys"].size < size:
             table["keys"] = cp.empty(size, dtype=i64)
         table["keys"].fill(-1)
@@ -247,27 +251,32 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         gep_seen = False
         while True:
             counters[:OVERFLOW].fill(0)
+            claim.fill(-1)
             if n_complex:
                 dev.eval_complex(
                     n_complex, c_kind, c_src, c_dst, c_off, np.int64(n_complex), D, dblocks,
                     P, np.int64(W), objects, obj_size, node_of_var, bit_of_var,
                     np.int64(lay.n_vars), np.int64(n), table["keys"], np.uint64(table["mask"]),
                     key_buf, np.int64(capacity), merge_buf, np.int64(merge_capacity),
-                    counters, changed_at, clock, occupied, np.int64(block_words),
+                    counters, claim, changed_at, clock, occupied, np.int64(block_words),
                     np.int64(bitmap_words))
             c = [int(x) for x in backend.to_host(counters)]
             gep_seen |= (c[GEP] & 0xFFFFFFFF) != 0
-            if c[N_NEW] <= capacity and c[N_MERGE] <= merge_capacity:
+            table_full = c[OVERFLOW] and table["keys"].size < MAX_TABLE
+            if c[N_NEW] <= capacity and c[N_MERGE] <= merge_capacity and not table_full:
                 break
-            # Keys past a buffer's end are in the table but were not written: grow the
-            # buffers, forget them (rebuild from the known edges) and evaluate again.
+            # Keys past a buffer's end are in the table but were not written, and an
+            # overflowed table let repeats through: grow what was short, forget the round's
+            # keys (rebuild from the known edges) and evaluate again. The counts of an
+            # overflowed round overestimate its distinct keys, so one retry suffices.
             if c[N_NEW] > capacity:
                 capacity = int(c[N_NEW] * 1.5)
                 key_buf = cp.empty(capacity, dtype=i64)
             if c[N_MERGE] > merge_capacity:
                 merge_capacity = int(c[N_MERGE] * 1.5)
                 merge_buf = cp.empty(merge_capacity, dtype=i64)
-            rebuild_table(int(table["keys"].size))
+            stats["retries"] += 1
+            rebuild_table(4 * (int(keys.size) + c[N_NEW] + c[N_MERGE]) if c[OVERFLOW] else 0)
         ph[2].record()
         events.append(ph)
         n_new, n_req = c[N_NEW], c[N_MERGE]
@@ -286,15 +295,14 @@ def _solve(cp: Any, dev: Any, lay: Layout,
             new = key_buf[:n_new]
             old_is_new = None
             if remap is not None:
-                member, new_leader = remap
+                member, new_leader = (cp.asarray(x) for x in remap)
                 stats["nodes_merged"] += merged_now
-                dev.merge_rows(merged_now * W, P, seen, cp.asarray(member),
-                               cp.asarray(new_leader), np.int64(merged_now), np.int64(W),
-                               changed_at, force, clock, occupied, np.int64(bitmap_words))
-                relabel = np.arange(n, dtype=np.int64)
-                relabel[member] = new_leader
-                leader = relabel[leader]
-                relabel_dev = cp.asarray(relabel)
+                dev.merge_rows(merged_now * W, P, seen, member, new_leader,
+                               np.int64(merged_now), np.int64(W), changed_at, force, clock,
+                               occupied, np.int64(bitmap_words))
+                relabel_dev = cp.arange(n, dtype=i64)
+                relabel_dev[member] = new_leader
+                leader = relabel_dev[leader]
                 node_of_var = relabel_dev[node_of_var]
                 c_src = relabel_dev[c_src]
                 c_dst = relabel_dev[c_dst]
@@ -303,7 +311,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                 # Edges at a merged node change their key and count as new (their
                 # readers pull whole rows).
                 moved = cp.zeros(n, dtype=cp.bool_)
-                moved[cp.asarray(member)] = True
+                moved[member] = True
                 old_is_new = moved[keys // n] | moved[keys % n]
                 keys = relabel_dev[keys // n] * n + relabel_dev[keys % n]
             keys, in_new = _merge_keys(cp, keys, old_is_new, new, n)
@@ -361,7 +369,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     stats["sweeps"] = int(backend.to_host(clock)[0])
     stats["copy_edges"] = int(keys.size)
     stats["wall_seconds"] = time.perf_counter() - t_start
-    return P.reshape(n, W), leader[lay.node_of_var], stats
+    return P.reshape(n, W), backend.to_host(leader)[lay.node_of_var], stats
 
 
 def _block_layout(words: int) -> tuple[int, int]:

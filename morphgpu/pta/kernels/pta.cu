@@ -191,7 +191,9 @@ __device__ __forceinline__ bool table_insert(i64* table, u64 mask, i64 key, int 
     return true;
 }
 
-constexpr int MAX_PROBES = 256;
+// Probes before giving up (the host keeps the table at most half full, where a run of 32
+// occupied slots is very unlikely; a full table must not cost hundreds per key).
+constexpr int MAX_PROBES = 32;
 
 // Inserts keys[0, n) into the table (the host's rebuild after merges or growth).
 extern "C" __global__ void insert_keys(i64* table, u64 mask, const i64* keys, i64 n,
@@ -211,16 +213,34 @@ __device__ __forceinline__ i64 field_node(i64 obj, i64 off, bool is_store, const
     return node_of_var[target];
 }
 
+// Reserves consecutive slots of counter `*count` for the lanes of a full warp whose `want`
+// is set: one atomicAdd per warp step instead of one per key (the counter is shared by the
+// whole grid). Returns this lane's slot (meaningful where want is set).
+__device__ __forceinline__ u64 warp_reserve(u64* count, bool want) {
+    const unsigned m = __ballot_sync(0xffffffffu, want);
+    if (!m) return 0;
+    const int first = __ffs(m) - 1;
+    u64 base = 0;
+    if (mg::lane_id() == (unsigned)first) base = atomicAdd(count, (u64)__popc(m));
+    base = __shfl_sync(0xffffffffu, base, first);
+    return base + __popc(m & ((1u << mg::lane_id()) - 1u));
+}
+
 // One warp per complex constraint (kind 2 load, 3 store, 4 gep, 5 online HCD fact with
 // src = x, dst = y), reading only the blocks of the pointer's delta row that take_delta
-// flagged. Edge keys (dst*n+src) and merge requests (y*n + node of an object x points to;
-// the null object 1 is never merged) go through the key table first, so each buffer
-// receives only keys that no earlier round or other constraint produced: the rounds'
-// loads and stores produce the same edges again and again (constraints that merges made
-// identical, objects a merged leader sees anew), and on php sorting those repeats was
-// most of the solve. Self loops are dropped here too.
-// counters: [0] edge keys written, [1] low word: a gep added a bit, [2] merge requests
-// written, [3] the table overflowed (keys may repeat), [4] keys produced before the table.
+// flagged; each step every lane handles one object of its word, so the warp stays
+// converged for the slot reservations. Edge keys (dst*n+src) go through the key table
+// first, so the buffer receives only keys that no earlier round or other constraint
+// produced: the rounds produce the same edges again and again (constraints that merges
+// made identical, objects a merged leader sees anew). Self loops are dropped too.
+// HCD facts: every object a (not the null object 1) of pts(x) joins y's node. One php round
+// makes 8 million such (y, a) pairs, whose union on the host took 1.7 s; claim[a] (reset
+// each round) keeps the smallest y that asked for a, and only pairs that add a link go out:
+// (y, a) when y is the first or a smaller claimant, (y, old claimant) otherwise (y ~ old ~
+// a, deduplicated by the table), so the host unions about one pair per merged node.
+// counters: [0] edge keys written, [1] low word: a gep added a bit, [2] merge pairs
+// written (y * n + a), [3] objects read from deltas, [4] the table overflowed (a key may
+// repeat; set by table_insert and sticky until the host rebuilds the table).
 // Keys past a buffer's capacity are counted but not written: the host grows the buffer,
 // rebuilds the table from the known edges and reruns (D is unchanged, gep bits are ORed).
 extern "C" __global__ void eval_complex(
@@ -228,11 +248,12 @@ extern "C" __global__ void eval_complex(
     const u64* D, const u64* dblocks, u64* P, i64 words, const i64* objects,
     const i64* obj_size, const i64* node_of_var, const i64* bit_of_var, i64 n_vars,
     i64 n_nodes, i64* table, u64 mask, i64* keys, i64 capacity, i64* merges,
-    i64 merge_capacity, u64* counters, int* changed_at, const int* clock, u64* occupied,
-    i64 block_words, i64 bitmap_words) {
+    i64 merge_capacity, u64* counters, i64* claim, int* changed_at, const int* clock,
+    u64* occupied, i64 block_words, i64 bitmap_words) {
     const unsigned lane = mg::lane_id();
     const int stamp = *clock;
     int* gep_changed = (int*)(counters + 1);
+    u64* overflow = counters + 4;
     u64 raw = 0;
     for (i64 c = warp_global_id(); c < n_complex; c += warp_count()) {
         const int k = kind[c];
@@ -246,54 +267,64 @@ extern "C" __global__ void eval_complex(
                 const int t = __ffsll((long long)bits) - 1;
                 bits &= bits - 1;
                 const i64 b = q * 64 + t;
-                const i64 w_end = min(words, (b + 1) * block_words);
-                for (i64 w = b * block_words + lane; w < w_end; w += WARP) {
-                    u64 d = drow[w];
+                const i64 w_begin = b * block_words, w_end = min(words, (b + 1) * block_words);
+                for (i64 w0 = w_begin; w0 < w_end; w0 += WARP) {  // warp-uniform bounds
+                    const i64 w = w0 + lane;
+                    u64 d = w < w_end ? drow[w] : 0ull;
                     raw += __popcll(d);
-                    while (d) {
-                        const int bit = __ffsll((long long)d) - 1;
-                        d &= d - 1;
-                        const i64 obj = objects[w * 64 + bit];
-                        if (k == 4) {
-                            if (obj_size[obj] <= off || obj + off >= n_vars) continue;
-                            const i64 tbit = bit_of_var[obj + off];
-                            if (tbit < 0) continue;  // cannot happen: layout closes geps
-                            const u64 m = 1ull << (tbit & 63);
-                            const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], m);
-                            if (!(old & m)) {
-                                mark_occupied(occupied, dst, tbit >> 6, block_words,
-                                              bitmap_words);
-                                changed_at[dst] = stamp;
-                                *gep_changed = 1;
+                    while (__any_sync(0xffffffffu, d != 0ull)) {
+                        i64 key = -1;  // this lane's edge key or merge pair, if any
+                        if (d) {
+                            const int bit = __ffsll((long long)d) - 1;
+                            d &= d - 1;
+                            const i64 obj = objects[w * 64 + bit];
+                            if (k == 4) {
+                                const i64 tbit = (obj_size[obj] <= off || obj + off >= n_vars)
+                                                     ? -1 : bit_of_var[obj + off];
+                                if (tbit >= 0) {  // always: layout closes objects under geps
+                                    const u64 m = 1ull << (tbit & 63);
+                                    const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], m);
+                                    if (!(old & m)) {
+                                        mark_occupied(occupied, dst, tbit >> 6, block_words,
+                                                      bitmap_words);
+                                        changed_at[dst] = stamp;
+                                        *gep_changed = 1;
+                                    }
+                                }
+                            } else if (k == 5) {
+                                const i64 a = obj == 1 ? dst : node_of_var[obj];
+                                if (a != dst) {
+                                    // claim is reset to ~0 (unclaimed) by the host.
+                                    const u64 old = atomicMin((unsigned long long*)(claim + a),
+                                                              (unsigned long long)dst);
+                                    const i64 other = (u64)dst < old ? a : (i64)old;
+                                    if (other != dst) {
+                                        const i64 pair = dst * n_nodes + other;
+                                        if (table_insert(table, mask, n_nodes * n_nodes + pair,
+                                                         MAX_PROBES, overflow))
+                                            key = pair;
+                                    }
+                                }
+                            } else {
+                                const i64 tn = field_node(obj, off, k == 3, obj_size,
+                                                          node_of_var, n_vars);
+                                const i64 from = k == 2 ? tn : src, to = k == 2 ? dst : tn;
+                                if (tn >= 0 && from != to &&
+                                    table_insert(table, mask, to * n_nodes + from, MAX_PROBES,
+                                                 overflow))
+                                    key = to * n_nodes + from;
                             }
-                            continue;
                         }
-                        if (k == 5) {
-                            if (obj == 1) continue;
-                            const i64 a = node_of_var[obj];
-                            if (a == dst) continue;
-                            const i64 key = n_nodes * n_nodes + dst * n_nodes + a;
-                            if (!table_insert(table, mask, key, MAX_PROBES, counters + 3))
-                                continue;
-                            const u64 slot = atomicAdd(counters + 2, 1ull);
-                            if ((i64)slot < merge_capacity) merges[slot] = key - n_nodes * n_nodes;
-                            continue;
-                        }
-                        const i64 tn = field_node(obj, off, k == 3, obj_size, node_of_var,
-                                                  n_vars);
-                        if (tn < 0) continue;
-                        const i64 from = k == 2 ? tn : src, to = k == 2 ? dst : tn;
-                        if (from == to) continue;
-                        const i64 key = to * n_nodes + from;
-                        if (!table_insert(table, mask, key, MAX_PROBES, counters + 3)) continue;
-                        const u64 slot = atomicAdd(counters, 1ull);
-                        if ((i64)slot < capacity) keys[slot] = key;
+                        if (k == 4) continue;  // warp-uniform
+                        const u64 slot = warp_reserve(counters + (k == 5 ? 2 : 0), key >= 0);
+                        if (key >= 0 && (i64)slot < (k == 5 ? merge_capacity : capacity))
+                            (k == 5 ? merges : keys)[slot] = key;
                     }
                 }
             }
         }
     }
-    if (raw) atomicAdd(counters + 4, raw);
+    if (raw) atomicAdd(counters + 3, raw);
 }
 
 // Merges a sorted batch of distinct keys, none of them in `old` (sorted), into `out`:
