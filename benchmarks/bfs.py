@@ -104,7 +104,7 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
         runs += [("beamer measured-before", "beamer",
                   {"bitmap": False, "flat_hubs": False, "warp_reserve": False,
                    "mode": "xiao-feng", "sorted_rows": False}),
-                 ("beamer sorted_rows=off", "beamer", {"sorted_rows": False}),
+                 ("beamer sorted_rows=on", "beamer", {"sorted_rows": True}),
                  ("beamer flat_hubs=off", "beamer", {"flat_hubs": False}),
                  ("beamer warp_reserve=off", "beamer", {"warp_reserve": False}),
                  ("beamer bitmap=on", "beamer", {"bitmap": True}),

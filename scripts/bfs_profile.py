@@ -63,18 +63,27 @@ FUSED_TD_OFF = {"MG_BFS_FUSED_TOP_DOWN": 0}
 SOURCE_OFF = {"MG_BFS_SOURCE_STATS": 0}
 NONE_DIRECTION = {**FUSED_BU_OFF, **FUSED_TD_OFF, **SOURCE_OFF}  # the path before them
 # name -> (extra defines, (alpha, beta) or None for gpu.py's); None is gpu.py's own path.
-# Rows named "... sorted=0" scan the unsorted reverse graph (gpu.SORTED_ROWS off).
+# Rows named "... sorted=1" / "sorted=0" scan the degree-sorted / plain reverse graph
+# (gpu.SORTED_ROWS on / off); the others follow gpu.SORTED_ROWS.
 DIRECTION_VARIANTS: dict[str, tuple[dict[str, int], tuple[float, float] | None] | None] = {
     "default": None,
-    "sorted=0": ({}, None),
-    "none sorted=0": (NONE_DIRECTION, None),
+    "sorted=1": ({}, None),
+    "none": (NONE_DIRECTION, None),
     "fused-td=0": (FUSED_TD_OFF, None),
     "fused-bu=0": (FUSED_BU_OFF, None),
     "beta=96": ({}, (gpu.ALPHA, 96.0)),
     "fused-td=0 beta=96": (FUSED_TD_OFF, (gpu.ALPHA, 96.0)),
     "default again": None,
 }
-UNSORTED_TAG = "sorted=0"
+
+
+def _sorted_option(name: str) -> bool | None:
+    """A row's sorted_rows: forced by "sorted=1" / "sorted=0" in its name, else gpu.py's."""
+    if "sorted=1" in name:
+        return True
+    return False if "sorted=0" in name else None
+
+
 PROFILE_SLOTS = ["local rounds", "local levels", "grid rounds", "give-ups", "local cycles",
                  "grid cycles", "grid barrier cycles", "total cycles"]
 
@@ -202,7 +211,7 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
                     block = int(name.split("block=")[1]) if "block=" in name else None
                     _add(out, tag, lambda spec=spec, rule=rule, name=name, block=block:
                          direction_runner(g, spec[0], rule, spec[1],
-                                          sorted_rows=False if UNSORTED_TAG in name else None,
+                                          sorted_rows=_sorted_option(name),
                                           block=block)[0])
     return out
 

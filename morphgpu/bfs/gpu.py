@@ -83,16 +83,17 @@ WARP_BOTTOM_UP = False
 # persistent: on graphs of maximum degree <= ELL_MAX_DEGREE, levels read the graph as
 # fixed-width rows (traversal/ell.cuh; Workspace.ell, built once per graph): one memory round
 # trip per one-block level instead of two, two fewer per grid level. H200, 2026-11-23,
-# scripts/bfs_profile.py (24 roots, same process): roads NY / BAY / COL 1.50x / 1.55x /
-# 1.43x (3.30 / 2.92 / 2.65 us per level; every road search then runs in block 0 alone),
-# grid2d 5000² 1.13x (1.80 GTEPS).
+# benchmarks/bfs.py, 64 roots, same process, against ell=False: roads NY / BAY / COL 1.47x /
+# 1.53x / 1.31x (3.16 / 2.98 / 2.65 us per level; every road search then runs in block 0
+# alone), grid2d 5000² 1.18x (2.06 GTEPS), grid3d 300³ 1.08x.
 ELL = True
 ELL_MAX_DEGREE = 8
 # direction: bottom-up levels scan in-neighbours in descending degree (Workspace.
 # sorted_reverse, built once per graph), so the first probes are the likeliest frontier
-# members and the hub cache's entries. Same run: Kronecker 21 1.145x (191 GTEPS), rmat
-# 2M/128M 1.044x (179 GTEPS).
-SORTED_ROWS = True
+# members and the hub cache's entries. Off: the H200 runs of 2026-11-23 did not show a gain
+# that outlasts the noise (same process, against sorted off: Kronecker 21 0.97x and 0.995x,
+# Kronecker 20 1.04x, rmat 2M/128M 1.006x), and it costs a second copy of the rows.
+SORTED_ROWS = False
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
