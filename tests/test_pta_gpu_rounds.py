@@ -61,10 +61,11 @@ class NumpyKernels:
         self.jacobi = jacobi
 
     def set_bits(self, n_items, P, row, bit, n, words, changed_at, stamp, occupied,
-                 block_words, bitmap_words):
+                 block_words, bitmap_words, ext_blocks):
         for r, b in zip(row.tolist(), bit.tolist()):
             P[r * words + (b >> 6)] |= ONE << np.uint64(b & 63)
             _mark_occupied(occupied, r, b >> 6, block_words, bitmap_words)
+            _mark_occupied(ext_blocks, r, b >> 6, block_words, bitmap_words)
             changed_at[r] = stamp
 
     def take_delta(self, n_rows, P, seen, D, words, rows, n_rows_, occupied, dblocks,
@@ -105,7 +106,7 @@ class NumpyKernels:
     def eval_complex(self, n_launch, kind, c_src, c_dst, c_off, n_complex, D, dblocks, P,
                      words, objects, obj_size, node_of_var, bit_of_var, n_vars, n_nodes,
                      table, mask, keys, capacity, merges, merge_capacity, counters, claim,
-                     changed_at, clock, occupied, block_words, bitmap_words):
+                     changed_at, clock, occupied, block_words, bitmap_words, ext_blocks):
         stamp = int(clock[0])
         W, B, bmw, n = int(words), int(block_words), int(bitmap_words), int(n_nodes)
         overflow = counters[gpu.OVERFLOW:]
@@ -143,6 +144,8 @@ class NumpyKernels:
                             if not old & m:
                                 _mark_occupied(occupied, dst, tbit >> 6, block_words,
                                                bitmap_words)
+                                _mark_occupied(ext_blocks, dst, tbit >> 6, block_words,
+                                               bitmap_words)
                                 changed_at[dst] = stamp
                                 counters[gpu.GEP] = 1
                             continue
@@ -165,17 +168,17 @@ class NumpyKernels:
                                 emit(to * n + frm, keys, capacity, gpu.N_NEW)
 
     def merge_rows(self, n_items, P, seen, member, leader, n_members, words, changed_at,
-                   force, clock, occupied, bitmap_words):
+                   ext_blocks, clock, occupied, bitmap_words):
         bmw = int(bitmap_words)
         for m, L in zip(member.tolist(), leader.tolist()):
             P[L * words:(L + 1) * words] |= P[m * words:(m + 1) * words]
             occupied[L * bmw:(L + 1) * bmw] |= occupied[m * bmw:(m + 1) * bmw]
             seen[L * words:(L + 1) * words] &= seen[m * words:(m + 1) * words]
             changed_at[L] = clock[0]
-            force[L] = 1
+            ext_blocks[L * bmw:(L + 1) * bmw] = ~np.uint64(0)
 
     def propagate(self, P, words, block_words, bitmap_words, active, n_active, n_nodes,
-                  in_ptr, in_src, in_new, out_ptr, out_dst, force, changed_at, swept_at,
+                  in_ptr, in_src, in_new, out_ptr, out_dst, ext_blocks, changed_at, swept_at,
                   gained_blocks, occupied, queued_at, todo, todo_tail, clock, max_sweeps,
                   error, sweep_log, sweep_log_cap):
         W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
@@ -196,6 +199,17 @@ class NumpyKernels:
         assert ins == outs
         assert not todo_tail.any()
         base = int(clock[0])
+        # What sweep 0 relies on: along an old edge u -> v, v already holds u's set outside
+        # the blocks that rules outside the sweeps grew (ext_blocks, with changed_at stamped).
+        for v in range(n):
+            for e in range(int(in_ptr[v]), int(in_ptr[v + 1])):
+                u = int(in_src[e])
+                if in_new[e]:
+                    continue
+                ext = set(blocks_of(ext_blocks[u * bmw:(u + 1) * bmw]))
+                assert not ext or changed_at[u] == base
+                for w in np.flatnonzero(P[u * W:(u + 1) * W] & ~P[v * W:(v + 1) * W]):
+                    assert int(w) // B in ext
         sweep = 0
         while True:
             stamp = base + 1 + sweep
@@ -209,14 +223,16 @@ class NumpyKernels:
             todo_tail[(sweep + 2) % 3] = 0
             rows = P.copy() if self.jacobi else P
             for v in items:
-                forced = sweep == 0 and force[v]
                 gained = np.zeros(bmw, dtype=np.uint64)
                 for e in range(int(in_ptr[v]), int(in_ptr[v + 1])):
                     u = int(in_src[e])
                     if sweep == 0:
-                        if not (forced or in_new[e] or changed_at[u] == base):
+                        if not (in_new[e] or changed_at[u] == base):
                             continue
                         blocks = blocks_of(occupied[u * bmw:(u + 1) * bmw])
+                        if not in_new[e]:
+                            ext = set(blocks_of(ext_blocks[u * bmw:(u + 1) * bmw]))
+                            blocks = [b for b in blocks if b in ext]
                     else:
                         if swept_at[prev * n + u] != stamp - 1:
                             continue
@@ -239,8 +255,6 @@ class NumpyKernels:
                             queued_at[w] = stamp
                             todo[nxt * n + int(todo_tail[nxt])] = w
                             todo_tail[nxt] += 1
-                if forced:
-                    force[v] = 0
             if todo_tail[nxt] == 0:
                 break
             if sweep + 1 >= max_sweeps:

@@ -132,12 +132,13 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     seen = cp.zeros_like(P)
     D = cp.zeros_like(P)
     changed_at = cp.full(n, -1, dtype=cp.int32)  # clock value when rules outside sweeps grew
-    force = cp.zeros(n, dtype=cp.int32)
     block_words, bitmap_words = _block_layout(W)
     swept_at = cp.full(2 * n, -1, dtype=cp.int32)  # per sweep parity: stamp of the last gain
     gained_blocks = cp.zeros(2 * n * bitmap_words, dtype=cp.uint64)
     occupied = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per row: blocks holding a bit
     dblocks = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per pointer row: blocks of D
+    # Per row: blocks that rules outside the sweeps grew since the last propagation.
+    ext_blocks = cp.zeros(n * bitmap_words, dtype=cp.uint64)
     queued_at = cp.full(n, -1, dtype=cp.int32)  # stamp of the sweep that last queued a node
     todo = cp.empty(3 * n, dtype=i64)  # three rotating lists of the nodes to pull
     todo_tail = cp.zeros(3, dtype=cp.uint64)
@@ -173,7 +174,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     if a_row.size:
         dev.set_bits(int(a_row.size), P, a_row, a_bit, np.int64(a_row.size), np.int64(W),
                      changed_at, np.int32(1), occupied, np.int64(block_words),
-                     np.int64(bitmap_words))
+                     np.int64(bitmap_words), ext_blocks)
 
     keys = cp.sort(cp.asarray(lay.copy_dst * n + lay.copy_src, dtype=i64))
     in_src = keys % n
@@ -231,7 +232,8 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         # Sweep 0 visits every node; one without in-edges costs a warp two reads.
         dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words),
                       all_nodes, np.int64(n), np.int64(n), in_ptr, in_src, in_new, out_ptr,
-                      out_dst, force, changed_at, swept_at, gained_blocks, occupied, queued_at,
+                      out_dst, ext_blocks, changed_at, swept_at, gained_blocks, occupied,
+                      queued_at,
                       todo, todo_tail, clock, np.int32(max_sweeps), error,
                       NULL if sweep_log is None else sweep_log,
                       np.int64(0 if sweep_log is None else (sweep_log.size - 1) // 2))
@@ -243,6 +245,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     for rnd in range(max_rounds):
         stats["rounds"] += 1
         ph = timed("complex")
+        ext_blocks.fill(0)  # the last propagation read them
         if ptr_rows.size:
             dev.take_delta(int(ptr_rows.size), P, seen, D, np.int64(W), ptr_rows,
                            np.int64(ptr_rows.size), occupied, dblocks, np.int64(block_words),
@@ -259,7 +262,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                     np.int64(lay.n_vars), np.int64(n), table["keys"], np.uint64(table["mask"]),
                     key_buf, np.int64(capacity), merge_buf, np.int64(merge_capacity),
                     counters, claim, changed_at, clock, occupied, np.int64(block_words),
-                    np.int64(bitmap_words))
+                    np.int64(bitmap_words), ext_blocks)
             c = [int(x) for x in backend.to_host(counters)]
             gep_seen |= (c[GEP] & 0xFFFFFFFF) != 0
             table_full = c[OVERFLOW] and table["keys"].size < MAX_TABLE
@@ -293,13 +296,12 @@ def _solve(cp: Any, dev: Any, lay: Layout,
             round_counts[-1]["general_merge"] = 1
             old_size = int(keys.size)
             new = key_buf[:n_new]
-            old_is_new = None
             if remap is not None:
                 member, new_leader = (cp.asarray(x) for x in remap)
                 stats["nodes_merged"] += merged_now
                 dev.merge_rows(merged_now * W, P, seen, member, new_leader,
-                               np.int64(merged_now), np.int64(W), changed_at, force, clock,
-                               occupied, np.int64(bitmap_words))
+                               np.int64(merged_now), np.int64(W), changed_at, ext_blocks,
+                               clock, occupied, np.int64(bitmap_words))
                 relabel_dev = cp.arange(n, dtype=i64)
                 relabel_dev[member] = new_leader
                 leader = relabel_dev[leader]
@@ -308,13 +310,10 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                 c_dst = relabel_dev[c_dst]
                 ptr_rows = cp.unique(relabel_dev[ptr_rows])
                 new = relabel_dev[new // n] * n + relabel_dev[new % n]
-                # Edges at a merged node change their key and count as new (their
-                # readers pull whole rows).
-                moved = cp.zeros(n, dtype=cp.bool_)
-                moved[member] = True
-                old_is_new = moved[keys // n] | moved[keys % n]
+                # Relabelled edges are not new: a leader holds its members' sets, which held
+                # their in-neighbours', and its readers pull its changed (all) blocks.
                 keys = relabel_dev[keys // n] * n + relabel_dev[keys % n]
-            keys, in_new = _merge_keys(cp, keys, old_is_new, new, n)
+            keys, in_new = _merge_keys(cp, keys, None, new, n)
             in_src = keys % n
             out_keys = cp.sort((keys % n) * n + keys // n)
             out_dst = out_keys % n

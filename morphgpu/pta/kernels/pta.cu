@@ -103,11 +103,12 @@ __device__ bool pull_block(const u64* P, u64* vrow, i64 words, i64 w_begin, i64 
 // rows[row[i]] |= bit bit[i]: the address-of constraints.
 extern "C" __global__ void set_bits(u64* rows, const i64* row, const i64* bit, i64 n, i64 words,
                                     int* changed_at, int stamp, u64* occupied, i64 block_words,
-                                    i64 bitmap_words) {
+                                    i64 bitmap_words, u64* ext_blocks) {
     for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
         const i64 b = bit[i];
         atomicOr(&rows[row[i] * words + (b >> 6)], 1ull << (b & 63));
         mark_occupied(occupied, row[i], b >> 6, block_words, bitmap_words);
+        mark_occupied(ext_blocks, row[i], b >> 6, block_words, bitmap_words);
         changed_at[row[i]] = stamp;
     }
 }
@@ -249,7 +250,7 @@ extern "C" __global__ void eval_complex(
     const i64* obj_size, const i64* node_of_var, const i64* bit_of_var, i64 n_vars,
     i64 n_nodes, i64* table, u64 mask, i64* keys, i64 capacity, i64* merges,
     i64 merge_capacity, u64* counters, i64* claim, int* changed_at, const int* clock,
-    u64* occupied, i64 block_words, i64 bitmap_words) {
+    u64* occupied, i64 block_words, i64 bitmap_words, u64* ext_blocks) {
     const unsigned lane = mg::lane_id();
     const int stamp = *clock;
     int* gep_changed = (int*)(counters + 1);
@@ -286,6 +287,8 @@ extern "C" __global__ void eval_complex(
                                     const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], m);
                                     if (!(old & m)) {
                                         mark_occupied(occupied, dst, tbit >> 6, block_words,
+                                                      bitmap_words);
+                                        mark_occupied(ext_blocks, dst, tbit >> 6, block_words,
                                                       bitmap_words);
                                         changed_at[dst] = stamp;
                                         *gep_changed = 1;
@@ -365,22 +368,24 @@ extern "C" __global__ void merge_batch(const i64* old, i64 n_old, const i64* bat
 
 // Merged nodes: each member's row is ORed into its leader's, the leader's `seen` keeps
 // only what every member had seen (so each moved constraint still sees every object),
-// and the leader is marked changed (readers pull it) and forced (it pulls all in-edges,
-// which now include its members'). One thread per (member, word).
+// and the leader is marked changed in every block (its out-neighbours, the members' ones
+// included, pull its whole row). The leader pulls nothing extra: at the end of the last
+// propagation every member held its in-neighbours' sets, and the leader now holds the
+// members'. One thread per (member, word).
 extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, const i64* leader,
-                                      i64 n_members, i64 words, int* changed_at, int* force,
-                                      const int* clock, u64* occupied, i64 bitmap_words) {
+                                      i64 n_members, i64 words, int* changed_at,
+                                      u64* ext_blocks, const int* clock, u64* occupied,
+                                      i64 bitmap_words) {
     const i64 total = n_members * words;
     for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
         const i64 m = member[i / words], L = leader[i / words], w = i % words;
         atomicOr(&P[L * words + w], P[m * words + w]);
         atomicAnd(&seen[L * words + w], seen[m * words + w]);
-        if (w < bitmap_words)  // bitmap_words <= words
+        if (w < bitmap_words) {  // bitmap_words <= words
             atomicOr(&occupied[L * bitmap_words + w], occupied[m * bitmap_words + w]);
-        if (w == 0) {
-            changed_at[L] = *clock;
-            force[L] = 1;
+            ext_blocks[L * bitmap_words + w] = ~0ull;
         }
+        if (w == 0) changed_at[L] = *clock;
     }
 }
 
@@ -390,12 +395,12 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, cons
 // destination), in_new flags the edges added this round; out_ptr/out_dst: the same edges
 // by source.
 //
-// Sweep 0 pulls every node in `active` and reads whole rows (every block the row's
-// `occupied` bitmap names: each kernel that sets a bit marks its block there) of an
-// in-neighbour whose row the complex rules, merges or address-of constraints grew since
-// the last propagation (changed_at == the clock at launch), along a new edge, or for a
-// forced node (a merged leader). A block an owner fills during sweep 0 after the reader
-// read its bitmap is in the owner's gained blocks, read in sweep 1. Every later sweep
+// Sweep 0 pulls every node in `active`: along a new edge the in-neighbour's whole row
+// (every block its `occupied` bitmap names: each kernel that sets a bit marks its block
+// there), along an old edge the blocks of ext_blocks (those that gep, merge or address-of
+// rules grew since the last propagation, which stamped changed_at == the clock at launch;
+// the host zeroes ext_blocks after each propagation). A block an owner fills during sweep
+// 0 after the reader read its bitmap is in the owner's gained blocks, read in sweep 1. Every later sweep
 // pulls only the nodes queued by the previous one and reads only the blocks an
 // in-neighbour gained in the previous sweep: node u that gains in sweep s writes the bitmap of its gained blocks to gained_blocks[s & 1][u], stamps
 // swept_at[s & 1][u] and queues its out-neighbours (once each per sweep: queued_at) for
@@ -419,7 +424,8 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, cons
 extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
     u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active, i64 n_active,
     i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
-    const i64* out_ptr, const i64* out_dst, int* force, const int* changed_at, int* swept_at,
+    const i64* out_ptr, const i64* out_dst, const u64* ext_blocks, const int* changed_at,
+    int* swept_at,
     u64* gained_blocks, u64* occupied, int* queued_at, i64* todo, u64* todo_tail, int* clock,
     int max_sweeps, int* error, i64* sweep_log, i64 sweep_log_cap, unsigned* barrier_state) {
     __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
@@ -453,7 +459,6 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
             // Volatile reads for everything other SMs wrote in earlier sweeps of this launch:
             // L1 is not coherent, and a node's owner warp changes from sweep to sweep.
             const i64 v = mg::load_volatile(items + a);
-            const bool forced = sweep == 0 && force[v];
             const i64 e_begin = in_ptr[v], e_end = in_ptr[v + 1];
             u64* vrow = P + v * words;
             // Lane q holds bits q*64 .. q*64+63 of v's gained-block bitmap (the host keeps
@@ -463,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
             // together); each group of 32 is then pulled block by block.
             for (i64 e0 = e_begin; e0 < e_end; e0 += SCAN_GROUPS * WARP) {
                 i64 u[SCAN_GROUPS];
-                bool whole[SCAN_GROUPS], partial[SCAN_GROUPS];
+                bool whole[SCAN_GROUPS], fresh_edge[SCAN_GROUPS], partial[SCAN_GROUPS];
 #pragma unroll
                 for (int g = 0; g < SCAN_GROUPS; ++g) {
                     const i64 e = e0 + g * WARP + lane;
@@ -472,14 +477,15 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
 #pragma unroll
                 for (int g = 0; g < SCAN_GROUPS; ++g) {
                     const i64 e = e0 + g * WARP + lane;
-                    whole[g] = partial[g] = false;
+                    whole[g] = fresh_edge[g] = partial[g] = false;
                     if (u[g] < 0) continue;
-                    if (sweep == 0)
-                        whole[g] = forced || in_new[e] ||
-                                   mg::load_volatile(changed_at + u[g]) == base;
-                    else
+                    if (sweep == 0) {
+                        fresh_edge[g] = in_new[e];
+                        whole[g] = fresh_edge[g] || mg::load_volatile(changed_at + u[g]) == base;
+                    } else {
                         partial[g] = mg::load_volatile(swept_at + prev * n_nodes + u[g]) ==
                                      stamp - 1;
+                    }
                 }
 #pragma unroll
                 for (int g = 0; g < SCAN_GROUPS; ++g) {
@@ -489,7 +495,10 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
                     for (i64 q = 0; q < bitmap_words; ++q) {
                         // The blocks this lane's in-neighbour offers, and their union.
                         u64 mine = 0ull;
-                        if (whole[g]) mine = mg::load_volatile(occupied + u[g] * bitmap_words + q);
+                        if (whole[g]) {  // a new edge: every block; else the changed ones
+                            mine = mg::load_volatile(occupied + u[g] * bitmap_words + q);
+                            if (!fresh_edge[g]) mine &= ext_blocks[u[g] * bitmap_words + q];
+                        }
                         else if (partial[g]) mine = mg::load_volatile(bits + q);
                         u64 wanted = warp_or(mine);
                         while (wanted) {
@@ -518,7 +527,6 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
                         queue.push_or_spill(w, next, next_tail, (u64)n_nodes);
                 }
             }
-            if (forced && lane == 0) force[v] = 0;
         }
         queue.flush(next, next_tail, (u64)n_nodes);
         mg::grid_sync(bar);
