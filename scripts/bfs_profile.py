@@ -86,6 +86,7 @@ def _sorted_option(name: str) -> bool | None:
 
 PROFILE_SLOTS = ["local rounds", "local levels", "grid rounds", "give-ups", "local cycles",
                  "grid cycles", "grid barrier cycles", "total cycles"]
+PROFILE_ELL_SLOTS = ["read cycles", "work cycles", "sync cycles", "entries"]
 
 
 def say(*parts: Any) -> None:
@@ -96,8 +97,9 @@ def _index_defines(g: CSRGraph) -> dict[str, Any]:
     return kernels.index_defines(g.indices.dtype, g.indptr.dtype)
 
 
-def _profile_array(path: str, defines: dict[str, Any], shape: tuple[int, ...]) -> Any:
-    """The kernel module's mg_bfs_profile as a CuPy array (the same cached module as the
+def _profile_array(path: str, defines: dict[str, Any], shape: tuple[int, ...],
+                   name: str = "mg_bfs_profile") -> Any:
+    """The kernel module's global `name` as a CuPy array (the same cached module as the
     PersistentGrid's: same file, defines and cooperative flag)."""
     cp = backend.cupy_module()
     defs = dict(defines)
@@ -105,7 +107,7 @@ def _profile_array(path: str, defines: dict[str, Any], shape: tuple[int, ...]) -
     if cooperative:
         defs["MG_BARRIER_COOP"] = None
     module = kernels.load_module(path, defines=defs, cooperative=cooperative)
-    return cp.ndarray(shape, dtype=cp.uint64, memptr=module.get_global("mg_bfs_profile"))
+    return cp.ndarray(shape, dtype=cp.uint64, memptr=module.get_global(name))
 
 
 def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
@@ -311,15 +313,35 @@ def profile_persistent(label: str, g: CSRGraph, n_roots: int, extra: dict[str, A
     run, defines = persistent_runner(g, {**extra, "MG_BFS_PROFILE": None}, gpu.ENTER_LOCAL)
     clock_khz = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["clockRate"]
     counters = _profile_array(gpu.PERSISTENT_FILE, defines, (len(PROFILE_SLOTS),))
+    ell = bool(defines.get("MG_BFS_ELL_K")) and defines.get("MG_BFS_ELL_LOCAL", 1) != 0
+    ell_counters = (_profile_array(gpu.PERSISTENT_FILE, defines, (len(PROFILE_ELL_SLOTS),),
+                                   "mg_bfs_profile_ell") if ell else None)
     run(pick_roots(host, 1)[0], True)  # compile
     sums = np.zeros(len(PROFILE_SLOTS))
+    ell_sums = np.zeros(len(PROFILE_ELL_SLOTS))
+    event_seconds = 0.0
     roots = pick_roots(host, n_roots)
     for root in roots:
         counters.fill(0)
-        run(root, True)
+        if ell_counters is not None:
+            ell_counters.fill(0)
+        event_seconds += timed(lambda root=root: run(root, True))[0]
         sums += counters.get().astype(np.float64)
+        if ell_counters is not None:
+            ell_sums += ell_counters.get().astype(np.float64)
     c = dict(zip(PROFILE_SLOTS, sums / len(roots)))
     us = 1e3 / clock_khz  # microseconds per cycle
+    # The whole call as the benchmarks time it (CUDA events around the Python call) against
+    # the kernel's own span: the difference is launch and host overhead.
+    say(f"  profile call: {event_seconds / len(roots) * 1e6:.0f} us per call (events), "
+        f"kernel span {c['total cycles'] * us:.0f} us")
+    if ell_counters is not None:
+        e = dict(zip(PROFILE_ELL_SLOTS, ell_sums / len(roots)))
+        levels = max(c["local levels"], 1.0)
+        say(f"  profile ELL levels: {levels:.0f} levels of {e['entries'] / levels:.0f} entries; "
+            f"per level read+sync {e['read cycles'] * us / levels:.2f} us, claims+pushes "
+            f"{e['work cycles'] * us / levels:.2f} us, closing sync "
+            f"{e['sync cycles'] * us / levels:.2f} us (thread 0's view)")
 
     def per(cycles: str, count: str) -> float:
         return c[cycles] * us / max(c[count], 1.0)

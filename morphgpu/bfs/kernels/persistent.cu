@@ -86,6 +86,16 @@ enum ProfileSlot {
     PROFILE_SLOTS
 };
 __device__ unsigned long long mg_bfs_profile[PROFILE_SLOTS];
+// The ELL one-block levels, seen by block 0's thread 0 and summed over its levels: cycles
+// from the level's start to after the entries are read and the buffer freed (one
+// __syncthreads), from there to the end of its own claims and pushes (the round trip and
+// the warp's queue work), the wait at the closing __syncthreads (the slowest warp), and
+// the entries processed. Accumulated (the host zeroes it before a search).
+enum ProfileEllSlot {
+    PROFILE_ELL_READ_CYCLES, PROFILE_ELL_WORK_CYCLES, PROFILE_ELL_SYNC_CYCLES,
+    PROFILE_ELL_ENTRIES, PROFILE_ELL_SLOTS
+};
+__device__ unsigned long long mg_bfs_profile_ell[PROFILE_ELL_SLOTS];
 #endif
 
 struct LocalQueues {
@@ -241,6 +251,9 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
     int t = 0;
     int n_out = 0;
     while (true) {
+#ifdef MG_BFS_PROFILE
+        const long long level_start = clock64();
+#endif
         const int c = q.count[t % 3];
         if (c == 0) break;  // the frontier has no edges but to its parents: the search ends
         if (c > LOCAL_CAP) {  // its edges did not fit: the grid expands it
@@ -260,6 +273,9 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
             q.count[(t + 2) % 3] = 0;
             q.out_count[(t + 2) % 3] = 0;
         }
+#ifdef MG_BFS_PROFILE
+        const long long read_end = clock64();
+#endif
         const int dst = (t + 1) % 3;
         int old[ITEMS];
         vid_t row[ITEMS][ELL_K];
@@ -282,7 +298,19 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
                 push_edges(q, dst, row[j], u[j], won, p[j]);
             }
         }
+#ifdef MG_BFS_PROFILE
+        const long long work_end = clock64();
+#endif
         __syncthreads();
+#ifdef MG_BFS_PROFILE
+        if (threadIdx.x == 0) {
+            const long long level_end = clock64();
+            mg_bfs_profile_ell[PROFILE_ELL_READ_CYCLES] += read_end - level_start;
+            mg_bfs_profile_ell[PROFILE_ELL_WORK_CYCLES] += work_end - read_end;
+            mg_bfs_profile_ell[PROFILE_ELL_SYNC_CYCLES] += level_end - work_end;
+            mg_bfs_profile_ell[PROFILE_ELL_ENTRIES] += c;
+        }
+#endif
         ++level;
         ++t;
     }
