@@ -63,6 +63,8 @@ def run(args, record) -> None:
             row["nodes_merged"] = out["stats"]["nodes_merged"]
             row["sweeps"] = out["stats"]["sweeps"]
             row["copy_edges"] = out["stats"]["copy_edges"]
+            row["general_merges"] = out["stats"]["slow_merges"]
+            row["eval_retries"] = out["stats"]["retries"]
             row["gpu_phases"] = {k: round(v, 5) for k, v in out["stats"]["seconds"].items()}
             del out["rows"]
             # Kept even if a time limit stops the host-side checks below (mplayer and php

@@ -68,14 +68,13 @@ class NumpyKernels:
             _mark_occupied(ext_blocks, r, b >> 6, block_words, bitmap_words)
             changed_at[r] = stamp
 
-    def take_delta(self, n_rows, P, seen, D, words, rows, n_rows_, occupied, dblocks,
+    def take_delta(self, n_rows, P, seen, D, words, is_ptr, occupied, dblocks,
                    block_words, bitmap_words, changed_at, swept_at, n_nodes, take_clock,
                    parity, clock):
         W, B, bmw, n = int(words), int(block_words), int(bitmap_words), int(n_nodes)
         since = int(take_clock[int(parity) ^ 1])
         take_clock[int(parity)] = clock[0]
-        assert len(set(rows.tolist())) == rows.size  # distinct: one writer per row
-        for v in rows.tolist():
+        for v in np.flatnonzero(is_ptr).tolist():
             fresh = max(changed_at[v], swept_at[v], swept_at[n + v]) >= since
             got = np.zeros(bmw, dtype=np.uint64)
             if fresh:

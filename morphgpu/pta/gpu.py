@@ -18,7 +18,9 @@ sweeps on the device (mg::grid_sync between sweeps) until nothing changes.
 
 Propagation is difference propagation over blocks of 32 words (2048 objects): the first
 sweep of a round pulls whole rows (the blocks a per-row ``occupied`` bitmap names) only
-along new edges and from rows that the complex rules or merges grew; every later sweep
+along new edges, and along old edges only the blocks that geps, merges or address-of
+constraints grew since the last propagation (``ext_blocks``; merges force nothing else:
+a leader holds its members' sets, which held their in-neighbours'); every later sweep
 pulls, for each node queued by the previous sweep (the shared BlockWorklist, with the
 out-edge lists saying whom a gain concerns), only the blocks its in-neighbours gained in
 the previous sweep (a per-node bitmap of gained blocks, double-buffered by sweep parity).
@@ -164,8 +166,12 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     c_off = cp.asarray(np.concatenate([lay.load_off, lay.store_off, lay.gep_off,
                                        np.zeros(lay.hcd_x.size, np.int64)]), dtype=i64)
     # The rows whose deltas the complex rules read (take_delta computes only these).
-    ptr_rows = cp.asarray(np.unique(np.concatenate(
-        [lay.load_src, lay.store_dst, lay.gep_src, lay.hcd_x]).astype(np.int64)))
+    # (a flag per node, not a list: relabelling after merges then needs no unique/sync).
+    ptr_nodes = np.unique(np.concatenate([lay.load_src, lay.store_dst, lay.gep_src, lay.hcd_x]))
+    ptr_nodes = cp.asarray(ptr_nodes.astype(np.int64))
+    is_ptr = cp.zeros(n, dtype=cp.uint8)
+    is_ptr[ptr_nodes] = 1
+    has_ptr = bool(ptr_nodes.size)
     leader = cp.arange(n, dtype=i64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
 
@@ -246,9 +252,9 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         stats["rounds"] += 1
         ph = timed("complex")
         ext_blocks.fill(0)  # the last propagation read them
-        if ptr_rows.size:
-            dev.take_delta(int(ptr_rows.size), P, seen, D, np.int64(W), ptr_rows,
-                           np.int64(ptr_rows.size), occupied, dblocks, np.int64(block_words),
+        if has_ptr:
+            dev.take_delta(n, P, seen, D, np.int64(W), is_ptr, occupied, dblocks,
+                           np.int64(block_words),
                            np.int64(bitmap_words), changed_at, swept_at, np.int64(n),
                            take_clock, np.int32(rnd & 1), clock)
         gep_seen = False
@@ -308,7 +314,8 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                 node_of_var = relabel_dev[node_of_var]
                 c_src = relabel_dev[c_src]
                 c_dst = relabel_dev[c_dst]
-                ptr_rows = cp.unique(relabel_dev[ptr_rows])
+                is_ptr.fill(0)
+                is_ptr[leader[ptr_nodes]] = 1
                 new = relabel_dev[new // n] * n + relabel_dev[new % n]
                 # Relabelled edges are not new: a leader holds its members' sets, which held
                 # their in-neighbours', and its readers pull its changed (all) blocks.

@@ -120,7 +120,7 @@ __device__ __forceinline__ bool changed_since(i64 v, int since, const int* chang
     return changed_at[v] >= since || swept_at[v] >= since || swept_at[n_nodes + v] >= since;
 }
 
-// For every pointer row v in `rows` (distinct): D = P & ~seen; seen |= D over the blocks
+// For every pointer row v (is_ptr[v]): D = P & ~seen; seen |= D over the blocks
 // its occupied bitmap names (bits only ever lie there), and dblocks[v] = the blocks where D
 // is non-zero (what eval_complex reads). A row unchanged since the previous take has an
 // empty delta and is not read at all, which on the large programs is most pointer rows in
@@ -128,15 +128,15 @@ __device__ __forceinline__ bool changed_since(i64 v, int since, const int* chang
 // the clock value of the previous take and records the current one in the other slot.
 // One warp per row; blocks are warp multiples, so each step is one coalesced word per lane.
 extern "C" __global__ void take_delta(const u64* P, u64* seen, u64* D, i64 words,
-                                      const i64* rows, i64 n_rows, const u64* occupied,
+                                      const unsigned char* is_ptr, const u64* occupied,
                                       u64* dblocks, i64 block_words, i64 bitmap_words,
                                       const int* changed_at, const int* swept_at, i64 n_nodes,
                                       int* take_clock, int parity, const int* clock) {
     const unsigned lane = mg::lane_id();
     const int since = take_clock[parity ^ 1];
     if (mg::global_tid() == 0) take_clock[parity] = *clock;
-    for (i64 r = warp_global_id(); r < n_rows; r += warp_count()) {
-        const i64 v = rows[r];
+    for (i64 v = warp_global_id(); v < n_nodes; v += warp_count()) {
+        if (!is_ptr[v]) continue;  // warp-uniform
         const bool fresh = changed_since(v, since, changed_at, swept_at, n_nodes);
         u64 mine = 0ull;  // lane q: word q of v's occupied bitmap (bitmap_words <= 32)
         if (fresh && (i64)lane < bitmap_words) mine = occupied[v * bitmap_words + lane];
