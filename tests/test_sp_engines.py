@@ -105,3 +105,63 @@ def test_sweep_count_is_the_first_converged_sweep(device):
         _, fresh = _engines(device, f, seed=3, damping=0.3)
         assert fresh.propagate()
         assert fresh.run_surveys(1e-3, budget) == (expect, budget)
+
+
+def test_no_progress_rule():
+    from morphgpu.sp import rules  # noqa: PLC0415
+
+    assert not rules.no_progress([1.0] * 50, 0)
+    assert not rules.no_progress([1.0] * 19, 10)  # too few sweeps to judge
+    assert rules.no_progress([1.0] * 20, 10)  # flat
+    falling = [0.9**i for i in range(40)]
+    assert not rules.no_progress(falling, 10)  # a new low every sweep
+    assert rules.no_progress([0.5, 0.2] + [0.3, 0.25] * 10, 10)  # wandering above its low
+
+
+def test_stalled_round_stops_early(device, monkeypatch):
+    """A round whose max |Δeta| wanders stops after the stall window, not at the cap, and
+    says so; a converging one is not cut."""
+    f = sp.random_ksat(300, 3, ratio=4.0, seed=1)
+    _, engine = _engines(device, f, seed=2, damping=0.3)
+    assert engine.propagate()
+    converged, sweeps = engine.run_surveys(1e-3, 1000, stall_window=200)
+    assert converged and not engine.stalled
+    from morphgpu.sp import api  # noqa: PLC0415
+
+    class Wandering:
+        stalled = False
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def run_surveys(self, epsilon, max_iterations, stall_window=0):
+            self.stalled = True
+            return False, 2 * stall_window
+
+    monkeypatch.setattr(api, "_engine", lambda *a: Wandering(engine_for(device, f)))
+    r = sp.solve(f, device=device, seed=0, stall_sweeps=40)
+    assert r.status == "SAT" or "no progress in 40 sweeps" in r.reason
+    assert r.stats["sp_iterations"] == 80
+    assert "no progress" in (r.reason or r.stats.get("note", ""))
+
+
+def engine_for(device, f):
+    fg = factor.build(f, device)
+    if device == "gpu":
+        from morphgpu.sp.gpu import GPUEngine  # noqa: PLC0415
+
+        return GPUEngine(fg, 0, 0.3)
+    return CPUEngine(fg, 0, 0.3)
+
+
+def test_cpu_stall_on_flat_deltas(monkeypatch):
+    f = sp.random_ksat(100, 3, ratio=4.0, seed=1)
+    engine = CPUEngine(factor.build(f, "cpu"), 0, 0.3)
+    monkeypatch.setattr(engine, "iterate", lambda: 0.5)
+    assert engine.run_surveys(1e-3, 1000, stall_window=30) == (False, 64)
+    assert engine.stalled
+    assert engine.run_surveys(1e-3, 50, stall_window=0) == (False, 50)
+    assert not engine.stalled

@@ -220,3 +220,29 @@ def test_tail_reports_a_clause_it_cannot_fix(device):
     assert not engine.local_search(0, freeze_fixed=True, init=True, max_flips=1000)
     values = engine.assignment()
     assert list(values) == [True, False, False]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block_tail", [1 << 30, 64])
+def test_gpu_rounds_handed_to_one_block(block_tail):
+    """ls_rounds' solo mode (block 0 alone once a round has at most block_tail proposals;
+    1 << 30: from the first round, 64: the tail) still solves and every claimed success
+    verifies; frozen variables keep their values."""
+    if not backend.gpu_available():
+        pytest.skip("no GPU")
+    f = sp.random_ksat(1500, 3, ratio=4.0, seed=7)
+    engine = engine_for("gpu", f, seed=1)
+    engine.block_tail = block_tail
+    solved = engine.local_search(20_000, freeze_fixed=False, init=True, max_flips=0)
+    assert solved == satisfies(f.clauses(), engine.assignment())
+    assert solved, f"gave up after {engine.local_search_rounds_run} rounds"
+    g = sp.random_ksat(300, 3, ratio=3.5, seed=4)
+    frozen_engine = engine_for("gpu", g, seed=2)
+    frozen_engine.block_tail = block_tail
+    fixed = np.zeros(300, dtype=np.int32)
+    fixed[:30] = np.where(np.arange(30) % 2 == 0, 1, -1)
+    frozen_engine.fixed = backend.to_side(fixed, "gpu", dtype=np.int32)
+    ok = frozen_engine.local_search(5000, freeze_fixed=True, init=True, max_flips=0)
+    values = frozen_engine.assignment()
+    assert np.all(values[:30] == (fixed[:30] > 0))
+    assert ok == satisfies(g.clauses(), values)

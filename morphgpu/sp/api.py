@@ -61,6 +61,7 @@ def solve(
     local_search_rounds: int | None = None,
     local_search_flips: int | None = None,
     damping: float = 0.3,
+    stall_sweeps: int = 150,
     progress: Callable[[str], None] | None = None,
 ) -> SolveResult:
     """Find a satisfying assignment of ``cnf`` with survey propagation and local search.
@@ -75,6 +76,9 @@ def solve(
     ``damping`` keeps that share of the old survey in each synchronous sweep: undamped
     sweeps oscillate at a few thousand variables near the threshold; at 1M variables on an
     H200, 0.3 converged in fewer sweeps than 0.5 (about 2200 against 4200 over a solve).
+    ``stall_sweeps``: a decimation round whose max |Δeta| has set no new low (by 10%) in
+    that many sweeps stops before ``max_iterations`` as not converged (0: never); past the
+    threshold a round otherwise spends the whole cap.
     """
     if not isinstance(cnf, CNF):
         raise ValueError(f"solve: cnf must be a morphgpu.sp.CNF, got {type(cnf).__name__}")
@@ -84,6 +88,8 @@ def solve(
         raise ValueError(f"solve: fix_fraction must be in (0, 1], got {fix_fraction}")
     if int(max_iterations) < 1:
         raise ValueError(f"solve: max_iterations must be at least 1, got {max_iterations}")
+    if int(stall_sweeps) < 0:
+        raise ValueError(f"solve: stall_sweeps must be >= 0, got {stall_sweeps}")
     if not (0 <= damping < 1):
         raise ValueError(f"solve: damping must be in [0, 1), got {damping}")
     if local_search_rounds is not None and int(local_search_rounds) < 0:
@@ -124,7 +130,8 @@ def solve(
         sp_problem = _survey_and_decimate(engine, stats, clock, say, epsilon=epsilon,
                                           fix_fraction=fix_fraction,
                                           max_iterations=int(max_iterations),
-                                          trivial_threshold=trivial_threshold)
+                                          trivial_threshold=trivial_threshold,
+                                          stall_sweeps=int(stall_sweeps))
         stats["free_after_sp"] = engine.n_free()
         if sp_problem:
             # SP failed (no convergence or a contradiction, e.g. past the threshold at K >= 4):
@@ -163,14 +170,19 @@ def solve(
 
 def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          say: Callable[[str], None], *, epsilon: float, fix_fraction: float,
-                         max_iterations: int, trivial_threshold: float) -> str:
+                         max_iterations: int, trivial_threshold: float,
+                         stall_sweeps: int) -> str:
     """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not."""
     while engine.n_free() > 0:
         with clock("surveys"):
-            converged, iterations = engine.run_surveys(epsilon, max_iterations)
+            converged, iterations = engine.run_surveys(epsilon, max_iterations, stall_sweeps)
         stats["sp_iterations"] += iterations
         stats["sp_converged"] = converged
         if not converged:
+            if getattr(engine, "stalled", False):
+                return (f"SP did not converge: max |Δeta| made no progress in {stall_sweeps} "
+                        f"sweeps (round {stats['decimation_rounds'] + 1} stopped after "
+                        f"{iterations} of at most {max_iterations})")
             return f"SP did not converge in {max_iterations} iterations"
         with clock("decimation"):
             trivial, n_fixed = engine.decimate(fix_fraction, trivial_threshold)

@@ -113,10 +113,20 @@ class CPUEngine:
         self.eta = np.where(alive, new_eta, self.eta)
         return float(delta.max()) if delta.size else 0.0
 
-    def run_surveys(self, epsilon: float, max_iterations: int) -> tuple[bool, int]:
+    def run_surveys(self, epsilon: float, max_iterations: int,
+                    stall_window: int = 0) -> tuple[bool, int]:
+        """(converged, sweeps run); self.stalled says whether it stopped early for lack of
+        progress (rules.no_progress over ``stall_window`` sweeps)."""
+        self.stalled = False
+        history: list[float] = []
         for it in range(1, max_iterations + 1):
-            if self.iterate() < epsilon:
+            delta = self.iterate()
+            if delta < epsilon:
                 return True, it
+            history.append(delta)
+            if it % 8 == 0 and rules.no_progress(history, stall_window):
+                self.stalled = True
+                return False, it
         return False, max_iterations
 
     def biases(self) -> tuple[np.ndarray, np.ndarray]:

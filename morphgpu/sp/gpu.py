@@ -20,6 +20,8 @@ from . import rules
 from .factor import FactorGraph
 
 CHECK_EVERY = 8
+BLOCK_TAIL = 0
+INIT_FROM_BIAS = False
 BLOCK = 256  # also LS_BLOCK in kernels/walk.cu (ls_rounds' block-wide reserve)
 
 
@@ -34,7 +36,9 @@ class GPUEngine:
         self.seed = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
         n, m, w = fg.n_vars, fg.n_clauses, fg.width
         edges = m * w
-        needed = edges * (4 + 4 + 1) + n * (8 * 2 + 4 * 6 + 2) + m * (4 + 1)
+        slots = int(fg.var_edges.size)
+        needed = edges * (4 + 4 + 1 + fg.var_edges.itemsize) + slots * 4 \
+            + n * (8 * 2 + 4 * 6 + 2) + m * (4 + 1)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
         survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
@@ -47,12 +51,22 @@ class GPUEngine:
                                                defines=defines)
         walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
         self._k = {name: mod.get_function(name) for mod, names in (
-            (survey, ("sp_var_products", "sp_clause_update", "sp_biases")),
+            (survey, ("sp_var_products", "sp_var_major", "sp_clause_update", "sp_biases")),
             (simplify, ("unit_wave", "fix_chosen")),
             (walk, ("ls_state", "ls_tail"))) for name in names}
         self._occ: tuple[Any, Any] | None = None
         rng = cp.random.default_rng(self.seed % 2**63)
-        self.eta = rng.random(edges, dtype=cp.float32)
+        self._eta = rng.random(edges, dtype=cp.float32)
+        # Surveys in variable order as signed factors 1 - eta (kernels/survey.cu), and each
+        # edge's slot there (padding edges keep 0 and are never written through).
+        self.eta_v = cp.empty(slots, dtype=cp.float32)
+        self.pos = cp.zeros(edges, dtype=fg.var_edges.dtype)
+        self.pos[fg.var_edges] = cp.arange(slots, dtype=fg.var_edges.dtype)
+        self._eta_v_stale = True
+        # Threads per variable in the product kernel: about half the mean degree (K=3
+        # ratio 4.2: 8; K >= 4: 32), so each lane takes a couple of edges.
+        mean_degree = slots / max(n, 1)
+        self.lanes = min(32, 1 << max(0, int(np.ceil(np.log2(max(mean_degree / 2, 1.0))))))
         self.fixed = cp.zeros(n, dtype=cp.int32)
         self.satisfied = cp.zeros(m, dtype=cp.uint8)
         self.values = cp.zeros(n, dtype=cp.uint8)
@@ -63,8 +77,37 @@ class GPUEngine:
         self.deltas = cp.zeros(CHECK_EVERY, dtype=cp.uint32)
         self.no_delta = cp.full(1, np.float32(np.inf).view(np.uint32), dtype=cp.uint32)
         self.rounds_seed = self.seed
+        # ls_rounds hands the search to one block once a round has at most this many
+        # proposals (kernels/walk.cu, "solo"); 0 keeps every round on the whole grid.
+        self.block_tail = BLOCK_TAIL
+        # Start the local search's free variables on the side of their last SP bias
+        # (W+ - W-) instead of at random.
+        self.init_from_bias = INIT_FROM_BIAS
+        self._last_diff: Any = None
         sms = backend.gpu_properties()["multiprocessors"]
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
+
+    @property
+    def eta(self) -> Any:
+        """Surveys in clause order (edge a * width + j). Assigning it rebuilds eta_v before
+        the next sweep; write it only by assignment, not in place."""
+        return self._eta
+
+    @eta.setter
+    def eta(self, value: Any) -> None:
+        self._eta = self.cp.ascontiguousarray(value, dtype=self.cp.float32)
+        self._eta_v_stale = True
+
+    def _sync_var_major(self) -> None:
+        """eta_v from eta and the satisfied marks (after unit propagation or an eta write)."""
+        if not self._eta_v_stale:
+            return
+        fg = self.fg
+        grid, block = self._grid(self.eta_v.size)
+        self._k["sp_var_major"](
+            grid, block, (np.int64(self.eta_v.size), fg.var_edges, np.int32(max(fg.width, 1)),
+                          self._eta, fg.lit_neg, self.satisfied, self.eta_v))
+        self._eta_v_stale = False
 
     def _grid(self, n_items: int) -> tuple[tuple[int], tuple[int]]:
         return kernels.launch_config(max(1, n_items), BLOCK, self._cap)
@@ -80,6 +123,8 @@ class GPUEngine:
                                  fg.lit_neg, self.fixed, self.satisfied, self.flags,
                                  self.flags[1:]))
             changed, contradiction = (int(x) for x in self.flags.get())
+            # New satisfied marks: their clauses' slots in eta_v must become factor 1.
+            self._eta_v_stale = True
             if contradiction:
                 return False
             if not changed:
@@ -91,12 +136,13 @@ class GPUEngine:
     # ----------------------------------------------------------------- surveys
     def _products(self, prev_delta: Any = None, epsilon: float = 0.0) -> None:
         fg = self.fg
-        grid, block = self._grid(fg.n_vars)
+        self._sync_var_major()
+        grid, block = self._grid(fg.n_vars * self.lanes)
         self._k["sp_var_products"](
             grid, block,
-            (np.int64(fg.n_vars), fg.var_offsets, fg.var_edges, fg.lit_neg, np.int32(fg.width),
-             self.eta, self.fixed, self.satisfied, self.prods,
-             self.no_delta if prev_delta is None else prev_delta, np.float32(epsilon)))
+            (np.int64(fg.n_vars), fg.var_offsets, self.eta_v, np.int32(self.lanes), self.fixed,
+             self.prods, self.no_delta if prev_delta is None else prev_delta,
+             np.float32(epsilon)))
 
     def _sweep(self, slot: int, epsilon: float = 0.0) -> None:
         """One sweep into deltas[slot]; a no-op on the device when deltas[slot - 1] (the
@@ -107,14 +153,19 @@ class GPUEngine:
         grid, block = self._grid(fg.n_clauses)
         self._k["sp_clause_update"](
             grid, block,
-            (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
-             self.fixed, self.satisfied, self.prods, np.float32(self.damping),
+            (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self._eta,
+             self.eta_v, self.pos, self.fixed, self.satisfied, self.prods,
+             np.float32(self.damping),
              self.deltas[slot:], prev, np.float32(epsilon)))
 
-    def run_surveys(self, epsilon: float, max_iterations: int) -> tuple[bool, int]:
+    def run_surveys(self, epsilon: float, max_iterations: int,
+                    stall_window: int = 0) -> tuple[bool, int]:
         """Sweeps in batches of CHECK_EVERY, one read of their deltas per batch; returns
         (converged, sweeps run), counting only the sweeps up to the first converged one
-        (those after it in its batch return at once on the device)."""
+        (those after it in its batch return at once on the device). self.stalled says
+        whether it stopped early for lack of progress (rules.no_progress)."""
+        self.stalled = False
+        history: list[float] = []
         done = 0
         while done < max_iterations:
             batch = min(CHECK_EVERY, max_iterations - done)
@@ -126,6 +177,10 @@ class GPUEngine:
             if below.size:
                 return True, done + int(below[0]) + 1
             done += batch
+            history.extend(float(x) for x in worst)
+            if rules.no_progress(history, stall_window):
+                self.stalled = True
+                return False, done
         return False, max_iterations
 
     def biases(self) -> tuple[Any, Any]:
@@ -146,6 +201,7 @@ class GPUEngine:
         n_free = int(cp.count_nonzero(free))
         if n_free == 0:
             return True, 0
+        self._last_diff = diff
         mean_strength = float(strength.sum(dtype=cp.float64)) / n_free  # fixed ones hold 0
         if mean_strength < trivial_threshold:
             return True, 0
@@ -177,6 +233,9 @@ class GPUEngine:
         if init:
             rng = cp.random.default_rng((self.seed + 1) % 2**63)
             start = rng.random(n, dtype=cp.float32) < 0.5
+            if self.init_from_bias and self._last_diff is not None:
+                diff = self._last_diff
+                start = cp.where(diff != 0, diff > 0, start)
             self.values = cp.where(fixed_mask, self.fixed > 0, start).astype(cp.uint8)
         self.local_search_rounds_run = self.local_search_flips_run = 0
         if m == 0:
@@ -213,7 +272,7 @@ class GPUEngine:
             self.values, true_count, true_xor, breaks, frozen, table,
             np.uint64(self.rounds_seed % 2**64), np.uint64(0),
             np.int32(min(int(max_rounds), 2**31 - 2)), lists, list_count, prop_var, prop_mark,
-            marks, flips, outcome)
+            marks, flips, outcome, np.int32(self.block_tail))
         stuck, rounds, solved = (int(x) for x in outcome.get())
         self._walk.check()
         self.local_search_rounds_run = rounds

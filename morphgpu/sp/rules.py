@@ -19,6 +19,19 @@ BREAK_TABLE_SIZE = 64
 # walk; a sequential probSAT tail only when the rounds' budget is spent.
 
 
+def no_progress(history: list[float], window: int) -> bool:
+    """True when the last ``window`` sweeps of a round got max |Δeta| no lower than 0.9x the
+    lowest of the sweeps before them (``history`` holds the round's sweeps in order).
+
+    A converging round shrinks its max |Δeta| about geometrically and sets a new low every
+    few sweeps; past the threshold (K >= 4 at the paper's ratios) it wanders around a
+    level, and the rest of the iteration cap would only burn time. ``window`` 0: never.
+    """
+    if window <= 0 or len(history) < 2 * window:
+        return False
+    return min(history[-window:]) >= 0.9 * min(history[:-window])
+
+
 def edge_ratio(p_same, z_same, p_opp, z_opp, own):  # noqa: ANN001, ANN201 (NumPy arrays)
     """Pi^u / (Pi^u + Pi^s + Pi^0) for variable j seen from clause a.
 

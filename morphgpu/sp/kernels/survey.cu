@@ -1,14 +1,23 @@
 // Survey propagation sweeps on the factor graph (morphgpu/sp/factor.py has the layout).
 //
 // One sweep is two kernels launched back to back:
-//   sp_var_products   per free variable, over its live clauses: the product of the
-//                     non-zero factors (1 - eta) and the count of zero factors, by sign
-//                     (the paper's edge caching: "all but one" becomes a division);
+//   sp_var_products   per free variable, over its edges: the product of the non-zero
+//                     factors (1 - eta) and the count of zero factors, by sign (the
+//                     paper's edge caching: "all but one" becomes a division);
 //   sp_clause_update  per live clause: the new survey on each of its live edges, and the
 //                     sweep's max |delta eta| (atomicMax on the float's bits, which order
 //                     like the floats themselves because they are non-negative).
 // A clause reads only its own edges' surveys and the cached products, so it can write
 // its surveys in place. sp_biases turns the same products into W+ - W- and max(W+, W-).
+//
+// The surveys live twice: eta in clause order (the clause update reads and writes it
+// coalesced) and eta_v in variable order, as the factor 1 - eta with the literal's sign in
+// the float's sign bit. The clause update scatters each new survey into eta_v (pos maps an
+// edge to its slot there), so the product kernel streams one contiguous float array
+// instead of gathering eta, lit_neg and the clause's satisfied mark per edge (three random
+// sectors per edge, and a long serial loop per thread at K >= 4, where degrees are 40-260).
+// A satisfied clause's slots hold the factor 1 (sp_var_major writes them when the engine
+// rebuilds eta_v after unit propagation), which is what skipping the clause would give.
 //
 // Products are accumulated in double: a variable of degree ~40 multiplies factors near
 // zero, and float32 loses the "all but one" division there. Surveys stay float32.
@@ -29,26 +38,58 @@ __device__ __forceinline__ bool converged_before(const unsigned* prev_delta, flo
     return __uint_as_float(*prev_delta) < epsilon;
 }
 
+// `lanes` threads (a power of two, at most 32) share a variable: lane `sub` takes its
+// edges sub, sub + lanes, ..., so a warp reads 32 / lanes contiguous runs, and the group
+// combines its partial products with shuffles. The loop is warp-uniform (every lane of a
+// warp runs the same trip count) so the full-mask shuffles are legal.
 extern "C" __global__ void sp_var_products(
-    i64 n_vars, const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_edges,
-    const signed char* __restrict__ lit_neg, int width, const float* __restrict__ eta,
-    const int* __restrict__ fixed, const unsigned char* __restrict__ satisfied, double2* prods,
-    const unsigned* prev_delta, float epsilon)
+    i64 n_vars, const i64* __restrict__ var_offsets, const float* __restrict__ eta_v,
+    int lanes, const int* __restrict__ fixed, double2* prods, const unsigned* prev_delta,
+    float epsilon)
 {
     if (converged_before(prev_delta, epsilon)) return;
-    for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
-        if (fixed[v] != 0) continue;
+    const i64 tid = mg::global_tid();
+    const int lane = (int)mg::lane_id();
+    const int sub = lane & (lanes - 1);
+    const i64 step = mg::global_stride() / lanes;
+    for (i64 g = (tid - lane) / lanes; g < n_vars; g += step) {
+        const i64 v = g + lane / lanes;
+        const bool live = v < n_vars && fixed[v] == 0;
         double p[2] = {1.0, 1.0};
         int z[2] = {0, 0};
-        for (i64 k = var_offsets[v]; k < var_offsets[v + 1]; ++k) {
-            const i64 e = (i64)var_edges[k];
-            if (satisfied[e / width]) continue;
-            const int s = lit_neg[e] ? 1 : 0;
-            const double f = 1.0 - (double)eta[e];
-            if (f == 0.0) z[s] += 1; else p[s] *= f;
+        if (live) {
+            const i64 end = var_offsets[v + 1];
+            for (i64 k = var_offsets[v] + sub; k < end; k += lanes) {
+                const float x = eta_v[k];
+                const int s = signbit(x) ? 1 : 0;
+                const double f = (double)fabsf(x);
+                if (f == 0.0) z[s] += 1; else p[s] *= f;
+            }
         }
-        prods[2 * v] = make_double2(p[0], p[1]);
-        prods[2 * v + 1] = make_double2((double)z[0], (double)z[1]);
+        for (int offset = lanes >> 1; offset > 0; offset >>= 1) {
+            p[0] *= __shfl_xor_sync(0xffffffffu, p[0], offset);
+            p[1] *= __shfl_xor_sync(0xffffffffu, p[1], offset);
+            z[0] += __shfl_xor_sync(0xffffffffu, z[0], offset);
+            z[1] += __shfl_xor_sync(0xffffffffu, z[1], offset);
+        }
+        if (live && sub == 0) {
+            prods[2 * v] = make_double2(p[0], p[1]);
+            prods[2 * v + 1] = make_double2((double)z[0], (double)z[1]);
+        }
+    }
+}
+
+// eta_v from eta: per slot k of variable order (edge var_edges[k]) the factor 1 - eta, or
+// 1 when the edge's clause is satisfied, signed by the literal.
+extern "C" __global__ void sp_var_major(
+    i64 n_slots, const eid_t* __restrict__ var_edges, int width, const float* __restrict__ eta,
+    const signed char* __restrict__ lit_neg, const unsigned char* __restrict__ satisfied,
+    float* eta_v)
+{
+    for (i64 k = mg::global_tid(); k < n_slots; k += mg::global_stride()) {
+        const i64 e = (i64)var_edges[k];
+        const float f = satisfied[e / width] ? 1.0f : 1.0f - eta[e];
+        eta_v[k] = lit_neg[e] ? -f : f;
     }
 }
 
@@ -79,7 +120,8 @@ __device__ __forceinline__ double edge_ratio(
 
 extern "C" __global__ void sp_clause_update(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
-    const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
+    const signed char* __restrict__ lit_neg, float* eta, float* __restrict__ eta_v,
+    const eid_t* __restrict__ pos, const int* __restrict__ fixed,
     const unsigned char* __restrict__ satisfied, const double2* __restrict__ prods,
     float damping, unsigned* max_delta_bits, const unsigned* prev_delta, float epsilon)
 {
@@ -113,7 +155,12 @@ extern "C" __global__ void sp_clause_update(
             const float old = eta[base + i];
             const float undamped = (float)fmin(fresh, 1.0);
             worst = fmaxf(worst, fabsf(undamped - old));
-            eta[base + i] = (1.0f - damping) * undamped + damping * old;
+            const float now = (1.0f - damping) * undamped + damping * old;
+            eta[base + i] = now;
+            // The factor rounds to float only for surveys below 0.5 (above, 1 - now is exact),
+            // where a rounding of 6e-8 is far below what the products need.
+            const float f = 1.0f - now;
+            eta_v[pos[base + i]] = lit_neg[base + i] ? -f : f;
         }
     }
     for (int offset = 16; offset > 0; offset >>= 1)

@@ -164,6 +164,10 @@ __device__ __forceinline__ void flip_share(
     if (own_change != 0) atomicAdd(breaks + v, own_change);
 }
 
+__device__ __forceinline__ void round_sync(mg::GridBarrier& bar, bool solo) {
+    if (solo) __syncthreads(); else mg::grid_sync(bar);
+}
+
 // Round r looks only at the clauses of lists[r % 2] (list_count[r % 3] of them): the
 // clauses unsatisfied at the start of round r-1 (its proposals) and those that round r-1
 // made false, so a round costs in proportion to the unsatisfied clauses, not to the
@@ -183,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     vid_t* true_xor, int* breaks, const unsigned char* __restrict__ frozen,
     const double* __restrict__ weight_table, u64 seed, u64 first_round, int max_rounds,
     eid_t* lists, u64* list_count, vid_t* prop_var, u64* prop_mark, u64* marks,
-    u64* flips_done, int* outcome, unsigned* barrier_state)
+    u64* flips_done, int* outcome, int block_tail, unsigned* barrier_state)
 {
     mg::GridBarrier bar(barrier_state);
     const bool leader = mg::global_tid() == 0;
@@ -191,8 +195,17 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     const int share = (int)(lane % LS_GROUP);  // this lane's share of a proposal's hood
     const unsigned group_mask = (LS_GROUP == 32 ? FULL_WARP : ((1u << LS_GROUP) - 1u))
                                 << (lane / LS_GROUP * LS_GROUP);
-    const i64 warp = mg::global_tid() / 32;
-    const i64 n_warps = mg::global_stride() / 32;
+    // Solo: once a round has at most block_tail proposals (0: never), block 0 runs the
+    // rest of the search alone, its barriers block-wide (__syncthreads orders its global
+    // accesses too); the other blocks leave. The long WalkSAT tail has a few dozen false
+    // clauses per round, where the grid barriers (three per round, ~2 us each) are most
+    // of a round's time. Every thread reads the same proposal count after the barrier, so
+    // all decide together; a solo block still handles any count, only more slowly.
+    bool solo = false;
+    i64 tid = mg::global_tid();
+    i64 stride = mg::global_stride();
+    i64 warp = tid / 32;
+    i64 n_warps = stride / 32;
     u64 my_flips = 0;
     for (int r = 0;; ++r) {
         const u64 round = first_round + (u64)r;
@@ -201,7 +214,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         u64* next_count = list_count + (r + 1) % 3;
         const i64 n_cur = (i64)mg::load_volatile(list_count + r % 3);
         // propose + race. Uniform trip count per block: block_reserve is block-wide.
-        for (i64 first = (i64)blockIdx.x * LS_BLOCK; first < n_cur; first += mg::global_stride()) {
+        for (i64 first = solo ? 0 : (i64)blockIdx.x * LS_BLOCK; first < n_cur; first += stride) {
             const i64 i = first + threadIdx.x;
             vid_t v = -1;
             i64 a = -1;
@@ -226,17 +239,25 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
                 mg::conflict_race(marks, var_clauses + off, (int)(var_offsets[v + 1] - off), mark);
             }
         }
-        mg::grid_sync(bar);
+        round_sync(bar, solo);
         const i64 n_prop = (i64)mg::load_volatile(next_count);
         const bool stuck = mg::load_volatile(outcome) != 0;
         if (n_prop == 0 || stuck || r >= max_rounds) {
             if (leader) { outcome[1] = r; outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0; }
             break;
         }
+        if (!solo && n_prop <= (i64)block_tail) {
+            if (blockIdx.x != 0) break;
+            solo = true;
+            tid = threadIdx.x;
+            stride = blockDim.x;
+            warp = tid / 32;
+            n_warps = stride / 32;
+        }
         if (leader) list_count[(r + 2) % 3] = 0;
         // prioritycheck, LS_GROUP lanes per proposal, each over its share of the hood
         // (atomicMax without reading the old value back: the check phase decides).
-        for (i64 p = mg::global_tid() / LS_GROUP; p < n_prop; p += mg::global_stride() / LS_GROUP) {
+        for (i64 p = tid / LS_GROUP; p < n_prop; p += stride / LS_GROUP) {
             const vid_t v = prop_var[p];
             const i64 off = var_offsets[v];
             i64 begin;
@@ -244,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             group_share(off, var_offsets[v + 1] - off, share, &begin, &size);
             mg::conflict_prioritymax(marks, var_clauses + begin, size, prop_mark[p]);
         }
-        mg::grid_sync(bar);
+        round_sync(bar, solo);
         // check + flip, LS_GROUP lanes per proposal; whole warps iterate together so the
         // group vote (a ballot) and __syncwarp see every lane.
         for (i64 first = warp * GROUPS_PER_WARP; first < n_prop; first += n_warps * GROUPS_PER_WARP) {
@@ -269,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
                            true_xor, breaks, next, next_count);
             }
         }
-        mg::grid_sync(bar);
+        round_sync(bar, solo);
     }
     if (my_flips) atomicAdd(flips_done, my_flips);
 }
