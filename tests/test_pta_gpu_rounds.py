@@ -44,7 +44,7 @@ FAKE_CP = types.SimpleNamespace(
     **{name: getattr(np, name) for name in (
         "int64", "uint64", "int32", "uint32", "bool_", "zeros", "zeros_like", "full",
         "ones", "asarray", "sort", "empty", "arange", "searchsorted", "flatnonzero",
-        "concatenate", "minimum", "uint8", "unique")},
+        "concatenate", "minimum", "uint8", "unique", "repeat", "cumsum")},
     cuda=types.SimpleNamespace(
         Event=_Event,
         get_elapsed_time=lambda a, b: 0.0,
@@ -179,8 +179,23 @@ class NumpyKernels:
     def propagate(self, P, words, block_words, bitmap_words, active, n_active, n_nodes,
                   in_ptr, in_src, in_new, out_ptr, out_dst, ext_blocks, changed_at, swept_at,
                   gained_blocks, occupied, queued_at, todo, todo_tail, clock, max_sweeps,
-                  error, sweep_log, sweep_log_cap):
+                  error, sweep_log, sweep_log_cap, list_cap, hub_min, hub_chunk, hubs, n_hubs):
         W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
+        cap, h_min, h_chunk = int(list_cap), int(hub_min), int(hub_chunk)
+        hub_list = [] if int(n_hubs) == 0 else hubs[:int(n_hubs)].tolist()
+
+        def chunks_of(v):
+            deg = int(in_ptr[v + 1] - in_ptr[v])
+            return -(-deg // h_chunk) if h_chunk > 0 and deg > h_min else 1
+
+        # The hubs the host lists are exactly the nodes of several chunks, and sweep 0's
+        # items are every node and the further chunks of each hub.
+        assert sorted(hub_list) == [v for v in range(n) if chunks_of(v) > 1]
+        assert sorted(active[:int(n_active)].tolist()) == sorted(
+            v + c * n for v in range(n) for c in range(chunks_of(v)))
+        assert cap >= n + sum(chunks_of(v) - 1 for v in range(n))
+        for v in hub_list:  # buffer 0 starts empty for the hubs
+            assert not gained_blocks[v * bmw:(v + 1) * bmw].any()
 
         def blocks_of(bitmap):
             return [q * 64 + t for q in range(bmw) for t in range(64)
@@ -213,17 +228,30 @@ class NumpyKernels:
         while True:
             stamp = base + 1 + sweep
             cur, prev = sweep & 1, (sweep & 1) ^ 1
+            buf_w, buf_r = sweep % 3, (sweep + 2) % 3
             if sweep == 0:
-                items = active.tolist()
+                items = active[:int(n_active)].tolist()
             else:
                 lst = sweep % 3
-                items = todo[lst * n:lst * n + int(todo_tail[lst])].tolist()
+                items = todo[lst * cap:lst * cap + int(todo_tail[lst])].tolist()
+            for v in hub_list:
+                row = ((sweep + 1) % 3 * n + v) * bmw
+                gained_blocks[row:row + bmw] = 0
             nxt = (sweep + 1) % 3
             todo_tail[(sweep + 2) % 3] = 0
             rows = P.copy() if self.jacobi else P
-            for v in items:
+            if self.jacobi:  # another legal order of the warps (and of a hub's chunks)
+                items = items[::-1]
+            for item in items:
+                v, chunk = item % n, item // n
+                lo_e, hi_e = int(in_ptr[v]), int(in_ptr[v + 1])
+                hub = chunks_of(v) > 1
+                assert hub or chunk == 0
+                if hub:
+                    lo_e += chunk * h_chunk
+                    hi_e = min(hi_e, lo_e + h_chunk)
                 gained = np.zeros(bmw, dtype=np.uint64)
-                for e in range(int(in_ptr[v]), int(in_ptr[v + 1])):
+                for e in range(lo_e, hi_e):
                     u = int(in_src[e])
                     if sweep == 0:
                         if not (in_new[e] or changed_at[u] == base):
@@ -236,7 +264,7 @@ class NumpyKernels:
                         if swept_at[prev * n + u] != stamp - 1:
                             continue
                         blocks = blocks_of(
-                            gained_blocks[(prev * n + u) * bmw:(prev * n + u + 1) * bmw])
+                            gained_blocks[(buf_r * n + u) * bmw:(buf_r * n + u + 1) * bmw])
                     for b in blocks:
                         lo, hi = b * B, min(W, (b + 1) * B)
                         x = rows[u * W + lo:u * W + hi]
@@ -245,15 +273,25 @@ class NumpyKernels:
                             own |= x
                             gained[b >> 6] |= ONE << np.uint64(b & 63)
                 if gained.any():
-                    gained_blocks[(cur * n + v) * bmw:(cur * n + v + 1) * bmw] = gained
+                    gb = slice((buf_w * n + v) * bmw, (buf_w * n + v + 1) * bmw)
+                    if hub:
+                        gained_blocks[gb] |= gained
+                    else:
+                        gained_blocks[gb] = gained
                     occupied[v * bmw:(v + 1) * bmw] |= gained
+                    first = swept_at[cur * n + v] != stamp
                     swept_at[cur * n + v] = stamp
+                    if not first:
+                        continue
                     for e in range(int(out_ptr[v]), int(out_ptr[v + 1])):
                         w = int(out_dst[e])
                         if queued_at[w] < stamp:
                             queued_at[w] = stamp
-                            todo[nxt * n + int(todo_tail[nxt])] = w
-                            todo_tail[nxt] += 1
+                            for c in range(chunks_of(w)):
+                                at = int(todo_tail[nxt])
+                                assert at < cap
+                                todo[nxt * cap + at] = w + c * n
+                                todo_tail[nxt] += 1
             if todo_tail[nxt] == 0:
                 break
             if sweep + 1 >= max_sweeps:
@@ -436,3 +474,44 @@ def test_ex_rounds_use_the_fast_merge(shared):
     _, _, stats = _solve(FAKE_CP, NumpyKernels(jacobi=False), lay, 1000)
     assert stats["slow_merges"] < stats["rounds"]
     assert stats["edges_added"] < stats["delta_objects"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cs=constraint_sets(), jacobi=st.booleans(), pick=st.integers(0, 2**16),
+       hub=st.sampled_from([(1, 1), (1, 2), (2, 2), (2, 5), (3, 4)]))
+def test_random_sets_with_hub_chunks(cs, jacobi, pick, hub):
+    """Nodes of more than HUB_MIN in-edges pulled as chunks of HUB_CHUNK (several writers
+    of one row, ORed gained bitmaps, the first gaining chunk queues): same answer."""
+    want = naive_solve(cs)
+    chosen = true_hcd_facts(cs, want, pick)
+    with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
+                            obj_size=cs.obj_size, rep=cs.rep, hcd_pairs=chosen)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gpu, "HUB_CHUNK", hub[0])
+        mp.setattr(gpu, "HUB_MIN", hub[1])
+        assert _gpu_rounds_sets(with_facts, jacobi) == want
+
+
+@settings(max_examples=20, deadline=None)
+@given(cs=wide_constraint_sets(), jacobi=st.booleans())
+def test_wide_rows_hub_chunks(cs, jacobi):
+    """Hub chunks with one-word blocks: each chunk's gains are the words its OR added."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gpu, "_block_layout", lambda words: (1, -(-words // 64)))
+        mp.setattr(gpu, "HUB_CHUNK", 1)
+        mp.setattr(gpu, "HUB_MIN", 1)
+        got = _gpu_rounds_sets(cs, jacobi)
+    assert got == naive_solve(cs)
+
+
+@pytest.mark.parametrize("hub", [(0, 0), (2, 3)], ids=["one-warp", "hub-chunks"])
+def test_ex_hub_paths_match_reference(shared, hub, monkeypatch):
+    from morphgpu.pta import load, read_solution
+
+    monkeypatch.setattr(gpu, "HUB_CHUNK", hub[0])
+    monkeypatch.setattr(gpu, "HUB_MIN", hub[1])
+    lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
+    rows, row_of_var, stats = _solve(FAKE_CP, NumpyKernels(jacobi=True), lay, 1000)
+    sol = Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats)
+    ref = read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
+    assert sol.differences(ref) == []

@@ -122,6 +122,12 @@ MAX_TABLE = 1 << 28  # slots (2 GiB): past this an overflowing round keeps its r
 MIN_KEY_BUFFER = 1 << 16  # first sizes of the round's edge and merge-request buffers
 MIN_MERGE_BUFFER = 1 << 12
 NULL = np.uint64(0)  # a null device pointer (merge_batch tests `if (flag)`)
+# Hubs: a node with more than HUB_MIN in-edges is pulled by one warp per HUB_CHUNK of them
+# (kernels/pta.cu chunks_of); HUB_CHUNK = 0 pulls every node with one warp (the path
+# before). On svn one warp pulling a merged leader's hundreds of in-edges set the length
+# of most later sweeps (a median of 121 us each over ~450 sweeps on the H200).
+HUB_CHUNK = 64
+HUB_MIN = 128
 
 
 def _solve(cp: Any, dev: Any, lay: Layout,
@@ -136,13 +142,15 @@ def _solve(cp: Any, dev: Any, lay: Layout,
     changed_at = cp.full(n, -1, dtype=cp.int32)  # clock value when rules outside sweeps grew
     block_words, bitmap_words = _block_layout(W)
     swept_at = cp.full(2 * n, -1, dtype=cp.int32)  # per sweep parity: stamp of the last gain
-    gained_blocks = cp.zeros(2 * n * bitmap_words, dtype=cp.uint64)
+    # Per sweep % 3: the blocks each node gained in its last sweep (see propagate).
+    gained_blocks = cp.zeros(3 * n * bitmap_words, dtype=cp.uint64)
     occupied = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per row: blocks holding a bit
     dblocks = cp.zeros(n * bitmap_words, dtype=cp.uint64)  # per pointer row: blocks of D
     # Per row: blocks that rules outside the sweeps grew since the last propagation.
     ext_blocks = cp.zeros(n * bitmap_words, dtype=cp.uint64)
     queued_at = cp.full(n, -1, dtype=cp.int32)  # stamp of the sweep that last queued a node
-    todo = cp.empty(3 * n, dtype=i64)  # three rotating lists of the nodes to pull
+    hub_chunk, hub_min = int(HUB_CHUNK), max(int(HUB_MIN), int(HUB_CHUNK))
+    todo = {"lists": cp.empty(3 * n, dtype=i64), "cap": n}  # three rotating lists to pull
     todo_tail = cp.zeros(3, dtype=cp.uint64)
     clock = cp.ones(1, dtype=cp.int32)
     take_clock = cp.zeros(2, dtype=cp.int32)  # clock at the last two takes (round parity)
@@ -228,21 +236,47 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         start.record()
         return (phase, stats["rounds"]), start, stop
 
+    def hub_items(in_ptr: Any) -> tuple[Any, Any, int]:
+        """(sweep 0's items: every node, then every hub's further chunks; the hubs; the
+        capacity of a sweep's list). The hubs are few, so their chunks are listed on the
+        host (one sync per propagation)."""
+        if not hub_chunk:
+            return all_nodes, None, n
+        deg = in_ptr[1:] - in_ptr[:-1]
+        hubs = cp.flatnonzero(deg > hub_min)
+        if not hubs.size:
+            return all_nodes, None, n
+        h = backend.to_host(hubs).astype(np.int64)
+        extra = -(-backend.to_host(deg[hubs]).astype(np.int64) // hub_chunk) - 1
+        first = np.repeat(np.cumsum(extra) - extra, extra)
+        chunk = np.arange(int(extra.sum()), dtype=np.int64) - first + 1
+        more = np.repeat(h, extra) + chunk * n
+        gained_blocks[:n * bitmap_words].fill(0)  # sweep 0's buffer: hubs OR into it
+        return (cp.concatenate([all_nodes, cp.asarray(more, dtype=i64)]),
+                cp.asarray(h, dtype=i64), n + int(keys.size) // hub_chunk)
+
     def propagate() -> None:
         if keys.size == 0:
             return
         in_ptr = cp.searchsorted(keys, node_ids)
         out_ptr = cp.searchsorted(out_keys, node_ids)
+        active, hubs, list_cap = hub_items(in_ptr)
+        if list_cap > todo["cap"]:
+            todo["cap"] = int(list_cap * 1.25)
+            todo["lists"] = cp.empty(3 * todo["cap"], dtype=i64)
         ph = timed("propagate")
         todo_tail.fill(0)
         # Sweep 0 visits every node; one without in-edges costs a warp two reads.
         dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words),
-                      all_nodes, np.int64(n), np.int64(n), in_ptr, in_src, in_new, out_ptr,
-                      out_dst, ext_blocks, changed_at, swept_at, gained_blocks, occupied,
-                      queued_at,
-                      todo, todo_tail, clock, np.int32(max_sweeps), error,
+                      active, np.int64(active.size), np.int64(n), in_ptr, in_src, in_new,
+                      out_ptr, out_dst, ext_blocks, changed_at, swept_at, gained_blocks,
+                      occupied, queued_at,
+                      todo["lists"], todo_tail, clock, np.int32(max_sweeps), error,
                       NULL if sweep_log is None else sweep_log,
-                      np.int64(0 if sweep_log is None else (sweep_log.size - 1) // 2))
+                      np.int64(0 if sweep_log is None else (sweep_log.size - 1) // 2),
+                      np.int64(todo["cap"]), np.int64(hub_min), np.int64(hub_chunk),
+                      NULL if hubs is None else hubs,
+                      np.int64(0 if hubs is None else hubs.size))
         ph[2].record()
         events.append(ph)
 

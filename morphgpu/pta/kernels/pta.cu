@@ -61,8 +61,10 @@ __device__ __forceinline__ void mark_occupied(u64* occupied, i64 row, i64 word, 
 // are loaded PULL_BATCH at a time before any is used, so a node with many changed
 // in-neighbours waits for one memory round trip per batch, not per neighbour, and reads
 // and writes its own word once per block. Only the warp that owns vrow writes it.
+// shared_row (warp-uniform): several warps pull into vrow in this sweep (the chunks of a
+// hub's in-edges), so the word is ORed atomically and only what this OR added counts.
 __device__ bool pull_block(const u64* P, u64* vrow, i64 words, i64 w_begin, i64 w_end,
-                           unsigned from, i64 u) {
+                           unsigned from, i64 u, bool shared_row) {
     bool grew = false;
     for (i64 w0 = w_begin; w0 < w_end; w0 += WARP) {
         const i64 w = w0 + mg::lane_id();
@@ -90,8 +92,12 @@ __device__ bool pull_block(const u64* P, u64* vrow, i64 words, i64 w_begin, i64 
         if (acc) {
             const u64 old = mg::load_volatile(vrow + w);
             if (acc & ~old) {
-                *(volatile u64*)(vrow + w) = old | acc;
-                grew = true;
+                if (shared_row) {
+                    grew |= (acc & ~atomicOr(vrow + w, acc)) != 0ull;
+                } else {
+                    *(volatile u64*)(vrow + w) = old | acc;
+                    grew = true;
+                }
             }
         }
     }
@@ -389,45 +395,64 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, cons
     }
 }
 
+// In-edge chunks of a hub: a node with more than hub_min in-edges (hub_chunk > 0) is pulled
+// by ceil(in-degree / hub_chunk) work items, item v + c * n_nodes pulling in-edges
+// [c * hub_chunk, (c + 1) * hub_chunk) of v, each by its own warp. One warp scanning a
+// merged leader's hundreds of in-edges (and pulling every block its changed neighbours
+// offer, one memory round trip after another) otherwise sets the length of every sweep that
+// queues it. hub_min >= hub_chunk, so a node of one chunk is never a hub.
+__device__ __forceinline__ i64 chunks_of(const i64* in_ptr, i64 v, i64 hub_min, i64 hub_chunk) {
+    if (hub_chunk <= 0) return 1;
+    const i64 deg = in_ptr[v + 1] - in_ptr[v];
+    return deg > hub_min ? (deg + hub_chunk - 1) / hub_chunk : 1;
+}
+
 // Pull sweeps to the fixed point of the copy edges, with difference propagation over
 // blocks of `block_words` words (a multiple of the warp width: one coalesced warp step per
 // 32 words) and a worklist of the nodes to pull. in_ptr/in_src: incoming CSR (sorted by
 // destination), in_new flags the edges added this round; out_ptr/out_dst: the same edges
 // by source.
 //
-// Sweep 0 pulls every node in `active`: along a new edge the in-neighbour's whole row
+// Sweep 0 pulls every item of `active` (every node, and the further chunks of hubs):
+// along a new edge the in-neighbour's whole row
 // (every block its `occupied` bitmap names: each kernel that sets a bit marks its block
 // there), along an old edge the blocks of ext_blocks (those that gep, merge or address-of
 // rules grew since the last propagation, which stamped changed_at == the clock at launch;
 // the host zeroes ext_blocks after each propagation). A block an owner fills during sweep
-// 0 after the reader read its bitmap is in the owner's gained blocks, read in sweep 1. Every later sweep
-// pulls only the nodes queued by the previous one and reads only the blocks an
-// in-neighbour gained in the previous sweep: node u that gains in sweep s writes the bitmap of its gained blocks to gained_blocks[s & 1][u], stamps
-// swept_at[s & 1][u] and queues its out-neighbours (once each per sweep: queued_at) for
-// sweep s + 1. A puller in sweep s + 1 reads the other parity, which nobody writes in that
-// sweep, so the bitmaps are exact. The words themselves are read from P (which its owner
+// 0 after the reader read its bitmap is in the owner's gained blocks, read in sweep 1.
+// Every later sweep pulls only the nodes queued by the previous one and reads only the
+// blocks an in-neighbour gained in the previous sweep: node u that gains in sweep s writes
+// the bitmap of its gained blocks to gained_blocks[s % 3][u], stamps swept_at[s & 1][u] and
+// queues its out-neighbours (once each per sweep: queued_at; a hub as all its chunks) for
+// sweep s + 1. A puller in sweep s + 1 reads bitmap buffer s % 3, which nobody writes in
+// that sweep, so the bitmaps are exact. Three buffers, not two, for the hubs: their chunks
+// OR their gains into a bitmap that must start empty, and buffer (s + 1) % 3 (read in
+// sweep s - 1, written in s + 1) is cleared for the hubs (`hubs`) during sweep s; the host
+// clears buffer 0 before the launch. The words themselves are read from P (which its owner
 // may be growing in the same sweep): sets only grow, so a stale word is a subset of the
 // final one and still covers the block's gain as of the end of the previous sweep;
 // anything the reader missed is in the owner's bitmap of this sweep, read next sweep.
 // Invariant at every barrier: P[v] holds P[u] minus u's last gained blocks for every edge
 // u -> v, so a sweep that queues nobody ends at the fixed point. Only the warp that owns v
-// writes row v and its bitmaps, so the rows need no atomics. A warp pulls the in-edges 32
-// at a time, block by block over the union of the blocks they offer, loading the 32
-// neighbours' words of a block in batches (pull_block), so a node with many changed
-// in-neighbours costs memory round trips per block and batch, not per neighbour.
+// (or, for a hub, one of its chunks' warps, with atomicOr) writes row v and its bitmaps; the
+// first chunk to gain (atomicExch of swept_at) queues the out-neighbours. A warp pulls
+// the in-edges 32 at a time, block by block over the union of the blocks they offer,
+// loading the 32 neighbours' words of a block in batches (pull_block), so a node with many
+// changed in-neighbours costs memory round trips per block and batch, not per neighbour.
 //
 // Queues: sweep s pulls list s % 3 and fills list (s + 1) % 3 through a shared-memory
 // BlockWorklist flushed once per block before the barrier; list (s + 2) % 3 was read in
 // sweep s - 1 and is next filled in sweep s + 1, so it is emptied during sweep s. Each list
-// holds at most n_nodes items (queued_at), so none overflows. The host zeroes todo_tail
-// before each launch.
+// holds at most list_cap = n_nodes + (in-edges / hub_chunk) items (queued_at), so none
+// overflows. The host zeroes todo_tail before each launch.
 extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
     u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active, i64 n_active,
     i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
     const i64* out_ptr, const i64* out_dst, const u64* ext_blocks, const int* changed_at,
     int* swept_at,
     u64* gained_blocks, u64* occupied, int* queued_at, i64* todo, u64* todo_tail, int* clock,
-    int max_sweeps, int* error, i64* sweep_log, i64 sweep_log_cap, unsigned* barrier_state) {
+    int max_sweeps, int* error, i64* sweep_log, i64 sweep_log_cap, i64 list_cap, i64 hub_min,
+    i64 hub_chunk, const i64* hubs, i64 n_hubs, unsigned* barrier_state) {
     __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
     mg::GridBarrier bar(barrier_state);
     queue.init();
@@ -437,7 +462,8 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
     for (;; ++sweep) {
         const int stamp = base + 1 + sweep;
         const i64 cur = sweep & 1, prev = cur ^ 1;
-        const i64* items = sweep == 0 ? active : todo + (sweep % 3) * n_nodes;
+        const i64 buf_w = sweep % 3, buf_r = (sweep + 2) % 3, buf_clear = (sweep + 1) % 3;
+        const i64* items = sweep == 0 ? active : todo + (sweep % 3) * list_cap;
         const i64 n_items = sweep == 0 ? n_active
                                        : (i64)mg::load_volatile(todo_tail + sweep % 3);
         // Optional profile: (global timer ns, items) at the start of each sweep, for the
@@ -452,14 +478,23 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
                 sweep_log[0] = at + 1;
             }
         }
-        i64* next = todo + ((sweep + 1) % 3) * n_nodes;
+        for (i64 i = mg::global_tid(); i < n_hubs * bitmap_words; i += mg::global_stride())
+            gained_blocks[(buf_clear * n_nodes + hubs[i / bitmap_words]) * bitmap_words +
+                          i % bitmap_words] = 0ull;
+        i64* next = todo + ((sweep + 1) % 3) * list_cap;
         u64* next_tail = todo_tail + (sweep + 1) % 3;
         if (mg::global_tid() == 0) todo_tail[(sweep + 2) % 3] = 0ull;
         for (i64 a = warp_global_id(); a < n_items; a += warp_count()) {
             // Volatile reads for everything other SMs wrote in earlier sweeps of this launch:
             // L1 is not coherent, and a node's owner warp changes from sweep to sweep.
-            const i64 v = mg::load_volatile(items + a);
-            const i64 e_begin = in_ptr[v], e_end = in_ptr[v + 1];
+            const i64 item = mg::load_volatile(items + a);
+            const i64 v = item % n_nodes, chunk = item / n_nodes;
+            i64 e_begin = in_ptr[v], e_end = in_ptr[v + 1];
+            const bool hub = hub_chunk > 0 && e_end - e_begin > hub_min;  // warp-uniform
+            if (hub) {
+                e_begin += chunk * hub_chunk;
+                e_end = min(e_end, e_begin + hub_chunk);
+            }
             u64* vrow = P + v * words;
             // Lane q holds bits q*64 .. q*64+63 of v's gained-block bitmap (the host keeps
             // bitmap_words <= 32).
@@ -491,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
                 for (int g = 0; g < SCAN_GROUPS; ++g) {
                     if (!__any_sync(0xffffffffu, whole[g] || partial[g])) continue;
                     const u64* bits = gained_blocks +
-                                      (prev * n_nodes + (partial[g] ? u[g] : 0)) * bitmap_words;
+                                      (buf_r * n_nodes + (partial[g] ? u[g] : 0)) * bitmap_words;
                     for (i64 q = 0; q < bitmap_words; ++q) {
                         // The blocks this lane's in-neighbour offers, and their union.
                         u64 mine = 0ull;
@@ -507,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
                             const i64 b = q * 64 + t;
                             const unsigned from = __ballot_sync(0xffffffffu, (mine >> t) & 1ull);
                             if (pull_block(P, vrow, words, b * block_words,
-                                           min(words, (b + 1) * block_words), from, u[g]) &&
+                                           min(words, (b + 1) * block_words), from, u[g], hub) &&
                                 lane == (unsigned)(b >> 6))
                                 gained |= 1ull << (b & 63);
                         }
@@ -515,20 +550,38 @@ extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
                 }
             }
             if (__any_sync(0xffffffffu, gained != 0ull)) {
-                if ((i64)lane < bitmap_words) {
-                    gained_blocks[(cur * n_nodes + v) * bitmap_words + lane] = gained;
-                    u64* occ = occupied + v * bitmap_words + lane;
-                    *(volatile u64*)occ = mg::load_volatile(occ) | gained;
+                u64* gb = gained_blocks + (buf_w * n_nodes + v) * bitmap_words;
+                bool first = true;  // this warp queues v's out-neighbours
+                if (hub) {
+                    if ((i64)lane < bitmap_words && gained) {
+                        atomicOr(gb + lane, gained);
+                        atomicOr(occupied + v * bitmap_words + lane, gained);
+                    }
+                    int was = 0;
+                    if (lane == 0) was = atomicExch(swept_at + cur * n_nodes + v, stamp);
+                    first = __shfl_sync(0xffffffffu, was, 0) != stamp;
+                } else {
+                    if ((i64)lane < bitmap_words) {
+                        gb[lane] = gained;
+                        u64* occ = occupied + v * bitmap_words + lane;
+                        *(volatile u64*)occ = mg::load_volatile(occ) | gained;
+                    }
+                    if (lane == 0) swept_at[cur * n_nodes + v] = stamp;
                 }
-                if (lane == 0) swept_at[cur * n_nodes + v] = stamp;
-                for (i64 e = out_ptr[v] + lane; e < out_ptr[v + 1]; e += WARP) {
-                    const i64 w = out_dst[e];
-                    if (atomicMax(queued_at + w, stamp) < stamp)
-                        queue.push_or_spill(w, next, next_tail, (u64)n_nodes);
+                if (first) {
+                    for (i64 e = out_ptr[v] + lane; e < out_ptr[v + 1]; e += WARP) {
+                        const i64 w = out_dst[e];
+                        if (atomicMax(queued_at + w, stamp) < stamp) {
+                            const i64 k = chunks_of(in_ptr, w, hub_min, hub_chunk);
+                            for (i64 c = 0; c < k; ++c)
+                                queue.push_or_spill(w + c * n_nodes, next, next_tail,
+                                                    (u64)list_cap);
+                        }
+                    }
                 }
             }
         }
-        queue.flush(next, next_tail, (u64)n_nodes);
+        queue.flush(next, next_tail, (u64)list_cap);
         mg::grid_sync(bar);
         if (mg::load_volatile(todo_tail + (sweep + 1) % 3) == 0ull) break;
         if (sweep + 1 >= max_sweeps) {
