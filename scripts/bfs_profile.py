@@ -48,13 +48,21 @@ ELL_AUTO = {"MG_BFS_ELL_K": -1}  # -1: the graph's ELL width (variant skipped wh
 # one-block levels, rows=0/2, grid-only, cap5632); "ell=0" is that CSR default now, and
 # "default again" runs gpu.py's path a second time, last, to show what the order of the rows
 # alone does to a ratio.
-PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | None] = {
+# The per-call overhead options (gpu.IDLE_WAIT, SMALL_GRID, FAST_CALL) as run_persistent
+# keyword rows (a dict): "before" is all three off, the path measured on 2026-11-23.
+BEFORE = {"idle_wait": False, "small_grid": 0, "fast": False}
+PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | dict[str, Any] | None] = {
     "default": None,
+    "before": BEFORE,
+    "idle only": {**BEFORE, "idle_wait": True},
+    "small-grid only": {**BEFORE, "small_grid": 16384},
+    "fast-call only": {**BEFORE, "fast": True},
+    "idle+small": {"idle_wait": True, "small_grid": 16384, "fast": False},
+    "small4096+idle+fast": {"idle_wait": True, "small_grid": 4096, "fast": True},
+    "idle sleep8192": ({**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_IDLE_SLEEP_NS": 8192},
+                       gpu.ENTER_LOCAL),
+    "block512": ({**ELL_AUTO, "MG_BFS_BLOCK": 512}, gpu.ENTER_LOCAL),
     "ell=0": ({}, gpu.ENTER_LOCAL),
-    "ell grid-only": ({**ELL_AUTO, "MG_BFS_ELL_LOCAL": 0}, gpu.ENTER_LOCAL),
-    "ell filter=1": ({**ELL_AUTO, "MG_BFS_ELL_FILTER": 1}, gpu.ENTER_LOCAL),
-    "ell enter1024": (ELL_AUTO, 1024),
-    "ell cap5632": ({**ELL_AUTO, **BIG_CAP}, 4096),
     "grid-only": (ELL_AUTO, 0),
     "default again": None,
 }
@@ -118,6 +126,7 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
     ws = gpu.workspace(g)
     defines = {**_index_defines(g), "MG_BFS_BLOCK": gpu.PERSISTENT_BLOCK,
                "MG_BFS_LOCAL_CAP": gpu.LOCAL_CAP, **extra}
+    block = int(defines["MG_BFS_BLOCK"])
     if defines.get("MG_BFS_ELL_K") == -1:
         if ws.ell_width == 0:
             raise ValueError(f"no ELL form (maximum degree {ws.max_degree})")
@@ -125,7 +134,7 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
     ell = ws.ell() if defines.get("MG_BFS_ELL_K") else gpu.NULL
     grid = barrier.persistent_kernel(gpu.PERSISTENT_FILE, "bfs_persistent",
                                      mode=gpu.BARRIER_MODE,  # type: ignore[arg-type]
-                                     block=gpu.PERSISTENT_BLOCK, defines=defines)
+                                     block=block, defines=defines)
     options = ((1 if gpu.LOCAL_BATCH else 0) | (2 if gpu.SPREAD_WIDE else 0)
                | (4 if gpu.LOCAL_HYSTERESIS else 0))
     vid = g.indices.dtype.type
@@ -195,6 +204,8 @@ def runners_for(g: CSRGraph, kind: str, *, small: bool = False) -> dict[str, Run
         for name, spec in PERSISTENT_VARIANTS.items():
             if spec is None:
                 out[name] = lambda s, p, ws=ws: gpu.run_persistent(ws, s, p)
+            elif isinstance(spec, dict):
+                out[name] = lambda s, p, ws=ws, spec=spec: gpu.run_persistent(ws, s, p, **spec)
             elif small and g.n_vertices < 8192 and "cap" in name and "ell" not in name:
                 continue  # the workspace's queues hold max(n, gpu.LOCAL_CAP) entries
             elif "MG_BFS_ELL_K" in spec[0] and ws.ell_width == 0:
@@ -300,6 +311,49 @@ def compare(label: str, g: CSRGraph, kind: str, n_roots: int, *, check_parents: 
         say(f"  {name:<22} mean {mean * 1e3:8.3f} ms  median {np.median(ts) * 1e3:8.3f} ms  "
             f"{mean * 1e6 / mean_levels:7.2f} us/level  {teps / 1e9:8.2f} GTEPS  "
             f"x{base_mean / mean:5.3f} vs default")
+
+
+_SPIN = r"""
+extern "C" __global__ void mg_spin(long long ns) {
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+"""
+
+
+def overhead(label: str, g: CSRGraph, names: tuple[str, ...] = ("before", "default"),
+             n_roots: int = 8) -> None:
+    """Where a call's time goes, per variant: the event time as the benchmarks take it
+    (idle GPU: host work before the launch counts), the event time with the GPU kept busy
+    by a 1 ms spin kernel queued first (the host work is hidden: launch gap plus kernel),
+    and the host's own time per call (perf_counter, launches queued behind a spin)."""
+    cp = backend.cupy_module()
+    spin = cp.RawKernel(_SPIN, "mg_spin")
+    host = g.to("cpu")
+    roots = pick_roots(host, n_roots, seed=3)
+    runners = runners_for(g, "persistent")
+    for name in names:
+        run = runners.get(name)
+        if run is None:
+            continue
+        run(roots[0], True)
+        idle, busy, cpu = [], [], []
+        for root in roots:
+            idle.append(timed(lambda run=run, root=root: run(root, True))[0])
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            spin((1,), (1,), (np.int64(1_000_000),))
+            t0 = time.perf_counter()
+            start.record()
+            run(root, True)
+            cpu.append(time.perf_counter() - t0)
+            stop.record()
+            stop.synchronize()
+            busy.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        say(f"  overhead {label} {name:<10}: idle-GPU events {np.mean(idle) * 1e6:7.1f} us, "
+            f"busy-GPU events {np.mean(busy) * 1e6:7.1f} us (difference "
+            f"{(np.mean(idle) - np.mean(busy)) * 1e6:5.1f}), host per call "
+            f"{np.median(cpu) * 1e6:5.1f} us")
 
 
 def _tag(extra: dict[str, Any]) -> str:
@@ -467,9 +521,13 @@ def main() -> int:
             g = build()
             compare(label, g, kind, n_roots, check_parents=g.n_edges <= 20_000_000)
             if kind == "persistent":
-                profile_persistent(label, g, min(n_roots, 3), {})
+                overhead(label, g)
                 if gpu.workspace(g).ell_width:
                     profile_persistent(label, g, min(n_roots, 3), ELL_AUTO)
+                    profile_persistent(label, g, min(n_roots, 3),
+                                       {**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1})
+                else:
+                    profile_persistent(label, g, min(n_roots, 3), {})
             else:
                 profile_direction(label, g, {})
                 profile_direction(label, g, FUSED_TD_OFF)

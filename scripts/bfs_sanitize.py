@@ -44,6 +44,11 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     # in-neighbours in the bottom-up scans.
     ("persistent", {"ell": True}),
     ("persistent", {"ell": True, "enter_local": 64}),
+    # The per-call options (gpu.IDLE_WAIT, SMALL_GRID, FAST_CALL, on by default): all off,
+    # a one-block grid, idle waits with early hand-overs.
+    ("persistent", {"idle_wait": False, "small_grid": 0, "fast": False}),
+    ("persistent", {"small_grid": 1 << 30}),
+    ("persistent", {"idle_wait": True, "enter_local": 64, "small_grid": 0}),
     ("beamer", {"sorted_rows": True}),
     ("bottom-up", {"sorted_rows": True}),
 ]

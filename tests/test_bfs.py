@@ -380,11 +380,20 @@ def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
 @pytest.mark.parametrize("options", [{"ell": True}, {"ell": True, "enter_local": 0},
                                      {"ell": True, "enter_local": 64},
                                      {"ell": True, "hysteresis": False, "spread": False},
-                                     {"ell": False}])
+                                     {"ell": False},
+                                     {"idle_wait": False, "small_grid": 0, "fast": False},
+                                     {"idle_wait": True, "small_grid": 0, "fast": False},
+                                     {"small_grid": 1 << 30},
+                                     {"small_grid": 1 << 30, "enter_local": 0},
+                                     {"small_grid": 2048, "enter_local": 64, "fast": True},
+                                     {"ell": False, "idle_wait": True, "fast": True},
+                                     {"mode": "xiao-feng", "idle_wait": True, "fast": True}])
 def test_gpu_persistent_ell(options):
     """The ELL rows: one-block levels on an edge queue (overflowing into grid levels and
     back), grid levels by expand_ell_claim alone (enter_local 0); `ell` is ignored on a
-    graph of larger degree (the layered graph)."""
+    graph of larger degree (the layered graph). The per-call options: idle blocks asleep
+    during one-block rounds, a grid of one block (small_grid 2^30: grid levels too) or a
+    few, the cached launch (and its fall-back in a non-cooperative mode)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     cases = bounded_degree_graphs()

@@ -94,6 +94,19 @@ ELL_MAX_DEGREE = 8
 # that outlasts the noise (same process, against sorted off: Kronecker 21 0.97x and 0.995x,
 # Kronecker 20 1.04x, rmat 2M/128M 1.006x), and it costs a second copy of the rows.
 SORTED_ROWS = False
+# Per-call overhead of the persistent kernel (road searches run in block 0 alone, so the
+# rest of the grid is start-up, init and waiting). IDLE_WAIT: the blocks other than 0 sleep
+# on a flag during one-block rounds instead of spinning in grid.sync() (persistent.cu,
+# MG_BFS_IDLE_WAIT). SMALL_GRID: cooperative launches use ceil(n / SMALL_GRID) blocks when
+# that is fewer than the resident grid (0: always the whole grid), so a road graph's
+# launch starts, initialises and parks a few dozen blocks, not 264 (its grid levels, if
+# any, still have >= SMALL_GRID / 1024 vertices per thread at most). FAST_CALL: the
+# launch's argument tuple is built once per workspace and option set; a call allocates the
+# results and fills in the source.
+# On for the H200 run that measures them against the path before (all three off).
+IDLE_WAIT = True
+SMALL_GRID = 16384
+FAST_CALL = True
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -109,14 +122,17 @@ def _level_module(vid: str, eid: str) -> Any:
     return _module(LEVEL_FILE, vid, eid)
 
 
-@functools.lru_cache(maxsize=8)
-def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0) -> barrier.PersistentGrid:
+@functools.lru_cache(maxsize=16)
+def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
+                     idle_wait: bool = False) -> barrier.PersistentGrid:
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": PERSISTENT_BLOCK,
         "MG_BFS_LOCAL_CAP": LOCAL_CAP,
         "MG_BFS_ELL_K": ell_width,
     }
+    if idle_wait:
+        defines["MG_BFS_IDLE_WAIT"] = 1
     return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode=mode,  # type: ignore[arg-type]
                                      block=PERSISTENT_BLOCK, defines=defines)
 
@@ -154,7 +170,7 @@ class Workspace:
         self.level_rows = 1024
         self.counts = cp.zeros((self.level_rows, 4), dtype=cp.uint64)
         self.tails = cp.zeros(3, dtype=cp.uint64)
-        self.ctrl = cp.zeros(6, dtype=cp.int32)
+        self.ctrl = cp.zeros(8, dtype=cp.int32)  # 3 rotating slots of 2, the idle flag
         self.stats = cp.zeros(9, dtype=cp.uint64)
         degrees = g.degrees().astype(cp.int64)
         self.degrees = degrees
@@ -171,6 +187,7 @@ class Workspace:
         self._buffers: dict[str, Any] = {}
         self._ell: Any = None
         self._sorted_reverse: CSRGraph | None = None
+        self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
     @property
@@ -314,38 +331,87 @@ def _ptr(a: Any) -> Any:
     return NULL if a is None else a
 
 
-def _launch(grid: barrier.PersistentGrid, *args: Any) -> None:
+def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, small_grid: int) -> int:
+    """Blocks of a persistent launch: the resident grid, or ceil(n / small_grid) of them
+    where that is fewer (cooperative mode only: the other barriers' state is laid out for
+    the whole grid)."""
+    if small_grid <= 0 or grid.mode != "cooperative":
+        return grid.grid
+    return max(1, min(grid.grid, -(-max(n_vertices, 1) // small_grid)))
+
+
+def _launch(grid: barrier.PersistentGrid, *args: Any, blocks: int | None = None) -> None:
     """grid.launch, less the zeroing of the barrier state where grid.sync() does not read it
-    (cooperative mode): one launch fewer per search."""
+    (cooperative mode): one launch fewer per search. ``blocks``: fewer blocks than the
+    resident grid (cooperative mode only)."""
     if grid.mode == "cooperative":
-        grid.kernel((grid.grid,), (grid.block,), (*args, grid.state),
+        grid.kernel((blocks or grid.grid,), (grid.block,), (*args, grid.state),
                     shared_mem=grid.shared_mem)
     else:
+        if blocks not in (None, grid.grid):
+            raise ValueError("a smaller grid needs the cooperative barrier")
         grid.launch(*args)
 
 
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    enter_local: int = ENTER_LOCAL, mode: str = BARRIER_MODE,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
-                   hysteresis: bool = LOCAL_HYSTERESIS, ell: bool = ELL) -> tuple[Any, Any]:
+                   hysteresis: bool = LOCAL_HYSTERESIS, ell: bool = ELL,
+                   idle_wait: bool | None = None, small_grid: int | None = None,
+                   fast: bool | None = None) -> tuple[Any, Any]:
     """One launch of persistent.cu. All three options False is the path measured before
     the follow-up: ``local_batch`` (one-block levels reserve queue slots per warp),
     ``spread`` (grid levels spread the frontier over every block), ``hysteresis`` (a
     frontier given back by block 0 lowers the size that enters it). ``ell``: where the
     maximum degree is at most ELL_MAX_DEGREE, levels read fixed-width rows (Workspace.ell;
-    ignored on other graphs)."""
+    ignored on other graphs). ``idle_wait``, ``small_grid``, ``fast``: the per-call
+    overhead options (IDLE_WAIT, SMALL_GRID, FAST_CALL; None takes the constant)."""
+    idle_wait = IDLE_WAIT if idle_wait is None else idle_wait
+    small_grid = SMALL_GRID if small_grid is None else small_grid
+    fast = FAST_CALL if fast is None else fast
     options = (1 if local_batch else 0) | (2 if spread else 0) | (4 if hysteresis else 0)
     g = ws.g
     cp = ws.cp
     width = ws.ell_width if ell else 0
-    grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width)
+    enter = max(0, min(enter_local, LOCAL_CAP))
+    if fast:
+        key = (mode, width, bool(idle_wait), int(small_grid), options, enter)
+        args = ws._launches.get(key)
+        if args is None:
+            grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width,
+                                    bool(idle_wait))
+            if grid.mode != "cooperative":  # the other barriers zero their state per launch
+                return run_persistent(ws, source, want_parents, enter_local=enter_local,
+                                      mode=mode, local_batch=local_batch, spread=spread,
+                                      hysteresis=hysteresis, ell=ell, idle_wait=idle_wait,
+                                      small_grid=0, fast=False)
+            blocks = grid_blocks(grid, g.n_vertices, small_grid)
+            # [kernel, grid, block, arguments (dist, parent and source filled per call)]
+            args = [grid.kernel, (blocks,), (grid.block,), grid.shared_mem,
+                    [g.indptr, g.indices, None, NULL, ws.queues[0], ws.queues[1], ws.tails,
+                     ws.ctrl, np.int64(g.n_vertices), None, np.int32(enter),
+                     np.int64(ws.max_degree), np.int32(options),
+                     ws.ell() if width else NULL, grid.state], g.indices.dtype.type]
+            ws._launches[key] = args
+        kernel, grid_dim, block_dim, shared_mem, arguments, vid_type = args
+        n = g.n_vertices
+        dist = cp.empty(n, dtype=cp.int32)
+        parent = cp.empty(n, dtype=g.indices.dtype) if want_parents else None
+        call = arguments.copy()  # the cached list keeps no result alive
+        call[2] = dist
+        call[3] = NULL if parent is None else parent
+        call[9] = vid_type(source)
+        kernel(grid_dim, block_dim, tuple(call), shared_mem=shared_mem)
+        return dist, parent
+    grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width,
+                            bool(idle_wait))
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
     _launch(grid, g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1],
-            ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source),
-            np.int32(max(0, min(enter_local, LOCAL_CAP))), np.int64(ws.max_degree),
-            np.int32(options), ws.ell() if width else NULL)
+            ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source), np.int32(enter),
+            np.int64(ws.max_degree), np.int32(options), ws.ell() if width else NULL,
+            blocks=grid_blocks(grid, g.n_vertices, small_grid))
     grid.check()
     return dist, parent
 

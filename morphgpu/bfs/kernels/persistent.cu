@@ -54,6 +54,21 @@
 #define MG_BFS_ELL_FILTER 0
 #endif
 #define MG_BFS_USE_ELL_LOCAL (MG_BFS_ELL_K > 0 && MG_BFS_ELL_LOCAL)
+// MG_BFS_IDLE_WAIT=1: during a one-block round the other blocks do not spin in the grid
+// barrier (cooperative grid.sync() polls one L2 word from every waiting block, all the
+// time block 0 works: a road search is one such round of ~1.5 ms); they sleep on a flag
+// that block 0 publishes when its stretch ends (ctrl[IDLE_FLAG], a release store after its
+// __syncthreads), polling with __nanosleep from 32 ns doubling up to MG_BFS_IDLE_SLEEP_NS.
+// A one-block round is always followed by a grid round (it ends on an empty frontier or
+// a give-up), whose grid barrier keeps the rotating-slot rule: block 0 rewrites a slot
+// only after a full barrier that follows everyone's read of it.
+#ifndef MG_BFS_IDLE_WAIT
+#define MG_BFS_IDLE_WAIT 0
+#endif
+#ifndef MG_BFS_IDLE_SLEEP_NS
+#define MG_BFS_IDLE_SLEEP_NS 2048
+#endif
+constexpr int IDLE_FLAG = 6;  // ctrl word of the one-block round's hand-back (ctrl has 8)
 
 using namespace mg;
 using namespace mg::traversal;
@@ -716,6 +731,9 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         queue0[0] = source;
         tails[0] = 0ull;
+#if MG_BFS_IDLE_WAIT
+        ctrl[IDLE_FLAG] = 0;  // rounds publish round + 1; the last launch's value goes
+#endif
     }
     grid_sync(bar);
     int level = 0;
@@ -798,7 +816,32 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
 #ifdef MG_BFS_PROFILE
         barrier_start = clock64();
 #endif
+#if MG_BFS_IDLE_WAIT
+        if (n_cur <= local_limit && !force_grid) {  // grid-uniform: this was block 0's round
+            unsigned* flag = reinterpret_cast<unsigned*>(ctrl + IDLE_FLAG);
+            if (blockIdx.x == 0) {
+                __syncthreads();  // block 0's labels, queue and slot writes, then the flag
+                if (threadIdx.x == 0) {
+                    __threadfence();
+                    flag_publish(flag, round + 1u);
+                }
+            } else {
+                if (threadIdx.x == 0) {
+                    unsigned ns = 32;
+                    while (flag_poll(flag) != round + 1u) {
+                        __nanosleep(ns);
+                        if (ns < MG_BFS_IDLE_SLEEP_NS) ns *= 2;
+                    }
+                    flag_acquired();
+                }
+                __syncthreads();
+            }
+        } else {
+            grid_sync(bar);
+        }
+#else
         grid_sync(bar);
+#endif
         n_cur = (i64)load_volatile(out_tail);
         const int level_before = level;
         level = load_volatile(slot);
