@@ -29,6 +29,15 @@ for n, k, ratio, seed in [(200, 3, 4.0, 1), (60, 5, 15.0, 2), (40, 10, 100.0, 3)
     good = sp.verify(f, engine.assignment())
     print("tail", n, k, ratio, solved, good, engine.local_search_flips_run, flush=True)
     ok &= solved == good
+# ls_rounds' solo block (block_tail): from the first round, and handing back to the grid.
+for block_tail in (1 << 30, 1):
+    f = sp.random_ksat(200, 3, ratio=4.0, seed=5)
+    engine = GPUEngine(factor.build(f, "gpu"), 5, 0.3)
+    engine.block_tail = block_tail
+    solved = engine.local_search(3000, freeze_fixed=False, init=True, max_flips=0)
+    good = sp.verify(f, engine.assignment())
+    print("solo", block_tail, solved, good, engine.local_search_launches, flush=True)
+    ok &= solved == good
 stuck = GPUEngine(factor.build(CNF.from_clauses([[1, 2], [-1, 3], [2, 3]], n_vars=3), "gpu"), 0)
 stuck.fixed[:] = stuck.cp.asarray([1, -1, -1], dtype=stuck.cp.int32)
 ok &= not stuck.local_search(0, freeze_fixed=True, init=True, max_flips=100)

@@ -59,7 +59,7 @@ def sweeps(k: int, ratio: float, n: int) -> None:
     row = {"k": k, "ratio": ratio, "n": n, "edges": int(fg.var_edges.size),
            "old_sweep_ms": round(before, 4), "default_lanes": e.lanes}
     default = e.lanes
-    for lanes in (1, 4, 8, 16, 32):
+    for lanes in (1, 2, 4, 8, 16, 32):
         e.lanes = lanes
         ms = event_ms(lambda: e._sweep(0))
         prod_ms = event_ms(lambda: e._products(e.no_delta, 0.0))

@@ -223,10 +223,11 @@ def test_tail_reports_a_clause_it_cannot_fix(device):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("block_tail", [1 << 30, 64])
+@pytest.mark.parametrize("block_tail", [1 << 30, 64, 1])
 def test_gpu_rounds_handed_to_one_block(block_tail):
     """ls_rounds' solo mode (block 0 alone once a round has at most block_tail proposals;
-    1 << 30: from the first round, 64: the tail) still solves and every claimed success
+    1 << 30: from the first round, 64: the tail, 1: handing back to the grid whenever a
+    round has more than 8 proposals) still solves and every claimed success
     verifies; frozen variables keep their values."""
     if not backend.gpu_available():
         pytest.skip("no GPU")

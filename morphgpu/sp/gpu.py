@@ -20,7 +20,7 @@ from . import rules
 from .factor import FactorGraph
 
 CHECK_EVERY = 8
-BLOCK_TAIL = 0
+BLOCK_TAIL = 96
 INIT_FROM_BIAS = False
 BLOCK = 256  # also LS_BLOCK in kernels/walk.cu (ls_rounds' block-wide reserve)
 
@@ -37,11 +37,15 @@ class GPUEngine:
         n, m, w = fg.n_vars, fg.n_clauses, fg.width
         edges = m * w
         slots = int(fg.var_edges.size)
-        needed = edges * (4 + 4 + 1 + fg.var_edges.itemsize) + slots * 4 \
+        # Slot codes 2 * edge + negated (kernels/survey.cu) need one bit past the edge ids.
+        code_dtype = np.int32 if 2 * edges + 1 < 2**31 else np.int64
+        needed = edges * (4 + 4 + 1) + slots * np.dtype(code_dtype).itemsize \
             + n * (8 * 2 + 4 * 6 + 2) + m * (4 + 1)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
-        survey = kernels.load_module("sp/kernels/survey.cu", defines=defines)
+        survey = kernels.load_module(
+            "sp/kernels/survey.cu",
+            defines={**defines, "SP_CODE_T": "int" if code_dtype == np.int32 else "long long"})
         simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
         # The local search is one persistent kernel over a grid barrier (kernels/walk.cu),
         # three barriers per round and ~1e5 rounds at 1M variables: cooperative grid.sync()
@@ -51,22 +55,19 @@ class GPUEngine:
                                                defines=defines)
         walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
         self._k = {name: mod.get_function(name) for mod, names in (
-            (survey, ("sp_var_products", "sp_var_major", "sp_clause_update", "sp_biases")),
+            (survey, ("sp_var_products", "sp_slot_codes", "sp_clause_update", "sp_biases")),
             (simplify, ("unit_wave", "fix_chosen")),
             (walk, ("ls_state", "ls_tail"))) for name in names}
         self._occ: tuple[Any, Any] | None = None
         rng = cp.random.default_rng(self.seed % 2**63)
-        self._eta = rng.random(edges, dtype=cp.float32)
-        # Surveys in variable order as signed factors 1 - eta (kernels/survey.cu), and each
-        # edge's slot there (padding edges keep 0 and are never written through).
-        self.eta_v = cp.empty(slots, dtype=cp.float32)
-        self.pos = cp.zeros(edges, dtype=fg.var_edges.dtype)
-        self.pos[fg.var_edges] = cp.arange(slots, dtype=fg.var_edges.dtype)
-        self._eta_v_stale = True
-        # Threads per variable in the product kernel: about half the mean degree (K=3
-        # ratio 4.2: 8; K >= 4: 32), so each lane takes a couple of edges.
+        self.eta = rng.random(edges, dtype=cp.float32)
+        # Per slot of variable order, the code the product kernel reads (sp_slot_codes).
+        self.codes = cp.empty(slots, dtype=code_dtype)
+        self._codes_stale = True
+        # Threads per variable in the product kernel (a power of two near an eighth of the
+        # mean degree: K=3 ratio 4.2: 2, K=4: 8, K=5: 16, K=6: 32).
         mean_degree = slots / max(n, 1)
-        self.lanes = min(32, 1 << max(0, int(np.ceil(np.log2(max(mean_degree / 2, 1.0))))))
+        self.lanes = min(32, 1 << max(0, int(round(np.log2(max(mean_degree / 8, 1.0))))))
         self.fixed = cp.zeros(n, dtype=cp.int32)
         self.satisfied = cp.zeros(m, dtype=cp.uint8)
         self.values = cp.zeros(n, dtype=cp.uint8)
@@ -87,27 +88,16 @@ class GPUEngine:
         sms = backend.gpu_properties()["multiprocessors"]
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
 
-    @property
-    def eta(self) -> Any:
-        """Surveys in clause order (edge a * width + j). Assigning it rebuilds eta_v before
-        the next sweep; write it only by assignment, not in place."""
-        return self._eta
-
-    @eta.setter
-    def eta(self, value: Any) -> None:
-        self._eta = self.cp.ascontiguousarray(value, dtype=self.cp.float32)
-        self._eta_v_stale = True
-
-    def _sync_var_major(self) -> None:
-        """eta_v from eta and the satisfied marks (after unit propagation or an eta write)."""
-        if not self._eta_v_stale:
+    def _sync_codes(self) -> None:
+        """Slot codes from the satisfied marks (after unit propagation)."""
+        if not self._codes_stale:
             return
         fg = self.fg
-        grid, block = self._grid(self.eta_v.size)
-        self._k["sp_var_major"](
-            grid, block, (np.int64(self.eta_v.size), fg.var_edges, np.int32(max(fg.width, 1)),
-                          self._eta, fg.lit_neg, self.satisfied, self.eta_v))
-        self._eta_v_stale = False
+        grid, block = self._grid(self.codes.size)
+        self._k["sp_slot_codes"](
+            grid, block, (np.int64(self.codes.size), fg.var_edges, np.int32(max(fg.width, 1)),
+                          fg.lit_neg, self.satisfied, self.codes))
+        self._codes_stale = False
 
     def _grid(self, n_items: int) -> tuple[tuple[int], tuple[int]]:
         return kernels.launch_config(max(1, n_items), BLOCK, self._cap)
@@ -123,8 +113,8 @@ class GPUEngine:
                                  fg.lit_neg, self.fixed, self.satisfied, self.flags,
                                  self.flags[1:]))
             changed, contradiction = (int(x) for x in self.flags.get())
-            # New satisfied marks: their clauses' slots in eta_v must become factor 1.
-            self._eta_v_stale = True
+            # New satisfied marks: their clauses' slot codes must become -1.
+            self._codes_stale = True
             if contradiction:
                 return False
             if not changed:
@@ -136,12 +126,12 @@ class GPUEngine:
     # ----------------------------------------------------------------- surveys
     def _products(self, prev_delta: Any = None, epsilon: float = 0.0) -> None:
         fg = self.fg
-        self._sync_var_major()
+        self._sync_codes()
         grid, block = self._grid(fg.n_vars * self.lanes)
         self._k["sp_var_products"](
             grid, block,
-            (np.int64(fg.n_vars), fg.var_offsets, self.eta_v, np.int32(self.lanes), self.fixed,
-             self.prods, self.no_delta if prev_delta is None else prev_delta,
+            (np.int64(fg.n_vars), fg.var_offsets, self.codes, np.int32(self.lanes), self.eta,
+             self.fixed, self.prods, self.no_delta if prev_delta is None else prev_delta,
              np.float32(epsilon)))
 
     def _sweep(self, slot: int, epsilon: float = 0.0) -> None:
@@ -153,9 +143,8 @@ class GPUEngine:
         grid, block = self._grid(fg.n_clauses)
         self._k["sp_clause_update"](
             grid, block,
-            (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self._eta,
-             self.eta_v, self.pos, self.fixed, self.satisfied, self.prods,
-             np.float32(self.damping),
+            (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
+             self.fixed, self.satisfied, self.prods, np.float32(self.damping),
              self.deltas[slot:], prev, np.float32(epsilon)))
 
     def run_surveys(self, epsilon: float, max_iterations: int,
@@ -264,17 +253,26 @@ class GPUEngine:
         prop_mark = cp.empty(m, dtype=cp.uint64)
         marks = cp.zeros(m, dtype=cp.uint64)
         flips = cp.zeros(1, dtype=cp.uint64)
-        outcome = cp.zeros(3, dtype=cp.int32)
+        outcome = cp.zeros(4, dtype=cp.int32)
         table = cp.asarray(rules.break_weights(w))
         self.rounds_seed += 1
-        self._walk.launch(
-            np.int64(m), np.int32(w), fg.lit_var, fg.var_offsets, var_clauses, var_positive,
-            self.values, true_count, true_xor, breaks, frozen, table,
-            np.uint64(self.rounds_seed % 2**64), np.uint64(0),
-            np.int32(min(int(max_rounds), 2**31 - 2)), lists, list_count, prop_var, prop_mark,
-            marks, flips, outcome, np.int32(self.block_tail))
-        stuck, rounds, solved = (int(x) for x in outcome.get())
-        self._walk.check()
+        r0 = 0
+        self.local_search_launches = 0
+        while True:
+            self._walk.launch(
+                np.int64(m), np.int32(w), fg.lit_var, fg.var_offsets, var_clauses, var_positive,
+                self.values, true_count, true_xor, breaks, frozen, table,
+                np.uint64(self.rounds_seed % 2**64), np.uint64(0), np.int32(r0),
+                np.int32(min(int(max_rounds), 2**31 - 2)), lists, list_count, prop_var,
+                prop_mark, marks, flips, outcome, np.int32(self.block_tail))
+            self.local_search_launches += 1
+            stuck, rounds, solved, resume = (int(x) for x in outcome.get())
+            self._walk.check()
+            if not resume:
+                break
+            # The solo block met a round too large for it: the whole grid takes it up.
+            outcome[3] = 0
+            r0 = rounds
         self.local_search_rounds_run = rounds
         self.local_search_flips_run = int(flips.get()[0])
         if solved or stuck or max_flips <= 0:

@@ -1,27 +1,31 @@
 // Survey propagation sweeps on the factor graph (morphgpu/sp/factor.py has the layout).
 //
 // One sweep is two kernels launched back to back:
-//   sp_var_products   per free variable, over its edges: the product of the non-zero
-//                     factors (1 - eta) and the count of zero factors, by sign (the
-//                     paper's edge caching: "all but one" becomes a division);
+//   sp_var_products   per free variable, over its live clauses: the product of the
+//                     non-zero factors (1 - eta) and the count of zero factors, by sign
+//                     (the paper's edge caching: "all but one" becomes a division);
 //   sp_clause_update  per live clause: the new survey on each of its live edges, and the
 //                     sweep's max |delta eta| (atomicMax on the float's bits, which order
 //                     like the floats themselves because they are non-negative).
 // A clause reads only its own edges' surveys and the cached products, so it can write
 // its surveys in place. sp_biases turns the same products into W+ - W- and max(W+, W-).
 //
-// The surveys live twice: eta in clause order (the clause update reads and writes it
-// coalesced) and eta_v in variable order, as the factor 1 - eta with the literal's sign in
-// the float's sign bit. The clause update scatters each new survey into eta_v (pos maps an
-// edge to its slot there), so the product kernel streams one contiguous float array
-// instead of gathering eta, lit_neg and the clause's satisfied mark per edge (three random
-// sectors per edge, and a long serial loop per thread at K >= 4, where degrees are 40-260).
-// A satisfied clause's slots hold the factor 1 (sp_var_major writes them when the engine
-// rebuilds eta_v after unit propagation), which is what skipping the clause would give.
+// The product kernel walks a variable's edges through slot codes (sp_slot_codes, rebuilt
+// after each unit propagation): 2 * edge + negated, or -1 where the edge's clause is
+// satisfied, so each edge costs one contiguous code and one gather of eta, not gathers of
+// eta, lit_neg and the clause's mark; a group of lanes shares a variable so a thread no
+// longer walks a degree of 40-260 (K = 4..6) alone. (Keeping the surveys in variable
+// order too, scattered by the clause update, made the K=3 sweep 1.3x slower on an H200:
+// 12.6M random 4-byte stores cost more than the gathers they saved.)
 //
 // Products are accumulated in double: a variable of degree ~40 multiplies factors near
 // zero, and float32 loses the "all but one" division there. Surveys stay float32.
 #include <morphgpu/common.cuh>
+
+#ifndef SP_CODE_T
+#define SP_CODE_T long long
+#endif
+typedef SP_CODE_T code_t;
 
 using mg::i64;
 using mg::eid_t;
@@ -39,13 +43,13 @@ __device__ __forceinline__ bool converged_before(const unsigned* prev_delta, flo
 }
 
 // `lanes` threads (a power of two, at most 32) share a variable: lane `sub` takes its
-// edges sub, sub + lanes, ..., so a warp reads 32 / lanes contiguous runs, and the group
-// combines its partial products with shuffles. The loop is warp-uniform (every lane of a
-// warp runs the same trip count) so the full-mask shuffles are legal.
+// slots sub, sub + lanes, ..., and the group combines its partial products and zero
+// counts with shuffles. The loop is warp-uniform (every lane of a warp runs the same trip
+// count) so the full-mask shuffles are legal; launch with a multiple of 32 threads.
 extern "C" __global__ void sp_var_products(
-    i64 n_vars, const i64* __restrict__ var_offsets, const float* __restrict__ eta_v,
-    int lanes, const int* __restrict__ fixed, double2* prods, const unsigned* prev_delta,
-    float epsilon)
+    i64 n_vars, const i64* __restrict__ var_offsets, const code_t* __restrict__ codes,
+    int lanes, const float* __restrict__ eta, const int* __restrict__ fixed, double2* prods,
+    const unsigned* prev_delta, float epsilon)
 {
     if (converged_before(prev_delta, epsilon)) return;
     const i64 tid = mg::global_tid();
@@ -60,9 +64,10 @@ extern "C" __global__ void sp_var_products(
         if (live) {
             const i64 end = var_offsets[v + 1];
             for (i64 k = var_offsets[v] + sub; k < end; k += lanes) {
-                const float x = eta_v[k];
-                const int s = signbit(x) ? 1 : 0;
-                const double f = (double)fabsf(x);
+                const code_t code = codes[k];
+                if (code < 0) continue;
+                const int s = (int)(code & 1);
+                const double f = 1.0 - (double)eta[code >> 1];
                 if (f == 0.0) z[s] += 1; else p[s] *= f;
             }
         }
@@ -79,17 +84,16 @@ extern "C" __global__ void sp_var_products(
     }
 }
 
-// eta_v from eta: per slot k of variable order (edge var_edges[k]) the factor 1 - eta, or
-// 1 when the edge's clause is satisfied, signed by the literal.
-extern "C" __global__ void sp_var_major(
-    i64 n_slots, const eid_t* __restrict__ var_edges, int width, const float* __restrict__ eta,
+// Slot k of variable order (edge var_edges[k]): 2 * edge + negated, -1 if its clause is
+// satisfied.
+extern "C" __global__ void sp_slot_codes(
+    i64 n_slots, const eid_t* __restrict__ var_edges, int width,
     const signed char* __restrict__ lit_neg, const unsigned char* __restrict__ satisfied,
-    float* eta_v)
+    code_t* codes)
 {
     for (i64 k = mg::global_tid(); k < n_slots; k += mg::global_stride()) {
         const i64 e = (i64)var_edges[k];
-        const float f = satisfied[e / width] ? 1.0f : 1.0f - eta[e];
-        eta_v[k] = lit_neg[e] ? -f : f;
+        codes[k] = satisfied[e / width] ? (code_t)-1 : (code_t)(2 * e + (lit_neg[e] ? 1 : 0));
     }
 }
 
@@ -120,8 +124,7 @@ __device__ __forceinline__ double edge_ratio(
 
 extern "C" __global__ void sp_clause_update(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
-    const signed char* __restrict__ lit_neg, float* eta, float* __restrict__ eta_v,
-    const eid_t* __restrict__ pos, const int* __restrict__ fixed,
+    const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
     const unsigned char* __restrict__ satisfied, const double2* __restrict__ prods,
     float damping, unsigned* max_delta_bits, const unsigned* prev_delta, float epsilon)
 {
@@ -155,12 +158,7 @@ extern "C" __global__ void sp_clause_update(
             const float old = eta[base + i];
             const float undamped = (float)fmin(fresh, 1.0);
             worst = fmaxf(worst, fabsf(undamped - old));
-            const float now = (1.0f - damping) * undamped + damping * old;
-            eta[base + i] = now;
-            // The factor rounds to float only for surveys below 0.5 (above, 1 - now is exact),
-            // where a rounding of 6e-8 is far below what the products need.
-            const float f = 1.0f - now;
-            eta_v[pos[base + i]] = lit_neg[base + i] ? -f : f;
+            eta[base + i] = (1.0f - damping) * undamped + damping * old;
         }
     }
     for (int offset = 16; offset > 0; offset >>= 1)

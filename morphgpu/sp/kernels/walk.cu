@@ -176,8 +176,10 @@ __device__ __forceinline__ void round_sync(mg::GridBarrier& bar, bool solo) {
 // first (their slots index prop_var / prop_mark), then, in the flip phase, the clauses
 // it breaks, all counted in list_count[(r+1) % 3]; slot (r+2) % 3, last read in round
 // r-1, is cleared once every thread has passed round r's first barrier.
+// Rounds are numbered from r0 (a relaunch continues at the round it was handed back at).
 // outcome[0]: 1 when an unsatisfied clause had no movable variable (the search cannot
-// fix it); outcome[1]: rounds run; outcome[2]: 1 when every clause is satisfied.
+// fix it); outcome[1]: the round it stopped at (= rounds run since round 0); outcome[2]: 1
+// when every clause is satisfied; outcome[3]: 1 when a solo block handed back (relaunch).
 // flips_done (u64) receives the flips made. The host fills lists[0] with the clauses
 // false at the start and list_count[0] with their number (list_count[1, 2] = 0).
 extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
@@ -185,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_clauses,
     const unsigned char* __restrict__ var_positive, unsigned char* values, int* true_count,
     vid_t* true_xor, int* breaks, const unsigned char* __restrict__ frozen,
-    const double* __restrict__ weight_table, u64 seed, u64 first_round, int max_rounds,
+    const double* __restrict__ weight_table, u64 seed, u64 first_round, int r0, int max_rounds,
     eid_t* lists, u64* list_count, vid_t* prop_var, u64* prop_mark, u64* marks,
     u64* flips_done, int* outcome, int block_tail, unsigned* barrier_state)
 {
@@ -207,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     i64 warp = tid / 32;
     i64 n_warps = stride / 32;
     u64 my_flips = 0;
-    for (int r = 0;; ++r) {
+    for (int r = r0;; ++r) {
         const u64 round = first_round + (u64)r;
         const eid_t* cur = lists + (r % 2) * n_clauses;
         eid_t* next = lists + ((r + 1) % 2) * n_clauses;
@@ -244,6 +246,14 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         const bool stuck = mg::load_volatile(outcome) != 0;
         if (n_prop == 0 || stuck || r >= max_rounds) {
             if (leader) { outcome[1] = r; outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0; }
+            break;
+        }
+        if (solo && n_prop > 8 * (i64)block_tail) {
+            // Too many proposals for one block: hand back so the host relaunches the grid
+            // at round r. Clearing this round's count restores the state round r started
+            // from (the clause lists are untouched; the re-run proposals, same hashes, race
+            // the same marks again).
+            if (threadIdx.x == 0) { list_count[(r + 1) % 3] = 0; outcome[1] = r; outcome[3] = 1; }
             break;
         }
         if (!solo && n_prop <= (i64)block_tail) {
