@@ -103,7 +103,11 @@ SORTED_ROWS = False
 # any, still have >= SMALL_GRID / 1024 vertices per thread at most). FAST_CALL: the
 # launch's argument tuple is built once per workspace and option set; a call allocates the
 # results and fills in the source.
-# On for the H200 run that measures them against the path before (all three off).
+# H200, 2026-11-23 (scripts/bfs_profile.py, 24 roots, same process), all three against all
+# off: roads NY / BAY / COL 1.034x / 1.036x / 1.057x (3.13 / 2.85 / 2.54 us per level);
+# alone: idle 1.02-1.04x, fast call 1.015-1.03x, small grid 1.005-1.02x; grid2d 5000^2
+# neutral (1.000x). Host time per NY call 42.8 -> 22.6 us. SMALL_GRID 4096 read 1.002x
+# (noise), so 16384 keeps more blocks for grid levels.
 IDLE_WAIT = True
 SMALL_GRID = 16384
 FAST_CALL = True
