@@ -489,6 +489,7 @@ def test_random_sets_with_hub_chunks(cs, jacobi, pick, hub):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gpu, "HUB_CHUNK", hub[0])
         mp.setattr(gpu, "HUB_MIN", hub[1])
+        mp.setattr(gpu, "HUB_MIN_EDGES", 0)
         assert _gpu_rounds_sets(with_facts, jacobi) == want
 
 
@@ -500,6 +501,7 @@ def test_wide_rows_hub_chunks(cs, jacobi):
         mp.setattr(gpu, "_block_layout", lambda words: (1, -(-words // 64)))
         mp.setattr(gpu, "HUB_CHUNK", 1)
         mp.setattr(gpu, "HUB_MIN", 1)
+        mp.setattr(gpu, "HUB_MIN_EDGES", 0)
         got = _gpu_rounds_sets(cs, jacobi)
     assert got == naive_solve(cs)
 
@@ -510,6 +512,7 @@ def test_ex_hub_paths_match_reference(shared, hub, monkeypatch):
 
     monkeypatch.setattr(gpu, "HUB_CHUNK", hub[0])
     monkeypatch.setattr(gpu, "HUB_MIN", hub[1])
+    monkeypatch.setattr(gpu, "HUB_MIN_EDGES", 0)
     lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
     rows, row_of_var, stats = _solve(FAKE_CP, NumpyKernels(jacobi=True), lay, 1000)
     sol = Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats)

@@ -125,9 +125,15 @@ NULL = np.uint64(0)  # a null device pointer (merge_batch tests `if (flag)`)
 # Hubs: a node with more than HUB_MIN in-edges is pulled by one warp per HUB_CHUNK of them
 # (kernels/pta.cu chunks_of); HUB_CHUNK = 0 pulls every node with one warp (the path
 # before). On svn one warp pulling a merged leader's hundreds of in-edges set the length
-# of most later sweeps (a median of 121 us each over ~450 sweeps on the H200).
-HUB_CHUNK = 64
-HUB_MIN = 128
+# of most later sweeps. H200, one process (scripts/pta_compare.py, against c8d2d76):
+# HUB_CHUNK 32 / HUB_MIN 64 made svn 1.94x faster (0.177 -> 0.091 s; later sweeps' median
+# 115 -> 24 us), python 1.43x, gcc 1.17x, php 2.25x, mplayer 2.27x (64 / 128: 1.84x,
+# 1.34x, 1.17x, 2.18x, 2.21x). Listing the hubs costs a host sync per propagation
+# (~0.35 ms a round: ex 0.79x), so launches over fewer than HUB_MIN_EDGES edges skip it
+# (ex has 6.8 k edges, perl 54 k; this gate is not yet run on a GPU).
+HUB_CHUNK = 32
+HUB_MIN = 64
+HUB_MIN_EDGES = 20000
 
 
 def _solve(cp: Any, dev: Any, lay: Layout,
@@ -236,16 +242,17 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         start.record()
         return (phase, stats["rounds"]), start, stop
 
-    def hub_items(in_ptr: Any) -> tuple[Any, Any, int]:
+    def hub_items(in_ptr: Any) -> tuple[Any, Any, int, int]:
         """(sweep 0's items: every node, then every hub's further chunks; the hubs; the
-        capacity of a sweep's list). The hubs are few, so their chunks are listed on the
+        capacity of a sweep's list; the launch's hub chunk, 0 for none: the kernel then
+        takes no node for a hub). The hubs are few, so their chunks are listed on the
         host (one sync per propagation)."""
-        if not hub_chunk:
-            return all_nodes, None, n
+        if not hub_chunk or keys.size < HUB_MIN_EDGES:
+            return all_nodes, None, n, 0
         deg = in_ptr[1:] - in_ptr[:-1]
         hubs = cp.flatnonzero(deg > hub_min)
         if not hubs.size:
-            return all_nodes, None, n
+            return all_nodes, None, n, hub_chunk
         h = backend.to_host(hubs).astype(np.int64)
         extra = -(-backend.to_host(deg[hubs]).astype(np.int64) // hub_chunk) - 1
         first = np.repeat(np.cumsum(extra) - extra, extra)
@@ -253,14 +260,14 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         more = np.repeat(h, extra) + chunk * n
         gained_blocks[:n * bitmap_words].fill(0)  # sweep 0's buffer: hubs OR into it
         return (cp.concatenate([all_nodes, cp.asarray(more, dtype=i64)]),
-                cp.asarray(h, dtype=i64), n + int(keys.size) // hub_chunk)
+                cp.asarray(h, dtype=i64), n + int(keys.size) // hub_chunk, hub_chunk)
 
     def propagate() -> None:
         if keys.size == 0:
             return
         in_ptr = cp.searchsorted(keys, node_ids)
         out_ptr = cp.searchsorted(out_keys, node_ids)
-        active, hubs, list_cap = hub_items(in_ptr)
+        active, hubs, list_cap, launch_chunk = hub_items(in_ptr)
         if list_cap > todo["cap"]:
             todo["cap"] = int(list_cap * 1.25)
             todo["lists"] = cp.empty(3 * todo["cap"], dtype=i64)
@@ -274,7 +281,7 @@ def _solve(cp: Any, dev: Any, lay: Layout,
                       todo["lists"], todo_tail, clock, np.int32(max_sweeps), error,
                       NULL if sweep_log is None else sweep_log,
                       np.int64(0 if sweep_log is None else (sweep_log.size - 1) // 2),
-                      np.int64(todo["cap"]), np.int64(hub_min), np.int64(hub_chunk),
+                      np.int64(todo["cap"]), np.int64(hub_min), np.int64(launch_chunk),
                       NULL if hubs is None else hubs,
                       np.int64(0 if hubs is None else hubs.size))
         ph[2].record()
