@@ -94,6 +94,12 @@ class PersistentGrid:
         self.block = int(block)
         self.shared_mem = int(shared_mem)
         self.mode = mode
+        if self.shared_mem > 48 * 1024:
+            # More than 48 KB of dynamic shared memory is an opt-in per kernel. The kernel
+            # object may serve several grids: only ever raise its limit.
+            current = int(getattr(kernel, "max_dynamic_shared_size_bytes", 0) or 0)
+            if self.shared_mem > current:
+                kernel.max_dynamic_shared_size_bytes = self.shared_mem
         per_sm = blocks_per_multiprocessor(kernel, self.block, self.shared_mem)
         grid = per_sm * backend.gpu_properties()["multiprocessors"]
         if max_blocks is not None:

@@ -49,19 +49,15 @@ ELL_AUTO = {"MG_BFS_ELL_K": -1}  # -1: the graph's ELL width (variant skipped wh
 # "default again" runs gpu.py's path a second time, last, to show what the order of the rows
 # alone does to a ratio.
 # The per-call overhead options (gpu.IDLE_WAIT, SMALL_GRID, FAST_CALL) as run_persistent
-# keyword rows (a dict): "before" is all three off, the path measured on 2026-11-23.
-BEFORE = {"idle_wait": False, "small_grid": 0, "fast": False}
+# keyword rows (a dict): "before" is all three off (and the bitmap), the path measured on
+# 2026-11-23.
+BEFORE = {"idle_wait": False, "small_grid": 0, "fast": False, "bitmap": False}
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | dict[str, Any] | None] = {
     "default": None,
+    # Block 0's visited bitmap (gpu.LOCAL_BITMAP): off is the path measured on 2026-11-23.
+    "bitmap=off": {"bitmap": False},
+    "bitmap speculative": {"bitmap": "speculative"},
     "before": BEFORE,
-    "idle only": {**BEFORE, "idle_wait": True},
-    "small-grid only": {**BEFORE, "small_grid": 16384},
-    "fast-call only": {**BEFORE, "fast": True},
-    "idle+small": {"idle_wait": True, "small_grid": 16384, "fast": False},
-    "small4096+idle+fast": {"idle_wait": True, "small_grid": 4096, "fast": True},
-    "idle sleep8192": ({**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_IDLE_SLEEP_NS": 8192},
-                       gpu.ENTER_LOCAL),
-    "block512": ({**ELL_AUTO, "MG_BFS_BLOCK": 512}, gpu.ENTER_LOCAL),
     "ell=0": ({}, gpu.ENTER_LOCAL),
     "grid-only": (ELL_AUTO, 0),
     "default again": None,
@@ -132,9 +128,11 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
             raise ValueError(f"no ELL form (maximum degree {ws.max_degree})")
         defines["MG_BFS_ELL_K"] = ws.ell_width
     ell = ws.ell() if defines.get("MG_BFS_ELL_K") else gpu.NULL
+    shared = (gpu.bitmap_bytes(g.n_vertices, int(defines.get("MG_BFS_ELL_K") or 0), True)
+              if defines.get("MG_BFS_LOCAL_BITMAP") else 0)
     grid = barrier.persistent_kernel(gpu.PERSISTENT_FILE, "bfs_persistent",
                                      mode=gpu.BARRIER_MODE,  # type: ignore[arg-type]
-                                     block=block, defines=defines)
+                                     block=block, defines=defines, shared_mem=shared)
     options = ((1 if gpu.LOCAL_BATCH else 0) | (2 if gpu.SPREAD_WIDE else 0)
                | (4 if gpu.LOCAL_HYSTERESIS else 0))
     vid = g.indices.dtype.type
@@ -322,7 +320,7 @@ extern "C" __global__ void mg_spin(long long ns) {
 """
 
 
-def overhead(label: str, g: CSRGraph, names: tuple[str, ...] = ("before", "default"),
+def overhead(label: str, g: CSRGraph, names: tuple[str, ...] = ("bitmap=off", "default"),
              n_roots: int = 8) -> None:
     """Where a call's time goes, per variant: the event time as the benchmarks take it
     (idle GPU: host work before the launch counts), the event time with the GPU kept busy
@@ -526,6 +524,9 @@ def main() -> int:
                     profile_persistent(label, g, min(n_roots, 3), ELL_AUTO)
                     profile_persistent(label, g, min(n_roots, 3),
                                        {**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1})
+                    profile_persistent(label, g, min(n_roots, 3),
+                                       {**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1,
+                                        "MG_BFS_LOCAL_BITMAP": 1})
                 else:
                     profile_persistent(label, g, min(n_roots, 3), {})
             else:

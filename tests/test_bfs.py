@@ -387,13 +387,19 @@ def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
                                      {"small_grid": 1 << 30, "enter_local": 0},
                                      {"small_grid": 2048, "enter_local": 64, "fast": True},
                                      {"ell": False, "idle_wait": True, "fast": True},
-                                     {"mode": "xiao-feng", "idle_wait": True, "fast": True}])
+                                     {"mode": "xiao-feng", "idle_wait": True, "fast": True},
+                                     {"bitmap": False},
+                                     {"bitmap": "speculative", "enter_local": 64},
+                                     {"bitmap": True, "enter_local": 64,
+                                      "small_grid": 1 << 30}])
 def test_gpu_persistent_ell(options):
     """The ELL rows: one-block levels on an edge queue (overflowing into grid levels and
     back), grid levels by expand_ell_claim alone (enter_local 0); `ell` is ignored on a
     graph of larger degree (the layered graph). The per-call options: idle blocks asleep
     during one-block rounds, a grid of one block (small_grid 2^30: grid levels too) or a
-    few, the cached launch (and its fall-back in a non-cooperative mode)."""
+    few, the cached launch (and its fall-back in a non-cooperative mode). Block 0's
+    visited bitmap (on by default): off, loading every row, and rebuilt from the labels
+    at every hand-over back to block 0 (enter_local 64)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     cases = bounded_degree_graphs()
@@ -591,3 +597,20 @@ def test_gpu_contract_culling(variant, cull):
     options = {"switch": 64} if variant == "hybrid" else {}  # both of its level kinds
     for g, source in ((multi, 1), (multi, 0), (grid, 0), (star_of_stars(600), 0)):
         _gpu_check(g, source, variant, cull=cull, **options)
+
+
+def test_bitmap_bytes():
+    """Block 0's visited bitmap: a bit per vertex in whole BITMAP_BYTES_STEP units, only
+    with ELL rows and up to BITMAP_MAX_VERTICES, within the 227 KB a Hopper block may have
+    beside the kernel's ~45 KB of static shared memory."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    step = gpu.BITMAP_BYTES_STEP
+    assert gpu.bitmap_bytes(1, 4, True) == step
+    assert gpu.bitmap_bytes(264346, 8, True) == -(-((264346 + 31) // 32 * 4) // step) * step
+    assert gpu.bitmap_bytes(264346, 8, True) * 8 >= 264346
+    assert gpu.bitmap_bytes(264346, 0, True) == 0  # no ELL rows
+    assert gpu.bitmap_bytes(264346, 8, False) == 0
+    top = gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES, 8, "speculative")
+    assert top * 8 >= gpu.BITMAP_MAX_VERTICES and top + 46 * 1024 <= 227 * 1024
+    assert gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES + 1, 8, True) == 0

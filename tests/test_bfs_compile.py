@@ -27,6 +27,10 @@ PERSISTENT = [
     {"MG_BFS_ELL_K": 4, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_PROFILE": None},
     {"MG_BFS_IDLE_WAIT": 1, "MG_BFS_IDLE_SLEEP_NS": 8192, **INT64},
     {"MG_BFS_ELL_K": 4, "MG_BFS_BLOCK": 512, "MG_BFS_IDLE_WAIT": 1, "MG_BARRIER_COOP": None},
+    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_IDLE_WAIT": 1, "MG_BARRIER_COOP": None},
+    {"MG_BFS_ELL_K": 4, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_BITMAP_SPECULATIVE": 1, **INT64},
+    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_ELL_FILTER": 1, "MG_BFS_PROFILE": None},
+    {"MG_BFS_LOCAL_BITMAP": 1},  # no ELL rows: the bitmap is compiled out
 ]
 DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None}]
 CASES = ([("bfs/kernels/persistent.cu", {"MG_BFS_BLOCK": 1024, **d}) for d in PERSISTENT]

@@ -111,6 +111,18 @@ SORTED_ROWS = False
 IDLE_WAIT = True
 SMALL_GRID = 16384
 FAST_CALL = True
+# persistent, ELL graphs of at most BITMAP_MAX_VERTICES: block 0's one-block levels claim
+# vertices in a visited bitmap in its shared memory (persistent.cu, MG_BFS_LOCAL_BITMAP)
+# instead of with global atomics, and load only the winners' rows. The bitmap is dynamic
+# shared memory of every block, rounded up to BITMAP_BYTES_STEP so graphs of similar size
+# share a grid; 160 KB (1.31 M vertices) leaves room for the static 45 KB within Hopper's
+# 227 KB per block. BITMAP_SPECULATIVE: still load every entry's row with the claim.
+# Not yet measured on a GPU (first run: scripts/bfs_profile.py rows "bitmap=off" and
+# "bitmap speculative" against the default).
+LOCAL_BITMAP = True
+BITMAP_SPECULATIVE = False
+BITMAP_MAX_VERTICES = 160 * 1024 * 8
+BITMAP_BYTES_STEP = 8 * 1024
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -126,9 +138,19 @@ def _level_module(vid: str, eid: str) -> Any:
     return _module(LEVEL_FILE, vid, eid)
 
 
+def bitmap_bytes(n_vertices: int, ell_width: int, bitmap: bool | str) -> int:
+    """Dynamic shared memory of a persistent launch with block 0's visited bitmap (0: no
+    bitmap: off, no ELL rows, or more than BITMAP_MAX_VERTICES vertices)."""
+    if not bitmap or ell_width <= 0 or n_vertices > BITMAP_MAX_VERTICES:
+        return 0
+    words = max(1, -(-n_vertices // 32))
+    return -(-4 * words // BITMAP_BYTES_STEP) * BITMAP_BYTES_STEP
+
+
 @functools.lru_cache(maxsize=16)
 def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
-                     idle_wait: bool = False) -> barrier.PersistentGrid:
+                     idle_wait: bool = False, bitmap_bytes: int = 0,
+                     speculative: bool = False) -> barrier.PersistentGrid:
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": PERSISTENT_BLOCK,
@@ -137,8 +159,13 @@ def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
     }
     if idle_wait:
         defines["MG_BFS_IDLE_WAIT"] = 1
+    if bitmap_bytes:
+        defines["MG_BFS_LOCAL_BITMAP"] = 1
+        if speculative:
+            defines["MG_BFS_BITMAP_SPECULATIVE"] = 1
     return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode=mode,  # type: ignore[arg-type]
-                                     block=PERSISTENT_BLOCK, defines=defines)
+                                     block=PERSISTENT_BLOCK, defines=defines,
+                                     shared_mem=bitmap_bytes)
 
 
 @functools.lru_cache(maxsize=8)
@@ -362,33 +389,40 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
                    hysteresis: bool = LOCAL_HYSTERESIS, ell: bool = ELL,
                    idle_wait: bool | None = None, small_grid: int | None = None,
-                   fast: bool | None = None) -> tuple[Any, Any]:
+                   fast: bool | None = None, bitmap: bool | str | None = None
+                   ) -> tuple[Any, Any]:
     """One launch of persistent.cu. All three options False is the path measured before
     the follow-up: ``local_batch`` (one-block levels reserve queue slots per warp),
     ``spread`` (grid levels spread the frontier over every block), ``hysteresis`` (a
     frontier given back by block 0 lowers the size that enters it). ``ell``: where the
     maximum degree is at most ELL_MAX_DEGREE, levels read fixed-width rows (Workspace.ell;
     ignored on other graphs). ``idle_wait``, ``small_grid``, ``fast``: the per-call
-    overhead options (IDLE_WAIT, SMALL_GRID, FAST_CALL; None takes the constant)."""
+    overhead options (IDLE_WAIT, SMALL_GRID, FAST_CALL; None takes the constant).
+    ``bitmap``: block 0's visited bitmap (LOCAL_BITMAP; "speculative" loads every entry's
+    row with the claim, as BITMAP_SPECULATIVE does)."""
     idle_wait = IDLE_WAIT if idle_wait is None else idle_wait
     small_grid = SMALL_GRID if small_grid is None else small_grid
     fast = FAST_CALL if fast is None else fast
+    if bitmap is None:
+        bitmap = "speculative" if LOCAL_BITMAP and BITMAP_SPECULATIVE else LOCAL_BITMAP
+    speculative = bitmap == "speculative"
     options = (1 if local_batch else 0) | (2 if spread else 0) | (4 if hysteresis else 0)
     g = ws.g
     cp = ws.cp
     width = ws.ell_width if ell else 0
+    bits = bitmap_bytes(g.n_vertices, width, bitmap)
     enter = max(0, min(enter_local, LOCAL_CAP))
     if fast:
-        key = (mode, width, bool(idle_wait), int(small_grid), options, enter)
+        key = (mode, width, bool(idle_wait), int(small_grid), options, enter, bits, speculative)
         args = ws._launches.get(key)
         if args is None:
             grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width,
-                                    bool(idle_wait))
+                                    bool(idle_wait), bits, speculative)
             if grid.mode != "cooperative":  # the other barriers zero their state per launch
                 return run_persistent(ws, source, want_parents, enter_local=enter_local,
                                       mode=mode, local_batch=local_batch, spread=spread,
                                       hysteresis=hysteresis, ell=ell, idle_wait=idle_wait,
-                                      small_grid=0, fast=False)
+                                      small_grid=0, fast=False, bitmap=bitmap)
             blocks = grid_blocks(grid, g.n_vertices, small_grid)
             # [kernel, grid, block, arguments (dist, parent and source filled per call)]
             args = [grid.kernel, (blocks,), (grid.block,), grid.shared_mem,
@@ -408,7 +442,7 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
         kernel(grid_dim, block_dim, tuple(call), shared_mem=shared_mem)
         return dist, parent
     grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width,
-                            bool(idle_wait))
+                            bool(idle_wait), bits, speculative)
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type

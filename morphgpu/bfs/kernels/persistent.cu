@@ -54,6 +54,23 @@
 #define MG_BFS_ELL_FILTER 0
 #endif
 #define MG_BFS_USE_ELL_LOCAL (MG_BFS_ELL_K > 0 && MG_BFS_ELL_LOCAL)
+// MG_BFS_LOCAL_BITMAP=1 (ELL one-block levels only): block 0 claims vertices in a visited
+// bitmap in its dynamic shared memory (one bit per vertex, the launch's shared_mem) instead
+// of with an atomicCAS on the global label, and loads the rows of its winners only. Every
+// access of a level costs issue slots of the one SM that runs it: on road NY a level of
+// ~950 queued edges spent 2.9 us in ~950 global CAS and ~1900 speculative row loads
+// (the H200 profile of 2026-11-23), where the winners are about a third of the entries.
+// The bitmap is rebuilt from the labels when a stretch of one-block levels begins after
+// grid levels, and cleared (only the frontier set) at level 0.
+// MG_BFS_BITMAP_SPECULATIVE=1 still loads every entry's row with the claim (the path
+// before, less the global CAS).
+#ifndef MG_BFS_LOCAL_BITMAP
+#define MG_BFS_LOCAL_BITMAP 0
+#endif
+#ifndef MG_BFS_BITMAP_SPECULATIVE
+#define MG_BFS_BITMAP_SPECULATIVE 0
+#endif
+#define MG_BFS_USE_BITMAP (MG_BFS_USE_ELL_LOCAL && MG_BFS_LOCAL_BITMAP)
 // MG_BFS_IDLE_WAIT=1: during a one-block round the other blocks do not spin in the grid
 // barrier (cooperative grid.sync() polls one L2 word from every waiting block, all the
 // time block 0 works: a road search is one such round of ~1.5 ms); they sleep on a flag
@@ -210,13 +227,65 @@ __device__ __forceinline__ void push_frontier(LocalEdges& q, int dst, vid_t* out
     if (won) out[start + __popc(ballot & ((1u << lane_id()) - 1u))] = u;
 }
 
+#if MG_BFS_USE_BITMAP
+// Test-and-set of v's bit: true for the one thread that set it.
+__device__ __forceinline__ bool claim_bit(unsigned* bits, vid_t v) {
+    const unsigned bit = 1u << ((unsigned)v & 31u);
+    return (atomicOr(bits + ((i64)v >> 5), bit) & bit) == 0u;
+}
+
+__device__ __forceinline__ bool visited_bit(const unsigned* bits, vid_t v) {
+    return (bits[(i64)v >> 5] >> ((unsigned)v & 31u)) & 1u;
+}
+
+// The bitmap of block 0's stretch: at level 0 only the frontier (the source) is labelled,
+// later the labels are read back (grid levels wrote them before the round's barrier; __ldcg
+// skips any line of them block 0's L1 might hold). A warp turns 32 labels into a word with
+// one ballot, BITMAP_UNROLL words in flight.
+constexpr int BITMAP_UNROLL = 4;
+__device__ void load_visited_bits(unsigned* bits, const int* dist, i64 n, const vid_t* in,
+                                  i64 n_in, int level) {
+    const i64 words = (n + 31) >> 5;
+    if (level == 0) {
+        for (i64 w = threadIdx.x; w < words; w += BLOCK) bits[w] = 0u;
+        __syncthreads();
+        for (i64 i = threadIdx.x; i < n_in; i += BLOCK) claim_bit(bits, in[i]);
+    } else {
+        const int lane = (int)lane_id();
+        const i64 warps = BLOCK / 32;
+        for (i64 w0 = (i64)(threadIdx.x / 32) * BITMAP_UNROLL; w0 < words;
+             w0 += warps * BITMAP_UNROLL) {  // warp-uniform
+            int label[BITMAP_UNROLL];
+#pragma unroll
+            for (int k = 0; k < BITMAP_UNROLL; ++k) {
+                const i64 v = (w0 + k) * 32 + lane;
+                label[k] = v < n ? __ldcg(dist + v) : -1;
+            }
+#pragma unroll
+            for (int k = 0; k < BITMAP_UNROLL; ++k) {
+                const unsigned word = __ballot_sync(0xffffffffu, label[k] != -1);
+                if (lane == 0 && w0 + k < words) bits[w0 + k] = word;
+            }
+        }
+    }
+    __syncthreads();
+}
+#endif
+
 // local_levels for ELL rows (same contract as local_levels_with_rows): runs levels from
 // the frontier in[0, n_in) at `level`; returns the level reached, leaves that level's
 // frontier in out[0, *out_tail) and sets *gave_up to its length when the grid must expand
 // it (its edges overflowed the queue), else 0. *out_tail = 0 when nothing is left.
 __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, int* dist,
                                 vid_t* parent, const vid_t* in, i64 n_in, vid_t* out,
-                                u64* out_tail, int level, int* gave_up) {
+                                u64* out_tail, int level, int* gave_up, unsigned* bits,
+                                i64 n) {
+#if MG_BFS_USE_BITMAP
+    load_visited_bits(bits, dist, n, in, n_in, level);
+#else
+    (void)bits;
+    (void)n;
+#endif
     if (threadIdx.x == 0) {
         q.count[0] = q.count[1] = q.count[2] = 0;
         q.out_count[0] = (int)n_in;
@@ -247,7 +316,11 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
             int label[ELL_K];
 #pragma unroll
             for (int k = 0; k < ELL_K; ++k)
+#if MG_BFS_USE_BITMAP
+                label[k] = row[j][k] >= 0 && visited_bit(bits, row[j][k]) ? 0 : -1;
+#else
                 label[k] = row[j][k] >= 0 ? __ldcg(dist + row[j][k]) : 0;
+#endif
 #pragma unroll
             for (int k = 0; k < ELL_K; ++k)
                 if (label[k] != -1) row[j][k] = (vid_t)-1;
@@ -292,25 +365,48 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
         const long long read_end = clock64();
 #endif
         const int dst = (t + 1) % 3;
-        int old[ITEMS];
+        bool won[ITEMS];
         vid_t row[ITEMS][ELL_K];
+#if MG_BFS_USE_BITMAP
+        // Nobody in the block reads the labels during the stretch (the bits stand in for
+        // them): plain stores, made visible to the grid by the round's hand-back.
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
-            old[j] = 0;
+#if MG_BFS_BITMAP_SPECULATIVE
+            if (u[j] >= 0) load_ell_row<ELL_K>(ell, u[j], row[j]);
+            else fill_ell_row<ELL_K>(row[j]);
+#endif
+            won[j] = u[j] >= 0 && claim_bit(bits, u[j]);
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if (won[j]) {
+                dist[u[j]] = level + 1;
+#if !MG_BFS_BITMAP_SPECULATIVE
+                load_ell_row<ELL_K>(ell, u[j], row[j]);
+#endif
+            } else {
+                fill_ell_row<ELL_K>(row[j]);
+            }
+        }
+#else
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            won[j] = false;
             if (u[j] >= 0) {
-                old[j] = atomicCAS(dist + u[j], -1, level + 1);
+                won[j] = atomicCAS(dist + u[j], -1, level + 1) == -1;
                 load_ell_row<ELL_K>(ell, u[j], row[j]);
             } else {
                 fill_ell_row<ELL_K>(row[j]);
             }
         }
+#endif
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             if (j * BLOCK < c) {  // block-uniform: whole warps
-                const bool won = u[j] >= 0 && old[j] == -1;
-                if (won && parent) parent[u[j]] = p[j];
-                push_frontier(q, dst, out, u[j], won);
-                push_edges(q, dst, row[j], u[j], won, p[j]);
+                if (won[j] && parent) parent[u[j]] = p[j];
+                push_frontier(q, dst, out, u[j], won[j]);
+                push_edges(q, dst, row[j], u[j], won[j], p[j]);
             }
         }
 #ifdef MG_BFS_PROFILE
@@ -723,6 +819,12 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
     __shared__ PersistentShared shm;
+#if MG_BFS_USE_BITMAP
+    extern __shared__ unsigned visited_bits[];  // ceil(n / 32) words: the launch's shared_mem
+#else
+    unsigned* visited_bits = nullptr;
+    (void)visited_bits;
+#endif
     GridBarrier bar(barrier_state);
     for (i64 v = global_tid(); v < n; v += global_stride()) {
         dist[v] = v == (i64)source ? 0 : -1;
@@ -770,7 +872,8 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
 #if MG_BFS_USE_ELL_LOCAL
                 (void)local_batch;
                 const int reached = local_levels_ell(shm.edges, ell, dist, parent, in, n_cur,
-                                                     out, out_tail, level, &gave_up);
+                                                     out, out_tail, level, &gave_up,
+                                                     visited_bits, n);
 #elif MG_BFS_LOCAL_ROWS
                 (void)local_batch;
                 const int reached = local_levels_with_rows(shm.rows, indptr, indices, dist,
