@@ -94,9 +94,10 @@ class PersistentGrid:
         self.block = int(block)
         self.shared_mem = int(shared_mem)
         self.mode = mode
-        if self.shared_mem > 48 * 1024:
-            # More than 48 KB of dynamic shared memory is an opt-in per kernel. The kernel
-            # object may serve several grids: only ever raise its limit.
+        if self.shared_mem > 0:
+            # Static plus dynamic shared memory above 48 KB is an opt-in per kernel (the
+            # limit on the dynamic part). The kernel object may serve several grids: only
+            # ever raise its limit.
             current = int(getattr(kernel, "max_dynamic_shared_size_bytes", 0) or 0)
             if self.shared_mem > current:
                 kernel.max_dynamic_shared_size_bytes = self.shared_mem

@@ -417,6 +417,24 @@ def test_gpu_persistent_ell(options):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("bitmap", [True, "speculative"])
+def test_gpu_persistent_bitmap_above_48k(bitmap):
+    """A grid whose bitmap (61 KB) and the kernel's static shared memory pass the 48 KB a
+    block gets without opting in: deep (1,398 levels), every level in block 0."""
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = generators.grid2d(700, 700, device="cpu")
+    assert gpu.bitmap_bytes(host.n_vertices, 4, True) > 48 * 1024
+    g = host.to("gpu")
+    for source in (0, 350 * 700 + 350):
+        dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
+                                  bitmap=bitmap)
+        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+        np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+
+
+@pytest.mark.gpu
 def test_gpu_ell_rows_and_sorted_reverse():
     """Workspace.ell holds each CSR row, padded with -1; Workspace.sorted_reverse holds
     the same in-neighbours per row, in non-increasing degree."""

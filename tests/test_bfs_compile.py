@@ -31,6 +31,8 @@ PERSISTENT = [
     {"MG_BFS_ELL_K": 4, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_BITMAP_SPECULATIVE": 1, **INT64},
     {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_ELL_FILTER": 1, "MG_BFS_PROFILE": None},
     {"MG_BFS_LOCAL_BITMAP": 1},  # no ELL rows: the bitmap is compiled out
+    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_ELL_PREFETCH": 1, **INT64},
+    {"MG_BFS_ELL_K": 4, "MG_BFS_ELL_PREFETCH": 1},
 ]
 DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None}]
 CASES = ([("bfs/kernels/persistent.cu", {"MG_BFS_BLOCK": 1024, **d}) for d in PERSISTENT]

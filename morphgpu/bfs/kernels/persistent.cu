@@ -71,6 +71,12 @@
 #define MG_BFS_BITMAP_SPECULATIVE 0
 #endif
 #define MG_BFS_USE_BITMAP (MG_BFS_USE_ELL_LOCAL && MG_BFS_LOCAL_BITMAP)
+// MG_BFS_ELL_PREFETCH=1: a one-block level that queues an edge (u, p) also prefetches u's
+// row into L1, so the next level's row loads (the one global round trip left in a level
+// with the bitmap) hit L1 rather than L2.
+#ifndef MG_BFS_ELL_PREFETCH
+#define MG_BFS_ELL_PREFETCH 0
+#endif
 // MG_BFS_IDLE_WAIT=1: during a one-block round the other blocks do not spin in the grid
 // barrier (cooperative grid.sync() polls one L2 word from every waiting block, all the
 // time block 0 works: a road search is one such round of ~1.5 ms); they sleep on a flag
@@ -190,7 +196,11 @@ struct LocalEdges {
 // Every lane of the warp calls this (block-uniform loops): the neighbours of a won vertex
 // `from` (but `skip`) go to the edge queue `dst` with one shared atomic per warp.
 __device__ __forceinline__ void push_edges(LocalEdges& q, int dst, const vid_t (&row)[ELL_K],
-                                           vid_t from, bool won, vid_t skip) {
+                                           vid_t from, bool won, vid_t skip,
+                                           const vid_t* __restrict__ ell) {
+#if !MG_BFS_ELL_PREFETCH
+    (void)ell;
+#endif
     int mine = 0;
     if (won) {
 #pragma unroll
@@ -209,6 +219,9 @@ __device__ __forceinline__ void push_edges(LocalEdges& q, int dst, const vid_t (
             if (slot < LOCAL_CAP) {
                 q.u[slot] = row[k];
                 q.p[slot] = from;
+#if MG_BFS_ELL_PREFETCH
+                asm volatile("prefetch.global.L1 [%0];" : : "l"(ell + (i64)row[k] * ELL_K));
+#endif
             }
             ++slot;
         }
@@ -330,7 +343,7 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
         for (int j = 0; j < ITEMS; ++j) {
             if ((i64)j * BLOCK < n_in) {
                 if (v[j] >= 0) out[threadIdx.x + j * BLOCK] = v[j];
-                push_edges(q, 0, row[j], v[j], v[j] >= 0, (vid_t)-1);
+                push_edges(q, 0, row[j], v[j], v[j] >= 0, (vid_t)-1, ell);
             }
         }
     }
@@ -406,7 +419,7 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
             if (j * BLOCK < c) {  // block-uniform: whole warps
                 if (won[j] && parent) parent[u[j]] = p[j];
                 push_frontier(q, dst, out, u[j], won[j]);
-                push_edges(q, dst, row[j], u[j], won[j], p[j]);
+                push_edges(q, dst, row[j], u[j], won[j], p[j], ell);
             }
         }
 #ifdef MG_BFS_PROFILE
