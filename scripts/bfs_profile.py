@@ -66,6 +66,14 @@ PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | dict[str, Any] | Non
     "prefetch, no bitmap": ({**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_ELL_PREFETCH": 1},
                             gpu.ENTER_LOCAL),
     "before": BEFORE,
+    # Fewer blocks than ceil(n / SMALL_GRID) for the grid levels of wide-but-shallow-
+    # frontier graphs (grid2d 5000² has frontiers of at most ~10^4 vertices; every grid
+    # level pays a grid.sync() whose cost grows with the blocks): 16, 32, 63, 125 blocks
+    # there.
+    "grid16": {"small_grid": 1_600_000},
+    "grid32": {"small_grid": 800_000},
+    "grid63": {"small_grid": 400_000},
+    "grid125": {"small_grid": 200_000},
     "ell=0": ({}, gpu.ENTER_LOCAL),
     "grid-only": (ELL_AUTO, 0),
     "default again": None,
