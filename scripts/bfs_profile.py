@@ -146,6 +146,8 @@ def persistent_runner(g: CSRGraph, extra: dict[str, Any], enter_local: int
     ell = ws.ell() if defines.get("MG_BFS_ELL_K") else gpu.NULL
     shared = (gpu.bitmap_bytes(g.n_vertices, int(defines.get("MG_BFS_ELL_K") or 0), True)
               if defines.get("MG_BFS_LOCAL_BITMAP") else 0)
+    if defines.get("MG_BFS_LOCAL_BITMAP") and not shared:  # block 0 would write past it
+        raise ValueError(f"no bitmap for {g.n_vertices} vertices (gpu.BITMAP_MAX_VERTICES)")
     grid = barrier.persistent_kernel(gpu.PERSISTENT_FILE, "bfs_persistent",
                                      mode=gpu.BARRIER_MODE,  # type: ignore[arg-type]
                                      block=block, defines=defines, shared_mem=shared)
@@ -540,9 +542,10 @@ def main() -> int:
                     profile_persistent(label, g, min(n_roots, 3), ELL_AUTO)
                     profile_persistent(label, g, min(n_roots, 3),
                                        {**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1})
-                    profile_persistent(label, g, min(n_roots, 3),
-                                       {**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1,
-                                        "MG_BFS_LOCAL_BITMAP": 1})
+                    if gpu.bitmap_bytes(g.n_vertices, gpu.workspace(g).ell_width, True):
+                        profile_persistent(label, g, min(n_roots, 3),
+                                           {**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1,
+                                            "MG_BFS_LOCAL_BITMAP": 1})
                 else:
                     profile_persistent(label, g, min(n_roots, 3), {})
             else:
