@@ -93,7 +93,9 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
         runs += [("persistent measured-before", "persistent",
                   {"local_batch": False, "spread": False, "hysteresis": False,
                    "mode": "xiao-feng", "ell": False}),
-                 ("persistent ell=off", "persistent", {"ell": False})]
+                 ("persistent ell=off", "persistent", {"ell": False}),
+                 ("persistent bitmap=off", "persistent", {"bitmap": False}),
+                 ("persistent adaptive=off", "persistent", {"adaptive": False})]
         if not args.quick:
             runs += [("persistent enter_local=0", "persistent", {"enter_local": 0}),
                      ("persistent xiao-feng", "persistent", {"mode": "xiao-feng"}),

@@ -51,7 +51,8 @@ ELL_AUTO = {"MG_BFS_ELL_K": -1}  # -1: the graph's ELL width (variant skipped wh
 # The per-call overhead options (gpu.IDLE_WAIT, SMALL_GRID, FAST_CALL) as run_persistent
 # keyword rows (a dict): "before" is all three off (and the bitmap), the path measured on
 # 2026-11-23.
-BEFORE = {"idle_wait": False, "small_grid": 0, "fast": False, "bitmap": False}
+BEFORE = {"idle_wait": False, "small_grid": 0, "fast": False, "bitmap": False,
+          "adaptive": False}
 PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | dict[str, Any] | None] = {
     "default": None,
     # Block 0's visited bitmap (gpu.LOCAL_BITMAP): off is the path measured on 2026-11-23.
@@ -70,10 +71,11 @@ PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | dict[str, Any] | Non
     # frontier graphs (grid2d 5000² has frontiers of at most ~10^4 vertices; every grid
     # level pays a grid.sync() whose cost grows with the blocks): 16, 32, 63, 125 blocks
     # there.
-    "grid16": {"small_grid": 1_600_000},
-    "grid32": {"small_grid": 800_000},
-    "grid63": {"small_grid": 400_000},
-    "grid125": {"small_grid": 200_000},
+    "adaptive=off": {"adaptive": False},
+    "grid16": {"small_grid": 1_600_000, "adaptive": False},
+    "grid32": {"small_grid": 800_000, "adaptive": False},
+    "grid63": {"small_grid": 400_000, "adaptive": False},
+    "grid125": {"small_grid": 200_000, "adaptive": False},
     "ell=0": ({}, gpu.ENTER_LOCAL),
     "grid-only": (ELL_AUTO, 0),
     "default again": None,

@@ -391,7 +391,8 @@ def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
                                      {"bitmap": False},
                                      {"bitmap": "speculative", "enter_local": 64},
                                      {"bitmap": True, "enter_local": 64,
-                                      "small_grid": 1 << 30}])
+                                      "small_grid": 1 << 30},
+                                     {"adaptive": False}])
 def test_gpu_persistent_ell(options):
     """The ELL rows: one-block levels on an edge queue (overflowing into grid levels and
     back), grid levels by expand_ell_claim alone (enter_local 0); `ell` is ignored on a
@@ -632,3 +633,26 @@ def test_bitmap_bytes():
     top = gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES, 8, "speculative")
     assert top * 8 >= gpu.BITMAP_MAX_VERTICES and top + 46 * 1024 <= 227 * 1024
     assert gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES + 1, 8, True) == 0
+
+
+def test_grid_blocks_rules():
+    """Persistent launch sizes: the resident grid, fewer by SMALL_GRID's vertices per block,
+    fewer still by the widest frontier seen (ADAPTIVE_GRID), never below one block nor
+    ADAPTIVE_MIN_BLOCKS from the frontier rule; other barrier modes keep the whole grid."""
+    from types import SimpleNamespace
+
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    coop = SimpleNamespace(grid=264, mode="cooperative")
+    assert gpu.grid_blocks(coop, 25_000_000, 0) == 264
+    assert gpu.grid_blocks(coop, 25_000_000, 16384) == 264
+    assert gpu.grid_blocks(coop, 264_346, 16384) == 17
+    assert gpu.grid_blocks(coop, 10, 16384) == 1
+    per = gpu.ADAPTIVE_WIDTH_PER_BLOCK
+    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=20 * per) == 20
+    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=20 * per + 1) == 21
+    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=1) == gpu.ADAPTIVE_MIN_BLOCKS
+    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=10**9) == 264
+    assert gpu.grid_blocks(coop, 100, 16384, widest=100) == 1  # SMALL_GRID's bound holds
+    other = SimpleNamespace(grid=264, mode="xiao-feng")
+    assert gpu.grid_blocks(other, 264_346, 16384, widest=600) == 264

@@ -120,6 +120,17 @@ FAST_CALL = True
 # Not yet measured on a GPU (first run: scripts/bfs_profile.py rows "bitmap=off" and
 # "bitmap speculative" against the default).
 LOCAL_BITMAP = True
+# persistent, cooperative: once a search has run on a workspace, later launches have
+# ceil(widest frontier seen / ADAPTIVE_WIDTH_PER_BLOCK) blocks (at least ADAPTIVE_MIN_BLOCKS,
+# at most what SMALL_GRID gives): a grid level's grid.sync() costs more the more blocks
+# take part, and a mesh's frontiers are far narrower than its vertex count. The kernel
+# keeps the widest frontier in ctrl[7]; the host reads it (one sync) at the 2nd, 4th, 8th,
+# ... call on the workspace. H200, 2026-11-24 (scripts/bfs_profile.py, grid2d 5000², 3
+# roots, same process): 16 blocks 1.34x, 32 blocks 1.32x, 63 1.22x, 125 1.03x against the
+# resident grid (264 blocks): 6.36 -> 4.74 us per level, 2.11 -> 2.84 GTEPS.
+ADAPTIVE_GRID = True
+ADAPTIVE_WIDTH_PER_BLOCK = 512
+ADAPTIVE_MIN_BLOCKS = 8
 BITMAP_SPECULATIVE = False
 BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
@@ -219,6 +230,8 @@ class Workspace:
         self._ell: Any = None
         self._sorted_reverse: CSRGraph | None = None
         self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
+        self.persistent_calls = 0
+        self.widest_frontier = 0  # as last read from ctrl[7] (0: not read yet)
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
     @property
@@ -362,13 +375,32 @@ def _ptr(a: Any) -> Any:
     return NULL if a is None else a
 
 
-def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, small_grid: int) -> int:
+def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, small_grid: int,
+                widest: int = 0) -> int:
     """Blocks of a persistent launch: the resident grid, or ceil(n / small_grid) of them
     where that is fewer (cooperative mode only: the other barriers' state is laid out for
-    the whole grid)."""
-    if small_grid <= 0 or grid.mode != "cooperative":
+    the whole grid); with ``widest`` (the widest frontier seen, ADAPTIVE_GRID) fewer still."""
+    if grid.mode != "cooperative":
         return grid.grid
-    return max(1, min(grid.grid, -(-max(n_vertices, 1) // small_grid)))
+    blocks = grid.grid
+    if small_grid > 0:
+        blocks = max(1, min(blocks, -(-max(n_vertices, 1) // small_grid)))
+    if widest > 0:
+        wanted = max(ADAPTIVE_MIN_BLOCKS, -(-widest // ADAPTIVE_WIDTH_PER_BLOCK))
+        blocks = max(1, min(blocks, wanted))
+    return blocks
+
+
+def _widest_frontier(ws: Workspace, adaptive: bool) -> int:
+    """The widest frontier of the workspace's persistent searches so far, re-read from the
+    device at its 2nd, 4th, 8th, ... call (0: adaptive off or not read yet)."""
+    ws.persistent_calls += 1
+    if not adaptive:
+        return 0
+    calls = ws.persistent_calls
+    if calls >= 2 and calls & (calls - 1) == 0:
+        ws.widest_frontier = int(ws.ctrl[7].get())
+    return ws.widest_frontier
 
 
 def _launch(grid: barrier.PersistentGrid, *args: Any, blocks: int | None = None) -> None:
@@ -389,8 +421,8 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
                    hysteresis: bool = LOCAL_HYSTERESIS, ell: bool = ELL,
                    idle_wait: bool | None = None, small_grid: int | None = None,
-                   fast: bool | None = None, bitmap: bool | str | None = None
-                   ) -> tuple[Any, Any]:
+                   fast: bool | None = None, bitmap: bool | str | None = None,
+                   adaptive: bool | None = None) -> tuple[Any, Any]:
     """One launch of persistent.cu. All three options False is the path measured before
     the follow-up: ``local_batch`` (one-block levels reserve queue slots per warp),
     ``spread`` (grid levels spread the frontier over every block), ``hysteresis`` (a
@@ -399,13 +431,14 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     ignored on other graphs). ``idle_wait``, ``small_grid``, ``fast``: the per-call
     overhead options (IDLE_WAIT, SMALL_GRID, FAST_CALL; None takes the constant).
     ``bitmap``: block 0's visited bitmap (LOCAL_BITMAP; "speculative" loads every entry's
-    row with the claim, as BITMAP_SPECULATIVE does)."""
+    row with the claim, as BITMAP_SPECULATIVE does). ``adaptive``: ADAPTIVE_GRID."""
     idle_wait = IDLE_WAIT if idle_wait is None else idle_wait
     small_grid = SMALL_GRID if small_grid is None else small_grid
     fast = FAST_CALL if fast is None else fast
     if bitmap is None:
         bitmap = "speculative" if LOCAL_BITMAP and BITMAP_SPECULATIVE else LOCAL_BITMAP
     speculative = bitmap == "speculative"
+    widest = _widest_frontier(ws, ADAPTIVE_GRID if adaptive is None else adaptive)
     options = (1 if local_batch else 0) | (2 if spread else 0) | (4 if hysteresis else 0)
     g = ws.g
     cp = ws.cp
@@ -422,16 +455,20 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 return run_persistent(ws, source, want_parents, enter_local=enter_local,
                                       mode=mode, local_batch=local_batch, spread=spread,
                                       hysteresis=hysteresis, ell=ell, idle_wait=idle_wait,
-                                      small_grid=0, fast=False, bitmap=bitmap)
+                                      small_grid=0, fast=False, bitmap=bitmap,
+                                      adaptive=False)
             blocks = grid_blocks(grid, g.n_vertices, small_grid)
-            # [kernel, grid, block, arguments (dist, parent and source filled per call)]
+            # [kernel, grid, block, shared memory, arguments (dist, parent and source filled
+            # per call), vertex id type, the PersistentGrid]
             args = [grid.kernel, (blocks,), (grid.block,), grid.shared_mem,
                     [g.indptr, g.indices, None, NULL, ws.queues[0], ws.queues[1], ws.tails,
                      ws.ctrl, np.int64(g.n_vertices), None, np.int32(enter),
                      np.int64(ws.max_degree), np.int32(options),
-                     ws.ell() if width else NULL, grid.state], g.indices.dtype.type]
+                     ws.ell() if width else NULL, grid.state], g.indices.dtype.type, grid]
             ws._launches[key] = args
-        kernel, grid_dim, block_dim, shared_mem, arguments, vid_type = args
+        kernel, grid_dim, block_dim, shared_mem, arguments, vid_type, grid = args
+        if widest:
+            grid_dim = (grid_blocks(grid, g.n_vertices, small_grid, widest),)
         n = g.n_vertices
         dist = cp.empty(n, dtype=cp.int32)
         parent = cp.empty(n, dtype=g.indices.dtype) if want_parents else None
@@ -449,7 +486,7 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     _launch(grid, g.indptr, g.indices, dist, _ptr(parent), ws.queues[0], ws.queues[1],
             ws.tails, ws.ctrl, np.int64(g.n_vertices), vid(source), np.int32(enter),
             np.int64(ws.max_degree), np.int32(options), ws.ell() if width else NULL,
-            blocks=grid_blocks(grid, g.n_vertices, small_grid))
+            blocks=grid_blocks(grid, g.n_vertices, small_grid, widest))
     grid.check()
     return dist, parent
 

@@ -92,6 +92,10 @@
 #define MG_BFS_IDLE_SLEEP_NS 2048
 #endif
 constexpr int IDLE_FLAG = 6;  // ctrl word of the one-block round's hand-back (ctrl has 8)
+// ctrl word that keeps the widest frontier of every launch so far (atomicMax at the end of
+// a launch, never cleared by the kernel): the host sizes later grids from it (gpu.py,
+// ADAPTIVE_GRID), since a grid level's grid.sync() costs more the more blocks wait in it.
+constexpr int WIDEST_FRONTIER = 7;
 
 using namespace mg;
 using namespace mg::traversal;
@@ -863,6 +867,7 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
     const int local_floor = max_degree > 0 && (i64)LOCAL_CAP / max_degree < (i64)local_limit
         ? (int)((i64)LOCAL_CAP / max_degree) : local_limit;
     i64 n_cur = 1;
+    i64 widest = 1;
     unsigned round = 0;
 #ifdef MG_BFS_PROFILE
     const bool profiling = blockIdx.x == 0 && threadIdx.x == 0;
@@ -959,6 +964,7 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         grid_sync(bar);
 #endif
         n_cur = (i64)load_volatile(out_tail);
+        if (n_cur > widest) widest = n_cur;
         const int level_before = level;
         level = load_volatile(slot);
         const int gave_up = load_volatile(slot + 1);
@@ -988,6 +994,8 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
         cur ^= 1;
         ++round;
     }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        atomicMax(ctrl + WIDEST_FRONTIER, widest < 0x7fffffff ? (int)widest : 0x7fffffff);
 #ifdef MG_BFS_PROFILE
     if (profiling) {
         prof[PROFILE_TOTAL_CYCLES] = clock64() - kernel_start;
