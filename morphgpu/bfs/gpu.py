@@ -117,8 +117,10 @@ FAST_CALL = True
 # shared memory of every block, rounded up to BITMAP_BYTES_STEP so graphs of similar size
 # share a grid; 160 KB (1.31 M vertices) leaves room for the static 45 KB within Hopper's
 # 227 KB per block. BITMAP_SPECULATIVE: still load every entry's row with the claim.
-# Not yet measured on a GPU (first run: scripts/bfs_profile.py rows "bitmap=off" and
-# "bitmap speculative" against the default).
+# H200, 2026-11-24, same process: scripts/bfs_profile.py (24 roots) on against off, roads
+# NY / BAY / COL 1.157x / 1.10x / 1.075x (3.15 -> 2.72, 2.86 -> 2.59, 2.54 -> 2.36 us per
+# level); speculative 0.97-0.98x of on, L1 prefetches of the queued rows 0.91x (both off);
+# benchmarks/bfs.py (64 roots): NY 3.08 -> 2.64, BAY 2.94 -> 2.62 us per level.
 LOCAL_BITMAP = True
 # persistent, cooperative: once a search has run on a workspace, later launches have
 # ceil(widest frontier seen / ADAPTIVE_WIDTH_PER_BLOCK) blocks (at least ADAPTIVE_MIN_BLOCKS,
@@ -127,10 +129,13 @@ LOCAL_BITMAP = True
 # keeps the widest frontier in ctrl[7]; the host reads it (one sync) at the 2nd, 4th, 8th,
 # ... call on the workspace. H200, 2026-11-24 (scripts/bfs_profile.py, grid2d 5000², 3
 # roots, same process): 16 blocks 1.34x, 32 blocks 1.32x, 63 1.22x, 125 1.03x against the
-# resident grid (264 blocks): 6.36 -> 4.74 us per level, 2.11 -> 2.84 GTEPS.
+# resident grid (264 blocks): 6.36 -> 4.74 us per level, 2.11 -> 2.84 GTEPS; in
+# benchmarks/bfs.py 2.65 GTEPS against 1.71 with adaptive=off, grid3d 300³ neutral. At
+# least 16 blocks: with 8, road searches (all in block 0) read 0.5 % slower than without
+# (the launch's label initialisation spread over fewer threads).
 ADAPTIVE_GRID = True
 ADAPTIVE_WIDTH_PER_BLOCK = 512
-ADAPTIVE_MIN_BLOCKS = 8
+ADAPTIVE_MIN_BLOCKS = 16
 BITMAP_SPECULATIVE = False
 BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
