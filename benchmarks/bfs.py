@@ -107,6 +107,8 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
                   {"bitmap": False, "flat_hubs": False, "warp_reserve": False,
                    "mode": "xiao-feng", "sorted_rows": False}),
                  ("beamer sorted_rows=on", "beamer", {"sorted_rows": True}),
+                 ("beamer relabel=on", "beamer", {"relabel": True}),
+                 ("beamer relabel=off", "beamer", {"relabel": False}),
                  ("beamer flat_hubs=off", "beamer", {"flat_hubs": False}),
                  ("beamer warp_reserve=off", "beamer", {"warp_reserve": False}),
                  ("beamer bitmap=on", "beamer", {"bitmap": True}),
@@ -193,7 +195,10 @@ def run(args: Any, record: harness.Record) -> None:
     record.note(f"variants implemented: {variants.names()}; missing: "
                 f"{sorted(set(variants.names(implemented_only=False)) - set(variants.names()))}")
     budget = time.perf_counter() + (args.budget or (35 if args.quick else 140))
+    wanted = [w.strip() for w in (args.graphs or "").split(",") if w.strip()]
     for label, build in _graphs(args.quick):
+        if wanted and not any(w in label for w in wanted):
+            continue
         if time.perf_counter() > budget:
             record.note(f"{label}: skipped (time budget spent)")
             continue
@@ -213,6 +218,9 @@ def run(args: Any, record: harness.Record) -> None:
 def _add_args(parser: Any) -> None:
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds after which no further graph is started")
+    parser.add_argument("--graphs", default=None,
+                        help="comma-separated parts of graph labels to run (default: all), "
+                             "e.g. 'kron 21,rmat'")
     parser.add_argument("--slice", type=float, default=None,
                         help="seconds of searches per variant (default 2, 0.5 with --quick; "
                              "rows with options get half)")

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, barrier, kernels
+from .. import backend, barrier, kernels, reorder
 from ..csr import CSRGraph
 from . import variants
 
@@ -56,6 +56,7 @@ PERSISTENT_FILE = "bfs/kernels/persistent.cu"
 DIRECTION_FILE = "bfs/kernels/direction.cu"
 MERGE_PATH_FILE = "bfs/kernels/merge_path.cu"
 CLASSES_FILE = "bfs/kernels/classes.cu"
+RELABEL_FILE = "bfs/kernels/relabel.cu"
 CHECK_EVERY = 4  # levels launched between host reads of the frontier (no decision needs them)
 CULL: tuple[str, ...] = ()  # Merrill's variants' default culling (variants.CULL_OPTIONS)
 DIRECTION_BLOCK = 512
@@ -139,6 +140,12 @@ ADAPTIVE_MIN_BLOCKS = 16
 BITMAP_SPECULATIVE = False
 BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
+# direction: search a copy of the graph relabelled by non-increasing degree
+# (reorder.degree_order; Workspace.degree_relabelled, built once per graph) and map the
+# labels and parents back in one pass (kernels/relabel.cu): the bottom-up probes of the
+# likeliest parents (hubs) then read a few cache lines of labels, and a warp's vertices
+# have rows of similar length. Not yet measured on a GPU.
+RELABEL = False
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -234,6 +241,7 @@ class Workspace:
         self._buffers: dict[str, Any] = {}
         self._ell: Any = None
         self._sorted_reverse: CSRGraph | None = None
+        self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
         self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
         self.persistent_calls = 0
         self.widest_frontier = 0  # as last read from ctrl[7] (0: not read yet)
@@ -301,6 +309,31 @@ class Workspace:
                 ell[rows * k + column] = g.indices
             self._ell = ell
         return self._ell
+
+    def degree_relabelled(self) -> tuple[CSRGraph, Any, Any, np.ndarray]:
+        """(graph relabelled by reorder.degree_order, perm, its inverse, the inverse on the
+        host): new vertex i is old vertex perm[i]; rows sorted, so each row lists its
+        neighbours in non-increasing degree. Made on first use, kept with the workspace
+        (which keeps the relabelled graph, and so its own workspace, alive)."""
+        if self._relabelled is None:
+            g = self.g
+            cp = self.cp
+            backend.require_gpu_bytes(48 * max(g.n_edges, 1) + 24 * max(g.n_vertices, 1),
+                                      "bfs degree-relabelled graph")
+            perm = reorder.degree_order(g)
+            relabelled = reorder.apply(g, perm)
+            vid = relabelled.indices.dtype
+            if relabelled.indices.dtype != g.indices.dtype or \
+                    relabelled.indptr.dtype != g.indptr.dtype:
+                relabelled = CSRGraph(relabelled.indptr.astype(g.indptr.dtype),
+                                      relabelled.indices.astype(g.indices.dtype), None,
+                                      relabelled.n_vertices, relabelled.directed)
+                vid = g.indices.dtype
+            inverse = cp.empty_like(perm)
+            inverse[perm] = cp.arange(g.n_vertices, dtype=perm.dtype)
+            self._relabelled = (relabelled, perm.astype(vid), inverse.astype(vid),
+                                inverse.get())
+        return self._relabelled
 
     def edge_queues(self, pair: int = 0) -> tuple[Any, Any]:
         """(neighbour, discoverer) queues of one edge per slot; a level never fills more
@@ -725,16 +758,33 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              warp_bottom_up: bool = WARP_BOTTOM_UP,
                              flat_hubs: bool = FLAT_HUBS,
                              warp_reserve: bool = WARP_RESERVE,
-                             sorted_rows: bool = SORTED_ROWS) -> tuple[Any, Any]:
+                             sorted_rows: bool = SORTED_ROWS,
+                             relabel: bool = RELABEL) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
     ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
     ``flat_hubs``: top-down levels expand the frontier's hubs over the whole grid;
     ``warp_reserve``: queue generation reserves its slots per warp (two __syncthreads per
     block step instead of up to ten). All four False is the path measured before.
-    ``sorted_rows``: bottom-up scans read Workspace.sorted_reverse (hubs first)."""
+    ``sorted_rows``: bottom-up scans read Workspace.sorted_reverse (hubs first).
+    ``relabel``: search Workspace.degree_relabelled and map the results back (RELABEL)."""
     g = ws.g
     cp = ws.cp
+    if relabel and g.n_vertices:
+        relabelled, perm, inverse, inverse_host = ws.degree_relabelled()
+        inner_dist, inner_parent = run_direction_persistent(
+            workspace(relabelled), int(inverse_host[source]), want_parents, rule=rule,
+            use_cache=use_cache, mode=mode, bitmap=bitmap, warp_bottom_up=warp_bottom_up,
+            flat_hubs=flat_hubs, warp_reserve=warp_reserve, sorted_rows=sorted_rows,
+            relabel=False)
+        dist = cp.empty(g.n_vertices, dtype=cp.int32)
+        parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
+        unrelabel = _module(RELABEL_FILE, str(g.indices.dtype),
+                            str(g.indptr.dtype)).get_function("bfs_unrelabel")
+        unrelabel(kernels.launch_config(g.n_vertices, 256, ws.blocks)[0], (256,),
+                  (inner_dist, _ptr(inner_parent), perm, inverse, np.int64(g.n_vertices),
+                   dist, _ptr(parent)))
+        return dist, parent
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
     if rule == "top-down":
         rev = g
