@@ -54,6 +54,7 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("persistent", {"bitmap": False}),
     ("persistent", {"bitmap": "speculative", "enter_local": 64}),
     ("beamer", {"sorted_rows": True}),
+    ("beamer", {"relabel": True}),  # the degree-relabelled copy and kernels/relabel.cu
     ("bottom-up", {"sorted_rows": True}),
 ]
 
