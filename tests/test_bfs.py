@@ -521,6 +521,29 @@ def test_gpu_direction_relabelled(variant, options):
 
 
 @pytest.mark.gpu
+def test_gpu_relabel_auto_rule(monkeypatch):
+    """relabel="auto": a Kronecker graph (ids a random permutation) is relabelled, an R-MAT
+    graph (hubs at ids of few one-bits) is not, nor anything under RELABEL_MIN_VERTICES;
+    either way the search is exact."""
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    kron = generators.kronecker(14, 16, device="gpu")
+    rmat = generators.rmat(14, 16, a=0.45, b=0.15, c=0.15, device="gpu")
+    assert not gpu.workspace(kron).relabel_pays("auto")  # under RELABEL_MIN_VERTICES
+    monkeypatch.setattr(gpu, "RELABEL_MIN_VERTICES", 0)
+    assert gpu.workspace(kron).relabel_pays("auto")
+    assert not gpu.workspace(rmat).relabel_pays("auto")
+    for g in (kron, rmat):
+        host = g.to("cpu")
+        source = int(np.argmax(np.diff(host.indptr)))
+        dist, parent, _ = gpu.run(g, source, variant="beamer", want_parents=True,
+                                  relabel="auto")
+        np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("flat_hubs", [True, False])
 @pytest.mark.parametrize("n_hubs", [800, 1500])
 def test_gpu_direction_top_down_hubs(n_hubs, flat_hubs):

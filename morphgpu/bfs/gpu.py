@@ -144,8 +144,17 @@ BITMAP_BYTES_STEP = 8 * 1024
 # (reorder.degree_order; Workspace.degree_relabelled, built once per graph) and map the
 # labels and parents back in one pass (kernels/relabel.cu): the bottom-up probes of the
 # likeliest parents (hubs) then read a few cache lines of labels, and a warp's vertices
-# have rows of similar length. Not yet measured on a GPU.
-RELABEL = False
+# have rows of similar length. "auto": where the graph has at least RELABEL_MIN_VERTICES
+# vertices and its top 1 % of vertices by degree are scattered over the id space (more
+# than RELABEL_SCATTER distinct 32-id label lines per such vertex, Workspace.hubs_scattered):
+# a Graph500 Kronecker graph's ids are a random permutation (0.86-0.88 at scales 16-18),
+# an R-MAT graph's hubs already sit at ids of few one-bits (0.30-0.34), and relabelling
+# R-MAT lost more locality than it gained. H200, 2026-11-24 (benchmarks/bfs.py, 64 roots,
+# same process), on against off: Kronecker 21 1.177x (195.2 -> 229.8 GTEPS), Kronecker 20
+# 1.069x, rmat 2M/128M 0.88x.
+RELABEL: bool | str = "auto"
+RELABEL_MIN_VERTICES = 1 << 20
+RELABEL_SCATTER = 0.6
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -242,6 +251,7 @@ class Workspace:
         self._ell: Any = None
         self._sorted_reverse: CSRGraph | None = None
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
+        self._hubs_scattered: bool | None = None
         self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
         self.persistent_calls = 0
         self.widest_frontier = 0  # as last read from ctrl[7] (0: not read yet)
@@ -309,6 +319,23 @@ class Workspace:
                 ell[rows * k + column] = g.indices
             self._ell = ell
         return self._ell
+
+    def hubs_scattered(self) -> bool:
+        """Whether the top 1 % of vertices by degree lie on more than RELABEL_SCATTER
+        distinct 32-id lines each (ids uncorrelated with degree); computed once."""
+        if self._hubs_scattered is None:
+            cp = self.cp
+            n = self.g.n_vertices
+            top = cp.argsort(-self.degrees)[:max(1, n // 100)]
+            lines = int(cp.unique(top // 32).size)
+            self._hubs_scattered = lines > RELABEL_SCATTER * int(top.size)
+        return self._hubs_scattered
+
+    def relabel_pays(self, relabel: bool | str) -> bool:
+        """``relabel`` resolved: True / False as given, "auto" by size and hub scatter."""
+        if relabel == "auto":
+            return self.g.n_vertices >= RELABEL_MIN_VERTICES and self.hubs_scattered()
+        return bool(relabel)
 
     def degree_relabelled(self) -> tuple[CSRGraph, Any, Any, np.ndarray]:
         """(graph relabelled by reorder.degree_order, perm, its inverse, the inverse on the
@@ -759,7 +786,7 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              flat_hubs: bool = FLAT_HUBS,
                              warp_reserve: bool = WARP_RESERVE,
                              sorted_rows: bool = SORTED_ROWS,
-                             relabel: bool = RELABEL) -> tuple[Any, Any]:
+                             relabel: bool | str = RELABEL) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
     ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
@@ -767,10 +794,11 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
     ``warp_reserve``: queue generation reserves its slots per warp (two __syncthreads per
     block step instead of up to ten). All four False is the path measured before.
     ``sorted_rows``: bottom-up scans read Workspace.sorted_reverse (hubs first).
-    ``relabel``: search Workspace.degree_relabelled and map the results back (RELABEL)."""
+    ``relabel``: search Workspace.degree_relabelled and map the results back (True,
+    False or "auto": RELABEL)."""
     g = ws.g
     cp = ws.cp
-    if relabel and g.n_vertices:
+    if g.n_vertices and ws.relabel_pays(relabel):
         relabelled, perm, inverse, inverse_host = ws.degree_relabelled()
         inner_dist, inner_parent = run_direction_persistent(
             workspace(relabelled), int(inverse_host[source]), want_parents, rule=rule,
