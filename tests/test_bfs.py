@@ -485,8 +485,11 @@ def test_gpu_direction_sorted_rows(variant):
 @pytest.mark.parametrize("variant,options", [("beamer", {}), ("direction-optimizing", {}),
                                              ("bottom-up", {}),
                                              ("beamer", {"sorted_rows": True}),
-                                             ("beamer", {"want_parents": False})])
-def test_gpu_direction_relabelled(variant, options):
+                                             ("beamer", {"want_parents": False}),
+                                             ("beamer", {"scatter_map": True}),
+                                             ("beamer", {"scatter_map": True,
+                                                         "want_parents": False})])
+def test_gpu_direction_relabelled(variant, options, monkeypatch):
     """The direction kernels on the degree-relabelled copy, results mapped back: same
     distances as SciPy, parents that pass Graph500's checks in the caller's ids, on
     symmetric and directed graphs with hubs, an isolated source, and a graph of one
@@ -496,6 +499,7 @@ def test_gpu_direction_relabelled(variant, options):
 
     options = dict(options)
     want_parents = options.pop("want_parents", True)
+    monkeypatch.setattr(gpu, "RELABEL_SCATTER_MAP", options.pop("scatter_map", False))
     graphs = [generators.kronecker(12, 16, device="gpu"),
               generators.rmat(11, 8, device="gpu", directed=True),
               CSRGraph.from_edges(np.array([0, 2]), np.array([2, 3]), n_vertices=5,

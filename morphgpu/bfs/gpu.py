@@ -153,6 +153,7 @@ BITMAP_BYTES_STEP = 8 * 1024
 # same process), on against off: Kronecker 21 1.177x (195.2 -> 229.8 GTEPS), Kronecker 20
 # 1.069x, rmat 2M/128M 0.88x.
 RELABEL: bool | str = "auto"
+RELABEL_SCATTER_MAP = False  # map back walking new ids (bfs_unrelabel_scatter), not old
 RELABEL_MIN_VERTICES = 1 << 20
 RELABEL_SCATTER = 0.6
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
@@ -807,11 +808,16 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
             relabel=False)
         dist = cp.empty(g.n_vertices, dtype=cp.int32)
         parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
-        unrelabel = _module(RELABEL_FILE, str(g.indices.dtype),
-                            str(g.indptr.dtype)).get_function("bfs_unrelabel")
-        unrelabel(kernels.launch_config(g.n_vertices, 256, ws.blocks)[0], (256,),
-                  (inner_dist, _ptr(inner_parent), perm, inverse, np.int64(g.n_vertices),
-                   dist, _ptr(parent)))
+        module = _module(RELABEL_FILE, str(g.indices.dtype), str(g.indptr.dtype))
+        launch = (kernels.launch_config(g.n_vertices, 256, ws.blocks)[0], (256,))
+        if RELABEL_SCATTER_MAP:
+            module.get_function("bfs_unrelabel_scatter")(
+                *launch, (inner_dist, _ptr(inner_parent), perm, np.int64(g.n_vertices),
+                          dist, _ptr(parent)))
+        else:
+            module.get_function("bfs_unrelabel")(
+                *launch, (inner_dist, _ptr(inner_parent), perm, inverse,
+                          np.int64(g.n_vertices), dist, _ptr(parent)))
         return dist, parent
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
     if rule == "top-down":
