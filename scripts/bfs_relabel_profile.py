@@ -59,8 +59,18 @@ def main() -> int:
         finally:
             gpu.RELABEL_SCATTER_MAP = False
 
+    def with_options(**options):
+        def run(r: int, p: bool):
+            return gpu.run_direction_persistent(ws, r, p, rule="beamer", relabel=True,
+                                                **options)
+        return run
+
     rows = {"original": original, "relabelled search only": inner,
-            "relabelled + gather map": gather, "relabelled + scatter map": scatter}
+            "relabelled + gather map": gather, "relabelled + scatter map": scatter,
+            "relabelled, bitmap=on": with_options(bitmap=True),
+            "relabelled, warp bottom-up": with_options(warp_bottom_up=True),
+            "relabelled, no hub cache": with_options(use_cache=False),
+            "relabelled, flat_hubs=off": with_options(flat_hubs=False)}
     reference = {}
     for name, run in rows.items():  # warm-up and a check of every row on two roots
         for r in roots[:2]:
