@@ -153,7 +153,14 @@ BITMAP_BYTES_STEP = 8 * 1024
 # same process), on against off: Kronecker 21 1.177x (195.2 -> 229.8 GTEPS), Kronecker 20
 # 1.069x, rmat 2M/128M 0.88x.
 RELABEL: bool | str = "auto"
+# scripts/bfs_relabel_profile.py, H200, Kronecker 21, 64 roots, one process, whole calls
+# with parents against the original graph's (313.7 us): the relabelled search alone 1.316x
+# (238.3 us), with the old-id gather map 1.210x (259.2 us: the map costs ~20 us), with the
+# new-id scatter map 1.046x (so the gather it is), without the hub cache 1.233x (254.4 us:
+# the hubs' labels share a few cache lines once relabelled, so the shared-memory copy
+# only costs), bitmap=on 0.98x, warp bottom-up 1.08x. R-MAT 2M/128M: search alone 0.98x.
 RELABEL_SCATTER_MAP = False  # map back walking new ids (bfs_unrelabel_scatter), not old
+RELABEL_HUB_CACHE = False  # the relabelled search's bottom-up hub cache (use_cache)
 RELABEL_MIN_VERTICES = 1 << 20
 RELABEL_SCATTER = 0.6
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
@@ -803,7 +810,8 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
         relabelled, perm, inverse, inverse_host = ws.degree_relabelled()
         inner_dist, inner_parent = run_direction_persistent(
             workspace(relabelled), int(inverse_host[source]), want_parents, rule=rule,
-            use_cache=use_cache, mode=mode, bitmap=bitmap, warp_bottom_up=warp_bottom_up,
+            use_cache=use_cache and RELABEL_HUB_CACHE, mode=mode, bitmap=bitmap,
+            warp_bottom_up=warp_bottom_up,
             flat_hubs=flat_hubs, warp_reserve=warp_reserve, sorted_rows=sorted_rows,
             relabel=False)
         dist = cp.empty(g.n_vertices, dtype=cp.int32)
