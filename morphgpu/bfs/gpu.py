@@ -260,6 +260,7 @@ class Workspace:
         self._sorted_reverse: CSRGraph | None = None
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
         self._hubs_scattered: bool | None = None
+        self._relabel_auto: tuple[int, bool] | None = None  # (size bound, decision)
         self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
         self.persistent_calls = 0
         self.widest_frontier = 0  # as last read from ctrl[7] (0: not read yet)
@@ -339,11 +340,26 @@ class Workspace:
             self._hubs_scattered = lines > RELABEL_SCATTER * int(top.size)
         return self._hubs_scattered
 
+    def relabel_bytes(self) -> int:
+        """GPU memory that building the relabelled copy takes at its peak."""
+        return 48 * max(self.g.n_edges, 1) + 24 * max(self.g.n_vertices, 1)
+
     def relabel_pays(self, relabel: bool | str) -> bool:
-        """``relabel`` resolved: True / False as given, "auto" by size and hub scatter."""
-        if relabel == "auto":
-            return self.g.n_vertices >= RELABEL_MIN_VERTICES and self.hubs_scattered()
-        return bool(relabel)
+        """``relabel`` resolved: True / False as given; "auto" by size and hub scatter, and
+        only where building the copy takes at most half the free GPU memory (the copy is
+        an optimisation: where it does not fit, the search runs on the graph as given)."""
+        if relabel != "auto":
+            return bool(relabel)
+        key = RELABEL_MIN_VERTICES  # tests move the size bound; the rest is the graph's
+        if self._relabel_auto is None or self._relabel_auto[0] != key:
+            pays = self.g.n_vertices >= RELABEL_MIN_VERTICES and self.hubs_scattered()
+            if pays:
+                cp = self.cp
+                free = (cp.cuda.runtime.memGetInfo()[0]
+                        + cp.get_default_memory_pool().free_bytes())
+                pays = self.relabel_bytes() <= free // 2
+            self._relabel_auto = (key, pays)
+        return self._relabel_auto[1]
 
     def degree_relabelled(self) -> tuple[CSRGraph, Any, Any, np.ndarray]:
         """(graph relabelled by reorder.degree_order, perm, its inverse, the inverse on the
@@ -353,8 +369,7 @@ class Workspace:
         if self._relabelled is None:
             g = self.g
             cp = self.cp
-            backend.require_gpu_bytes(48 * max(g.n_edges, 1) + 24 * max(g.n_vertices, 1),
-                                      "bfs degree-relabelled graph")
+            backend.require_gpu_bytes(self.relabel_bytes(), "bfs degree-relabelled graph")
             perm = reorder.degree_order(g)
             relabelled = reorder.apply(g, perm)
             vid = relabelled.indices.dtype
