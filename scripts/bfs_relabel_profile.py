@@ -70,22 +70,27 @@ def main() -> int:
             "relabelled, bitmap=on": with_options(bitmap=True),
             "relabelled, warp bottom-up": with_options(warp_bottom_up=True),
             "relabelled, no hub cache": with_options(use_cache=False),
-            "relabelled, flat_hubs=off": with_options(flat_hubs=False)}
+            "relabelled, flat_hubs=off": with_options(flat_hubs=False),
+            "relabelled, spread queue": with_options(spread_queue=True),
+            "original, spread queue": lambda r, p: gpu.run_direction_persistent(
+                ws, r, p, rule="beamer", relabel=False, spread_queue=True)}
 
     # Enterprise's gamma rule (the direction-optimizing variant) likewise.
-    def gamma(relabel: bool, cache: bool):
+    def gamma(relabel: bool, cache: bool, spread: bool = False):
         def run(r: int, p: bool):
             saved = gpu.RELABEL_HUB_CACHE
             gpu.RELABEL_HUB_CACHE = cache
             try:
-                return gpu.run_direction_persistent(ws, r, p, rule="gamma", relabel=relabel)
+                return gpu.run_direction_persistent(ws, r, p, rule="gamma", relabel=relabel,
+                                                    spread_queue=spread)
             finally:
                 gpu.RELABEL_HUB_CACHE = saved
         return run
 
     rows.update({"gamma original": gamma(False, True),
+                 "gamma original, spread": gamma(False, True, True),
                  "gamma relabelled, cache": gamma(True, True),
-                 "gamma relabelled, no cache": gamma(True, False)})
+                 "gamma relabelled, spread": gamma(True, False, True)})
     reference = {}
     for name, run in rows.items():  # warm-up and a check of every row on two roots
         for r in roots[:2]:

@@ -488,7 +488,11 @@ def test_gpu_direction_sorted_rows(variant):
                                              ("beamer", {"want_parents": False}),
                                              ("beamer", {"scatter_map": True}),
                                              ("beamer", {"scatter_map": True,
-                                                         "want_parents": False})])
+                                                         "want_parents": False}),
+                                             ("beamer", {"spread_queue": True}),
+                                             ("direction-optimizing",
+                                              {"spread_queue": True}),
+                                             ("top-down", {"spread_queue": True})])
 def test_gpu_direction_relabelled(variant, options, monkeypatch):
     """The direction kernels on the degree-relabelled copy, results mapped back: same
     distances as SciPy, parents that pass Graph500's checks in the caller's ids, on

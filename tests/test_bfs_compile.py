@@ -34,7 +34,9 @@ PERSISTENT = [
     {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_ELL_PREFETCH": 1, **INT64},
     {"MG_BFS_ELL_K": 4, "MG_BFS_ELL_PREFETCH": 1},
 ]
-DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None}]
+DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None},
+             {"MG_BFS_SPREAD_QUEUE": 1, "MG_BARRIER_COOP": None},
+             {"MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_PROFILE": None, **INT64}]
 CASES = ([("bfs/kernels/persistent.cu", {"MG_BFS_BLOCK": 1024, **d}) for d in PERSISTENT]
          + [("bfs/kernels/direction.cu", {"MG_BFS_BLOCK": 512, **d}) for d in DIRECTION])
 

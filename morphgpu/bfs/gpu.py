@@ -166,6 +166,11 @@ RELABEL_HUB_CACHE = False  # the relabelled search's bottom-up hub cache (use_ca
 # heaviest hubs in the first blocks; H200, Kronecker 21, 32 roots: mean 1570 vs 868 us
 # per call (medians 353 vs 394), benchmarks/bfs.py direction-optimizing 32 vs 67 GTEPS.
 RELABEL_RULES = ("beamer", "bottom-up")
+# direction, top-down levels: the queue dealt out entry by entry over the blocks
+# (direction.cu MG_BFS_SPREAD_QUEUE), on the graph as given / on the relabelled copy.
+# Not yet measured on a GPU.
+SPREAD_QUEUE = False
+SPREAD_QUEUE_RELABELLED = False
 RELABEL_MIN_VERTICES = 1 << 20
 RELABEL_SCATTER = 0.6
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
@@ -214,11 +219,14 @@ def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
 
 
 @functools.lru_cache(maxsize=8)
-def _direction_grid(vid: str, eid: str, mode: str) -> barrier.PersistentGrid:
+def _direction_grid(vid: str, eid: str, mode: str,
+                    spread_queue: bool = False) -> barrier.PersistentGrid:
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": DIRECTION_BLOCK,
     }
+    if spread_queue:
+        defines["MG_BFS_SPREAD_QUEUE"] = 1
     return barrier.persistent_kernel(DIRECTION_FILE, "bfs_direction_persistent",
                                      mode=mode, block=DIRECTION_BLOCK,  # type: ignore[arg-type]
                                      defines=defines)
@@ -814,7 +822,8 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              flat_hubs: bool = FLAT_HUBS,
                              warp_reserve: bool = WARP_RESERVE,
                              sorted_rows: bool = SORTED_ROWS,
-                             relabel: bool | str = RELABEL) -> tuple[Any, Any]:
+                             relabel: bool | str = RELABEL,
+                             spread_queue: bool | None = None) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
     ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
@@ -823,7 +832,9 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
     block step instead of up to ten). All four False is the path measured before.
     ``sorted_rows``: bottom-up scans read Workspace.sorted_reverse (hubs first).
     ``relabel``: search Workspace.degree_relabelled and map the results back (True,
-    False or "auto": RELABEL)."""
+    False or "auto": RELABEL). ``spread_queue``: top-down levels deal the queue out entry
+    by entry (direction.cu MG_BFS_SPREAD_QUEUE; None: SPREAD_QUEUE, or
+    SPREAD_QUEUE_RELABELLED on the relabelled copy)."""
     g = ws.g
     cp = ws.cp
     if relabel == "auto" and rule not in RELABEL_RULES:
@@ -835,7 +846,8 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
             use_cache=use_cache and RELABEL_HUB_CACHE, mode=mode, bitmap=bitmap,
             warp_bottom_up=warp_bottom_up,
             flat_hubs=flat_hubs, warp_reserve=warp_reserve, sorted_rows=sorted_rows,
-            relabel=False)
+            relabel=False,
+            spread_queue=SPREAD_QUEUE_RELABELLED if spread_queue is None else spread_queue)
         dist = cp.empty(g.n_vertices, dtype=cp.int32)
         parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
         module = _module(RELABEL_FILE, str(g.indices.dtype), str(g.indptr.dtype))
@@ -849,7 +861,8 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                 *launch, (inner_dist, _ptr(inner_parent), perm, inverse,
                           np.int64(g.n_vertices), dist, _ptr(parent)))
         return dist, parent
-    grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode)
+    grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode,
+                           SPREAD_QUEUE if spread_queue is None else bool(spread_queue))
     if rule == "top-down":
         rev = g
     else:

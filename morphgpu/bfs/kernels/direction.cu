@@ -78,9 +78,29 @@
 #ifndef MG_BFS_FUSED_TOP_DOWN
 #define MG_BFS_FUSED_TOP_DOWN 1
 #endif
+// MG_BFS_SPREAD_QUEUE=1: a top-down level deals the queue out entry by entry (block b takes
+// entries b, b + G, b + 2G, ... of each G * BLOCK stretch) instead of in runs of BLOCK, so a
+// queue whose long rows sit together is shared by the grid: queue generation scans labels
+// in id order, and a degree-relabelled graph (gpu.RELABEL) numbers its hubs first, which
+// put a level's heaviest rows on the first blocks (expand_gather gives a hub to the block
+// that holds it).
+#ifndef MG_BFS_SPREAD_QUEUE
+#define MG_BFS_SPREAD_QUEUE 0
+#endif
+
 
 using namespace mg;
 using namespace mg::traversal;
+
+// The first loop position of this block over a queue, and the entry its thread takes at
+// loop position `base` (steps of gridDim.x * BLOCK; block-uniform trip counts either way).
+__device__ __forceinline__ i64 queue_start() {
+    return MG_BFS_SPREAD_QUEUE ? 0 : (i64)blockIdx.x * MG_BFS_BLOCK;
+}
+__device__ __forceinline__ i64 queue_index(i64 base) {
+    return MG_BFS_SPREAD_QUEUE ? base + (i64)threadIdx.x * gridDim.x + blockIdx.x
+                               : base + threadIdx.x;
+}
 
 constexpr int BLOCK = MG_BFS_BLOCK;
 
@@ -281,9 +301,9 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, indptr, hub_degree,
                                             hubs_of(level + 1), &next->hubs, &edges};
-                for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
+                for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
-                    const i64 i = base + threadIdx.x;
+                    const i64 i = queue_index(base);
                     const bool has = i < n_queue;
                     expand_gather<BLOCK>(gather, indptr, indices, has,
                                          has ? cur_queue[i] : (vid_t)0, claim);
@@ -296,9 +316,9 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                     expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr,
                                                               indices, hubs_of(level), n_hubs,
                                                               visit);
-                for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue;
+                for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
-                    const i64 i = base + threadIdx.x;
+                    const i64 i = queue_index(base);
                     bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
                     if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
