@@ -88,7 +88,6 @@
 #define MG_BFS_SPREAD_QUEUE 0
 #endif
 
-
 using namespace mg;
 using namespace mg::traversal;
 
