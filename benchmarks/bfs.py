@@ -109,6 +109,9 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
                  ("beamer sorted_rows=on", "beamer", {"sorted_rows": True}),
                  ("beamer relabel=on", "beamer", {"relabel": True}),
                  ("beamer relabel=off", "beamer", {"relabel": False}),
+                 ("beamer spread_queue=off", "beamer", {"spread_queue": False}),
+                 ("beamer relabel=off spread_queue=off", "beamer",
+                  {"relabel": False, "spread_queue": False}),
                  ("beamer flat_hubs=off", "beamer", {"flat_hubs": False}),
                  ("beamer warp_reserve=off", "beamer", {"warp_reserve": False}),
                  ("beamer bitmap=on", "beamer", {"bitmap": True}),
@@ -122,6 +125,8 @@ def bench_graph(label: str, g: CSRGraph, args: Any, record: harness.Record) -> N
         runs += [("direction-optimizing no-hub-cache", "direction-optimizing",
                   {"use_cache": False}),
                  ("direction-optimizing host-loop", "direction-optimizing", {"loop": "host"}),
+                 ("direction-optimizing relabel=off spread_queue=off", "direction-optimizing",
+                  {"relabel": False, "spread_queue": False}),
                  ("direction-optimizing xiao-feng", "direction-optimizing",
                   {"mode": "xiao-feng"}),
                  ("beamer host-loop", "beamer", {"loop": "host"})]

@@ -492,7 +492,8 @@ def test_gpu_direction_sorted_rows(variant):
                                              ("beamer", {"spread_queue": True}),
                                              ("direction-optimizing",
                                               {"spread_queue": True}),
-                                             ("top-down", {"spread_queue": True})])
+                                             ("beamer", {"spread_queue": False}),
+                                             ("bottom-up", {"spread_queue": False})])
 def test_gpu_direction_relabelled(variant, options, monkeypatch):
     """The direction kernels on the degree-relabelled copy, results mapped back: same
     distances as SciPy, parents that pass Graph500's checks in the caller's ids, on

@@ -161,16 +161,19 @@ RELABEL: bool | str = "auto"
 # only costs), bitmap=on 0.98x, warp bottom-up 1.08x. R-MAT 2M/128M: search alone 0.98x.
 RELABEL_SCATTER_MAP = False  # map back walking new ids (bfs_unrelabel_scatter), not old
 RELABEL_HUB_CACHE = False  # the relabelled search's bottom-up hub cache (use_cache)
-# Rules that "auto" relabels for. Not Enterprise's gamma rule: it stays top-down while
-# frontiers hold many hubs, and a relabelled queue (generated in id order) puts the
-# heaviest hubs in the first blocks; H200, Kronecker 21, 32 roots: mean 1570 vs 868 us
-# per call (medians 353 vs 394), benchmarks/bfs.py direction-optimizing 32 vs 67 GTEPS.
-RELABEL_RULES = ("beamer", "bottom-up")
+# Rules that "auto" relabels for. Enterprise's gamma rule stays top-down while frontiers
+# hold many hubs, and a relabelled queue (generated in id order) put the heaviest hubs on
+# the first blocks (H200, Kronecker 21, 32 roots: mean 1570 vs 868 us per call) until
+# SPREAD_QUEUE; with it, 311 vs 351 us.
+RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 # direction, top-down levels: the queue dealt out entry by entry over the blocks
 # (direction.cu MG_BFS_SPREAD_QUEUE), on the graph as given / on the relabelled copy.
-# Not yet measured on a GPU.
-SPREAD_QUEUE = False
-SPREAD_QUEUE_RELABELLED = False
+# H200, Kronecker 21, 32 roots, one process (scripts/bfs_relabel_profile.py), calls with
+# parents: beamer relabelled 264.2 -> 245.2 us (1.077x; without parents 1.10x), beamer on
+# the graph as given 312.2 -> 296.6 us (1.05x), gamma rule 801.6 -> 351.2 us (its slow
+# roots were top-down levels of many hubs on few blocks), gamma relabelled 1590 -> 311 us.
+SPREAD_QUEUE = True
+SPREAD_QUEUE_RELABELLED = True
 RELABEL_MIN_VERTICES = 1 << 20
 RELABEL_SCATTER = 0.6
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
