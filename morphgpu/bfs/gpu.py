@@ -172,6 +172,10 @@ RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 # parents: beamer relabelled 264.2 -> 245.2 us (1.077x; without parents 1.10x), beamer on
 # the graph as given 312.2 -> 296.6 us (1.05x), gamma rule 801.6 -> 351.2 us (its slow
 # roots were top-down levels of many hubs on few blocks), gamma relabelled 1590 -> 311 us.
+# benchmarks/bfs.py (64 roots, rows in sequence, same process): rmat 2M/128M beamer 170.6
+# -> 273.3 GTEPS, direction-optimizing 176.7 -> 274.5; Kronecker 21 beamer relabelled
+# 239.1 without it, 216.6-231.4 with it (rows of one configuration differ by up to 7 %
+# there, so the interleaved profile above decides).
 SPREAD_QUEUE = True
 SPREAD_QUEUE_RELABELLED = True
 RELABEL_MIN_VERTICES = 1 << 20
