@@ -144,7 +144,8 @@ BITMAP_BYTES_STEP = 8 * 1024
 # (reorder.degree_order; Workspace.degree_relabelled, built once per graph) and map the
 # labels and parents back in one pass (kernels/relabel.cu): the bottom-up probes of the
 # likeliest parents (hubs) then read a few cache lines of labels, and a warp's vertices
-# have rows of similar length. "auto": where the graph has at least RELABEL_MIN_VERTICES
+# have rows of similar length. The copy stays with the workspace (as much GPU memory as the
+# graph again). "auto": where the graph has at least RELABEL_MIN_VERTICES
 # vertices and its top 1 % of vertices by degree are scattered over the id space (more
 # than RELABEL_SCATTER distinct 32-id label lines per such vertex, Workspace.hubs_scattered):
 # a Graph500 Kronecker graph's ids are a random permutation (0.86-0.88 at scales 16-18),
