@@ -290,8 +290,7 @@ class CSRGraph:
         perm = xp.asarray(perm, dtype=np.int64)
         if perm.shape != (self.n_vertices,):
             raise GraphFormatError(f"perm must have {self.n_vertices} entries")
-        inverse = xp.empty_like(perm)
-        inverse[perm] = xp.arange(self.n_vertices, dtype=np.int64)
+        inverse = inverse_permutation(perm)
         g = CSRGraph.from_edges(
             inverse[self.edge_sources()],
             inverse[self.indices],
@@ -299,6 +298,14 @@ class CSRGraph:
             n_vertices=self.n_vertices,
         )
         return CSRGraph(g.indptr, g.indices, g.weights, g.n_vertices, self.directed)
+
+
+def inverse_permutation(perm: Any) -> Any:
+    """inverse[perm[i]] = i, on perm's side and in its dtype."""
+    xp = backend.array_module(perm)
+    inverse = xp.empty_like(perm)
+    inverse[perm] = xp.arange(perm.size, dtype=perm.dtype)
+    return inverse
 
 
 def expand_counts(xp: Any, counts: Any) -> tuple[Any, Any]:

@@ -57,15 +57,9 @@ PERSISTENT_VARIANTS: dict[str, tuple[dict[str, int], int] | dict[str, Any] | Non
     "default": None,
     # Block 0's visited bitmap (gpu.LOCAL_BITMAP): off is the path measured on 2026-11-23.
     "bitmap=off": {"bitmap": False},
-    "bitmap speculative": {"bitmap": "speculative"},
-    # The same through defines (full grid, no cached launch), with and without L1
-    # prefetches of the queued edges' rows.
+    # The same through defines (full grid, no cached launch).
     "bitmap defines": ({**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_LOCAL_BITMAP": 1},
                        gpu.ENTER_LOCAL),
-    "bitmap+prefetch": ({**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_LOCAL_BITMAP": 1,
-                         "MG_BFS_ELL_PREFETCH": 1}, gpu.ENTER_LOCAL),
-    "prefetch, no bitmap": ({**ELL_AUTO, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_ELL_PREFETCH": 1},
-                            gpu.ENTER_LOCAL),
     "before": BEFORE,
     # Fewer blocks than ceil(n / SMALL_GRID) for the grid levels of wide-but-shallow-
     # frontier graphs (grid2d 5000² has frontiers of at most ~10^4 vertices; every grid

@@ -1,7 +1,7 @@
 """Where a relabelled direction search spends its time (gpu.RELABEL): the search on the
 original graph, the search on the degree-relabelled copy alone, and the whole relabelled
-call with either map back (old-id gather, new-id scatter), with and without parents, root
-by root in turn, CUDA events around each call. Needs a GPU.
+call (search and map back) with its options, with and without parents, root by root in
+turn, CUDA events around each call. Needs a GPU.
 
     PYTHONPATH=$PWD python3 scripts/bfs_relabel_profile.py [--scale 21] [--roots 64]
 """
@@ -48,49 +48,44 @@ def main() -> int:
         return gpu.run_direction_persistent(ws2, int(inverse[r]), p, rule="beamer",
                                             relabel=False)
 
-    def gather(r: int, p: bool):
-        gpu.RELABEL_SCATTER_MAP = False
-        return gpu.run_direction_persistent(ws, r, p, rule="beamer", relabel=True)
-
-    def scatter(r: int, p: bool):
-        gpu.RELABEL_SCATTER_MAP = True
-        try:
-            return gpu.run_direction_persistent(ws, r, p, rule="beamer", relabel=True)
-        finally:
-            gpu.RELABEL_SCATTER_MAP = False
-
     def with_options(**options):
         def run(r: int, p: bool):
             return gpu.run_direction_persistent(ws, r, p, rule="beamer", relabel=True,
                                                 **options)
         return run
 
-    rows = {"original": original, "relabelled search only": inner,
-            "relabelled + gather map": gather, "relabelled + scatter map": scatter,
-            "relabelled, bitmap=on": with_options(bitmap=True),
-            "relabelled, warp bottom-up": with_options(warp_bottom_up=True),
-            "relabelled, no hub cache": with_options(use_cache=False),
-            "relabelled, flat_hubs=off": with_options(flat_hubs=False),
-            "relabelled, spread queue": with_options(spread_queue=True),
-            "original, spread queue": lambda r, p: gpu.run_direction_persistent(
-                ws, r, p, rule="beamer", relabel=False, spread_queue=True)}
-
-    # Enterprise's gamma rule (the direction-optimizing variant) likewise.
-    def gamma(relabel: bool, cache: bool, spread: bool = False):
+    def hub_cache(rule: str, relabel: bool, spread: bool | None = None):
         def run(r: int, p: bool):
             saved = gpu.RELABEL_HUB_CACHE
-            gpu.RELABEL_HUB_CACHE = cache
+            gpu.RELABEL_HUB_CACHE = True
             try:
-                return gpu.run_direction_persistent(ws, r, p, rule="gamma", relabel=relabel,
+                return gpu.run_direction_persistent(ws, r, p, rule=rule, relabel=relabel,
                                                     spread_queue=spread)
             finally:
                 gpu.RELABEL_HUB_CACHE = saved
         return run
 
+    rows = {"original": original, "relabelled search only": inner,
+            "relabelled (gather map)": with_options(),
+            "relabelled, hub cache": hub_cache("beamer", True),
+            "relabelled, bitmap=on": with_options(bitmap=True),
+            "relabelled, warp bottom-up": with_options(warp_bottom_up=True),
+            "relabelled, flat_hubs=off": with_options(flat_hubs=False),
+            "relabelled, spread queue off": with_options(spread_queue=False),
+            "original, spread queue off": lambda r, p: gpu.run_direction_persistent(
+                ws, r, p, rule="beamer", relabel=False, spread_queue=False)}
+
+    # Enterprise's gamma rule (the direction-optimizing variant) likewise.
+    def gamma(relabel: bool, spread: bool):
+        def run(r: int, p: bool):
+            return gpu.run_direction_persistent(ws, r, p, rule="gamma", relabel=relabel,
+                                                spread_queue=spread)
+        return run
+
     rows.update({"gamma original": gamma(False, True),
-                 "gamma original, spread": gamma(False, True, True),
-                 "gamma relabelled, cache": gamma(True, True),
-                 "gamma relabelled, spread": gamma(True, False, True)})
+                 "gamma original, spread off": gamma(False, False),
+                 "gamma relabelled": gamma(True, True),
+                 "gamma relabelled, spread off": gamma(True, False)})
     reference = {}
     for name, run in rows.items():  # warm-up and a check of every row on two roots
         for r in roots[:2]:

@@ -49,10 +49,10 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("persistent", {"idle_wait": False, "small_grid": 0, "fast": False}),
     ("persistent", {"small_grid": 1 << 30}),
     ("persistent", {"idle_wait": True, "enter_local": 64, "small_grid": 0}),
-    # Block 0's visited bitmap (gpu.LOCAL_BITMAP, on by default): off, and loading every
-    # row with the claim, rebuilt at hand-overs.
+    # Block 0's visited bitmap (gpu.LOCAL_BITMAP, on by default): off, and rebuilt at
+    # hand-overs.
     ("persistent", {"bitmap": False}),
-    ("persistent", {"bitmap": "speculative", "enter_local": 64}),
+    ("persistent", {"bitmap": True, "enter_local": 64}),
     ("beamer", {"sorted_rows": True}),
     ("beamer", {"relabel": True}),  # the degree-relabelled copy and kernels/relabel.cu
     ("bottom-up", {"sorted_rows": True}),

@@ -389,7 +389,6 @@ def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
                                      {"ell": False, "idle_wait": True, "fast": True},
                                      {"mode": "xiao-feng", "idle_wait": True, "fast": True},
                                      {"bitmap": False},
-                                     {"bitmap": "speculative", "enter_local": 64},
                                      {"bitmap": True, "enter_local": 64,
                                       "small_grid": 1 << 30},
                                      {"adaptive": False}])
@@ -399,8 +398,8 @@ def test_gpu_persistent_ell(options):
     graph of larger degree (the layered graph). The per-call options: idle blocks asleep
     during one-block rounds, a grid of one block (small_grid 2^30: grid levels too) or a
     few, the cached launch (and its fall-back in a non-cooperative mode). Block 0's
-    visited bitmap (on by default): off, loading every row, and rebuilt from the labels
-    at every hand-over back to block 0 (enter_local 64)."""
+    visited bitmap (on by default): off, and rebuilt from the labels at every hand-over
+    back to block 0 (enter_local 64)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     cases = bounded_degree_graphs()
@@ -418,10 +417,11 @@ def test_gpu_persistent_ell(options):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("bitmap", [True, "speculative"])
-def test_gpu_persistent_bitmap_above_48k(bitmap):
+@pytest.mark.parametrize("enter_local", [None, 64])
+def test_gpu_persistent_bitmap_above_48k(enter_local):
     """A grid whose bitmap (61 KB) and the kernel's static shared memory pass the 48 KB a
-    block gets without opting in: deep (1,398 levels), every level in block 0."""
+    block gets without opting in: deep (1,398 levels), every level in block 0, or (enter
+    at 64) wide levels on the grid and the bitmap rebuilt at each hand-over back."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
@@ -429,8 +429,9 @@ def test_gpu_persistent_bitmap_above_48k(bitmap):
     assert gpu.bitmap_bytes(host.n_vertices, 4, True) > 48 * 1024
     g = host.to("gpu")
     for source in (0, 350 * 700 + 350):
+        options = {} if enter_local is None else {"enter_local": enter_local}
         dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
-                                  bitmap=bitmap)
+                                  bitmap=True, **options)
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
 
@@ -486,9 +487,6 @@ def test_gpu_direction_sorted_rows(variant):
                                              ("bottom-up", {}),
                                              ("beamer", {"sorted_rows": True}),
                                              ("beamer", {"want_parents": False}),
-                                             ("beamer", {"scatter_map": True}),
-                                             ("beamer", {"scatter_map": True,
-                                                         "want_parents": False}),
                                              ("beamer", {"spread_queue": True}),
                                              ("direction-optimizing",
                                               {"spread_queue": True}),
@@ -504,7 +502,6 @@ def test_gpu_direction_relabelled(variant, options, monkeypatch):
 
     options = dict(options)
     want_parents = options.pop("want_parents", True)
-    monkeypatch.setattr(gpu, "RELABEL_SCATTER_MAP", options.pop("scatter_map", False))
     graphs = [generators.kronecker(12, 16, device="gpu"),
               generators.rmat(11, 8, device="gpu", directed=True),
               CSRGraph.from_edges(np.array([0, 2]), np.array([2, 3]), n_vertices=5,
@@ -701,7 +698,7 @@ def test_bitmap_bytes():
     assert gpu.bitmap_bytes(264346, 8, True) * 8 >= 264346
     assert gpu.bitmap_bytes(264346, 0, True) == 0  # no ELL rows
     assert gpu.bitmap_bytes(264346, 8, False) == 0
-    top = gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES, 8, "speculative")
+    top = gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES, 8, True)
     assert top * 8 >= gpu.BITMAP_MAX_VERTICES and top + 46 * 1024 <= 227 * 1024
     assert gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES + 1, 8, True) == 0
 

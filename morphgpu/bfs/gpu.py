@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, barrier, kernels, reorder
-from ..csr import CSRGraph
+from ..csr import CSRGraph, inverse_permutation
 from . import variants
 
 LEVEL_FILE = "bfs/kernels/level.cu"
@@ -117,27 +117,27 @@ FAST_CALL = True
 # instead of with global atomics, and load only the winners' rows. The bitmap is dynamic
 # shared memory of every block, rounded up to BITMAP_BYTES_STEP so graphs of similar size
 # share a grid; 160 KB (1.31 M vertices) leaves room for the static 45 KB within Hopper's
-# 227 KB per block. BITMAP_SPECULATIVE: still load every entry's row with the claim.
+# 227 KB per block.
 # H200, 2026-11-24, same process: scripts/bfs_profile.py (24 roots) on against off, roads
 # NY / BAY / COL 1.157x / 1.10x / 1.075x (3.15 -> 2.72, 2.86 -> 2.59, 2.54 -> 2.36 us per
-# level); speculative 0.97-0.98x of on, L1 prefetches of the queued rows 0.91x (both off);
+# level); loading every entry's row with the claim 0.97-0.98x of on, L1 prefetches of the
+# queued rows 0.91x (both dropped);
 # benchmarks/bfs.py (64 roots): NY 3.08 -> 2.64, BAY 2.94 -> 2.62 us per level.
 LOCAL_BITMAP = True
-# persistent, cooperative: once a search has run on a workspace, later launches have
-# ceil(widest frontier seen / ADAPTIVE_WIDTH_PER_BLOCK) blocks (at least ADAPTIVE_MIN_BLOCKS,
-# at most what SMALL_GRID gives): a grid level's grid.sync() costs more the more blocks
-# take part, and a mesh's frontiers are far narrower than its vertex count. The kernel
-# keeps the widest frontier in ctrl[7]; the host reads it (one sync) at the 2nd, 4th, 8th,
-# ... call on the workspace. H200, 2026-11-24 (scripts/bfs_profile.py, grid2d 5000², 3
-# roots, same process): 16 blocks 1.34x, 32 blocks 1.32x, 63 1.22x, 125 1.03x against the
-# resident grid (264 blocks): 6.36 -> 4.74 us per level, 2.11 -> 2.84 GTEPS; in
-# benchmarks/bfs.py 2.65 GTEPS against 1.71 with adaptive=off, grid3d 300³ neutral. At
-# least 16 blocks: with 8, road searches (all in block 0) read 0.5 % slower than without
-# (the launch's label initialisation spread over fewer threads).
+# persistent, cooperative: once a search has run on a workspace, later launches have ceil(widest
+# frontier seen / ADAPTIVE_WIDTH_PER_BLOCK) blocks (at least ADAPTIVE_MIN_BLOCKS, at most what
+# SMALL_GRID gives): a grid level's grid.sync() costs more the more blocks take part, and a mesh's
+# frontiers are far narrower than its vertex count. The kernel keeps the widest frontier in
+# ctrl[CTRL_WIDEST_FRONTIER]; the host reads it (one sync) at the 2nd, 4th, 8th, ... call on the
+# workspace. H200, 2026-11-24 (scripts/bfs_profile.py, grid2d 5000², 3 roots, same process): 16
+# blocks 1.34x, 32 blocks 1.32x, 63 1.22x, 125 1.03x against the resident grid (264 blocks): 6.36 ->
+# 4.74 us per level, 2.11 -> 2.84 GTEPS; in benchmarks/bfs.py 2.65 GTEPS against 1.71 with
+# adaptive=off, grid3d 300³ neutral. At least 16 blocks: with 8, road searches (all in block 0) read
+# 0.5 % slower than without (the launch's label initialisation spread over fewer threads).
 ADAPTIVE_GRID = True
 ADAPTIVE_WIDTH_PER_BLOCK = 512
 ADAPTIVE_MIN_BLOCKS = 16
-BITMAP_SPECULATIVE = False
+CTRL_WIDEST_FRONTIER = 7  # persistent.cu WIDEST_FRONTIER
 BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
 # direction: search a copy of the graph relabelled by non-increasing degree
@@ -160,7 +160,6 @@ RELABEL: bool | str = "auto"
 # new-id scatter map 1.046x (so the gather it is), without the hub cache 1.233x (254.4 us:
 # the hubs' labels share a few cache lines once relabelled, so the shared-memory copy
 # only costs), bitmap=on 0.98x, warp bottom-up 1.08x. R-MAT 2M/128M: search alone 0.98x.
-RELABEL_SCATTER_MAP = False  # map back walking new ids (bfs_unrelabel_scatter), not old
 RELABEL_HUB_CACHE = False  # the relabelled search's bottom-up hub cache (use_cache)
 # Rules that "auto" relabels for. Enterprise's gamma rule stays top-down while frontiers
 # hold many hubs, and a relabelled queue (generated in id order) put the heaviest hubs on
@@ -196,7 +195,7 @@ def _level_module(vid: str, eid: str) -> Any:
     return _module(LEVEL_FILE, vid, eid)
 
 
-def bitmap_bytes(n_vertices: int, ell_width: int, bitmap: bool | str) -> int:
+def bitmap_bytes(n_vertices: int, ell_width: int, bitmap: bool) -> int:
     """Dynamic shared memory of a persistent launch with block 0's visited bitmap (0: no
     bitmap: off, no ELL rows, or more than BITMAP_MAX_VERTICES vertices)."""
     if not bitmap or ell_width <= 0 or n_vertices > BITMAP_MAX_VERTICES:
@@ -207,8 +206,8 @@ def bitmap_bytes(n_vertices: int, ell_width: int, bitmap: bool | str) -> int:
 
 @functools.lru_cache(maxsize=16)
 def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
-                     idle_wait: bool = False, bitmap_bytes: int = 0,
-                     speculative: bool = False) -> barrier.PersistentGrid:
+                     idle_wait: bool = False,
+                     bitmap_bytes: int = 0) -> barrier.PersistentGrid:
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": PERSISTENT_BLOCK,
@@ -219,8 +218,6 @@ def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
         defines["MG_BFS_IDLE_WAIT"] = 1
     if bitmap_bytes:
         defines["MG_BFS_LOCAL_BITMAP"] = 1
-        if speculative:
-            defines["MG_BFS_BITMAP_SPECULATIVE"] = 1
     return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode=mode,  # type: ignore[arg-type]
                                      block=PERSISTENT_BLOCK, defines=defines,
                                      shared_mem=bitmap_bytes)
@@ -281,10 +278,10 @@ class Workspace:
         self._sorted_reverse: CSRGraph | None = None
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
         self._hubs_scattered: bool | None = None
-        self._relabel_auto: tuple[int, bool] | None = None  # (size bound, decision)
+        self._relabel_fits: bool | None = None  # the copy within half the free memory
         self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
         self.persistent_calls = 0
-        self.widest_frontier = 0  # as last read from ctrl[7] (0: not read yet)
+        self.widest_frontier = 0  # as last read from the device (0: not read yet)
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
     @property
@@ -371,16 +368,13 @@ class Workspace:
         an optimisation: where it does not fit, the search runs on the graph as given)."""
         if relabel != "auto":
             return bool(relabel)
-        key = RELABEL_MIN_VERTICES  # tests move the size bound; the rest is the graph's
-        if self._relabel_auto is None or self._relabel_auto[0] != key:
-            pays = self.g.n_vertices >= RELABEL_MIN_VERTICES and self.hubs_scattered()
-            if pays:
-                cp = self.cp
-                free = (cp.cuda.runtime.memGetInfo()[0]
-                        + cp.get_default_memory_pool().free_bytes())
-                pays = self.relabel_bytes() <= free // 2
-            self._relabel_auto = (key, pays)
-        return self._relabel_auto[1]
+        if self.g.n_vertices < RELABEL_MIN_VERTICES or not self.hubs_scattered():
+            return False
+        if self._relabel_fits is None:
+            cp = self.cp
+            free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
+            self._relabel_fits = self.relabel_bytes() <= free // 2
+        return self._relabel_fits
 
     def degree_relabelled(self) -> tuple[CSRGraph, Any, Any, np.ndarray]:
         """(graph relabelled by reorder.degree_order, perm, its inverse, the inverse on the
@@ -389,19 +383,14 @@ class Workspace:
         (which keeps the relabelled graph, and so its own workspace, alive)."""
         if self._relabelled is None:
             g = self.g
-            cp = self.cp
             backend.require_gpu_bytes(self.relabel_bytes(), "bfs degree-relabelled graph")
             perm = reorder.degree_order(g)
-            relabelled = reorder.apply(g, perm)
-            vid = relabelled.indices.dtype
-            if relabelled.indices.dtype != g.indices.dtype or \
-                    relabelled.indptr.dtype != g.indptr.dtype:
-                relabelled = CSRGraph(relabelled.indptr.astype(g.indptr.dtype),
-                                      relabelled.indices.astype(g.indices.dtype), None,
-                                      relabelled.n_vertices, relabelled.directed)
-                vid = g.indices.dtype
-            inverse = cp.empty_like(perm)
-            inverse[perm] = cp.arange(g.n_vertices, dtype=perm.dtype)
+            built = reorder.apply(g, perm)  # its index widths are the kernels' too
+            relabelled = CSRGraph(built.indptr.astype(g.indptr.dtype, copy=False),
+                                  built.indices.astype(g.indices.dtype, copy=False), None,
+                                  built.n_vertices, built.directed)
+            vid = g.indices.dtype
+            inverse = inverse_permutation(perm)
             self._relabelled = (relabelled, perm.astype(vid), inverse.astype(vid),
                                 inverse.get())
         return self._relabelled
@@ -508,7 +497,7 @@ def _widest_frontier(ws: Workspace, adaptive: bool) -> int:
         return 0
     calls = ws.persistent_calls
     if calls >= 2 and calls & (calls - 1) == 0:
-        ws.widest_frontier = int(ws.ctrl[7].get())
+        ws.widest_frontier = int(ws.ctrl[CTRL_WIDEST_FRONTIER].get())
     return ws.widest_frontier
 
 
@@ -530,7 +519,7 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
                    local_batch: bool = LOCAL_BATCH, spread: bool = SPREAD_WIDE,
                    hysteresis: bool = LOCAL_HYSTERESIS, ell: bool = ELL,
                    idle_wait: bool | None = None, small_grid: int | None = None,
-                   fast: bool | None = None, bitmap: bool | str | None = None,
+                   fast: bool | None = None, bitmap: bool | None = None,
                    adaptive: bool | None = None) -> tuple[Any, Any]:
     """One launch of persistent.cu. All three options False is the path measured before
     the follow-up: ``local_batch`` (one-block levels reserve queue slots per warp),
@@ -539,14 +528,11 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     maximum degree is at most ELL_MAX_DEGREE, levels read fixed-width rows (Workspace.ell;
     ignored on other graphs). ``idle_wait``, ``small_grid``, ``fast``: the per-call
     overhead options (IDLE_WAIT, SMALL_GRID, FAST_CALL; None takes the constant).
-    ``bitmap``: block 0's visited bitmap (LOCAL_BITMAP; "speculative" loads every entry's
-    row with the claim, as BITMAP_SPECULATIVE does). ``adaptive``: ADAPTIVE_GRID."""
+    ``bitmap``: block 0's visited bitmap (LOCAL_BITMAP). ``adaptive``: ADAPTIVE_GRID."""
     idle_wait = IDLE_WAIT if idle_wait is None else idle_wait
     small_grid = SMALL_GRID if small_grid is None else small_grid
     fast = FAST_CALL if fast is None else fast
-    if bitmap is None:
-        bitmap = "speculative" if LOCAL_BITMAP and BITMAP_SPECULATIVE else LOCAL_BITMAP
-    speculative = bitmap == "speculative"
+    bitmap = LOCAL_BITMAP if bitmap is None else bitmap
     widest = _widest_frontier(ws, ADAPTIVE_GRID if adaptive is None else adaptive)
     options = (1 if local_batch else 0) | (2 if spread else 0) | (4 if hysteresis else 0)
     g = ws.g
@@ -555,11 +541,11 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     bits = bitmap_bytes(g.n_vertices, width, bitmap)
     enter = max(0, min(enter_local, LOCAL_CAP))
     if fast:
-        key = (mode, width, bool(idle_wait), int(small_grid), options, enter, bits, speculative)
+        key = (mode, width, bool(idle_wait), int(small_grid), options, enter, bits)
         args = ws._launches.get(key)
         if args is None:
             grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width,
-                                    bool(idle_wait), bits, speculative)
+                                    bool(idle_wait), bits)
             if grid.mode != "cooperative":  # the other barriers zero their state per launch
                 return run_persistent(ws, source, want_parents, enter_local=enter_local,
                                       mode=mode, local_batch=local_batch, spread=spread,
@@ -588,7 +574,7 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
         kernel(grid_dim, block_dim, tuple(call), shared_mem=shared_mem)
         return dist, parent
     grid = _persistent_grid(str(g.indices.dtype), str(g.indptr.dtype), mode, width,
-                            bool(idle_wait), bits, speculative)
+                            bool(idle_wait), bits)
     dist = cp.empty(g.n_vertices, dtype=cp.int32)
     parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
@@ -848,27 +834,13 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
     if relabel == "auto" and rule not in RELABEL_RULES:
         relabel = False
     if g.n_vertices and ws.relabel_pays(relabel):
-        relabelled, perm, inverse, inverse_host = ws.degree_relabelled()
-        inner_dist, inner_parent = run_direction_persistent(
-            workspace(relabelled), int(inverse_host[source]), want_parents, rule=rule,
-            use_cache=use_cache and RELABEL_HUB_CACHE, mode=mode, bitmap=bitmap,
-            warp_bottom_up=warp_bottom_up,
-            flat_hubs=flat_hubs, warp_reserve=warp_reserve, sorted_rows=sorted_rows,
-            relabel=False,
-            spread_queue=SPREAD_QUEUE_RELABELLED if spread_queue is None else spread_queue)
-        dist = cp.empty(g.n_vertices, dtype=cp.int32)
-        parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
-        module = _module(RELABEL_FILE, str(g.indices.dtype), str(g.indptr.dtype))
-        launch = (kernels.launch_config(g.n_vertices, 256, ws.blocks)[0], (256,))
-        if RELABEL_SCATTER_MAP:
-            module.get_function("bfs_unrelabel_scatter")(
-                *launch, (inner_dist, _ptr(inner_parent), perm, np.int64(g.n_vertices),
-                          dist, _ptr(parent)))
-        else:
-            module.get_function("bfs_unrelabel")(
-                *launch, (inner_dist, _ptr(inner_parent), perm, inverse,
-                          np.int64(g.n_vertices), dist, _ptr(parent)))
-        return dist, parent
+        return _run_relabelled(ws, source, want_parents, rule=rule,
+                               use_cache=use_cache and RELABEL_HUB_CACHE, mode=mode,
+                               bitmap=bitmap, warp_bottom_up=warp_bottom_up,
+                               flat_hubs=flat_hubs, warp_reserve=warp_reserve,
+                               sorted_rows=sorted_rows,
+                               spread_queue=(SPREAD_QUEUE_RELABELLED if spread_queue is None
+                                             else spread_queue))
     grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode,
                            SPREAD_QUEUE if spread_queue is None else bool(spread_queue))
     if rule == "top-down":
@@ -886,6 +858,26 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
             np.int32(flat_hubs), np.int32(warp_reserve),
             ws.frontier_bits if bitmap else NULL)
     grid.check()
+    return dist, parent
+
+
+def _run_relabelled(ws: Workspace, source: int, want_parents: bool,
+                    **options: Any) -> tuple[Any, Any]:
+    """run_direction_persistent on Workspace.degree_relabelled, labels and parents mapped
+    back to the caller's ids in one launch (kernels/relabel.cu)."""
+    g = ws.g
+    cp = ws.cp
+    relabelled, perm, inverse, inverse_host = ws.degree_relabelled()
+    inner_dist, inner_parent = run_direction_persistent(
+        workspace(relabelled), int(inverse_host[source]), want_parents, relabel=False,
+        **options)
+    dist = cp.empty(g.n_vertices, dtype=cp.int32)
+    parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
+    unrelabel = _module(RELABEL_FILE, str(g.indices.dtype),
+                        str(g.indptr.dtype)).get_function("bfs_unrelabel")
+    unrelabel(kernels.launch_config(g.n_vertices, 256, ws.blocks)[0], (256,),
+              (inner_dist, _ptr(inner_parent), perm, inverse, np.int64(g.n_vertices), dist,
+               _ptr(parent)))
     return dist, parent
 
 

@@ -61,22 +61,13 @@
 // ~950 queued edges spent 2.9 us in ~950 global CAS and ~1900 speculative row loads
 // (the H200 profile of 2026-11-23), where the winners are about a third of the entries.
 // The bitmap is rebuilt from the labels when a stretch of one-block levels begins after
-// grid levels, and cleared (only the frontier set) at level 0.
-// MG_BFS_BITMAP_SPECULATIVE=1 still loads every entry's row with the claim (the path
-// before, less the global CAS).
+// grid levels, and cleared (only the frontier set) at level 0. (Measured and dropped on the
+// H200, 2026-11-24: loading every entry's row with the claim, 0.97x; prefetching queued
+// rows into L1, 0.91x.)
 #ifndef MG_BFS_LOCAL_BITMAP
 #define MG_BFS_LOCAL_BITMAP 0
 #endif
-#ifndef MG_BFS_BITMAP_SPECULATIVE
-#define MG_BFS_BITMAP_SPECULATIVE 0
-#endif
 #define MG_BFS_USE_BITMAP (MG_BFS_USE_ELL_LOCAL && MG_BFS_LOCAL_BITMAP)
-// MG_BFS_ELL_PREFETCH=1: a one-block level that queues an edge (u, p) also prefetches u's
-// row into L1, so the next level's row loads (the one global round trip left in a level
-// with the bitmap) hit L1 rather than L2.
-#ifndef MG_BFS_ELL_PREFETCH
-#define MG_BFS_ELL_PREFETCH 0
-#endif
 // MG_BFS_IDLE_WAIT=1: during a one-block round the other blocks do not spin in the grid
 // barrier (cooperative grid.sync() polls one L2 word from every waiting block, all the
 // time block 0 works: a road search is one such round of ~1.5 ms); they sleep on a flag
@@ -200,11 +191,7 @@ struct LocalEdges {
 // Every lane of the warp calls this (block-uniform loops): the neighbours of a won vertex
 // `from` (but `skip`) go to the edge queue `dst` with one shared atomic per warp.
 __device__ __forceinline__ void push_edges(LocalEdges& q, int dst, const vid_t (&row)[ELL_K],
-                                           vid_t from, bool won, vid_t skip,
-                                           const vid_t* __restrict__ ell) {
-#if !MG_BFS_ELL_PREFETCH
-    (void)ell;
-#endif
+                                           vid_t from, bool won, vid_t skip) {
     int mine = 0;
     if (won) {
 #pragma unroll
@@ -223,9 +210,6 @@ __device__ __forceinline__ void push_edges(LocalEdges& q, int dst, const vid_t (
             if (slot < LOCAL_CAP) {
                 q.u[slot] = row[k];
                 q.p[slot] = from;
-#if MG_BFS_ELL_PREFETCH
-                asm volatile("prefetch.global.L1 [%0];" : : "l"(ell + (i64)row[k] * ELL_K));
-#endif
             }
             ++slot;
         }
@@ -347,7 +331,7 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
         for (int j = 0; j < ITEMS; ++j) {
             if ((i64)j * BLOCK < n_in) {
                 if (v[j] >= 0) out[threadIdx.x + j * BLOCK] = v[j];
-                push_edges(q, 0, row[j], v[j], v[j] >= 0, (vid_t)-1, ell);
+                push_edges(q, 0, row[j], v[j], v[j] >= 0, (vid_t)-1);
             }
         }
     }
@@ -388,20 +372,12 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
         // Nobody in the block reads the labels during the stretch (the bits stand in for
         // them): plain stores, made visible to the grid by the round's hand-back.
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-#if MG_BFS_BITMAP_SPECULATIVE
-            if (u[j] >= 0) load_ell_row<ELL_K>(ell, u[j], row[j]);
-            else fill_ell_row<ELL_K>(row[j]);
-#endif
-            won[j] = u[j] >= 0 && claim_bit(bits, u[j]);
-        }
+        for (int j = 0; j < ITEMS; ++j) won[j] = u[j] >= 0 && claim_bit(bits, u[j]);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             if (won[j]) {
                 dist[u[j]] = level + 1;
-#if !MG_BFS_BITMAP_SPECULATIVE
                 load_ell_row<ELL_K>(ell, u[j], row[j]);
-#endif
             } else {
                 fill_ell_row<ELL_K>(row[j]);
             }
@@ -423,7 +399,7 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
             if (j * BLOCK < c) {  // block-uniform: whole warps
                 if (won[j] && parent) parent[u[j]] = p[j];
                 push_frontier(q, dst, out, u[j], won[j]);
-                push_edges(q, dst, row[j], u[j], won[j], p[j], ell);
+                push_edges(q, dst, row[j], u[j], won[j], p[j]);
             }
         }
 #ifdef MG_BFS_PROFILE
