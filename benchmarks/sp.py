@@ -38,6 +38,11 @@ PAPER_SP_SECONDS = {(3, 1_000_000): 35.0, (4, 1_000_000): 85.0, (5, 1_000_000): 
 def add_args(parser) -> None:
     parser.add_argument("--rows", help="only these table rows, as K:N,K:N (e.g. 3:2000000)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the CPU baselines")
+    parser.add_argument("--compare-sweeps", action="store_true",
+                        help="solve each GPU row twice: first with the sweeps over the input "
+                             "formula and the clause kernel for any width (sp/gpu.py COMPACT "
+                             "and FIXED_WIDTH_MAX off), then as by default; gives the SP "
+                             "phases' ratio")
 
 
 def run(args, record) -> None:
@@ -63,29 +68,39 @@ def run(args, record) -> None:
             t0 = time.perf_counter()
             formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
             gen = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            result = sp.solve(formula, device=device, seed=seed)
-            backend.synchronize()
-            total = time.perf_counter() - t0
-            s = result.stats["seconds"]
-            sp_phase = s.get("surveys", 0.0) + s.get("decimation", 0.0)
-            paper = PAPER_SP_SECONDS.get((k, n))
-            record.row(
-                k=k, ratio=ratio, n_vars=n, seed=seed, status=result.status,
-                reason=result.reason or "-", seconds_total=total, seconds_sp=sp_phase,
-                seconds_surveys=s.get("surveys", 0.0), seconds_decimation=s.get("decimation", 0.0),
-                seconds_local_search=s.get("local_search", 0.0), seconds_build=s.get("build", 0.0),
-                sp_iterations=result.stats["sp_iterations"],
-                decimation_rounds=result.stats["decimation_rounds"],
-                variables_fixed=result.stats["variables_fixed"],
-                free_after_sp=result.stats.get("free_after_sp", -1),
-                local_search=result.stats["local_search"],
-                local_search_rounds=result.stats.get("local_search_rounds", 0),
-                local_search_flips=result.stats.get("local_search_flips", 0),
-                generate_seconds=gen,
-                paper_sp_seconds=paper or float("nan"),
-                paper_over_ours_sp=(paper / sp_phase) if paper and sp_phase > 0 else float("nan"),
-            )
+            compactions = [False, True] if args.compare_sweeps and device == "gpu" \
+                else [None]
+            sp_off = None
+            for compact in compactions:
+                result, total = _solve(formula, device, seed, compact)
+                s = result.stats["seconds"]
+                sp_phase = s.get("surveys", 0.0) + s.get("decimation", 0.0)
+                paper = PAPER_SP_SECONDS.get((k, n))
+                extra = {}
+                if compact is not None:
+                    extra["sweeps"] = "default" if compact else "input formula, any width"
+                    if compact and sp_off:
+                        extra["sp_off_over_on"] = sp_off / sp_phase
+                    sp_off = sp_phase
+                record.row(
+                    k=k, ratio=ratio, n_vars=n, seed=seed, **extra, status=result.status,
+                    reason=result.reason or "-", seconds_total=total, seconds_sp=sp_phase,
+                    seconds_surveys=s.get("surveys", 0.0),
+                    seconds_decimation=s.get("decimation", 0.0),
+                    seconds_local_search=s.get("local_search", 0.0),
+                    seconds_build=s.get("build", 0.0),
+                    sp_iterations=result.stats["sp_iterations"],
+                    decimation_rounds=result.stats["decimation_rounds"],
+                    variables_fixed=result.stats["variables_fixed"],
+                    free_after_sp=result.stats.get("free_after_sp", -1),
+                    local_search=result.stats["local_search"],
+                    local_search_rounds=result.stats.get("local_search_rounds", 0),
+                    local_search_flips=result.stats.get("local_search_flips", 0),
+                    generate_seconds=gen,
+                    paper_sp_seconds=paper or float("nan"),
+                    paper_over_ours_sp=(paper / sp_phase) if paper and sp_phase > 0
+                    else float("nan"),
+                )
             outcomes.append((result.status == "SAT", total))
             del formula, result
         if outcomes:
@@ -99,6 +114,25 @@ def run(args, record) -> None:
             )
     if skipped:
         record.note(f"rows not run in this mode (name them with --rows): {', '.join(skipped)}")
+
+
+def _solve(formula, device: str, seed: int, compact: bool | None):
+    """solve() end to end; compact False: the GPU sweeps over the input formula with the
+    clause kernel for any width (None or True: the defaults)."""
+    saved = {}
+    if compact is False:
+        from morphgpu.sp import gpu as spgpu  # noqa: PLC0415
+
+        saved = {"COMPACT": spgpu.COMPACT, "FIXED_WIDTH_MAX": spgpu.FIXED_WIDTH_MAX}
+        spgpu.COMPACT, spgpu.FIXED_WIDTH_MAX = False, 0
+    try:
+        t0 = time.perf_counter()
+        result = sp.solve(formula, device=device, seed=seed)
+        backend.synchronize()
+        return result, time.perf_counter() - t0
+    finally:
+        for name, value in saved.items():
+            setattr(spgpu, name, value)
 
 
 def _baselines(args, record, device) -> None:

@@ -11,7 +11,8 @@ from morphgpu import sp
 from morphgpu.sp.cnf import CNF
 
 ok = True
-for seed, (n, k, ratio) in enumerate([(150, 3, 4.0), (30, 3, 6.0)]):
+# K=10: the clause kernel with a run-time width (sp/gpu.py FIXED_WIDTH_MAX is 8).
+for seed, (n, k, ratio) in enumerate([(150, 3, 4.0), (30, 3, 6.0), (80, 10, 40.0)]):
     f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
     r = sp.solve(f, device="gpu", seed=seed, fix_fraction=0.1, local_search_rounds=200)
     print(n, k, ratio, r.status, r.reason, r.stats["decimation_rounds"], flush=True)

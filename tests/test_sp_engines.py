@@ -47,6 +47,61 @@ def test_one_sweep_matches(device, k, ratio):
     assert d_cpu >= 0
 
 
+@pytest.mark.parametrize("k, ratio", [(3, 3.8), (4, 8.5)])
+def test_sweep_after_decimation_rounds_matches(device, k, ratio):
+    """Rounds in, with part of the formula fixed and satisfied (which the GPU engine drops
+    from its sweep lists), one sweep from the engine's state equals the CPU engine's sweep
+    from the same state over the whole formula; on the GPU the lists hold exactly the free
+    variables, the open clauses and each free variable's open-clause slots."""
+    f = sp.random_ksat(3000, k, ratio=ratio, seed=4)
+    _, engine = _engines(device, f, damping=0.3)
+    assert engine.propagate()
+    for _ in range(4):
+        engine.run_surveys(1e-3, 40)
+        trivial, _n = engine.decimate(0.05, 0.0)
+        assert not trivial
+        assert engine.propagate()
+        cpu = CPUEngine(factor.build(f, "cpu"), 0, 0.3)
+        cpu.fixed = backend.to_host(engine.fixed).astype(np.int8)
+        cpu.satisfied = backend.to_host(engine.satisfied).astype(bool)
+        cpu.eta = backend.to_host(engine.eta).astype(np.float64)
+        before = cpu.eta.copy()
+        cpu.iterate()
+        if device == "gpu":
+            engine._sweep(0)
+        else:
+            engine.iterate()
+        assert not np.allclose(cpu.eta, before)
+        np.testing.assert_allclose(backend.to_host(engine.eta), cpu.eta, atol=2e-4)
+    fixed = backend.to_host(engine.fixed)
+    satisfied = backend.to_host(engine.satisfied).astype(bool)
+    assert (fixed != 0).mean() >= 0.15 and satisfied.mean() >= 0.15
+    if device == "gpu":
+        fg = factor.build(f, "cpu")
+        np.testing.assert_array_equal(backend.to_host(engine.var_list),
+                                      np.flatnonzero(fixed == 0))
+        np.testing.assert_array_equal(backend.to_host(engine.clause_list),
+                                      np.flatnonzero(~satisfied))
+        # The compacted clauses are the open ones in input order, their free literals kept
+        # in place and the fixed ones turned to -1.
+        w = fg.width
+        clause_list = backend.to_host(engine.clause_list).astype(np.int64)
+        lits = fg.lit_var.reshape(-1, w)[clause_list]
+        lits = np.where((lits >= 0) & (fixed[np.maximum(lits, 0)] == 0), lits, -1)
+        np.testing.assert_array_equal(backend.to_host(engine.clause_var).reshape(-1, w), lits)
+        # Each free variable's codes name its slots in open clauses, renumbered.
+        codes = backend.to_host(engine.codes).astype(np.int64)
+        offsets = backend.to_host(engine.offsets)
+        input_edge = clause_list[(codes >> 1) // w] * w + (codes >> 1) % w
+        for i, v in enumerate(np.flatnonzero(fixed == 0)):
+            edges = fg.var_edges[fg.var_offsets[v]:fg.var_offsets[v + 1]].astype(np.int64)
+            edges = edges[~satisfied[edges // w]]
+            np.testing.assert_array_equal(input_edge[offsets[i]:offsets[i + 1]], edges)
+            np.testing.assert_array_equal(codes[offsets[i]:offsets[i + 1]] & 1,
+                                          fg.lit_neg[edges] != 0)
+        assert offsets[-1] == codes.size
+
+
 def test_decimation_and_propagation_match(device):
     f = sp.random_ksat(2000, 3, ratio=4.0, seed=5)
     cpu, other = _engines(device, f)

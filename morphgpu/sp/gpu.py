@@ -2,11 +2,12 @@
 
 Loops stay on the device: SP sweeps are launched back to back and the host reads the
 sweeps' max |Δeta| only every ``CHECK_EVERY`` sweeps (each sweep writes its own slot);
-unit propagation reads one flag per wave; the local search is a single persistent launch
-of conflict-free parallel rounds that stops on the device when a round finds no
-unsatisfied clause (or its budget is spent); then, only if needed, one single-warp launch
-of the sequential tail, whose loop over flips is on the device too. Decimation picks the most
-biased variables with one CuPy sort.
+unit propagation reads one flag per wave, and after it the sweeps' lists are compacted to
+what is still open (free variables, their open clauses' slots, open clauses); the local
+search is a single persistent launch of conflict-free parallel rounds that stops on the
+device when a round finds no unsatisfied clause (or its budget is spent); then, only if
+needed, one single-warp launch of the sequential tail, whose loop over flips is on the
+device too. Decimation picks the most biased variables with one CuPy sort.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ from . import rules
 from .factor import FactorGraph
 
 CHECK_EVERY = 8
+# After each unit propagation, move the sweeps to the formula of what is still open (kernels/
+# survey.cu, "Compaction"); False sweeps over the input formula, skipping the fixed and
+# satisfied parts by their marks (the benchmark's "off" row).
+COMPACT = True
+# Compile the clause kernel for the formula's width (SP_WIDTH in kernels/survey.cu) when it
+# is at most this: its loops then unroll and keep their ratios in registers.
+FIXED_WIDTH_MAX = 8
+# Extra defines for the survey kernels (experiments: scripts/sp_sweep_profile.py).
+SURVEY_DEFINES: dict[str, Any] = {}
 BLOCK_TAIL = 96
 INIT_FROM_BIAS = False
 BLOCK = 256  # also LS_BLOCK in kernels/walk.cu (ls_rounds' block-wide reserve)
@@ -39,13 +49,17 @@ class GPUEngine:
         slots = int(fg.var_edges.size)
         # Slot codes 2 * edge + negated (kernels/survey.cu) need one bit past the edge ids.
         code_dtype = np.int32 if 2 * edges + 1 < 2**31 else np.int64
-        needed = edges * (4 + 4 + 1) + slots * np.dtype(code_dtype).itemsize \
-            + n * (8 * 2 + 4 * 6 + 2) + m * (4 + 1)
+        # Codes and the clauses' arrays twice: compaction writes the new ones before the
+        # old ones go (and the input's surveys stay).
+        needed = 2 * edges * (4 + 4 + 1) + 2 * slots * np.dtype(code_dtype).itemsize \
+            + n * (8 * 2 + 4 * 6 + 2 + 8 * 3) + m * (4 + 1 + 8)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
-        survey = kernels.load_module(
-            "sp/kernels/survey.cu",
-            defines={**defines, "SP_CODE_T": "int" if code_dtype == np.int32 else "long long"})
+        survey_defines = {**defines, **SURVEY_DEFINES,
+                          "SP_CODE_T": "int" if code_dtype == np.int32 else "long long"}
+        if 1 <= w <= FIXED_WIDTH_MAX:
+            survey_defines["SP_WIDTH"] = w
+        survey = kernels.load_module("sp/kernels/survey.cu", defines=survey_defines)
         simplify = kernels.load_module("sp/kernels/simplify.cu", defines=defines)
         # The local search is one persistent kernel over a grid barrier (kernels/walk.cu),
         # three barriers per round and ~1e5 rounds at 1M variables: cooperative grid.sync()
@@ -55,19 +69,31 @@ class GPUEngine:
                                                defines=defines)
         walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
         self._k = {name: mod.get_function(name) for mod, names in (
-            (survey, ("sp_var_products", "sp_slot_codes", "sp_clause_update", "sp_biases")),
+            (survey, ("sp_var_products", "sp_slot_codes", "sp_clause_update", "sp_biases",
+                      "sp_live_counts", "sp_compact_codes")),
             (simplify, ("unit_wave", "fix_chosen")),
             (walk, ("ls_state", "ls_tail"))) for name in names}
         self._occ: tuple[Any, Any] | None = None
         rng = cp.random.default_rng(self.seed % 2**63)
-        self.eta = rng.random(edges, dtype=cp.float32)
-        # Per slot of variable order, the code the product kernel reads (sp_slot_codes).
+        # Surveys of the formula the sweeps run on (the input's edges until the first
+        # compaction, then the compacted clauses', see ``eta``); _eta_input holds the
+        # input's layout once they differ.
+        self._eta = rng.random(edges, dtype=cp.float32)
+        self._eta_input: Any = None
+        # The formula the sweeps run on: variables (var_list, their slots offsets[i] ..
+        # offsets[i + 1] of codes, the code the product kernel reads: sp_slot_codes) and
+        # clauses (clause_list: their ids in the input; clause_var / clause_neg: their
+        # literals); first the input, then compacted after each unit propagation.
+        self.compact = COMPACT
+        self.var_list = cp.arange(n, dtype=fg.lit_var.dtype)
+        self.offsets = fg.var_offsets
+        self.clause_list = cp.arange(m, dtype=fg.var_edges.dtype)
+        self.clause_var, self.clause_neg = fg.lit_var, fg.lit_neg
+        self.compacted = False
         self.codes = cp.empty(slots, dtype=code_dtype)
+        self._codes_built = False
         self._codes_stale = True
-        # Threads per variable in the product kernel (a power of two near an eighth of the
-        # mean degree: K=3 ratio 4.2: 2, K=4: 8, K=5: 16, K=6: 32).
-        mean_degree = slots / max(n, 1)
-        self.lanes = min(32, 1 << max(0, int(round(np.log2(max(mean_degree / 8, 1.0))))))
+        self.lanes = _lanes(slots, n)
         self.fixed = cp.zeros(n, dtype=cp.int32)
         self.satisfied = cp.zeros(m, dtype=cp.uint8)
         self.values = cp.zeros(n, dtype=cp.uint8)
@@ -89,15 +115,83 @@ class GPUEngine:
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
 
     def _sync_codes(self) -> None:
-        """Slot codes from the satisfied marks (after unit propagation)."""
+        """Slot codes from the satisfied marks (after unit propagation), then, when
+        compacting, the lists without what has been fixed or satisfied since."""
         if not self._codes_stale:
             return
         fg = self.fg
-        grid, block = self._grid(self.codes.size)
-        self._k["sp_slot_codes"](
-            grid, block, (np.int64(self.codes.size), fg.var_edges, np.int32(max(fg.width, 1)),
-                          fg.lit_neg, self.satisfied, self.codes))
+        if not self._codes_built or not self.compact:
+            grid, block = self._grid(self.codes.size)
+            self._k["sp_slot_codes"](
+                grid, block, (np.int64(self.codes.size), fg.var_edges,
+                              np.int32(max(fg.width, 1)), fg.lit_neg, self.satisfied,
+                              self.codes))
+            self._codes_built = True
+        if self.compact:
+            self._compact()
         self._codes_stale = False
+
+    def _compact(self) -> None:
+        """Move the sweeps to the clauses still open and the variables still free."""
+        cp, fg = self.cp, self.fg
+        w = max(fg.width, 1)
+        keep = self.satisfied[self.clause_list] == 0
+        new_index = cp.cumsum(keep, dtype=cp.int64) - 1
+        new_index[~keep] = -1
+        # Variable side, on the device (kernels/survey.cu).
+        n_list = int(self.var_list.size)
+        counts = cp.empty(n_list, dtype=cp.int64)
+        grid, block = self._grid(n_list * self.lanes)
+        common = (np.int64(n_list), self.var_list, self.offsets, self.codes, np.int32(w),
+                  self.fixed, new_index, np.int32(self.lanes))
+        self._k["sp_live_counts"](grid, block, (*common, counts))
+        starts = cp.zeros(n_list + 1, dtype=cp.int64)
+        cp.cumsum(counts, out=starts[1:])
+        codes = cp.empty(int(starts[-1].get()), dtype=self.codes.dtype)
+        self._k["sp_compact_codes"](grid, block, (*common, starts, codes))
+        free = self.fixed[self.var_list] == 0
+        self.var_list = self.var_list[free]
+        self.offsets = cp.concatenate((starts[:-1][free], starts[-1:]))
+        self.codes = codes
+        self.lanes = _lanes(codes.size, self.var_list.size)
+        # Clause side: the kept clauses' literals, a fixed variable's as -1, and surveys.
+        if self.compacted:
+            self._write_back_eta()
+        else:
+            self._eta_input = self._eta
+        lits = self.clause_var.reshape(-1, w)[keep]
+        self.clause_neg = self.clause_neg.reshape(-1, w)[keep].ravel()
+        self._eta = self._eta.reshape(-1, w)[keep].ravel()
+        free_lit = (lits >= 0) & (self.fixed[cp.maximum(lits, 0)] == 0)
+        self.clause_var = cp.where(free_lit, lits, -1).astype(lits.dtype).ravel()
+        self.clause_list = self.clause_list[keep]
+        self.compacted = True
+
+    def _input_positions(self) -> Any:
+        """Per edge of the compacted clauses, its edge in the input formula."""
+        w = max(self.fg.width, 1)
+        slot = self.cp.arange(w, dtype=self.cp.int64)
+        return (self.clause_list.astype(self.cp.int64)[:, None] * w + slot).ravel()
+
+    def _write_back_eta(self) -> None:
+        self._eta_input[self._input_positions()] = self._eta
+
+    @property
+    def eta(self) -> Any:
+        """The surveys in the input formula's edge order (satisfied clauses keep their last)."""
+        if not self.compacted:
+            return self._eta
+        self._write_back_eta()
+        return self._eta_input
+
+    @eta.setter
+    def eta(self, value: Any) -> None:
+        value = self.cp.asarray(value, dtype=self.cp.float32)
+        if not self.compacted:
+            self._eta = value
+            return
+        self._eta_input = value
+        self._eta = value[self._input_positions()]
 
     def _grid(self, n_items: int) -> tuple[tuple[int], tuple[int]]:
         return kernels.launch_config(max(1, n_items), BLOCK, self._cap)
@@ -105,13 +199,13 @@ class GPUEngine:
     # ----------------------------------------------------------------- simplification
     def propagate(self) -> bool:
         fg = self.fg
-        grid, block = self._grid(fg.n_clauses)
+        grid, block = self._grid(self.clause_list.size)
         kernel = self._k["unit_wave"]
         while True:
             self.flags.fill(0)
-            kernel(grid, block, (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var,
-                                 fg.lit_neg, self.fixed, self.satisfied, self.flags,
-                                 self.flags[1:]))
+            kernel(grid, block, (np.int64(self.clause_list.size), self.clause_list,
+                                 np.int32(fg.width), fg.lit_var, fg.lit_neg, self.fixed,
+                                 self.satisfied, self.flags, self.flags[1:]))
             changed, contradiction = (int(x) for x in self.flags.get())
             # New satisfied marks: their clauses' slot codes must become -1.
             self._codes_stale = True
@@ -125,14 +219,13 @@ class GPUEngine:
 
     # ----------------------------------------------------------------- surveys
     def _products(self, prev_delta: Any = None, epsilon: float = 0.0) -> None:
-        fg = self.fg
         self._sync_codes()
-        grid, block = self._grid(fg.n_vars * self.lanes)
+        grid, block = self._grid(self.var_list.size * self.lanes)
         self._k["sp_var_products"](
             grid, block,
-            (np.int64(fg.n_vars), fg.var_offsets, self.codes, np.int32(self.lanes), self.eta,
-             self.fixed, self.prods, self.no_delta if prev_delta is None else prev_delta,
-             np.float32(epsilon)))
+            (np.int64(self.var_list.size), self.var_list, self.offsets, self.codes,
+             np.int32(self.lanes), self._eta, self.fixed, self.prods,
+             self.no_delta if prev_delta is None else prev_delta, np.float32(epsilon)))
 
     def _sweep(self, slot: int, epsilon: float = 0.0) -> None:
         """One sweep into deltas[slot]; a no-op on the device when deltas[slot - 1] (the
@@ -140,10 +233,11 @@ class GPUEngine:
         fg = self.fg
         prev = self.deltas[slot - 1:] if slot > 0 else self.no_delta
         self._products(prev, epsilon)
-        grid, block = self._grid(fg.n_clauses)
+        grid, block = self._grid(self.clause_list.size)
         self._k["sp_clause_update"](
             grid, block,
-            (np.int64(fg.n_clauses), np.int32(fg.width), fg.lit_var, fg.lit_neg, self.eta,
+            (np.int64(self.clause_list.size), np.int32(self.compacted), np.int32(fg.width),
+             self.clause_var, self.clause_neg, self._eta,
              self.fixed, self.satisfied, self.prods, np.float32(self.damping),
              self.deltas[slot:], prev, np.float32(epsilon)))
 
@@ -305,3 +399,10 @@ class GPUEngine:
 
     def assignment(self) -> np.ndarray:
         return self.values.get().astype(bool)
+
+
+def _lanes(slots: int, n_vars: int) -> int:
+    """Threads per variable in the product kernel: a power of two near an eighth of the mean
+    degree (full formulas: K=3 ratio 4.2: 2, K=4: 8, K=5: 16, K=6: 32), at most 32."""
+    mean_degree = slots / max(n_vars, 1)
+    return min(32, 1 << max(0, int(round(np.log2(max(mean_degree / 8, 1.0))))))

@@ -1,22 +1,25 @@
 // Simplification after fixing variables: satisfied clauses are marked (removed from the
 // graph, paper §7.2) and unit clauses fix their last free literal.
 //
-// One launch is one wave over every open clause; the host relaunches while a wave fixed
-// something. Values only ever go from 0 to +-1 (atomicCAS), so a clause that sees all its
+// One launch is one wave over the open clauses (a list the host keeps, kernels/survey.cu's
+// compaction: a superset of the open ones, as marks only grow); the host relaunches while
+// a wave fixed something. Values only ever go from 0 to +-1 (atomicCAS), so a clause that sees all its
 // literals fixed and false is false for good (a contradiction), and two unit clauses that
 // force opposite values on one variable meet at the CAS: the loser reports the
 // contradiction, as the clause it holds has then lost its last literal.
 #include <morphgpu/common.cuh>
 
+using mg::eid_t;
 using mg::i64;
 using mg::vid_t;
 
 extern "C" __global__ void unit_wave(
-    i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
-    const signed char* __restrict__ lit_neg, int* fixed, unsigned char* satisfied,
-    int* changed, int* contradiction)
+    i64 n_listed, const eid_t* __restrict__ clause_list, int width,
+    const vid_t* __restrict__ lit_var, const signed char* __restrict__ lit_neg, int* fixed,
+    unsigned char* satisfied, int* changed, int* contradiction)
 {
-    for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
+    for (i64 t = mg::global_tid(); t < n_listed; t += mg::global_stride()) {
+        const i64 a = (i64)clause_list[t];
         if (satisfied[a]) continue;
         const i64 base = a * width;
         int n_free = 0;

@@ -46,40 +46,56 @@ __device__ __forceinline__ bool converged_before(const unsigned* prev_delta, flo
 // slots sub, sub + lanes, ..., and the group combines its partial products and zero
 // counts with shuffles. The loop is warp-uniform (every lane of a warp runs the same trip
 // count) so the full-mask shuffles are legal; launch with a multiple of 32 threads.
+// Slots per lane whose loads the compiler may issue together (SP_PRODUCTS_UNROLL).
+#ifndef SP_PRODUCTS_UNROLL
+#define SP_PRODUCTS_UNROLL 1
+#endif
+constexpr int kProductsUnroll = SP_PRODUCTS_UNROLL;
+
+// Variables are those of the host's list (var_list[item], its slots offsets[item] ..
+// offsets[item + 1] of codes), which compaction (below) keeps to the free variables and
+// their open clauses' slots.
 extern "C" __global__ void sp_var_products(
-    i64 n_vars, const i64* __restrict__ var_offsets, const code_t* __restrict__ codes,
-    int lanes, const float* __restrict__ eta, const int* __restrict__ fixed, double2* prods,
-    const unsigned* prev_delta, float epsilon)
+    i64 n_list, const vid_t* __restrict__ var_list, const i64* __restrict__ offsets,
+    const code_t* __restrict__ codes, int lanes, const float* __restrict__ eta,
+    const int* __restrict__ fixed, double2* prods, const unsigned* prev_delta, float epsilon)
 {
     if (converged_before(prev_delta, epsilon)) return;
     const i64 tid = mg::global_tid();
     const int lane = (int)mg::lane_id();
     const int sub = lane & (lanes - 1);
     const i64 step = mg::global_stride() / lanes;
-    for (i64 g = (tid - lane) / lanes; g < n_vars; g += step) {
-        const i64 v = g + lane / lanes;
-        const bool live = v < n_vars && fixed[v] == 0;
-        double p[2] = {1.0, 1.0};
-        int z[2] = {0, 0};
+    for (i64 g = (tid - lane) / lanes; g < n_list; g += step) {
+        const i64 item = g + lane / lanes;
+        const i64 v = item < n_list ? (i64)var_list[item] : 0;
+        const bool live = item < n_list && fixed[v] == 0;
+        // By sign in named registers, not arrays indexed by the sign: an indexed array
+        // would sit in local memory (ptxas: a 32-byte stack frame per thread).
+        double p_pos = 1.0, p_neg = 1.0;
+        int z_pos = 0, z_neg = 0;
         if (live) {
-            const i64 end = var_offsets[v + 1];
-            for (i64 k = var_offsets[v] + sub; k < end; k += lanes) {
+            const i64 end = offsets[item + 1];
+#pragma unroll kProductsUnroll
+            for (i64 k = offsets[item] + sub; k < end; k += lanes) {
                 const code_t code = codes[k];
                 if (code < 0) continue;
-                const int s = (int)(code & 1);
+                const bool negated = (code & 1) != 0;
                 const double f = 1.0 - (double)eta[code >> 1];
-                if (f == 0.0) z[s] += 1; else p[s] *= f;
+                const bool zero = f == 0.0;
+                const double factor = zero ? 1.0 : f;
+                if (negated) { p_neg *= factor; z_neg += zero; }
+                else { p_pos *= factor; z_pos += zero; }
             }
         }
         for (int offset = lanes >> 1; offset > 0; offset >>= 1) {
-            p[0] *= __shfl_xor_sync(0xffffffffu, p[0], offset);
-            p[1] *= __shfl_xor_sync(0xffffffffu, p[1], offset);
-            z[0] += __shfl_xor_sync(0xffffffffu, z[0], offset);
-            z[1] += __shfl_xor_sync(0xffffffffu, z[1], offset);
+            p_pos *= __shfl_xor_sync(0xffffffffu, p_pos, offset);
+            p_neg *= __shfl_xor_sync(0xffffffffu, p_neg, offset);
+            z_pos += __shfl_xor_sync(0xffffffffu, z_pos, offset);
+            z_neg += __shfl_xor_sync(0xffffffffu, z_neg, offset);
         }
         if (live && sub == 0) {
-            prods[2 * v] = make_double2(p[0], p[1]);
-            prods[2 * v + 1] = make_double2((double)z[0], (double)z[1]);
+            prods[2 * v] = make_double2(p_pos, p_neg);
+            prods[2 * v + 1] = make_double2((double)z_pos, (double)z_neg);
         }
     }
 }
@@ -94,6 +110,88 @@ extern "C" __global__ void sp_slot_codes(
     for (i64 k = mg::global_tid(); k < n_slots; k += mg::global_stride()) {
         const i64 e = (i64)var_edges[k];
         codes[k] = satisfied[e / width] ? (code_t)-1 : (code_t)(2 * e + (lit_neg[e] ? 1 : 0));
+    }
+}
+
+// Compaction, after each unit propagation: the sweeps move to a smaller formula holding
+// only what is still open. The host keeps the open clauses (in the same fixed-width layout,
+// fixed variables' literals turned to -1, surveys carried over; clause_list holds their
+// ids in the input) and renumbers them: new_index[c] is clause c's place among the kept
+// ones, -1 if it was satisfied. Here the variable side follows: sp_live_counts counts each
+// listed free variable's slots in kept clauses, the host scans the counts, and
+// sp_compact_codes copies those slots' codes, renumbered. A sweep then reads dense arrays
+// of what is open, with no satisfied or fixed marks to look up: at K=4 ratio 9.9 the late
+// decimation rounds, one of which runs to the sweep cap, hold about 40% of the edges.
+__device__ __forceinline__ bool slot_open(code_t code, int width,
+                                          const i64* __restrict__ new_index) {
+    return code >= 0 && new_index[(i64)(code >> 1) / width] >= 0;
+}
+
+// The code of the same slot in the renumbered clauses.
+__device__ __forceinline__ code_t renumbered(code_t code, int width,
+                                             const i64* __restrict__ new_index) {
+    const i64 edge = (i64)(code >> 1);
+    const i64 clause = edge / width;
+    return (code_t)(((new_index[clause] * width + (edge - clause * width)) << 1) | (code & 1));
+}
+
+extern "C" __global__ void sp_live_counts(
+    i64 n_list, const vid_t* __restrict__ var_list, const i64* __restrict__ offsets,
+    const code_t* __restrict__ codes, int width, const int* __restrict__ fixed,
+    const i64* __restrict__ new_index, int lanes, i64* counts)
+{
+    const i64 tid = mg::global_tid();
+    const int lane = (int)mg::lane_id();
+    const int sub = lane & (lanes - 1);
+    const i64 step = mg::global_stride() / lanes;
+    for (i64 g = (tid - lane) / lanes; g < n_list; g += step) {
+        const i64 item = g + lane / lanes;
+        i64 count = 0;
+        if (item < n_list && fixed[var_list[item]] == 0) {
+            const i64 end = offsets[item + 1];
+            for (i64 k = offsets[item] + sub; k < end; k += lanes)
+                count += slot_open(codes[k], width, new_index) ? 1 : 0;
+        }
+        for (int offset = lanes >> 1; offset > 0; offset >>= 1)
+            count += __shfl_xor_sync(0xffffffffu, count, offset);
+        if (item < n_list && sub == 0) counts[item] = count;
+    }
+}
+
+// A group's lanes take `lanes` consecutive slots per step and place the open ones by a
+// ballot, so the copy keeps each variable's slot order. The step count is the warp's
+// largest, so every lane of the warp reaches every ballot.
+extern "C" __global__ void sp_compact_codes(
+    i64 n_list, const vid_t* __restrict__ var_list, const i64* __restrict__ offsets,
+    const code_t* __restrict__ codes, int width, const int* __restrict__ fixed,
+    const i64* __restrict__ new_index, int lanes, const i64* __restrict__ new_offsets,
+    code_t* new_codes)
+{
+    const i64 tid = mg::global_tid();
+    const int lane = (int)mg::lane_id();
+    const int sub = lane & (lanes - 1);
+    const int group_first = lane & ~(lanes - 1);
+    const unsigned group_bits = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
+    const i64 step = mg::global_stride() / lanes;
+    for (i64 g = (tid - lane) / lanes; g < n_list; g += step) {
+        const i64 item = g + lane / lanes;
+        const bool live = item < n_list && fixed[var_list[item]] == 0;
+        const i64 begin = live ? offsets[item] : 0;
+        const i64 end = live ? offsets[item + 1] : 0;
+        i64 out = live ? new_offsets[item] : 0;
+        i64 steps = (end - begin + lanes - 1) / lanes;
+        for (int offset = 16; offset > 0; offset >>= 1)
+            steps = max(steps, (i64)__shfl_xor_sync(0xffffffffu, steps, offset));
+        for (i64 t = 0; t < steps; ++t) {
+            const i64 k = begin + t * lanes + sub;
+            const code_t code = k < end ? codes[k] : (code_t)-1;
+            const bool keep = k < end && slot_open(code, width, new_index);
+            const unsigned bits = (__ballot_sync(0xffffffffu, keep) >> group_first) & group_bits;
+            if (keep)
+                new_codes[out + __popc(bits & ((1u << sub) - 1u))] =
+                    renumbered(code, width, new_index);
+            out += __popc(bits);
+        }
     }
 }
 
@@ -122,16 +220,30 @@ __device__ __forceinline__ double edge_ratio(
 
 #define RATIO_CACHE 8
 
+// SP_WIDTH, when the host defines it (clause widths up to RATIO_CACHE), makes the clause
+// width a constant: the loops over a clause's edges unroll and the ratio cache lives in
+// registers; with a run-time width it is an indexed array in local memory (a 64-byte
+// stack frame per thread).
+#ifdef SP_WIDTH
+#define CLAUSE_WIDTH(w) SP_WIDTH
+#else
+#define CLAUSE_WIDTH(w) (w)
+#endif
+
+// Over the n_clauses clauses of lit_var / lit_neg / eta: the input formula, whose
+// satisfied clauses and fixed variables the kernel skips by their marks, or the compacted
+// one (compacted != 0), where every clause is open and every literal left is free.
 extern "C" __global__ void sp_clause_update(
-    i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
+    i64 n_clauses, int compacted, int width, const vid_t* __restrict__ lit_var,
     const signed char* __restrict__ lit_neg, float* eta, const int* __restrict__ fixed,
     const unsigned char* __restrict__ satisfied, const double2* __restrict__ prods,
     float damping, unsigned* max_delta_bits, const unsigned* prev_delta, float epsilon)
 {
     if (converged_before(prev_delta, epsilon)) return;
+    width = CLAUSE_WIDTH(width);
     float worst = 0.0f;
     for (i64 a = mg::global_tid(); a < n_clauses; a += mg::global_stride()) {
-        if (satisfied[a]) continue;
+        if (!compacted && satisfied[a]) continue;
         const i64 base = a * width;
         double prod = 1.0;
         int zeros = 0;
@@ -140,14 +252,14 @@ extern "C" __global__ void sp_clause_update(
         double cached[RATIO_CACHE];
         for (int j = 0; j < width; ++j) {
             const vid_t v = lit_var[base + j];
-            if (v < 0 || fixed[v] != 0) continue;
+            if (v < 0 || (!compacted && fixed[v] != 0)) continue;
             const double r = edge_ratio(base + j, v, lit_neg, eta, prods);
             if (j < RATIO_CACHE) cached[j] = r;
             if (r == 0.0) zeros += 1; else prod *= r;
         }
         for (int i = 0; i < width; ++i) {
             const vid_t v = lit_var[base + i];
-            if (v < 0 || fixed[v] != 0) continue;
+            if (v < 0 || (!compacted && fixed[v] != 0)) continue;
             const double r = i < RATIO_CACHE ? cached[i]
                                              : edge_ratio(base + i, v, lit_neg, eta, prods);
             double fresh;
