@@ -186,6 +186,9 @@ def test_cupy_input_comes_back_on_gpu():
 @example(pts=[(0, 0), (0, 18), (1, 3), (8, 1), (19, 13)], scale=1.0)
 # (7, 16) is on the hull edge exactly, and 1e-19 inside it once scaled
 @example(pts=[(0, 0), (1, 31), (7, 16), (13, 1)], scale=1e-3)
+# (25, 40), (35, 10), (36, 7) are collinear; scaled, Triangle's sliver between them has a
+# float orientation of the wrong sign (the exact one is +2e-20)
+@example(pts=[(0, 0), (0, 1), (25, 40), (35, 10), (36, 7)], scale=1e-3)
 def test_random_point_sets_cpu(pts, scale):
     # integer grids give many collinear and cocircular configurations; duplicates too
     v = np.asarray(pts, dtype=float) * scale
