@@ -130,6 +130,19 @@ def test_random_sets_match_naive_solver(cs, device):
     assert as_sets(pta.solve(cs, device=device), cs.n_vars) == naive_solve(cs)
 
 
+def other_method(device: str) -> str:
+    """The solver that ``method="auto"`` does not pick for small sets on ``device``: the
+    NumPy dense iteration on the CPU, the round solver on the GPU."""
+    return "dense" if device == "cpu" else "rounds"
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cs=constraint_sets())
+def test_random_sets_other_method(cs, device):
+    got = pta.solve(cs, device=device, method=other_method(device))
+    assert as_sets(got, cs.n_vars) == naive_solve(cs)
+
+
 def true_hcd_facts(cs, want: list[set[int]], pick: int) -> list[tuple[int, int]]:
     """Some HCD facts (y, x) that hold in the least solution ``want``: every object x points
     to, other than the null object, has y's set."""
@@ -147,6 +160,8 @@ def test_random_sets_with_hcd_facts(cs, pick, device):
                             obj_size=cs.obj_size, rep=cs.rep,
                             hcd_pairs=true_hcd_facts(cs, want, pick))
     assert as_sets(pta.solve(with_facts, device=device), cs.n_vars) == want
+    got = pta.solve(with_facts, device=device, method=other_method(device))
+    assert as_sets(got, cs.n_vars) == want
 
 
 # --------------------------------------------------------------------- C front end
@@ -238,12 +253,35 @@ def test_writer_round_trip(tmp_path, device):
     assert other.differences(ref)  # the comparison can fail
 
 
-def test_ex_matches_reference(shared, device):
+@pytest.mark.parametrize("method", ["auto", "dense", "rounds"])
+def test_ex_matches_reference(shared, device, method):
     prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
-    sol = pta.solve(pta.load(prefix), device=device)
+    sol = pta.solve(pta.load(prefix), device=device, method=method)
     ref = pta.read_solution(shared("data", "pta", "ex_correct_soln_001.txt.gz"))
     assert sol.differences(ref) == []
     assert sol.n_facts == 43013
+    dense_run = method == "dense" or (method == "auto" and device == "gpu")
+    assert sol.stats["method"] == ("dense" if dense_run else "rounds")
+
+
+def test_dense_method_limits(device, monkeypatch):
+    """A program past the dense solver's size is refused by name, an unknown method too,
+    and an iteration cap reached before the fixpoint is an error, not an answer."""
+    from morphgpu.pta import dense  # noqa: PLC0415
+    from morphgpu.pta.layout import build_layout  # noqa: PLC0415
+
+    cs = pta.load(DATA / "chain.galois.txt")
+    with pytest.raises(ValueError, match="method"):
+        pta.solve(cs, device=device, method="sparse")
+    lay = build_layout(cs)
+    solver = dense.solve_numpy if device == "cpu" else dense.solve_gpu
+    with pytest.raises(RuntimeError, match="no fixed point in 1 iteration"):
+        solver(lay, max_iterations=1)
+    assert solver(lay)[2]["rounds"] >= 2
+    monkeypatch.setattr(dense, "DENSE_MAX_NODES", lay.n_nodes - 1)
+    with pytest.raises(ValueError, match="at most"):
+        pta.solve(cs, device=device, method="dense")
+    assert pta.solve(cs, device=device).stats["method"] == "rounds"
 
 
 # --------------------------------------------------------------------- command line

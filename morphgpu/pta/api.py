@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import backend
-from . import cpu
+from . import cpu, dense
 from .constraints import ConstraintSet
 from .constraints import load as _load
 from .layout import build_layout
@@ -31,13 +31,22 @@ def from_c(files: str | Path | Sequence[str | Path], **kwargs) -> ConstraintSet:
     return _from_c(files, **kwargs)
 
 
+METHODS = ("auto", "dense", "rounds")
+
+
 def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
-          barrier_mode: str = "xiao-feng") -> Solution:
+          barrier_mode: str = "xiao-feng", method: str = "auto") -> Solution:
     """The least solution of ``constraints`` (Andersen, inclusion-based).
 
     ``device``: "auto" | "gpu" | "cpu". Both sides give identical solutions; statistics
     (rounds, edges added, seconds per phase) are in ``Solution.stats``.
+    ``method``: "rounds" (difference propagation in rounds with cycle collapsing),
+    "dense" (every rule re-applied over dense bit matrices until nothing changes; programs
+    of at most dense.DENSE_MAX_NODES nodes; on the GPU one persistent launch) or "auto"
+    (on the GPU: dense where it fits, else rounds; on the CPU: rounds).
     """
+    if method not in METHODS:
+        raise ValueError(f"pta.solve: method must be one of {METHODS}, got {method!r}")
     side = backend.resolve_device(device, who="pta.solve")
     if not isinstance(constraints, ConstraintSet):
         if isinstance(constraints, (str, Path, list, tuple)):
@@ -53,12 +62,15 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     if side == "gpu":
         from . import gpu  # noqa: PLC0415
 
-        rows_dev, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode)
+        rows_dev, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode, method=method)
         rows = backend.to_host(rows_dev)
+    elif method == "dense":
+        rows, row_of_var, stats = dense.solve_numpy(lay)
     else:
         rows, leader, stats = cpu.solve(lay)
         row_of_var = leader[lay.node_of_var]
     stats = dict(stats)
+    stats.setdefault("method", "rounds")
     stats.update(device=side, layout_seconds=t_layout, solve_seconds=time.perf_counter() - t0,
                  nodes=lay.n_nodes, object_bits=lay.n_bits)
     return Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats,

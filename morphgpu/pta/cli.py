@@ -25,6 +25,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--compare", type=Path,
                    help="a _correct_soln file to compare with (default: the prefix's own)")
     p.add_argument("--write", type=Path, help="write the solution in _correct_soln form")
+    p.add_argument("--method", choices=api.METHODS, default="auto",
+                   help="solver: rounds, dense (small programs) or auto (default)")
     p.set_defaults(run=run)
 
 
@@ -33,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     source = args.inputs if len(args.inputs) > 1 else args.inputs[0]
     cs = api.load(source)
     t_load = time.perf_counter() - t0
-    sol = api.solve(cs, device=args.device)
+    sol = api.solve(cs, device=args.device, method=args.method)
     out: dict[str, Any] = {
         "input": cs.name, "variables": cs.n_vars, "constraints": cs.counts(),
         "device": backend.device_name(sol.stats["device"]), "load_seconds": t_load,

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, barrier, kernels
+from . import dense
 from .layout import Layout, union_leaders
 
 KERNEL_FILE = "pta/kernels/pta.cu"
@@ -103,9 +104,20 @@ class CudaKernels:
         self._prop.check()
 
 
-def solve(layout: Layout, *, barrier_mode: str = "xiao-feng",
+METHODS = ("auto", "dense", "rounds")
+
+
+def solve(layout: Layout, *, barrier_mode: str = "xiao-feng", method: str = "auto",
           max_rounds: int = 100000) -> tuple[Any, np.ndarray, dict[str, Any]]:
-    """Rows (CuPy (n_nodes, words) uint64), the row of every variable (NumPy), statistics."""
+    """Rows (CuPy (n_nodes, words) uint64), the row of every variable (NumPy), statistics.
+
+    ``method``: "rounds" (this module's round solver), "dense" (dense.py: one persistent
+    launch over dense bit matrices, for small programs) or "auto" (dense where it fits).
+    """
+    if method not in METHODS:
+        raise ValueError(f"pta.solve: method must be one of {METHODS}, got {method!r}")
+    if method == "dense" or (method == "auto" and dense.fits(layout)):
+        return dense.solve_gpu(layout, barrier_mode=barrier_mode)
     cp = backend.cupy_module()
     n, W = layout.n_nodes, layout.n_words
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
