@@ -18,6 +18,7 @@ import json
 import time
 
 import numpy as np
+from sp_variants import event_ms
 
 from morphgpu import backend, sp
 from morphgpu.sp import factor
@@ -33,19 +34,6 @@ VARIANTS = [
     ("compacted, fixed width, unroll 4",
      {"COMPACT": True, "FIXED_WIDTH_MAX": 8, "SURVEY_DEFINES": {"SP_PRODUCTS_UNROLL": 4}}),
 ]
-
-
-def event_ms(fn, repeat: int = 20, warmup: int = 3) -> float:
-    cp = backend.cupy_module()
-    for _ in range(warmup):
-        fn()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for _ in range(repeat):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / repeat
 
 
 def engine_like(fg, state, settings: dict, lanes: int | None = None):

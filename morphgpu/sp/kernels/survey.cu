@@ -42,16 +42,32 @@ __device__ __forceinline__ bool converged_before(const unsigned* prev_delta, flo
     return __uint_as_float(*prev_delta) < epsilon;
 }
 
-// `lanes` threads (a power of two, at most 32) share a variable: lane `sub` takes its
-// slots sub, sub + lanes, ..., and the group combines its partial products and zero
-// counts with shuffles. The loop is warp-uniform (every lane of a warp runs the same trip
-// count) so the full-mask shuffles are legal; launch with a multiple of 32 threads.
+// Groups of `lanes` threads (a power of two, at most 32) over a list: item = g +
+// lane / lanes for g = first, first + step, ...; g stays the same across a warp, so loops
+// over it are warp-uniform and full-mask shuffles and ballots inside them are legal.
+struct LaneGroups {
+    int lane;  // in the warp
+    int sub;   // in the group
+    i64 first;
+    i64 step;
+};
+
+__device__ __forceinline__ LaneGroups lane_groups(int lanes) {
+    const int lane = (int)mg::lane_id();
+    return {lane, lane & (lanes - 1), (mg::global_tid() - lane) / lanes,
+            mg::global_stride() / lanes};
+}
+
 // Slots per lane whose loads the compiler may issue together (SP_PRODUCTS_UNROLL).
 #ifndef SP_PRODUCTS_UNROLL
 #define SP_PRODUCTS_UNROLL 1
 #endif
 constexpr int kProductsUnroll = SP_PRODUCTS_UNROLL;
 
+// `lanes` threads (a power of two, at most 32) share a variable: lane `sub` takes its
+// slots sub, sub + lanes, ..., and the group combines its partial products and zero
+// counts with shuffles. The loop is warp-uniform (every lane of a warp runs the same trip
+// count) so the full-mask shuffles are legal; launch with a multiple of 32 threads.
 // Variables are those of the host's list (var_list[item], its slots offsets[item] ..
 // offsets[item + 1] of codes), which compaction (below) keeps to the free variables and
 // their open clauses' slots.
@@ -61,12 +77,10 @@ extern "C" __global__ void sp_var_products(
     const int* __restrict__ fixed, double2* prods, const unsigned* prev_delta, float epsilon)
 {
     if (converged_before(prev_delta, epsilon)) return;
-    const i64 tid = mg::global_tid();
-    const int lane = (int)mg::lane_id();
-    const int sub = lane & (lanes - 1);
-    const i64 step = mg::global_stride() / lanes;
-    for (i64 g = (tid - lane) / lanes; g < n_list; g += step) {
-        const i64 item = g + lane / lanes;
+    const LaneGroups lg = lane_groups(lanes);
+    const int sub = lg.sub;
+    for (i64 g = lg.first; g < n_list; g += lg.step) {
+        const i64 item = g + lg.lane / lanes;
         const i64 v = item < n_list ? (i64)var_list[item] : 0;
         const bool live = item < n_list && fixed[v] == 0;
         // By sign in named registers, not arrays indexed by the sign: an indexed array
@@ -140,12 +154,10 @@ extern "C" __global__ void sp_live_counts(
     const code_t* __restrict__ codes, int width, const int* __restrict__ fixed,
     const i64* __restrict__ new_index, int lanes, i64* counts)
 {
-    const i64 tid = mg::global_tid();
-    const int lane = (int)mg::lane_id();
-    const int sub = lane & (lanes - 1);
-    const i64 step = mg::global_stride() / lanes;
-    for (i64 g = (tid - lane) / lanes; g < n_list; g += step) {
-        const i64 item = g + lane / lanes;
+    const LaneGroups lg = lane_groups(lanes);
+    const int sub = lg.sub;
+    for (i64 g = lg.first; g < n_list; g += lg.step) {
+        const i64 item = g + lg.lane / lanes;
         i64 count = 0;
         if (item < n_list && fixed[var_list[item]] == 0) {
             const i64 end = offsets[item + 1];
@@ -167,14 +179,12 @@ extern "C" __global__ void sp_compact_codes(
     const i64* __restrict__ new_index, int lanes, const i64* __restrict__ new_offsets,
     code_t* new_codes)
 {
-    const i64 tid = mg::global_tid();
-    const int lane = (int)mg::lane_id();
-    const int sub = lane & (lanes - 1);
-    const int group_first = lane & ~(lanes - 1);
+    const LaneGroups lg = lane_groups(lanes);
+    const int sub = lg.sub;
+    const int group_first = lg.lane & ~(lanes - 1);
     const unsigned group_bits = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
-    const i64 step = mg::global_stride() / lanes;
-    for (i64 g = (tid - lane) / lanes; g < n_list; g += step) {
-        const i64 item = g + lane / lanes;
+    for (i64 g = lg.first; g < n_list; g += lg.step) {
+        const i64 item = g + lg.lane / lanes;
         const bool live = item < n_list && fixed[var_list[item]] == 0;
         const i64 begin = live ? offsets[item] : 0;
         const i64 end = live ? offsets[item + 1] : 0;
