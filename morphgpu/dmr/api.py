@@ -87,17 +87,15 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
 
 def _all_collinear(v: np.ndarray) -> bool:
     """Exactly: do all points lie on one line (Triangle crashes on such input)?"""
-    from .predicates import ORIENT_BOUND, orient2d  # noqa: PLC0415
+    from .predicates import orient2d_signs  # noqa: PLC0415
 
     distinct = np.nonzero(np.any(v != v[0], axis=1))[0]
     if len(distinct) == 0:
         return True
     a, b = v[0], v[distinct[0]]
-    left = (a[0] - v[:, 0]) * (b[1] - v[:, 1])
-    right = (a[1] - v[:, 1]) * (b[0] - v[:, 0])
-    if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
-        return False
-    return all(orient2d(a[0], a[1], b[0], b[1], p[0], p[1]) == 0 for p in v.tolist())
+    ones = np.ones(len(v))
+    return not orient2d_signs(a[0] * ones, a[1] * ones, b[0] * ones, b[1] * ones,
+                              v[:, 0], v[:, 1]).any()
 
 
 def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from .predicates import ORIENT_BOUND, orient2d
+from .predicates import orient2d_signs
 
 BOUNDARY_MARKER = 1
 
@@ -62,20 +62,10 @@ def orient_ccw(x: Any, y: Any, tri: Any) -> Any:
     xp = backend.array_module(tri)
     tri = tri.copy()
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    # The float determinant with Shewchuk's error bound (predicates.orient2d); the few
-    # triangles inside the bound get the exact sign. Triangle's own output has slivers
-    # (nearly collinear input, scaled) whose float sign is wrong: flipping one of those
+    # Exact signs where the float one is in doubt: Triangle's own output has slivers
+    # (nearly collinear input, scaled) whose float sign is wrong, and flipping one of those
     # made two valid triangles overlap.
-    left = (x[a] - x[c]) * (y[b] - y[c])
-    right = (y[a] - y[c]) * (x[b] - x[c])
-    det = left - right
-    bound = ORIENT_BOUND * (xp.abs(left) + xp.abs(right))
-    sign = xp.where(det > bound, 1, xp.where(-det > bound, -1, 0)).astype(xp.int8)
-    unsure = backend.to_host(xp.flatnonzero(sign == 0))
-    if unsure.size:
-        corners = [backend.to_host(v[t][unsure]) for t in (a, b, c) for v in (x, y)]
-        exact = [orient2d(*(float(k[i]) for k in corners)) for i in range(unsure.size)]
-        sign[xp.asarray(unsure)] = xp.asarray(exact, dtype=xp.int8)
+    sign = orient2d_signs(x[a], y[a], x[b], y[b], x[c], y[c])
     degenerate = sign == 0
     if bool(degenerate.any()):
         raise ValueError(f"mesh['triangles']: triangle {int(xp.argmax(degenerate))} has zero area")

@@ -10,8 +10,11 @@ The bounds are Shewchuk's "errboundA" constants for orient2d and incircle.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+
+from .. import backend
 
 _EPS = np.finfo(np.float64).eps / 2  # unit roundoff, 2^-53
 ORIENT_BOUND = (3.0 + 16.0 * _EPS) * _EPS
@@ -35,6 +38,23 @@ def orient2d(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -
     if -det > bound:
         return -1
     return _orient_exact(ax, ay, bx, by, cx, cy)
+
+
+def orient2d_signs(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
+    """orient2d over arrays (NumPy or CuPy, one sign per element, int8): the float filter
+    for all of them, the exact sign for the few it cannot decide."""
+    xp = backend.array_module(ax)
+    left = (ax - cx) * (by - cy)
+    right = (ay - cy) * (bx - cx)
+    det = left - right
+    bound = ORIENT_BOUND * (xp.abs(left) + xp.abs(right))
+    sign = xp.where(det > bound, 1, xp.where(-det > bound, -1, 0)).astype(xp.int8)
+    unsure = backend.to_host(xp.flatnonzero(sign == 0))
+    if unsure.size:
+        coords = [backend.to_host(v[unsure]) for v in (ax, ay, bx, by, cx, cy)]
+        exact = [orient2d(*(float(v[i]) for v in coords)) for i in range(unsure.size)]
+        sign[xp.asarray(unsure)] = xp.asarray(exact, dtype=xp.int8)
+    return sign
 
 
 def _incircle_exact(ax, ay, bx, by, cx, cy, dx, dy) -> int:

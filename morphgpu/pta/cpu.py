@@ -135,10 +135,9 @@ class CpuSolver:
             dsts.append(lead[t[ok]])
         dst, off, b = deltas_of(lay.gep_src, lay.gep_dst, lay.gep_off)
         if b.size:
-            obj = lay.objects[b]
-            target = obj + off
-            ok = (lay.obj_size[obj] > off) & (target < lay.n_vars)
-            tbit = lay.bit_of_var[target[ok]]
+            tbit = lay.gep_bit(b, off)
+            ok = tbit >= 0
+            tbit = tbit[ok]
             rows = dst[ok]
             before = P[rows, tbit >> 6].copy()
             set_bits(P, rows, tbit)

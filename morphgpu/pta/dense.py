@@ -126,10 +126,7 @@ def solve_gpu(lay: Layout, *, barrier_mode: str = "xiao-feng",
         raise RuntimeError(f"pta: the dense solver reached no fixed point in {iterations} "
                            "iterations")
     seconds = time.perf_counter() - t0
-    diagonal = cp.arange(n, dtype=cp.int64)
-    self_loops = int(cp.count_nonzero(
-        (E[diagonal, diagonal >> 6] >> (diagonal & 63).astype(cp.uint64)) & cp.uint64(1)))
-    edges = int(_popcount(cp)(E)) - self_loops
+    edges = int(_popcount(cp)(E))  # no self loops (the kernel skips them)
     return P, np.asarray(lay.node_of_var), _stats(iterations, edges, lay, seconds)
 
 
@@ -159,11 +156,8 @@ def solve_numpy(lay: Layout, *, max_iterations: int = MAX_ITERATIONS
             new_src.append(pair[0])
             new_dst.append(pair[1])
         sel = k == KIND_GEP
-        obj = lay.objects[b[sel]]
-        target = obj + f[sel]
-        ok = (lay.obj_size[obj] > f[sel]) & (target < lay.n_vars)
-        bits = lay.bit_of_var[target[ok]]
-        set_bits(P, o[sel][ok][bits >= 0], bits[bits >= 0])
+        bits = lay.gep_bit(b[sel], f[sel])
+        set_bits(P, o[sel][bits >= 0], bits[bits >= 0])
         src, dst = np.concatenate(new_src), np.concatenate(new_dst)
         keys = np.unique(src[src != dst] * n + dst[src != dst])
         grown = np.setdiff1d(keys, edge_keys, assume_unique=True)

@@ -67,6 +67,15 @@ class Layout:
         return np.where(ok, self.node_of_var[np.minimum(target, self.n_vars - 1)], -1)
 
 
+    def gep_bit(self, bits: np.ndarray, off: np.ndarray) -> np.ndarray:
+        """Bit of field ``off`` of each object (by bit) that a gep adds, or -1 where the
+        object has no such field."""
+        obj = self.objects[bits]
+        target = obj + off
+        ok = (self.obj_size[obj] > off) & (target < self.n_vars)
+        return np.where(ok, self.bit_of_var[np.minimum(target, self.n_vars - 1)], -1)
+
+
 def _addressable(cs: ConstraintSet) -> np.ndarray:
     """Sorted ids of every object that some rule can put in a points-to set."""
     addr = np.unique(cs.src[cs.kind == ADDRESS_OF])

@@ -28,8 +28,6 @@ COMPACT = True
 # Compile the clause kernel for the formula's width (SP_WIDTH in kernels/survey.cu) when it
 # is at most this: its loops then unroll and keep their ratios in registers.
 FIXED_WIDTH_MAX = 8
-# Extra defines for the survey kernels (experiments: scripts/sp_sweep_profile.py).
-SURVEY_DEFINES: dict[str, Any] = {}
 BLOCK_TAIL = 96
 INIT_FROM_BIAS = False
 BLOCK = 256  # also LS_BLOCK in kernels/walk.cu (ls_rounds' block-wide reserve)
@@ -55,7 +53,7 @@ class GPUEngine:
             + n * (8 * 2 + 4 * 6 + 2 + 8 * 3) + m * (4 + 1 + 8)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
-        survey_defines = {**defines, **SURVEY_DEFINES,
+        survey_defines = {**defines,
                           "SP_CODE_T": "int" if code_dtype == np.int32 else "long long"}
         if 1 <= w <= FIXED_WIDTH_MAX:
             survey_defines["SP_WIDTH"] = w
@@ -91,7 +89,6 @@ class GPUEngine:
         self.clause_var, self.clause_neg = fg.lit_var, fg.lit_neg
         self.compacted = False
         self.codes = cp.empty(slots, dtype=code_dtype)
-        self._codes_built = False
         self._codes_stale = True
         self.lanes = _lanes(slots, n)
         self.fixed = cp.zeros(n, dtype=cp.int32)
@@ -120,13 +117,12 @@ class GPUEngine:
         if not self._codes_stale:
             return
         fg = self.fg
-        if not self._codes_built or not self.compact:
+        if not self.compacted:  # codes of the input formula (compaction renumbers them)
             grid, block = self._grid(self.codes.size)
             self._k["sp_slot_codes"](
                 grid, block, (np.int64(self.codes.size), fg.var_edges,
                               np.int32(max(fg.width, 1)), fg.lit_neg, self.satisfied,
                               self.codes))
-            self._codes_built = True
         if self.compact:
             self._compact()
         self._codes_stale = False

@@ -20,6 +20,7 @@
 // so the rows here are the same least solution, one per node.
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
+#include <pta/kernels/fields.cuh>
 
 using mg::i64;
 typedef unsigned long long u64;
@@ -46,23 +47,6 @@ __device__ __forceinline__ bool set_bit(u64* row, i64 bit) {
     return (atomicOr(word, mask) & mask) == 0;
 }
 
-struct Tables {
-    i64 n_vars;
-    const i64* objects;      // object id per bit
-    const i64* obj_size;     // per variable
-    const i64* node_of_var;  // per variable
-    const i64* bit_of_var;   // per variable, -1 when never pointed to
-};
-
-// Node of field `off` of the object of bit b, or -1 (layout.py field_node).
-__device__ __forceinline__ i64 field_node(const Tables& t, i64 b, i64 off, bool is_store) {
-    const i64 o = t.objects[b];
-    const i64 target = o + off;
-    if (!(off == 0 || t.obj_size[o] > off) || target >= t.n_vars) return -1;
-    if (is_store && target == 1) return -1;  // NULL_OBJECT takes no stores
-    return t.node_of_var[target];
-}
-
 extern "C" __global__ void pta_dense(
     i64 n_nodes, i64 words, i64 edge_words, u64* P, u64* E,
     i64 n_addr, const i64* __restrict__ addr_node, const i64* __restrict__ addr_bit,
@@ -74,7 +58,6 @@ extern "C" __global__ void pta_dense(
     i64 max_iterations, unsigned* changed, i64* outcome, unsigned* barrier_state)
 {
     mg::GridBarrier bar(barrier_state);
-    const Tables t{n_vars, objects, obj_size, node_of_var, bit_of_var};
     const i64 tid = mg::global_tid();
     const i64 stride = mg::global_stride();
     const int lane = (int)mg::lane_id();
@@ -103,14 +86,15 @@ extern "C" __global__ void pta_dense(
             while (bits) {
                 const i64 b = w * 64 + (__ffsll((long long)bits) - 1);
                 bits &= bits - 1;
+                const i64 obj = objects[b];
                 if (k == KIND_GEP) {
-                    const i64 o = objects[b];
-                    const i64 target = o + off[c];
-                    if (obj_size[o] > off[c] && target < n_vars && bit_of_var[target] >= 0)
-                        mine |= set_bit(P + other[c] * words, bit_of_var[target]);
+                    const i64 tbit = pta::gep_bit(obj, off[c], obj_size, bit_of_var, n_vars);
+                    if (tbit >= 0) mine |= set_bit(P + other[c] * words, tbit);
                 } else {
-                    const i64 node = field_node(t, b, off[c], k == KIND_STORE);
-                    if (node < 0) continue;
+                    // No self loops: a node's own row adds nothing to it.
+                    const i64 node = pta::field_node(obj, off[c], k == KIND_STORE, obj_size,
+                                                     node_of_var, n_vars);
+                    if (node < 0 || node == other[c]) continue;
                     if (k == KIND_LOAD) mine |= set_bit(E + other[c] * edge_words, node);
                     else mine |= set_bit(E + node * edge_words, other[c]);
                 }
@@ -139,7 +123,6 @@ extern "C" __global__ void pta_dense(
                     while (word) {
                         const i64 u = (e0 + src) * 64 + (__ffsll((long long)word) - 1);
                         word &= word - 1;
-                        if (u == v) continue;
                         any_in = true;
                         const u64* urow = P + u * words;
 #pragma unroll

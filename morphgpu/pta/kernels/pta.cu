@@ -18,6 +18,7 @@
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/worklist.cuh>
 #include <morphgpu/hash.cuh>
+#include <pta/kernels/fields.cuh>
 
 using mg::i64;
 using mg::u64;
@@ -209,17 +210,6 @@ extern "C" __global__ void insert_keys(i64* table, u64 mask, const i64* keys, i6
         table_insert(table, mask, keys[i], MAX_PROBES, overflow);
 }
 
-// The node of field `off` of `obj`, or -1 when there is none: the object is too small
-// (offset 0 always names the object itself), or a store would write the null object 1.
-__device__ __forceinline__ i64 field_node(i64 obj, i64 off, bool is_store, const i64* obj_size,
-                                          const i64* node_of_var, i64 n_vars) {
-    const i64 target = obj + off;
-    if (off != 0 && obj_size[obj] <= off) return -1;
-    if (target >= n_vars) return -1;
-    if (is_store && target == 1) return -1;
-    return node_of_var[target];
-}
-
 // Reserves consecutive slots of counter `*count` for the lanes of a full warp whose `want`
 // is set: one atomicAdd per warp step instead of one per key (the counter is shared by the
 // whole grid). Returns this lane's slot (meaningful where want is set).
@@ -286,8 +276,8 @@ extern "C" __global__ void eval_complex(
                             d &= d - 1;
                             const i64 obj = objects[w * 64 + bit];
                             if (k == 4) {
-                                const i64 tbit = (obj_size[obj] <= off || obj + off >= n_vars)
-                                                     ? -1 : bit_of_var[obj + off];
+                                const i64 tbit = pta::gep_bit(obj, off, obj_size, bit_of_var,
+                                                              n_vars);
                                 if (tbit >= 0) {  // always: layout closes objects under geps
                                     const u64 m = 1ull << (tbit & 63);
                                     const u64 old = atomicOr(&P[dst * words + (tbit >> 6)], m);
@@ -315,8 +305,8 @@ extern "C" __global__ void eval_complex(
                                     }
                                 }
                             } else {
-                                const i64 tn = field_node(obj, off, k == 3, obj_size,
-                                                          node_of_var, n_vars);
+                                const i64 tn = pta::field_node(obj, off, k == 3, obj_size,
+                                                               node_of_var, n_vars);
                                 const i64 from = k == 2 ? tn : src, to = k == 2 ? dst : tn;
                                 if (tn >= 0 && from != to &&
                                     table_insert(table, mask, to * n_nodes + from, MAX_PROBES,

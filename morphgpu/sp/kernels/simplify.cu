@@ -3,10 +3,10 @@
 //
 // One launch is one wave over the open clauses (a list the host keeps, kernels/survey.cu's
 // compaction: a superset of the open ones, as marks only grow); the host relaunches while
-// a wave fixed something. Values only ever go from 0 to +-1 (atomicCAS), so a clause that sees all its
-// literals fixed and false is false for good (a contradiction), and two unit clauses that
-// force opposite values on one variable meet at the CAS: the loser reports the
-// contradiction, as the clause it holds has then lost its last literal.
+// a wave fixed something. Values only ever go from 0 to +-1 (atomicCAS), so a clause that
+// sees all its literals fixed and false is false for good (a contradiction), and two unit
+// clauses that force opposite values on one variable meet at the CAS: the loser reports
+// the contradiction, as the clause it holds has then lost its last literal.
 #include <morphgpu/common.cuh>
 
 using mg::eid_t;

@@ -58,12 +58,6 @@ __device__ __forceinline__ LaneGroups lane_groups(int lanes) {
             mg::global_stride() / lanes};
 }
 
-// Slots per lane whose loads the compiler may issue together (SP_PRODUCTS_UNROLL).
-#ifndef SP_PRODUCTS_UNROLL
-#define SP_PRODUCTS_UNROLL 1
-#endif
-constexpr int kProductsUnroll = SP_PRODUCTS_UNROLL;
-
 // `lanes` threads (a power of two, at most 32) share a variable: lane `sub` takes its
 // slots sub, sub + lanes, ..., and the group combines its partial products and zero
 // counts with shuffles. The loop is warp-uniform (every lane of a warp runs the same trip
@@ -89,7 +83,6 @@ extern "C" __global__ void sp_var_products(
         int z_pos = 0, z_neg = 0;
         if (live) {
             const i64 end = offsets[item + 1];
-#pragma unroll kProductsUnroll
             for (i64 k = offsets[item] + sub; k < end; k += lanes) {
                 const code_t code = codes[k];
                 if (code < 0) continue;
