@@ -194,7 +194,10 @@ def direction_runner(g: CSRGraph, extra: dict[str, Any], rule: str = "beamer",
                     np.int32(gpu.RULES[rule]), np.int32(1), np.float32(gpu.GAMMA),
                     np.float32(alpha), np.float32(beta), np.int32(gpu.WARP_BOTTOM_UP),
                     np.int32(gpu.FLAT_HUBS), np.int32(gpu.WARP_RESERVE),
-                    ws.frontier_bits if gpu.FRONTIER_BITMAP else gpu.NULL)
+                    ws.frontier_bits if gpu.FRONTIER_BITMAP else gpu.NULL,
+                    np.int64(ws.bottom_up_end() if gpu.TRIM_BOTTOM_UP and rule != "top-down"
+                             else g.n_vertices),
+                    gpu.NULL, gpu.NULL, gpu.NULL, gpu.NULL)  # no map back
         grid.check()
         return dist, parent
 
@@ -495,7 +498,8 @@ def small_graph_checks() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer roots, smaller grid")
-    parser.add_argument("--graphs", default="small,road,grid,kron,rmat")
+    parser.add_argument("--graphs", default="small,road,grid,kron,rmat",
+                        help="also kronrel: the level profile of Kronecker's relabelled copy")
     args = parser.parse_args()
     wanted = set(args.graphs.split(","))
     cp = backend.cupy_module()
@@ -528,6 +532,18 @@ def main() -> int:
                        lambda scale=scale: generators.rmat(scale, 32, a=0.45, b=0.15, c=0.15,
                                                            device="gpu"),
                        8 if args.quick else 24))
+    if "kronrel" in wanted:  # the levels of the search "auto" runs on Kronecker graphs
+        scale = 18 if args.quick else 21
+        kron = generators.kronecker(scale, 16, device="gpu")
+        relabelled = gpu.workspace(kron).degree_relabelled()[0]
+        spread = {"MG_BFS_SPREAD_QUEUE": int(gpu.SPREAD_QUEUE_RELABELLED)}
+        profile_direction(f"kron {scale} ef16 relabelled", relabelled, spread)
+        # One vertex at a time bottom-up; the flat-hub level fused.
+        profile_direction(f"kron {scale} ef16 relabelled", relabelled,
+                          {**spread, "MG_BFS_BU_BATCH": 1})
+        profile_direction(f"kron {scale} ef16 relabelled", relabelled,
+                          {**spread, "MG_BFS_FUSED_FLAT": 1})
+        del kron, relabelled
     for label, kind, build, n_roots in graphs:
         try:
             g = build()

@@ -54,7 +54,12 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("persistent", {"bitmap": False}),
     ("persistent", {"bitmap": True, "enter_local": 64}),
     ("beamer", {"sorted_rows": True}),
-    ("beamer", {"relabel": True}),  # the degree-relabelled copy and kernels/relabel.cu
+    # The degree-relabelled copy, mapped back by the search's tail and by kernels/relabel.cu.
+    ("beamer", {"relabel": True}),
+    ("beamer", {"relabel": True, "map_back": "launch"}),
+    # The fused flat-hub level and the wider bottom-up batch (both off by default).
+    ("direction-optimizing", {"rule": "top-down", "fused_flat": True}),
+    ("bottom-up", {"bottom_up_batch": (4, 2), "trim": False}),
     ("bottom-up", {"sorted_rows": True}),
 ]
 

@@ -304,7 +304,11 @@ def test_variant_table_is_honest():
                                      {"flat_hubs": False},
                                      {"warp_reserve": False},
                                      {"flat_hubs": False, "bitmap": False,
-                                      "warp_reserve": False}])
+                                      "warp_reserve": False},
+                                     {"fused_flat": True}, {"trim": False},
+                                     {"bottom_up_batch": (1, 2)},
+                                     {"bottom_up_batch": (4, 2)},
+                                     {"bottom_up_batch": (8, 1)}])
 @pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
 def test_gpu_direction_loops(variant, options):
     """The host-driven level loop, the cache-less bottom-up and the cooperative barrier."""
@@ -491,12 +495,18 @@ def test_gpu_direction_sorted_rows(variant):
                                              ("direction-optimizing",
                                               {"spread_queue": True}),
                                              ("beamer", {"spread_queue": False}),
-                                             ("bottom-up", {"spread_queue": False})])
+                                             ("bottom-up", {"spread_queue": False}),
+                                             ("beamer", {"map_back": "launch"}),
+                                             ("beamer", {"map_back": "launch",
+                                                         "want_parents": False}),
+                                             ("beamer", {"fast": False})])
 def test_gpu_direction_relabelled(variant, options, monkeypatch):
-    """The direction kernels on the degree-relabelled copy, results mapped back: same
-    distances as SciPy, parents that pass Graph500's checks in the caller's ids, on
-    symmetric and directed graphs with hubs, an isolated source, and a graph of one
-    vertex."""
+    """The direction kernels on the degree-relabelled copy, results mapped back (by the
+    search's own launch or by a second one): same distances as SciPy, parents that pass
+    Graph500's checks in the caller's ids, on symmetric and directed graphs with hubs, an
+    isolated source, and a graph of one vertex. Every source's results are checked after
+    all the searches on that graph, since the searches share the relabelled workspace's
+    labels."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
@@ -516,9 +526,10 @@ def test_gpu_direction_relabelled(variant, options, monkeypatch):
             sources.add(int(np.flatnonzero(degrees)[7]))
         else:
             sources.add(host.n_vertices - 1)  # isolated in the 5-vertex graph
-        for source in sorted(sources):
-            dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=want_parents,
-                                      relabel=True, **options)
+        results = {source: gpu.run(g, source, variant=variant, want_parents=want_parents,
+                                   relabel=True, **options)
+                   for source in sorted(sources)}
+        for source, (dist, parent, _) in results.items():
             np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
             if want_parents:
                 graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
@@ -550,18 +561,48 @@ def test_gpu_relabel_auto_rule(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("options", [{}, {"trim": False}, {"bottom_up_batch": (4, 2)}])
+@pytest.mark.parametrize("variant", ["bottom-up", "beamer"])
+def test_gpu_direction_trim(variant, options):
+    """Bottom-up levels stop at the last vertex with an in-neighbour: vertices past it
+    (out-edges only, on a directed graph; isolated, on a symmetric one) keep their labels,
+    and a source among them is searched from, bottom-up levels or not."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    inner = 40
+    src = np.concatenate([rng.integers(0, inner, 200), np.arange(inner, inner + 10)])
+    dst = np.concatenate([rng.integers(0, inner, 200), rng.integers(0, inner, 10)])
+    directed = CSRGraph.from_edges(src, dst, n_vertices=inner + 10).to("gpu")
+    symmetric = CSRGraph.from_edges(src[:200], dst[:200], n_vertices=inner + 10,
+                                    symmetrize=True).to("gpu")
+    assert gpu.workspace(directed).bottom_up_end() <= inner
+    assert gpu.workspace(symmetric).bottom_up_end() <= inner
+    for g in (directed, symmetric):
+        host = g.to("cpu")
+        for source in (0, inner + 3, inner + 9):
+            dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True,
+                                      **options)
+            graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+            np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fused_flat", [False, True])
 @pytest.mark.parametrize("flat_hubs", [True, False])
 @pytest.mark.parametrize("n_hubs", [800, 1500])
-def test_gpu_direction_top_down_hubs(n_hubs, flat_hubs):
+def test_gpu_direction_top_down_hubs(n_hubs, flat_hubs, fused_flat):
     """Top-down-only direction kernel on a level of hubs: flat grid-wide hub expansion when
-    the hubs fit its table (800), the per-block path when they do not (1500)."""
+    the hubs fit its table (800), the per-block path when they do not (1500); the flat
+    level fused (claims and enqueues itself) or followed by the label scan."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     g = star_of_stars(n_hubs).to("gpu")
     host = g.to("cpu")
     for source in (0, 1, g.n_vertices - 1):
         dist, parent, _ = gpu.run(g, source, variant="direction-optimizing", rule="top-down",
-                                  want_parents=True, flat_hubs=flat_hubs)
+                                  want_parents=True, flat_hubs=flat_hubs,
+                                  fused_flat=fused_flat)
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
 

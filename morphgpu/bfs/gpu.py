@@ -33,7 +33,12 @@ default: a warp finishes each long bottom-up row); persistent ``ell`` (graphs of
 degree <= 8 read as fixed-width rows: one-block levels on an edge queue with one memory
 round trip each, grid levels by expand_ell_claim) and direction ``sorted_rows`` (bottom-up
 scans over in-neighbours sorted by descending degree). Both use a per-graph copy made on
-first use and kept in the workspace (like the reverse graph of a directed input).
+first use and kept in the workspace (like the reverse graph of a directed input). Direction
+``trim`` (bottom-up levels end at the last vertex with an in-neighbour), ``bottom_up_batch``
+(a thread's bottom-up vertices probed together), ``fused_flat`` (off: a flat-hub top-down
+level enqueues its own discoveries), ``map_back`` (a relabelled search's results written
+in the caller's ids by the search's launch or a second one) and ``fast`` (the launch
+prepared once per workspace and option set).
 
 Workspaces (queues, counters, the reverse graph for directed inputs) are kept per
 CSRGraph object, so repeated searches on one GPU graph allocate nothing.
@@ -161,6 +166,35 @@ RELABEL: bool | str = "auto"
 # the hubs' labels share a few cache lines once relabelled, so the shared-memory copy
 # only costs), bitmap=on 0.98x, warp bottom-up 1.08x. R-MAT 2M/128M: search alone 0.98x.
 RELABEL_HUB_CACHE = False  # the relabelled search's bottom-up hub cache (use_cache)
+# Where a relabelled search's results go back to the caller's ids: "kernel", the tail of
+# the search's own launch (direction.cu, out_dist), or "launch", kernels/relabel.cu after it.
+MAP_BACK = "kernel"
+# direction.cu's levels: TRIM_BOTTOM_UP, bottom-up levels stop at the last vertex with an
+# in-neighbour (Workspace.bottom_up_end; on the relabelled Kronecker copy that drops its
+# ~40 % isolated vertices from every bottom-up level); BOTTOM_UP_BATCH, (vertices per
+# thread, in-neighbours probed first) of a fused bottom-up level (MG_BFS_BU_BATCH,
+# MG_BFS_BU_PROBE; (1, 2) is one vertex after another); FUSED_FLAT, a top-down level with
+# flat-table hubs is fused too (MG_BFS_FUSED_FLAT).
+# direction calls (with FAST_CALL): SPARE_RESULTS, the results of the next call are
+# allocated right after this call's launch, while the GPU searches, not before the launch
+# while it waits (the workspace keeps one spare pair of result arrays); the prepared call
+# (run_direction_persistent's ``fast``) builds the launch's argument list once.
+# H200, 2026-11-24, scripts/bfs_relabel_profile.py (Kronecker 21, 64 roots, root by root
+# in turn in one process, calls with parents, CUDA events around each call as in
+# benchmarks/bfs.py): all of them, against the call before them (no prepared call or
+# spares, map back by a second launch, one vertex at a time, no trim): 269.3 -> 195.7 us
+# (1.376x; 236 -> 325 GTEPS). One at a time against the defaults: trim off 1.10x slower
+# (215.4 us), the call prepared per call 1.18x (231.0), map back by a second launch 1.047x
+# (204.9); bottom-up batches 1x2 / 2x4 / 4x1 / 4x2 / 8x1 1.032x / 1.031x / 1.023x / 1.055x
+# / 1.090x slower than 2x2 (4x2 and 8x1 spill registers); fused flat level 195.7 vs 195.9
+# us with parents, 184.7 vs 181.3 without (its scan saved ~8 us at that level in the
+# level profile, which the claims' atomics give back), so it stays off. The host's share
+# of a call (kept busy GPU): two result allocations 4.1 us, the prepared launch of 29
+# arguments 11.8 us, the whole gpu.run 20.9 us.
+TRIM_BOTTOM_UP = True
+BOTTOM_UP_BATCH = (2, 2)
+FUSED_FLAT = False
+SPARE_RESULTS = True
 # Rules that "auto" relabels for. Enterprise's gamma rule stays top-down while frontiers
 # hold many hubs, and a relabelled queue (generated in id order) put the heaviest hubs on
 # the first blocks (H200, Kronecker 21, 32 roots: mean 1570 vs 868 us per call) until
@@ -223,12 +257,15 @@ def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
                                      shared_mem=bitmap_bytes)
 
 
-@functools.lru_cache(maxsize=8)
-def _direction_grid(vid: str, eid: str, mode: str,
-                    spread_queue: bool = False) -> barrier.PersistentGrid:
+@functools.lru_cache(maxsize=16)
+def _direction_grid(vid: str, eid: str, mode: str, spread_queue: bool, fused_flat: bool,
+                    bottom_up_batch: tuple[int, int]) -> barrier.PersistentGrid:
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": DIRECTION_BLOCK,
+        "MG_BFS_FUSED_FLAT": int(fused_flat),
+        "MG_BFS_BU_BATCH": bottom_up_batch[0],
+        "MG_BFS_BU_PROBE": bottom_up_batch[1],
     }
     if spread_queue:
         defines["MG_BFS_SPREAD_QUEUE"] = 1
@@ -279,7 +316,11 @@ class Workspace:
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
         self._hubs_scattered: bool | None = None
         self._relabel_fits: bool | None = None  # the copy within half the free memory
-        self._launches: dict[tuple[Any, ...], list[Any]] = {}  # run_persistent's fast calls
+        self._bottom_up_end: int | None = None
+        # The next direction search's label and parent arrays (_DirectionCall, SPARE_RESULTS).
+        self.spare_results: dict[str, Any] = {}
+        # run_persistent's and run_direction_persistent's prepared calls
+        self._launches: dict[tuple[Any, ...], Any] = {}
         self.persistent_calls = 0
         self.widest_frontier = 0  # as last read from the device (0: not read yet)
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
@@ -318,6 +359,15 @@ class Workspace:
             self._sorted_reverse = CSRGraph(rev.indptr, indices, None, rev.n_vertices,
                                             rev.directed)
         return self._sorted_reverse
+
+    def bottom_up_end(self) -> int:
+        """One past the last vertex with an in-neighbour, which bottom-up levels need not
+        pass; made once."""
+        if self._bottom_up_end is None:
+            cp = self.cp
+            nonempty = cp.flatnonzero(cp.diff(self.reverse().indptr))
+            self._bottom_up_end = int(nonempty[-1].get()) + 1 if nonempty.size else 0
+        return self._bottom_up_end
 
     @property
     def ell_width(self) -> int:
@@ -817,7 +867,12 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
                              warp_reserve: bool = WARP_RESERVE,
                              sorted_rows: bool = SORTED_ROWS,
                              relabel: bool | str = RELABEL,
-                             spread_queue: bool | None = None) -> tuple[Any, Any]:
+                             spread_queue: bool | None = None,
+                             map_back: str | None = None,
+                             fast: bool | None = None,
+                             fused_flat: bool | None = None,
+                             bottom_up_batch: tuple[int, int] | None = None,
+                             trim: bool | None = None) -> tuple[Any, Any]:
     """The direction-optimising BFS with its level loop on the device (direction.cu).
     ``bitmap``: bottom-up probes read a frontier bitmap instead of the labels;
     ``warp_bottom_up``: a warp finishes the scan of each long unvisited row together;
@@ -828,57 +883,147 @@ def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
     ``relabel``: search Workspace.degree_relabelled and map the results back (True,
     False or "auto": RELABEL). ``spread_queue``: top-down levels deal the queue out entry
     by entry (direction.cu MG_BFS_SPREAD_QUEUE; None: SPREAD_QUEUE, or
-    SPREAD_QUEUE_RELABELLED on the relabelled copy)."""
-    g = ws.g
-    cp = ws.cp
-    if relabel == "auto" and rule not in RELABEL_RULES:
-        relabel = False
-    if g.n_vertices and ws.relabel_pays(relabel):
-        return _run_relabelled(ws, source, want_parents, rule=rule,
-                               use_cache=use_cache and RELABEL_HUB_CACHE, mode=mode,
-                               bitmap=bitmap, warp_bottom_up=warp_bottom_up,
-                               flat_hubs=flat_hubs, warp_reserve=warp_reserve,
-                               sorted_rows=sorted_rows,
-                               spread_queue=(SPREAD_QUEUE_RELABELLED if spread_queue is None
-                                             else spread_queue))
-    grid = _direction_grid(str(g.indices.dtype), str(g.indptr.dtype), mode,
-                           SPREAD_QUEUE if spread_queue is None else bool(spread_queue))
-    if rule == "top-down":
-        rev = g
-    else:
-        rev = ws.sorted_reverse() if sorted_rows else ws.reverse()
-    dist = cp.empty(g.n_vertices, dtype=cp.int32)
-    parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
-    vid = g.indices.dtype.type
-    _launch(grid, g.indptr, g.indices, rev.indptr, rev.indices, dist, _ptr(parent),
-            ws.queues[0], ws.hub_queue, ws.stats, np.int64(g.n_vertices), vid(source),
-            np.int64(ws.hub_degree), np.int64(ws.n_hubs), np.int64(ws.n_edges),
-            np.int32(RULES[rule]), np.int32(use_cache), np.float32(GAMMA),
-            np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
+    SPREAD_QUEUE_RELABELLED on the relabelled copy). ``map_back`` (relabelled searches):
+    "kernel", the search's launch writes the results in the caller's ids, or "launch", a
+    second launch does (kernels/relabel.cu); None: MAP_BACK. ``fast``: the prepared call
+    is kept with the workspace (None: FAST_CALL); False prepares it again (the per-call
+    host cost measured before). ``fused_flat``, ``bottom_up_batch`` (vertices per thread,
+    in-neighbours probed), ``trim``: FUSED_FLAT, BOTTOM_UP_BATCH and TRIM_BOTTOM_UP when
+    None."""
+    key = ("direction", rule, use_cache, mode, bitmap, warp_bottom_up, flat_hubs,
+           warp_reserve, sorted_rows, relabel, spread_queue, map_back, fused_flat,
+           bottom_up_batch, trim)
+    fast = FAST_CALL if fast is None else fast
+    call = ws._launches.get(key) if fast else None
+    if call is None:
+        call = _DirectionCall(ws, rule=rule, use_cache=use_cache, mode=mode, bitmap=bitmap,
+                              warp_bottom_up=warp_bottom_up, flat_hubs=flat_hubs,
+                              warp_reserve=warp_reserve, sorted_rows=sorted_rows,
+                              relabel=relabel, spread_queue=spread_queue,
+                              map_back=MAP_BACK if map_back is None else map_back,
+                              fused_flat=FUSED_FLAT if fused_flat is None else fused_flat,
+                              bottom_up_batch=(BOTTOM_UP_BATCH if bottom_up_batch is None
+                                               else tuple(bottom_up_batch)),
+                              trim=TRIM_BOTTOM_UP if trim is None else trim,
+                              keep_spares=fast and SPARE_RESULTS)
+        if fast:
+            ws._launches[key] = call
+    return call(source, want_parents)
+
+
+class _DirectionCall:
+    """One option set of run_direction_persistent on one graph, resolved once: the kernel,
+    the graph (or its relabelled copy) it searches, and the launch's arguments with the
+    per-call ones (source, labels, parents) left to fill in. A call then costs the host
+    two allocations and one launch (two with map_back="launch")."""
+
+    # Positions of the per-call entries in self.arguments (direction.cu's parameters).
+    DIST, PARENT, SOURCE, PERM, INVERSE, OUT_DIST, OUT_PARENT = 4, 5, 10, 24, 25, 26, 27
+
+    def __init__(self, ws: Workspace, *, rule: str, use_cache: bool, mode: str,
+                 bitmap: bool, warp_bottom_up: bool, flat_hubs: bool, warp_reserve: bool,
+                 sorted_rows: bool, relabel: bool | str, spread_queue: bool | None,
+                 map_back: str, fused_flat: bool, bottom_up_batch: tuple[int, int],
+                 trim: bool, keep_spares: bool) -> None:
+        if map_back not in ("kernel", "launch"):
+            raise ValueError(f"map_back must be 'kernel' or 'launch', not {map_back!r}")
+        g = ws.g
+        self.cp = ws.cp
+        self.n = g.n_vertices
+        self.vid = g.indices.dtype
+        self.spares = ws.spare_results
+        self.keep_spares = keep_spares
+        if relabel == "auto" and rule not in RELABEL_RULES:
+            relabel = False
+        self.relabelled = bool(g.n_vertices) and ws.relabel_pays(relabel)
+        self.map_back = map_back
+        search_ws = ws
+        self.inverse_host: np.ndarray | None = None
+        if self.relabelled:
+            relabelled, self.perm, self.inverse, self.inverse_host = ws.degree_relabelled()
+            search_ws = workspace(relabelled)
+            use_cache = use_cache and RELABEL_HUB_CACHE
+            if spread_queue is None:
+                spread_queue = SPREAD_QUEUE_RELABELLED
+        elif spread_queue is None:
+            spread_queue = SPREAD_QUEUE
+        self.search_ws = search_ws
+        sg = search_ws.g
+        self.grid = _direction_grid(str(sg.indices.dtype), str(sg.indptr.dtype), mode,
+                                    bool(spread_queue), bool(fused_flat),
+                                    (int(bottom_up_batch[0]), int(bottom_up_batch[1])))
+        if rule == "top-down":
+            rev = sg
+        else:
+            rev = search_ws.sorted_reverse() if sorted_rows else search_ws.reverse()
+        self.arguments = [
+            sg.indptr, sg.indices, rev.indptr, rev.indices, None, None, search_ws.queues[0],
+            search_ws.hub_queue, search_ws.stats, np.int64(sg.n_vertices), None,
+            np.int64(search_ws.hub_degree), np.int64(search_ws.n_hubs),
+            np.int64(search_ws.n_edges), np.int32(RULES[rule]), np.int32(use_cache),
+            np.float32(GAMMA), np.float32(ALPHA), np.float32(BETA), np.int32(warp_bottom_up),
             np.int32(flat_hubs), np.int32(warp_reserve),
-            ws.frontier_bits if bitmap else NULL)
-    grid.check()
-    return dist, parent
+            search_ws.frontier_bits if bitmap else NULL,
+            np.int64(search_ws.bottom_up_end() if trim and rule != "top-down"
+                     else sg.n_vertices),
+            NULL, NULL, NULL, NULL]
+        self.source_type = self.vid.type
+        if self.relabelled:
+            # The search's own labels stay with the relabelled workspace, reused per call.
+            self.inner_dist = search_ws.buffer("direction labels", (self.n,), np.int32)
+            self.inner_parent = search_ws.buffer("direction parents", (self.n,), self.vid)
+            if map_back == "kernel":
+                self.arguments[self.PERM] = self.perm
+                self.arguments[self.INVERSE] = self.inverse
+        self.unrelabel = None
+        if self.relabelled and map_back == "launch":
+            self.unrelabel = _module(RELABEL_FILE, str(self.vid),
+                                     str(g.indptr.dtype)).get_function("bfs_unrelabel")
+            self.unrelabel_grid = kernels.launch_config(self.n, 256, ws.blocks)[0]
 
-
-def _run_relabelled(ws: Workspace, source: int, want_parents: bool,
-                    **options: Any) -> tuple[Any, Any]:
-    """run_direction_persistent on Workspace.degree_relabelled, labels and parents mapped
-    back to the caller's ids in one launch (kernels/relabel.cu)."""
-    g = ws.g
-    cp = ws.cp
-    relabelled, perm, inverse, inverse_host = ws.degree_relabelled()
-    inner_dist, inner_parent = run_direction_persistent(
-        workspace(relabelled), int(inverse_host[source]), want_parents, relabel=False,
-        **options)
-    dist = cp.empty(g.n_vertices, dtype=cp.int32)
-    parent = cp.empty(g.n_vertices, dtype=g.indices.dtype) if want_parents else None
-    unrelabel = _module(RELABEL_FILE, str(g.indices.dtype),
-                        str(g.indptr.dtype)).get_function("bfs_unrelabel")
-    unrelabel(kernels.launch_config(g.n_vertices, 256, ws.blocks)[0], (256,),
-              (inner_dist, _ptr(inner_parent), perm, inverse, np.int64(g.n_vertices), dist,
-               _ptr(parent)))
-    return dist, parent
+    def __call__(self, source: int, want_parents: bool) -> tuple[Any, Any]:
+        n = self.n
+        spares = self.spares
+        dist = spares.pop("labels", None)
+        if dist is None:
+            dist = self.cp.empty(n, dtype=np.int32)
+        parent = None
+        if want_parents:
+            parent = spares.pop("parents", None)
+            if parent is None:
+                parent = self.cp.empty(n, dtype=self.vid)
+        call = self.arguments.copy()  # the kept list holds no result alive
+        if not self.relabelled:
+            call[self.DIST] = dist
+            call[self.PARENT] = NULL if parent is None else parent
+            call[self.SOURCE] = self.source_type(source)
+        else:
+            inner_dist = self.inner_dist
+            inner_parent = self.inner_parent if want_parents else None
+            call[self.DIST] = inner_dist
+            call[self.PARENT] = NULL if inner_parent is None else inner_parent
+            call[self.SOURCE] = self.source_type(self.inverse_host[source])
+            if self.unrelabel is None:
+                call[self.OUT_DIST] = dist
+                call[self.OUT_PARENT] = NULL if parent is None else parent
+        grid = self.grid
+        if grid.mode == "cooperative":
+            grid.kernel((grid.grid,), (grid.block,), (*call, grid.state),
+                        shared_mem=grid.shared_mem)
+        else:
+            grid.launch(*call)
+            grid.check()
+        if self.unrelabel is not None:
+            self.unrelabel(self.unrelabel_grid, (256,),
+                           (inner_dist, NULL if inner_parent is None else inner_parent,
+                            self.perm, self.inverse, np.int64(n), dist,
+                            NULL if parent is None else parent))
+        if self.keep_spares:
+            # The next call's results, allocated while this search runs.
+            spares["labels"] = self.cp.empty(n, dtype=np.int32)
+            if want_parents:
+                spares["parents"] = self.cp.empty(n, dtype=self.vid)
+        return dist, parent
 
 
 def run_direction_optimizing(ws: Workspace, source: int, want_parents: bool, *,

@@ -50,6 +50,11 @@
 // three 1.249x (212 GTEPS). Per level, phase B (the label scan) had cost 14-30 us, about
 // half of each search; what is left is mostly the bottom-up levels (50-120 us for the
 // largest) and the top-down level whose frontier has flat-table hubs (not fused).
+// The map back (out_dist non-null): the search ran on a relabelled copy of the caller's
+// graph (gpu.py, Workspace.degree_relabelled; new vertex i is old vertex out_perm[i],
+// out_inverse[v] is old v's new id), and after the last level the same launch writes the
+// labels, and the parents when out_parent is non-null, in the caller's ids. That saves the
+// second launch of kernels/relabel.cu and the initialisation of the search's parents.
 // MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (scripts/
 // bfs_profile.py reads it): row 0 the start, row L + 1 level L (start, after phase A's
 // barrier or 0 when fused, end, flags | n_f << 8).
@@ -78,6 +83,29 @@
 #ifndef MG_BFS_FUSED_TOP_DOWN
 #define MG_BFS_FUSED_TOP_DOWN 1
 #endif
+// MG_BFS_FUSED_FLAT (with MG_BFS_FUSED_TOP_DOWN): a top-down level whose frontier's hubs
+// go to the flat table is fused too: the flat expansion and the other rows both claim and
+// enqueue (ClaimCountVisit), so that level also skips the scan of all n labels. Off: on
+// Kronecker 21 (H200) the scan it saves (~8 us at that level) went to the claims' atomics
+// over the hubs' long rows, and whole calls were no faster (gpu.FUSED_FLAT).
+#ifndef MG_BFS_FUSED_FLAT
+#define MG_BFS_FUSED_FLAT 0
+#endif
+// MG_BFS_BU_BATCH (> 1, fused bottom-up levels): each thread takes that many of its
+// vertices through the bottom-up step together (adopt_parents_batch in traversal/
+// bottom_up.cuh), probing the first MG_BFS_BU_PROBE in-neighbours of each before scanning
+// any row further; 1 is one vertex after another. 2 x 2 measured best (gpu.BOTTOM_UP_BATCH);
+// 4 x 2 and 8 x 1 spill registers under the two-blocks-per-SM bound.
+#ifndef MG_BFS_BU_BATCH
+#define MG_BFS_BU_BATCH 2
+#endif
+#ifndef MG_BFS_BU_PROBE
+#define MG_BFS_BU_PROBE 2
+#endif
+// bottom_up_end: bottom-up levels visit vertices [0, bottom_up_end) only; the caller
+// passes one past the last vertex with an in-neighbour (gpu.py, Workspace.bottom_up_end),
+// since a vertex without one can never adopt a parent. On a degree-relabelled symmetric
+// graph that cuts off every isolated vertex (a Graph500 Kronecker graph has ~40 % of them).
 // MG_BFS_SPREAD_QUEUE=1: a top-down level deals the queue out entry by entry (block b takes
 // entries b, b + G, b + 2G, ... of each G * BLOCK stretch) instead of in runs of BLOCK, so a
 // queue whose long rows sit together is shared by the grid: queue generation scans labels
@@ -147,6 +175,7 @@ struct ClaimCountVisit {
 // Steps of the grid-stride loop whose discoveries a thread remembers in one word before
 // enqueueing them (longer loops go in chunks of this many steps).
 constexpr int FUSED_STEPS = 64;
+static_assert(FUSED_STEPS % MG_BFS_BU_BATCH == 0, "a batch never straddles two words");
 
 // Block-wide. One bottom-up level that also builds the next frontier (see the header):
 // pass 1 runs the bottom-up step over the thread's vertices with no block barrier (a long
@@ -156,7 +185,7 @@ template <int BLOCK, typename Cache>
 __device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
                                   const eid_t* __restrict__ rev_indptr,
                                   const vid_t* __restrict__ rev_indices, int* dist,
-                                  vid_t* parent, i64 n, int level, const Cache* cache,
+                                  vid_t* parent, i64 end, int level, const Cache* cache,
                                   vid_t* queue, bool write_queue, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
     __shared__ TwoReservations reservations;
@@ -164,18 +193,29 @@ __device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
     __syncthreads();
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0, counted = 0;
-    for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < n; chunk += FUSED_STEPS * stride) {
+    for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < end; chunk += FUSED_STEPS * stride) {
         u64 labelled = 0ull;
-        for (int step = 0; step < FUSED_STEPS; ++step) {
-            const i64 v = chunk + step * stride + threadIdx.x;
-            if (v >= n) break;
-            if (__ldcg(dist + v) == -1 &&
-                adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, cache))
-                labelled |= 1ull << step;
+        if (MG_BFS_BU_BATCH > 1) {
+            for (int step = 0; step < FUSED_STEPS; step += MG_BFS_BU_BATCH) {
+                const i64 base = chunk + step * stride;  // block-uniform
+                if (base >= end) break;
+                labelled |= (u64)adopt_parents_batch<MG_BFS_BU_BATCH, MG_BFS_BU_PROBE>(
+                                rev_indptr, rev_indices, dist, parent, base + threadIdx.x,
+                                stride, end, level, cache, (const unsigned*)nullptr)
+                            << step;
+            }
+        } else {
+            for (int step = 0; step < FUSED_STEPS; ++step) {
+                const i64 v = chunk + step * stride + threadIdx.x;
+                if (v >= end) break;
+                if (__ldcg(dist + v) == -1 &&
+                    adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, cache))
+                    labelled |= 1ull << step;
+            }
         }
         for (int step = 0; step < FUSED_STEPS; ++step) {
             const i64 base = chunk + step * stride;  // block-uniform
-            if (base >= n) break;
+            if (base >= end) break;
             const i64 v = base + threadIdx.x;
             const bool found = (labelled >> step) & 1ull;
             bool hub = false;
@@ -211,7 +251,10 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
                          int warp_bottom_up, int flat_hubs, int warp_reserve,
-                         unsigned* frontier_bits, unsigned* barrier_state) {
+                         unsigned* frontier_bits, i64 bottom_up_end,
+                         const vid_t* __restrict__ out_perm,
+                         const vid_t* __restrict__ out_inverse, int* out_dist,
+                         vid_t* out_parent, unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     // The cache lives in bottom-up levels, the flat hub rows in top-down ones.
     __shared__ union {
@@ -237,10 +280,14 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     const i64 queue_b_cap = double_hubs ? n - 2 * total_hubs : 0;
     vid_t* cur_queue = queue;
     i64 visited = 1;  // vertices labelled so far (each is in exactly one frontier)
+    // With the map back, only reached vertices' parents are read (by the tail), so the
+    // search's parent array needs no initialisation beyond the source.
+    const bool init_parents = parent && !out_parent;
     for (i64 v = global_tid(); v < n; v += global_stride()) {
         dist[v] = v == (i64)source ? 0 : -1;
-        if (parent) parent[v] = v == (i64)source ? source : (vid_t)-1;
+        if (init_parents) parent[v] = v == (i64)source ? source : (vid_t)-1;
     }
+    if (parent && !init_parents && global_tid() == 0) parent[source] = source;
     const bool source_stats = MG_BFS_SOURCE_STATS && !frontier_bits;
     if (blockIdx.x == 0 && threadIdx.x < 9) {
         u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0 when source_stats
@@ -289,7 +336,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
             // they fit the flat table; the queue's other rows to expand_gather.
             const i64 n_hubs = (i64)load_volatile(&here->hubs);
             const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
-            if (fuse_top_down && !flat) {
+            if (fuse_top_down && (MG_BFS_FUSED_FLAT || !flat)) {
                 const i64 out_edges = (i64)load_volatile(&here->edges);
                 const i64 bound = n - visited < out_edges ? n - visited : out_edges;
                 fused = cur_queue != queue || bound <= queue_b_cap;
@@ -300,12 +347,17 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, indptr, hub_degree,
                                             hubs_of(level + 1), &next->hubs, &edges};
+                if (flat)
+                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr,
+                                                              indices, hubs_of(level), n_hubs,
+                                                              claim);
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
-                    const bool has = i < n_queue;
-                    expand_gather<BLOCK>(gather, indptr, indices, has,
-                                         has ? cur_queue[i] : (vid_t)0, claim);
+                    bool has = i < n_queue;
+                    const vid_t v = has ? cur_queue[i] : (vid_t)0;
+                    if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
+                    expand_gather<BLOCK>(gather, indptr, indices, has, v, claim);
                 }
                 i64 block_edges;
                 block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -331,20 +383,22 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
             }
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
             if (fused) {
-                bottom_up_enqueue<BLOCK>(indptr, rev_indptr, rev_indices, dist, parent, n, level,
+                bottom_up_enqueue<BLOCK>(indptr, rev_indptr, rev_indices, dist, parent,
+                                         bottom_up_end, level,
                                          c, queue, keep_queue && rule != RULE_BOTTOM_UP,
                                          hubs_of(level + 1), next, hub_degree);
             } else if (warp_bottom_up) {
                 // Whole warps per step (the warp phase needs every lane): the warp's first
                 // thread index and the stride are multiples of 32.
-                for (i64 base = global_tid() - lane_id(); base < n; base += global_stride()) {
+                for (i64 base = global_tid() - lane_id(); base < bottom_up_end;
+                     base += global_stride()) {
                     const i64 v = base + lane_id();
-                    const bool has = v < n && __ldcg(dist + v) == -1;
+                    const bool has = v < bottom_up_end && __ldcg(dist + v) == -1;
                     adopt_parent_warp<4>(rev_indptr, rev_indices, dist, parent, has,
                                          (vid_t)(has ? v : 0), level, c, frontier_bits);
                 }
             } else {
-                for (i64 v = global_tid(); v < n; v += global_stride()) {
+                for (i64 v = global_tid(); v < bottom_up_end; v += global_stride()) {
                     if (__ldcg(dist + v) == -1)
                         adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, c,
                                      frontier_bits);
@@ -379,6 +433,17 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
         } else if (rule == RULE_BEAMER) {
             if (!bottom_up && (double)m_f > (double)unexplored / alpha) bottom_up = true;
             else if (bottom_up && (double)n_f < (double)n / beta) bottom_up = false;
+        }
+    }
+    // The map back (see the header): every block left the loop after the same barrier, so
+    // every label and parent is written; __ldcg because this SM's L1 may hold lines of
+    // `dist` read before other blocks wrote them.
+    if (out_dist) {
+        for (i64 v = global_tid(); v < n; v += global_stride()) {
+            const vid_t w = out_inverse[v];
+            const int d = __ldcg(dist + w);
+            out_dist[v] = d;
+            if (out_parent) out_parent[v] = d >= 0 ? out_perm[__ldcg(parent + w)] : (vid_t)-1;
         }
     }
 }

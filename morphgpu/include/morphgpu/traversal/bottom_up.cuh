@@ -39,18 +39,16 @@ __device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* fro
     return dist[u] == level;
 }
 
-// Returns true (and labels v) when v has an in-neighbour at `level`. Neighbours are
-// inspected four at a time, their ids and then their labels loaded together, so a row
-// costs one memory round trip per four edges rather than per edge; the first hit in row
-// order wins, as in the one-at-a-time scan. frontier_bits (may be null): see on_frontier.
+// Scans v's in-neighbours rev_indices[k, end) for one at `level`; on a hit labels v and
+// returns true. Neighbours are inspected four at a time, their ids and then their labels
+// loaded together, so a row costs one memory round trip per four edges rather than per
+// edge; the first hit in row order wins, as in the one-at-a-time scan. frontier_bits (may
+// be null): see on_frontier.
 template <typename Cache>
-__device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_t* rev_indices,
-                                             int* dist, vid_t* parent, vid_t v, int level,
-                                             const Cache* cache,
-                                             const unsigned* frontier_bits = nullptr) {
+__device__ __forceinline__ bool scan_in_row(const vid_t* rev_indices, int* dist, vid_t* parent,
+                                            vid_t v, eid_t k, eid_t end, int level,
+                                            const Cache* cache, const unsigned* frontier_bits) {
     constexpr int STEP = 4;
-    const eid_t end = rev_indptr[(i64)v + 1];
-    eid_t k = rev_indptr[v];
     for (; k + STEP <= end; k += STEP) {
         vid_t u[STEP];
         bool hit[STEP];
@@ -79,6 +77,89 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
         }
     }
     return false;
+}
+
+// Returns true (and labels v) when v has an in-neighbour at `level`.
+template <typename Cache>
+__device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_t* rev_indices,
+                                             int* dist, vid_t* parent, vid_t v, int level,
+                                             const Cache* cache,
+                                             const unsigned* frontier_bits = nullptr) {
+    return scan_in_row(rev_indices, dist, parent, v, rev_indptr[v], rev_indptr[(i64)v + 1],
+                       level, cache, frontier_bits);
+}
+
+// The bottom-up step for BATCH vertices of one thread at once: v0, v0 + stride, ...,
+// those below `end` and unvisited. One vertex at a time, a thread waits on four dependent
+// loads per vertex (its label, its row bounds, its first in-neighbours, their labels); here
+// each of those loads is issued for all BATCH vertices before any is used, so a thread has
+// BATCH requests in flight instead of one. The first PROBE in-neighbours of each row are
+// probed so; a row without a hit among them is finished by scan_in_row. The result has
+// bit t set when vertex v0 + t * stride was labelled. Same labels as adopt_parent one
+// vertex after another: a vertex labelled in this step gets level + 1, which no probe
+// (looking for `level`) can mistake, whichever order the probes and stores take.
+template <int BATCH, int PROBE, typename Cache>
+__device__ __forceinline__ unsigned adopt_parents_batch(const eid_t* __restrict__ rev_indptr,
+                                                        const vid_t* __restrict__ rev_indices,
+                                                        int* dist, vid_t* parent, i64 v0,
+                                                        i64 stride, i64 end, int level,
+                                                        const Cache* cache,
+                                                        const unsigned* frontier_bits) {
+    static_assert(BATCH * PROBE <= 32, "hits are one bit each in a 32-bit word");
+    unsigned open = 0u;
+#pragma unroll
+    for (int t = 0; t < BATCH; ++t) {
+        const i64 v = v0 + t * stride;
+        if (v < end && __ldcg(dist + v) == -1) open |= 1u << t;
+    }
+    if (open == 0u) return 0u;
+    eid_t first[BATCH], last[BATCH];
+#pragma unroll
+    for (int t = 0; t < BATCH; ++t) {
+        first[t] = last[t] = 0;
+        if ((open >> t) & 1u) {
+            const i64 v = v0 + t * stride;
+            first[t] = rev_indptr[v];
+            last[t] = rev_indptr[v + 1];
+        }
+    }
+    vid_t u[BATCH][PROBE];
+#pragma unroll
+    for (int t = 0; t < BATCH; ++t)
+#pragma unroll
+        for (int p = 0; p < PROBE; ++p)
+            u[t][p] = first[t] + p < last[t] ? rev_indices[first[t] + p] : (vid_t)-1;
+    unsigned hits = 0u;
+#pragma unroll
+    for (int t = 0; t < BATCH; ++t)
+#pragma unroll
+        for (int p = 0; p < PROBE; ++p)
+            if (u[t][p] >= 0 && ((cache && cache->holds(u[t][p])) ||
+                                 on_frontier(dist, frontier_bits, u[t][p], level)))
+                hits |= 1u << (t * PROBE + p);
+    unsigned labelled = 0u;
+#pragma unroll
+    for (int t = 0; t < BATCH; ++t) {
+        if (!((open >> t) & 1u)) continue;
+        const vid_t v = (vid_t)(v0 + t * stride);
+        const unsigned mine = (hits >> (t * PROBE)) & ((1u << PROBE) - 1u);
+        if (mine) {
+            dist[v] = level + 1;
+            if (parent) {
+                vid_t found = u[t][0];
+#pragma unroll
+                for (int p = PROBE - 1; p >= 0; --p)
+                    if ((mine >> p) & 1u) found = u[t][p];  // the lowest hit, last, wins
+                parent[v] = found;
+            }
+            labelled |= 1u << t;
+        } else if (first[t] + PROBE < last[t] &&
+                   scan_in_row(rev_indices, dist, parent, v, first[t] + PROBE, last[t], level,
+                               cache, frontier_bits)) {
+            labelled |= 1u << t;
+        }
+    }
+    return labelled;
 }
 
 // Warp-wide: every lane of a full warp calls it together (has = false for a lane without
