@@ -60,8 +60,7 @@ def main() -> int:
     rng = np.random.default_rng(1)
     roots = rng.choice(np.flatnonzero(degrees > 0), size=args.roots, replace=False)
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}; "
-          f"{args.graph} scale {args.scale}: n={g.n_vertices} m={g.n_edges}; "
-          f"hubs scattered: {ws.hubs_scattered()}")
+          f"{args.graph} scale {args.scale}: n={g.n_vertices} m={g.n_edges}")
 
     def original(r: int, p: bool):
         return gpu.run_direction_persistent(ws, r, p, rule="beamer", relabel=False)

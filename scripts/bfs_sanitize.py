@@ -1,6 +1,7 @@
 """Small BFS runs of every GPU variant, for compute-sanitizer (memcheck / racecheck).
 
     compute-sanitizer --tool memcheck python3 scripts/bfs_sanitize.py [VARIANT ...]
+        [--graphs kron,rmat]
 
 Each result is checked with Graph500's checks, so a run that the sanitizer passes but
 computes a wrong answer still fails (exit code 1).
@@ -8,6 +9,7 @@ computes a wrong answer still fails (exit code 1).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -80,8 +82,13 @@ def layered(widths: list[int]) -> CSRGraph:
 
 
 def main() -> int:
-    # Optional arguments: variant names; only those runs (e.g. the kernels a change touched).
-    wanted = set(sys.argv[1:])
+    parser = argparse.ArgumentParser(description="BFS runs for compute-sanitizer")
+    parser.add_argument("variants", nargs="*",
+                        help="only these variants' runs (e.g. the kernels a change touched)")
+    parser.add_argument("--graphs", default="",
+                        help="comma-separated parts of graph labels to run (default: all)")
+    args = parser.parse_args()
+    wanted = set(args.variants)
     runs = [(name, options) for name, options in RUNS if not wanted or name in wanted]
     graphs = {
         "grid 40x30": generators.grid2d(40, 30, device="gpu"),
@@ -90,6 +97,9 @@ def main() -> int:
         "rmat 9 directed": generators.rmat(9, 8, device="gpu", directed=True),
         "layered": layered([1, 64, 900, 900, 900, 300, 1100, 2047, 1, 3]).to("gpu"),
     }
+    parts = [part for part in args.graphs.split(",") if part]
+    graphs = {label: g for label, g in graphs.items()
+              if not parts or any(part in label for part in parts)}
     failures = 0
     for label, g in graphs.items():
         host = g.to("cpu")

@@ -539,18 +539,22 @@ def test_gpu_direction_relabelled(variant, options, monkeypatch):
 
 @pytest.mark.gpu
 def test_gpu_relabel_auto_rule(monkeypatch):
-    """relabel="auto": a Kronecker graph (ids a random permutation) is relabelled, an R-MAT
-    graph (hubs at ids of few one-bits) is not, nor anything under RELABEL_MIN_VERTICES;
-    either way the search is exact."""
+    """relabel="auto": Kronecker and R-MAT graphs of at least RELABEL_MIN_VERTICES are
+    relabelled, smaller ones are not, and where the copy would not fit in half the free
+    memory nothing is; either way the search is exact."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     kron = generators.kronecker(14, 16, device="gpu")
     rmat = generators.rmat(14, 16, a=0.45, b=0.15, c=0.15, device="gpu")
     assert not gpu.workspace(kron).relabel_pays("auto")  # under RELABEL_MIN_VERTICES
+    assert not gpu.workspace(rmat).relabel_pays("auto")
     monkeypatch.setattr(gpu, "RELABEL_MIN_VERTICES", 0)
     assert gpu.workspace(kron).relabel_pays("auto")
-    assert not gpu.workspace(rmat).relabel_pays("auto")
+    assert gpu.workspace(rmat).relabel_pays("auto")
+    huge = generators.kronecker(10, 16, device="gpu")
+    monkeypatch.setattr(gpu.Workspace, "relabel_bytes", lambda self: 1 << 60)
+    assert not gpu.workspace(huge).relabel_pays("auto")
     for g in (kron, rmat):
         host = g.to("cpu")
         source = int(np.argmax(np.diff(host.indptr)))

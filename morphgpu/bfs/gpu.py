@@ -150,14 +150,16 @@ BITMAP_BYTES_STEP = 8 * 1024
 # labels and parents back in one pass (kernels/relabel.cu): the bottom-up probes of the
 # likeliest parents (hubs) then read a few cache lines of labels, and a warp's vertices
 # have rows of similar length. The copy stays with the workspace (as much GPU memory as the
-# graph again). "auto": where the graph has at least RELABEL_MIN_VERTICES
-# vertices and its top 1 % of vertices by degree are scattered over the id space (more
-# than RELABEL_SCATTER distinct 32-id label lines per such vertex, Workspace.hubs_scattered):
-# a Graph500 Kronecker graph's ids are a random permutation (0.86-0.88 at scales 16-18),
-# an R-MAT graph's hubs already sit at ids of few one-bits (0.30-0.34), and relabelling
-# R-MAT lost more locality than it gained. H200, 2026-11-24 (benchmarks/bfs.py, 64 roots,
-# same process), on against off: Kronecker 21 1.177x (195.2 -> 229.8 GTEPS), Kronecker 20
-# 1.069x, rmat 2M/128M 0.88x.
+# graph again). "auto": where the graph has at least RELABEL_MIN_VERTICES vertices (and
+# the copy fits). H200, 2026-11-24 (benchmarks/bfs.py, 64 roots, same process), on against
+# off: Kronecker 21 1.177x (195.2 -> 229.8 GTEPS), Kronecker 20 1.069x, rmat 2M/128M 0.88x,
+# so "auto" then also required the top 1 % of vertices by degree to be scattered over the
+# ids (a Kronecker graph's ids are a random permutation; an R-MAT graph's hubs sit at ids
+# of few one-bits), which left R-MAT alone. Since the trimmed, batched bottom-up levels
+# (TRIM_BOTTOM_UP, BOTTOM_UP_BATCH) the copy pays on R-MAT too: rmat 2M/128M relabelled
+# against as given, scripts/bfs_relabel_profile.py (32 roots interleaved) 1.071x with
+# parents (457.6 -> 427.4 us) and 1.125x without; benchmarks/bfs.py 289.1 -> 308.7 GTEPS
+# (1.068x); Kronecker 21 234.0 -> 320.4 GTEPS (1.37x). So the scatter test is gone.
 RELABEL: bool | str = "auto"
 # scripts/bfs_relabel_profile.py, H200, Kronecker 21, 64 roots, one process, whole calls
 # with parents against the original graph's (313.7 us): the relabelled search alone 1.316x
@@ -213,7 +215,6 @@ RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 SPREAD_QUEUE = True
 SPREAD_QUEUE_RELABELLED = True
 RELABEL_MIN_VERTICES = 1 << 20
-RELABEL_SCATTER = 0.6
 FLAT_HUBS = True  # direction top-down levels: the frontier's hubs expanded by the whole grid
 WARP_RESERVE = True  # direction queue generation: two __syncthreads per block step, not ten
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
@@ -314,7 +315,6 @@ class Workspace:
         self._ell: Any = None
         self._sorted_reverse: CSRGraph | None = None
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
-        self._hubs_scattered: bool | None = None
         self._relabel_fits: bool | None = None  # the copy within half the free memory
         self._bottom_up_end: int | None = None
         # The next direction search's label and parent arrays (_DirectionCall, SPARE_RESULTS).
@@ -397,28 +397,17 @@ class Workspace:
             self._ell = ell
         return self._ell
 
-    def hubs_scattered(self) -> bool:
-        """Whether the top 1 % of vertices by degree lie on more than RELABEL_SCATTER
-        distinct 32-id lines each (ids uncorrelated with degree); computed once."""
-        if self._hubs_scattered is None:
-            cp = self.cp
-            n = self.g.n_vertices
-            top = cp.argsort(-self.degrees)[:max(1, n // 100)]
-            lines = int(cp.unique(top // 32).size)
-            self._hubs_scattered = lines > RELABEL_SCATTER * int(top.size)
-        return self._hubs_scattered
-
     def relabel_bytes(self) -> int:
         """GPU memory that building the relabelled copy takes at its peak."""
         return 48 * max(self.g.n_edges, 1) + 24 * max(self.g.n_vertices, 1)
 
     def relabel_pays(self, relabel: bool | str) -> bool:
-        """``relabel`` resolved: True / False as given; "auto" by size and hub scatter, and
-        only where building the copy takes at most half the free GPU memory (the copy is
-        an optimisation: where it does not fit, the search runs on the graph as given)."""
+        """``relabel`` resolved: True / False as given; "auto" by size, and only where
+        building the copy takes at most half the free GPU memory (the copy is an
+        optimisation: where it does not fit, the search runs on the graph as given)."""
         if relabel != "auto":
             return bool(relabel)
-        if self.g.n_vertices < RELABEL_MIN_VERTICES or not self.hubs_scattered():
+        if self.g.n_vertices < RELABEL_MIN_VERTICES:
             return False
         if self._relabel_fits is None:
             cp = self.cp
