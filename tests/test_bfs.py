@@ -552,9 +552,10 @@ def test_gpu_relabel_auto_rule(monkeypatch):
     monkeypatch.setattr(gpu, "RELABEL_MIN_VERTICES", 0)
     assert gpu.workspace(kron).relabel_pays("auto")
     assert gpu.workspace(rmat).relabel_pays("auto")
-    huge = gpu.workspace(generators.kronecker(10, 16, device="gpu"))
-    monkeypatch.setattr(huge, "relabel_bytes", lambda: 1 << 60)
-    assert not huge.relabel_pays("auto")
+    small = generators.kronecker(10, 16, device="gpu")  # the workspace holds it weakly
+    too_big = gpu.workspace(small)
+    monkeypatch.setattr(too_big, "relabel_bytes", lambda: 1 << 60)
+    assert not too_big.relabel_pays("auto")
     for g in (kron, rmat):
         host = g.to("cpu")
         source = int(np.argmax(np.diff(host.indptr)))
