@@ -147,7 +147,7 @@ BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
 # direction: search a copy of the graph relabelled by non-increasing degree
 # (reorder.degree_order; Workspace.degree_relabelled, built once per graph) and map the
-# labels and parents back in one pass (kernels/relabel.cu): the bottom-up probes of the
+# labels and parents back in one pass (MAP_BACK, below): the bottom-up probes of the
 # likeliest parents (hubs) then read a few cache lines of labels, and a warp's vertices
 # have rows of similar length. The copy stays with the workspace (as much GPU memory as the
 # graph again). "auto": where the graph has at least RELABEL_MIN_VERTICES vertices (and

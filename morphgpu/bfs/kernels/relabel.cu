@@ -2,8 +2,9 @@
 // back in the caller's vertex ids: new vertex i is old vertex perm[i], inverse[v] is old
 // v's new id. One pass, so a search pays one launch for the relabelling, not a chain of
 // CuPy gathers. This is gpu.MAP_BACK = "launch"; by default the search's own launch does
-// the same pass after its last level (direction.cu, out_dist), 1.047x faster per call. (Walking the new ids instead, streaming reads and scattering writes, was
-// slower on the H200: 299.7 against 259.2 us per Kronecker 21 call.)
+// the same pass after its last level (direction.cu, out_dist), 1.047x faster per call.
+// (Walking the new ids instead, streaming reads and scattering writes, was slower on the
+// H200: 299.7 against 259.2 us per Kronecker 21 call.)
 #include <morphgpu/common.cuh>
 
 using namespace mg;
