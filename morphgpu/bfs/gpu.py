@@ -925,7 +925,6 @@ class _DirectionCall:
         if relabel == "auto" and rule not in RELABEL_RULES:
             relabel = False
         self.relabelled = bool(g.n_vertices) and ws.relabel_pays(relabel)
-        self.map_back = map_back
         search_ws = ws
         self.inverse_host: np.ndarray | None = None
         if self.relabelled:
@@ -995,13 +994,8 @@ class _DirectionCall:
             if self.unrelabel is None:
                 call[self.OUT_DIST] = dist
                 call[self.OUT_PARENT] = NULL if parent is None else parent
-        grid = self.grid
-        if grid.mode == "cooperative":
-            grid.kernel((grid.grid,), (grid.block,), (*call, grid.state),
-                        shared_mem=grid.shared_mem)
-        else:
-            grid.launch(*call)
-            grid.check()
+        _launch(self.grid, *call)
+        self.grid.check()
         if self.unrelabel is not None:
             self.unrelabel(self.unrelabel_grid, (256,),
                            (inner_dist, NULL if inner_parent is None else inner_parent,

@@ -66,7 +66,6 @@ class Layout:
             ok &= target != NULL_OBJECT
         return np.where(ok, self.node_of_var[np.minimum(target, self.n_vars - 1)], -1)
 
-
     def gep_bit(self, bits: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Bit of field ``off`` of each object (by bit) that a gep adds, or -1 where the
         object has no such field."""

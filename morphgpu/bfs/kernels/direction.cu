@@ -53,8 +53,9 @@
 // The map back (out_dist non-null): the search ran on a relabelled copy of the caller's
 // graph (gpu.py, Workspace.degree_relabelled; new vertex i is old vertex out_perm[i],
 // out_inverse[v] is old v's new id), and after the last level the same launch writes the
-// labels, and the parents when out_parent is non-null, in the caller's ids. That saves the
-// second launch of kernels/relabel.cu and the initialisation of the search's parents.
+// labels, and the parents when out_parent is non-null, in the caller's ids (map_back.cuh,
+// which kernels/relabel.cu runs as a second launch instead); the search's parents then
+// need no initialisation.
 // MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (scripts/
 // bfs_profile.py reads it): row 0 the start, row L + 1 level L (start, after phase A's
 // barrier or 0 when fused, end, flags | n_f << 8).
@@ -64,6 +65,7 @@
 #include <morphgpu/traversal/expand.cuh>
 #include <morphgpu/traversal/queue.cuh>
 #include <morphgpu/traversal/visit.cuh>
+#include <bfs/kernels/map_back.cuh>
 
 #ifndef MG_BFS_BLOCK
 #define MG_BFS_BLOCK 512
@@ -436,14 +438,6 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
         }
     }
     // The map back (see the header): every block left the loop after the same barrier, so
-    // every label and parent is written; __ldcg because this SM's L1 may hold lines of
-    // `dist` read before other blocks wrote them.
-    if (out_dist) {
-        for (i64 v = global_tid(); v < n; v += global_stride()) {
-            const vid_t w = out_inverse[v];
-            const int d = __ldcg(dist + w);
-            out_dist[v] = d;
-            if (out_parent) out_parent[v] = d >= 0 ? out_perm[__ldcg(parent + w)] : (vid_t)-1;
-        }
-    }
+    // every label and parent is written.
+    if (out_dist) bfs::map_back(dist, parent, out_perm, out_inverse, n, out_dist, out_parent);
 }
