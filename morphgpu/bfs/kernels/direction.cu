@@ -59,6 +59,7 @@
 // MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (scripts/
 // bfs_profile.py reads it): row 0 the start, row L + 1 level L (start, after phase A's
 // barrier or 0 when fused, end, flags | n_f << 8).
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
@@ -156,7 +157,7 @@ struct ClaimCountVisit {
     int next_level;
     vid_t* out_queue;
     u64* out_tail;
-    const eid_t* indptr;
+    Adjacency adj;
     i64 hub_degree;
     vid_t* hub_out;
     u64* hub_tail;
@@ -166,7 +167,7 @@ struct ClaimCountVisit {
         const bool mine = claim_label(dist, dst, next_level);
         if (mine) {
             if (parent) parent[dst] = src;
-            const i64 degree = (i64)(indptr[(i64)dst + 1] - indptr[dst]);
+            const i64 degree = adj.degree(dst);
             *edges += degree;
             if (degree > hub_degree) hub_out[atomicAdd(hub_tail, 1ull)] = dst;
         }
@@ -184,9 +185,7 @@ static_assert(FUSED_STEPS % MG_BFS_BU_BATCH == 0, "a batch never straddles two w
 // row delays only its own warp) and sets bit s for each vertex it labelled; pass 2 lists
 // them, block step by block step, through reserve_two, and sums their out-degrees.
 template <int BLOCK, typename Cache>
-__device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
-                                  const eid_t* __restrict__ rev_indptr,
-                                  const vid_t* __restrict__ rev_indices, int* dist,
+__device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
                                   vid_t* parent, i64 end, int level, const Cache* cache,
                                   vid_t* queue, bool write_queue, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
@@ -202,7 +201,7 @@ __device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
                 const i64 base = chunk + step * stride;  // block-uniform
                 if (base >= end) break;
                 labelled |= (u64)adopt_parents_batch<MG_BFS_BU_BATCH, MG_BFS_BU_PROBE>(
-                                rev_indptr, rev_indices, dist, parent, base + threadIdx.x,
+                                rev, dist, parent, base + threadIdx.x,
                                 stride, end, level, cache, (const unsigned*)nullptr)
                             << step;
             }
@@ -211,7 +210,7 @@ __device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
                 const i64 v = chunk + step * stride + threadIdx.x;
                 if (v >= end) break;
                 if (__ldcg(dist + v) == -1 &&
-                    adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, cache))
+                    adopt_parent(rev, dist, parent, (vid_t)v, level, cache))
                     labelled |= 1ull << step;
             }
         }
@@ -222,7 +221,7 @@ __device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
             const bool found = (labelled >> step) & 1ull;
             bool hub = false;
             if (found) {
-                const i64 degree = (i64)(indptr[v + 1] - indptr[v]);
+                const i64 degree = adj.degree(v);
                 edges += degree;
                 hub = degree > hub_degree;
             }
@@ -246,9 +245,7 @@ __device__ void bottom_up_enqueue(const eid_t* __restrict__ indptr,
 // Two blocks per SM, as before the warp bottom-up existed: without the minimum ptxas
 // squeezes the kernel to 40 registers and spills.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK, 2)
-bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
-                         const eid_t* __restrict__ rev_indptr,
-                         const vid_t* __restrict__ rev_indices, int* dist, vid_t* parent,
+bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist, vid_t* parent,
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
@@ -266,6 +263,8 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     HubCache<MG_BFS_HUB_SLOTS>& cache = level_scratch.cache;
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
+    const Adjacency adj = MG_ADJ(graph);  // out-edges (CSR, or the paged layout: MG_PAGED)
+    const Adjacency rev = MG_ADJ(reverse);  // in-edges (the same graph when symmetric)
 
 #ifdef MG_BFS_PROFILE
     profile_stamp(0, 0, clock64());
@@ -294,7 +293,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     if (blockIdx.x == 0 && threadIdx.x < 9) {
         u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0 when source_stats
         if (source_stats && threadIdx.x < 3) {
-            const i64 degree = (i64)(indptr[(i64)source + 1] - indptr[source]);
+            const i64 degree = adj.degree(source);
             word = threadIdx.x == 0 ? 1ull
                  : threadIdx.x == 1 ? (u64)degree : (u64)(degree > hub_degree);
             if (threadIdx.x == 0) queue[0] = source;
@@ -304,7 +303,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
     }
     grid_sync(bar);
     if (!source_stats) {
-        queue_from_status<BLOCK>(dist, indptr, n, 0, queue, &stats[0], hub_degree, true,
+        queue_from_status<BLOCK>(dist, adj, n, 0, queue, &stats[0], hub_degree, true,
                                  hubs_of(0), frontier_bits, warp_reserve != 0);
         grid_sync(bar);
     }
@@ -347,35 +346,33 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                 written_queue = cur_queue == queue ? queue_b : queue;
                 i64 edges = 0;
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
-                                            &next->vertices, indptr, hub_degree,
+                                            &next->vertices, adj, hub_degree,
                                             hubs_of(level + 1), &next->hubs, &edges};
                 if (flat)
-                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr,
-                                                              indices, hubs_of(level), n_hubs,
-                                                              claim);
+                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
+                                                              hubs_of(level), n_hubs, claim);
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
-                    if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
-                    expand_gather<BLOCK>(gather, indptr, indices, has, v, claim);
+                    if (flat && has) has = adj.degree(v) <= hub_degree;
+                    expand_gather<BLOCK>(gather, adj, has, v, claim);
                 }
                 i64 block_edges;
                 block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
                 if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
             } else {
                 if (flat)
-                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, indptr,
-                                                              indices, hubs_of(level), n_hubs,
-                                                              visit);
+                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
+                                                              hubs_of(level), n_hubs, visit);
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
-                    if (flat && has) has = (i64)(indptr[(i64)v + 1] - indptr[v]) <= hub_degree;
-                    expand_gather<BLOCK>(gather, indptr, indices, has, v, visit);
+                    if (flat && has) has = adj.degree(v) <= hub_degree;
+                    expand_gather<BLOCK>(gather, adj, has, v, visit);
                 }
             }
         } else {
@@ -385,8 +382,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
             }
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
             if (fused) {
-                bottom_up_enqueue<BLOCK>(indptr, rev_indptr, rev_indices, dist, parent,
-                                         bottom_up_end, level,
+                bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level,
                                          c, queue, keep_queue && rule != RULE_BOTTOM_UP,
                                          hubs_of(level + 1), next, hub_degree);
             } else if (warp_bottom_up) {
@@ -396,13 +392,13 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
                      base += global_stride()) {
                     const i64 v = base + lane_id();
                     const bool has = v < bottom_up_end && __ldcg(dist + v) == -1;
-                    adopt_parent_warp<4>(rev_indptr, rev_indices, dist, parent, has,
+                    adopt_parent_warp<4>(rev, dist, parent, has,
                                          (vid_t)(has ? v : 0), level, c, frontier_bits);
                 }
             } else {
                 for (i64 v = global_tid(); v < bottom_up_end; v += global_stride()) {
                     if (__ldcg(dist + v) == -1)
-                        adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, c,
+                        adopt_parent(rev, dist, parent, (vid_t)v, level, c,
                                      frontier_bits);
                 }
             }
@@ -412,7 +408,7 @@ bfs_direction_persistent(const eid_t* __restrict__ indptr, const vid_t* __restri
 #ifdef MG_BFS_PROFILE
             profile_stamp(level + 1, 1, clock64());
 #endif
-            queue_from_status<BLOCK>(dist, indptr, n, level + 1, queue, next, hub_degree,
+            queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
                                      keep_queue && rule != RULE_BOTTOM_UP, hubs_of(level + 1),
                                      frontier_bits, warp_reserve != 0);
         }

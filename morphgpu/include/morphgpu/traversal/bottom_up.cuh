@@ -6,6 +6,7 @@
 // it is adopted without reading its label from global memory. Bottom-up levels are
 // dominated by hits on hubs, which is why a few KB of ids save most label reads.
 #pragma once
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
 
 namespace mg {
@@ -39,13 +40,13 @@ __device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* fro
     return dist[u] == level;
 }
 
-// Scans v's in-neighbours rev_indices[k, end) for one at `level`; on a hit labels v and
+// Scans v's in-neighbours at positions [k, end) of rev for one at `level`; on a hit labels v and
 // returns true. Neighbours are inspected four at a time, their ids and then their labels
 // loaded together, so a row costs one memory round trip per four edges rather than per
 // edge; the first hit in row order wins, as in the one-at-a-time scan. frontier_bits (may
 // be null): see on_frontier.
-template <typename Cache>
-__device__ __forceinline__ bool scan_in_row(const vid_t* rev_indices, int* dist, vid_t* parent,
+template <typename Adj, typename Cache>
+__device__ __forceinline__ bool scan_in_row(const Adj& rev, int* dist, vid_t* parent,
                                             vid_t v, eid_t k, eid_t end, int level,
                                             const Cache* cache, const unsigned* frontier_bits) {
     constexpr int STEP = 4;
@@ -53,7 +54,7 @@ __device__ __forceinline__ bool scan_in_row(const vid_t* rev_indices, int* dist,
         vid_t u[STEP];
         bool hit[STEP];
 #pragma unroll
-        for (int t = 0; t < STEP; ++t) u[t] = rev_indices[k + t];
+        for (int t = 0; t < STEP; ++t) u[t] = rev.at(k + t);
 #pragma unroll
         for (int t = 0; t < STEP; ++t) hit[t] = cache && cache->holds(u[t]);
 #pragma unroll
@@ -69,7 +70,7 @@ __device__ __forceinline__ bool scan_in_row(const vid_t* rev_indices, int* dist,
         }
     }
     for (; k < end; ++k) {
-        const vid_t u = rev_indices[k];
+        const vid_t u = rev.at(k);
         if ((cache && cache->holds(u)) || on_frontier(dist, frontier_bits, u, level)) {
             dist[v] = level + 1;
             if (parent) parent[v] = u;
@@ -80,13 +81,21 @@ __device__ __forceinline__ bool scan_in_row(const vid_t* rev_indices, int* dist,
 }
 
 // Returns true (and labels v) when v has an in-neighbour at `level`.
+template <typename Adj, typename Cache>
+__device__ __forceinline__ bool adopt_parent(const Adj& rev, int* dist, vid_t* parent, vid_t v,
+                                             int level, const Cache* cache,
+                                             const unsigned* frontier_bits = nullptr) {
+    return scan_in_row(rev, dist, parent, v, rev.begin(v), rev.end(v), level, cache,
+                       frontier_bits);
+}
+
 template <typename Cache>
 __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_t* rev_indices,
                                              int* dist, vid_t* parent, vid_t v, int level,
                                              const Cache* cache,
                                              const unsigned* frontier_bits = nullptr) {
-    return scan_in_row(rev_indices, dist, parent, v, rev_indptr[v], rev_indptr[(i64)v + 1],
-                       level, cache, frontier_bits);
+    return adopt_parent(CsrAdjacency{rev_indptr, rev_indices}, dist, parent, v, level, cache,
+                        frontier_bits);
 }
 
 // The bottom-up step for BATCH vertices of one thread at once: v0, v0 + stride, ...,
@@ -98,9 +107,8 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
 // bit t set when vertex v0 + t * stride was labelled. Same labels as adopt_parent one
 // vertex after another: a vertex labelled in this step gets level + 1, which no probe
 // (looking for `level`) can mistake, whichever order the probes and stores take.
-template <int BATCH, int PROBE, typename Cache>
-__device__ __forceinline__ unsigned adopt_parents_batch(const eid_t* __restrict__ rev_indptr,
-                                                        const vid_t* __restrict__ rev_indices,
+template <int BATCH, int PROBE, typename Adj, typename Cache>
+__device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
                                                         int* dist, vid_t* parent, i64 v0,
                                                         i64 stride, i64 end, int level,
                                                         const Cache* cache,
@@ -119,8 +127,8 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const eid_t* __restrict_
         first[t] = last[t] = 0;
         if ((open >> t) & 1u) {
             const i64 v = v0 + t * stride;
-            first[t] = rev_indptr[v];
-            last[t] = rev_indptr[v + 1];
+            first[t] = rev.begin(v);
+            last[t] = rev.end(v);
         }
     }
     vid_t u[BATCH][PROBE];
@@ -128,7 +136,7 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const eid_t* __restrict_
     for (int t = 0; t < BATCH; ++t)
 #pragma unroll
         for (int p = 0; p < PROBE; ++p)
-            u[t][p] = first[t] + p < last[t] ? rev_indices[first[t] + p] : (vid_t)-1;
+            u[t][p] = first[t] + p < last[t] ? rev.at(first[t] + p) : (vid_t)-1;
     unsigned hits = 0u;
 #pragma unroll
     for (int t = 0; t < BATCH; ++t)
@@ -154,8 +162,8 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const eid_t* __restrict_
             }
             labelled |= 1u << t;
         } else if (first[t] + PROBE < last[t] &&
-                   scan_in_row(rev_indices, dist, parent, v, first[t] + PROBE, last[t], level,
-                               cache, frontier_bits)) {
+                   scan_in_row(rev, dist, parent, v, first[t] + PROBE, last[t], level, cache,
+                               frontier_bits)) {
             labelled |= 1u << t;
         }
     }
@@ -170,20 +178,20 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const eid_t* __restrict_
 // uncoalesced edge at a time; here a row costs (length - SHORT) / 32 warp steps. Any
 // frontier in-neighbour is a valid parent, so the lowest hit lane's neighbour is taken.
 // Only v's owner (or, in the warp phase, one lane for it) writes v's label and parent.
-template <int SHORT, typename Cache>
-__device__ void adopt_parent_warp(const eid_t* rev_indptr, const vid_t* rev_indices,
-                                  int* dist, vid_t* parent, bool has, vid_t v, int level,
-                                  const Cache* cache, const unsigned* frontier_bits) {
+template <int SHORT, typename Adj, typename Cache>
+__device__ void adopt_parent_warp(const Adj& rev, int* dist, vid_t* parent, bool has, vid_t v,
+                                  int level, const Cache* cache,
+                                  const unsigned* frontier_bits) {
     const unsigned lane = lane_id();
     eid_t k = 0, end = 0;
     bool found = false;
     if (has) {
-        k = rev_indptr[v];
-        end = rev_indptr[(i64)v + 1];
+        k = rev.begin(v);
+        end = rev.end(v);
         vid_t u[SHORT];
         bool hit[SHORT];
 #pragma unroll
-        for (int t = 0; t < SHORT; ++t) u[t] = (k + t < end) ? rev_indices[k + t] : (vid_t)0;
+        for (int t = 0; t < SHORT; ++t) u[t] = (k + t < end) ? rev.at(k + t) : (vid_t)0;
 #pragma unroll
         for (int t = 0; t < SHORT; ++t)
             hit[t] = k + t < end && ((cache && cache->holds(u[t])) ||
@@ -210,7 +218,7 @@ __device__ void adopt_parent_warp(const eid_t* rev_indptr, const vid_t* rev_indi
             vid_t u = 0;
             bool hit = false;
             if (j < row_end) {
-                u = rev_indices[j];
+                u = rev.at(j);
                 hit = (cache && cache->holds(u)) || on_frontier(dist, frontier_bits, u, level);
             }
             const unsigned hits = __ballot_sync(0xffffffffu, hit);

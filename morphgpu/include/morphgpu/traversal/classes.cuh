@@ -11,6 +11,7 @@
 // then reserves slots in the four next-level queues with the shared prefix-sum enqueue
 // (mg::block_reserve: one atomicAdd per block and class, none per item).
 #pragma once
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/visit.cuh>
 #include <morphgpu/worklist.cuh>
@@ -47,13 +48,13 @@ struct ClassBuffer {
 
 // Claims w for next_level (label check + atomicCAS); the winner records the parent and
 // keeps w in its buffer, classified by its out-degree.
-template <int CAP>
-__device__ __forceinline__ void claim_and_classify(ClassBuffer<CAP>& buffer, const eid_t* indptr,
+template <int CAP, typename Adj>
+__device__ __forceinline__ void claim_and_classify(ClassBuffer<CAP>& buffer, const Adj& adj,
                                                    int* dist, vid_t* parent, vid_t src, vid_t w,
                                                    int next_level, const ClassBounds& bounds) {
     if (!claim_label(dist, w, next_level)) return;
     if (parent) parent[w] = src;
-    buffer.push(w, frontier_class((i64)(indptr[(i64)w + 1] - indptr[w]), bounds));
+    buffer.push(w, frontier_class(adj.degree(w), bounds));
 }
 
 // Block-wide: every thread's buffered vertices go to the queue of their class
@@ -78,16 +79,16 @@ __device__ void flush_classes(ClassBuffer<CAP>& buffer, vid_t* queues, i64 strid
 
 // One strided run of a row: edges first, first + step, ... (at most CAP of them, below
 // end) claimed into the buffer.
-template <int CAP>
-__device__ __forceinline__ void claim_run(ClassBuffer<CAP>& buffer, const eid_t* indptr,
-                                          const vid_t* indices, int* dist, vid_t* parent,
-                                          vid_t src, i64 first, i64 step, i64 end,
+template <int CAP, typename Adj>
+__device__ __forceinline__ void claim_run(ClassBuffer<CAP>& buffer, const Adj& adj, int* dist,
+                                          vid_t* parent, vid_t src, i64 first, i64 step, i64 end,
                                           int next_level, const ClassBounds& bounds) {
 #pragma unroll 4
     for (int t = 0; t < CAP; ++t) {
         const i64 k = first + (i64)t * step;
         if (k >= end) break;
-        claim_and_classify(buffer, indptr, dist, parent, src, indices[k], next_level, bounds);
+        claim_and_classify(buffer, adj, dist, parent, src, adj.at((eid_t)k), next_level,
+                           bounds);
     }
 }
 

@@ -12,6 +12,7 @@
 // expand_thread is the unbalanced policy (each thread walks its own row): cheapest when
 // every row is a handful of edges (meshes, roads).
 #pragma once
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/worklist.cuh>
 
@@ -33,13 +34,14 @@ struct GatherScratch {
 
 // Block-wide: every thread of the block calls it (has = false for a thread without a
 // vertex). Ends with a __syncthreads, so it may be called again right away.
-template <int BLOCK, typename Visit>
-__device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
-                              const vid_t* indices, bool has, vid_t v, const Visit& visit) {
+// Adj: an adjacency layout (adjacency.cuh); the CSR overload below keeps the old form.
+template <int BLOCK, typename Adj, typename Visit>
+__device__ void expand_gather(GatherScratch<BLOCK>& s, const Adj& adj, bool has, vid_t v,
+                              const Visit& visit) {
     eid_t b = 0, e = 0;
     if (has) {
-        b = indptr[v];
-        e = indptr[(i64)v + 1];
+        b = adj.begin(v);
+        e = adj.end(v);
     }
     // CTA-wide rows: the highest-numbered thread holding one wins the election (a shared
     // atomicMax, so there is no racing plain store), gives its row to the block, and the
@@ -61,7 +63,7 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
         __syncthreads();
         if (threadIdx.x == 0) s.cta_owner = -1;
         for (eid_t k = row_begin + (eid_t)threadIdx.x; k < row_end; k += BLOCK)
-            visit(row_src, indices[k]);
+            visit(row_src, adj.at(k));
     }
     // Warp-wide rows: the lowest lane holding one (a ballot, no shared election).
     const unsigned w = warp_id(), lane = lane_id();
@@ -79,7 +81,7 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
         const eid_t row_end = s.warp_end[w];
         const vid_t row_src = s.warp_src[w];
         for (eid_t k = s.warp_begin[w] + (eid_t)lane; k < row_end; k += 32)
-            visit(row_src, indices[k]);
+            visit(row_src, adj.at(k));
         __syncwarp();
     }
     // Short rows, fine-grained through a block-wide scan.
@@ -99,10 +101,17 @@ __device__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
                 const int mid = (lo + hi + 1) >> 1;
                 if (s.offset[mid] <= k) lo = mid; else hi = mid - 1;
             }
-            visit(s.src[lo], indices[s.begin[lo] + (eid_t)(k - s.offset[lo])]);
+            visit(s.src[lo], adj.at(s.begin[lo] + (eid_t)(k - s.offset[lo])));
         }
     }
     __syncthreads();
+}
+
+template <int BLOCK, typename Visit>
+__device__ __forceinline__ void expand_gather(GatherScratch<BLOCK>& s, const eid_t* indptr,
+                                              const vid_t* indices, bool has, vid_t v,
+                                              const Visit& visit) {
+    expand_gather<BLOCK>(s, CsrAdjacency{indptr, indices}, has, v, visit);
 }
 
 // Grid-wide expansion of a short list of long rows (the frontier's hubs), as ONE flat
@@ -121,9 +130,9 @@ struct FlatRows {
     vid_t src[CAP];
 };
 
-template <int BLOCK, int CAP, typename Visit>
-__device__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* indptr, const vid_t* indices,
-                                 const vid_t* rows, i64 n_rows, const Visit& visit) {
+template <int BLOCK, int CAP, typename Adj, typename Visit>
+__device__ void expand_rows_grid(FlatRows<CAP>& s, const Adj& adj, const vid_t* rows,
+                                 i64 n_rows, const Visit& visit) {
     static_assert(CAP % BLOCK == 0, "CAP must be a multiple of BLOCK");
     constexpr int PER = CAP / BLOCK;  // consecutive rows per thread
     vid_t v[PER];
@@ -138,8 +147,8 @@ __device__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* indptr, const vi
         length[r] = 0;
         if (idx < n_rows) {
             v[r] = rows[idx];
-            b[r] = indptr[v[r]];
-            length[r] = (i64)(indptr[(i64)v[r] + 1] - b[r]);
+            b[r] = adj.begin(v[r]);
+            length[r] = (i64)(adj.end(v[r]) - b[r]);
             mine += length[r];
         }
     }
@@ -164,9 +173,16 @@ __device__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* indptr, const vi
             const int mid = (lo + hi + 1) >> 1;
             if (s.offset[mid] <= k) lo = mid; else hi = mid - 1;
         }
-        visit(s.src[lo], indices[s.begin[lo] + (eid_t)(k - s.offset[lo])]);
+        visit(s.src[lo], adj.at(s.begin[lo] + (eid_t)(k - s.offset[lo])));
     }
     __syncthreads();
+}
+
+template <int BLOCK, int CAP, typename Visit>
+__device__ __forceinline__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* indptr,
+                                                 const vid_t* indices, const vid_t* rows,
+                                                 i64 n_rows, const Visit& visit) {
+    expand_rows_grid<BLOCK, CAP>(s, CsrAdjacency{indptr, indices}, rows, n_rows, visit);
 }
 
 // Rows of at most ROW edges (meshes, roads), one per thread, grid-stride in whole warps:
@@ -228,11 +244,16 @@ __device__ void expand_short_rows_claim(const eid_t* __restrict__ indptr,
 }
 
 // Per-thread: no synchronisation, no shared memory.
+template <typename Adj, typename Visit>
+__device__ __forceinline__ void expand_thread(const Adj& adj, vid_t v, const Visit& visit) {
+    const eid_t end = adj.end(v);
+    for (eid_t k = adj.begin(v); k < end; ++k) visit(v, adj.at(k));
+}
+
 template <typename Visit>
 __device__ __forceinline__ void expand_thread(const eid_t* indptr, const vid_t* indices,
                                               vid_t v, const Visit& visit) {
-    const eid_t end = indptr[(i64)v + 1];
-    for (eid_t k = indptr[v]; k < end; ++k) visit(v, indices[k]);
+    expand_thread(CsrAdjacency{indptr, indices}, v, visit);
 }
 
 }  // namespace traversal

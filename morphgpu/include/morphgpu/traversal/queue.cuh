@@ -6,6 +6,7 @@
 // serialise every discovering thread on the queue's tail (Merrill et al. §4: prefix-sum
 // enqueue).
 #pragma once
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/worklist.cuh>
 
@@ -90,8 +91,9 @@ __device__ __forceinline__ void reserve_two(TwoReservations& s, u64* tail0, bool
 // warp_reserve: both queues' slots through reserve_two (two __syncthreads per BLOCK
 // vertices) and counts without a queue summed once at the end (none per BLOCK vertices),
 // instead of block_reserve per queue and __syncthreads_count (up to ten).
-template <int BLOCK>
-__device__ void queue_from_status(const int* dist, const eid_t* indptr, i64 n, int level,
+// Adj: an adjacency layout (adjacency.cuh), read for out-degrees only.
+template <int BLOCK, typename Adj>
+__device__ void queue_from_status(const int* dist, const Adj& adj, i64 n, int level,
                                   vid_t* queue, FrontierStats* stats, i64 hub_degree,
                                   bool write_queue, vid_t* hub_queue,
                                   unsigned* frontier_bits = nullptr, bool warp_reserve = false) {
@@ -112,7 +114,7 @@ __device__ void queue_from_status(const int* dist, const eid_t* indptr, i64 n, i
         }
         bool hub = false;
         if (in) {
-            const i64 degree = (i64)(indptr[v + 1] - indptr[v]);
+            const i64 degree = adj.degree(v);
             edges += degree;
             hub = degree > hub_degree;
         }
@@ -153,6 +155,18 @@ __device__ void queue_from_status(const int* dist, const eid_t* indptr, i64 n, i
         if (block_hubs) atomicAdd(&stats->hubs, (u64)block_hubs);
         if (block_found) atomicAdd(&stats->vertices, (u64)block_found);
     }
+}
+
+template <int BLOCK>
+__device__ __forceinline__ void queue_from_status(const int* dist, const eid_t* indptr, i64 n,
+                                                  int level, vid_t* queue, FrontierStats* stats,
+                                                  i64 hub_degree, bool write_queue,
+                                                  vid_t* hub_queue,
+                                                  unsigned* frontier_bits = nullptr,
+                                                  bool warp_reserve = false) {
+    // Degrees only: the CSR layout without its indices.
+    queue_from_status<BLOCK>(dist, CsrAdjacency{indptr, nullptr}, n, level, queue, stats,
+                             hub_degree, write_queue, hub_queue, frontier_bits, warp_reserve);
 }
 
 }  // namespace traversal
