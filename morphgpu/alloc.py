@@ -324,3 +324,105 @@ class ChunkPool:
                 chunk = int(nxt[chunk])
             out.append(np.concatenate(items) if items else np.empty(0, dtype=np.int32))
         return out
+
+
+class PagePool:
+    """Fixed-size pages for paged adjacency lists (faimGraph's page manager; paper §7.2
+    recycling): ``n_pages`` pages of ``page_size`` items in one array per value kind
+    (``data`` for neighbour ids, ``weights`` when asked for), on ``xp``'s side.
+
+    Page ids are slots: a page freed by ``give_back`` is handed out again by ``take``
+    before any page that was never used, and the arrays grow (by ``growth``, keeping every
+    page) only when the recycled and the never-used pages together cannot cover a request
+    (``reserve``). Pages are taken and given back in bulk by the dynamic graph's batch
+    plans, whose page need is read back once per batch anyway, so the counters live on the
+    host; the free stack (``free_pages``) lives with the pages.
+    """
+
+    def __init__(self, page_size: int, n_pages: int, *, xp: Any, dtype: Any,
+                 weights_dtype: Any = None, growth: float = 1.5) -> None:
+        if page_size < 1 or page_size & (page_size - 1):
+            raise ValueError(f"PagePool: page_size must be a power of two, got {page_size}")
+        if not growth > 1.0:
+            raise ValueError(f"PagePool: growth must be > 1, got {growth}")
+        self.xp = xp
+        self.page_size = int(page_size)
+        self.growth = float(growth)
+        self.n_pages = max(int(n_pages), 1)
+        self.data = self._empty(self.n_pages * self.page_size, dtype)
+        self.weights = (None if weights_dtype is None
+                        else self._empty(self.n_pages * self.page_size, weights_dtype))
+        self.free_pages = self._empty(self.n_pages, np.int32)
+        self.n_free = 0  # recycled pages on the stack free_pages[0, n_free)
+        self.high_water = 0  # pages below it have been handed out at least once
+
+    def _empty(self, size: int, dtype: Any) -> Any:
+        what = f"page pool of {size} items"
+        if _is_cupy_module(self.xp):
+            backend.require_gpu_bytes(size * np.dtype(dtype).itemsize, what)
+        with backend.gpu_memory_guard(what):
+            return self.xp.empty(size, dtype=dtype)
+
+    @property
+    def n_live(self) -> int:
+        """Pages handed out and not given back."""
+        return self.high_water - self.n_free
+
+    def available(self) -> int:
+        """Pages ``take`` can hand out without growing: recycled ones and never-used ones."""
+        return self.n_free + (self.n_pages - self.high_water)
+
+    def reserve(self, k: int) -> bool:
+        """Grow (by the growth factor at least) so that ``k`` pages can be taken; True when
+        the arrays grew. Every page keeps its id and contents."""
+        if k <= self.available():
+            return False
+        new = max(self.n_pages + (k - self.available()), math.ceil(self.n_pages * self.growth))
+        grown = [self._empty(new * self.page_size, a.dtype) if a is not None else None
+                 for a in (self.data, self.weights)]
+        stack = self._empty(new, np.int32)
+        for old, fresh in zip((self.data, self.weights), grown):
+            if old is not None:
+                fresh[: old.size] = old
+        stack[: self.n_free] = self.free_pages[: self.n_free]
+        self.data, self.weights = grown
+        self.free_pages = stack
+        self.n_pages = int(new)
+        return True
+
+    def plan_take(self, k: int) -> Any:
+        """The ids the next ``take(k)`` hands out, recycled ones first (the most recently
+        freed first); ``commit_take(k)`` makes it so. Needs ``reserve(k)`` first."""
+        if k > self.available():
+            raise ValueError(f"PagePool: {k} pages asked for, {self.available()} available")
+        xp = self.xp
+        recycled = min(k, self.n_free)
+        ids = xp.empty(k, dtype=np.int32)
+        ids[:recycled] = self.free_pages[self.n_free - recycled: self.n_free][::-1]
+        ids[recycled:] = xp.arange(self.high_water, self.high_water + k - recycled,
+                                   dtype=np.int32)
+        return ids
+
+    def commit_take(self, k: int) -> None:
+        recycled = min(k, self.n_free)
+        self.n_free -= recycled
+        self.high_water += k - recycled
+
+    def give_back(self, ids: Any, count: int) -> None:
+        """Push ``count`` live page ids (``ids[:count]``, each live and given at most once)
+        on the free stack."""
+        if count:
+            self.free_pages[self.n_free: self.n_free + count] = ids[:count]
+            self.n_free += int(count)
+
+    def stats(self) -> dict[str, int]:
+        item_bytes = self.data.dtype.itemsize + (self.weights.dtype.itemsize
+                                                 if self.weights is not None else 0)
+        return {
+            "page_size": self.page_size,
+            "pages_in_use": self.n_live,
+            "pages_free": self.n_free,
+            "pages_never_used": self.n_pages - self.high_water,
+            "pool_pages": self.n_pages,
+            "pool_bytes": self.n_pages * self.page_size * item_bytes,
+        }
