@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend
 from ..csr import CSRGraph
+from ..dynamic_graph import DynamicGraph
 from . import cpu, variants
 
 SCIPY_NO_PREDECESSOR = -9999  # what scipy.sparse.csgraph writes for "no predecessor"
@@ -24,6 +25,11 @@ class BFSResult:
     n_edges_traversed: int  # CSR entries out of reached vertices (the TEPS numerator)
     variant: str  # the variant that ran (auto's choice resolved)
     device: str  # "cpu" or "gpu"
+    source: int = -1
+    # For a DynamicGraph: the graph version searched, and whether the labels were repaired
+    # from an earlier result (bfs(..., previous=)) rather than searched afresh.
+    graph_version: int | None = None
+    incremental: bool = False
 
 
 def _as_graph(graph: Any) -> CSRGraph:
@@ -53,14 +59,25 @@ def bfs(
     variant: str = "auto",
     device: str = "auto",
     predecessors: bool = False,
+    previous: BFSResult | None = None,
 ) -> BFSResult:
     """Breadth-first search from ``source``: distances, optional parents, levels, edges.
 
-    ``graph`` is a :class:`~morphgpu.csr.CSRGraph`, a SciPy/CuPy sparse matrix or a dense
-    adjacency matrix (edges follow CSR rows: u -> v for every stored (u, v)). ``variant``
-    names a strategy from :data:`morphgpu.bfs.variants.VARIANTS` or ``"auto"`` (chosen from
-    the degree distribution; see that module). Results come back on the graph's side.
+    ``graph`` is a :class:`~morphgpu.csr.CSRGraph`, a SciPy/CuPy sparse matrix, a dense
+    adjacency matrix (edges follow CSR rows: u -> v for every stored (u, v)) or a
+    :class:`~morphgpu.dynamic_graph.DynamicGraph`. ``variant`` names a strategy from
+    :data:`morphgpu.bfs.variants.VARIANTS` or ``"auto"`` (chosen from the degree
+    distribution; see that module). Results come back on the graph's side.
+
+    ``previous`` (DynamicGraph only): a result of an earlier search from the same source on
+    this graph. When only insertions happened since, its labels are repaired from the
+    inserted edges (decrease-only) instead of searching again; the result is the same as a
+    fresh search's (distances equal; parents valid). Otherwise a fresh search runs.
     """
+    if isinstance(graph, DynamicGraph):
+        return _bfs_dynamic(graph, source, variant, device, predecessors, previous)
+    if previous is not None:
+        raise ValueError("previous: incremental searches need a DynamicGraph")
     g = _as_graph(graph)
     source = _check_source(source, g.n_vertices, "source")
     chosen = variants.check(variant)
@@ -92,6 +109,84 @@ def bfs(
         n_edges_traversed=reached_edges,
         variant=name,
         device=side,
+        source=source,
+    )
+
+
+def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, predecessors: bool,
+                 previous: BFSResult | None) -> BFSResult:
+    """bfs() on a DynamicGraph: on the GPU through the paged layout (bfs/layouts.py), on
+    the CPU through a CSR view of its rows; repaired from ``previous`` where it can be."""
+    source = _check_source(source, dg.n_vertices, "source")
+    chosen = variants.check(variant)
+    side = backend.resolve_device(device, who="morphgpu.bfs")
+    if device == "auto":
+        side = dg.side  # the search runs where the graph lives
+    elif side == "gpu" and dg.side != "gpu":
+        raise ValueError("device='gpu': this DynamicGraph lives on the CPU; make it with "
+                         "device='gpu' (or DynamicGraph.from_csr(..., device='gpu'))")
+    inserted = None
+    if previous is not None:
+        if not isinstance(previous, BFSResult) or previous.graph_version is None:
+            raise ValueError("previous must be a BFSResult of bfs() on a DynamicGraph")
+        if previous.source != source:
+            raise ValueError(f"previous is a search from {previous.source}, not from {source}")
+        if predecessors and previous.predecessors is None:
+            raise ValueError("predecessors=True needs a previous result with predecessors")
+        inserted = dg.inserted_since(previous.graph_version)
+    if inserted is not None and predecessors and dg.vid_dtype != np.int32:
+        inserted = None  # the packed (distance, parent) key holds 32-bit parents
+    if side == "gpu":
+        from . import layouts  # noqa: PLC0415  (CuPy only where the GPU runs)
+
+        dev = layouts.view(dg)
+        with backend.gpu_memory_guard(f"bfs on a DynamicGraph of {dg.n_vertices} vertices"):
+            if inserted is not None:
+                cp = backend.cupy_module()
+                old_parent = (cp.asarray(previous.predecessors, dtype=dg.vid_dtype)
+                              if predecessors else None)
+                dist, parent = layouts.repair(dev, cp.asarray(previous.distances), old_parent,
+                                              *inserted)
+                name = previous.variant
+            else:
+                name = chosen.name
+                if name == "auto":
+                    name = variants.auto_dynamic(symmetric=not dg.directed)
+                dist, parent = layouts.run(dev, source, name, predecessors)
+            reached_edges = int((dev.degrees * (dist >= 0)).sum())
+            top = int(dist.max())
+    else:
+        src, dst, _ = dg.entries()
+        indptr = np.zeros(dg.n_vertices + 1, dtype=np.int64)
+        np.cumsum(backend.to_host(dg.degree()), out=indptr[1:])
+        indices = backend.to_host(dst).astype(dg.vid_dtype)
+        if inserted is not None:
+            old_parent = (backend.to_host(previous.predecessors).astype(dg.vid_dtype)
+                          if predecessors else None)
+            dist, parent = cpu.repair(indptr, indices, backend.to_host(previous.distances),
+                                      old_parent, *(backend.to_host(a) for a in inserted))
+            name = previous.variant
+        else:
+            cg = cpu.CPUGraph(indptr, indices, symmetric=not dg.directed)
+            direction = chosen.cpu_direction
+            if chosen.name == "auto":
+                direction = variants.auto_cpu(np.diff(indptr))
+            dist, parent, _ = cpu.bfs(cg, source, want_parents=predecessors,
+                                      direction=direction)
+            name = chosen.name if chosen.name != "auto" else f"cpu-{direction}"
+        reached_edges = int(np.diff(indptr)[dist >= 0].sum())
+        top = int(dist.max())
+    return BFSResult(
+        distances=dist if side == dg.side else backend.to_side(dist, dg.side),
+        predecessors=(parent if side == dg.side else backend.to_side(parent, dg.side))
+        if predecessors else None,
+        n_levels=top + 1,
+        n_edges_traversed=reached_edges,
+        variant=name,
+        device=side,
+        source=source,
+        graph_version=dg.version,
+        incremental=inserted is not None,
     )
 
 

@@ -188,3 +188,44 @@ def bfs(
         unvisited_edges -= int(degrees[frontier].sum()) if frontier.size else 0
         level += 1
     return dist, parent, directions
+
+
+def repair(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    dist: np.ndarray,
+    parent: np.ndarray | None,
+    new_src: np.ndarray,
+    new_dst: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The NumPy twin of kernels/repair.cu: labels (and parents) of a search brought up to
+    date after the insertions new_src -> new_dst, by relaxing those edges and then the
+    out-edges of every vertex whose distance fell, round after round. Distance and parent
+    are one key, (distance << 32) | parent, lowered by a minimum, as on the GPU; a vertex
+    whose distance did not fall keeps its parent."""
+    unreached = np.uint64(0xFFFFFFFF)
+    shift, low = np.uint64(32), np.uint64(0xFFFFFFFF)
+    d = dist.astype(np.int64).astype(np.uint64) & low  # -1 (unreached) becomes the largest
+    p = parent.astype(np.int64) if parent is not None else np.zeros(d.size, dtype=np.int64)
+    key = (d << shift) | (p.astype(np.uint64) & low)
+    src = np.asarray(new_src, dtype=np.int64)
+    dst = np.asarray(new_dst, dtype=np.int64)
+    degrees = np.diff(indptr)
+    while src.size:
+        ds = key[src] >> shift
+        ok = ds != unreached
+        src, dst, ds = src[ok], dst[ok], ds[ok]
+        before = key >> shift
+        np.minimum.at(key, dst, ((ds + np.uint64(1)) << shift) | src.astype(np.uint64))
+        fell = np.flatnonzero((key >> shift) < before)
+        counts = degrees[fell]
+        owner = np.repeat(np.arange(fell.size), counts)
+        pos = np.repeat(indptr[fell] - np.cumsum(counts) + counts, counts) + np.arange(owner.size)
+        src, dst = fell[owner], indices[pos].astype(np.int64)
+    out = (key >> shift).astype(np.int64)
+    out[out == int(unreached)] = -1
+    new_parent = None
+    if parent is not None:
+        new_parent = (key & low).astype(np.int64).astype(parent.dtype)
+        new_parent[out < 0] = -1
+    return out.astype(np.int32), new_parent

@@ -815,37 +815,12 @@ def run_frontier_classes(ws: Workspace, source: int, want_parents: bool, *,
     """Frontier classes (classes.cu): four queues per level by out-degree, served by a
     thread / warp / block / the grid in one launch; discovered vertices are classified by
     their discoverer. ``bounds`` = first degree of the warp, block and grid classes
-    (variants.check_class_bounds says what the kernel accepts)."""
-    warp, block_bound, grid_bound = variants.check_class_bounds(bounds)
-    g = ws.g
-    cp = ws.cp
-    mod = _module(CLASSES_FILE, str(g.indices.dtype), str(g.indptr.dtype))
-    kernel = mod.get_function("bfs_frontier_classes")
-    stride = max(g.n_vertices, 1)
-    queues = ws.buffer("class_queues", (2, variants.N_CLASSES * stride), g.indices.dtype)
-    error = ws.buffer("class_error", (1,), np.int32)
-    error.fill(0)
-    dist, parent = _labels(ws, source, want_parents)
-    ws.reset_counts()
-    first = int(variants.frontier_class(int(ws.degrees[source]), bounds))
-    queues[0, first * stride] = source
-    ws.counts[0, first] = 1
-    grid, block = (ws.blocks,), (LEVEL_BLOCK,)
-    level = 0
-    while True:
-        for _ in range(max(1, check_every)):
-            ws.grow_counts(level)
-            kernel(grid, block, (g.indptr, g.indices, dist, _ptr(parent), queues[level & 1],
-                                 ws.counts[level], queues[(level + 1) & 1], ws.counts[level + 1],
-                                 np.int64(stride), np.int32(level + 1), np.int64(warp),
-                                 np.int64(block_bound), np.int64(grid_bound), error))
-            level += 1
-        if int(cp.sum(ws.counts[level])) == 0:
-            break
-    if int(error[0]):
-        raise RuntimeError(f"frontier-classes: a row longer than its class allows "
-                           f"(bounds {bounds}); the result is incomplete")
-    return dist, parent
+    (variants.check_class_bounds says what the kernel accepts). The runner serves both
+    adjacency layouts (layouts.run_classes)."""
+    from . import layouts  # noqa: PLC0415  (it builds on this module)
+
+    return layouts.run_classes(layouts.csr_view(ws), source, want_parents, bounds=bounds,
+                               check_every=check_every)
 
 
 def run_direction_persistent(ws: Workspace, source: int, want_parents: bool, *,
@@ -1105,6 +1080,10 @@ def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
                                               **options)
     elif name == "frontier-classes":
         dist, parent = run_frontier_classes(ws, source, want_parents, **options)
+    elif name in ("frontier-classes-deferred", "dynamic-parallelism"):
+        from . import layouts  # noqa: PLC0415  (it builds on this module)
+
+        dist, parent = layouts.run(layouts.csr_view(ws), source, name, want_parents)
     elif name == "direction-optimizing":
         dist, parent = run_direction_optimizing(ws, source, want_parents, **options)
     elif name == "beamer":

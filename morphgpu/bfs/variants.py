@@ -88,6 +88,14 @@ VARIANTS: dict[str, Variant] = {
         Variant("merge-path-hybrid", _LB, "§4.4: per level, merge-path-bi when the "
                 "expand factor (frontier edges / frontier vertices) exceeds f0 = 10, else "
                 "merge-path-ib; decided on the device", True, "top-down"),
+        Variant("frontier-classes-deferred", _DP, "the seed's deferred classification: "
+                "a level's discoveries go to one queue, split into the four class queues by "
+                "a separate launch (five queues), then served as frontier-classes", True,
+                "top-down"),
+        Variant("dynamic-parallelism", _DP, "frontier classes with the level loop on the "
+                "device: a one-thread control kernel launches each level's class kernels, "
+                "sized to their queues, and its successor (CUDA dynamic parallelism, tail "
+                "launches); the host reads one word per 16 levels", True, "top-down"),
         Variant("frontier-classes", _ENT, "Enterprise §4.2 / Schmidt et al. §III-B: "
                 "small/medium/large/huge queues by out-degree (< 32, < 256, < 65536, "
                 "more) served by a thread/warp/block/the grid, vertices classified by "
@@ -201,6 +209,13 @@ def is_deep_and_narrow(degrees: np.ndarray) -> bool:
 def auto_cpu(degrees: np.ndarray) -> str:
     """The NumPy direction ``auto`` runs: SciPy's order for deep graphs, else switching."""
     return "scipy-order" if is_deep_and_narrow(degrees) else "auto"
+
+
+def auto_dynamic(symmetric: bool) -> str:
+    """The GPU variant ``auto`` picks on a DynamicGraph: the direction-optimising search
+    where in-edges are the out-edges (undirected), else the frontier classes (a directed
+    dynamic graph keeps no in-edges, and the classes need no scan of all labels per level)."""
+    return "beamer" if symmetric else "frontier-classes"
 
 
 def auto_gpu_from_stats(mean_degree: float, max_degree: int, symmetric: bool) -> str:

@@ -1,0 +1,324 @@
+"""BFS over either adjacency layout: the kernels compiled for CSR or for a dynamic graph's
+pages (include/morphgpu/adjacency.cuh), and the runners that take a :class:`DeviceGraph`
+rather than a CSR workspace.
+
+A :class:`DeviceGraph` is what a launch needs of a graph: its arrays in kernel-parameter
+order (``indptr, indices`` or ``bounds, table, pages``), the defines that select the
+layout and index widths, and its degree statistics. :func:`view` makes one for a
+:class:`~morphgpu.dynamic_graph.DynamicGraph` (once per graph version) and
+:func:`csr_view` for a CSR workspace, so each runner below serves both layouts:
+
+- :func:`run_direction`: direction.cu's persistent direction-optimising search (Beamer's
+  rule on undirected graphs; a directed dynamic graph keeps no in-edges, so top-down);
+- :func:`run_classes`: frontier classes with immediate classification (the discoverer
+  puts a vertex in the next level's queue of its class) or deferred (all discoveries in
+  one queue, split by degree by a separate launch): the seed's two variants;
+- :func:`run_dynamic_parallelism`: the same classes, the level loop driven from the
+  device by a one-thread control kernel that launches the class kernels
+  (kernels/dynamic_parallelism.cu);
+- :func:`repair`: the incremental search after insertions (kernels/repair.cu).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import backend, barrier, kernels
+from ..dynamic_graph import DynamicGraph
+from . import gpu, variants
+
+CLASSES_FILE = "bfs/kernels/classes.cu"
+DP_FILE = "bfs/kernels/dynamic_parallelism.cu"
+REPAIR_FILE = "bfs/kernels/repair.cu"
+CLASS_BLOCK = 256
+REPAIR_BLOCK = 256
+DP_LEVELS_PER_CHAIN = 16  # controls chained on the device between two host reads
+NO_CLASSES = (1 << 62, 1 << 62, 1 << 62)  # bounds that put every degree in class 0
+# The variants that run on a dynamic graph (the others read CSR arrays directly).
+DYNAMIC_VARIANTS = ("beamer", "direction-optimizing", "top-down", "frontier-classes",
+                    "frontier-classes-deferred", "dynamic-parallelism")
+
+
+@dataclass
+class DeviceGraph:
+    """A graph as kernels see it, in one layout; scratch arrays are kept with it."""
+
+    args: tuple  # kernel parameters of MG_ADJ_PARAMS, in order
+    defines: dict[str, Any]  # index widths and layout (MG_PAGED, MG_PAGE_SHIFT)
+    n: int
+    degrees: Any  # int64 out-degree per vertex (CuPy)
+    n_entries: int
+    vid: np.dtype
+    symmetric: bool
+    buffers: dict[str, Any] = field(default_factory=dict)
+
+    def buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        have = self.buffers.get(name)
+        if have is None or have.shape != shape or have.dtype != np.dtype(dtype):
+            backend.require_gpu_bytes(int(np.prod(shape)) * np.dtype(dtype).itemsize,
+                                      f"bfs {name}")
+            cp = backend.cupy_module()
+            have = cp.empty(shape, dtype=dtype)
+            self.buffers[name] = have
+        return have
+
+    @functools.cached_property
+    def hub_degree(self) -> int:
+        return max(32, int(8 * self.n_entries / max(self.n, 1)))
+
+    @functools.cached_property
+    def n_hubs(self) -> int:
+        return int((self.degrees > self.hub_degree).sum())
+
+    @functools.cached_property
+    def bottom_up_end(self) -> int:
+        """One past the last vertex with an edge (a symmetric graph's in-neighbours)."""
+        nonempty = backend.cupy_module().flatnonzero(self.degrees)
+        return int(nonempty[-1]) + 1 if nonempty.size else 0
+
+
+_views: weakref.WeakKeyDictionary[DynamicGraph, tuple[int, DeviceGraph]] = \
+    weakref.WeakKeyDictionary()
+
+
+def view(dg: DynamicGraph) -> DeviceGraph:
+    """The dynamic graph's DeviceGraph at its current version (scratch kept across
+    versions while the vertex count stays)."""
+    have = _views.get(dg)
+    if have is not None and have[0] == dg.version:
+        return have[1]
+    if dg.side != "gpu":
+        raise ValueError("the GPU search needs the graph on the GPU (DynamicGraph(device='gpu'))")
+    defines = {**kernels.index_defines(dg.vid_dtype, np.int64), "MG_PAGED": None,
+               "MG_PAGE_SHIFT": dg.page_shift}
+    dev = DeviceGraph((dg.bounds, dg.table, dg.pool.data), defines, dg.n_vertices,
+                      dg.degree(), dg.n_entries, np.dtype(dg.vid_dtype), not dg.directed)
+    if have is not None and have[1].n == dev.n:
+        dev.buffers = have[1].buffers
+    _views[dg] = (dg.version, dev)
+    return dev
+
+
+def csr_view(ws: gpu.Workspace) -> DeviceGraph:
+    """A CSR workspace's graph as a DeviceGraph (kept with the workspace)."""
+    dev = ws._buffers.get("device graph")
+    if dev is None:
+        g = ws.g
+        dev = DeviceGraph((g.indptr, g.indices),
+                          kernels.index_defines(g.indices.dtype, g.indptr.dtype), g.n_vertices,
+                          ws.degrees, ws.n_edges, np.dtype(g.indices.dtype), not g.directed)
+        ws._buffers["device graph"] = dev
+    return dev
+
+
+def _labels(dev: DeviceGraph, source: int, want_parents: bool) -> tuple[Any, Any]:
+    cp = backend.cupy_module()
+    dist = cp.full(dev.n, -1, dtype=cp.int32)
+    dist[source] = 0
+    parent = None
+    if want_parents:
+        parent = cp.full(dev.n, -1, dtype=dev.vid)
+        parent[source] = source
+    return dist, parent
+
+
+# ----------------------------------------------------------------------- direction
+@functools.lru_cache(maxsize=16)
+def _direction_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
+    del device  # part of the key: the grid's barrier state belongs to one GPU
+    return barrier.persistent_kernel(
+        gpu.DIRECTION_FILE, "bfs_direction_persistent", mode="cooperative",
+        block=gpu.DIRECTION_BLOCK,
+        defines={**dict(defines), "MG_BFS_BLOCK": gpu.DIRECTION_BLOCK,
+                 "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_BU_BATCH": gpu.BOTTOM_UP_BATCH[0],
+                 "MG_BFS_BU_PROBE": gpu.BOTTOM_UP_BATCH[1]})
+
+
+def run_direction(dev: DeviceGraph, source: int, want_parents: bool, *,
+                  rule: str = "beamer") -> tuple[Any, Any]:
+    """direction.cu on ``dev`` (in-edges: the graph itself, so bottom-up levels need a
+    symmetric graph; others run top-down)."""
+    if not dev.symmetric:
+        rule = "top-down"
+    cp = backend.cupy_module()
+    grid = _direction_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
+    n = dev.n
+    dist = cp.empty(n, dtype=cp.int32)
+    parent = cp.empty(n, dtype=dev.vid) if want_parents else None
+    queue = dev.buffer("queue", (max(n, 1),), dev.vid)
+    hubs = dev.buffer("hub queue", (max(n, 1),), dev.vid)
+    stats = dev.buffer("stats", (9,), np.uint64)
+    end = dev.bottom_up_end if rule != "top-down" else n
+    gpu._launch(grid, *dev.args, *dev.args, dist, gpu._ptr(parent), queue, hubs, stats,
+                np.int64(n), dev.vid.type(source), np.int64(dev.hub_degree),
+                np.int64(dev.n_hubs), np.int64(dev.n_entries), np.int32(gpu.RULES[rule]),
+                np.int32(1), np.float32(gpu.GAMMA), np.float32(gpu.ALPHA),
+                np.float32(gpu.BETA), np.int32(0), np.int32(gpu.FLAT_HUBS),
+                np.int32(gpu.WARP_RESERVE), gpu.NULL, np.int64(end), gpu.NULL, gpu.NULL,
+                gpu.NULL, gpu.NULL)
+    grid.check()
+    return dist, parent
+
+
+# ----------------------------------------------------------------------- classes
+def _class_start(dev: DeviceGraph, source: int, want_parents: bool,
+                 bounds: tuple[int, int, int]) -> tuple[Any, Any, Any, Any, int]:
+    """Labels, two sets of class queues, a zeroed table of counts and the queue stride,
+    with the source in its class of level 0."""
+    dist, parent = _labels(dev, source, want_parents)
+    stride = max(dev.n, 1)
+    queues = dev.buffer("class queues", (2, variants.N_CLASSES * stride), dev.vid)
+    counts = dev.buffer("class counts", (max(64, 2 * int(np.sqrt(dev.n)) + 8),
+                                         variants.N_CLASSES), np.uint64)
+    counts.fill(0)
+    first = int(variants.frontier_class(int(dev.degrees[source]), bounds))
+    queues[0, first * stride] = source
+    counts[0, first] = 1
+    return dist, parent, queues, counts, stride
+
+
+def _grown(dev: DeviceGraph, counts: Any) -> Any:
+    """The count table with twice the rows (the new ones zero)."""
+    cp = backend.cupy_module()
+    grown = cp.zeros((2 * counts.shape[0], counts.shape[1]), dtype=counts.dtype)
+    grown[: counts.shape[0]] = counts
+    dev.buffers["class counts"] = grown
+    return grown
+
+
+def run_classes(dev: DeviceGraph, source: int, want_parents: bool, *, deferred: bool = False,
+                bounds: tuple[int, int, int] = variants.CLASS_BOUNDS,
+                check_every: int = gpu.CHECK_EVERY) -> tuple[Any, Any]:
+    """Frontier classes, one launch per level (classes.cu), with immediate or (deferred)
+    separate classification; the host reads the counts every ``check_every`` levels."""
+    bounds = variants.check_class_bounds(bounds)
+    cp = backend.cupy_module()
+    module = kernels.load_module(CLASSES_FILE, defines={**dev.defines,
+                                                        "MG_BFS_BLOCK": CLASS_BLOCK})
+    level_kernel = module.get_function("bfs_frontier_classes")
+    classify = module.get_function("bfs_classify")
+    dist, parent, queues, counts, stride = _class_start(dev, source, want_parents, bounds)
+    error = dev.buffer("class error", (1,), np.int32)
+    error.fill(0)
+    blocks = backend.gpu_properties()["multiprocessors"] * (2048 // CLASS_BLOCK)
+    grid, block = (blocks,), (CLASS_BLOCK,)
+    found = dev.buffer("deferred queue", (stride,), dev.vid) if deferred else None
+    found_count = dev.buffer("deferred count", (variants.N_CLASSES,), np.uint64)
+    level = 0
+    while True:
+        for _ in range(max(1, check_every)):
+            if level + 2 > counts.shape[0]:
+                counts = _grown(dev, counts)
+            here, nxt = queues[level & 1], queues[(level + 1) & 1]
+            if deferred:
+                found_count.fill(0)
+                level_kernel(grid, block, (*dev.args, dist, gpu._ptr(parent), here,
+                                           counts[level], found, found_count, np.int64(stride),
+                                           np.int32(level + 1), *(np.int64(b) for b in
+                                                                  NO_CLASSES), error))
+                classify(grid, block, (*dev.args, found, found_count, nxt, counts[level + 1],
+                                       np.int64(stride), *(np.int64(b) for b in bounds)))
+            else:
+                level_kernel(grid, block, (*dev.args, dist, gpu._ptr(parent), here,
+                                           counts[level], nxt, counts[level + 1],
+                                           np.int64(stride), np.int32(level + 1),
+                                           *(np.int64(b) for b in bounds), error))
+            level += 1
+        if int(cp.sum(counts[level])) == 0:
+            break
+    if int(error[0]):
+        raise RuntimeError(f"frontier classes: a row longer than its class allows (bounds "
+                           f"{bounds}); the result is incomplete")
+    return dist, parent
+
+
+@functools.lru_cache(maxsize=8)
+def _dp_module(defines: tuple) -> Any:
+    return kernels.load_module(DP_FILE, defines={**dict(defines), "MG_BFS_BLOCK": CLASS_BLOCK},
+                               extra_options=("-rdc=true",))
+
+
+def run_dynamic_parallelism(dev: DeviceGraph, source: int, want_parents: bool, *,
+                            bounds: tuple[int, int, int] = variants.CLASS_BOUNDS,
+                            levels_per_chain: int = DP_LEVELS_PER_CHAIN) -> tuple[Any, Any]:
+    """Frontier classes with the level loop on the device: a one-thread control kernel
+    launches each level's class kernels, sized to the queues, and its own successor
+    (kernels/dynamic_parallelism.cu); the host reads one state word per chain of
+    ``levels_per_chain`` levels."""
+    bounds = variants.check_class_bounds(bounds)
+    control = _dp_module(tuple(sorted(dev.defines.items()))).get_function("bfs_dp_control")
+    dist, parent, queues, counts, stride = _class_start(dev, source, want_parents, bounds)
+    error = dev.buffer("class error", (1,), np.int32)
+    error.fill(0)
+    state = dev.buffer("dp state", (2,), np.int32)
+    huge_blocks = backend.gpu_properties()["multiprocessors"] * (2048 // CLASS_BLOCK)
+    level = 0
+    while True:
+        state.fill(0)
+        control((1,), (1,), (*dev.args, dist, gpu._ptr(parent), queues, counts,
+                             np.int64(counts.shape[0]), np.int64(stride), np.int32(level),
+                             np.int32(levels_per_chain), *(np.int64(b) for b in bounds),
+                             np.uint32(huge_blocks), error, state))
+        code, level = (int(x) for x in state.get())
+        if code == 1:
+            break
+        if code == 3:
+            counts = _grown(dev, counts)
+        elif code != 2:
+            raise RuntimeError(f"dynamic-parallelism BFS: the control chain stopped at level "
+                               f"{level} without a state (code {code}); were child launches "
+                               "refused?")
+    if int(error[0]):
+        raise RuntimeError(f"dynamic-parallelism BFS: a row longer than its class allows "
+                           f"(bounds {bounds}); the result is incomplete")
+    return dist, parent
+
+
+def run(dev: DeviceGraph, source: int, variant: str, want_parents: bool) -> tuple[Any, Any]:
+    """One of DYNAMIC_VARIANTS on ``dev``."""
+    if variant in ("beamer", "direction-optimizing", "top-down"):
+        rule = {"beamer": "beamer", "direction-optimizing": "gamma"}.get(variant, "top-down")
+        return run_direction(dev, source, want_parents, rule=rule)
+    if variant == "frontier-classes":
+        return run_classes(dev, source, want_parents)
+    if variant == "frontier-classes-deferred":
+        return run_classes(dev, source, want_parents, deferred=True)
+    if variant == "dynamic-parallelism":
+        return run_dynamic_parallelism(dev, source, want_parents)
+    raise ValueError(f"variant {variant!r} does not run on this layout; choose one of "
+                     f"{DYNAMIC_VARIANTS}")
+
+
+# ----------------------------------------------------------------------- repair
+@functools.lru_cache(maxsize=8)
+def _repair_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
+    del device
+    return barrier.persistent_kernel(REPAIR_FILE, "bfs_repair", mode="cooperative",
+                                     block=REPAIR_BLOCK,
+                                     defines={**dict(defines), "MG_BFS_BLOCK": REPAIR_BLOCK})
+
+
+def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
+           ) -> tuple[Any, Any]:
+    """New labels (and parents) after the insertions new_src -> new_dst, from the labels of
+    a search before them; the inputs are not modified."""
+    cp = backend.cupy_module()
+    n = dev.n
+    dist = dist.copy()
+    parent = parent.copy() if parent is not None else None
+    packed = dev.buffer("repair packed", (max(n, 1),), np.uint64) if parent is not None \
+        else None
+    stamp = dev.buffer("repair stamp", (max(n, 1),), np.int32)
+    queues = dev.buffer("repair queues", (2 * max(n, 1),), dev.vid)
+    tails = dev.buffer("repair tails", (3,), np.uint64)
+    grid = _repair_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
+    gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), gpu._ptr(packed), stamp,
+                cp.asarray(new_src, dtype=cp.int64), cp.asarray(new_dst, dtype=cp.int64),
+                np.int64(new_src.size), queues, tails, np.int64(n))
+    grid.check()
+    return dist, parent
