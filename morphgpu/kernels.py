@@ -69,6 +69,13 @@ def compile_options(
     )
 
 
+def file_options(path: str | Path) -> tuple[str, ...]:
+    """Options a file needs whatever its defines: a file that launches kernels from device
+    code (dynamic parallelism, ``<<<`` in its text) is compiled relocatable, which links
+    the device runtime."""
+    return ("-rdc=true",) if "<<<" in resolve(path).read_text() else ()
+
+
 def resolve(path: str | Path) -> Path:
     p = Path(path)
     return p if p.is_absolute() else PACKAGE_DIR / p
@@ -90,7 +97,8 @@ def _load(
     extra: tuple[str, ...],
 ) -> Any:
     cp = backend.cupy_module()
-    options = compile_options(dict(defines), extra) + (f"-DMORPHGPU_HEADERS={_headers_digest()}",)
+    options = compile_options(dict(defines), (*file_options(path), *extra)) + (
+        f"-DMORPHGPU_HEADERS={_headers_digest()}",)
     source = read_source(path)
     try:
         module = cp.RawModule(
@@ -150,7 +158,7 @@ def nvcc_command(
         "nvcc",
         "-ptx",
         "-arch=sm_90",
-        *compile_options(defines),
+        *compile_options(defines, file_options(path)),
         "-o",
         str(out),
         str(resolve(path)),

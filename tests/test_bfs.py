@@ -21,6 +21,7 @@ from morphgpu.csr import CSRGraph
 GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase", "contract-expand",
                 "hybrid", "merge-path", "merge-path-separate", "merge-path-ib",
                 "merge-path-bi", "merge-path-hybrid", "frontier-classes",
+                "frontier-classes-deferred", "dynamic-parallelism",
                 "direction-optimizing", "beamer", "top-down", "bottom-up"]
 CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent",
                 "merge-path-hybrid", "frontier-classes"]

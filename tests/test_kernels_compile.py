@@ -39,6 +39,8 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
     out = [("default", {}), ("int64", {"MG_VID_T": "long long", "MG_EID_T": "long long"})]
     if any(h.name == "barrier.cuh" for h in _includes(path)):
         out.append(("coop", {"MG_BARRIER_COOP": None}))
+    if "MG_ADJ_PARAMS" in path.read_text():  # kernels over either adjacency layout
+        out.append(("paged", {"MG_PAGED": None, "MG_PAGE_SHIFT": 4, "MG_EID_T": "long long"}))
     return out
 
 

@@ -239,8 +239,7 @@ def run_classes(dev: DeviceGraph, source: int, want_parents: bool, *, deferred: 
 
 @functools.lru_cache(maxsize=8)
 def _dp_module(defines: tuple) -> Any:
-    return kernels.load_module(DP_FILE, defines={**dict(defines), "MG_BFS_BLOCK": CLASS_BLOCK},
-                               extra_options=("-rdc=true",))
+    return kernels.load_module(DP_FILE, defines={**dict(defines), "MG_BFS_BLOCK": CLASS_BLOCK})
 
 
 def run_dynamic_parallelism(dev: DeviceGraph, source: int, want_parents: bool, *,
