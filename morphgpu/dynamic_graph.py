@@ -37,7 +37,7 @@ import numpy as np
 
 from . import backend, kernels
 from .alloc import PagePool
-from .csr import CSRGraph, GraphFormatError, expand_counts, index_dtype
+from .csr import CSRGraph, expand_counts, index_dtype
 
 KERNEL_FILE = "kernels/dynamic_graph.cu"
 DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, generators, graph_io, report
-from . import variants
+from . import updates, variants
 from .api import bfs
 from .validate import BFSValidationError, graph500_check
 
@@ -68,6 +68,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--check", action="store_true", help="run Graph500's checks on the result")
     p.add_argument("--output", help="save the distances as a .npy file")
     p.set_defaults(run=_run)
+    updates.register(subparsers)  # morphgpu dyn: BFS on a graph that changes
 
 
 def demo(device: str) -> dict[str, Any]:

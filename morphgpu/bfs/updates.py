@@ -1,0 +1,214 @@
+"""``morphgpu dyn GRAPH UPDATES --source S``: apply timestamped batches of edge insertions
+and deletions to a graph and report each batch and the BFS after it.
+
+The updates file, one change per line (``#`` starts a comment)::
+
+    [TIME] + U V [WEIGHT]     insert the edge U -> V (undirected graphs: {U, V})
+    [TIME] - U V              delete it
+
+Lines that carry a TIME (any token without spaces, e.g. a number) form one batch per run
+of equal TIMEs; in a file without TIMEs a blank line ends a batch. Inside a batch the
+changes apply in file order (each run of insertions, or of deletions, as one call). Ids
+are 0-based, or ``--base 1``. After each batch the search from the source is repaired
+from the inserted edges when the batch only inserted (``bfs(..., previous=)``), else run
+afresh; ``--fresh`` always searches afresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import backend, graph_io, report
+from ..dynamic_graph import DynamicGraph
+from .api import bfs
+
+
+class UpdatesFormatError(ValueError):
+    """A malformed updates file; the message names the file and line."""
+
+
+@dataclass
+class Run:
+    """Consecutive changes of one sign in one batch."""
+
+    sign: str
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Batch:
+    time: str
+    line: int  # where it starts
+    runs: list[Run] = field(default_factory=list)
+
+    def add(self, sign: str, u: int, v: int, w: float | None) -> None:
+        if not self.runs or self.runs[-1].sign != sign:
+            self.runs.append(Run(sign))
+        run = self.runs[-1]
+        run.src.append(u)
+        run.dst.append(v)
+        if w is not None:
+            run.weights.append(w)
+
+
+def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = None
+                 ) -> list[Batch]:
+    """The batches of an updates file (see the module's doc)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UpdatesFormatError(f"{path}: not a text file ({exc})") from None
+    batches: list[Batch] = []
+    timed: bool | None = None
+    open_batch = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        where = f"{path}:{number}"
+        if not line:
+            open_batch = False
+            continue
+        tokens = line.split()
+        has_time = tokens[0] not in ("+", "-")
+        if timed is None:
+            timed = has_time
+        elif timed != has_time:
+            raise UpdatesFormatError(f"{where}: every line needs a time, or none does "
+                                     f"(got {raw.strip()!r})")
+        stamp = tokens[0] if has_time else ""
+        change = tokens[1:] if has_time else tokens
+        if len(change) not in (3, 4) or change[0] not in ("+", "-"):
+            raise UpdatesFormatError(f"{where}: expected '[TIME] + U V [WEIGHT]' or "
+                                     f"'[TIME] - U V', got {raw.strip()!r}")
+        sign = change[0]
+        try:
+            u, v = int(change[1]) - base, int(change[2]) - base
+        except ValueError:
+            raise UpdatesFormatError(f"{where}: vertex ids must be integers, got "
+                                     f"{change[1]!r} {change[2]!r}") from None
+        for name, x in (("U", u), ("V", v)):
+            if x < 0 or (n_vertices is not None and x >= n_vertices):
+                limit = f"[{base}, {base + n_vertices})" if n_vertices is not None else \
+                    f">= {base}"
+                raise UpdatesFormatError(f"{where}: {name} = {x + base} is outside {limit}")
+        w = None
+        if len(change) == 4:
+            if sign == "-":
+                raise UpdatesFormatError(f"{where}: a deletion takes no weight")
+            try:
+                w = float(change[3])
+            except ValueError:
+                raise UpdatesFormatError(f"{where}: weight {change[3]!r} is not a number") \
+                    from None
+            if not np.isfinite(w):
+                raise UpdatesFormatError(f"{where}: weight {change[3]!r} is not finite")
+        new = not batches or (batches[-1].time != stamp if timed else not open_batch)
+        if new:
+            batches.append(Batch(stamp, number))
+        batches[-1].add(sign, u, v, w)
+        open_batch = True
+    for batch in batches:
+        for run in batch.runs:
+            if run.weights and len(run.weights) != len(run.src):
+                raise UpdatesFormatError(f"{path}: the batch at line {batch.line} gives "
+                                         "weights for some insertions and not others")
+    return batches
+
+
+def run_updates(dg: DynamicGraph, batches: list[Batch], source: int, *, fresh: bool = False,
+                variant: str = "auto") -> list[dict[str, Any]]:
+    """Apply each batch, then search from ``source``; one report row per batch (the first
+    row, batch None, is the search before any change)."""
+    xp = dg.xp
+    rows = []
+    t0 = time.perf_counter()
+    result = bfs(dg, source, variant=variant)
+    backend.synchronize()
+    rows.append(_row(None, result, {}, 0.0, time.perf_counter() - t0, dg))
+    for batch in batches:
+        counts = {"inserted": 0, "duplicates": 0, "deleted": 0, "absent": 0}
+        t0 = time.perf_counter()
+        for run in batch.runs:
+            src = xp.asarray(run.src, dtype=np.int64)
+            dst = xp.asarray(run.dst, dtype=np.int64)
+            if run.sign == "+":
+                w = xp.asarray(run.weights) if run.weights and dg.weighted else None
+                r = dg.insert_edges(src, dst, w)
+                counts["inserted"] += r.applied
+                counts["duplicates"] += r.skipped
+            else:
+                r = dg.delete_edges(src, dst)
+                counts["deleted"] += r.applied
+                counts["absent"] += r.skipped
+        backend.synchronize()
+        update_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = bfs(dg, source, variant=variant, previous=None if fresh else result)
+        backend.synchronize()
+        rows.append(_row(batch, result, counts, update_s, time.perf_counter() - t0, dg))
+    return rows
+
+
+def _row(batch: Batch | None, result: Any, counts: dict[str, int], update_s: float,
+         bfs_s: float, dg: DynamicGraph) -> dict[str, Any]:
+    dist = backend.to_host(result.distances)
+    return {
+        "batch": None if batch is None else (batch.time or f"line {batch.line}"),
+        **counts,
+        "edges": dg.n_edges,
+        "update_ms": 1e3 * update_s,
+        "reached": int((dist >= 0).sum()),
+        "levels": result.n_levels,
+        "search": "incremental" if result.incremental else "fresh",
+        "bfs_ms": 1e3 * bfs_s,
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    graph = graph_io.read_graph(args.graph)
+    side = backend.resolve_device(args.device, who="morphgpu dyn")
+    batches = read_updates(args.updates, base=args.base, n_vertices=graph.n_vertices)
+    dg = DynamicGraph.from_csr(graph, device=side)
+    if not 0 <= args.source < dg.n_vertices:
+        raise ValueError(f"--source {args.source} is outside [0, {dg.n_vertices})")
+    rows = run_updates(dg, batches, args.source, fresh=args.fresh, variant=args.variant)
+    if args.json:
+        print(report.to_json({"graph": str(args.graph), "updates": str(args.updates),
+                              "device": backend.device_name(side), "batches": rows}))
+        return 0
+    print(f"morphgpu dyn: {args.graph} ({dg.n_vertices} vertices, "
+          f"{'directed' if dg.directed else 'undirected'}), {len(batches)} batches from "
+          f"{args.updates}, BFS from {args.source} on {backend.device_name(side)}")
+    header = ("batch", "inserted", "duplicates", "deleted", "absent", "edges", "update_ms",
+              "reached", "levels", "search", "bfs_ms")
+    print("  ".join(f"{h:>10}" for h in header))
+    for row in rows:
+        cells = [row.get(h, "") for h in header]
+        print("  ".join(f"{c:>10.3f}" if isinstance(c, float) else f"{str(c):>10}"
+                        for c in cells))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "dyn", help="apply batches of edge changes to a graph, BFS after each",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("graph", help="graph file (any format morphgpu.graph_io reads)")
+    p.add_argument("updates", help="updates file: '[TIME] + U V [WEIGHT]' / '[TIME] - U V'")
+    p.add_argument("--source", type=int, required=True, help="BFS source (0-based)")
+    p.add_argument("--base", type=int, default=0, choices=[0, 1],
+                   help="the updates file's first vertex id (default 0)")
+    p.add_argument("--fresh", action="store_true",
+                   help="search afresh after every batch (no incremental repair)")
+    p.add_argument("--variant", default="auto", help="BFS variant on the dynamic graph")
+    report.add_device_and_json(p)
+    p.set_defaults(run=_run)
