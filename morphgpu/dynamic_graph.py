@@ -64,8 +64,8 @@ class BatchResult:
 
 def _next_pow2(xp: Any, a: Any) -> Any:
     """Smallest power of two >= a (>= 1), elementwise, int64."""
-    a = xp.maximum(a, 1).astype(np.int64)
-    return (1 << xp.ceil(xp.log2(a.astype(np.float64))).astype(np.int64)).astype(np.int64)
+    exponent = xp.ceil(xp.log2(xp.maximum(a, 1).astype(np.float64))).astype(np.int64)
+    return xp.left_shift(np.int64(1), exponent)
 
 
 def _segments(xp: Any, rows: Any) -> tuple[Any, Any, Any]:
