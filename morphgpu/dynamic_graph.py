@@ -22,8 +22,8 @@ left empty go back to the pool, where the next insertion takes them before new o
 Undirected graphs store both directions of every edge (a self-loop once) and count each
 edge once in :attr:`n_edges`. Vertex ids never change: deleting a vertex removes its edges.
 
-On NumPy every step is the same array program; on CuPy the row lookups are one kernel
-(kernels/dynamic_graph.cu) and the rest CuPy array operations, a few launches per step.
+On NumPy a batch is the array program below; on CuPy the same phases run as a handful of
+kernels around one sort (dynamic_graph_gpu.py, kernels/dynamic_graph.cu).
 """
 
 from __future__ import annotations
@@ -35,11 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, kernels
+from . import backend
 from .alloc import PagePool
 from .csr import CSRGraph, expand_counts, index_dtype
 
-KERNEL_FILE = "kernels/dynamic_graph.cu"
 DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids
 # Bytes of scratch per batch entry at the plan's peak (keys, order, sorted copies, lookups,
 # ranks): the figure checked against free memory before a batch starts.
@@ -131,7 +130,7 @@ class DynamicGraph:
         self.version = 0
         # Insertions since the last deletion, for incremental BFS repair: (version after
         # the batch, sources, destinations) of the stored entries each batch added.
-        self._journal: list[tuple[int, Any, Any]] = []
+        self._journal: list[tuple[int, Any]] = []
         self._journal_entries = 0
         self._journal_start = 0  # versions before this one are not covered
         self._listeners: weakref.WeakSet = weakref.WeakSet()
@@ -268,6 +267,15 @@ class DynamicGraph:
         u, v, w = self._batch("insert_edges", src, dst, weights)
         xp = self.xp
         n = self.n_vertices
+        if self.side == "gpu":
+            from . import dynamic_graph_gpu  # noqa: PLC0415  (CuPy only where the GPU runs)
+
+            with backend.gpu_memory_guard(f"insert_edges: a batch of {u.size} edges"):
+                applied, requested, stored, keys = dynamic_graph_gpu.insert(self, u, v, w)
+            self.n_entries += stored
+            self._n_edges += applied
+            self._changed(insert=keys)
+            return self._result(requested, applied, requested - applied)
         if not self.directed:
             # Both directions, interleaved so that batch order (the last weight wins) holds.
             u, v = xp.stack([u, v], axis=1).ravel(), xp.stack([v, u], axis=1).ravel()
@@ -339,7 +347,7 @@ class DynamicGraph:
             self.bounds[2 * touched + 1] = new_begin + deg + c
         self.n_entries += stored
         self._n_edges += applied
-        self._changed(insert=(uu[new], vv[new]))
+        self._changed(insert=key[new])
         return self._result(requested, applied, requested - applied)
 
     def delete_edges(self, src: Any, dst: Any) -> BatchResult:
@@ -348,6 +356,15 @@ class DynamicGraph:
         u, v, _ = self._batch("delete_edges", src, dst, None)
         xp = self.xp
         n = max(self.n_vertices, 1)
+        if self.side == "gpu":
+            from . import dynamic_graph_gpu  # noqa: PLC0415  (CuPy only where the GPU runs)
+
+            with backend.gpu_memory_guard(f"delete_edges: a batch of {u.size} edges"):
+                applied, requested, removed = dynamic_graph_gpu.delete(self, u, v)
+            self.n_entries -= removed
+            self._n_edges -= applied
+            self._changed(insert=None if removed else ())
+            return self._result(requested, applied, requested - applied)
         if not self.directed:
             u, v = xp.minimum(u, v), xp.maximum(u, v)
         with backend.gpu_memory_guard(f"delete_edges: a batch of {u.size} entries"):
@@ -413,17 +430,18 @@ class DynamicGraph:
         return BatchResult(requested, applied, skipped, self._n_edges, self.version)
 
     def _changed(self, insert: Any) -> None:
-        """A new version. ``insert``: the entries a batch of insertions stored (kept for
-        incremental repairs), () for a batch that changed nothing, None for any other
-        change (the journal restarts)."""
+        """A new version. ``insert``: the keys (u * n + v) of the entries a batch of
+        insertions may have stored (kept for incremental repairs; keys of edges that were
+        there already may be among them: relaxing them again changes nothing), () for a
+        batch that changed nothing, None for any other change (the journal restarts)."""
         self.version += 1
         if insert is None:
             self._journal.clear()
             self._journal_entries = 0
             self._journal_start = self.version
-        elif len(insert) and insert[0].size:
-            self._journal.append((self.version, insert[0], insert[1]))
-            self._journal_entries += int(insert[0].size)
+        elif len(insert) and insert.size:
+            self._journal.append((self.version, insert))
+            self._journal_entries += int(insert.size)
             # Keep the journal within a quarter of the graph: past that a repair would
             # cost about as much as a fresh search.
             while self._journal and self._journal_entries > max(self.n_entries // 4, 1 << 16):
@@ -436,12 +454,13 @@ class DynamicGraph:
         since (None otherwise): what an incremental search repairs from."""
         if version < self._journal_start or version > self.version:
             return None
-        parts = [(s, d) for ver, s, d in self._journal if ver > version]
+        parts = [keys for ver, keys in self._journal if ver > version]
         xp = self.xp
-        if not parts:
-            z = xp.zeros(0, dtype=np.int64)
-            return z, z
-        return (xp.concatenate([p[0] for p in parts]), xp.concatenate([p[1] for p in parts]))
+        keys = (parts[0] if len(parts) == 1 else xp.concatenate(parts)) if parts \
+            else xp.zeros(0, dtype=np.int64)
+        n = max(self.n_vertices, 1)
+        src = keys // n
+        return src, keys - src * n
 
     def _reserve_table(self, extra: int) -> None:
         """Room for ``extra`` more table entries at table_used: grow the table, or first
@@ -486,8 +505,6 @@ class DynamicGraph:
         hit = xp.full(vv.size, -1, dtype=np.int64)
         if touched.size == 0:
             return hit
-        if self.side == "gpu":
-            return _lookup_gpu(self, touched, seg_start, seg_count, vv, hit)
         owner, pos, _ = self._rows(touched)
         if pos.size == 0:
             return hit
@@ -508,7 +525,7 @@ class DynamicGraph:
         if u.shape != v.shape:
             raise DynamicGraphError(f"{who}: src has {u.size} entries but dst has {v.size}")
         n = self.n_vertices
-        if u.size:
+        if u.size and self.side == "cpu":  # on the GPU the batch's kernels check the ids
             ends = backend.to_host(xp.stack([u.min(), u.max(), v.min(), v.max()]))
             for name, arr, lo, hi in (("src", u, ends[0], ends[1]), ("dst", v, ends[2],
                                                                       ends[3])):
@@ -530,7 +547,7 @@ class DynamicGraph:
             if w.dtype.kind not in "iuf":
                 raise DynamicGraphError(f"{who}: weights must be numbers, got {w.dtype}")
             w = w.astype(np.float64)
-            if w.size and not bool(xp.isfinite(w).all()):
+            if w.size and self.side == "cpu" and not bool(xp.isfinite(w).all()):
                 bad = int(xp.argmax(~xp.isfinite(w)))
                 raise DynamicGraphError(f"{who}: weights[{bad}] = {float(w[bad])} is not a "
                                         "finite number")
@@ -611,27 +628,3 @@ def _pages_for(g: CSRGraph, page_size: int, directed: bool) -> int:
     """Pages a graph loaded from ``g`` needs, with room for growth."""
     entries = g.n_edges * (1 if directed else 2)
     return int(1.25 * (entries // page_size + min(g.n_vertices, entries))) + 16
-
-
-def _lookup_gpu(dg: DynamicGraph, touched: Any, seg_start: Any, seg_count: Any, vv: Any,
-                hit: Any) -> Any:
-    """dynamic_graph.cu's dyn_lookup: one warp per page of the touched rows."""
-    cp = dg.xp
-    begin = dg.bounds[2 * touched]
-    deg = dg.bounds[2 * touched + 1] - begin
-    pages = (deg + dg.page_size - 1) >> dg.page_shift
-    page_start = cp.cumsum(pages) - pages
-    total = int(page_start[-1] + pages[-1]) if pages.size else 0
-    if total == 0:
-        return hit
-    kern = kernels.get_kernel(KERNEL_FILE, "dyn_lookup", defines=_defines(dg))
-    warps_per_block = 8
-    blocks = min(-(-total // warps_per_block), 65535 * 8)
-    kern((blocks,), (32 * warps_per_block,),
-         (dg.bounds, dg.table, dg.pool.data, touched, page_start, np.int64(touched.size),
-          np.int64(total), seg_start, seg_count, vv, hit))
-    return hit
-
-
-def _defines(dg: DynamicGraph) -> dict[str, Any]:
-    return {**kernels.index_defines(dg.vid_dtype, np.int64), "MG_PAGE_SHIFT": dg.page_shift}

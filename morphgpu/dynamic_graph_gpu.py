@@ -1,0 +1,172 @@
+"""The GPU batch pipeline of :class:`~morphgpu.dynamic_graph.DynamicGraph`.
+
+The NumPy path in dynamic_graph.py is an array program of a few dozen steps; on the GPU
+each step would be a CuPy launch with its host-side cost, so here a batch is a handful of
+kernels (kernels/dynamic_graph.cu) around one sort and a few prefix sums:
+
+    keys (ids checked) -> sort -> mark (last of each key, first of each row) -> rows
+    -> row lookups (one warp per page of the touched rows) -> plan per row
+    -> one read of the totals (bad ids, pages and table entries needed, counts)
+    -> pool / table growth on the host if needed -> commit kernels
+
+Nothing is written into the graph before the read, so a batch with a bad id or one that
+cannot get its memory leaves the graph as it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import kernels
+
+if TYPE_CHECKING:
+    from .dynamic_graph import DynamicGraph
+
+KERNEL_FILE = "kernels/dynamic_graph.cu"
+(T_BAD_SRC, T_BAD_DST, T_BAD_WEIGHT, T_APPLIED, T_REQUESTED, T_STORED, T_PAGES, T_TABLE,
+ T_TABLE_LEFT, N_TOTALS) = range(10)
+NO_BAD = np.iinfo(np.int64).max
+BLOCK = 256
+
+
+def _kernel(dg: DynamicGraph, name: str) -> Any:
+    defines = {**kernels.index_defines(dg.vid_dtype, np.int64), "MG_PAGE_SHIFT": dg.page_shift}
+    return kernels.get_kernel(KERNEL_FILE, name, defines=defines)
+
+
+def _grid(items: int, per_block: int = BLOCK) -> tuple[tuple[int], tuple[int]]:
+    blocks = max(1, min(-(-max(items, 1) // per_block), 8 * 1024))
+    return (blocks,), (BLOCK,)
+
+
+class _Batch:
+    """The sorted keys of a batch and what every later kernel reads of them."""
+
+    def __init__(self, dg: DynamicGraph, who: str, src: Any, dst: Any, weights: Any) -> None:
+        cp = dg.xp
+        self.cp, self.dg, self.who = cp, dg, who
+        n = max(dg.n_vertices, 1)
+        n_in = int(src.size)
+        both = not dg.directed
+        m = n_in * (2 if both else 1)
+        self.m, self.n, self.src, self.dst, self.weights = m, n, src, dst, weights
+        self.totals = cp.zeros(N_TOTALS, dtype=np.int64)
+        self.totals[:3] = NO_BAD
+        keys = cp.empty(max(m, 1), dtype=np.int64)
+        w = cp.empty(max(m, 1), dtype=np.float64) if weights is not None else None
+        _kernel(dg, "dyn_keys")(*_grid(n_in), (
+            src, dst, np.int64(n_in), np.int64(dg.n_vertices), np.int32(both),
+            weights if weights is not None else _null(), keys, w if w is not None else _null(),
+            self.totals))
+        keys = keys[:m]
+        if w is not None:
+            order = cp.argsort(keys)  # stable: the batch's last weight of a key wins
+            keys, w = keys[order], w[:m][order]
+        else:
+            keys = cp.sort(keys)
+        self.keys, self.w = keys, w
+        self.keep = cp.empty(max(m, 1), dtype=np.uint8)
+        rowfirst = cp.empty(max(m, 1), dtype=np.int64)
+        self.hit = cp.empty(max(m, 1), dtype=np.int64)
+        g = _grid(m)
+        _kernel(dg, "dyn_mark")(*g, (keys, np.int64(m), np.int64(n), self.keep, rowfirst,
+                                     self.hit))
+        self.rowid = cp.cumsum(rowfirst[:max(m, 1)]) if m else cp.zeros(1, dtype=np.int64)
+        self.touched = cp.empty(max(m, 1), dtype=np.int64)
+        self.seg_start = cp.empty(m + 1, dtype=np.int64)
+        rowpages = cp.zeros(max(m, 1), dtype=np.int64)
+        _kernel(dg, "dyn_rows")(*g, (keys, np.int64(m), np.int64(n), rowfirst, self.rowid,
+                                     dg.bounds, self.touched, self.seg_start, rowpages))
+        pages_incl = cp.cumsum(rowpages)
+        warps = _grid(m, BLOCK // 32)
+        _kernel(dg, "dyn_lookup_batch")(*warps, (
+            dg.bounds, dg.table, dg.pool.data, self.touched, pages_incl, self.rowid,
+            self.seg_start, keys, np.int64(m), np.int64(n), self.hit))
+
+    def read_totals(self) -> list[int]:
+        """The one host read of a batch; raises (before any write) on bad input."""
+        from .dynamic_graph import DynamicGraphError  # noqa: PLC0415  (it imports this)
+
+        t = [int(x) for x in self.totals.get()]
+        who = self.who
+        for slot, name, arr in ((T_BAD_SRC, "src", self.src), (T_BAD_DST, "dst", self.dst)):
+            if t[slot] != NO_BAD:
+                raise DynamicGraphError(
+                    f"{who}: {name}[{t[slot]}] = {int(arr[t[slot]])} is outside "
+                    f"[0, {self.dg.n_vertices}) (the graph has {self.dg.n_vertices} vertices)")
+        if t[T_BAD_WEIGHT] != NO_BAD:
+            i = t[T_BAD_WEIGHT]
+            raise DynamicGraphError(f"{who}: weights[{i}] = {float(self.weights[i])} is not a "
+                                    "finite number")
+        return t
+
+
+def _null() -> np.uint64:
+    return np.uint64(0)
+
+
+def insert(dg: DynamicGraph, src: Any, dst: Any, weights: Any) -> tuple[int, int, int, Any]:
+    """Insert a validated batch on the GPU; (applied, requested, stored entries, the sorted
+    keys for the journal)."""
+    cp = dg.xp
+    b = _Batch(dg, "insert_edges", src, dst, weights)
+    m, n = b.m, b.n
+    fresh = cp.empty(max(m, 1), dtype=np.int64)
+    present = cp.empty(max(m, 1), dtype=np.int64)
+    g = _grid(m)
+    _kernel(dg, "dyn_insert_new")(*g, (b.keys, np.int64(m), np.int64(n),
+                                       np.int32(dg.directed), b.keep, b.hit, dg.table, fresh,
+                                       present, b.totals))
+    fresh_incl = cp.cumsum(fresh[:max(m, 1)])
+    rows = [cp.zeros(max(m, 1), dtype=np.int64) for _ in range(5)]
+    c, deg, before, need, newcap = rows
+    _kernel(dg, "dyn_insert_plan")(*g, (b.touched, b.rowid, np.int64(m), b.seg_start,
+                                        fresh_incl, dg.bounds, dg.table_cap, c, deg, before,
+                                        need, newcap, b.totals))
+    need_incl = cp.cumsum(need)
+    newcap_incl = cp.cumsum(newcap)
+    t = b.read_totals()
+    # -- plan on the host: memory for the pages and the table (nothing written yet)
+    dg.pool.reserve(t[T_PAGES])
+    dg._reserve_table(t[T_TABLE])
+    # -- commit
+    warps = _grid(m, BLOCK // 32)
+    _kernel(dg, "dyn_insert_rows")(*warps, (
+        b.touched, b.rowid, np.int64(m), c, deg, before, need, need_incl, newcap, newcap_incl,
+        np.int64(dg.table_used), dg.table, dg.table_cap, dg.bounds, dg.pool.free_pages,
+        np.int64(dg.pool.n_free), np.int64(dg.pool.high_water)))
+    _kernel(dg, "dyn_insert_entries")(*g, (
+        b.keys, np.int64(m), np.int64(n), fresh, fresh_incl, b.rowid, b.seg_start, deg,
+        dg.bounds, dg.table, dg.pool.data,
+        dg.pool.weights if dg.weighted else _null(),
+        b.w if b.w is not None else _null(), present))
+    dg.pool.commit_take(t[T_PAGES])
+    dg.table_used += t[T_TABLE]
+    dg.table_owned += t[T_TABLE] - t[T_TABLE_LEFT]
+    return t[T_APPLIED], t[T_REQUESTED], t[T_STORED], b.keys
+
+
+def delete(dg: DynamicGraph, src: Any, dst: Any) -> tuple[int, int, int]:
+    """Delete a validated batch on the GPU; (applied, requested, stored entries removed)."""
+    cp = dg.xp
+    b = _Batch(dg, "delete_edges", src, dst, None)
+    m, n = b.m, b.n
+    k = cp.zeros(max(m, 1), dtype=np.int64)
+    freed = cp.zeros(max(m, 1), dtype=np.int64)
+    warps = _grid(m, BLOCK // 32)
+    _kernel(dg, "dyn_delete_plan")(*warps, (
+        b.touched, b.rowid, np.int64(m), np.int64(n), np.int32(dg.directed), b.seg_start,
+        b.keys, b.keep, b.hit, dg.bounds, k, freed, b.totals))
+    k_incl = cp.cumsum(k)
+    freed_incl = cp.cumsum(freed)
+    t = b.read_totals()
+    scratch = cp.empty(max(t[T_STORED], 1), dtype=np.int64)
+    _kernel(dg, "dyn_delete_rows")(*warps, (
+        b.touched, b.rowid, np.int64(m), b.seg_start, b.keep, b.hit, k, k_incl, freed,
+        freed_incl, dg.bounds, dg.table, dg.pool.data,
+        dg.pool.weights if dg.weighted else _null(), scratch, dg.pool.free_pages,
+        np.int64(dg.pool.n_free)))
+    dg.pool.n_free += t[T_PAGES]
+    return t[T_APPLIED], t[T_REQUESTED], t[T_STORED]
