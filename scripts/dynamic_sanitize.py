@@ -56,8 +56,8 @@ def main() -> int:
             case(f"updates directed={directed}", True)
         except AssertionError as exc:
             case(f"updates directed={directed}: {exc}", False)
-        for variant in ("auto", "top-down", "frontier-classes", "frontier-classes-deferred",
-                        "dynamic-parallelism"):
+        for variant in ("auto", "persistent", "beamer", "top-down", "frontier-classes",
+                        "frontier-classes-deferred", "dynamic-parallelism"):
             r = bfs(dg, int(hubs[0]), variant=variant, predecessors=True)
             case(f"bfs {variant} directed={directed}",
                  bool((backend.to_host(r.distances) == reference(dg, int(hubs[0]))).all()))

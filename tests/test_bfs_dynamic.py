@@ -12,7 +12,7 @@ from morphgpu import backend, generators
 from morphgpu.bfs import bfs, graph500_check
 from morphgpu.dynamic_graph import DynamicGraph
 
-GPU_DYNAMIC_VARIANTS = ["auto", "beamer", "direction-optimizing", "top-down",
+GPU_DYNAMIC_VARIANTS = ["auto", "persistent", "beamer", "direction-optimizing", "top-down",
                         "frontier-classes", "frontier-classes-deferred", "dynamic-parallelism"]
 
 

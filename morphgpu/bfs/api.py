@@ -151,10 +151,13 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
             else:
                 name = chosen.name
                 if name == "auto":
-                    name = variants.auto_dynamic(symmetric=not dg.directed)
+                    name = variants.auto_dynamic(dev.n_entries / max(dev.n, 1),
+                                                 dev.max_degree, symmetric=not dg.directed)
                 dist, parent = layouts.run(dev, source, name, predecessors)
-            reached_edges = int((dev.degrees * (dist >= 0)).sum())
-            top = int(dist.max())
+            # One read for both figures of the result.
+            cp = backend.cupy_module()
+            reached_edges, top = (int(x) for x in cp.stack(
+                [(dev.degrees * (dist >= 0)).sum(), dist.max().astype(cp.int64)]).get())
     else:
         src, dst, _ = dg.entries()
         indptr = np.zeros(dg.n_vertices + 1, dtype=np.int64)

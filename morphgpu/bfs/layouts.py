@@ -8,6 +8,8 @@ layout and index widths, and its degree statistics. :func:`view` makes one for a
 :class:`~morphgpu.dynamic_graph.DynamicGraph` (once per graph version) and
 :func:`csr_view` for a CSR workspace, so each runner below serves both layouts:
 
+- :func:`run_persistent`: persistent.cu's whole search in one launch, narrow levels in
+  one block (deep graphs: roads, meshes);
 - :func:`run_direction`: direction.cu's persistent direction-optimising search (Beamer's
   rule on undirected graphs; a directed dynamic graph keeps no in-edges, so top-down);
 - :func:`run_classes`: frontier classes with immediate classification (the discoverer
@@ -40,8 +42,8 @@ REPAIR_BLOCK = 256
 DP_LEVELS_PER_CHAIN = 16  # controls chained on the device between two host reads
 NO_CLASSES = (1 << 62, 1 << 62, 1 << 62)  # bounds that put every degree in class 0
 # The variants that run on a dynamic graph (the others read CSR arrays directly).
-DYNAMIC_VARIANTS = ("beamer", "direction-optimizing", "top-down", "frontier-classes",
-                    "frontier-classes-deferred", "dynamic-parallelism")
+DYNAMIC_VARIANTS = ("persistent", "beamer", "direction-optimizing", "top-down",
+                    "frontier-classes", "frontier-classes-deferred", "dynamic-parallelism")
 
 
 @dataclass
@@ -74,6 +76,10 @@ class DeviceGraph:
     @functools.cached_property
     def n_hubs(self) -> int:
         return int((self.degrees > self.hub_degree).sum())
+
+    @functools.cached_property
+    def max_degree(self) -> int:
+        return int(self.degrees.max()) if self.n else 0
 
     @functools.cached_property
     def bottom_up_end(self) -> int:
@@ -161,6 +167,41 @@ def run_direction(dev: DeviceGraph, source: int, want_parents: bool, *,
                 np.float32(gpu.BETA), np.int32(0), np.int32(gpu.FLAT_HUBS),
                 np.int32(gpu.WARP_RESERVE), gpu.NULL, np.int64(end), gpu.NULL, gpu.NULL,
                 gpu.NULL, gpu.NULL)
+    grid.check()
+    return dist, parent
+
+
+# ----------------------------------------------------------------------- persistent
+@functools.lru_cache(maxsize=16)
+def _persistent_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
+    del device
+    return barrier.persistent_kernel(
+        gpu.PERSISTENT_FILE, "bfs_persistent", mode="cooperative", block=gpu.PERSISTENT_BLOCK,
+        defines={**dict(defines), "MG_BFS_BLOCK": gpu.PERSISTENT_BLOCK,
+                 "MG_BFS_LOCAL_CAP": gpu.LOCAL_CAP, "MG_BFS_ELL_K": 0,
+                 "MG_BFS_IDLE_WAIT": int(gpu.IDLE_WAIT)})
+
+
+def run_persistent(dev: DeviceGraph, source: int, want_parents: bool) -> tuple[Any, Any]:
+    """persistent.cu on ``dev`` without the ELL rows (they are a copy of a CSR graph): the
+    options gpu.run_persistent uses by default, on a grid of ceil(n / SMALL_GRID) blocks."""
+    cp = backend.cupy_module()
+    grid = _persistent_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
+    n = dev.n
+    dist = cp.empty(n, dtype=cp.int32)
+    parent = cp.empty(n, dtype=dev.vid) if want_parents else None
+    slots = max(n, gpu.LOCAL_CAP)
+    queues = dev.buffer("persistent queues", (2, slots), dev.vid)
+    tails = dev.buffer("persistent tails", (3,), np.uint64)
+    ctrl = dev.buffer("persistent ctrl", (8,), np.int32)
+    ctrl.fill(0)
+    options = (1 if gpu.LOCAL_BATCH else 0) | (2 if gpu.SPREAD_WIDE else 0) | \
+        (4 if gpu.LOCAL_HYSTERESIS else 0)
+    gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), queues[0], queues[1], tails, ctrl,
+                np.int64(n), dev.vid.type(source),
+                np.int32(max(0, min(gpu.ENTER_LOCAL, gpu.LOCAL_CAP))),
+                np.int64(dev.max_degree), np.int32(options), gpu.NULL,
+                blocks=gpu.grid_blocks(grid, n, gpu.SMALL_GRID))
     grid.check()
     return dist, parent
 
@@ -280,6 +321,8 @@ def run_dynamic_parallelism(dev: DeviceGraph, source: int, want_parents: bool, *
 
 def run(dev: DeviceGraph, source: int, variant: str, want_parents: bool) -> tuple[Any, Any]:
     """One of DYNAMIC_VARIANTS on ``dev``."""
+    if variant == "persistent":
+        return run_persistent(dev, source, want_parents)
     if variant in ("beamer", "direction-optimizing", "top-down"):
         rule = {"beamer": "beamer", "direction-optimizing": "gamma"}.get(variant, "top-down")
         return run_direction(dev, source, want_parents, rule=rule)
@@ -312,12 +355,18 @@ def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
     parent = parent.copy() if parent is not None else None
     packed = dev.buffer("repair packed", (max(n, 1),), np.uint64) if parent is not None \
         else None
-    stamp = dev.buffer("repair stamp", (max(n, 1),), np.int32)
+    stamps = dev.buffers.get("repair stamp")
+    if stamps is None or stamps.size < max(n, 1):
+        stamps = dev.buffers["repair stamp"] = cp.zeros(max(n, 1), dtype=np.int64)
+    call = dev.buffers["repair calls"] = dev.buffers.get("repair calls", 0) + 1
     queues = dev.buffer("repair queues", (2 * max(n, 1),), dev.vid)
     tails = dev.buffer("repair tails", (3,), np.uint64)
     grid = _repair_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
-    gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), gpu._ptr(packed), stamp,
-                cp.asarray(new_src, dtype=cp.int64), cp.asarray(new_dst, dtype=cp.int64),
-                np.int64(new_src.size), queues, tails, np.int64(n))
+    # A repair's rounds are narrow: one block per multiprocessor keeps their barriers cheap.
+    blocks = min(grid.grid, backend.gpu_properties()["multiprocessors"])
+    gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), gpu._ptr(packed), stamps,
+                np.int64(call), cp.asarray(new_src, dtype=cp.int64),
+                cp.asarray(new_dst, dtype=cp.int64), np.int64(new_src.size), queues, tails,
+                np.int64(n), blocks=blocks)
     grid.check()
     return dist, parent

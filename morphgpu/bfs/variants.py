@@ -211,10 +211,13 @@ def auto_cpu(degrees: np.ndarray) -> str:
     return "scipy-order" if is_deep_and_narrow(degrees) else "auto"
 
 
-def auto_dynamic(symmetric: bool) -> str:
-    """The GPU variant ``auto`` picks on a DynamicGraph: the direction-optimising search
-    where in-edges are the out-edges (undirected), else the frontier classes (a directed
-    dynamic graph keeps no in-edges, and the classes need no scan of all labels per level)."""
+def auto_dynamic(mean_degree: float, max_degree: int, symmetric: bool) -> str:
+    """The GPU variant ``auto`` picks on a DynamicGraph: ``persistent`` on deep, narrow
+    graphs as on CSR; else the direction-optimising search where in-edges are the
+    out-edges (undirected), or the frontier classes (a directed dynamic graph keeps no
+    in-edges, and the classes need no scan of all labels per level)."""
+    if mean_degree <= DEEP_MEAN_DEGREE and max_degree <= DEEP_MAX_DEGREE:
+        return "persistent"
     return "beamer" if symmetric else "frontier-classes"
 
 

@@ -20,6 +20,7 @@
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/ell.cuh>
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/traversal/expand.cuh>
 #include <morphgpu/traversal/visit.cuh>
 #include <morphgpu/worklist.cuh>
@@ -39,6 +40,9 @@
 // MG_BFS_ELL_LOCAL=0 keeps the CSR one-block levels (only the grid levels use the rows).
 #ifndef MG_BFS_ELL_K
 #define MG_BFS_ELL_K 0
+#endif
+#if defined(MG_PAGED) && MG_BFS_ELL_K > 0
+#error "the ELL rows are a copy of a CSR graph: a paged (dynamic) graph runs with MG_BFS_ELL_K=0"
 #endif
 #ifndef MG_BFS_ELL_LOCAL
 #define MG_BFS_ELL_LOCAL 1
@@ -462,24 +466,22 @@ __device__ __forceinline__ void push_row(LocalRows& q, int dst, vid_t w, eid_t b
 // local_row_with_rows for every thread of a warp together (b == e for a lane without a
 // row): one shared atomic per warp for the slots and one for the edges of its discoveries.
 // Rows longer than UNROLL finish one edge at a time through push_row.
-__device__ __forceinline__ void local_rows_warp_with_rows(const eid_t* __restrict__ indptr,
-                                                          const vid_t* __restrict__ indices,
-                                                          int* dist, vid_t* parent, vid_t v,
+__device__ __forceinline__ void local_rows_warp_with_rows(const Adjacency& adj, int* dist, vid_t* parent, vid_t v,
                                                           eid_t b, eid_t e, int next,
                                                           LocalRows& q, int dst) {
     vid_t w[UNROLL];
     bool fresh[UNROLL];
     eid_t wb[UNROLL], we[UNROLL];
 #pragma unroll
-    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) {
         fresh[t] = false;
         wb[t] = we[t] = 0;
         if (b + t < e) {
             fresh[t] = load_label(dist + w[t]) == -1;
-            wb[t] = indptr[w[t]];
-            we[t] = indptr[(i64)w[t] + 1];
+            wb[t] = adj.begin(w[t]);
+            we[t] = adj.end(w[t]);
         }
     }
     int count = 0;
@@ -514,18 +516,17 @@ __device__ __forceinline__ void local_rows_warp_with_rows(const eid_t* __restric
         }
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = indices[k];
+        const vid_t x = adj.at(k);
         if (load_label(dist + x) == -1) {
             store_label(dist + x, next);
             if (parent) parent[x] = v;
-            push_row(q, dst, x, indptr[x], indptr[(i64)x + 1]);
+            push_row(q, dst, x, adj.begin(x), adj.end(x));
         }
     }
 }
 
 // local_row for LocalRows: ids, then labels and the neighbours' rows together.
-__device__ __forceinline__ void local_row_with_rows(const eid_t* __restrict__ indptr,
-                                                    const vid_t* __restrict__ indices,
+__device__ __forceinline__ void local_row_with_rows(const Adjacency& adj,
                                                     int* dist, vid_t* parent, vid_t v, eid_t b,
                                                     eid_t e, int next, LocalRows& q, int dst) {
     vid_t w[UNROLL];
@@ -533,15 +534,15 @@ __device__ __forceinline__ void local_row_with_rows(const eid_t* __restrict__ in
     eid_t wb[UNROLL], we[UNROLL];
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t)
-        if (b + t < e) w[t] = indices[b + t];
+        if (b + t < e) w[t] = adj.at(b + t);
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) {
         label[t] = 0;
         wb[t] = we[t] = 0;
         if (b + t < e) {
             label[t] = load_label(dist + w[t]);
-            wb[t] = indptr[w[t]];
-            we[t] = indptr[(i64)w[t] + 1];
+            wb[t] = adj.begin(w[t]);
+            we[t] = adj.end(w[t]);
         }
     }
 #pragma unroll
@@ -553,18 +554,17 @@ __device__ __forceinline__ void local_row_with_rows(const eid_t* __restrict__ in
         }
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = indices[k];
+        const vid_t x = adj.at(k);
         if (load_label(dist + x) == -1) {
             store_label(dist + x, next);
             if (parent) parent[x] = v;
-            push_row(q, dst, x, indptr[x], indptr[(i64)x + 1]);
+            push_row(q, dst, x, adj.begin(x), adj.end(x));
         }
     }
 }
 
 // local_levels for LocalRows (same contract; see LocalRows).
-__device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ indptr,
-                                      const vid_t* __restrict__ indices, int* dist,
+__device__ int local_levels_with_rows(LocalRows& q, const Adjacency& adj, int* dist,
                                       vid_t* parent, const vid_t* in, i64 n_in, vid_t* out,
                                       u64* out_tail, int level, int* gave_up) {
     if (threadIdx.x == 0) {
@@ -576,7 +576,7 @@ __device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ in
     unsigned mine = 0;  // at most BLOCK-strided rows of at most LOCAL_CAP + 1 each
     for (i64 i = threadIdx.x; i < n_in; i += BLOCK) {
         const vid_t v = in[i];
-        const eid_t b = indptr[v], e = indptr[(i64)v + 1];
+        const eid_t b = adj.begin(v), e = adj.end(v);
         q.v[i] = v;
         q.begin[i] = b;
         q.end[i] = e;
@@ -617,10 +617,10 @@ __device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ in
         for (int j = 0; j < ITEMS; ++j) {
             if (MG_BFS_LOCAL_ROWS == 2) {
                 if (j * BLOCK < n)  // block-uniform: whole warps
-                    local_rows_warp_with_rows(indptr, indices, dist, parent, v[j], b[j], e[j],
+                    local_rows_warp_with_rows(adj, dist, parent, v[j], b[j], e[j],
                                               level + 1, q, dst);
             } else if (b[j] < e[j]) {
-                local_row_with_rows(indptr, indices, dist, parent, v[j], b[j], e[j], level + 1,
+                local_row_with_rows(adj, dist, parent, v[j], b[j], e[j], level + 1,
                                     q, dst);
             }
         }
@@ -639,14 +639,14 @@ __device__ int local_levels_with_rows(LocalRows& q, const eid_t* __restrict__ in
 // the unvisited ones are labelled with plain stores. Two discoverers of one vertex may
 // both enqueue it; the duplicate only re-expands a labelled vertex, and every enqueue is
 // an edge, so the edge bound of the level still bounds the queue.
-__device__ __forceinline__ void local_row(const vid_t* __restrict__ indices, int* dist,
+__device__ __forceinline__ void local_row(const Adjacency& adj, int* dist,
                                           vid_t* parent, vid_t v, eid_t b, eid_t e, int next,
                                           LocalQueues& q, int dst, int dst_count) {
     vid_t w[UNROLL];
     int label[UNROLL];
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t)
-        if (b + t < e) w[t] = indices[b + t];
+        if (b + t < e) w[t] = adj.at(b + t);
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t)
         label[t] = (b + t < e) ? __ldcg(dist + w[t]) : 0;
@@ -659,7 +659,7 @@ __device__ __forceinline__ void local_row(const vid_t* __restrict__ indices, int
         }
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = indices[k];
+        const vid_t x = adj.at(k);
         if (__ldcg(dist + x) == -1) {
             dist[x] = next;
             if (parent) parent[x] = v;
@@ -674,14 +674,14 @@ __device__ __forceinline__ void local_row(const vid_t* __restrict__ indices, int
 // discovery on the level's single counter, which serialised ~1,000 atomics per level.
 // Loads are batched as in local_row; rows longer than UNROLL finish one edge at a time
 // with per-item atomics (no such rows on roads or meshes).
-__device__ __forceinline__ void local_rows_warp(const vid_t* __restrict__ indices, int* dist,
+__device__ __forceinline__ void local_rows_warp(const Adjacency& adj, int* dist,
                                                 vid_t* parent, vid_t v, eid_t b, eid_t e,
                                                 int next, LocalQueues& q, int dst,
                                                 int dst_count) {
     vid_t w[UNROLL];
     bool fresh[UNROLL];
 #pragma unroll
-    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) fresh[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
     int count = 0;
@@ -704,7 +704,7 @@ __device__ __forceinline__ void local_rows_warp(const vid_t* __restrict__ indice
             if (fresh[t]) q.items[dst][slot++] = w[t];
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = indices[k];
+        const vid_t x = adj.at(k);
         if (__ldcg(dist + x) == -1) {
             dist[x] = next;
             if (parent) parent[x] = v;
@@ -731,8 +731,7 @@ __device__ __forceinline__ i64 block_sum_one_barrier(u64* slot, i64 value) {
 // level when n_frontier * max_degree fits the queue; a block-wide degree sum otherwise
 // (three more __syncthreads, or one when `batch`). `batch` selects local_rows_warp over
 // local_row (a block-uniform choice made by the host).
-__device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
-                            const vid_t* __restrict__ indices, int* dist, vid_t* parent,
+__device__ int local_levels(LocalQueues& q, const Adjacency& adj, int* dist, vid_t* parent,
                             const vid_t* in, i64 n_in, vid_t* out, u64* out_tail, int level,
                             i64 max_degree, bool batch, int* gave_up) {
     for (i64 i = threadIdx.x; i < n_in; i += BLOCK) q.items[0][i] = in[i];
@@ -759,8 +758,8 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
             v[j] = 0;
             if (i < n) {
                 v[j] = q.items[src][i];
-                b[j] = indptr[v[j]];
-                e[j] = indptr[(i64)v[j] + 1];
+                b[j] = adj.begin(v[j]);
+                e[j] = adj.end(v[j]);
                 edges += (i64)(e[j] - b[j]);
             }
         }
@@ -782,12 +781,12 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j)
                 if (j * BLOCK < n)  // block-uniform: whole warps enter local_rows_warp
-                    local_rows_warp(indices, dist, parent, v[j], b[j], e[j], level + 1, q,
+                    local_rows_warp(adj, dist, parent, v[j], b[j], e[j], level + 1, q,
                                     dst, dst_count);
         } else {
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j)
-                if (b[j] < e[j]) local_row(indices, dist, parent, v[j], b[j], e[j], level + 1,
+                if (b[j] < e[j]) local_row(adj, dist, parent, v[j], b[j], e[j], level + 1,
                                            q, dst, dst_count);
         }
         __syncthreads();
@@ -804,13 +803,14 @@ __device__ int local_levels(LocalQueues& q, const eid_t* __restrict__ indptr,
 // Labels start here too (every vertex -1, the source 0 and its own parent), so one launch
 // is the whole search.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
-bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices, int* dist,
+bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
                vid_t* parent, vid_t* queue0, vid_t* queue1, u64* tails, int* ctrl, i64 n,
                vid_t source, int enter_local, i64 max_degree, int options,
                const vid_t* __restrict__ ell, unsigned* barrier_state) {
     const bool local_batch = options & OPT_LOCAL_BATCH;
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
+    const Adjacency adj = MG_ADJ(graph);  // CSR, or a dynamic graph's pages (MG_PAGED)
     __shared__ PersistentShared shm;
 #if MG_BFS_USE_BITMAP
     extern __shared__ unsigned visited_bits[];  // ceil(n / 32) words: the launch's shared_mem
@@ -870,11 +870,11 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
                                                      visited_bits, n);
 #elif MG_BFS_LOCAL_ROWS
                 (void)local_batch;
-                const int reached = local_levels_with_rows(shm.rows, indptr, indices, dist,
+                const int reached = local_levels_with_rows(shm.rows, adj, dist,
                                                            parent, in, n_cur, out, out_tail,
                                                            level, &gave_up);
 #else
-                const int reached = local_levels(shm.local, indptr, indices, dist, parent, in,
+                const int reached = local_levels(shm.local, adj, dist, parent, in,
                                                  n_cur, out, out_tail, level, max_degree,
                                                  local_batch, &gave_up);
 #endif
@@ -892,7 +892,7 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
 #endif
             if (max_degree <= UNROLL) {
                 // Short rows only: a thread per row, no block-wide gathering.
-                expand_short_rows_claim<UNROLL>(indptr, indices, in, n_cur, dist, parent,
+                expand_short_rows_claim<UNROLL>(adj, in, n_cur, dist, parent,
                                                 level + 1, out, out_tail, spread);
             } else {
                 const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
@@ -900,7 +900,7 @@ bfs_persistent(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indic
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = base + threadIdx.x;
                     const bool has = i < n_cur;
-                    expand_gather<BLOCK>(shm.gather, indptr, indices, has,
+                    expand_gather<BLOCK>(shm.gather, adj, has,
                                          has ? in[i] : (vid_t)0, visit);
                 }
             }

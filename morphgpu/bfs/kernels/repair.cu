@@ -13,7 +13,9 @@
 // relaxed the vertex).
 //
 // One cooperative launch: rounds are separated by grid barriers, and a round's queue holds
-// each improved vertex once (a per-vertex stamp of the round it was queued in).
+// each improved vertex once (a per-vertex stamp of the round it was queued in). Stamps are
+// (call << 20) | round with a call number the host increases, so the stamp array, kept
+// between calls, needs no clearing pass over all n vertices.
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
@@ -33,10 +35,10 @@ constexpr unsigned UNREACHED = 0xffffffffu;
 struct Labels {
     unsigned* dist;   // the caller's int32 labels, read as unsigned
     u64* packed;      // (dist << 32) | parent, or null without parents
-    int* stamp;       // per vertex: the last round it was queued in
+    i64* stamp;       // per vertex: (call << 20) | the last round it was queued in
     vid_t* out_queue;
     u64* out_tail;
-    int round;
+    i64 round;  // (call << 20) | round
 
     __device__ __forceinline__ unsigned current(vid_t v) const {
         return packed ? (unsigned)(load_volatile(packed + v) >> 32) : load_volatile(dist + v);
@@ -51,7 +53,8 @@ struct Labels {
         } else {
             fell = d < atomicMin(dist + v, d);
         }
-        const bool push = fell && atomicExch(stamp + v, round) != round;
+        const bool push = fell &&
+            atomicExch((unsigned long long*)(stamp + v), (unsigned long long)round) != (u64)round;
         warp_enqueue(out_queue, out_tail, push, v);
     }
 };
@@ -67,24 +70,25 @@ struct RelaxVisit {
 // queues: 2 * n entries (round r reads half r & 1); tails: 2 u64 per round slot (3 slots
 // rotate: round r reads slot r % 3, fills (r + 1) % 3, zeroes (r + 2) % 3).
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
-bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, int* stamp,
-           const long long* new_src, const long long* new_dst, i64 n_new, vid_t* queues,
-           u64* tails, i64 n, unsigned* barrier_state) {
+bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, i64* stamp,
+           i64 call, const long long* new_src, const long long* new_dst, i64 n_new,
+           vid_t* queues, u64* tails, i64 n, unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     GridBarrier bar(barrier_state);
     const Adjacency adj = MG_ADJ(graph);
     unsigned* dist = reinterpret_cast<unsigned*>(dist_io);
     const bool with_parents = parent_io != nullptr;
-    for (i64 v = global_tid(); v < n; v += global_stride()) {
-        stamp[v] = -1;
-        if (with_parents)
+    if (with_parents) {
+        for (i64 v = global_tid(); v < n; v += global_stride())
             packed[v] = ((u64)dist[v] << 32) | (u64)(unsigned)parent_io[v];
     }
+    const i64 epoch = call << 20;
     if (global_tid() < 3) tails[global_tid()] = 0ull;
     grid_sync(bar);
     // Round 0: the inserted edges.
     {
-        const Labels labels{dist, with_parents ? packed : nullptr, stamp, queues, &tails[1], 0};
+        const Labels labels{dist, with_parents ? packed : nullptr, stamp, queues, &tails[1],
+                            epoch};
         for (i64 base = global_tid() - lane_id(); base < n_new; base += global_stride()) {
             const i64 i = base + lane_id();
             const bool has = i < n_new;
@@ -105,7 +109,8 @@ bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, in
                     } else {
                         push = du + 1 < atomicMin(dist + w, du + 1);
                     }
-                    push = push && atomicExch(stamp + w, 0) != 0;
+                    push = push && atomicExch((unsigned long long*)(stamp + w),
+                                              (unsigned long long)epoch) != (u64)epoch;
                 }
                 warp_enqueue(queues, &tails[1], push, w);
             }
@@ -118,7 +123,8 @@ bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, in
         if (global_tid() == 0) tails[(round + 2) % 3] = 0ull;
         const vid_t* in = queues + (i64)((round - 1) & 1) * n;
         const Labels labels{dist, with_parents ? packed : nullptr, stamp,
-                            queues + (i64)(round & 1) * n, &tails[(round + 1) % 3], round};
+                            queues + (i64)(round & 1) * n, &tails[(round + 1) % 3],
+                            epoch | round};
         const RelaxVisit visit{labels};
         for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue; base += (i64)gridDim.x * BLOCK) {
             const i64 i = base + threadIdx.x;

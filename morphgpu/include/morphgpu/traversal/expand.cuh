@@ -197,11 +197,10 @@ __device__ __forceinline__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* 
 // occupies one warp on each of many SMs instead of all warps of a few SMs, whose load
 // throughput, not latency, bounded the level. Either order covers every item once (the
 // rank is a bijection onto the grid's warps, and the stride is the grid's thread count).
-template <int ROW>
-__device__ void expand_short_rows_claim(const eid_t* __restrict__ indptr,
-                                        const vid_t* __restrict__ indices, const vid_t* in,
-                                        i64 n_in, int* dist, vid_t* parent, int next_level,
-                                        vid_t* out, u64* out_tail, bool spread = false) {
+template <int ROW, typename Adj>
+__device__ void expand_short_rows_claim(const Adj& adj, const vid_t* in, i64 n_in, int* dist,
+                                        vid_t* parent, int next_level, vid_t* out,
+                                        u64* out_tail, bool spread = false) {
     const unsigned lane = lane_id();
     const i64 first = spread
         ? ((i64)warp_id() * gridDim.x + blockIdx.x) * 32
@@ -212,13 +211,13 @@ __device__ void expand_short_rows_claim(const eid_t* __restrict__ indptr,
         const vid_t v = has ? in[i] : (vid_t)0;
         eid_t b = 0, e = 0;
         if (has) {
-            b = indptr[v];
-            e = indptr[(i64)v + 1];
+            b = adj.begin(v);
+            e = adj.end(v);
         }
         vid_t w[ROW];
         bool mine[ROW];
 #pragma unroll
-        for (int t = 0; t < ROW; ++t) w[t] = (b + t < e) ? indices[b + t] : (vid_t)0;
+        for (int t = 0; t < ROW; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
 #pragma unroll
         for (int t = 0; t < ROW; ++t) mine[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
         int count = 0;
