@@ -1,13 +1,14 @@
 """The GPU batch pipeline of :class:`~morphgpu.dynamic_graph.DynamicGraph`.
 
 The NumPy path in dynamic_graph.py is an array program of a few dozen steps; on the GPU
-each step would be a CuPy launch with its host-side cost, so here a batch is a handful of
-kernels (kernels/dynamic_graph.cu) around one sort and a few prefix sums:
+each step would be a CuPy launch with its host-side cost (the first H100 run measured a
+fixed ~4 ms per batch that way), so here a batch is a dozen kernels
+(kernels/dynamic_graph.cu) around one sort and two prefix sums:
 
     keys (ids checked) -> sort -> mark (last of each key, first of each row) -> rows
-    -> row lookups (one warp per page of the touched rows) -> plan per row
-    -> one read of the totals (bad ids, pages and table entries needed, counts)
-    -> pool / table growth on the host if needed -> commit kernels
+    -> row lookups (a thread per light row, a block per heavy one) -> entries classified
+    -> plan per row -> one read of the totals (bad ids, pages and table entries needed,
+    counts) -> pool / table growth on the host if needed -> commit kernels
 
 Nothing is written into the graph before the read, so a batch with a bad id or one that
 cannot get its memory leaves the graph as it was.
@@ -19,14 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import kernels
+from . import backend, kernels
 
 if TYPE_CHECKING:
     from .dynamic_graph import DynamicGraph
 
 KERNEL_FILE = "kernels/dynamic_graph.cu"
 (T_BAD_SRC, T_BAD_DST, T_BAD_WEIGHT, T_APPLIED, T_REQUESTED, T_STORED, T_PAGES, T_TABLE,
- T_TABLE_LEFT, N_TOTALS) = range(10)
+ T_TABLE_LEFT) = range(9)
+N_TOTALS = 14
 NO_BAD = np.iinfo(np.int64).max
 BLOCK = 256
 
@@ -41,6 +43,14 @@ def _grid(items: int, per_block: int = BLOCK) -> tuple[tuple[int], tuple[int]]:
     return (blocks,), (BLOCK,)
 
 
+def _heavy_grid() -> tuple[tuple[int], tuple[int]]:
+    return (2 * backend.gpu_properties()["multiprocessors"],), (BLOCK,)
+
+
+def _null() -> np.uint64:
+    return np.uint64(0)
+
+
 class _Batch:
     """The sorted keys of a batch and what every later kernel reads of them."""
 
@@ -52,8 +62,9 @@ class _Batch:
         both = not dg.directed
         m = n_in * (2 if both else 1)
         self.m, self.n, self.src, self.dst, self.weights = m, n, src, dst, weights
-        self.totals = cp.zeros(N_TOTALS, dtype=np.int64)
-        self.totals[:3] = NO_BAD
+        start = np.zeros(N_TOTALS, dtype=np.int64)
+        start[:3] = NO_BAD
+        self.totals = cp.asarray(start)
         keys = cp.empty(max(m, 1), dtype=np.int64)
         w = cp.empty(max(m, 1), dtype=np.float64) if weights is not None else None
         _kernel(dg, "dyn_keys")(*_grid(n_in), (
@@ -73,17 +84,29 @@ class _Batch:
         g = _grid(m)
         _kernel(dg, "dyn_mark")(*g, (keys, np.int64(m), np.int64(n), self.keep, rowfirst,
                                      self.hit))
-        self.rowid = cp.cumsum(rowfirst[:max(m, 1)]) if m else cp.zeros(1, dtype=np.int64)
+        self.rowid = cp.cumsum(rowfirst) if m else cp.zeros(1, dtype=np.int64)
         self.touched = cp.empty(max(m, 1), dtype=np.int64)
         self.seg_start = cp.empty(m + 1, dtype=np.int64)
-        rowpages = cp.zeros(max(m, 1), dtype=np.int64)
         _kernel(dg, "dyn_rows")(*g, (keys, np.int64(m), np.int64(n), rowfirst, self.rowid,
-                                     dg.bounds, self.touched, self.seg_start, rowpages))
-        pages_incl = cp.cumsum(rowpages)
-        warps = _grid(m, BLOCK // 32)
-        _kernel(dg, "dyn_lookup_batch")(*warps, (
-            dg.bounds, dg.table, dg.pool.data, self.touched, pages_incl, self.rowid,
-            self.seg_start, keys, np.int64(m), np.int64(n), self.hit))
+                                     self.touched, self.seg_start))
+        self.heavy = cp.empty(max(m, 1), dtype=np.int64)
+        _kernel(dg, "dyn_lookup_light")(*g, (
+            dg.bounds, dg.table, dg.pool.data, self.touched, self.rowid, self.seg_start, keys,
+            np.int64(m), np.int64(n), self.hit, self.heavy, self.totals))
+        _kernel(dg, "dyn_lookup_heavy")(*_heavy_grid(), (
+            dg.bounds, dg.table, dg.pool.data, self.touched, self.seg_start, keys,
+            np.int64(n), self.hit, self.heavy, self.totals))
+
+    def plan(self, grow: bool, fresh: Any) -> tuple[list[Any], list[int]]:
+        """Per-row counts of the flagged entries and the batch's totals (the one read)."""
+        cp, dg, m = self.cp, self.dg, self.m
+        flag_incl = cp.cumsum(fresh) if m else cp.zeros(1, dtype=np.int64)
+        rows = [cp.empty(max(m, 1), dtype=np.int64) for _ in range(5)]
+        c, deg, before, pages, newcap = rows
+        _kernel(dg, "dyn_plan")(*_grid(m), (
+            self.touched, self.rowid, np.int64(m), self.seg_start, flag_incl, dg.bounds,
+            dg.table_cap, np.int32(grow), c, deg, before, pages, newcap, self.totals))
+        return [flag_incl, *rows], self.read_totals()
 
     def read_totals(self) -> list[int]:
         """The one host read of a batch; raises (before any write) on bad input."""
@@ -103,10 +126,6 @@ class _Batch:
         return t
 
 
-def _null() -> np.uint64:
-    return np.uint64(0)
-
-
 def insert(dg: DynamicGraph, src: Any, dst: Any, weights: Any) -> tuple[int, int, int, Any]:
     """Insert a validated batch on the GPU; (applied, requested, stored entries, the sorted
     keys for the journal)."""
@@ -116,27 +135,20 @@ def insert(dg: DynamicGraph, src: Any, dst: Any, weights: Any) -> tuple[int, int
     fresh = cp.empty(max(m, 1), dtype=np.int64)
     present = cp.empty(max(m, 1), dtype=np.int64)
     g = _grid(m)
-    _kernel(dg, "dyn_insert_new")(*g, (b.keys, np.int64(m), np.int64(n),
-                                       np.int32(dg.directed), b.keep, b.hit, dg.table, fresh,
-                                       present, b.totals))
-    fresh_incl = cp.cumsum(fresh[:max(m, 1)])
-    rows = [cp.zeros(max(m, 1), dtype=np.int64) for _ in range(5)]
-    c, deg, before, need, newcap = rows
-    _kernel(dg, "dyn_insert_plan")(*g, (b.touched, b.rowid, np.int64(m), b.seg_start,
-                                        fresh_incl, dg.bounds, dg.table_cap, c, deg, before,
-                                        need, newcap, b.totals))
-    need_incl = cp.cumsum(need)
-    newcap_incl = cp.cumsum(newcap)
-    t = b.read_totals()
+    _kernel(dg, "dyn_classify")(*g, (b.keys, np.int64(m), np.int64(n), np.int32(dg.directed),
+                                     b.keep, b.hit, dg.table, fresh, _null(), present,
+                                     b.totals))
+    (fresh_incl, c, deg, before, need, newcap), t = b.plan(True, fresh)
     # -- plan on the host: memory for the pages and the table (nothing written yet)
     dg.pool.reserve(t[T_PAGES])
     dg._reserve_table(t[T_TABLE])
     # -- commit
-    warps = _grid(m, BLOCK // 32)
-    _kernel(dg, "dyn_insert_rows")(*warps, (
-        b.touched, b.rowid, np.int64(m), c, deg, before, need, need_incl, newcap, newcap_incl,
-        np.int64(dg.table_used), dg.table, dg.table_cap, dg.bounds, dg.pool.free_pages,
-        np.int64(dg.pool.n_free), np.int64(dg.pool.high_water)))
+    rows = (np.int64(dg.table_used), dg.table, dg.table_cap, dg.bounds, dg.pool.free_pages,
+            np.int64(dg.pool.n_free), np.int64(dg.pool.high_water))
+    _kernel(dg, "dyn_insert_rows")(*g, (b.touched, b.rowid, np.int64(m), c, deg, before, need,
+                                        newcap, *rows, b.heavy, b.totals))
+    _kernel(dg, "dyn_insert_rows_heavy")(*_heavy_grid(), (b.touched, c, deg, before, need,
+                                                          newcap, *rows, b.heavy, b.totals))
     _kernel(dg, "dyn_insert_entries")(*g, (
         b.keys, np.int64(m), np.int64(n), fresh, fresh_incl, b.rowid, b.seg_start, deg,
         dg.bounds, dg.table, dg.pool.data,
@@ -153,20 +165,19 @@ def delete(dg: DynamicGraph, src: Any, dst: Any) -> tuple[int, int, int]:
     cp = dg.xp
     b = _Batch(dg, "delete_edges", src, dst, None)
     m, n = b.m, b.n
-    k = cp.zeros(max(m, 1), dtype=np.int64)
-    freed = cp.zeros(max(m, 1), dtype=np.int64)
-    warps = _grid(m, BLOCK // 32)
-    _kernel(dg, "dyn_delete_plan")(*warps, (
-        b.touched, b.rowid, np.int64(m), np.int64(n), np.int32(dg.directed), b.seg_start,
-        b.keys, b.keep, b.hit, dg.bounds, k, freed, b.totals))
-    k_incl = cp.cumsum(k)
-    freed_incl = cp.cumsum(freed)
-    t = b.read_totals()
+    found = cp.empty(max(m, 1), dtype=np.int64)
+    g = _grid(m)
+    _kernel(dg, "dyn_classify")(*g, (b.keys, np.int64(m), np.int64(n), np.int32(dg.directed),
+                                     b.keep, b.hit, dg.table, _null(), found, _null(),
+                                     b.totals))
+    (_, k, _, _, freed, _), t = b.plan(False, found)
     scratch = cp.empty(max(t[T_STORED], 1), dtype=np.int64)
-    _kernel(dg, "dyn_delete_rows")(*warps, (
-        b.touched, b.rowid, np.int64(m), b.seg_start, b.keep, b.hit, k, k_incl, freed,
-        freed_incl, dg.bounds, dg.table, dg.pool.data,
-        dg.pool.weights if dg.weighted else _null(), scratch, dg.pool.free_pages,
-        np.int64(dg.pool.n_free)))
+    rows = (dg.bounds, dg.table, dg.pool.data, dg.pool.weights if dg.weighted else _null())
+    _kernel(dg, "dyn_delete_rows")(*g, (b.touched, b.rowid, np.int64(m), b.seg_start, b.keep,
+                                        b.hit, k, freed, *rows, dg.pool.free_pages,
+                                        np.int64(dg.pool.n_free), b.heavy, b.totals))
+    _kernel(dg, "dyn_delete_rows_heavy")(*_heavy_grid(), (
+        b.touched, b.seg_start, b.keep, b.hit, k, freed, *rows, scratch, dg.pool.free_pages,
+        np.int64(dg.pool.n_free), b.heavy, b.totals))
     dg.pool.n_free += t[T_PAGES]
     return t[T_APPLIED], t[T_REQUESTED], t[T_STORED]

@@ -70,8 +70,18 @@ def test_every_variant_on_the_paged_layout(device, variant):
         np.testing.assert_array_equal(backend.to_host(without.distances), reference(dg, 0))
 
 
+@pytest.fixture
+def no_repair_budget(device, monkeypatch):
+    """GPU repairs never give up (they would, rightly, on large changes of small graphs)."""
+    if device == "gpu":
+        from morphgpu.bfs import layouts
+
+        monkeypatch.setattr(layouts, "REPAIR_BUDGET", 1e9)
+
+
 @pytest.mark.parametrize("directed", [False, True])
-def test_incremental_after_insertions_equals_a_fresh_search(device, directed):
+def test_incremental_after_insertions_equals_a_fresh_search(device, directed,
+                                                            no_repair_budget):
     xp = backend.xp_for(device)
     g = generators.kronecker(10, 8, seed=3)
     dg = DynamicGraph.from_csr(g, directed=directed, device=device)
@@ -133,3 +143,18 @@ def test_the_graph_and_the_search_meet_on_one_side():
     with pytest.raises(ValueError, match="outside"):
         bfs(dg, 3)
     assert sp.issparse(dg.to_scipy())
+
+
+@pytest.mark.gpu
+def test_a_repair_past_its_budget_searches_afresh(monkeypatch):
+    from morphgpu.bfs import layouts
+
+    monkeypatch.setattr(layouts, "REPAIR_BUDGET", 0.0)
+    dg = DynamicGraph(2000, directed=False, device="gpu")
+    path = np.arange(1999)
+    dg.insert_edges(path, path + 1)
+    first = bfs(dg, 0, predecessors=True)
+    dg.insert_edges(np.asarray([0]), np.asarray([1500]))  # lowers ~1000 distances
+    again = bfs(dg, 0, predecessors=True, previous=first)
+    assert not again.incremental
+    check(dg, again, 0)

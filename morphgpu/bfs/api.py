@@ -140,24 +140,34 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
         from . import layouts  # noqa: PLC0415  (CuPy only where the GPU runs)
 
         dev = layouts.view(dg)
+        cp = backend.cupy_module()
+
+        def search() -> tuple[Any, Any, str]:
+            name = chosen.name
+            if name == "auto":
+                name = variants.auto_dynamic(dev.n_entries / max(dev.n, 1), dev.max_degree,
+                                             symmetric=not dg.directed)
+            return (*layouts.run(dev, source, name, predecessors), name)
+
+        def figures(dist: Any, flag: Any) -> list[int]:
+            """Reached edges, the deepest level and the flag, in one read."""
+            return [int(x) for x in cp.stack([(dev.degrees * (dist >= 0)).sum(),
+                                              dist.max().astype(cp.int64),
+                                              flag.astype(cp.int64)]).get()]
+
         with backend.gpu_memory_guard(f"bfs on a DynamicGraph of {dg.n_vertices} vertices"):
             if inserted is not None:
-                cp = backend.cupy_module()
                 old_parent = (cp.asarray(previous.predecessors, dtype=dg.vid_dtype)
                               if predecessors else None)
-                dist, parent = layouts.repair(dev, cp.asarray(previous.distances), old_parent,
-                                              *inserted)
+                dist, parent, gave_up = layouts.repair(dev, cp.asarray(previous.distances),
+                                                       old_parent, *inserted)
                 name = previous.variant
-            else:
-                name = chosen.name
-                if name == "auto":
-                    name = variants.auto_dynamic(dev.n_entries / max(dev.n, 1),
-                                                 dev.max_degree, symmetric=not dg.directed)
-                dist, parent = layouts.run(dev, source, name, predecessors)
-            # One read for both figures of the result.
-            cp = backend.cupy_module()
-            reached_edges, top = (int(x) for x in cp.stack(
-                [(dev.degrees * (dist >= 0)).sum(), dist.max().astype(cp.int64)]).get())
+                reached_edges, top, failed = figures(dist, gave_up[0])
+                if failed:  # the repair would cost more than a search: search afresh
+                    inserted = None
+            if inserted is None:
+                dist, parent, name = search()
+                reached_edges, top, _ = figures(dist, cp.zeros((), dtype=cp.int32))
     else:
         src, dst, _ = dg.entries()
         indptr = np.zeros(dg.n_vertices + 1, dtype=np.int64)

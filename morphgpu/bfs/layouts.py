@@ -39,6 +39,9 @@ DP_FILE = "bfs/kernels/dynamic_parallelism.cu"
 REPAIR_FILE = "bfs/kernels/repair.cu"
 CLASS_BLOCK = 256
 REPAIR_BLOCK = 256
+# A repair gives up (and the caller searches afresh) once it has queued this fraction of
+# the vertices: past that it costs about what a search does (kernels/repair.cu).
+REPAIR_BUDGET = 1 / 8
 DP_LEVELS_PER_CHAIN = 16  # controls chained on the device between two host reads
 NO_CLASSES = (1 << 62, 1 << 62, 1 << 62)  # bounds that put every degree in class 0
 # The variants that run on a dynamic graph (the others read CSR arrays directly).
@@ -74,18 +77,31 @@ class DeviceGraph:
         return max(32, int(8 * self.n_entries / max(self.n, 1)))
 
     @functools.cached_property
+    def _stats(self) -> tuple[int, int, int]:
+        """(hubs, largest degree, one past the last vertex with an edge), in one read: a
+        dynamic graph gets a new DeviceGraph per version, and three reads cost a search's
+        worth of time on small changes."""
+        if self.n == 0:
+            return 0, 0, 0
+        cp = backend.cupy_module()
+        d = self.degrees
+        last = cp.where(d > 0, cp.arange(self.n, dtype=cp.int64), -1).max()
+        hubs, top, end = (int(x) for x in cp.stack(
+            [(d > self.hub_degree).sum(), d.max(), last + 1]).get())
+        return hubs, top, end
+
+    @property
     def n_hubs(self) -> int:
-        return int((self.degrees > self.hub_degree).sum())
+        return self._stats[0]
 
-    @functools.cached_property
+    @property
     def max_degree(self) -> int:
-        return int(self.degrees.max()) if self.n else 0
+        return self._stats[1]
 
-    @functools.cached_property
+    @property
     def bottom_up_end(self) -> int:
         """One past the last vertex with an edge (a symmetric graph's in-neighbours)."""
-        nonempty = backend.cupy_module().flatnonzero(self.degrees)
-        return int(nonempty[-1]) + 1 if nonempty.size else 0
+        return self._stats[2]
 
 
 _views: weakref.WeakKeyDictionary[DynamicGraph, tuple[int, DeviceGraph]] = \
@@ -346,9 +362,10 @@ def _repair_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
 
 
 def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
-           ) -> tuple[Any, Any]:
+           ) -> tuple[Any, Any, Any]:
     """New labels (and parents) after the insertions new_src -> new_dst, from the labels of
-    a search before them; the inputs are not modified."""
+    a search before them, and a device flag that is 1 where the repair gave up (its labels
+    are then to be discarded: see REPAIR_BUDGET); the inputs are not modified."""
     cp = backend.cupy_module()
     n = dev.n
     dist = dist.copy()
@@ -361,12 +378,13 @@ def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
     call = dev.buffers["repair calls"] = dev.buffers.get("repair calls", 0) + 1
     queues = dev.buffer("repair queues", (2 * max(n, 1),), dev.vid)
     tails = dev.buffer("repair tails", (3,), np.uint64)
+    status = cp.zeros(1, dtype=np.int32)
     grid = _repair_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
     # A repair's rounds are narrow: one block per multiprocessor keeps their barriers cheap.
     blocks = min(grid.grid, backend.gpu_properties()["multiprocessors"])
     gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), gpu._ptr(packed), stamps,
                 np.int64(call), cp.asarray(new_src, dtype=cp.int64),
                 cp.asarray(new_dst, dtype=cp.int64), np.int64(new_src.size), queues, tails,
-                np.int64(n), blocks=blocks)
+                np.int64(n), np.int64(max(1, int(n * REPAIR_BUDGET))), status, blocks=blocks)
     grid.check()
-    return dist, parent
+    return dist, parent, status

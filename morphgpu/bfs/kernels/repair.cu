@@ -12,6 +12,13 @@
 // keeps its parent, whose distance cannot have changed either (else it would have
 // relaxed the vertex).
 //
+// A repair can cost more than a search: one inserted shortcut on a road network lowers the
+// distances of most vertices, each by many rounds of a label-correcting sweep without the
+// direction optimisation or the one-block levels. So the repair stops once the vertices
+// it has queued pass `budget` (every block sums the same round lengths, so all stop at the
+// same round), sets *status = 1, and the host searches afresh; the labels it leaves are
+// then discarded.
+//
 // One cooperative launch: rounds are separated by grid barriers, and a round's queue holds
 // each improved vertex once (a per-vertex stamp of the round it was queued in). Stamps are
 // (call << 20) | round with a call number the host increases, so the stamp array, kept
@@ -72,7 +79,8 @@ struct RelaxVisit {
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
 bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, i64* stamp,
            i64 call, const long long* new_src, const long long* new_dst, i64 n_new,
-           vid_t* queues, u64* tails, i64 n, unsigned* barrier_state) {
+           vid_t* queues, u64* tails, i64 n, i64 budget, int* status,
+           unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     GridBarrier bar(barrier_state);
     const Adjacency adj = MG_ADJ(graph);
@@ -117,9 +125,15 @@ bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, i6
         }
     }
     grid_sync(bar);
+    i64 queued = 0;
     for (int round = 1;; ++round) {
         const i64 n_queue = (i64)load_volatile(&tails[round % 3]);
         if (n_queue == 0) break;
+        queued += n_queue;
+        if (queued > budget) {  // grid-uniform
+            if (global_tid() == 0) *status = 1;
+            return;
+        }
         if (global_tid() == 0) tails[(round + 2) % 3] = 0ull;
         const vid_t* in = queues + (i64)((round - 1) & 1) * n;
         const Labels labels{dist, with_parents ? packed : nullptr, stamp,
