@@ -3,7 +3,7 @@
 The NumPy path in dynamic_graph.py is an array program of a few dozen steps; on the GPU
 each step would be a CuPy launch with its host-side cost (the first H100 run measured a
 fixed ~4 ms per batch that way), so here a batch is a dozen kernels
-(kernels/dynamic_graph.cu) around one sort and two prefix sums:
+(kernels/dynamic_graph.cu) around one sort and three prefix sums:
 
     keys (ids checked) -> sort -> mark (last of each key, first of each row) -> rows
     -> row lookups (a thread per light row, a block per heavy one) -> entries classified
@@ -90,12 +90,13 @@ class _Batch:
         _kernel(dg, "dyn_rows")(*g, (keys, np.int64(m), np.int64(n), rowfirst, self.rowid,
                                      self.touched, self.seg_start))
         self.heavy = cp.empty(max(m, 1), dtype=np.int64)
+        heavy_pages = cp.zeros(max(m, 1), dtype=np.int64)
         _kernel(dg, "dyn_lookup_light")(*g, (
             dg.bounds, dg.table, dg.pool.data, self.touched, self.rowid, self.seg_start, keys,
-            np.int64(m), np.int64(n), self.hit, self.heavy, self.totals))
-        _kernel(dg, "dyn_lookup_heavy")(*_heavy_grid(), (
+            np.int64(m), np.int64(n), self.hit, self.heavy, heavy_pages, self.totals))
+        _kernel(dg, "dyn_lookup_heavy")(*_grid(m, BLOCK // 32), (
             dg.bounds, dg.table, dg.pool.data, self.touched, self.seg_start, keys,
-            np.int64(n), self.hit, self.heavy, self.totals))
+            np.int64(n), self.hit, self.heavy, cp.cumsum(heavy_pages), self.totals))
 
     def plan(self, grow: bool, fresh: Any) -> tuple[list[Any], list[int]]:
         """Per-row counts of the flagged entries and the batch's totals (the one read)."""

@@ -131,7 +131,8 @@ __device__ __forceinline__ void lookup_entry(const page_t* table, const vid_t* p
     }
 }
 
-// Lookups of light rows, one thread each; heavy rows are listed for dyn_lookup_heavy.
+// Lookups of light rows, one thread each; heavy rows are listed for dyn_lookup_heavy with
+// their page counts (heavy_pages, zero past the list; the caller sums it).
 extern "C" __global__ void dyn_lookup_light(const i64* __restrict__ bounds,
                                             const page_t* __restrict__ table,
                                             const vid_t* __restrict__ pages,
@@ -139,13 +140,15 @@ extern "C" __global__ void dyn_lookup_light(const i64* __restrict__ bounds,
                                             const i64* __restrict__ rowid,
                                             const i64* __restrict__ seg_start,
                                             const i64* __restrict__ keys, i64 m, i64 n, i64* hit,
-                                            i64* heavy, i64* totals) {
+                                            i64* heavy, i64* heavy_pages, i64* totals) {
     const i64 n_touched = touched_rows(rowid, m);
     for (i64 t = global_tid(); t < n_touched; t += global_stride()) {
         const i64 u = touched[t];
         const i64 begin = bounds[2 * u], end = bounds[2 * u + 1];
         if (end - begin > LIGHT) {
-            heavy[take(totals, T_HEAVY_LOOKUP, 1)] = t;
+            const i64 h = take(totals, T_HEAVY_LOOKUP, 1);
+            heavy[h] = t;
+            heavy_pages[h] = pages_for(end - begin);
             continue;
         }
         const i64 s0 = seg_start[t], s1 = seg_start[t + 1];
@@ -153,7 +156,9 @@ extern "C" __global__ void dyn_lookup_light(const i64* __restrict__ bounds,
     }
 }
 
-// Lookups of the heavy rows, one block each (the block strides over the row).
+// Lookups of the heavy rows: one warp per page of them (heavy_incl: the inclusive sum of
+// their page counts), so a hub's thousands of pages spread over the GPU; a lane per slot,
+// so the warp's loads are coalesced.
 extern "C" __global__ void dyn_lookup_heavy(const i64* __restrict__ bounds,
                                             const page_t* __restrict__ table,
                                             const vid_t* __restrict__ pages,
@@ -161,15 +166,27 @@ extern "C" __global__ void dyn_lookup_heavy(const i64* __restrict__ bounds,
                                             const i64* __restrict__ seg_start,
                                             const i64* __restrict__ keys, i64 n, i64* hit,
                                             const i64* __restrict__ heavy,
+                                            const i64* __restrict__ heavy_incl,
                                             const i64* __restrict__ totals) {
     const i64 n_heavy = totals[T_HEAVY_LOOKUP];
-    for (i64 h = blockIdx.x; h < n_heavy; h += gridDim.x) {
-        const i64 t = heavy[h];
+    const i64 total = n_heavy ? heavy_incl[n_heavy - 1] : 0;
+    const i64 warps = global_stride() / 32;
+    for (i64 p = global_tid() / 32; p < total; p += warps) {
+        i64 lo = 0, hi = n_heavy - 1;  // the first heavy row whose inclusive count passes p
+        while (lo < hi) {
+            const i64 mid = (lo + hi) >> 1;
+            if (heavy_incl[mid] > p) hi = mid; else lo = mid + 1;
+        }
+        const i64 t = heavy[lo];
         const i64 u = touched[t];
         const i64 begin = bounds[2 * u], end = bounds[2 * u + 1];
+        const i64 first = begin + ((p - (lo ? heavy_incl[lo - 1] : 0)) << PAGE_SHIFT);
         const i64 s0 = seg_start[t], s1 = seg_start[t + 1];
-        for (i64 k = begin + threadIdx.x; k < end; k += blockDim.x)
+        for (int slot = (int)lane_id(); slot < PAGE; slot += 32) {
+            const i64 k = first + slot;
+            if (k >= end) break;
             lookup_entry(table, pages, keys, u * n, s0, s1, k, hit);
+        }
     }
 }
 
