@@ -107,8 +107,11 @@ def _from_sorted(keys: Any, n: int) -> CSRGraph:
 
 
 def _undo_seconds(fn: Any, undo: Any, repeat: int) -> float:
-    """Median seconds of fn over ``repeat`` runs, undo run (untimed) after each."""
+    """Median seconds of fn over ``repeat`` runs, undo run (untimed) after each; one
+    untimed pair first (kernel loads, scratch growth)."""
     cp = backend.cupy_module()
+    fn()
+    undo()
     times = []
     for _ in range(repeat):
         cp.cuda.get_current_stream().synchronize()
@@ -184,7 +187,7 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
             dg.delete_edges(*_new_only(dg, u, v, inserted["before"]))
 
         inserted["before"] = _present(dg, u, v)
-        repeat = 3 if b <= 1_000_000 else 1
+        repeat = 5 if b <= 1_000_000 else 2
         t_ins = _undo_seconds(insert, undo_insert, repeat)
         new_keys = _keys(u, v, n)
         t_reb = harness.gpu_seconds(lambda nk=new_keys: rebuild_insert(keys, nk, n),

@@ -376,8 +376,8 @@ def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
     if stamps is None or stamps.size < max(n, 1):
         stamps = dev.buffers["repair stamp"] = cp.zeros(max(n, 1), dtype=np.int64)
     call = dev.buffers["repair calls"] = dev.buffers.get("repair calls", 0) + 1
-    queues = dev.buffer("repair queues", (2 * max(n, 1),), dev.vid)
-    tails = dev.buffer("repair tails", (3,), np.uint64)
+    queues = dev.buffer("repair queues", (4 * max(n, 1),), dev.vid)
+    tails = dev.buffer("repair tails", (6,), np.uint64)
     status = cp.zeros(1, dtype=np.int32)
     grid = _repair_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
     # A repair's rounds are narrow: one block per multiprocessor keeps their barriers cheap.
