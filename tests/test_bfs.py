@@ -648,18 +648,18 @@ def _check_class_queues(on_gpu: CSRGraph, dist: np.ndarray, bounds) -> None:
     class sizes of the vertices at that distance (classified here by the host rule), and
     the last level's queues (not overwritten by the ping-pong) hold exactly its vertices,
     each in the queue of its class."""
-    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs import gpu, layouts  # noqa: PLC0415
 
-    ws = gpu.workspace(on_gpu)
+    dev = layouts.csr_view(gpu.workspace(on_gpu))  # the runner's buffers live with it
     degrees = np.diff(on_gpu.to("cpu").indptr)
     top = int(dist.max())
-    counts = ws.counts.get().astype(np.int64)
+    counts = dev.buffers["class counts"].get().astype(np.int64)
     expected = np.zeros((top + 2, 4), dtype=np.int64)
     reached = dist >= 0
     np.add.at(expected, (dist[reached], variants.frontier_class(degrees[reached], bounds)), 1)
     np.testing.assert_array_equal(counts[:top + 2], expected)
     stride = max(on_gpu.n_vertices, 1)
-    queues = ws.buffer("class_queues", (2, 4 * stride), on_gpu.indices.dtype).get()[top & 1]
+    queues = dev.buffers["class queues"].get()[top & 1]
     listed = []
     for c in range(4):
         q = queues[c * stride:c * stride + counts[top, c]]
