@@ -256,11 +256,44 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
         if not bool(cp.array_equal(out["r"].distances, ref["r"].distances)):
             record.note(f"{label}: incremental distances differ from fresh at root {r}")
         changed.append(int((out["r"].distances != before.distances).sum()))
+    _profile_update_and_search(label, dg, new_edges, int(roots[0]), record)
     record.row(graph=label, kind="incremental", batch=1000, roots=len(reps),
                repaired=repaired, changed_median=int(statistics.median(changed)),
                repair_ms=1e3 * statistics.median(reps),
                fresh_ms=1e3 * statistics.median(fresh),
                x_fresh=statistics.median(fresh) / statistics.median(reps))
+
+
+def _profile_update_and_search(label: str, dg: DynamicGraph, new_edges: Any, root: int,
+                               record: harness.Record) -> None:
+    """Where the time of a search after a 1k insertion goes: each step of bfs() on its own
+    (host clock around a synchronised step, median of 5)."""
+    from morphgpu.bfs import layouts  # noqa: PLC0415
+
+    steps: dict[str, list[float]] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        backend.synchronize()
+        t0 = time.perf_counter()
+        out = fn()
+        backend.synchronize()
+        steps.setdefault(name, []).append(time.perf_counter() - t0)
+        return out
+
+    for i in range(5):
+        before = bfs(dg, root)
+        u, v = new_edges(1000, SEED + 31 * i)
+        timed("insert 1k", lambda u=u, v=v: dg.insert_edges(u, v))
+        dev = timed("view", lambda: layouts.view(dg))
+        timed("statistics", lambda dev=dev: dev._stats)
+        new = timed("journal", lambda before=before: dg.inserted_since(before.graph_version))
+        timed("repair kernel", lambda dev=dev, before=before, new=new: layouts.repair(
+            dev, before.distances, None, *new))
+        timed("search kernel", lambda dev=dev: layouts.run(dev, root, "beamer", False))
+        timed("bfs(previous=)", lambda before=before: bfs(dg, root, previous=before))
+        timed("bfs() fresh", lambda: bfs(dg, root))
+    record.row(graph=label, kind="profile", **{k.replace(" ", "_"): 1e3 * statistics.median(v)
+                                               for k, v in steps.items()})
 
 
 def _present(dg: DynamicGraph, u: Any, v: Any) -> Any:
