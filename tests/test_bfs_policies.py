@@ -409,6 +409,9 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(backend, "gpu_properties", lambda *a: {"multiprocessors": 1})
     monkeypatch.setattr(backend, "require_gpu_bytes", lambda *a: None)
     monkeypatch.setattr(gpu, "_module", lambda path, vid, eid: modules[path])
+    from morphgpu.bfs import layouts  # the frontier classes' runner serves both layouts
+
+    monkeypatch.setattr(layouts, "_classes_module", lambda defines: modules[gpu.CLASSES_FILE])
     monkeypatch.setattr(gpu, "_workspaces", __import__("weakref").WeakKeyDictionary())
     return gpu, modules
 

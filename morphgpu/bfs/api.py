@@ -149,12 +149,6 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
                                              symmetric=not dg.directed)
             return (*layouts.run(dev, source, name, predecessors), name)
 
-        def figures(dist: Any, flag: Any) -> list[int]:
-            """Reached edges, the deepest level and the flag, in one read."""
-            return [int(x) for x in cp.stack([(dev.degrees * (dist >= 0)).sum(),
-                                              dist.max().astype(cp.int64),
-                                              flag.astype(cp.int64)]).get()]
-
         with backend.gpu_memory_guard(f"bfs on a DynamicGraph of {dg.n_vertices} vertices"):
             if inserted is not None:
                 old_parent = (cp.asarray(previous.predecessors, dtype=dg.vid_dtype)
@@ -162,12 +156,12 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
                 dist, parent, gave_up = layouts.repair(dev, cp.asarray(previous.distances),
                                                        old_parent, *inserted)
                 name = previous.variant
-                reached_edges, top, failed = figures(dist, gave_up[0])
+                reached_edges, top, failed = dev.result_figures(dist, gave_up)
                 if failed:  # the repair would cost more than a search: search afresh
                     inserted = None
             if inserted is None:
                 dist, parent, name = search()
-                reached_edges, top, _ = figures(dist, cp.zeros((), dtype=cp.int32))
+                reached_edges, top, _ = dev.result_figures(dist)
     else:
         src, dst, _ = dg.entries()
         indptr = np.zeros(dg.n_vertices + 1, dtype=np.int64)

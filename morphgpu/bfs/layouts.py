@@ -37,6 +37,7 @@ from . import gpu, variants
 CLASSES_FILE = "bfs/kernels/classes.cu"
 DP_FILE = "bfs/kernels/dynamic_parallelism.cu"
 REPAIR_FILE = "bfs/kernels/repair.cu"
+FIGURES_FILE = "bfs/kernels/figures.cu"
 CLASS_BLOCK = 256
 REPAIR_BLOCK = 256
 # A repair gives up (and the caller searches afresh) once it has queued this fraction of
@@ -84,11 +85,24 @@ class DeviceGraph:
         if self.n == 0:
             return 0, 0, 0
         cp = backend.cupy_module()
-        d = self.degrees
-        last = cp.where(d > 0, cp.arange(self.n, dtype=cp.int64), -1).max()
-        hubs, top, end = (int(x) for x in cp.stack(
-            [(d > self.hub_degree).sum(), d.max(), last + 1]).get())
+        out = cp.zeros(3, dtype=cp.uint64)
+        _figures_kernel(self, "degree_figures")(
+            *kernels.launch_config(self.n, 256, 1024),
+            (*self.args, np.int64(self.n), np.int64(self.hub_degree), out))
+        hubs, top, end = (int(x) for x in out.get())
         return hubs, top, end
+
+    def result_figures(self, dist: Any, flag: Any = None) -> tuple[int, int, int]:
+        """(out-edges of the reached vertices, the largest label, flag or 0) in one read."""
+        cp = backend.cupy_module()
+        out = cp.zeros(3, dtype=cp.uint64)
+        if flag is not None:
+            out[2:3] = flag.astype(cp.uint64)
+        _figures_kernel(self, "bfs_result_figures")(
+            *kernels.launch_config(max(self.n, 1), 256, 1024),
+            (*self.args, dist, np.int64(self.n), out))
+        edges, top, flagged = (int(x) for x in out.get())
+        return edges, top, flagged
 
     @property
     def n_hubs(self) -> int:
@@ -102,6 +116,10 @@ class DeviceGraph:
     def bottom_up_end(self) -> int:
         """One past the last vertex with an edge (a symmetric graph's in-neighbours)."""
         return self._stats[2]
+
+
+def _figures_kernel(dev: DeviceGraph, name: str) -> Any:
+    return kernels.get_kernel(FIGURES_FILE, name, defines=dev.defines)
 
 
 _views: weakref.WeakKeyDictionary[DynamicGraph, tuple[int, DeviceGraph]] = \
@@ -255,10 +273,9 @@ def run_classes(dev: DeviceGraph, source: int, want_parents: bool, *, deferred: 
     separate classification; the host reads the counts every ``check_every`` levels."""
     bounds = variants.check_class_bounds(bounds)
     cp = backend.cupy_module()
-    module = kernels.load_module(CLASSES_FILE, defines={**dev.defines,
-                                                        "MG_BFS_BLOCK": CLASS_BLOCK})
+    module = _classes_module(tuple(sorted(dev.defines.items())))
     level_kernel = module.get_function("bfs_frontier_classes")
-    classify = module.get_function("bfs_classify")
+    classify = module.get_function("bfs_classify") if deferred else None
     dist, parent, queues, counts, stride = _class_start(dev, source, want_parents, bounds)
     error = dev.buffer("class error", (1,), np.int32)
     error.fill(0)
@@ -292,6 +309,11 @@ def run_classes(dev: DeviceGraph, source: int, want_parents: bool, *, deferred: 
         raise RuntimeError(f"frontier classes: a row longer than its class allows (bounds "
                            f"{bounds}); the result is incomplete")
     return dist, parent
+
+
+def _classes_module(defines: tuple) -> Any:
+    return kernels.load_module(CLASSES_FILE, defines={**dict(defines),
+                                                      "MG_BFS_BLOCK": CLASS_BLOCK})
 
 
 @functools.lru_cache(maxsize=8)
