@@ -19,7 +19,8 @@ What runs here, and what NetworkX users get back:
   ``bfs_layers``, ``descendants_at_distance``, ``single_source_shortest_path_length``):
   distances come from :func:`morphgpu.bfs.bfs`; the order NetworkX defines (a FIFO queue,
   neighbours in adjacency order, the first parent to reach a vertex) is rebuilt from them
-  level by level with NumPy, so results are NetworkX's, element for element and in order.
+  level by level with NumPy (:mod:`morphgpu.bfs.order`), so results are NetworkX's,
+  element for element and in order.
 - ``minimum_spanning_edges`` / ``minimum_spanning_tree`` and their ``maximum_`` twins:
   :func:`morphgpu.mst.boruvka` over the edges in ``G.edges()`` order, so ties are broken
   as NetworkX's Kruskal breaks them (by weight, then edge order); edges come out in
@@ -156,33 +157,9 @@ def _distances(mg: MorphGraph, sources: list[int], reverse: bool) -> np.ndarray:
 def _fifo_levels(indptr: np.ndarray, indices: np.ndarray, dist: np.ndarray,
                  first: np.ndarray, depth_limit: float) -> Iterator[tuple[np.ndarray,
                                                                          np.ndarray]]:
-    """Yield (vertices, parents) per level after the first, in NetworkX's FIFO order.
+    from .bfs.order import fifo_levels  # noqa: PLC0415
 
-    Level d + 1 lists, in the order a FIFO queue meets them, the vertices at distance
-    d + 1: scan the level-d vertices in their order, each one's row in adjacency order,
-    and keep a target's first appearance; the vertex whose row held it is its parent.
-    """
-    frontier = first
-    depth = 0
-    while frontier.size and depth < depth_limit:
-        starts = indptr[frontier]
-        counts = indptr[frontier + 1] - starts
-        total = int(counts.sum())
-        if total == 0:
-            return
-        run_start = np.cumsum(counts) - counts
-        positions = np.repeat(starts - run_start, counts) + np.arange(total, dtype=np.int64)
-        targets = indices[positions]
-        keep = dist[targets] == depth + 1
-        targets = targets[keep]
-        if targets.size == 0:
-            return
-        owners = np.repeat(frontier, counts)[keep]
-        _, first_seen = np.unique(targets, return_index=True)
-        first_seen.sort()
-        frontier = targets[first_seen]
-        yield frontier, owners[first_seen]
-        depth += 1
+    return fifo_levels(indptr, indices, dist, first, depth_limit)
 
 
 def _graph_arg(args: tuple, kwargs: dict, name: str = "G") -> Any:
