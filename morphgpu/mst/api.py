@@ -19,6 +19,12 @@ input is a ValueError (SciPy silently sorts it somewhere).
 Undirected CSRGraphs (``directed=False``: every edge stored both ways with one weight)
 let the paths consider only the entries (u, v) with u < v, half the work; the result is
 the same, because the twin (v, u) has a larger position and so always loses the tie.
+
+Which code runs on a machine without a GPU: ``minimum_spanning_tree(..., device="auto")``
+calls SciPy's own (compiled Kruskal; the same edges, as above), which is faster than our
+NumPy rounds; ``device="cpu"`` runs our NumPy Borůvka, the CPU twin of the GPU kernel that
+the tests compare it with. :func:`boruvka` always runs our Borůvka (its result reports
+rounds and edge positions, which SciPy does not give).
 """
 
 from __future__ import annotations
@@ -225,6 +231,22 @@ def _solve(graph: Any, symmetric: bool | None, device: str, what: str) -> tuple[
     return _solve_cpu(prep, what)
 
 
+def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
+    """SciPy's Kruskal on the graph as this module reads it (same checks, same result type)."""
+    import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
+
+    prep = _prepare(csgraph, None, "boruvka")
+    weights = backend.to_host(prep.weights)
+    _check_no_nan(weights, "boruvka")
+    n = prep.n
+    matrix = sp.csr_matrix((weights.astype(np.float64), backend.to_host(prep.indices),
+                            backend.to_host(prep.indptr)), shape=(n, n))
+    tree = scipy_csgraph.minimum_spanning_tree(matrix)
+    if isinstance(csgraph, sp.spmatrix):
+        return sp.csr_matrix(tree)
+    return sp.csr_array(tree)
+
+
 def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) -> MSTResult:
     """Minimum spanning forest of an undirected weighted graph by Borůvka's algorithm.
 
@@ -245,10 +267,13 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     disconnected), with stored zeros eliminated as SciPy does (see the module notes).
     The result's type follows SciPy: ``csr_matrix`` for a ``spmatrix`` input,
     ``csr_array`` for a sparse array, a dense array or a CSRGraph; CuPy inputs give a
-    ``cupyx.scipy.sparse.csr_matrix``. ``overwrite`` is accepted for compatibility and
-    ignored: the input is never modified.
+    ``cupyx.scipy.sparse.csr_matrix``. ``device="auto"`` without a GPU calls SciPy's
+    function (faster than our NumPy rounds, which ``device="cpu"`` runs). ``overwrite`` is
+    accepted for compatibility and ignored: the input is never modified.
     """
     del overwrite
+    if device == "auto" and backend.resolve_device(device, who="mst.boruvka") == "cpu":
+        return _scipy_minimum_spanning_tree(csgraph)
     result, n_zero_weight = _solve(csgraph, None, device, "boruvka")
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)
