@@ -1,0 +1,134 @@
+"""Triangle users' conventions, against the ``triangle`` package on its own sample files:
+switch strings, ``.area`` limits, vertex attributes and markers, the files' index base."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import triangle
+
+from morphgpu import backend, cli, dmr
+from morphgpu.dmr import triangle_io
+from morphgpu.dmr.check import check_mesh
+
+DATA = Path(os.path.dirname(triangle.__file__)) / "data"
+no_gpu = pytest.mark.skipif(backend.gpu_available(), reason="checks what auto does without a GPU")
+
+
+def _same(ours: dict, theirs: dict) -> None:
+    assert sorted(ours) == sorted(theirs)
+    for key in theirs:
+        np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
+
+
+def _areas(mesh: dict) -> np.ndarray:
+    p = np.asarray(mesh["vertices"])[np.asarray(mesh["triangles"])]
+    return 0.5 * np.abs((p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1])
+                        - (p[:, 2, 0] - p[:, 0, 0]) * (p[:, 1, 1] - p[:, 0, 1]))
+
+
+@pytest.mark.parametrize(("name", "opts"), [
+    ("A", "pq30a0.01"), ("box", "pq25"), ("double_hex2", "pq30a0.05"),
+    ("spiral", "q"), ("dots", "cq20a0.01"), ("la", "pq28.5"),
+])
+def test_parse_switches(name, opts):
+    sw = dmr.parse_switches(opts)
+    assert ("q" in opts) == (sw.min_angle is not None)
+    if opts in ("q",):
+        assert sw.min_angle == 20.0  # Triangle's default angle
+    assert dmr.parse_switches("-" + opts).flags == sw.flags
+    with pytest.raises(ValueError, match="unknown switch"):
+        dmr.parse_switches(opts + "!")
+
+
+@no_gpu
+@pytest.mark.parametrize(("name", "opts"), [
+    ("A", "pq30a0.01"), ("box", "pq25"), ("double_hex2", "pq30a0.05"),
+    ("spiral", "q"), ("dots", "q20a0.01"), ("bbox.1", "rpq30a"), ("bbox.1", "ra"),
+])
+def test_switch_strings_on_auto_are_triangles_result(name, opts):
+    tri = triangle.load(str(DATA), name)
+    _same(dmr.triangulate(tri, opts), triangle.triangulate(tri, opts))
+
+
+@pytest.mark.parametrize(("name", "opts", "angle", "area"), [
+    ("A", "pq30a0.01", 30, 0.01), ("la", "pq25", 25, None),
+    ("double_hex2", "pq30a0.05", 30, 0.05), ("spiral", "q", 20, None),
+])
+def test_switch_strings_on_our_cpu_path(name, opts, angle, area):
+    tri = triangle.load(str(DATA), name)
+    out = dmr.triangulate(tri, opts, device="cpu")
+    reference = triangle.triangulate(tri, opts.replace("q", "Q").replace("Q", "", 1)
+                                     .replace("a", "").rstrip("0123456789.") or "Q")
+    verdict = check_mesh(out, {**tri, **reference} if "p" in opts else reference,
+                         min_angle=angle, max_area=area)
+    assert verdict["ok"], verdict["problems"][:3]
+    n = len(tri["vertices"])
+    np.testing.assert_array_equal(out["vertices"][:n], tri["vertices"])  # input first
+
+
+def test_only_triangle_switches_are_refused_off_auto():
+    tri = triangle.load(str(DATA), "box")
+    with pytest.raises(ValueError, match="Triangle"):
+        dmr.triangulate(tri, "pq30D", device="cpu")
+
+
+@no_gpu
+def test_area_file_limits_are_read_and_applied(tmp_path):
+    ours = triangle_io.read(DATA / "bbox.1.node")
+    theirs = triangle.load(str(DATA), "bbox.1")
+    _same(ours, theirs)
+    limits = ours["triangle_max_area"].ravel()
+    # refine() applies them (through Triangle), the same as triangle -rpq30a
+    _same(dmr.refine(ours), dict(triangle.triangulate(theirs, "rpq30anQ")))
+    out = dmr.refine(ours)
+    free = dmr.refine({k: v for k, v in ours.items() if k != "triangle_max_area"})
+    assert (limits > 0).any() and len(out["triangles"]) > len(free["triangles"])
+    assert _areas(out).min() <= limits[limits > 0].min()
+    with pytest.raises(ValueError, match="per-triangle"):
+        dmr.refine(ours, device="cpu")
+    # the command line too, and it says where the limits came from
+    assert cli.main(["refine", str(DATA / "bbox.1.node"), "--json"]) == 0
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_vertex_attributes_and_markers_come_back(device):
+    tri = triangle.load(str(DATA), "A")
+    # a linear attribute: every refinement must interpolate it exactly
+    v = tri["vertices"]
+    tri["vertex_attributes"] = (2 * v[:, 0] - 3 * v[:, 1] + 1).reshape(-1, 1)
+    tri["vertex_markers"] = np.arange(len(v), dtype=np.int32).reshape(-1, 1) + 7
+    out = dmr.triangulate(tri, "pq30a0.01", device=device)
+    w = out["vertices"]
+    np.testing.assert_allclose(out["vertex_attributes"].ravel(), 2 * w[:, 0] - 3 * w[:, 1] + 1,
+                               atol=1e-9)
+    n = len(v)
+    np.testing.assert_array_equal(out["vertex_markers"].ravel()[:n], np.arange(n) + 7)
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_output_files_keep_the_inputs_base(tmp_path, device, capsys):
+    stem = tmp_path / "out"
+    rc = cli.main(["refine", str(DATA / "box.1.node"), "--device", device,
+                   "--output", str(stem), "--json"])
+    assert rc == 0
+    assert triangle_io.first_index(DATA / "box.1.node") == 1
+    assert triangle_io.first_index(stem.with_suffix(".node")) == 1
+    # triangle.load reads what we wrote as the same mesh our reader does
+    ours = triangle_io.read(stem.with_suffix(".node"))
+    theirs = triangle.load(str(tmp_path), "out")
+    np.testing.assert_array_equal(ours["triangles"], theirs["triangles"])
+    np.testing.assert_array_equal(ours["vertices"], theirs["vertices"])
+    first_line = [ln for ln in stem.with_suffix(".ele").read_text().splitlines()][1]
+    assert first_line.split()[0] == "1"
+
+
+def test_switches_on_the_command_line(tmp_path):
+    stem = tmp_path / "A"
+    assert cli.main(["refine", str(DATA / "A.poly"), "--switches", "pq30a0.01",
+                     "--output", str(stem), "--json"]) == 0
+    written = triangle_io.read(stem.with_suffix(".node"))
+    assert written["vertex_attributes"].shape[1] == 1  # attributes kept in the .node file
