@@ -48,6 +48,12 @@ def _scipy_matrix(host: CSRGraph) -> Any:
     return sp.csr_matrix((np.ones(host.indices.size), host.indices, host.indptr), shape=(n, n))
 
 
+def _scipy_sparse(graph: Any) -> bool:
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    return bool(sp.issparse(graph))
+
+
 def _delegate_to_scipy(device: str, side: str, g: CSRGraph) -> bool:
     """device="auto" on a machine without a GPU, and a graph SciPy's int32 ids can hold."""
     return device == "auto" and side == "cpu" and g.n_vertices < 2**31 and g.n_edges < 2**31
@@ -155,6 +161,16 @@ def breadth_first_order(
     (GPU, or ``device="cpu"``) finds the distances and the order is rebuilt from them
     (:mod:`morphgpu.bfs.order`); ``device="auto"`` without a GPU calls SciPy itself.
     """
+    if device == "auto" and _scipy_sparse(csgraph) and not backend.gpu_available():
+        # SciPy's own input: its own call, nothing converted (the fast path of auto).
+        import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
+
+        shape = csgraph.shape
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise ValueError(f"graph: a square matrix is needed, got shape {shape}")
+        i_start = _check_source(i_start, shape[0], "i_start")
+        return scipy_csgraph.breadth_first_order(csgraph, i_start, directed=directed,
+                                                 return_predecessors=return_predecessors)
     g = _as_graph(csgraph)
     home = g.side
     i_start = _check_source(i_start, g.n_vertices, "i_start")

@@ -100,8 +100,11 @@ def distances_from_fifo(order: np.ndarray, predecessors: np.ndarray, n: int) -> 
     parent_pos = np.zeros(order.size, dtype=np.int64)
     parent_pos[1:] = pos[predecessors[order[1:]]]
     ends = [1]
-    while ends[-1] < order.size:
-        ends.append(int(np.searchsorted(parent_pos, ends[-1], side="left")))
+    search = parent_pos.searchsorted  # the bound method: a level costs about a microsecond
+    end, total = 1, order.size
+    while end < total:
+        end = int(search(end))
+        ends.append(end)
     sizes = np.diff(np.asarray([0, *ends]))
     dist[order] = np.repeat(np.arange(sizes.size, dtype=np.int32), sizes)
     return dist
