@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
             source, min_angle=args.min_angle, max_area=args.max_area, device=args.device,
             progress=on_round,
         )
+    progress.close()
     result: dict[str, Any] = {"input": str(args.file), **stats}
     if source.get("triangle_max_area") is not None:
         result["area_limits"] = f"per triangle, from {Path(args.file).with_suffix('.area')}"

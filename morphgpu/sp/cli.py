@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
                        fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
                        progress=progress)
+    progress.close()
     side = result.stats["device"]
     out = {"input": source, "status": result.status, "reason": result.reason,
            "device": backend.device_name(side), **result.stats}
