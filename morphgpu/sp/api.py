@@ -3,9 +3,10 @@ search, on the GPU or the CPU, and never answers "SAT" without verifying the ass
 against the original formula clause by clause.
 
 Phases, in the same order on both sides (engines in cpu.py and gpu.py):
+
 1. build the factor graph (merge duplicate literals, drop tautologies, see factor.py);
 2. unit propagation of the input;
-3. repeat: SP sweeps until max |Δeta| < epsilon → biases → if the surveys are trivial
+3. repeat: SP sweeps until ``max |Δeta| < epsilon`` → biases → if the surveys are trivial
    (mean max(W+, W-) < trivial_threshold) stop, else fix the most biased ``fix_fraction``
    of the free variables → unit propagation (a contradiction stops the loop);
 4. local search on the formula with the fixed variables frozen; if that gives up (or SP
@@ -92,7 +93,7 @@ def solve(
     ``damping`` keeps that share of the old survey in each synchronous sweep: undamped
     sweeps oscillate at a few thousand variables near the threshold; at 1M variables on an
     H200, 0.3 converged in fewer sweeps than 0.5 (about 2200 against 4200 over a solve).
-    ``stall_sweeps``: a decimation round whose max |Δeta| has set no new low (by 10%) in
+    ``stall_sweeps``: a decimation round whose ``max |Δeta|`` has set no new low (by 10%) in
     that many sweeps stops before ``max_iterations`` as not converged (0, the default:
     never; at 150 it cut a K=3 ratio 4.2 1M round at 304 sweeps on an H200 that converged
     when left to run, so it is an option for runs past the threshold, not a default).
