@@ -215,12 +215,17 @@ def first_index(path: str | Path) -> int:
 
 
 def read(path: str | Path) -> dict[str, Any]:
-    """``FILE.poly``, ``FILE.node`` (with ``FILE.ele`` and ``FILE.neigh`` when present);
-    with triangles, ``FILE.area`` beside them gives ``triangle_max_area``."""
+    """``FILE.poly``, ``FILE.node`` (with ``FILE.ele`` when present; a ``.poly`` whose
+    vertices are in the ``.node`` takes the ``.ele`` too, as Triangle's ``-rp`` and
+    ``triangle.load`` do); with triangles, ``FILE.area`` gives ``triangle_max_area``."""
     path = Path(path)
     if path.suffix == ".poly":
-        return read_poly(path)
-    if path.suffix == ".ele":
+        out = read_poly(path)
+        ele = path.with_suffix(".ele")
+        if not ele.exists() or _header(_Lines(path), "the .poly header", 4)[0] != 0:
+            return out
+        out.update(_read_ele(ele, first_index(path), len(out["vertices"])))
+    elif path.suffix == ".ele":
         out = read_ele(path)
     elif path.suffix != ".node":
         raise ValueError(f"{path}: expected a .poly, .node or .ele file")
