@@ -41,11 +41,14 @@ def _as_graph(graph: Any) -> CSRGraph:
 
 
 def _scipy_matrix(host: CSRGraph) -> Any:
-    """The graph's structure as a SciPy CSR matrix (float64 ones: what SciPy converts to)."""
+    """The graph's structure as a SciPy CSR matrix. SciPy's traversals read only indptr and
+    indices; the data is a read-only broadcast 1.0 (float64, what SciPy converts to), so
+    no array of the edges' size is written."""
     import scipy.sparse as sp  # noqa: PLC0415
 
     n = host.n_vertices
-    return sp.csr_matrix((np.ones(host.indices.size), host.indices, host.indptr), shape=(n, n))
+    ones = np.broadcast_to(np.float64(1.0), (host.indices.size,))
+    return sp.csr_matrix((ones, host.indices, host.indptr), shape=(n, n))
 
 
 def _scipy_sparse(graph: Any) -> bool:
