@@ -130,3 +130,13 @@ def test_solver_takes_a_morphgpu_cnf_and_declared_variables():
     assert s.nof_vars() == 4 and s.solve() is True and len(s.get_model()) == 4
     with pytest.raises(ValueError, match="literal 0"):
         s.add_clause([1, 0])
+
+
+def test_solve_takes_lists_and_pysat_formulas():
+    clauses = [[1, -2], [2, 3], [-1, -3]]
+    for formula in (clauses, PySATCNF(from_clauses=clauses)):
+        r = sp.solve(formula, device="cpu", seed=0)
+        assert r.status == "SAT" and _satisfied(clauses, [i + 1 if v else -(i + 1)
+                                                          for i, v in enumerate(r.assignment)])
+    with pytest.raises(ValueError, match="list of clauses"):
+        sp.solve(42, device="cpu")

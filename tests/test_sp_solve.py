@@ -149,8 +149,11 @@ def test_bad_arguments(kwargs):
 
 
 def test_solve_rejects_a_non_cnf():
+    # lists of clauses and PySAT formulas are accepted (tests/test_sat_conventions.py)
     with pytest.raises(ValueError, match="CNF"):
-        sp.solve([[1, 2]])
+        sp.solve(42)
+    with pytest.raises(ValueError, match="not a file name"):
+        sp.solve("formula.cnf")
 
 
 def test_local_search_budget_shrinks_when_sp_fails(device):

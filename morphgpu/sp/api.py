@@ -80,6 +80,9 @@ def solve(
 ) -> SolveResult:
     """Find a satisfying assignment of ``cnf`` with survey propagation and local search.
 
+    ``cnf``: a :class:`~morphgpu.sp.CNF`, a list of clauses (DIMACS literals) or a PySAT
+    ``CNF``.
+
     Returns ``SolveResult(status="SAT", assignment=...)`` only with an assignment that
     satisfies every clause; ``status="UNSAT"`` only with a proof the solver can see (an
     empty clause, or unit propagation of the input meeting a contradiction); otherwise
@@ -99,7 +102,9 @@ def solve(
     when left to run, so it is an option for runs past the threshold, not a default).
     """
     if not isinstance(cnf, CNF):
-        raise ValueError(f"solve: cnf must be a morphgpu.sp.CNF, got {type(cnf).__name__}")
+        from .solver import as_cnf  # noqa: PLC0415  (lists of clauses, a PySAT CNF)
+
+        cnf = as_cnf(cnf)
     if not (epsilon > 0):
         raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
     if not (0 < fix_fraction <= 1):

@@ -39,9 +39,22 @@ def _clauses_of(formula: Any) -> tuple[list[list[int]], int]:
             clauses = clauses()
         return [_clause(c) for c in clauses], int(getattr(formula, "nv", 0) or 0)
     if isinstance(formula, (str, bytes)):
-        raise ValueError("Solver: give clauses, not a file name (read it with "
+        raise ValueError("give clauses, not a file name (read it with "
                          "morphgpu.sp.read_dimacs or pysat.formula.CNF(from_file=...))")
     return [_clause(c) for c in formula], 0
+
+
+def as_cnf(formula: Any) -> CNF:
+    """A :class:`~morphgpu.sp.CNF` from a list of clauses, a PySAT ``CNF`` or a CNF."""
+    if isinstance(formula, CNF):
+        return formula
+    try:
+        clauses, declared = _clauses_of(formula)
+    except TypeError:
+        raise ValueError(f"cnf: expected a morphgpu.sp.CNF, a PySAT CNF or a list of clauses, "
+                         f"got {type(formula).__name__}") from None
+    used = max((abs(x) for c in clauses for x in c), default=0)
+    return CNF.from_clauses(clauses, n_vars=max(used, declared))
 
 
 def _clause(clause: Iterable[Any]) -> list[int]:
