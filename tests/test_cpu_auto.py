@@ -92,3 +92,40 @@ def test_bfs_auto_on_a_grid_and_a_kronecker_graph():
         ours = bfs(g, source, device="cpu")
         np.testing.assert_array_equal(auto.distances, ours.distances)
         graph500_check(g.indptr, g.indices, source, auto.distances, auto.predecessors)
+
+
+@no_gpu
+@settings(max_examples=80, deadline=None)
+@given(case=graphs(), floats=st.booleans(), symmetric=st.booleans())
+def test_boruvka_auto_equals_our_cpu_path(case, floats, symmetric):
+    from morphgpu.mst import boruvka  # noqa: PLC0415
+
+    g, _ = case
+    if floats:
+        g = g.with_weights(np.asarray(g.weights, dtype=np.float64) / 7.0)
+    if symmetric:
+        g = g.symmetrized()
+    auto = boruvka(g, device="auto")
+    ours = boruvka(g, device="cpu")
+    assert auto.device == "cpu" and ours.method == "boruvka"
+    assert auto.method == ("scipy-kruskal" if g.n_edges else "boruvka")
+    for name in ("src", "dst", "weights", "edge_ids"):
+        np.testing.assert_array_equal(getattr(auto, name), getattr(ours, name), err_msg=name)
+        assert getattr(auto, name).dtype == getattr(ours, name).dtype, name
+    assert auto.total_weight == ours.total_weight and type(auto.total_weight) is type(
+        ours.total_weight)
+    assert auto.n_components == ours.n_components
+
+
+@no_gpu
+def test_boruvka_auto_with_wide_integer_weights():
+    from morphgpu.mst import boruvka  # noqa: PLC0415
+
+    rng = np.random.default_rng(4)
+    g = generators.gnm(300, 2000, seed=2, device="cpu")
+    w = rng.integers(-2**40, 2**40, g.n_edges) // 3 * 3  # ties too
+    # every entry its own edge (directed storage: the twins' weights differ)
+    g = CSRGraph.from_arrays(g.indptr, g.indices, w, directed=True)
+    auto, ours = boruvka(g, device="auto"), boruvka(g, device="cpu")
+    np.testing.assert_array_equal(auto.edge_ids, ours.edge_ids)
+    assert auto.total_weight == ours.total_weight

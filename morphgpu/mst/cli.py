@@ -85,6 +85,7 @@ def _summary(label: str, graph: CSRGraph, result: MSTResult, seconds: float) -> 
         "forest_edges": result.n_edges,
         "components": result.n_components,
         "total_weight": result.total_weight,
+        "method": result.method,
         "rounds": result.n_rounds,
         "seconds": seconds,
         "medges_per_s": graph.n_edges / seconds / 1e6 if seconds > 0 else 0.0,
@@ -97,10 +98,11 @@ def _run(args: argparse.Namespace) -> int:
         graph, used = _with_weights(graph_formats.read(args.file, args.format), args.weights)
         side = backend.resolve_device(args.device, who="morphgpu mst")
         g = graph.to(side)
-        progress.stage(f"Borůvka on {graph.n_vertices} vertices, {graph.n_edges} entries "
-                       f"({side})")
+        progress.stage(f"spanning forest of {graph.n_vertices} vertices, {graph.n_edges} "
+                       f"entries ({side})")
         t0 = time.perf_counter()
-        result = boruvka(g, device=side)
+        # --device auto keeps auto's choice (SciPy's Kruskal on a machine without a GPU)
+        result = boruvka(g, device=args.device if args.device == "auto" else side)
         backend.synchronize()
         seconds = time.perf_counter() - t0
         out = _summary(str(args.file), graph, result, seconds)
