@@ -152,3 +152,16 @@ def test_c_input_without_pycparser_names_the_extra(monkeypatch, capsys):
     assert cli.main(["pta", str(DATA / "pta" / "structs.c"), "--device", "cpu"]) == 1
     err = capsys.readouterr().err
     assert "morphgpu[c]" in err and "Traceback" not in err
+
+
+def test_package_ships_py_typed_and_entry_points():
+    import tomllib  # noqa: PLC0415
+
+    assert (REPO / "morphgpu" / "py.typed").exists()
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        project = tomllib.load(fh)
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["morphgpu"]
+    assert project["project"]["scripts"]["morphgpu"] == "morphgpu.cli:main"
+    assert any(dep.startswith("tqdm") for dep in project["project"]["dependencies"])
+    assert (REPO / "docs" / "conf.py").exists() and "docs" in project["project"][
+        "optional-dependencies"]
