@@ -15,8 +15,9 @@ one).
 
 What runs here, and what NetworkX users get back:
 
-- the BFS family (``bfs_edges``, ``bfs_tree``, ``bfs_predecessors``, ``bfs_successors``,
-  ``bfs_layers``, ``descendants_at_distance``, ``single_source_shortest_path_length``):
+- the BFS family (``bfs_edges``, ``generic_bfs_edges``, ``bfs_tree``,
+  ``bfs_predecessors``, ``bfs_successors``, ``bfs_layers``, ``descendants_at_distance``,
+  ``single_source_shortest_path_length``, ``single_target_shortest_path_length``):
   distances come from :func:`morphgpu.bfs.bfs`; the order NetworkX defines (a FIFO queue,
   neighbours in adjacency order, the first parent to reach a vertex) is rebuilt from them
   level by level with NumPy (:mod:`morphgpu.bfs.order`), so results are NetworkX's,
@@ -28,7 +29,8 @@ What runs here, and what NetworkX users get back:
   this way (with distinct weights every algorithm gives the same tree).
 
 Not run here (``can_run`` says why, and NetworkX runs its own code when asked to fall
-back): ``sort_neighbors``, multigraphs for the spanning-tree functions.
+back): ``sort_neighbors``, ``generic_bfs_edges``'s ``neighbors`` function, multigraphs for
+the spanning-tree functions.
 
 A converted graph keeps a reference to the NetworkX graph it came from (for node
 objects, attributes and the result graphs), plus CSR arrays built once per direction.
@@ -44,6 +46,7 @@ import numpy as np
 BACKEND_NAME = "morphgpu"
 
 _BFS_FUNCTIONS = (
+    "generic_bfs_edges",
     "bfs_edges",
     "bfs_tree",
     "bfs_predecessors",
@@ -51,6 +54,7 @@ _BFS_FUNCTIONS = (
     "bfs_layers",
     "descendants_at_distance",
     "single_source_shortest_path_length",
+    "single_target_shortest_path_length",
 )
 _MST_FUNCTIONS = (
     "minimum_spanning_edges",
@@ -253,22 +257,40 @@ def descendants_at_distance(G: MorphGraph, source: Any, distance: int) -> set:
     return set()
 
 
+def generic_bfs_edges(G: MorphGraph, source: Any, neighbors: Any = None,
+                      depth_limit: Any = None) -> Iterator[tuple[Any, Any]]:
+    yield from bfs_edges(G, source, depth_limit=depth_limit)  # neighbors=None: can_run
+
+
+def _path_lengths(G: MorphGraph, node: Any, cutoff: Any, reverse: bool) -> dict:
+    limit = np.inf if cutoff is None else cutoff
+    out = {node: 0}
+    s = G.index[node]
+    dist = _distances(G, [s], reverse=reverse)
+    indptr, indices = G.csr(reverse)
+    nodes = G.nodes
+    levels = _fifo_levels(indptr, indices, dist, np.array([s], dtype=np.int64), limit)
+    for depth, (level, _) in enumerate(levels, start=1):
+        out.update((nodes[i], depth) for i in level.tolist())
+    return out
+
+
 def single_source_shortest_path_length(G: MorphGraph, source: Any,
                                        cutoff: Any = None) -> dict:
     import networkx as nx  # noqa: PLC0415
 
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} is not in G")
-    limit = np.inf if cutoff is None else cutoff
-    out = {source: 0}
-    s = G.index[source]
-    dist = _distances(G, [s], reverse=False)
-    indptr, indices = G.csr(False)
-    nodes = G.nodes
-    levels = _fifo_levels(indptr, indices, dist, np.array([s], dtype=np.int64), limit)
-    for depth, (level, _) in enumerate(levels, start=1):
-        out.update((nodes[i], depth) for i in level.tolist())
-    return out
+    return _path_lengths(G, source, cutoff, reverse=False)
+
+
+def single_target_shortest_path_length(G: MorphGraph, target: Any,
+                                       cutoff: Any = None) -> dict:
+    import networkx as nx  # noqa: PLC0415
+
+    if target not in G:
+        raise nx.NodeNotFound(f"Target {target} is not in G")
+    return _path_lengths(G, target, cutoff, reverse=True)  # predecessors when directed
 
 
 # --------------------------------------------------------------------------- spanning trees
@@ -373,6 +395,9 @@ class BackendInterface:
     def can_run(name: str, args: tuple, kwargs: dict) -> bool | str:
         if name not in FUNCTIONS:
             return f"morphgpu does not implement {name}"
+        if name == "generic_bfs_edges":
+            neighbors = kwargs.get("neighbors", args[2] if len(args) > 2 else None)
+            return True if neighbors is None else "a neighbors function is not supported"
         if name in _BFS_FUNCTIONS:
             sort_neighbors = kwargs.get("sort_neighbors")
             if sort_neighbors is None and name in ("bfs_edges", "bfs_tree") and len(args) > 4:

@@ -179,6 +179,13 @@ def test_bfs_family_equal_networkx(name, G, source, on_device):
     assert list(ours.items()) == list(theirs.items())
     assert (nx.single_source_shortest_path_length(G, source, cutoff=2, **mg)
             == nx.single_source_shortest_path_length(G, source, cutoff=2))
+    ours = nx.single_target_shortest_path_length(G, source, **mg)
+    theirs = nx.single_target_shortest_path_length(G, source)
+    assert list(ours.items()) == list(theirs.items())
+    assert (nx.single_target_shortest_path_length(G, source, cutoff=1, **mg)
+            == nx.single_target_shortest_path_length(G, source, cutoff=1))
+    assert (list(nx.generic_bfs_edges(G, source, depth_limit=2, **mg))
+            == list(nx.generic_bfs_edges(G, source, depth_limit=2)))
     assert list(nx.bfs_layers(G, source, **mg)) == list(nx.bfs_layers(G, source))
     for d in (0, 1, 2, 50):
         assert (nx.descendants_at_distance(G, source, d, **mg)
@@ -216,6 +223,8 @@ def test_sort_neighbors_is_declined_with_a_reason():
         "bfs_edges", (G, 0), {"sort_neighbors": sorted})
     with pytest.raises(NotImplementedError):
         list(nx.bfs_edges(G, 0, sort_neighbors=sorted, backend="morphgpu"))
+    with pytest.raises(NotImplementedError):
+        list(nx.generic_bfs_edges(G, 0, neighbors=G.neighbors, backend="morphgpu"))
 
 
 # --------------------------------------------------------------------------- spanning trees
