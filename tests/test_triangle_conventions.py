@@ -72,8 +72,18 @@ def test_switch_strings_on_our_cpu_path(name, opts, angle, area):
 
 def test_only_triangle_switches_are_refused_off_auto():
     tri = triangle.load(str(DATA), "box")
-    with pytest.raises(ValueError, match="Triangle"):
-        dmr.triangulate(tri, "pq30D", device="cpu")
+    for opts in ("pq30D", "pq30e", "pq30A", "pq30j", "pq30O", "pq30o2"):
+        with pytest.raises(ValueError, match="Triangle"):
+            dmr.triangulate(tri, opts, device="cpu")
+    with pytest.raises(ValueError, match="not a number"):
+        dmr.parse_switches("pq3.0.1")
+
+
+@no_gpu
+@pytest.mark.parametrize("opts", ["pq30e", "pq30An", "pq30o2"])
+def test_triangle_only_switches_run_through_triangle_on_auto(opts):
+    tri = triangle.load(str(DATA), "A")
+    _same(dmr.triangulate(tri, opts), triangle.triangulate(tri, opts))
 
 
 @no_gpu

@@ -4,15 +4,15 @@ The switches that say *what* to build are read: ``p`` (the PSLG's segments and h
 ``r`` (refine the given triangles), ``c`` (convex hull), ``q[angle]`` (quality: smallest
 angle, 20° when no number is given, as in Triangle), ``a<area>`` (largest area) and bare
 ``a`` (per-triangle limits ``triangle_max_area`` with ``r``, regional limits with ``p``).
-Switches about output and verbosity (``z``, ``Q``, ``V``, ``n``, ``e``, ``A``, ``j`` and
-the others Triangle knows) are passed to Triangle when it runs and otherwise ignored (our
-output always has ``neighbors``, and indices start at 0 as the ``triangle`` package's do).
+Switches about verbosity and files (``z``, ``Q``, ``V``, ``n``, ``P``, ``N``, ``E``, ``I``,
+``B``, ``X``, ``l``) are passed to Triangle when it runs and otherwise ignored (our output
+always has ``neighbors``, and indices start at 0 as the ``triangle`` package's do).
 
 Which code runs: with ``device="auto"`` on a machine without a GPU, or for what only
 Triangle does (per-triangle and regional area limits, switches such as ``D``, ``Y``,
-``S``, ``o2``), the string goes to ``triangle.triangulate`` unchanged, so the result is
-Triangle's. Otherwise (``device="gpu"``, ``"cpu"``, or ``"auto"`` with a GPU) our
-refinement runs with the angle and area the switches give.
+``S``, ``o2``, ``e``, ``A``, ``j``, ``O``), the string goes to ``triangle.triangulate``
+unchanged, so the result is Triangle's. Otherwise (``device="gpu"``, ``"cpu"``, or
+``"auto"`` with a GPU) our refinement runs with the angle and area the switches give.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from . import api
 
 # What our refinement reads, what it can leave to the defaults, and what needs Triangle.
 _OURS = set("prcqaz")
-_IGNORED = set("QVnejAOPNEIXBl")  # output/verbosity choices, or checks without effect
-_TRIANGLE_ONLY = set("DYSiFsCuvgGkKLMRTW")  # conforming Delaunay, no Steiner points, ...
+_IGNORED = set("QVnPNEIXBl")  # verbosity, files not written, algorithm choices
+# conforming Delaunay, no Steiner points, edges/attributes/jettison/no-holes output, ...
+_TRIANGLE_ONLY = set("DYSiFsCuvgGkKLMRTWejAO")
 
 
 @dataclass
@@ -59,6 +60,11 @@ def parse_switches(opts: str) -> Switches:
             m = _NUMBER.match(text, i)
             number = m.group(0) if m else ""
             i = m.end() if m else i
+            if number:
+                try:
+                    float(number)
+                except ValueError:
+                    raise ValueError(f"switches {opts!r}: {ch}{number} is not a number") from None
             if ch == "q":
                 sw.min_angle = float(number) if number else 20.0
             elif ch == "a":
