@@ -169,3 +169,21 @@ def test_our_reader_equals_triangle_load_on_its_samples(name):
             np.testing.assert_array_equal(ours[key], rows)
             continue
         np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_new_vertices_on_segments_carry_the_segments_marker(device):
+    """Triangle's rule: a vertex inserted on a segment takes that segment's marker."""
+    tri = triangle.load(str(DATA), "double_hex2")
+    out = dmr.triangulate(tri, "pq30a0.002", device=device)
+    n = len(tri["vertices"])
+    markers = out["vertex_markers"].ravel()
+    on_segment: dict[int, set[int]] = {}
+    for (a, b), m in zip(out["segments"].tolist(), out["segment_markers"].ravel().tolist()):
+        for v in (a, b):
+            if v >= n:
+                on_segment.setdefault(v, set()).add(m)
+    assert len(on_segment) > 10
+    assert all(markers[v] in ms for v, ms in on_segment.items())
+    off = np.setdiff1d(np.arange(n, len(markers)), list(on_segment))
+    assert (markers[off] == 0).all()
