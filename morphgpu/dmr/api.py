@@ -219,8 +219,9 @@ def refine_with_stats(
         result = {k: backend.to_host(v) if backend.is_cupy_array(v) else v
                   for k, v in result.items()}
     if isinstance(mesh, dict) and mesh.get("vertex_attributes") is not None:
-        result["vertex_attributes"] = _carried_attributes(
+        attributes = _carried_attributes(
             mesh["vertex_attributes"], _src["vertices"], backend.to_host(result["vertices"]))
+        result["vertex_attributes"] = backend.to_side(attributes, out_side)  # type: ignore[arg-type]
     stats["output_seconds"] = time.perf_counter() - t2
     return result, stats
 
