@@ -58,9 +58,10 @@ def test_switch_strings_on_auto_are_triangles_result(name, opts):
     ("A", "pq30a0.01", 30, 0.01), ("la", "pq25", 25, None),
     ("double_hex2", "pq30a0.05", 30, 0.05), ("spiral", "q", 20, None),
 ])
-def test_switch_strings_on_our_cpu_path(name, opts, angle, area):
+def test_switch_strings_on_our_paths(name, opts, angle, area, device):
     tri = triangle.load(str(DATA), name)
-    out = dmr.triangulate(tri, opts, device="cpu")
+    out = dmr.triangulate(tri, opts, device=device)
+    out = {k: backend.to_host(v) for k, v in out.items()}
     reference = triangle.triangulate(tri, opts.replace("q", "Q").replace("Q", "", 1)
                                      .replace("a", "").rstrip("0123456789.") or "Q")
     verdict = check_mesh(out, {**tri, **reference} if "p" in opts else reference,
@@ -104,14 +105,18 @@ def test_area_file_limits_are_read_and_applied(tmp_path):
     assert cli.main(["refine", str(DATA / "bbox.1.node"), "--json"]) == 0
 
 
-@pytest.mark.parametrize("device", ["auto", "cpu"])
+OURS_AND_AUTO = ["auto", "cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+
+
+@pytest.mark.parametrize("device", OURS_AND_AUTO)
 def test_vertex_attributes_and_markers_come_back(device):
     tri = triangle.load(str(DATA), "A")
     # a linear attribute: every refinement must interpolate it exactly
     v = tri["vertices"]
     tri["vertex_attributes"] = (2 * v[:, 0] - 3 * v[:, 1] + 1).reshape(-1, 1)
     tri["vertex_markers"] = np.arange(len(v), dtype=np.int32).reshape(-1, 1) + 7
-    out = dmr.triangulate(tri, "pq30a0.01", device=device)
+    out = {k: backend.to_host(v) for k, v in
+           dmr.triangulate(tri, "pq30a0.01", device=device).items()}
     w = out["vertices"]
     np.testing.assert_allclose(out["vertex_attributes"].ravel(), 2 * w[:, 0] - 3 * w[:, 1] + 1,
                                atol=1e-9)
@@ -171,11 +176,12 @@ def test_our_reader_equals_triangle_load_on_its_samples(name):
         np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
 
 
-@pytest.mark.parametrize("device", ["auto", "cpu"])
+@pytest.mark.parametrize("device", OURS_AND_AUTO)
 def test_new_vertices_on_segments_carry_the_segments_marker(device):
     """Triangle's rule: a vertex inserted on a segment takes that segment's marker."""
     tri = triangle.load(str(DATA), "double_hex2")
-    out = dmr.triangulate(tri, "pq30a0.002", device=device)
+    out = {k: backend.to_host(v) for k, v in
+           dmr.triangulate(tri, "pq30a0.002", device=device).items()}
     n = len(tri["vertices"])
     markers = out["vertex_markers"].ravel()
     on_segment: dict[int, set[int]] = {}
