@@ -88,7 +88,7 @@ class Progress:
 
             self.bar = tqdm(desc=self.label, total=None, file=sys.stderr, delay=self.delay,
                             mininterval=self.interval, leave=False, dynamic_ncols=True,
-                            bar_format="{desc} [{elapsed}] {postfix}")
+                            bar_format="{desc} [{elapsed}]{postfix}")
         return self.bar
 
     def __call__(self, message: str) -> None:
