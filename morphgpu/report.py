@@ -106,7 +106,9 @@ class Progress:
         bar.set_postfix_str(name, refresh=True)
 
     def close(self) -> None:
+        """Erase the line (so the command's output starts on a clean one) and stop."""
         if self.bar is not None:
+            self.bar.clear()  # close() alone skips erasing a line drawn only by refresh()
             self.bar.close()
             self.bar = None
 
