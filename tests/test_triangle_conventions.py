@@ -193,3 +193,12 @@ def test_new_vertices_on_segments_carry_the_segments_marker(device):
     assert all(markers[v] in ms for v, ms in on_segment.items())
     off = np.setdiff1d(np.arange(n, len(markers)), list(on_segment))
     assert (markers[off] == 0).all()
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_check_on_the_command_line_follows_the_switches(device, capsys):
+    import json  # noqa: PLC0415
+
+    assert cli.main(["refine", str(DATA / "A.poly"), "--switches", "pq25a0.01", "--check",
+                     "--device", device, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] is True

@@ -54,8 +54,12 @@ def run(args: argparse.Namespace) -> int:
     if source.get("triangle_max_area") is not None:
         result["area_limits"] = f"per triangle, from {Path(args.file).with_suffix('.area')}"
     if args.check:
+        angle, area = args.min_angle, args.max_area
+        if args.switches is not None:  # check what the switches asked for
+            sw = switches.parse_switches(args.switches)
+            angle, area = sw.min_angle, sw.max_area
         _, triangulated = api.prepare(source)
-        verdict = check_mesh(out, triangulated, min_angle=args.min_angle, max_area=args.max_area)
+        verdict = check_mesh(out, triangulated, min_angle=angle, max_area=area)
         result["valid"] = verdict["ok"]
         result["problems"] = verdict["problems"][:5]
     if args.output:
