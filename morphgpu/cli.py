@@ -65,6 +65,13 @@ def info() -> dict[str, Any]:
         }
     else:
         out["gpu"] = f"none ({backend.gpu_unavailable_reason()})"
+    # What device="auto" runs here (device="cpu" always runs our NumPy paths).
+    out["auto_runs"] = "the GPU" if backend.gpu_available() else {
+        "bfs": "SciPy's breadth_first_order",
+        "mst": "SciPy's minimum_spanning_tree (Kruskal)",
+        "refine": "Triangle",
+        "sat, pta": "morphgpu's NumPy path",
+    }
     out["algorithms"] = [w for w in WINGS if _wing_cli(w) is not None]
     return out
 

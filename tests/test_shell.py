@@ -31,7 +31,10 @@ def test_python_dash_m_runs_the_command():
     proc = _morphgpu("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("morphgpu ")
     proc = _morphgpu("info", "--json")
-    assert proc.returncode == 0 and "numpy" in json.loads(proc.stdout)
+    info = json.loads(proc.stdout)
+    assert proc.returncode == 0 and "numpy" in info
+    if info["gpu"].startswith("none"):  # says what device="auto" runs without a GPU
+        assert info["auto_runs"]["refine"] == "Triangle"
 
 
 def test_a_closed_pipe_ends_quietly():
