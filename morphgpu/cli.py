@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import platform
 import sys
 import time
@@ -64,6 +65,13 @@ def info() -> dict[str, Any]:
         }
     else:
         out["gpu"] = f"none ({backend.gpu_unavailable_reason()})"
+    # What device="auto" runs here (device="cpu" always runs our NumPy paths).
+    out["auto_runs"] = "the GPU" if backend.gpu_available() else {
+        "bfs": "SciPy's breadth_first_order",
+        "mst": "SciPy's minimum_spanning_tree (Kruskal)",
+        "refine": "Triangle",
+        "sat, pta": "morphgpu's NumPy path",
+    }
     out["algorithms"] = [w for w in WINGS if _wing_cli(w) is not None]
     return out
 
@@ -132,6 +140,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; a closed stdout (``morphgpu ... | head``) ends it quietly."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away: say nothing, and keep Python from reporting the failed
+        # flush at exit (the recipe in Python's signal module documentation).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell tool killed by the pipe reports
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -215,7 +215,7 @@ def apply(graph: Any, perm: Any) -> CSRGraph:
 
 
 def mean_edge_span(graph: Any) -> float:
-    """Mean |u - v| over the edges: small when neighbours have nearby ids."""
+    """Mean ``|u - v|`` over the edges: small when neighbours have nearby ids."""
     g = CSRGraph.coerce(graph)
     if g.n_edges == 0:
         return 0.0

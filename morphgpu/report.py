@@ -1,15 +1,15 @@
 """What the command line prints: a human summary or one JSON document, and progress lines.
 
 Wings' command-line modules build a plain dict of results and hand it to :func:`emit`;
-long runs call a :class:`Progress` once per round. Progress goes to stderr so ``--json``
-output on stdout stays parseable.
+long runs call a :class:`Progress` (tqdm, on stderr, only when stderr is a terminal) once
+per round or phase, so ``--json`` output on stdout stays parseable and logs stay clean.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -57,23 +57,63 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def progress_wanted(requested: bool = True) -> bool:
+    """Progress is drawn on stderr when it is a terminal (and not for ``--json``).
+
+    ``MORPHGPU_PROGRESS=1`` forces it on (tests, logs that want it), ``=0`` off.
+    """
+    forced = os.environ.get("MORPHGPU_PROGRESS", "")
+    if forced in ("0", "1"):
+        return requested and forced == "1"
+    return requested and sys.stderr.isatty()
+
+
 class Progress:
-    """Prints at most one line every ``interval`` seconds, and only after ``delay``."""
+    """One tqdm status line on stderr for a command: ``progress("round 3: ...")`` or
+    ``progress.stage("reading the graph")`` update it; nothing is drawn when stderr is not
+    a terminal, and the line appears only after ``delay`` seconds (short runs stay quiet).
+    """
 
     def __init__(self, label: str, *, enabled: bool = True, delay: float = 1.0,
-                 interval: float = 1.0) -> None:
+                 interval: float = 0.5) -> None:
         self.label = label
-        self.enabled = enabled
-        self.start = time.perf_counter()
-        self.delay = delay
+        self.enabled = progress_wanted(enabled)
+        self.delay = 0.0 if os.environ.get("MORPHGPU_PROGRESS") == "1" else delay
         self.interval = interval
-        self.last = 0.0
+        self.bar: Any = None
+
+    def _bar(self) -> Any:
+        if self.bar is None:
+            from tqdm import tqdm  # noqa: PLC0415
+
+            self.bar = tqdm(desc=self.label, total=None, file=sys.stderr, delay=self.delay,
+                            mininterval=self.interval, leave=False, dynamic_ncols=True,
+                            bar_format="{desc} [{elapsed}]{postfix}")
+        return self.bar
 
     def __call__(self, message: str) -> None:
         if not self.enabled:
             return
-        now = time.perf_counter()
-        if now - self.start < self.delay or now - self.last < self.interval:
+        bar = self._bar()
+        bar.set_postfix_str(message, refresh=False)
+        bar.update(1)
+
+    def stage(self, name: str) -> None:
+        """A new phase of a command (reading, solving, checking): shown at once."""
+        if not self.enabled:
             return
-        self.last = now
-        print(f"[{self.label} {now - self.start:7.1f}s] {message}", file=sys.stderr, flush=True)
+        bar = self._bar()
+        bar.set_postfix_str(name, refresh=True)
+
+    def close(self) -> None:
+        """Erase the line (so the command's output starts on a clean one) and stop."""
+        if self.bar is not None:
+            self.bar.clear()  # close() alone skips erasing a line drawn only by refresh()
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -12,7 +12,7 @@ def test_sat_random_json(capsys, device):
     rc = cli.main(["sat", "--random", "300", "--ratio", "3.5", "--seed", "1",
                    "--device", device, "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert rc == 0 and out["status"] == "SAT" and out["n_vars"] == 300
+    assert rc == 10 and out["status"] == "SAT" and out["n_vars"] == 300 and out["seed"] == 1
 
 
 def test_sat_file_writes_a_verified_assignment(tmp_path, capsys):
@@ -21,7 +21,7 @@ def test_sat_file_writes_a_verified_assignment(tmp_path, capsys):
     sp.write_dimacs(f, path)
     out_path = tmp_path / "model.txt"
     rc = cli.main(["sat", str(path), "--device", "cpu", "--output", str(out_path)])
-    assert rc == 0 and "SAT" in capsys.readouterr().out
+    assert rc == 10 and "s SATISFIABLE" in capsys.readouterr().out
     lits = [int(x) for line in out_path.read_text().splitlines() for x in line.split()[1:]]
     assert lits[-1] == 0
     assignment = [lit > 0 for lit in lits[:-1]]
@@ -42,11 +42,12 @@ def test_sat_needs_exactly_one_input(capsys):
     assert "FILE.cnf or --random" in capsys.readouterr().err
 
 
-def test_unsat_input_exits_nonzero(tmp_path, capsys):
+def test_unsat_input_exits_20(tmp_path, capsys):
     path = tmp_path / "unsat.cnf"
     path.write_text("p cnf 1 2\n1 0\n-1 0\n")
-    assert cli.main(["sat", str(path), "--device", "cpu"]) == 10
-    assert "contradiction" in capsys.readouterr().out
+    assert cli.main(["sat", str(path), "--device", "cpu"]) == 20
+    out = capsys.readouterr().out
+    assert "contradiction" in out and "s UNSATISFIABLE" in out
 
 
 def test_demo_cpu_is_valid():

@@ -24,7 +24,9 @@ def complete_solver_says_sat(clauses: list[list[int]]) -> bool:
 
 
 def check(result: sp.SolveResult, clauses: list[list[int]], n_vars: int) -> None:
-    assert result.status in ("SAT", "UNKNOWN")
+    assert result.status in ("SAT", "UNSAT", "UNKNOWN")
+    if result.status == "UNSAT":
+        assert not complete_solver_says_sat(clauses), "UNSAT claimed for a satisfiable formula"
     if result.status == "SAT":
         assert result.assignment is not None and result.assignment.shape == (n_vars,)
         assert satisfies(clauses, result.assignment), "SAT with a wrong assignment"
@@ -89,7 +91,7 @@ def test_edge_cases(device):
     assert r.status == "SAT" and r.assignment.shape == (0,)
     # An empty clause: unsatisfiable, said so.
     r = sp.solve(CNF.from_clauses([[1, 2], []], n_vars=2), device=device)
-    assert r.status == "UNKNOWN" and "empty clause" in r.reason
+    assert r.status == "UNSAT" and "empty clause" in r.reason
     # Tautologies only, duplicate literals, unit clauses forcing values.
     clauses = [[1, -1], [2, 2, 2], [-3], [3, 4, -4], [-2, 5, 5, 3], [6, -7, 6]]
     r = sp.solve(CNF.from_clauses(clauses, n_vars=9), device=device, seed=2)
@@ -98,7 +100,7 @@ def test_edge_cases(device):
     assert r.stats["tautologies_dropped"] == 2
     # Contradictory units.
     r = sp.solve(CNF.from_clauses([[1], [-1, 2], [-2]], n_vars=2), device=device)
-    assert r.status == "UNKNOWN" and "contradiction" in r.reason
+    assert r.status == "UNSAT" and "contradiction" in r.reason
 
 
 small_formulas = st.integers(1, 10).flatmap(
@@ -121,7 +123,7 @@ def test_any_small_formula(device, case, seed):
     result = sp.solve(f, device=device, seed=seed, local_search_rounds=200)
     check(result, clauses, n)
     if not complete_solver_says_sat(clauses):
-        assert result.status == "UNKNOWN"
+        assert result.status in ("UNKNOWN", "UNSAT")
 
 
 def test_stats_and_phases(device):
@@ -147,8 +149,11 @@ def test_bad_arguments(kwargs):
 
 
 def test_solve_rejects_a_non_cnf():
+    # lists of clauses and PySAT formulas are accepted (tests/test_sat_conventions.py)
     with pytest.raises(ValueError, match="CNF"):
-        sp.solve([[1, 2]])
+        sp.solve(42)
+    with pytest.raises(ValueError, match="not a file name"):
+        sp.solve("formula.cnf")
 
 
 def test_local_search_budget_shrinks_when_sp_fails(device):

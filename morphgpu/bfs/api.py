@@ -1,4 +1,11 @@
-"""The door of the BFS wing: argument checks, device choice, and results on the caller's side."""
+"""The door of the BFS wing: argument checks, device choice, and results on the caller's side.
+
+Which code runs on a machine without a GPU. ``device="auto"`` there runs SciPy's
+breadth-first search (``scipy.sparse.csgraph.breadth_first_order``, compiled), which is
+faster than our NumPy levels; distances come from its FIFO order (``order.py``).
+``device="cpu"`` runs our NumPy path, the CPU twin of the GPU kernels that the tests
+compare them with. An explicitly named ``variant`` also runs our path.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import numpy as np
 from .. import backend
 from ..csr import CSRGraph
 from ..dynamic_graph import DynamicGraph
-from . import cpu, variants
+from . import cpu, order, variants
 
 SCIPY_NO_PREDECESSOR = -9999  # what scipy.sparse.csgraph writes for "no predecessor"
 
@@ -37,6 +44,42 @@ def _as_graph(graph: Any) -> CSRGraph:
         return CSRGraph.coerce(graph)
     except TypeError as exc:
         raise ValueError(f"graph: {exc}") from exc
+
+
+def _scipy_matrix(host: CSRGraph) -> Any:
+    """The graph's structure as a SciPy CSR matrix. SciPy's traversals read only indptr and
+    indices; the data is a read-only broadcast 1.0 (float64, what SciPy converts to), so
+    no array of the edges' size is written."""
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    n = host.n_vertices
+    ones = np.broadcast_to(np.float64(1.0), (host.indices.size,))
+    return sp.csr_matrix((ones, host.indices, host.indptr), shape=(n, n))
+
+
+def _scipy_sparse(graph: Any) -> bool:
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    return bool(sp.issparse(graph))
+
+
+def _delegate_to_scipy(device: str, side: str, g: CSRGraph) -> bool:
+    """device="auto" on a machine without a GPU, and a graph SciPy's int32 ids can hold."""
+    return device == "auto" and side == "cpu" and g.n_vertices < 2**31 and g.n_edges < 2**31
+
+
+def _scipy_bfs(host: CSRGraph, source: int) -> tuple[np.ndarray, np.ndarray]:
+    """(distances, parents with the root its own parent and -1 unreached) by SciPy."""
+    import scipy.sparse.csgraph as csgraph  # noqa: PLC0415
+
+    n = host.n_vertices
+    node_order, pred = csgraph.breadth_first_order(_scipy_matrix(host), source, directed=True,
+                                                   return_predecessors=True)
+    dist = order.distances_from_fifo(node_order, pred, n)
+    parent = pred.astype(host.indices.dtype if host.indices.dtype.kind == "i" else np.int64)
+    parent[dist < 0] = -1
+    parent[source] = source
+    return dist, parent
 
 
 def _check_source(source: Any, n: int, name: str) -> int:
@@ -73,6 +116,8 @@ def bfs(
     this graph. When only insertions happened since, its labels are repaired from the
     inserted edges (decrease-only) instead of searching again; the result is the same as a
     fresh search's (distances equal; parents valid). Otherwise a fresh search runs.
+    ``device="auto"`` without a GPU runs SciPy's search (``variant="scipy"``) on CSR
+    inputs, faster than our NumPy path, which ``device="cpu"`` runs.
     """
     if isinstance(graph, DynamicGraph):
         return _bfs_dynamic(graph, source, variant, device, predecessors, previous)
@@ -83,7 +128,13 @@ def bfs(
     chosen = variants.check(variant)
     side = backend.resolve_device(device, who="morphgpu.bfs")
     home = g.side
-    if side == "gpu":
+    if chosen.name == "auto" and _delegate_to_scipy(device, side, g):
+        host = g.to("cpu")
+        dist, parent = _scipy_bfs(host, source)
+        reached_edges = int(np.diff(host.indptr)[dist >= 0].sum())
+        top = int(dist.max())
+        name = "scipy"
+    elif side == "gpu":
         from . import gpu  # noqa: PLC0415  (CuPy only where the GPU runs)
 
         with backend.gpu_memory_guard(f"bfs on {g.n_vertices} vertices, {g.n_edges} edges"):
@@ -205,25 +256,52 @@ def breadth_first_order(
     *,
     device: str = "auto",
 ) -> Any:
-    """``scipy.sparse.csgraph.breadth_first_order`` with the same arguments and results.
+    """``scipy.sparse.csgraph.breadth_first_order``: same arguments, same arrays, same order.
 
-    Returns ``node_array`` (int32, the reached vertices in breadth-first order: by distance,
-    ties by vertex id) and, if ``return_predecessors``, ``predecessors`` (int32, -9999 for
-    the source and unreached vertices). ``directed=False`` follows edges both ways. A valid
-    BFS tree may pick a different parent than SciPy where several are one level up.
+    Returns ``node_array`` (int32, the reached vertices in SciPy's order: a FIFO queue
+    that scans each vertex's CSR row in stored order; with ``directed=False`` the row,
+    then the vertex's in-edges by source) and, if ``return_predecessors``,
+    ``predecessors`` (int32, the vertex whose row reached each vertex first, -9999 for the
+    source and unreached vertices), equal to SciPy's element for element. Our search
+    (GPU, or ``device="cpu"``) finds the distances and the order is rebuilt from them
+    (:mod:`morphgpu.bfs.order`); ``device="auto"`` without a GPU calls SciPy itself.
     """
+    if device == "auto" and _scipy_sparse(csgraph) and not backend.gpu_available():
+        # SciPy's own input: its own call, nothing converted (the fast path of auto).
+        import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
+
+        shape = csgraph.shape
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise ValueError(f"graph: a square matrix is needed, got shape {shape}")
+        i_start = _check_source(i_start, shape[0], "i_start")
+        return scipy_csgraph.breadth_first_order(csgraph, i_start, directed=directed,
+                                                 return_predecessors=return_predecessors)
     g = _as_graph(csgraph)
     home = g.side
     i_start = _check_source(i_start, g.n_vertices, "i_start")
+    side = backend.resolve_device(device, who="morphgpu.bfs")
+    n = g.n_vertices
+    if _delegate_to_scipy(device, side, g):
+        import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
+
+        res = scipy_csgraph.breadth_first_order(
+            _scipy_matrix(g.to("cpu")), i_start, directed=directed,
+            return_predecessors=return_predecessors)
+        if not return_predecessors:
+            return backend.to_side(res.astype(np.int32, copy=False), home)  # type: ignore[arg-type]
+        node_order, pred = (r.astype(np.int32, copy=False) for r in res)
+        return backend.to_side(node_order, home), backend.to_side(pred, home)  # type: ignore[arg-type]
+    host = g.to("cpu")
+    indptr, indices = host.indptr, host.indices
     if not directed:
-        g = g.symmetrized(merge_duplicates="first")
-    result = bfs(g, i_start, device=device, predecessors=return_predecessors)
-    dist = backend.to_host(result.distances)
-    reached = np.flatnonzero(dist >= 0)
-    order = reached[np.argsort(dist[reached], kind="stable")].astype(np.int32)
+        indptr, indices = order.undirected_rows(indptr, indices, n)
+    scan = CSRGraph.from_arrays(indptr, indices, n_vertices=n, directed=True, validate=False)
+    result = bfs(scan.to(side), i_start, device=side)
+    dist = backend.to_host(result.distances).astype(np.int64)
+    node_order, parent = order.fifo_order(indptr, indices, dist, i_start)
+    node_order = node_order.astype(np.int32)
     if not return_predecessors:
-        return backend.to_side(order, home)  # type: ignore[arg-type]
-    pred = backend.to_host(result.predecessors).astype(np.int32)
-    pred[dist < 0] = SCIPY_NO_PREDECESSOR
-    pred[i_start] = SCIPY_NO_PREDECESSOR
-    return backend.to_side(order, home), backend.to_side(pred, home)  # type: ignore[arg-type]
+        return backend.to_side(node_order, home)  # type: ignore[arg-type]
+    pred = parent.astype(np.int32)
+    pred[pred < 0] = SCIPY_NO_PREDECESSOR
+    return backend.to_side(node_order, home), backend.to_side(pred, home)  # type: ignore[arg-type]

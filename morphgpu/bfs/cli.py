@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, generators, graph_io, report
+from .. import backend, generators, graph_formats, report
 from . import updates, variants
 from .api import bfs
 from .validate import BFSValidationError, graph500_check
@@ -32,15 +32,27 @@ def _summary(result: Any, seconds: float, label: str, valid: bool | None) -> dic
 
 
 def _run(args: argparse.Namespace) -> int:
-    graph = graph_io.read_graph(args.file)
+    with report.Progress("bfs", enabled=not args.json) as progress:
+        return _search(args, progress)
+
+
+def _search(args: argparse.Namespace, progress: report.Progress) -> int:
+    progress.stage(f"reading {args.file}")
+    graph = graph_formats.read(args.file, args.format)
     side = backend.resolve_device(args.device, who="morphgpu bfs")
     g = graph.to(side)
+    progress.stage(f"searching from {args.source} ({graph.n_vertices} vertices, "
+                   f"{graph.n_edges} edges, {side})")
     t0 = time.perf_counter()
-    result = bfs(g, args.source, variant=args.variant, device=side, predecessors=args.check)
+    # --device auto keeps auto's choice (SciPy on a machine without a GPU)
+    result = bfs(g, args.source, variant=args.variant,
+                 device=args.device if args.device == "auto" else side,
+                 predecessors=args.check)
     backend.synchronize()
     seconds = time.perf_counter() - t0
     valid = None
     if args.check:
+        progress.stage("Graph500 checks")
         host = graph.to("cpu")
         try:
             graph500_check(host.indptr, host.indices, args.source,
@@ -54,13 +66,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         np.save(args.output, backend.to_host(result.distances))
         out["distances_file"] = str(args.output)
+    progress.close()
     report.emit(out, as_json=args.json, title="morphgpu bfs")
     return 0 if valid is not False else 1
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("bfs", help="breadth-first search from one source")
-    p.add_argument("file", help="graph file (any format morphgpu.graph_io reads)")
+    p.add_argument("file", help="graph file (any format morphgpu.graph_io reads, METIS "
+                                "and SNAP edge lists too; see --format)")
+    graph_formats.add_format_option(p)
     p.add_argument("--source", type=int, required=True, help="source vertex (0-based)")
     p.add_argument("--variant", default="auto",
                    choices=["auto", *variants.names()], help="strategy (default: auto)")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, graph_io, report
+from .. import backend, graph_formats, report
 from ..dynamic_graph import DynamicGraph
 from .api import bfs
 
@@ -173,7 +173,7 @@ def _row(batch: Batch | None, result: Any, counts: dict[str, int], update_s: flo
 
 
 def _run(args: argparse.Namespace) -> int:
-    graph = graph_io.read_graph(args.graph)
+    graph = graph_formats.read(args.graph, args.format)
     side = backend.resolve_device(args.device, who="morphgpu dyn")
     batches = read_updates(args.updates, base=args.base, n_vertices=graph.n_vertices)
     dg = DynamicGraph.from_csr(graph, device=side)
@@ -202,7 +202,9 @@ def register(subparsers: Any) -> None:
         "dyn", help="apply batches of edge changes to a graph, BFS after each",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("graph", help="graph file (any format morphgpu.graph_io reads)")
+    p.add_argument("graph", help="graph file (any format morphgpu.graph_io reads, METIS "
+                   "or SNAP)")
+    graph_formats.add_format_option(p)
     p.add_argument("updates", help="updates file: '[TIME] + U V [WEIGHT]' / '[TIME] - U V'")
     p.add_argument("--source", type=int, required=True, help="BFS source (0-based)")
     p.add_argument("--base", type=int, default=0, choices=[0, 1],

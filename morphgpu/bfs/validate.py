@@ -7,7 +7,7 @@ undirected graph is a directed one with every edge both ways):
    other reached vertex's parent is reached with a distance one smaller (so no cycles);
 2. tree edges join levels that differ by exactly one (the same distance test);
 3. every edge (u, v) out of a reached u spans at most one level: dist[v] <= dist[u] + 1
-   (for an undirected graph this is |dist[u] - dist[v]| <= 1);
+   (for an undirected graph this is ``|dist[u] - dist[v]| <= 1``);
 4. the result spans the source's component: every edge out of a reached vertex ends at a
    reached vertex, and unreached vertices have distance -1 and parent -1;
 5. each parent is joined to its child by a real edge of the graph.

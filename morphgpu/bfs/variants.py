@@ -12,6 +12,7 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 :func:`check_class_bounds`) and the names of Merrill's culling options (:func:`cull_mask`).
 
 ``auto`` on the GPU, from graph statistics (no traversal needed):
+
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
   frontiers) -> ``persistent``: the level loop lives in one kernel, small frontiers run
   inside one block without grid barriers, wide ones across the grid;
@@ -22,6 +23,7 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   measured 80 GTEPS against 45 for Enterprise's one-way gamma switch (H200);
 - otherwise (directed) ``merge-path``: the edge-balanced top-down expand, the fastest
   top-down variant measured on Kronecker scale 21 (21 GTEPS against 11-14 for the others).
+
 On the CPU every variant maps to the NumPy BFS with the direction rule it implies; ``auto``
 runs SciPy's sequential BFS with levels recovered from its order on deep, narrow graphs
 (NumPy's per-level overhead dominates there) and the direction-switching NumPy BFS else.

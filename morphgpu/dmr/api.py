@@ -3,6 +3,16 @@
 Inputs are Triangle-style dicts (``vertices`` plus optional ``triangles``, ``segments``,
 ``holes``, markers). A PSLG without triangles is first triangulated (constrained Delaunay)
 by the ``triangle`` package; the refinement itself is ours, on the GPU or the CPU.
+
+Which code runs on a machine without a GPU: ``device="auto"`` there hands the whole
+refinement to Triangle (``triangle.triangulate`` with ``-rpq<angle>a<area>``), which is
+faster than our NumPy rounds; ``device="cpu"`` runs our NumPy path, the CPU twin of the
+GPU kernels that the tests compare them with. Per-triangle area limits
+(``triangle_max_area``, Triangle's ``.area`` files with ``-r -a``) always run through
+Triangle, under ``device="auto"``; our paths refuse them rather than ignore them.
+Vertex attributes (``vertex_attributes``) come back for every output vertex: Triangle
+interpolates them itself; on our paths input vertices keep theirs and new vertices get
+linear interpolation over the input vertices (exact for linear data).
 """
 
 from __future__ import annotations
@@ -174,6 +184,14 @@ def refine_with_stats(
     if max_area is not None and not float(max_area) > 0:
         raise ValueError(f"max_area: must be positive, got {max_area}")
     side = backend.resolve_device(device, who="morphgpu.dmr.refine")
+    per_triangle = mesh.get("triangle_max_area") if isinstance(mesh, dict) else None
+    if per_triangle is not None and device != "auto":
+        raise ValueError(
+            "mesh['triangle_max_area']: per-triangle area limits (Triangle's -r -a, .area "
+            f"files) run through Triangle, with device='auto' (got device={device!r})")
+    if (device == "auto" and (side == "cpu" or per_triangle is not None)
+            and float(min_angle) <= TERMINATION_ANGLE):
+        return refine_by_triangle(mesh, min_angle=float(min_angle), max_area=max_area)
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
     ours, _src = prepare(mesh, side)
@@ -200,8 +218,85 @@ def refine_with_stats(
     else:
         result = {k: backend.to_host(v) if backend.is_cupy_array(v) else v
                   for k, v in result.items()}
+    if isinstance(mesh, dict) and mesh.get("vertex_attributes") is not None:
+        attributes = _carried_attributes(
+            mesh["vertex_attributes"], _src["vertices"], backend.to_host(result["vertices"]))
+        result["vertex_attributes"] = backend.to_side(attributes, out_side)  # type: ignore[arg-type]
     stats["output_seconds"] = time.perf_counter() - t2
     return result, stats
+
+
+def area_switch(max_area: float) -> str:
+    """Triangle's ``a`` switch for a fixed area: plain decimals (Triangle reads no exponent)."""
+    return "a" + np.format_float_positional(float(max_area), trim="-")
+
+
+def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
+                       max_area: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`refine_with_stats` by Triangle (``-rpq<angle>a<area>``, with ``-a`` for
+    per-triangle limits), our input checks first; the output is Triangle's, host side."""
+    triangle = _triangle_module()
+    t0 = time.perf_counter()
+    src = _validated(mesh)
+    tin: dict[str, Any] = {"vertices": src["vertices"]}
+    for name, width in (("triangles", 3), ("segments", 2), ("segment_markers", 1),
+                        ("vertex_markers", 1)):
+        if name in src and len(src[name]):
+            tin[name] = src[name].astype(np.int32).reshape(-1, width)
+    for name in ("holes", "regions"):
+        if name in src and len(src[name]):
+            tin[name] = src[name]
+    for name, width in (("vertex_attributes", None), ("triangle_max_area", 1)):
+        if mesh.get(name) is not None:
+            arr = _host(mesh[name], name, np.float64, None)
+            tin[name] = arr.reshape(len(arr), -1) if width is None else arr.reshape(-1, 1)
+    has_triangles = "triangles" in tin
+    if "triangle_max_area" in tin and not has_triangles:
+        raise ValueError("mesh['triangle_max_area']: needs mesh['triangles'] (one limit each)")
+    if not has_triangles and _all_collinear(src["vertices"]):
+        raise ValueError("mesh: all vertices are collinear (or equal): there is no area to mesh")
+    opts = ("r" if has_triangles else "") + ("p" if "segments" in tin else "c")
+    opts += "q" + np.format_float_positional(min_angle, trim="-")
+    if max_area is not None:
+        opts += area_switch(max_area)
+    if "triangle_max_area" in tin or ("regions" in tin and not has_triangles):
+        opts += "a"
+    opts += "nQ"
+    try:
+        out = triangle.triangulate(tin, opts)
+    except RuntimeError as exc:
+        raise ValueError(f"mesh: Triangle could not refine the input ({exc})") from exc
+    if "triangles" not in out or len(out["triangles"]) == 0:
+        raise ValueError("mesh: the input has no area to mesh")
+    seconds = time.perf_counter() - t0
+    n_in = len(src.get("triangles", ()))
+    stats = {"engine": "triangle", "switches": opts, "device": "cpu (Triangle)",
+             "rounds": None, "total_seconds": seconds, "triangles_in": n_in,
+             "triangles_out": len(out["triangles"])}
+    return dict(out), stats
+
+
+def _carried_attributes(attrs: Any, src_vertices: np.ndarray, out_vertices: np.ndarray,
+                        ) -> np.ndarray:
+    """Input vertices keep their attributes; later vertices get linear interpolation over
+    the input vertices (nearest input vertex where a point falls outside their hull)."""
+    from scipy.interpolate import LinearNDInterpolator, NearestNDInterpolator  # noqa: PLC0415
+
+    a = _host(attrs, "vertex_attributes", np.float64, None)
+    a = a.reshape(len(a), -1)
+    n_in = len(a)
+    if n_in > len(src_vertices) or n_in > len(out_vertices):
+        raise ValueError("mesh['vertex_attributes']: one row per vertex expected")
+    new = out_vertices[n_in:]
+    out = np.empty((len(out_vertices), a.shape[1]))
+    out[:n_in] = a
+    if len(new):
+        values = LinearNDInterpolator(src_vertices[:n_in], a)(new)
+        missing = np.isnan(values).any(axis=1)
+        if missing.any():
+            values[missing] = NearestNDInterpolator(src_vertices[:n_in], a)(new[missing])
+        out[n_in:] = values
+    return out
 
 
 def refine(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import report
-from . import api, triangle_io
+from . import api, switches, triangle_io
 from .check import check_mesh
 
 
@@ -19,8 +19,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("file", help="FILE.poly, FILE.node (with FILE.ele if present) or FILE.ele")
     p.add_argument("--min-angle", type=float, default=30.0, help="degrees (default 30)")
     p.add_argument("--max-area", type=float, default=None, help="largest triangle area")
+    p.add_argument("-s", "--switches", metavar="SWITCHES",
+                   help="Triangle's switch string instead of --min-angle/--max-area, "
+                        "e.g. pq30a0.01 or rpq30a (see morphgpu.dmr.switches)")
     report.add_device_and_json(p)
-    p.add_argument("--output", help="write STEM.node/.ele/.poly/.neigh")
+    p.add_argument("--output", help="write STEM.node/.ele/.poly/.neigh, numbered from the "
+                                    "input's first index (0 or 1), as Triangle does")
     p.add_argument("--plot", help="write a picture of the refined mesh (PNG)")
     p.add_argument("--check", action="store_true", help="verify the output independently")
     p.set_defaults(run=run)
@@ -28,24 +32,38 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     source = triangle_io.read(args.file)
+    base = triangle_io.first_index(args.file)
     progress = report.Progress("refine", enabled=not args.json)
 
     def on_round(r: dict) -> None:
         progress(f"round {r['round']}: {r['bad']} bad, {r['refined']} refined so far, "
                  f"{r['triangles']} triangles")
 
-    out, stats = api.refine_with_stats(
-        source, min_angle=args.min_angle, max_area=args.max_area, device=args.device,
-        progress=on_round,
-    )
+    if args.switches is not None:
+        t0 = time.perf_counter()
+        out = switches.triangulate(source, args.switches, device=args.device)
+        stats = {"switches": args.switches, "total_seconds": time.perf_counter() - t0,
+                 "triangles_out": len(out["triangles"])}
+    else:
+        out, stats = api.refine_with_stats(
+            source, min_angle=args.min_angle, max_area=args.max_area, device=args.device,
+            progress=on_round,
+        )
+    progress.close()
     result: dict[str, Any] = {"input": str(args.file), **stats}
+    if source.get("triangle_max_area") is not None:
+        result["area_limits"] = f"per triangle, from {Path(args.file).with_suffix('.area')}"
     if args.check:
+        angle, area = args.min_angle, args.max_area
+        if args.switches is not None:  # check what the switches asked for
+            sw = switches.parse_switches(args.switches)
+            angle, area = sw.min_angle, sw.max_area
         _, triangulated = api.prepare(source)
-        verdict = check_mesh(out, triangulated, min_angle=args.min_angle, max_area=args.max_area)
+        verdict = check_mesh(out, triangulated, min_angle=angle, max_area=area)
         result["valid"] = verdict["ok"]
         result["problems"] = verdict["problems"][:5]
     if args.output:
-        result["written"] = [str(p) for p in triangle_io.write(out, args.output)]
+        result["written"] = [str(p) for p in triangle_io.write(out, args.output, first=base)]
     if args.plot:
         result["plot"] = str(api_plot(out, args.plot))
     report.emit(result, as_json=args.json, title="morphgpu refine")

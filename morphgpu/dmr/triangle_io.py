@@ -2,7 +2,9 @@
 
 Files are read into the same dicts the ``triangle`` package uses (``vertices``,
 ``vertex_markers``, ``triangles``, ``segments``, ``segment_markers``, ``holes``,
-``regions``, ``neighbors``), with indices from 0 whatever the file's first index was.
+``regions``, ``neighbors``, ``vertex_attributes``, ``triangle_max_area`` from ``.area``),
+with indices from 0 whatever the file's first index was (:func:`first_index` tells it, and
+:func:`write` writes either base).
 Malformed files raise ValueError naming the file and the line.
 """
 
@@ -187,45 +189,90 @@ def read_neigh(path: str | Path) -> np.ndarray:
     return np.where(nbr >= 0, nbr - first, -1).astype(np.int32)
 
 
-def read(path: str | Path) -> dict[str, Any]:
-    """``FILE.poly``, ``FILE.node`` (with ``FILE.ele`` and ``FILE.neigh`` when present)."""
+def read_area(path: str | Path, n_triangles: int) -> np.ndarray:
+    """An ``.area`` file: one maximum area per triangle (-1: no limit), as (n, 1) floats."""
+    path = Path(path)
+    lines = _Lines(path)
+    n = _header(lines, "the .area header", 1)[0]
+    if n != n_triangles:
+        raise lines.error(f"lists {n} areas for {n_triangles} triangles")
+    rows = [lines.numbers(f"area {k + 1}", 2, "if") for k in range(n)]
+    return np.asarray([r[1] for r in rows], dtype=np.float64).reshape(-1, 1)
+
+
+def first_index(path: str | Path) -> int:
+    """The file's first vertex number, 0 or 1 (Triangle writes output in the input's base)."""
     path = Path(path)
     if path.suffix == ".poly":
-        return read_poly(path)
-    if path.suffix == ".ele":
-        return read_ele(path)
-    if path.suffix != ".node":
+        lines = _Lines(path)
+        if _header(lines, "the .poly header", 4)[0] == 0:
+            return first_index(path.with_suffix(".node"))
+    else:
+        lines = _Lines(path.with_suffix(".node"))
+        if _header(lines, "the .node header", 4)[0] == 0:
+            return 0
+    return 1 if lines.next("vertex 1")[0] == "1" else 0
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """``FILE.poly``, ``FILE.node`` (with ``FILE.ele`` when present; a ``.poly`` whose
+    vertices are in the ``.node`` takes the ``.ele`` too, as Triangle's ``-rp`` and
+    ``triangle.load`` do); with triangles, ``FILE.area`` gives ``triangle_max_area``."""
+    path = Path(path)
+    if path.suffix == ".poly":
+        out = read_poly(path)
+        ele = path.with_suffix(".ele")
+        if not ele.exists() or _header(_Lines(path), "the .poly header", 4)[0] != 0:
+            return out
+        out.update(_read_ele(ele, first_index(path), len(out["vertices"])))
+    elif path.suffix == ".ele":
+        out = read_ele(path)
+    elif path.suffix != ".node":
         raise ValueError(f"{path}: expected a .poly, .node or .ele file")
-    ele = path.with_suffix(".ele")
-    return read_ele(ele, path) if ele.exists() else read_node(path)
+    else:
+        ele = path.with_suffix(".ele")
+        if not ele.exists():
+            return read_node(path)
+        out = read_ele(ele, path)
+    area = path.with_suffix(".area")
+    if area.exists():
+        out["triangle_max_area"] = read_area(area, len(out["triangles"]))
+    return out
 
 
 def _write(path: Path, header: str, rows: list[str]) -> None:
     path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
 
 
-def write(mesh: dict[str, Any], stem: str | Path) -> list[Path]:
-    """Write ``stem.node``, ``stem.ele``, ``stem.poly`` (segments, holes) and ``stem.neigh``
-    for whatever the dict holds; indices from 0. Returns the paths written."""
+def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Path]:
+    """Write ``stem.node`` (with vertex attributes), ``stem.ele``, ``stem.poly`` (segments,
+    holes) and ``stem.neigh`` for whatever the dict holds, numbered from ``first`` (0 or
+    1: Triangle keeps its input's base). Returns the paths written."""
     stem = Path(stem)
     written = []
+    b = int(first)
     v = np.asarray(mesh["vertices"], dtype=np.float64)
     vm = mesh.get("vertex_markers")
     vm = None if vm is None else np.asarray(vm).ravel()
+    va = mesh.get("vertex_attributes")
+    va = np.zeros((len(v), 0)) if va is None else np.asarray(va, np.float64).reshape(len(v), -1)
     rows = [
-        f"{k} {x!r} {y!r}" + ("" if vm is None else f" {int(vm[k])}")
+        f"{k + b} {x!r} {y!r}" + "".join(f" {a!r}" for a in va[k].tolist())
+        + ("" if vm is None else f" {int(vm[k])}")
         for k, (x, y) in enumerate(v.tolist())
     ]
-    _write(stem.with_suffix(".node"), f"{len(v)} 2 0 {0 if vm is None else 1}", rows)
+    header = f"{len(v)} 2 {va.shape[1]} {0 if vm is None else 1}"
+    _write(stem.with_suffix(".node"), header, rows)
     written.append(stem.with_suffix(".node"))
     if mesh.get("triangles") is not None:
         tri = np.asarray(mesh["triangles"]).reshape(-1, 3)
-        rows = [f"{k} {a} {b} {c}" for k, (a, b, c) in enumerate(tri.tolist())]
+        rows = [f"{k + b} {p + b} {q + b} {r + b}" for k, (p, q, r) in enumerate(tri.tolist())]
         _write(stem.with_suffix(".ele"), f"{len(tri)} 3 0", rows)
         written.append(stem.with_suffix(".ele"))
     if mesh.get("neighbors") is not None:
         nbr = np.asarray(mesh["neighbors"]).reshape(-1, 3)
-        rows = [f"{k} {a} {b} {c}" for k, (a, b, c) in enumerate(nbr.tolist())]
+        rows = [f"{k + b} " + " ".join(str(t + b if t >= 0 else -1) for t in row)
+                for k, row in enumerate(nbr.tolist())]
         _write(stem.with_suffix(".neigh"), f"{len(nbr)} 3", rows)
         written.append(stem.with_suffix(".neigh"))
     if mesh.get("segments") is not None:
@@ -234,12 +281,12 @@ def write(mesh: dict[str, Any], stem: str | Path) -> list[Path]:
         sm = None if sm is None else np.asarray(sm).ravel()
         rows = ["0 2 0 0", f"{len(segs)} {0 if sm is None else 1}"]
         rows += [
-            f"{k} {a} {b}" + ("" if sm is None else f" {int(sm[k])}")
-            for k, (a, b) in enumerate(segs.tolist())
+            f"{k + b} {p + b} {q + b}" + ("" if sm is None else f" {int(sm[k])}")
+            for k, (p, q) in enumerate(segs.tolist())
         ]
         holes = np.asarray(mesh.get("holes", np.zeros((0, 2))), dtype=np.float64).reshape(-1, 2)
         rows.append(f"{len(holes)}")
-        rows += [f"{k} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
+        rows += [f"{k + b} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
         stem.with_suffix(".poly").write_text("\n".join(rows) + "\n")
         written.append(stem.with_suffix(".poly"))
     return written

@@ -19,6 +19,14 @@ input is a ValueError (SciPy silently sorts it somewhere).
 Undirected CSRGraphs (``directed=False``: every edge stored both ways with one weight)
 let the paths consider only the entries (u, v) with u < v, half the work; the result is
 the same, because the twin (v, u) has a larger position and so always loses the tie.
+
+Which code runs on a machine without a GPU: ``minimum_spanning_tree(..., device="auto")``
+calls SciPy's own (compiled Kruskal; the same edges, as above), which is faster than our
+NumPy rounds; ``device="cpu"`` runs our NumPy Borůvka, the CPU twin of the GPU kernel that
+the tests compare it with. :func:`boruvka` under ``auto`` without a GPU runs SciPy's
+Kruskal too, on keys that encode (weight rank, CSR position), so it returns the same
+forest with its edge positions (``n_rounds`` is 0 then); past 2**53 / (m + 1) distinct
+weights it runs our NumPy rounds.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ class MSTResult:
     n_rounds: int
     n_vertices: int
     device: str
+    method: str = "boruvka"  # or "scipy-kruskal" (device="auto" without a GPU)
 
     @property
     def n_edges(self) -> int:
@@ -222,7 +231,94 @@ def _solve(graph: Any, symmetric: bool | None, device: str, what: str) -> tuple[
     prep = _prepare(graph, symmetric, what)
     if run_side == "gpu":
         return _solve_gpu(prep, what)
+    if device == "auto":
+        solved = _solve_scipy(prep, what)
+        if solved is not None:
+            return solved
     return _solve_cpu(prep, what)
+
+
+# SciPy's keys must order (weight, CSR position) exactly in float64: key * (m + 1) + pos.
+_SCIPY_EXACT = 2**53
+
+
+def _solve_scipy(prep: _Prepared, what: str) -> tuple[MSTResult, int] | None:
+    """The forest by SciPy's Kruskal (``device="auto"`` without a GPU), or None where its
+    float64 keys could not hold (weight order, position) exactly (then our NumPy path runs).
+
+    Each entry's key is its weight's rank times (m + 1) plus its position + 1: unique and
+    positive, ordered as this module orders edges, so SciPy picks the same forest and the
+    tree's values name the positions (stored zeros and ties cannot get lost).
+    """
+    import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
+
+    indptr = backend.to_host(prep.indptr).astype(np.int64, copy=False)
+    indices = backend.to_host(prep.indices)
+    weights = backend.to_host(prep.weights)
+    _check_no_nan(weights, what)
+    n, m = prep.n, int(indices.size)
+    if m == 0:
+        return None
+    if weights.dtype.kind in "iub":
+        low = int(weights.min())
+        span = int(weights.max()) - low + 1
+        if span * (m + 1) < _SCIPY_EXACT:
+            rank = weights.astype(np.int64) - low  # no sort needed
+        else:
+            rank = np.unique(weights, return_inverse=True)[1].ravel()
+    else:
+        rank = np.unique(weights, return_inverse=True)[1].ravel()
+    if (int(rank.max()) + 1) * (m + 1) >= _SCIPY_EXACT:
+        return None
+    keys = rank.astype(np.float64) * (m + 1) + np.arange(1, m + 1, dtype=np.float64)
+    tree = scipy_csgraph.minimum_spanning_tree(
+        sp.csr_matrix((keys, indices, indptr), shape=(n, n)))
+    positions = np.sort(np.fmod(tree.data, m + 1).astype(np.int64) - 1)
+    src = np.searchsorted(indptr[1:], positions, side="right")
+    dst = indices[positions].astype(np.int64, copy=False)
+    w = weights[positions]
+    if w.dtype.kind in "iub":
+        total: int | float = int(w.sum(dtype=np.int64)) if w.size else 0
+    else:
+        total = float(w.sum(dtype=np.float64)) if w.size else 0.0
+    out = prep.side
+    result = MSTResult(
+        src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
+        dst=backend.to_side(dst, out),  # type: ignore[arg-type]
+        weights=backend.to_side(w, out),  # type: ignore[arg-type]
+        edge_ids=backend.to_side(positions, out),  # type: ignore[arg-type]
+        total_weight=total,
+        n_components=n - int(positions.size),
+        n_rounds=0,  # SciPy's Kruskal has no rounds
+        n_vertices=n,
+        device="cpu",
+        method="scipy-kruskal",
+    )
+    return result, int(np.count_nonzero(w == 0))
+
+
+def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
+    """SciPy's Kruskal on the graph as this module reads it (same checks, same result type)."""
+    import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
+
+    if sp.issparse(csgraph) and csgraph.ndim == 2 and csgraph.shape[0] == csgraph.shape[1]:
+        # SciPy's own input: its own call on it (duplicates summed and stored zeros kept,
+        # as here), after the one check SciPy lacks.
+        data = csgraph.data
+        if data.dtype.kind not in "biuf":
+            raise ValueError(f"boruvka: weights must be real numbers, got dtype {data.dtype}")
+        _check_no_nan(data, "boruvka")
+        return scipy_csgraph.minimum_spanning_tree(csgraph)
+    prep = _prepare(csgraph, None, "boruvka")
+    weights = backend.to_host(prep.weights)
+    _check_no_nan(weights, "boruvka")
+    n = prep.n
+    matrix = sp.csr_matrix((weights.astype(np.float64), backend.to_host(prep.indices),
+                            backend.to_host(prep.indptr)), shape=(n, n))
+    tree = scipy_csgraph.minimum_spanning_tree(matrix)
+    if isinstance(csgraph, sp.spmatrix):
+        return sp.csr_matrix(tree)
+    return sp.csr_array(tree)
 
 
 def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) -> MSTResult:
@@ -245,10 +341,13 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     disconnected), with stored zeros eliminated as SciPy does (see the module notes).
     The result's type follows SciPy: ``csr_matrix`` for a ``spmatrix`` input,
     ``csr_array`` for a sparse array, a dense array or a CSRGraph; CuPy inputs give a
-    ``cupyx.scipy.sparse.csr_matrix``. ``overwrite`` is accepted for compatibility and
-    ignored: the input is never modified.
+    ``cupyx.scipy.sparse.csr_matrix``. ``device="auto"`` without a GPU calls SciPy's
+    function (faster than our NumPy rounds, which ``device="cpu"`` runs). ``overwrite`` is
+    accepted for compatibility and ignored: the input is never modified.
     """
     del overwrite
+    if device == "auto" and backend.resolve_device(device, who="mst.boruvka") == "cpu":
+        return _scipy_minimum_spanning_tree(csgraph)
     result, n_zero_weight = _solve(csgraph, None, device, "boruvka")
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)

@@ -4,25 +4,58 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse.csgraph as csgraph
 
-from .. import backend, generators, graph_io, report
+from .. import backend, generators, graph_formats, report
 from ..csr import CSRGraph
 from .api import MSTResult, boruvka
 from .ecl_weights import ecl_weights
 
+WEIGHT_RULES = {
+    "file": "the file's weights",
+    "ecl": "ECL-MST's rule 1+(i*k) mod n",
+    "unit": "unit weights",
+}
 
-def _with_weights(graph: CSRGraph, rule: str) -> CSRGraph:
-    # Unit weights make every spanning tree minimal, so a file without weights gets
-    # ECL-MST's rule unless asked otherwise.
+
+def _with_weights(graph: CSRGraph, rule: str) -> tuple[CSRGraph, str]:
+    """The graph with the weights ``rule`` asks for, and which rule ran ("file", "ecl",
+    "unit"). Unit weights make every spanning tree minimal, so under ``auto`` a file
+    without weights gets ECL-MST's rule."""
     if rule == "ecl" or (rule == "auto" and graph.weights is None):
-        return ecl_weights(graph)
+        return ecl_weights(graph), "ecl"
     if rule == "unit":
-        return graph.with_weights(graph.xp.ones(graph.n_edges, dtype=np.int32))
-    return graph
+        return graph.with_weights(graph.xp.ones(graph.n_edges, dtype=np.int32)), "unit"
+    return graph, "file"
+
+
+def _weights_said(used: str, asked: str) -> str:
+    said = WEIGHT_RULES[used]
+    if asked == "auto":
+        said += " (auto: the file has weights)" if used == "file" else \
+            " (auto: the file has no weights)"
+    return said
+
+
+def write_forest(result: MSTResult, path: str) -> str:
+    """The forest's edges with their weights: ``.npy`` a 3 x k array (rows src, dst,
+    weight; int64 for integer weights, else float64), ``.txt``/``.tsv``/``.csv``/``.el``
+    one ``src dst weight`` line per edge. Returns the path written."""
+    src, dst, w = (backend.to_host(a) for a in (result.src, result.dst, result.weights))
+    suffix = Path(path).suffix.lower()
+    if suffix in (".txt", ".tsv", ".csv", ".el"):
+        sep = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else " ")
+        fmt = "%d" if w.dtype.kind in "iub" else "%.17g"
+        np.savetxt(path, np.column_stack([src, dst, w]).astype(object),
+                   fmt=["%d", "%d", fmt], delimiter=sep)
+        return path
+    dtype = np.int64 if w.dtype.kind in "iub" else np.float64
+    np.save(path, np.stack([src.astype(dtype), dst.astype(dtype), w.astype(dtype)]))
+    return path if suffix == ".npy" else path + ".npy"
 
 
 def scipy_reference(graph: CSRGraph) -> tuple[float, int]:
@@ -52,6 +85,7 @@ def _summary(label: str, graph: CSRGraph, result: MSTResult, seconds: float) -> 
         "forest_edges": result.n_edges,
         "components": result.n_components,
         "total_weight": result.total_weight,
+        "method": result.method,
         "rounds": result.n_rounds,
         "seconds": seconds,
         "medges_per_s": graph.n_edges / seconds / 1e6 if seconds > 0 else 0.0,
@@ -59,28 +93,36 @@ def _summary(label: str, graph: CSRGraph, result: MSTResult, seconds: float) -> 
 
 
 def _run(args: argparse.Namespace) -> int:
-    graph = _with_weights(graph_io.read_graph(args.file), args.weights)
-    side = backend.resolve_device(args.device, who="morphgpu mst")
-    g = graph.to(side)
-    t0 = time.perf_counter()
-    result = boruvka(g, device=side)
-    backend.synchronize()
-    seconds = time.perf_counter() - t0
-    out = _summary(str(args.file), graph, result, seconds)
-    ok = True
-    if args.check:
-        ok = _agrees(result, scipy_reference(graph))
-        out["matches_scipy"] = ok
-    if args.output:
-        np.save(args.output, np.stack([backend.to_host(result.src), backend.to_host(result.dst)]))
-        out["edges_file"] = str(args.output)
+    with report.Progress("mst", enabled=not args.json) as progress:
+        progress.stage(f"reading {args.file}")
+        graph, used = _with_weights(graph_formats.read(args.file, args.format), args.weights)
+        side = backend.resolve_device(args.device, who="morphgpu mst")
+        g = graph.to(side)
+        progress.stage(f"spanning forest of {graph.n_vertices} vertices, {graph.n_edges} "
+                       f"entries ({side})")
+        t0 = time.perf_counter()
+        # --device auto keeps auto's choice (SciPy's Kruskal on a machine without a GPU)
+        result = boruvka(g, device=args.device if args.device == "auto" else side)
+        backend.synchronize()
+        seconds = time.perf_counter() - t0
+        out = _summary(str(args.file), graph, result, seconds)
+        out["weights"] = _weights_said(used, args.weights)
+        ok = True
+        if args.check:
+            progress.stage("SciPy's total for --check")
+            ok = _agrees(result, scipy_reference(graph))
+            out["matches_scipy"] = ok
+        if args.output:
+            out["edges_file"] = write_forest(result, args.output)
     report.emit(out, as_json=args.json, title="morphgpu mst")
     return 0 if ok else 1
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("mst", help="minimum spanning forest (Borůvka)")
-    p.add_argument("file", help="graph file (any format morphgpu.graph_io reads)")
+    p.add_argument("file", help="graph file (any format morphgpu.graph_io reads, METIS "
+                                "and SNAP edge lists too; see --format)")
+    graph_formats.add_format_option(p)
     p.add_argument(
         "--weights",
         default="auto",
@@ -89,7 +131,9 @@ def register(subparsers: Any) -> None:
     )
     report.add_device_and_json(p)
     p.add_argument("--check", action="store_true", help="compare with SciPy's total weight")
-    p.add_argument("--output", help="save the forest's (src, dst) as a 2 x k .npy file")
+    p.add_argument("--output", help="save the forest's edges with their weights: a 3 x k "
+                                    ".npy (src, dst, weight), or src dst weight lines for "
+                                    ".txt/.tsv/.csv/.el")
     p.set_defaults(run=_run)
 
 

@@ -31,10 +31,28 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with report.Progress("pta", enabled=not args.json) as progress:
+        return _analyse(args, progress)
+
+
+def _load(source: Any) -> Any:
+    try:
+        return api.load(source)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] == "pycparser":
+            raise ValueError(
+                "C sources need pycparser, which is the 'c' extra: "
+                "pip install 'morphgpu[c]' (or pip install pycparser)") from exc
+        raise
+
+
+def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     t0 = time.perf_counter()
     source = args.inputs if len(args.inputs) > 1 else args.inputs[0]
-    cs = api.load(source)
+    progress.stage(f"loading {', '.join(args.inputs)}")
+    cs = _load(source)
     t_load = time.perf_counter() - t0
+    progress.stage(f"solving {cs.n_vars} variables, {len(cs.kind)} constraints")
     sol = api.solve(cs, device=args.device, method=args.method)
     out: dict[str, Any] = {
         "input": cs.name, "variables": cs.n_vars, "constraints": cs.counts(),
@@ -48,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         compare = lsg_paths(args.inputs[0]).get("solution")
     ok = True
     if compare is not None:
+        progress.stage(f"comparing with {compare}")
         diffs = sol.differences(read_solution(compare))
         out["compare"] = {"reference": str(compare), "identical": not diffs,
                           "differences": diffs}
@@ -62,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         sol.write(args.write)
         out["written"] = str(args.write)
+    progress.close()
     report.emit(out, as_json=args.json, title=f"pta {cs.name}")
     return 0 if ok else 1
 

@@ -3,9 +3,10 @@ search, on the GPU or the CPU, and never answers "SAT" without verifying the ass
 against the original formula clause by clause.
 
 Phases, in the same order on both sides (engines in cpu.py and gpu.py):
+
 1. build the factor graph (merge duplicate literals, drop tautologies, see factor.py);
 2. unit propagation of the input;
-3. repeat: SP sweeps until max |Δeta| < epsilon → biases → if the surveys are trivial
+3. repeat: SP sweeps until ``max |Δeta| < epsilon`` → biases → if the surveys are trivial
    (mean max(W+, W-) < trivial_threshold) stop, else fix the most biased ``fix_fraction``
    of the free variables → unit propagation (a contradiction stops the loop);
 4. local search on the formula with the fixed variables frozen; if that gives up (or SP
@@ -18,6 +19,7 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,9 +42,19 @@ MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
 SP_FAILED_SHARE = 100
 
 
+SAT, UNSAT, UNKNOWN = "SAT", "UNSAT", "UNKNOWN"
+
+
+def fresh_seed() -> int:
+    """A seed for a call that was given none; recorded in ``stats["seed"]`` for a rerun."""
+    return secrets.randbelow(2**31)
+
+
 @dataclass
 class SolveResult:
-    status: str  # "SAT" or "UNKNOWN"
+    # "SAT" (verified), "UNSAT" (proved: an empty clause, or unit propagation of the input
+    # meets a contradiction) or "UNKNOWN" (SP and the local search are incomplete)
+    status: str
     assignment: np.ndarray | None  # bool per variable (index 0 is variable 1) when SAT
     reason: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
@@ -68,9 +80,15 @@ def solve(
 ) -> SolveResult:
     """Find a satisfying assignment of ``cnf`` with survey propagation and local search.
 
+    ``cnf``: a :class:`~morphgpu.sp.CNF`, a list of clauses (DIMACS literals) or a PySAT
+    ``CNF``.
+
     Returns ``SolveResult(status="SAT", assignment=...)`` only with an assignment that
-    satisfies every clause; otherwise ``status="UNKNOWN"`` with the ``reason``. ``stats``
-    holds SP iterations, decimation rounds, variables fixed and seconds per phase.
+    satisfies every clause; ``status="UNSAT"`` only with a proof the solver can see (an
+    empty clause, or unit propagation of the input meeting a contradiction); otherwise
+    ``status="UNKNOWN"`` with the ``reason``. ``stats`` holds the seed (drawn and
+    recorded when ``seed`` is None, so ``seed=stats["seed"]`` repeats the run), SP
+    iterations, decimation rounds, variables fixed and seconds per phase.
     ``local_search_rounds`` bounds each local-search stage's parallel rounds (default:
     DEFAULT_ROUNDS by side) and ``local_search_flips`` its sequential tail (default:
     FLIPS_PER_ROUND x the rounds, at most MAX_DEFAULT_FLIPS by side; both defaults divided
@@ -78,13 +96,15 @@ def solve(
     ``damping`` keeps that share of the old survey in each synchronous sweep: undamped
     sweeps oscillate at a few thousand variables near the threshold; at 1M variables on an
     H200, 0.3 converged in fewer sweeps than 0.5 (about 2200 against 4200 over a solve).
-    ``stall_sweeps``: a decimation round whose max |Δeta| has set no new low (by 10%) in
+    ``stall_sweeps``: a decimation round whose ``max |Δeta|`` has set no new low (by 10%) in
     that many sweeps stops before ``max_iterations`` as not converged (0, the default:
     never; at 150 it cut a K=3 ratio 4.2 1M round at 304 sweeps on an H200 that converged
     when left to run, so it is an option for runs past the threshold, not a default).
     """
     if not isinstance(cnf, CNF):
-        raise ValueError(f"solve: cnf must be a morphgpu.sp.CNF, got {type(cnf).__name__}")
+        from .solver import as_cnf  # noqa: PLC0415  (lists of clauses, a PySAT CNF)
+
+        cnf = as_cnf(cnf)
     if not (epsilon > 0):
         raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
     if not (0 < fix_fraction <= 1):
@@ -100,6 +120,8 @@ def solve(
     if local_search_flips is not None and int(local_search_flips) < 0:
         raise ValueError(f"solve: local_search_flips must be >= 0, got {local_search_flips}")
     side = backend.resolve_device(device, who="morphgpu.sp.solve")
+    if seed is None:
+        seed = fresh_seed()
     rounds_given, flips_given = local_search_rounds, local_search_flips
     if local_search_rounds is None:
         # A budget, not a different algorithm: a GPU round costs tens of µs (one persistent
@@ -112,7 +134,7 @@ def solve(
     say = progress or (lambda _msg: None)
     clock = _PhaseClock(side)
     stats: dict[str, Any] = {
-        "device": side, "n_vars": cnf.n_vars, "n_clauses": cnf.n_clauses,
+        "device": side, "seed": seed, "n_vars": cnf.n_vars, "n_clauses": cnf.n_clauses,
         "sp_iterations": 0, "decimation_rounds": 0, "variables_fixed": 0,
         "sp_converged": None, "local_search": "not run",
     }
@@ -123,13 +145,13 @@ def solve(
         stats["tautologies_dropped"] = fg.dropped_tautologies
         if fg.has_empty_clause:
             why = "the formula has an empty clause (unsatisfiable)"
-            return _finish(cnf, None, why, stats, clock)
+            return _finish(cnf, None, why, stats, clock, unsat=True)
         engine = _engine(fg, side, seed, damping)
         with clock("decimation"):
             consistent = engine.propagate()
         if not consistent:
             return _finish(cnf, None, "unit propagation of the input found a contradiction "
-                           "(unsatisfiable)", stats, clock)
+                           "(unsatisfiable)", stats, clock, unsat=True)
         sp_problem = _survey_and_decimate(engine, stats, clock, say, epsilon=epsilon,
                                           fix_fraction=fix_fraction,
                                           max_iterations=int(max_iterations),
@@ -219,8 +241,8 @@ def _engine(fg: factor.FactorGraph, side: str, seed: int | None, damping: float)
 
 
 def _finish(cnf: CNF, assignment: np.ndarray | None, reason: str, stats: dict[str, Any],
-            clock: _PhaseClock) -> SolveResult:
-    status = "UNKNOWN"
+            clock: _PhaseClock, *, unsat: bool = False) -> SolveResult:
+    status = UNSAT if unsat else UNKNOWN
     if assignment is not None:
         with clock("verify"):
             ok = verify(cnf, assignment)

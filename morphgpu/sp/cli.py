@@ -1,51 +1,91 @@
-"""``morphgpu sat``: solve a DIMACS file or a generated random k-SAT formula."""
+"""``morphgpu sat``: solve a DIMACS file or a generated random k-SAT formula.
+
+Output and exit codes follow the SAT competition (see ``register``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
 from .. import backend, report
 from . import api, cnf
 
+# SAT-competition exit codes: scripts read them without parsing the output.
+EXIT = {api.SAT: 10, api.UNSAT: 20, api.UNKNOWN: 0}
+S_LINE = {api.SAT: "s SATISFIABLE", api.UNSAT: "s UNSATISFIABLE", api.UNKNOWN: "s UNKNOWN"}
+
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("sat", help="survey propagation + local search for k-SAT")
+    p = subparsers.add_parser(
+        "sat", help="survey propagation + local search for k-SAT",
+        description="Prints SAT-competition output ('c' comments, one 's' line, 'v' lines "
+                    "of the model) and exits 10 for SATISFIABLE, 20 for UNSATISFIABLE "
+                    "(an empty clause, or a contradiction found by unit propagation) and "
+                    "0 for UNKNOWN; errors exit 1.")
     p.add_argument("file", nargs="?", help="DIMACS CNF file")
     p.add_argument("--random", type=int, metavar="N", help="generate N variables instead")
     p.add_argument("--k", type=int, default=3, help="literals per clause (with --random)")
     p.add_argument("--ratio", type=float, default=4.2, help="clauses per variable (--random)")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed (default: drawn, and printed as 'c seed N')")
     report.add_device_and_json(p)
     p.add_argument("--epsilon", type=float, default=1e-3)
     p.add_argument("--fix-fraction", type=float, default=0.01)
     p.add_argument("--max-iterations", type=int, default=1000)
     p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines)")
+    p.add_argument("--no-model", action="store_true",
+                   help="leave the 'v' lines out of stdout (large formulas)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if (args.file is None) == (args.random is None):
         raise ValueError("sat: give a FILE.cnf or --random N (not both)")
+    seed = api.fresh_seed() if args.seed is None else args.seed
     if args.file is not None:
         formula = cnf.read_dimacs(args.file)
         source = args.file
     else:
-        formula = cnf.random_ksat(args.random, args.k, ratio=args.ratio, seed=args.seed)
-        source = f"random {args.k}-SAT n={args.random} ratio={args.ratio} seed={args.seed}"
+        formula = cnf.random_ksat(args.random, args.k, ratio=args.ratio, seed=seed)
+        source = f"random {args.k}-SAT n={args.random} ratio={args.ratio} seed={seed}"
     progress = report.Progress("sat", enabled=not args.json)
-    result = api.solve(formula, device=args.device, seed=args.seed, epsilon=args.epsilon,
+    result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
                        fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
                        progress=progress)
+    progress.close()
     side = result.stats["device"]
     out = {"input": source, "status": result.status, "reason": result.reason,
            "device": backend.device_name(side), **result.stats}
     if args.output and result.assignment is not None:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(_dimacs_values(result.assignment))
-    report.emit(out, as_json=args.json, title=f"morphgpu sat: {result.status}")
-    return 0 if result.status == "SAT" else 10
+    if args.json:
+        report.emit(out, as_json=True)
+    else:
+        _emit_competition(out, result, model=not args.no_model)
+    return EXIT[result.status]
+
+
+def _emit_competition(out: dict[str, Any], result: api.SolveResult, *, model: bool) -> None:
+    """'c' lines (the summary, the seed first), the 's' line, then the 'v' lines."""
+    lines = [f"c morphgpu sat: {out['input']}", f"c seed {out['seed']}"]
+    for key, value in out.items():
+        if key in ("input", "seed", "status") or value == "":
+            continue
+        if isinstance(value, float):
+            value = f"{value:.6g}"
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in value.items())
+        lines.append(f"c {key}: {value}")
+    lines.append(S_LINE[result.status])
+    text = "\n".join(lines) + "\n"
+    if model and result.assignment is not None:
+        text += _dimacs_values(result.assignment)
+    sys.stdout.write(text)
 
 
 def _dimacs_values(assignment: Any) -> str:

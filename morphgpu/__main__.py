@@ -1,0 +1,7 @@
+"""``python -m morphgpu``: the ``morphgpu`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
