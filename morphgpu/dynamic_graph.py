@@ -625,6 +625,11 @@ def _id_array(xp: Any, name: str, a: Any) -> Any:
 
 
 def _pages_for(g: CSRGraph, page_size: int, directed: bool) -> int:
-    """Pages a graph loaded from ``g`` needs, with room for growth."""
-    entries = g.n_edges * (1 if directed else 2)
-    return int(1.25 * (entries // page_size + min(g.n_vertices, entries))) + 16
+    """Pages a graph loaded from ``g`` needs (each row's degree rounded up to whole pages),
+    with a quarter more for growth."""
+    degrees = g.degrees().astype(np.int64)
+    if not directed and g.directed:  # each entry becomes an edge: rows gain its reverse
+        degrees = degrees + backend.array_module(degrees).bincount(
+            g.indices, minlength=g.n_vertices)
+    pages = int(((degrees + page_size - 1) // page_size).sum())
+    return int(1.25 * pages) + 16
