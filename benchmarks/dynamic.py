@@ -106,33 +106,9 @@ def _from_sorted(keys: Any, n: int) -> CSRGraph:
     return CSRGraph(indptr, (keys - rows * n).astype(cp.int32), None, n, False)
 
 
-def _undo_seconds(fn: Any, undo: Any, repeat: int) -> float:
-    """Median seconds of fn over ``repeat`` runs, undo run (untimed) after each; one
-    untimed pair first (kernel loads, scratch growth)."""
-    cp = backend.cupy_module()
-    fn()
-    undo()
-    times = []
-    for _ in range(repeat):
-        cp.cuda.get_current_stream().synchronize()
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-        undo()
-    return statistics.median(times)
-
-
-def _search_seconds(fn: Any) -> float:
-    cp = backend.cupy_module()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    fn()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / 1e3
+def _once(fn: Any) -> float:
+    """Seconds of one call (CUDA events)."""
+    return harness.gpu_seconds(fn, repeat=1, warmup=0)
 
 
 def _teps(g: CSRGraph, dist: Any, seconds: float) -> float:
@@ -188,7 +164,7 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
 
         inserted["before"] = _present(dg, u, v)
         repeat = 5 if b <= 1_000_000 else 2
-        t_ins = _undo_seconds(insert, undo_insert, repeat)
+        t_ins = harness.gpu_seconds(insert, repeat=repeat, warmup=1, after=undo_insert)
         new_keys = _keys(u, v, n)
         t_reb = harness.gpu_seconds(lambda nk=new_keys: rebuild_insert(keys, nk, n),
                                     repeat=repeat, warmup=1)
@@ -198,8 +174,9 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
         # Deletions: present edges.
         pick = _sample(edge_src.size, min(b, int(edge_src.size)), SEED - b)
         du, dv = edge_src[pick], edge_dst[pick]
-        t_del = _undo_seconds(lambda du=du, dv=dv: dg.delete_edges(du, dv),
-                              lambda du=du, dv=dv: dg.insert_edges(du, dv), repeat)
+        t_del = harness.gpu_seconds(lambda du=du, dv=dv: dg.delete_edges(du, dv),
+                                    repeat=repeat, warmup=1,
+                                    after=lambda du=du, dv=dv: dg.insert_edges(du, dv))
         gone_keys = _keys(du, dv, n)
         t_reb = harness.gpu_seconds(lambda gk=gone_keys: rebuild_delete(keys, gk, n),
                                     repeat=repeat, warmup=1)
@@ -216,7 +193,7 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
         teps, secs, variant = [], [], ""
         for r in roots:
             out: dict[str, Any] = {}
-            s = _search_seconds(lambda r=r, out=out, graph=graph: out.setdefault(
+            s = _once(lambda r=r, out=out, graph=graph: out.setdefault(
                 "r", bfs(graph, int(r))))
             teps.append(_teps(static, out["r"].distances, s))
             secs.append(s)
@@ -231,7 +208,7 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
             teps, secs = [], []
             for r in roots[:8]:
                 out = {}
-                s = _search_seconds(lambda r=r, out=out, variant=variant: out.setdefault(
+                s = _once(lambda r=r, out=out, variant=variant: out.setdefault(
                     "r", bfs(dg, int(r), variant=variant)))
                 teps.append(_teps(static, out["r"].distances, s))
                 secs.append(s)
@@ -247,11 +224,11 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
         u, v = new_edges(1000, SEED + 7 * i)
         dg.insert_edges(u, v)
         out = {}
-        reps.append(_search_seconds(lambda r=r, out=out, before=before: out.setdefault(
+        reps.append(_once(lambda r=r, out=out, before=before: out.setdefault(
             "r", bfs(dg, int(r), previous=before))))
         repaired += out["r"].incremental
         ref = {}
-        fresh.append(_search_seconds(lambda r=r, ref=ref: ref.setdefault(
+        fresh.append(_once(lambda r=r, ref=ref: ref.setdefault(
             "r", bfs(dg, int(r)))))
         if not bool(cp.array_equal(out["r"].distances, ref["r"].distances)):
             record.note(f"{label}: incremental distances differ from fresh at root {r}")

@@ -43,11 +43,16 @@ class TimeLimitReached(BaseException):
     `except Exception` around one graph cannot swallow it and run on past the limit."""
 
 
-def gpu_seconds(fn: Callable[[], Any], *, repeat: int = 10, warmup: int = 2) -> float:
-    """Median wall time of ``fn`` on the GPU, measured with CUDA events."""
+def gpu_seconds(fn: Callable[[], Any], *, repeat: int = 10, warmup: int = 2,
+                after: Callable[[], Any] | None = None) -> float:
+    """Median wall time of ``fn`` on the GPU, measured with CUDA events. ``after`` runs,
+    untimed, after every call of ``fn`` (warm-ups too): an undo step, so that every timed
+    call starts from the same state."""
     cp = backend.cupy_module()
     for _ in range(warmup):
         fn()
+        if after is not None:
+            after()
     cp.cuda.get_current_stream().synchronize()
     times = []
     for _ in range(repeat):
@@ -57,6 +62,8 @@ def gpu_seconds(fn: Callable[[], Any], *, repeat: int = 10, warmup: int = 2) -> 
         stop.record()
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        if after is not None:
+            after()
     return statistics.median(times)
 
 

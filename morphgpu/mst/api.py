@@ -203,6 +203,15 @@ def _solve_cpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     positions, rounds = cpu.minimum_spanning_forest(
         prep.n, indptr, indices, keys, symmetric=prep.symmetric
     )
+    return _host_result(prep, indptr, indices, weights, positions, rounds=int(rounds))
+
+
+def _host_result(prep: Any, indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray,
+                 positions: np.ndarray, *, rounds: int, method: str | None = None
+                 ) -> tuple[MSTResult, int]:
+    """The MSTResult of a forest found on the host as CSR positions (and its count of
+    zero-weight edges), on the input's side."""
+    positions = positions.astype(np.int64, copy=False)
     # Row r holds positions [indptr[r], indptr[r+1]): r row ends lie at or before it.
     src = np.searchsorted(indptr[1:], positions, side="right")
     dst = indices[positions].astype(np.int64, copy=False)
@@ -212,16 +221,18 @@ def _solve_cpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     else:
         total = float(w.sum(dtype=np.float64)) if w.size else 0.0
     out = prep.side
+    extra = {"method": method} if method is not None else {}
     result = MSTResult(
         src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
         dst=backend.to_side(dst, out),  # type: ignore[arg-type]
         weights=backend.to_side(w, out),  # type: ignore[arg-type]
-        edge_ids=backend.to_side(positions.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
+        edge_ids=backend.to_side(positions, out),  # type: ignore[arg-type]
         total_weight=total,
         n_components=prep.n - int(positions.size),
-        n_rounds=int(rounds),
+        n_rounds=rounds,
         n_vertices=prep.n,
         device="cpu",
+        **extra,
     )
     return result, int(np.count_nonzero(w == 0))
 
@@ -274,27 +285,9 @@ def _solve_scipy(prep: _Prepared, what: str) -> tuple[MSTResult, int] | None:
     tree = scipy_csgraph.minimum_spanning_tree(
         sp.csr_matrix((keys, indices, indptr), shape=(n, n)))
     positions = np.sort(np.fmod(tree.data, m + 1).astype(np.int64) - 1)
-    src = np.searchsorted(indptr[1:], positions, side="right")
-    dst = indices[positions].astype(np.int64, copy=False)
-    w = weights[positions]
-    if w.dtype.kind in "iub":
-        total: int | float = int(w.sum(dtype=np.int64)) if w.size else 0
-    else:
-        total = float(w.sum(dtype=np.float64)) if w.size else 0.0
-    out = prep.side
-    result = MSTResult(
-        src=backend.to_side(src.astype(np.int64, copy=False), out),  # type: ignore[arg-type]
-        dst=backend.to_side(dst, out),  # type: ignore[arg-type]
-        weights=backend.to_side(w, out),  # type: ignore[arg-type]
-        edge_ids=backend.to_side(positions, out),  # type: ignore[arg-type]
-        total_weight=total,
-        n_components=n - int(positions.size),
-        n_rounds=0,  # SciPy's Kruskal has no rounds
-        n_vertices=n,
-        device="cpu",
-        method="scipy-kruskal",
-    )
-    return result, int(np.count_nonzero(w == 0))
+    # SciPy's Kruskal has no rounds.
+    return _host_result(prep, indptr, indices, weights, positions, rounds=0,
+                        method="scipy-kruskal")
 
 
 def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
