@@ -265,7 +265,7 @@ def _profile_update_and_search(label: str, dg: DynamicGraph, new_edges: Any, roo
         timed("statistics", lambda dev=dev: dev._stats)
         new = timed("journal", lambda before=before: dg.inserted_since(before.graph_version))
         timed("repair kernel", lambda dev=dev, before=before, new=new: layouts.repair(
-            dev, before.distances, None, *new))
+            dev, before.distances, None, new))
         timed("search kernel", lambda dev=dev: layouts.run(dev, root, "beamer", False))
         timed("bfs(previous=)", lambda before=before: bfs(dg, root, previous=before))
         timed("bfs() fresh", lambda: bfs(dg, root))

@@ -449,18 +449,16 @@ class DynamicGraph:
                 self._journal_entries -= int(dropped[1].size)
                 self._journal_start = dropped[0]
 
-    def inserted_since(self, version: int) -> tuple[Any, Any] | None:
-        """The entries stored by insertions after ``version``, when nothing else changed
-        since (None otherwise): what an incremental search repairs from."""
+    def inserted_since(self, version: int) -> Any | None:
+        """The keys (source * n + destination) of the entries stored by insertions after
+        ``version``, when nothing else changed since (None otherwise): what an incremental
+        search repairs from. Keys of edges that were there already may be among them."""
         if version < self._journal_start or version > self.version:
             return None
         parts = [keys for ver, keys in self._journal if ver > version]
         xp = self.xp
-        keys = (parts[0] if len(parts) == 1 else xp.concatenate(parts)) if parts \
+        return (parts[0] if len(parts) == 1 else xp.concatenate(parts)) if parts \
             else xp.zeros(0, dtype=np.int64)
-        n = max(self.n_vertices, 1)
-        src = keys // n
-        return src, keys - src * n
 
     def _reserve_table(self, extra: int) -> None:
         """Room for ``extra`` more table entries at table_used: grow the table, or first

@@ -205,7 +205,7 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
                 old_parent = (cp.asarray(previous.predecessors, dtype=dg.vid_dtype)
                               if predecessors else None)
                 dist, parent, gave_up = layouts.repair(dev, cp.asarray(previous.distances),
-                                                       old_parent, *inserted)
+                                                       old_parent, inserted)
                 name = previous.variant
                 reached_edges, top, failed = dev.result_figures(dist, gave_up)
                 if failed:  # the repair would cost more than a search: search afresh
@@ -221,8 +221,10 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
         if inserted is not None:
             old_parent = (backend.to_host(previous.predecessors).astype(dg.vid_dtype)
                           if predecessors else None)
+            keys = backend.to_host(inserted)
+            n = max(dg.n_vertices, 1)
             dist, parent = cpu.repair(indptr, indices, backend.to_host(previous.distances),
-                                      old_parent, *(backend.to_host(a) for a in inserted))
+                                      old_parent, keys // n, keys % n)
             name = previous.variant
         else:
             cg = cpu.CPUGraph(indptr, indices, symmetric=not dg.directed)

@@ -383,9 +383,9 @@ def _repair_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
                                      defines={**dict(defines), "MG_BFS_BLOCK": REPAIR_BLOCK})
 
 
-def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
-           ) -> tuple[Any, Any, Any]:
-    """New labels (and parents) after the insertions new_src -> new_dst, from the labels of
+def repair(dev: DeviceGraph, dist: Any, parent: Any, new_keys: Any) -> tuple[Any, Any, Any]:
+    """New labels (and parents) after the insertions of the edges whose keys (source * n +
+    destination, DynamicGraph.inserted_since) are ``new_keys``, from the labels of
     a search before them, and a device flag that is 1 where the repair gave up (its labels
     are then to be discarded: see REPAIR_BUDGET); the inputs are not modified."""
     cp = backend.cupy_module()
@@ -405,8 +405,8 @@ def repair(dev: DeviceGraph, dist: Any, parent: Any, new_src: Any, new_dst: Any
     # A repair's rounds are narrow: one block per multiprocessor keeps their barriers cheap.
     blocks = min(grid.grid, backend.gpu_properties()["multiprocessors"])
     gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), gpu._ptr(packed), stamps,
-                np.int64(call), cp.asarray(new_src, dtype=cp.int64),
-                cp.asarray(new_dst, dtype=cp.int64), np.int64(new_src.size), queues, tails,
+                np.int64(call), cp.asarray(new_keys, dtype=cp.int64), np.int64(new_keys.size),
+                queues, tails,
                 np.int64(n), np.int64(max(1, int(n * REPAIR_BUDGET))), status, blocks=blocks)
     grid.check()
     return dist, parent, status

@@ -106,7 +106,7 @@ struct RelaxVisit {
 // fills (r + 1) % 3, zeroes (r + 2) % 3).
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
 bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, i64* stamp,
-           i64 call, const long long* new_src, const long long* new_dst, i64 n_new,
+           i64 call, const long long* new_keys, i64 n_new,
            vid_t* queues, u64* tails, i64 n, i64 budget, int* status,
            unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
@@ -136,8 +136,9 @@ bfs_repair(MG_ADJ_PARAMS(graph), int* dist_io, vid_t* parent_io, u64* packed, i6
             bool push = false;
             vid_t w = 0;
             if (i < n_new) {
-                const vid_t u = (vid_t)new_src[i];
-                w = (vid_t)new_dst[i];
+                const i64 key = new_keys[i];  // source * n + destination
+                const vid_t u = (vid_t)(key / n);
+                w = (vid_t)(key - (i64)u * n);
                 const unsigned du = labels.current(u);
                 push = du != UNREACHED && du + 1 < labels.current(w) &&
                        labels.improve(u, w, du + 1);
