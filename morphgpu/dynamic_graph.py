@@ -544,7 +544,7 @@ class DynamicGraph:
                                         f"{u.size} edges")
             if w.dtype.kind not in "iuf":
                 raise DynamicGraphError(f"{who}: weights must be numbers, got {w.dtype}")
-            w = w.astype(np.float64)
+            w = w.astype(np.float64, copy=False)
             if w.size and self.side == "cpu" and not bool(xp.isfinite(w).all()):
                 bad = int(xp.argmax(~xp.isfinite(w)))
                 raise DynamicGraphError(f"{who}: weights[{bad}] = {float(w[bad])} is not a "
@@ -619,7 +619,7 @@ def _id_array(xp: Any, name: str, a: Any) -> Any:
         raise DynamicGraphError(f"{name} must hold integer vertex ids, got {arr.dtype}")
     if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         raise DynamicGraphError(f"{name} holds an id past 2^63 - 1")
-    return arr.astype(np.int64)
+    return arr.astype(np.int64, copy=False)  # batches are only read
 
 
 def _pages_for(g: CSRGraph, page_size: int, directed: bool) -> int:

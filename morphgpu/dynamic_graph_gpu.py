@@ -51,6 +51,11 @@ def _null() -> np.uint64:
     return np.uint64(0)
 
 
+# Rows of a batch's int64 arena: one allocation instead of one per array.
+(A_ROWFIRST, A_ROWID, A_HIT, A_TOUCHED, A_SEG, A_HEAVY, A_HEAVY_PAGES, A_HEAVY_INCL, A_FLAG,
+ A_FLAG_INCL, A_PRESENT, A_C, A_DEG, A_BEFORE, A_PAGES, A_NEWCAP, N_ARENA) = range(17)
+
+
 class _Batch:
     """The sorted keys of a batch and what every later kernel reads of them."""
 
@@ -65,6 +70,9 @@ class _Batch:
         start = np.zeros(N_TOTALS, dtype=np.int64)
         start[:3] = NO_BAD
         self.totals = cp.asarray(start)
+        width = max(m, 1)
+        self.arena = cp.empty((N_ARENA, width + 1), dtype=np.int64)
+        row = self.row
         keys = cp.empty(max(m, 1), dtype=np.int64)
         w = cp.empty(max(m, 1), dtype=np.float64) if weights is not None else None
         _kernel(dg, "dyn_keys")(*_grid(n_in), (
@@ -78,31 +86,40 @@ class _Batch:
         else:
             keys = cp.sort(keys)
         self.keys, self.w = keys, w
-        self.keep = cp.empty(max(m, 1), dtype=np.uint8)
-        rowfirst = cp.empty(max(m, 1), dtype=np.int64)
-        self.hit = cp.empty(max(m, 1), dtype=np.int64)
+        self.keep = cp.empty(width, dtype=np.uint8)
+        rowfirst, self.hit = row(A_ROWFIRST), row(A_HIT)
         g = _grid(m)
         _kernel(dg, "dyn_mark")(*g, (keys, np.int64(m), np.int64(n), self.keep, rowfirst,
                                      self.hit))
-        self.rowid = cp.cumsum(rowfirst) if m else cp.zeros(1, dtype=np.int64)
-        self.touched = cp.empty(max(m, 1), dtype=np.int64)
-        self.seg_start = cp.empty(m + 1, dtype=np.int64)
+        self.rowid = row(A_ROWID)
+        if m:
+            cp.cumsum(rowfirst, out=self.rowid)
+        self.touched = row(A_TOUCHED)
+        self.seg_start = self.arena[A_SEG]  # m + 1 entries
         _kernel(dg, "dyn_rows")(*g, (keys, np.int64(m), np.int64(n), rowfirst, self.rowid,
                                      self.touched, self.seg_start))
-        self.heavy = cp.empty(max(m, 1), dtype=np.int64)
-        heavy_pages = cp.zeros(max(m, 1), dtype=np.int64)
+        self.heavy, heavy_pages = row(A_HEAVY), row(A_HEAVY_PAGES)
+        heavy_pages.fill(0)
         _kernel(dg, "dyn_lookup_light")(*g, (
             dg.bounds, dg.table, dg.pool.data, self.touched, self.rowid, self.seg_start, keys,
             np.int64(m), np.int64(n), self.hit, self.heavy, heavy_pages, self.totals))
+        heavy_incl = row(A_HEAVY_INCL)
+        cp.cumsum(heavy_pages, out=heavy_incl)
         _kernel(dg, "dyn_lookup_heavy")(*_grid(m, BLOCK // 32), (
             dg.bounds, dg.table, dg.pool.data, self.touched, self.seg_start, keys,
-            np.int64(n), self.hit, self.heavy, cp.cumsum(heavy_pages), self.totals))
+            np.int64(n), self.hit, self.heavy, heavy_incl, self.totals))
+
+    def row(self, which: int) -> Any:
+        """Row ``which`` of the arena: max(m, 1) int64 entries, contents undefined."""
+        return self.arena[which, : max(self.m, 1)]
 
     def plan(self, grow: bool, fresh: Any) -> tuple[list[Any], list[int]]:
         """Per-row counts of the flagged entries and the batch's totals (the one read)."""
         cp, dg, m = self.cp, self.dg, self.m
-        flag_incl = cp.cumsum(fresh) if m else cp.zeros(1, dtype=np.int64)
-        rows = [cp.empty(max(m, 1), dtype=np.int64) for _ in range(5)]
+        flag_incl = self.row(A_FLAG_INCL)
+        if m:
+            cp.cumsum(fresh, out=flag_incl)
+        rows = [self.row(k) for k in (A_C, A_DEG, A_BEFORE, A_PAGES, A_NEWCAP)]
         c, deg, before, pages, newcap = rows
         _kernel(dg, "dyn_plan")(*_grid(m), (
             self.touched, self.rowid, np.int64(m), self.seg_start, flag_incl, dg.bounds,
@@ -130,11 +147,9 @@ class _Batch:
 def insert(dg: DynamicGraph, src: Any, dst: Any, weights: Any) -> tuple[int, int, int, Any]:
     """Insert a validated batch on the GPU; (applied, requested, stored entries, the sorted
     keys for the journal)."""
-    cp = dg.xp
     b = _Batch(dg, "insert_edges", src, dst, weights)
     m, n = b.m, b.n
-    fresh = cp.empty(max(m, 1), dtype=np.int64)
-    present = cp.empty(max(m, 1), dtype=np.int64)
+    fresh, present = b.row(A_FLAG), b.row(A_PRESENT)
     g = _grid(m)
     _kernel(dg, "dyn_classify")(*g, (b.keys, np.int64(m), np.int64(n), np.int32(dg.directed),
                                      b.keep, b.hit, dg.table, fresh, _null(), present,
@@ -166,7 +181,7 @@ def delete(dg: DynamicGraph, src: Any, dst: Any) -> tuple[int, int, int]:
     cp = dg.xp
     b = _Batch(dg, "delete_edges", src, dst, None)
     m, n = b.m, b.n
-    found = cp.empty(max(m, 1), dtype=np.int64)
+    found = b.row(A_FLAG)
     g = _grid(m)
     _kernel(dg, "dyn_classify")(*g, (b.keys, np.int64(m), np.int64(n), np.int32(dg.directed),
                                      b.keep, b.hit, dg.table, _null(), found, _null(),
