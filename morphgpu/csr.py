@@ -26,6 +26,40 @@ class GraphFormatError(ValueError):
     """A graph's arrays or file contents are inconsistent; the message says where."""
 
 
+# Where the host's free memory is unknown, declared sizes are still held to this.
+_UNKNOWN_HOST_LIMIT = 2**48
+
+
+def check_declared_size(
+    where: str, what: str, needed_bytes: int, error: type[Exception] | None = None,
+) -> None:
+    """Refuse, before allocating, what a file or argument declares but the host cannot hold.
+
+    ``where`` names the file and line (or the argument), ``what`` the declared counts,
+    ``needed_bytes`` the least the arrays for them take; ``error`` is the caller's error
+    type (GraphFormatError by default). The message says what is declared, what it would
+    need and what is available, so a two-line file with a huge header gets a sentence,
+    not NumPy's MemoryError.
+    """
+    available = backend.host_available_bytes()
+    limit = _UNKNOWN_HOST_LIMIT if available is None else available
+    if needed_bytes > limit:
+        have = (
+            f"only {limit / 2**30:.2f} GiB is available"
+            if available is not None else f"the limit is {limit / 2**30:.0f} GiB"
+        )
+        raise (error or GraphFormatError)(
+            f"{where}: declares {what}, which would need at least "
+            f"{_human_bytes(needed_bytes)} of host memory but {have}: it does not fit"
+        )
+
+
+def _human_bytes(n: int) -> str:
+    if n >= 2**70:
+        return f"{n:.3g} bytes"
+    return f"{n / 2**30:.2f} GiB ({n} bytes)"
+
+
 def index_dtype(count: int) -> np.dtype:
     """int32 while ``count`` fits, else int64."""
     return np.dtype(np.int32) if count <= INT32_LIMIT else np.dtype(np.int64)
