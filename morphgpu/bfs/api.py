@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..csr import CSRGraph
+from ..csr import CSRGraph, validate_graph
 from . import cpu, variants
 
 SCIPY_NO_PREDECESSOR = -9999  # what scipy.sparse.csgraph writes for "no predecessor"
@@ -26,11 +26,13 @@ class BFSResult:
     device: str  # "cpu" or "gpu"
 
 
-def _as_graph(graph: Any) -> CSRGraph:
+def _as_graph(graph: Any, what: str = "graph") -> CSRGraph:
+    """The shared validation path (:func:`morphgpu.csr.validate_graph`): dense input by
+    SciPy's null rules (0, NaN, +-inf are no edge), nested lists accepted."""
     try:
-        return CSRGraph.coerce(graph)
+        return validate_graph(graph, what=what)
     except TypeError as exc:
-        raise ValueError(f"graph: {exc}") from exc
+        raise ValueError(str(exc)) from exc
 
 
 def _check_source(source: Any, n: int, name: str) -> int:
@@ -110,7 +112,7 @@ def breadth_first_order(
     the source and unreached vertices). ``directed=False`` follows edges both ways. A valid
     BFS tree may pick a different parent than SciPy where several are one level up.
     """
-    g = _as_graph(csgraph)
+    g = _as_graph(csgraph, "csgraph")
     home = g.side
     i_start = _check_source(i_start, g.n_vertices, "i_start")
     if not directed:
