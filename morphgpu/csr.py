@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from . import backend
 
 INT32_LIMIT = 2**31 - 1
+INT64_LIMIT = 2**63 - 1
 
 MergeRule = Literal["min", "max", "sum", "first"]
 
@@ -149,6 +150,13 @@ class CSRGraph:
                 )
         if src.size and (src.dtype.kind not in "iu" or dst.dtype.kind not in "iu"):
             raise GraphFormatError("edge endpoints must be integers")
+        for name, ends in (("source", src), ("destination", dst)):
+            if ends.size and ends.dtype.kind == "u" and int(_scalar(ends.max())) > INT64_LIMIT:
+                bad = int(_scalar(xp.argmax(ends > INT64_LIMIT)))
+                raise GraphFormatError(
+                    f"edge {bad} has {name} vertex {int(_scalar(ends[bad]))}, past the largest "
+                    f"supported id 2**63 - 1"
+                )
         src = src.astype(np.int64, copy=False)
         dst = dst.astype(np.int64, copy=False)
         if src.size:
@@ -167,6 +175,13 @@ class CSRGraph:
             raise GraphFormatError(
                 f"edge {bad} ({int(_scalar(src[bad]))}, {int(_scalar(dst[bad]))}) "
                 f"names a vertex >= n_vertices={n}"
+            )
+        if side == "cpu":
+            largest = f" (the largest vertex id is {hi})" if n_vertices is None else ""
+            m_out = src.size * (2 if symmetrize else 1)
+            check_declared_size(
+                "CSRGraph.from_edges", f"{n} vertices{largest} and {m_out} edges",
+                16 * (n + 1) + 32 * m_out,
             )
         if drop_self_loops:
             keep = src != dst
