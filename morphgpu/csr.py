@@ -29,6 +29,8 @@ class GraphFormatError(ValueError):
 
 # Where the host's free memory is unknown, declared sizes are still held to this.
 _UNKNOWN_HOST_LIMIT = 2**48
+# Below this a declared size is never refused here (the work's own checks still apply).
+_ALWAYS_FITS = 2**26
 
 
 def check_declared_size(
@@ -42,6 +44,8 @@ def check_declared_size(
     need and what is available, so a two-line file with a huge header gets a sentence,
     not NumPy's MemoryError.
     """
+    if needed_bytes <= _ALWAYS_FITS:
+        return
     available = backend.host_available_bytes()
     limit = _UNKNOWN_HOST_LIMIT if available is None else available
     if needed_bytes > limit:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..csr import check_declared_size
+
 ADDRESS_OF, COPY, LOAD, STORE, GEP = 0, 1, 2, 3, 4
 KIND_NAMES = ("address-of", "copy", "load", "store", "gep")
 
@@ -147,6 +149,8 @@ def _ints(where: str, lineno: int, line: str, n_fields: int | None) -> list[int]
             f"{line[:80]!r}"
         )
     try:
+        if not all(_UNSIGNED.fullmatch(p) for p in parts):
+            raise ValueError
         values = [int(p) for p in parts]
     except ValueError:
         raise ConstraintFormatError(
@@ -154,10 +158,18 @@ def _ints(where: str, lineno: int, line: str, n_fields: int | None) -> list[int]
         ) from None
     if any(v < 0 for v in values):
         raise ConstraintFormatError(f"{where}:{lineno}: negative value in {line[:80]!r}")
+    if any(v > _ID_LIMIT for v in values):
+        raise ConstraintFormatError(
+            f"{where}:{lineno}: value past 2**63 - 1 (ids and counts are int64) in {line[:80]!r}"
+        )
     return values
 
 
+_ID_LIMIT = 2**63 - 1
+
+
 _SEPARATORS = re.compile(r"[,\s]+")
+_UNSIGNED = re.compile(r"[+]?[0-9]+")
 
 
 def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.ndarray:
@@ -169,11 +181,23 @@ def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.nd
         flat = np.array(_SEPARATORS.split(joined), dtype=np.int64)
         if flat.size == len(lines) * n_fields and flat.min() >= 0:
             return flat.reshape(len(lines), n_fields)
-    except ValueError:
+    except (ValueError, OverflowError):
         pass
-    for lineno, s in lines:
-        _ints(where, lineno, s, n_fields)
-    raise ConstraintFormatError(f"{where}: malformed table")  # unreachable in practice
+    rows = [_ints(where, lineno, s, n_fields) for lineno, s in lines]
+    # The exact parse took what NumPy's did not (a field such as "+3"): keep its answer.
+    return np.array(rows, dtype=np.int64).reshape(len(lines), n_fields)
+
+
+# Bytes per variable any solver needs at least: size, representative, row of the variable,
+# points-to row pointer (int64 each).
+_BYTES_PER_VAR = 32
+
+
+def _check_n_vars(where: str, lineno: int, n_vars: int) -> None:
+    if n_vars < 1:
+        raise ConstraintFormatError(f"{where}:{lineno}: numVars must be positive, got {n_vars}")
+    check_declared_size(f"{where}:{lineno}", f"numVars={n_vars}", _BYTES_PER_VAR * n_vars,
+                        ConstraintFormatError)
 
 
 def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
@@ -185,6 +209,7 @@ def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
     (n_vars,) = _ints(where, *lines[0], 1)
     (last_obj,) = _ints(where, *lines[1], 1)
     (last_fn,) = _ints(where, *lines[2], 1)
+    _check_n_vars(where, lines[0][0], n_vars)
     table = _table(where, lines[3:], 3)
     sizes = np.zeros(n_vars, dtype=np.int64)
     if table.size:
@@ -355,6 +380,7 @@ def load_galois(path: str | Path) -> ConstraintSet:
         raise ConstraintFormatError(f"{where}: needs numVars and numConstraints lines")
     (n_vars,) = _ints(where, *lines[0], 1)
     (m,) = _ints(where, *lines[1], 1)
+    _check_n_vars(where, lines[0][0], n_vars)
     body = lines[2:]
     if len(body) != m:
         raise ConstraintFormatError(
