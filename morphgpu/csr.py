@@ -34,7 +34,8 @@ _ALWAYS_FITS = 2**26
 
 
 def check_declared_size(
-    where: str, what: str, needed_bytes: int, error: type[Exception] | None = None,
+    where: str, what: str, needed_bytes: float, error: type[Exception] | None = None,
+    *, verb: str = "declares",
 ) -> None:
     """Refuse, before allocating, what a file or argument declares but the host cannot hold.
 
@@ -54,14 +55,14 @@ def check_declared_size(
             if available is not None else f"the limit is {limit / 2**30:.0f} GiB"
         )
         raise (error or GraphFormatError)(
-            f"{where}: declares {what}, which would need at least "
+            f"{where}: {verb} {what}, which would need at least "
             f"{_human_bytes(needed_bytes)} of host memory but {have}: it does not fit"
         )
 
 
-def _human_bytes(n: int) -> str:
+def _human_bytes(n: float) -> str:
     if n >= 2**70:
-        return f"{n:.3g} bytes"
+        return f"{float(min(n, 1e308)):.3g} bytes" if n < float("inf") else "unboundedly many bytes"
     return f"{n / 2**30:.2f} GiB ({n} bytes)"
 
 

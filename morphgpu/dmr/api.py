@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..csr import check_declared_size
 from ..reorder import morton_order
 from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
 
@@ -55,6 +56,7 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
         raise ValueError(f"mesh['vertices']: need at least 3 vertices, got {len(v)}")
     if not np.all(np.isfinite(v)):
         raise ValueError("mesh['vertices']: coordinates must be finite (found NaN or inf)")
+    _check_scale(v, "vertices")
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
@@ -69,6 +71,8 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
             out[name] = arr.astype(np.int64, copy=False)
     if mesh.get("holes") is not None:
         out["holes"] = _host(mesh["holes"], "holes", np.float64, 2)
+        if not np.all(np.isfinite(out["holes"])):
+            raise ValueError("mesh['holes']: coordinates must be finite (found NaN or inf)")
     for name in ("vertex_markers", "segment_markers"):
         if mesh.get(name) is not None:
             out[name] = _host(mesh[name], name, np.int64, None).ravel()
@@ -81,8 +85,33 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
     if "vertex_markers" in out and len(out["vertex_markers"]) != len(v):
         raise ValueError("mesh['vertex_markers']: one marker per vertex expected")
     if mesh.get("regions") is not None:
-        out["regions"] = _host(mesh["regions"], "regions", np.float64, None)
+        out["regions"] = _host(mesh["regions"], "regions", np.float64, 4)
+        if not np.all(np.isfinite(out["regions"])):
+            raise ValueError("mesh['regions']: values must be finite (found NaN or inf)")
     return out
+
+
+# Coordinates Triangle (and our predicates) handle: products of a few coordinate
+# differences must neither underflow nor overflow a double. Triangle segfaults on a
+# domain 1e-200 wide; these bounds leave a wide margin on both sides.
+MAX_COORDINATE = 1e75
+MIN_EXTENT = 1e-75
+
+
+def _check_scale(v: np.ndarray, name: str) -> None:
+    top = float(np.abs(v).max())
+    if top > MAX_COORDINATE:
+        raise ValueError(
+            f"mesh['{name}']: coordinates up to {top:.3g} in magnitude; at most "
+            f"{MAX_COORDINATE:g} are supported (scale the input)"
+        )
+    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+    if 0 < extent < MIN_EXTENT:
+        raise ValueError(
+            f"mesh['{name}']: the vertices span only {extent:.3g}; at least {MIN_EXTENT:g} "
+            f"is supported (tiny or denormal extents break the geometric predicates: scale "
+            f"the input)"
+        )
 
 
 def _all_collinear(v: np.ndarray) -> bool:
@@ -157,11 +186,48 @@ def prepare(mesh: dict[str, Any], side: str = "cpu") -> tuple[Mesh, dict[str, np
     return _to_mesh(src, side), src
 
 
+def _real(value: Any, name: str, expected: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise ValueError(f"{name}: expected {expected}, got {value!r}")
+    return float(value)
+
+
+# Host bytes a refined triangle costs at least (three vertex ids, three neighbours, flags,
+# and its share of the vertex coordinates).
+BYTES_PER_TRIANGLE = 48
+
+
+def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
+    """Refuse, before the first round, an area bound whose mesh cannot fit in memory.
+
+    Every output triangle has area at most ``max_area``, so the output has at least
+    (domain area) / max_area triangles.
+    """
+    v, tri = src["vertices"], src["triangles"]
+    a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
+    ab, ac = b - a, c - a
+    area = float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+    estimate = area / max_area
+    needed = estimate * BYTES_PER_TRIANGLE if estimate > 2**60 else (
+        int(estimate) * BYTES_PER_TRIANGLE
+    )
+    check_declared_size(
+        f"max_area={max_area:g}",
+        f"a refined mesh of at least {estimate:.3g} triangles (the domain's area is "
+        f"{area:.6g})", needed, ValueError, verb="asks for",
+    )
+
+
 def refine_with_stats(
     mesh: dict[str, Any], *, min_angle: float = 30.0, max_area: float | None = None,
     device: str = "auto", progress: Callable[[dict], None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`refine`, plus statistics: rounds, refinements, abort ratio, times."""
+    min_angle = _real(min_angle, "min_angle", "a number of degrees in (0, 60)")
+    if max_area is not None:
+        max_area = _real(max_area, "max_area", "a positive number or None")
     if not (0.0 < float(min_angle) < 60.0):
         raise ValueError(f"min_angle: must be in (0, 60) degrees, got {min_angle}")
     if float(min_angle) > TERMINATION_ANGLE:
@@ -176,7 +242,9 @@ def refine_with_stats(
     side = backend.resolve_device(device, who="morphgpu.dmr.refine")
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
-    ours, _src = prepare(mesh, side)
+    ours, src = prepare(mesh, side)
+    if max_area is not None:
+        _check_output_size(src, float(max_area))
     ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
     t1 = time.perf_counter()
