@@ -21,6 +21,7 @@ class MeshFormatError(ValueError):
 
 
 _INT64 = (-(2**63), 2**63 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
 
 
 class _Lines:
@@ -64,18 +65,24 @@ class _Lines:
         return MeshFormatError(f"{self.path}:{line_no or self.line_no}: {message}")
 
     def numbers(self, what: str, count: int, kinds: str) -> list[float]:
-        """The next line's first ``count`` numbers; ``kinds`` holds 'i' or 'f' per field."""
+        """The next line's first ``count`` numbers; ``kinds`` holds 'i' (int64), 'm' (a marker:
+        int32) or 'f' (a finite float) per field."""
         fields = self.next(what)
         if len(fields) < count:
             raise self.error(f"expected {count} values for {what}, found {len(fields)}")
         out = []
         for k, (field, kind) in enumerate(zip(fields[:count], kinds)):
             try:
-                out.append(int(field) if kind == "i" else float(field))
+                out.append(int(field) if kind in "im" else float(field))
             except ValueError:
                 raise self.error(f"value {k + 1} of {what} is not a number: {field!r}") from None
             if kind == "i" and not _INT64[0] <= out[-1] <= _INT64[1]:
                 raise self.error(f"value {k + 1} of {what} does not fit in int64: {field!r}")
+            if kind == "m" and not _INT32[0] <= out[-1] <= _INT32[1]:
+                raise self.error(
+                    f"value {k + 1} of {what} is a marker, which Triangle keeps in an int "
+                    f"(32 bits): {field!r}"
+                )
         if kinds.count("f") and not np.all(np.isfinite([v for v in out])):
             raise self.error(f"{what} has a NaN or infinite value")
         return out
@@ -91,7 +98,7 @@ def _read_vertices(lines: _Lines, header: list[int]) -> tuple[dict[str, Any], in
     ids, coords, attrs, markers, line_of = [], [], [], [], []
     for k in range(n):
         row = lines.numbers(f"vertex {k + 1}", 3 + n_attr + (1 if n_markers else 0),
-                            "iff" + "f" * n_attr + ("i" if n_markers else ""))
+                            "iff" + "f" * n_attr + ("m" if n_markers else ""))
         ids.append(int(row[0]))
         line_of.append(lines.line_no)
         coords.append(row[1:3])
@@ -189,7 +196,7 @@ def read_poly(path: str | Path) -> dict[str, Any]:
     n_seg, seg_markers = (_header(lines, "the segment header", 2) + [0])[:2]
     rows, line_of = [], []
     for k in range(n_seg):
-        rows.append(lines.numbers(f"segment {k + 1}", 3 + (1 if seg_markers else 0), "iiii"))
+        rows.append(lines.numbers(f"segment {k + 1}", 3 + (1 if seg_markers else 0), "iiim"))
         line_of.append(lines.line_no)
     segs = np.asarray([r[1:3] for r in rows], dtype=np.int64).reshape(-1, 2) - first
     _check_indices(lines, "segment", segs, nv, line_of, first)

@@ -103,6 +103,11 @@ def validate(cs: ConstraintSet) -> None:
         bad = np.flatnonzero(cs.offset < 0)
         if bad.size:
             raise ConstraintFormatError(f"{cs.name}: constraint {bad[0]} has a negative offset")
+        bad = np.flatnonzero((cs.kind == COPY) & (cs.offset != 0))
+        if bad.size:
+            raise ConstraintFormatError(
+                f"{cs.name}: copy constraint {bad[0]} carries an offset, which has no meaning"
+            )
         addr = cs.kind == ADDRESS_OF
         bad = np.flatnonzero(addr & (cs.src > cs.last_object))
         if bad.size:
@@ -178,6 +183,8 @@ def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.nd
         return np.zeros((0, n_fields), dtype=np.int64)
     joined = ",".join(s for _, s in lines)
     try:
+        if not joined.isascii():  # int() and NumPy read non-ASCII digits; the format does not
+            raise ValueError
         flat = np.array(_SEPARATORS.split(joined), dtype=np.int64)
         if flat.size == len(lines) * n_fields and flat.min() >= 0:
             return flat.reshape(len(lines), n_fields)
@@ -251,6 +258,12 @@ def _check_rows(where: str, body, table: np.ndarray, n_vars: int | None) -> None
     if bad.size:
         ln, s = body[bad[0]]
         raise ConstraintFormatError(f"{where}:{ln}: unknown constraint type in {s!r}")
+    bad = np.flatnonzero((table[:, 3] == COPY) & (table[:, 4] != 0))
+    if bad.size:
+        ln, s = body[bad[0]]
+        raise ConstraintFormatError(
+            f"{where}:{ln}: a copy constraint carries an offset, which has no meaning: {s!r}"
+        )
     if n_vars is not None:
         bad = np.flatnonzero((table[:, 1] >= n_vars) | (table[:, 2] >= n_vars))
         if bad.size:
