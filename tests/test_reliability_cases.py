@@ -370,3 +370,25 @@ def test_cnf_reader_bad_tokens_name_the_line(text, where):
 def test_cnf_reader_mixed_widths_and_no_final_zero():
     cnf = parse_dimacs("p cnf 5 4\n1 2 3 0 -4 0\n0\n5 -1")
     assert cnf.clauses() == [[1, 2, 3], [-4], [], [5, -1]]
+
+
+def test_cnf_writer_formats_like_python():
+    from morphgpu.sp.cnf import format_integers
+
+    values = np.array([0, 7, -7, 10, -100, 99999, 2**31, -(2**31), 2**63 - 1, -(2**63)],
+                      dtype=np.int64)
+    seps = np.array([ord(c) for c in " \n" * 5], dtype=np.uint8)
+    expected = "".join(f"{v}{chr(s)}" for v, s in zip(values.tolist(), seps.tolist(),
+                                                      strict=True))
+    assert format_integers(values, seps).decode() == expected
+
+
+@pytest.mark.parametrize("suffix", [".cnf", ".cnf.gz", ".cnf.xz", ".cnf.bz2"])
+def test_cnf_write_read_round_trip(tmp_path, suffix):
+    cnf = satsp.random_ksat(50, 3, ratio=4.0, seed=2)
+    mixed = CNF.from_clauses(cnf.clauses()[:10] + [[], [5], [1, -2, 3, -4, 5, -6]], n_vars=50)
+    for f in (cnf, mixed):
+        path = tmp_path / ("f" + suffix)
+        satsp.write_dimacs(f, path, comment="round trip")
+        back = read_dimacs(path)
+        assert back.n_vars == f.n_vars and back.clauses() == f.clauses()

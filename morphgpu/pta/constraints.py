@@ -12,9 +12,10 @@ fails is the file read again line by line, so the error can name the file and th
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -332,6 +333,15 @@ def resolve_chains(rep: np.ndarray, where: str = "merge map") -> np.ndarray:
     raise ConstraintFormatError(f"{where}: the merge map has a cycle")
 
 
+@contextlib.contextmanager
+def _naming(files: str) -> Iterator[None]:
+    """Array-level checks of a set read from files name the files they came from."""
+    try:
+        yield
+    except ConstraintFormatError as exc:
+        raise ConstraintFormatError(f"{files}: {exc}") from None
+
+
 def lsg_paths(prefix: str | Path) -> dict[str, Path]:
     """The files of an LSG prefix (``.../perl``), gzipped or plain; KeyError-free."""
     prefix = Path(prefix)
@@ -361,23 +371,26 @@ def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
         raise ConstraintFormatError(f"{prefix}: no constraint file found")
     n_vars, last_obj, last_fn, sizes = read_nodes(files["nodes"])
     table = read_constraints(files[key], n_vars)
+    read_from = f"{files['nodes']} with {files[key]}"
     if key == "constraints" and "hcd" in files:
         rep, hcd_pairs = read_hcd(files["hcd"], n_vars)
+        read_from += f" and {files['hcd']}"
     else:
         rep, hcd_pairs = np.arange(n_vars, dtype=np.int64), None
-    return ConstraintSet(
-        n_vars=n_vars,
-        last_object=last_obj,
-        last_function=last_fn,
-        obj_size=sizes,
-        kind=table[:, 3],
-        src=table[:, 1],
-        dst=table[:, 2],
-        offset=table[:, 4],
-        rep=rep,
-        name=Path(prefix).name,
-        hcd_pairs=hcd_pairs,
-    )
+    with _naming(read_from):
+        return ConstraintSet(
+            n_vars=n_vars,
+            last_object=last_obj,
+            last_function=last_fn,
+            obj_size=sizes,
+            kind=table[:, 3],
+            src=table[:, 1],
+            dst=table[:, 2],
+            offset=table[:, 4],
+            rep=rep,
+            name=Path(prefix).name,
+            hcd_pairs=hcd_pairs,
+        )
 
 
 def load_galois(path: str | Path) -> ConstraintSet:
@@ -403,17 +416,18 @@ def load_galois(path: str | Path) -> ConstraintSet:
     _check_rows(where, body, table, n_vars)
     max_off = int(table[:, 4].max()) if table.size else 0
     sizes = np.minimum(max_off + 1, n_vars - np.arange(n_vars))
-    return ConstraintSet(
-        n_vars=n_vars,
-        last_object=n_vars - 1,
-        obj_size=sizes,
-        kind=table[:, 3],
-        src=table[:, 1],
-        dst=table[:, 2],
-        offset=table[:, 4],
-        rep=np.arange(n_vars),
-        name=path.name,
-    )
+    with _naming(where):
+        return ConstraintSet(
+            n_vars=n_vars,
+            last_object=n_vars - 1,
+            obj_size=sizes,
+            kind=table[:, 3],
+            src=table[:, 1],
+            dst=table[:, 2],
+            offset=table[:, 4],
+            rep=np.arange(n_vars),
+            name=path.name,
+        )
 
 
 def from_lists(
