@@ -392,3 +392,14 @@ def test_cnf_write_read_round_trip(tmp_path, suffix):
         satsp.write_dimacs(f, path, comment="round trip")
         back = read_dimacs(path)
         assert back.n_vars == f.n_vars and back.clauses() == f.clauses()
+
+
+def test_siblings_other_entry_points_refuse_sizes_that_cannot_fit(monkeypatch):
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**34)
+    with pytest.raises(ConstraintFormatError, match=r"from_lists\('constraints'\): n_vars: "
+                                                    r"declares numVars=4611686018427387904"):
+        pta.constraints.from_lists(2**62, [])
+    with pytest.raises(ValueError, match="random_mesh: n_points: asks for 1000000000000 points"):
+        dmr.random_mesh(10**12)
+    with pytest.raises(ValueError, match="n_points: expected an integer"):
+        dmr.random_mesh(2.5)

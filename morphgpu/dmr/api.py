@@ -292,8 +292,13 @@ def refine(
 def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
     """The paper's input: Delaunay triangulation of ``n_points`` uniform random points in
     the unit square with its convex hull as segments (about 2n triangles)."""
+    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
+        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
     if int(n_points) < 3:
         raise ValueError(f"n_points: need at least 3, got {n_points}")
+    # points, Triangle's output (about 2n triangles with neighbours) and the edges
+    check_declared_size("random_mesh: n_points", f"{int(n_points)} points",
+                        int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
     rng = np.random.default_rng(seed)
     pts = rng.random((int(n_points), 2))
     triangle = _triangle_module()

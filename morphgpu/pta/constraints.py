@@ -201,10 +201,11 @@ def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.nd
 _BYTES_PER_VAR = 32
 
 
-def _check_n_vars(where: str, lineno: int, n_vars: int) -> None:
+def _check_n_vars(where: str, n_vars: int) -> None:
+    """``where``: the file and line (or the argument) that declares numVars."""
     if n_vars < 1:
-        raise ConstraintFormatError(f"{where}:{lineno}: numVars must be positive, got {n_vars}")
-    check_declared_size(f"{where}:{lineno}", f"numVars={n_vars}", _BYTES_PER_VAR * n_vars,
+        raise ConstraintFormatError(f"{where}: numVars must be positive, got {n_vars}")
+    check_declared_size(where, f"numVars={n_vars}", _BYTES_PER_VAR * n_vars,
                         ConstraintFormatError)
 
 
@@ -217,7 +218,7 @@ def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
     (n_vars,) = _ints(where, *lines[0], 1)
     (last_obj,) = _ints(where, *lines[1], 1)
     (last_fn,) = _ints(where, *lines[2], 1)
-    _check_n_vars(where, lines[0][0], n_vars)
+    _check_n_vars(f"{where}:{lines[0][0]}", n_vars)
     table = _table(where, lines[3:], 3)
     sizes = np.zeros(n_vars, dtype=np.int64)
     if table.size:
@@ -406,7 +407,7 @@ def load_galois(path: str | Path) -> ConstraintSet:
         raise ConstraintFormatError(f"{where}: needs numVars and numConstraints lines")
     (n_vars,) = _ints(where, *lines[0], 1)
     (m,) = _ints(where, *lines[1], 1)
-    _check_n_vars(where, lines[0][0], n_vars)
+    _check_n_vars(f"{where}:{lines[0][0]}", n_vars)
     body = lines[2:]
     if len(body) != m:
         raise ConstraintFormatError(
@@ -441,6 +442,9 @@ def from_lists(
     name: str = "constraints",
 ) -> ConstraintSet:
     """A set from ``(kind, src, dst[, offset])`` tuples (hand-written sets, the C front end)."""
+    if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)):
+        raise ConstraintFormatError(f"{name}: n_vars must be an integer, got {n_vars!r}")
+    _check_n_vars(f"from_lists({name!r}): n_vars", int(n_vars))
     rows = [tuple(c) + (0,) * (4 - len(c)) for c in constraints]
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     sizes = np.ones(n_vars, dtype=np.int64) if obj_size is None else np.asarray(obj_size)
