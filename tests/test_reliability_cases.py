@@ -403,3 +403,18 @@ def test_siblings_other_entry_points_refuse_sizes_that_cannot_fit(monkeypatch):
         dmr.random_mesh(10**12)
     with pytest.raises(ValueError, match="n_points: expected an integer"):
         dmr.random_mesh(2.5)
+
+
+def test_refine_refuses_features_below_double_resolution():
+    far = np.array([[0, 0], [0.25, 0], [0, 0.25], [9.2e18, 0.1]])
+    with pytest.raises(ValueError, match=r"shortest edge \(0\.25\) is .* of the extent"):
+        dmr.refine({"vertices": far}, device="cpu")
+
+
+def test_refine_stops_before_the_mesh_outgrows_host_memory(monkeypatch):
+    # Where no estimate is known upfront (small input angles, extreme aspect ratios) the
+    # growth itself is bounded; here a small "available" memory stands in for a huge mesh.
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**20)
+    with pytest.raises(RuntimeError, match=r"dmr\.refine: the mesh has grown to \d+ triangles "
+                                           r"after \d+ rounds .* stopped"):
+        dmr.refine({"vertices": SQUARE}, max_area=1e-5, device="cpu")

@@ -142,8 +142,10 @@ def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     opts = "pQ" if has_segments else "cQ"
     try:
         out = triangle.triangulate(src, opts)
-    except RuntimeError as exc:
-        raise ValueError(f"mesh: Triangle could not triangulate the input ({exc})") from exc
+    except (RuntimeError, IndexError) as exc:  # IndexError: the wrapper's output buffers
+        raise ValueError(
+            f"mesh: Triangle could not triangulate the input ({type(exc).__name__}: {exc})"
+        ) from exc
     if "triangles" not in out or len(out["triangles"]) == 0:
         raise ValueError(
             "mesh: the input has no area to mesh (collinear points, or segments that do not "
@@ -220,6 +222,58 @@ def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
     )
 
 
+# The shortest input edge must be at least this share of the extent: a double holds about
+# 16 digits, and refinement needs room below the smallest feature to place its points
+# (Steiner points at 1e18 are spaced 128 apart, so features of size 1 cannot be resolved).
+MIN_FEATURE_RATIO = 2.0**-40
+
+
+def _check_resolution(src: dict[str, np.ndarray]) -> None:
+    v, tri = src["vertices"], src["triangles"]
+    a, b = v[tri], v[np.roll(tri, -1, axis=1)]
+    shortest = float(np.sqrt(((a - b) ** 2).sum(axis=2)).min())
+    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+    if shortest < extent * MIN_FEATURE_RATIO:
+        raise ValueError(
+            f"mesh['vertices']: the shortest edge ({shortest:.3g}) is {shortest / extent:.3g} "
+            f"of the extent ({extent:.3g}); refinement needs at least {MIN_FEATURE_RATIO:.3g} "
+            f"(double precision cannot place points finer than that across the domain)"
+        )
+
+
+def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], None]:
+    """A progress callback that stops a refinement before its mesh outgrows host memory.
+
+    The area bound is checked upfront (_check_output_size); this bounds the rest (tiny
+    input angles, extreme aspect ratios), where no estimate is known: the growing arrays
+    double, so the mesh may use a quarter of what is available.
+    """
+    def most(available: int | None) -> float:
+        return float("inf") if available is None else available / (4 * BYTES_PER_TRIANGLE)
+
+    limit = most(backend.host_available_bytes())  # re-read only when reached: a round on
+    # the GPU costs about as much as reading /proc/meminfo
+
+    def guard(info: dict) -> None:
+        nonlocal limit
+        if progress is not None:
+            progress(info)
+        if int(info.get("triangles", 0)) <= limit:
+            return
+        available = backend.host_available_bytes()
+        limit = most(available)
+        if available is not None and int(info["triangles"]) > limit:
+            raise RuntimeError(
+                f"dmr.refine: the mesh has grown to {info['triangles']} triangles after "
+                f"{info['round'] + 1} rounds with {info.get('bad', '?')} bad triangles left; "
+                f"growing further would exceed the {available / 2**30:.2f} GiB of host "
+                f"memory available (small input angles or an extreme aspect ratio make the "
+                f"refined mesh very large): stopped"
+            )
+
+    return guard
+
+
 def refine_with_stats(
     mesh: dict[str, Any], *, min_angle: float = 30.0, max_area: float | None = None,
     device: str = "auto", progress: Callable[[dict], None] | None = None,
@@ -243,8 +297,10 @@ def refine_with_stats(
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
     ours, src = prepare(mesh, side)
+    _check_resolution(src)
     if max_area is not None:
         _check_output_size(src, float(max_area))
+    progress = _memory_guard(progress)
     ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
     t1 = time.perf_counter()

@@ -128,9 +128,11 @@ def _check_indices(lines: _Lines, name: str, arr: np.ndarray, n_vertices: int,
     if arr.size and (arr.min() < 0 or arr.max() >= n_vertices):
         row = int(np.nonzero((arr < 0).any(1) | (arr >= n_vertices).any(1))[0][0])
         bad = int(arr[row][(arr[row] < 0) | (arr[row] >= n_vertices)][0]) + first
+        have = (f"vertices are {first}..{n_vertices - 1 + first}" if n_vertices
+                else "there are no vertices")
         raise lines.error(
-            f"{name} {row + 1} refers to vertex {bad}, which does not exist (vertices are "
-            f"{first}..{n_vertices - 1 + first})", line_of[row]
+            f"{name} {row + 1} refers to vertex {bad}, which does not exist ({have})",
+            line_of[row]
         )
 
 
@@ -148,7 +150,15 @@ def _header(lines: _Lines, what: str, width: int) -> list[int]:
 
 
 def _read_node_lines(lines: _Lines) -> tuple[dict[str, Any], int]:
-    return _read_vertices(lines, _header(lines, "the .node header", 4))
+    header = _header(lines, "the .node header", 4)
+    header_line = lines.line_no
+    out = _read_vertices(lines, header)
+    if lines.more():  # a whole .node file: nothing may follow the vertices it declares
+        lines.next("")
+        raise lines.error(
+            f"more lines than the {header[0]} vertices the header (line {header_line}) declares"
+        )
+    return out
 
 
 def read_node(path: str | Path) -> dict[str, Any]:
