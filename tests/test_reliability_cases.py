@@ -418,3 +418,9 @@ def test_refine_stops_before_the_mesh_outgrows_host_memory(monkeypatch):
     with pytest.raises(RuntimeError, match=r"dmr\.refine: the mesh has grown to \d+ triangles "
                                            r"after \d+ rounds .* stopped"):
         dmr.refine({"vertices": SQUARE}, max_area=1e-5, device="cpu")
+
+
+@pytest.mark.parametrize("markers", [[1.5] * 5, [2**40] * 5])
+def test_refine_refuses_markers_it_would_truncate(markers):
+    with pytest.raises(ValueError, match=r"mesh\['vertex_markers'\]: markers must be integers"):
+        dmr.refine({"vertices": SQUARE, "vertex_markers": markers}, device="cpu")

@@ -75,7 +75,17 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
             raise ValueError("mesh['holes']: coordinates must be finite (found NaN or inf)")
     for name in ("vertex_markers", "segment_markers"):
         if mesh.get(name) is not None:
-            out[name] = _host(mesh[name], name, np.int64, None).ravel()
+            raw = _host(mesh[name], name, None, None).ravel()
+            if raw.size and (
+                raw.dtype.kind not in "iufb"
+                or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw)))
+                or raw.min() < -(2**31) or raw.max() >= 2**31
+            ):
+                raise ValueError(
+                    f"mesh['{name}']: markers must be integers that fit in 32 bits "
+                    f"(Triangle keeps them in an int)"
+                )
+            out[name] = raw.astype(np.int64)
     if "segments" in out and len(out["segments"]):
         s = out["segments"]
         if np.any(s[:, 0] == s[:, 1]):
