@@ -424,3 +424,18 @@ def test_refine_stops_before_the_mesh_outgrows_host_memory(monkeypatch):
 def test_refine_refuses_markers_it_would_truncate(markers):
     with pytest.raises(ValueError, match=r"mesh\['vertex_markers'\]: markers must be integers"):
         dmr.refine({"vertices": SQUARE, "vertex_markers": markers}, device="cpu")
+
+
+def test_pta_from_lists_refuses_float_ids():
+    with pytest.raises(ConstraintFormatError, match=r"constraint 0 must be .* integers"):
+        pta.constraints.from_lists(3, [(0, 1.7, 2)])
+    with pytest.raises(ConstraintFormatError, match="obj_size: ids must be integers"):
+        pta.constraints.from_lists(2, [(0, 0, 1)], obj_size=[1.5, 1.0])
+
+
+@pytest.mark.parametrize("arg, value", [("max_iterations", 2.7), ("local_search_rounds", "9"),
+                                        ("epsilon", None), ("damping", True)])
+def test_solve_refuses_arguments_of_the_wrong_type(arg, value):
+    cnf = satsp.random_ksat(10, 3, ratio=2.0, seed=0)
+    with pytest.raises(ValueError, match=f"solve: {arg} must be"):
+        satsp.solve(cnf, device="cpu", **{arg: value})

@@ -58,9 +58,10 @@ class ConstraintSet:
     hcd_pairs: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.obj_size = np.asarray(self.obj_size, dtype=np.int64)
-        for attr in ("kind", "src", "dst", "offset", "rep"):
-            setattr(self, attr, np.asarray(getattr(self, attr), dtype=np.int64))
+        for attr in ("obj_size", "kind", "src", "dst", "offset", "rep"):
+            setattr(self, attr, _int_array(getattr(self, attr), f"{self.name}: {attr}"))
+        if self.hcd_pairs is not None:
+            self.hcd_pairs = _int_array(self.hcd_pairs, f"{self.name}: hcd_pairs")
         validate(self)
 
     @property
@@ -71,6 +72,19 @@ class ConstraintSet:
         binc = np.bincount(self.kind, minlength=5)
         return {name: int(binc[i]) for i, name in enumerate(KIND_NAMES)}
 
+
+
+def _int_array(values, where: str) -> np.ndarray:
+    """int64 ids, refusing floats and out-of-range values instead of truncating them."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged rows
+        raise ConstraintFormatError(f"{where}: not an array of integer ids ({exc})") from None
+    if arr.size and arr.dtype.kind not in "iub":
+        raise ConstraintFormatError(f"{where}: ids must be integers, got dtype {arr.dtype}")
+    if arr.size and arr.dtype.kind == "u" and int(arr.max()) > _ID_LIMIT:
+        raise ConstraintFormatError(f"{where}: an id is past 2**63 - 1")
+    return arr.astype(np.int64, copy=False)
 
 
 def validate(cs: ConstraintSet) -> None:
@@ -446,6 +460,15 @@ def from_lists(
         raise ConstraintFormatError(f"{name}: n_vars must be an integer, got {n_vars!r}")
     _check_n_vars(f"from_lists({name!r}): n_vars", int(n_vars))
     rows = [tuple(c) + (0,) * (4 - len(c)) for c in constraints]
+    for k, row in enumerate(rows):
+        if len(row) != 4 or not all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+            and -(2**63) <= x <= _ID_LIMIT for x in row
+        ):
+            raise ConstraintFormatError(
+                f"{name}: constraint {k} must be (kind, src, dst[, offset]) integers, got "
+                f"{row[:4]!r}"
+            )
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     sizes = np.ones(n_vars, dtype=np.int64) if obj_size is None else np.asarray(obj_size)
     return ConstraintSet(

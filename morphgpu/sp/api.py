@@ -99,6 +99,19 @@ def solve(
         raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
     if not (0 < fix_fraction <= 1):
         raise ValueError(f"solve: fix_fraction must be in (0, 1], got {fix_fraction}")
+    for name, value in (("max_iterations", max_iterations), ("stall_sweeps", stall_sweeps),
+                        ("local_search_rounds", local_search_rounds),
+                        ("local_search_flips", local_search_flips)):
+        if value is not None and (
+            isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+        ):
+            raise ValueError(f"solve: {name} must be an integer, got {value!r}")
+    for name, value in (("epsilon", epsilon), ("fix_fraction", fix_fraction),
+                        ("trivial_threshold", trivial_threshold), ("damping", damping)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)
+        ):
+            raise ValueError(f"solve: {name} must be a number, got {value!r}")
     if int(max_iterations) < 1:
         raise ValueError(f"solve: max_iterations must be at least 1, got {max_iterations}")
     if int(stall_sweeps) < 0:
