@@ -95,10 +95,6 @@ def solve(
         or seed < 0
     ):
         raise ValueError(f"solve: seed must be None or a non-negative integer, got {seed!r}")
-    if not (epsilon > 0):
-        raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
-    if not (0 < fix_fraction <= 1):
-        raise ValueError(f"solve: fix_fraction must be in (0, 1], got {fix_fraction}")
     for name, value in (("max_iterations", max_iterations), ("stall_sweeps", stall_sweeps),
                         ("local_search_rounds", local_search_rounds),
                         ("local_search_flips", local_search_flips)):
@@ -112,6 +108,10 @@ def solve(
             value, (int, float, np.integer, np.floating)
         ):
             raise ValueError(f"solve: {name} must be a number, got {value!r}")
+    if not (epsilon > 0):
+        raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
+    if not (0 < fix_fraction <= 1):
+        raise ValueError(f"solve: fix_fraction must be in (0, 1], got {fix_fraction}")
     if int(max_iterations) < 1:
         raise ValueError(f"solve: max_iterations must be at least 1, got {max_iterations}")
     if int(stall_sweeps) < 0:
