@@ -38,6 +38,7 @@ import io
 import lzma
 import re
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ def _read_bytes(path: PathLike) -> bytes:
             return lzma.decompress(raw)
         if raw[:3] == b"BZh":
             return bz2.decompress(raw)
-    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         raise GraphFormatError(
             f"{path}: compressed stream is truncated or corrupt ({exc})"
         ) from exc

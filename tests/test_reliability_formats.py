@@ -366,3 +366,39 @@ def test_triangle_files_parse_or_raise_with_a_line(tmp_path, suffix, data):
 
 class _OverBudget(Exception):
     pass
+
+
+@pytest.mark.parametrize("compress", ["gz", "xz", "bz2"])
+@SETTINGS
+@given(data=st.data())
+def test_damaged_compressed_streams(tmp_path, compress, data):
+    import bz2  # noqa: PLC0415
+    import gzip  # noqa: PLC0415
+    import lzma  # noqa: PLC0415
+
+    pack = {"gz": gzip.compress, "xz": lzma.compress, "bz2": bz2.compress}[compress]
+    g = data.draw(graphs())
+    f = data.draw(formulas())
+    plain = tmp_path / "plain.dimacs"
+    graph_io.write_graph(g, plain, "dimacs")
+    text_cnf = tmp_path / "plain.cnf"
+    cnf_mod.write_dimacs(f, text_cnf)
+    n, rows = data.draw(constraint_sets())
+    galois = tmp_path / "plain.galois.txt"
+    galois.write_bytes(galois_text(n, rows))
+    readers = [(plain, lambda p: graph_io.read_graph(p, "dimacs"), GraphFormatError),
+               (text_cnf, cnf_mod.read_dimacs, CNFFormatError)]
+    if compress == "gz":  # the LSG files are gzipped
+        readers.append((galois, pta.load, ConstraintFormatError))
+    for source, read, error in readers:
+        packed = pack(source.read_bytes())
+        cut = data.draw(st.integers(1, len(packed) - 1))
+        flip = data.draw(st.integers(0, len(packed) - 1))
+        variants = [packed[:cut], packed[:flip] + bytes([packed[flip] ^ 0xFF]) + packed[flip + 1:]]
+        for k, bad in enumerate(variants):
+            path = tmp_path / f"bad{k}.{compress}"
+            path.write_bytes(bad)
+            try:
+                read(path)
+            except error as exc:
+                assert located(exc, path), exc

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,7 +148,7 @@ def _open_text(path: Path) -> str:
             with gzip.open(path, "rt") as fh:
                 return fh.read()
         return path.read_text()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
 
 

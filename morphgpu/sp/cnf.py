@@ -16,6 +16,7 @@ import operator
 import os
 import re
 import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,7 @@ def _read_bytes(path: Path) -> bytes:
             return lzma.decompress(raw)
         if raw[:3] == b"BZh":
             return bz2.decompress(raw)
-    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         raise CNFFormatError(f"{path}: compressed stream is truncated or corrupt ({exc})") from exc
     return raw
 
