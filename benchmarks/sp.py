@@ -12,8 +12,11 @@ input; the notes say so.
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 
+import numpy as np
 from harness import cpu_seconds, gpu_seconds, main
 
 from morphgpu import backend, sp
@@ -138,6 +141,7 @@ def _solve(formula, device: str, seed: int, compact: bool | None):
 def _baselines(args, record, device) -> None:
     n = 1_000_000
     formula = sp.random_ksat(n, 3, ratio=4.2, seed=0)
+    _file_io(args, record, formula)
     cpu = CPUEngine(factor.build(formula, "cpu"), 0, 0.3)
     cpu.propagate()
     cpu_sweep = cpu_seconds(cpu.iterate, repeat=1 if args.quick else 2, warmup=0)
@@ -170,6 +174,40 @@ def _baselines(args, record, device) -> None:
     record.row(baseline="full solve", n_vars=small, ours_status=ours.status,
                cpu_status=cpu_result.status, ours_seconds=ours_total, cpu_seconds=cpu_total,
                cpu_over_ours=cpu_total / ours_total)
+
+
+def _file_io(args, record, formula) -> None:
+    """DIMACS CNF reading and writing at K=3, n=1M, 4.2M clauses, against pandas' C parser
+    (``read_csv``) and writer (``to_csv``) on the same file, in this process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k3.cnf"
+        repeat = 1 if args.quick else 3
+        ours_write = cpu_seconds(lambda: sp.write_dimacs(formula, path), repeat=repeat)
+        ours_read = cpu_seconds(lambda: sp.read_dimacs(path), repeat=repeat)
+        try:
+            import pandas as pd  # noqa: PLC0415
+        except ImportError:
+            record.note("baseline 0: pandas is not installed; DIMACS reading timed alone")
+            record.row(baseline="DIMACS CNF read", n_vars=formula.n_vars,
+                       n_clauses=formula.n_clauses, ours_seconds=ours_read,
+                       ours_write_seconds=ours_write)
+            return
+        pandas_read = cpu_seconds(
+            lambda: pd.read_csv(path, sep=" ", header=None, skiprows=1, dtype=np.int64,
+                                engine="c"), repeat=repeat)
+        table = pd.read_csv(path, sep=" ", header=None, skiprows=1, dtype=np.int64)
+        other = Path(tmp) / "pandas.cnf"
+        pandas_write = cpu_seconds(
+            lambda: table.to_csv(other, sep=" ", header=False, index=False), repeat=repeat)
+    record.note("baseline 0: DIMACS CNF file of K=3, n=1M, 4.2M clauses: read_dimacs / "
+                "write_dimacs against pandas read_csv / to_csv (C engine, the same file, "
+                "uniform width known in advance) in this process")
+    record.row(baseline="DIMACS CNF read", n_vars=formula.n_vars,
+               n_clauses=formula.n_clauses, ours_seconds=ours_read,
+               pandas_seconds=pandas_read, ours_over_pandas=ours_read / pandas_read)
+    record.row(baseline="DIMACS CNF write", n_vars=formula.n_vars,
+               n_clauses=formula.n_clauses, ours_seconds=ours_write,
+               pandas_seconds=pandas_write, ours_over_pandas=ours_write / pandas_write)
 
 
 if __name__ == "__main__":

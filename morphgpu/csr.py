@@ -18,12 +18,52 @@ import scipy.sparse as sp
 from . import backend
 
 INT32_LIMIT = 2**31 - 1
+INT64_LIMIT = 2**63 - 1
 
 MergeRule = Literal["min", "max", "sum", "first"]
 
 
 class GraphFormatError(ValueError):
     """A graph's arrays or file contents are inconsistent; the message says where."""
+
+
+# Where the host's free memory is unknown, declared sizes are still held to this.
+_UNKNOWN_HOST_LIMIT = 2**48
+# Below this a declared size is never refused here (the work's own checks still apply).
+_ALWAYS_FITS = 2**26
+
+
+def check_declared_size(
+    where: str, what: str, needed_bytes: float, error: type[Exception] | None = None,
+    *, verb: str = "declares",
+) -> None:
+    """Refuse, before allocating, what a file or argument declares but the host cannot hold.
+
+    ``where`` names the file and line (or the argument), ``what`` the declared counts,
+    ``needed_bytes`` the least the arrays for them take; ``error`` is the caller's error
+    type (GraphFormatError by default). The message says what is declared, what it would
+    need and what is available, so a two-line file with a huge header gets a sentence,
+    not NumPy's MemoryError.
+    """
+    if needed_bytes <= _ALWAYS_FITS:
+        return
+    available = backend.host_available_bytes()
+    limit = _UNKNOWN_HOST_LIMIT if available is None else available
+    if needed_bytes > limit:
+        have = (
+            f"only {limit / 2**30:.2f} GiB is available"
+            if available is not None else f"the limit is {limit / 2**30:.0f} GiB"
+        )
+        raise (error or GraphFormatError)(
+            f"{where}: {verb} {what}, which would need at least "
+            f"{_human_bytes(needed_bytes)} of host memory but {have}: it does not fit"
+        )
+
+
+def _human_bytes(n: float) -> str:
+    if n >= 2**70:
+        return f"{float(min(n, 1e308)):.3g} bytes" if n < float("inf") else "unboundedly many bytes"
+    return f"{n / 2**30:.2f} GiB ({n} bytes)"
 
 
 def index_dtype(count: int) -> np.dtype:
@@ -115,6 +155,13 @@ class CSRGraph:
                 )
         if src.size and (src.dtype.kind not in "iu" or dst.dtype.kind not in "iu"):
             raise GraphFormatError("edge endpoints must be integers")
+        for name, ends in (("source", src), ("destination", dst)):
+            if ends.size and ends.dtype.kind == "u" and int(_scalar(ends.max())) > INT64_LIMIT:
+                bad = int(_scalar(xp.argmax(ends > INT64_LIMIT)))
+                raise GraphFormatError(
+                    f"edge {bad} has {name} vertex {int(_scalar(ends[bad]))}, past the largest "
+                    f"supported id 2**63 - 1"
+                )
         src = src.astype(np.int64, copy=False)
         dst = dst.astype(np.int64, copy=False)
         if src.size:
@@ -133,6 +180,13 @@ class CSRGraph:
             raise GraphFormatError(
                 f"edge {bad} ({int(_scalar(src[bad]))}, {int(_scalar(dst[bad]))}) "
                 f"names a vertex >= n_vertices={n}"
+            )
+        if side == "cpu":
+            largest = f" (the largest vertex id is {hi})" if n_vertices is None else ""
+            m_out = src.size * (2 if symmetrize else 1)
+            check_declared_size(
+                "CSRGraph.from_edges", f"{n} vertices{largest} and {m_out} edges",
+                16 * (n + 1) + 32 * m_out,
             )
         if drop_self_loops:
             keep = src != dst
@@ -169,21 +223,11 @@ class CSRGraph:
     def from_scipy(cls, matrix: Any, *, directed: bool = True) -> CSRGraph:
         """From a SciPy or CuPy sparse matrix (any format) or a dense array.
 
-        Like ``scipy.sparse.csgraph``, a dense input treats zeros as missing edges; explicit
-        zeros stored in a sparse matrix are kept as zero-weight edges.
+        Like ``scipy.sparse.csgraph``, a dense input treats 0, NaN and +-inf as missing
+        edges; explicit zeros stored in a sparse matrix are kept as zero-weight edges, and
+        a sparse matrix's duplicate entries are summed. See :func:`validate_graph`.
         """
-        if backend.is_cupy_sparse(matrix):
-            m = matrix.tocsr()
-            m.sort_indices()
-            return cls._from_square(m.indptr, m.indices, m.data, m.shape, directed)
-        if not sp.issparse(matrix):
-            dense = backend.to_host(matrix)
-            if dense.ndim != 2:
-                raise GraphFormatError(f"expected a 2-D adjacency matrix, got {dense.ndim}-D")
-            matrix = sp.csr_matrix(dense)
-        m = sp.csr_matrix(matrix)
-        m.sort_indices()
-        return cls._from_square(m.indptr, m.indices, m.data, m.shape, directed)
+        return validate_graph(matrix, directed=directed)
 
     @classmethod
     def _from_square(cls, indptr, indices, data, shape, directed) -> CSRGraph:
@@ -194,14 +238,9 @@ class CSRGraph:
 
     @classmethod
     def coerce(cls, graph: Any) -> CSRGraph:
-        """Accept a CSRGraph, a SciPy/CuPy sparse matrix or a dense adjacency matrix."""
-        if isinstance(graph, CSRGraph):
-            return graph
-        if sp.issparse(graph) or backend.is_cupy_sparse(graph) or hasattr(graph, "ndim"):
-            return cls.from_scipy(graph)
-        raise TypeError(
-            f"expected a CSRGraph, a sparse matrix or a 2-D array, got {type(graph).__name__}"
-        )
+        """Accept a CSRGraph, a SciPy/CuPy sparse matrix or a dense adjacency matrix
+        (array or nested list); :func:`validate_graph` with its default null rules."""
+        return validate_graph(graph)
 
     # ----------------------------------------------------------------- properties
     @property
@@ -298,6 +337,110 @@ class CSRGraph:
             n_vertices=self.n_vertices,
         )
         return CSRGraph(g.indptr, g.indices, g.weights, g.n_vertices, self.directed)
+
+
+def validate_graph(
+    graph: Any,
+    *,
+    directed: bool = True,
+    what: str = "graph",
+    null_value: float = 0,
+    infinity_null: bool = True,
+    nan_null: bool = True,
+) -> CSRGraph:
+    """The one way a graph argument comes in, for every wing (SciPy's ``validate_graph``).
+
+    - a :class:`CSRGraph` is returned as it is;
+    - a SciPy or CuPy sparse matrix (any format) keeps every stored entry, explicit zeros
+      included, as an edge; duplicate entries are summed (SciPy's rule);
+    - a dense matrix (NumPy or CuPy array, or a nested list) has an edge wherever the
+      entry is not ``null_value`` and, for floats, not +-inf (``infinity_null``) and not
+      NaN (``nan_null``): SciPy's null rules.
+
+    The result stays on the input's side. Malformed input (not square, not 2-D, ragged
+    lists, non-numeric entries) raises :class:`GraphFormatError` naming ``what``; a value
+    of the wrong type raises TypeError.
+    """
+    if isinstance(graph, CSRGraph):
+        return graph
+    if backend.is_cupy_sparse(graph) or sp.issparse(graph):
+        shape = tuple(graph.shape)
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise GraphFormatError(
+                f"{what}: the adjacency matrix must be square, got shape {shape}"
+            )
+        m = graph.tocsr()
+        if not m.has_canonical_format:
+            m = m.copy()
+            m.sum_duplicates()
+        if m.data.dtype.kind not in "biuf":
+            raise GraphFormatError(
+                f"{what}: weights must be real numbers, got dtype {m.data.dtype}"
+            )
+        return CSRGraph._from_square(m.indptr, m.indices, m.data, shape, directed)
+    if backend.is_cupy_array(graph):
+        dense = graph
+    elif isinstance(graph, np.ndarray) or isinstance(graph, (list, tuple)) or hasattr(
+        graph, "__array__"
+    ):
+        dense = _dense_host(graph, what)
+    else:
+        raise TypeError(
+            f"{what}: expected a CSRGraph, a sparse matrix or a 2-D array, "
+            f"got {type(graph).__name__}"
+        )
+    if dense.ndim != 2 or dense.shape[0] != dense.shape[1]:
+        raise GraphFormatError(
+            f"{what}: a dense adjacency matrix must be square and 2-D, got shape "
+            f"{tuple(dense.shape)}"
+        )
+    if dense.dtype.kind not in "biuf":
+        raise GraphFormatError(
+            f"{what}: adjacency entries must be real numbers, got dtype {dense.dtype}"
+        )
+    indptr, indices, data = _dense_to_csr(dense, null_value, infinity_null, nan_null)
+    return CSRGraph.from_arrays(
+        indptr, indices, data, n_vertices=int(dense.shape[0]), directed=directed,
+        validate=False,
+    )
+
+
+def _dense_host(graph: Any, what: str) -> np.ndarray:
+    """A host array from an array-like; ragged or non-numeric lists get a clear error."""
+    try:
+        with np.errstate(all="ignore"):
+            dense = np.asarray(graph)
+    except ValueError as exc:  # NumPy's "inhomogeneous shape" for ragged nested lists
+        raise GraphFormatError(
+            f"{what}: a nested list must be rectangular (every row as long as the number "
+            f"of rows); got rows of different lengths"
+        ) from exc
+    if dense.dtype == object:
+        raise GraphFormatError(
+            f"{what}: a dense adjacency matrix must hold numbers in rows of equal length"
+        )
+    return dense
+
+
+def _dense_to_csr(dense: Any, null_value: float, infinity_null: bool,
+                  nan_null: bool) -> tuple[Any, Any, Any]:
+    """(indptr, indices, data) of a dense matrix by SciPy's null rules (either side)."""
+    xp = backend.array_module(dense)
+    if null_value != null_value:  # NaN as the null value
+        present = ~xp.isnan(dense) if dense.dtype.kind == "f" else xp.ones(dense.shape, bool)
+    else:
+        present = dense != null_value
+    if dense.dtype.kind == "f":
+        if infinity_null:
+            present &= ~xp.isinf(dense)
+        if nan_null:
+            present &= ~xp.isnan(dense)
+    rows, cols = xp.nonzero(present)  # row-major, as a CSR stores them
+    n = dense.shape[0]
+    indptr = xp.zeros(n + 1, dtype=np.int64)
+    if n:
+        xp.cumsum(xp.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols, dense[rows, cols]
 
 
 def inverse_permutation(perm: Any) -> Any:

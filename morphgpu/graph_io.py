@@ -36,13 +36,15 @@ import bz2
 import gzip
 import io
 import lzma
+import re
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .csr import CSRGraph, GraphFormatError
+from .csr import CSRGraph, GraphFormatError, check_declared_size
 
 __all__ = [
     "FORMATS",
@@ -77,6 +79,12 @@ _EXTENSIONS = {
 _COMPRESSORS = {".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress}
 _GALOIS_HEADER_BYTES = 32
 _INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_LONE_SIGN = re.compile(rb"[-+](?![0-9])")
+# The least a CSR of n vertices and m edges costs while it is built (int64 row offsets
+# and degree counts; source, destination and weight per edge, then the sort's keys).
+_CSR_BYTES_PER_VERTEX = 16
+_CSR_BYTES_PER_EDGE = 32
 # A number no real file holds: marks line starts for the bulk parser.
 _SENTINEL = b"-4611686018427387903"
 
@@ -92,7 +100,7 @@ def _read_bytes(path: PathLike) -> bytes:
             return lzma.decompress(raw)
         if raw[:3] == b"BZh":
             return bz2.decompress(raw)
-    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         raise GraphFormatError(
             f"{path}: compressed stream is truncated or corrupt ({exc})"
         ) from exc
@@ -221,12 +229,15 @@ def read_matrix_market(
     layout, field, symmetry = header[2], header[3], header[4]
     if field == b"complex" or symmetry == b"hermitian":
         raise GraphFormatError(f"{path}: line 1: complex matrices are not graphs")
+    _check_mtx_size(path, data, layout)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             matrix = scipy.io.mmread(io.BytesIO(data))
-    except (ValueError, OverflowError, IndexError) as exc:
-        raise GraphFormatError(f"{path}: {exc}") from exc
+    except Exception as exc:  # scipy.io's own parser: any failure is the file's fault
+        raise GraphFormatError(
+            f"{path}: not a readable MatrixMarket file ({type(exc).__name__}: {exc})"
+        ) from exc
     import scipy.sparse as sp  # noqa: PLC0415
 
     coo = sp.coo_matrix(matrix) if layout == b"coordinate" else sp.coo_matrix(np.asarray(matrix))
@@ -246,6 +257,39 @@ def read_matrix_market(
         symmetrize=directed is False, merge_duplicates="min" if directed is False else None,
     )
     return CSRGraph(graph.indptr, graph.indices, graph.weights, graph.n_vertices, not undirected)
+
+
+def _check_mtx_size(path: PathLike, data: bytes, layout: bytes) -> None:
+    """Read the size line before scipy.io allocates for it: a clear error, naming the line,
+    for a malformed one or for sizes the host cannot hold."""
+    offset, line_no = 0, 0
+    while offset < len(data):  # only up to the size line: no split of a large file
+        end = data.find(b"\n", offset)
+        end = len(data) if end < 0 else end
+        line, offset = data[offset:end], end + 1
+        line_no += 1
+        if line_no == 1 or not line.strip() or line.lstrip().startswith(b"%"):
+            continue
+        tokens = line.split()
+        want = 3 if layout == b"coordinate" else 2
+        if len(tokens) != want or not all(_UNSIGNED.fullmatch(t) for t in tokens):
+            raise GraphFormatError(
+                f"{path}: line {line_no}: expected the size line "
+                f"'{'rows columns entries' if want == 3 else 'rows columns'}', got {_show(line)}"
+            )
+        rows, cols = int(tokens[0]), int(tokens[1])
+        if layout == b"coordinate":
+            entries = int(tokens[2])
+            what = f"a {rows} x {cols} matrix with {entries} entries"
+            needed = _CSR_BYTES_PER_VERTEX * (max(rows, cols) + 1) + _CSR_BYTES_PER_EDGE * entries
+        else:
+            what = f"a dense {rows} x {cols} matrix"
+            needed = 8 * rows * cols + _CSR_BYTES_PER_VERTEX * (max(rows, cols) + 1)
+        check_declared_size(f"{path}: line {line_no}", what, needed)
+        return
+
+
+_UNSIGNED = re.compile(rb"[0-9]+")
 
 
 def write_matrix_market(graph: Any, path: PathLike) -> None:
@@ -328,6 +372,10 @@ def _text_header(path: PathLike, data: bytes, kind: bytes) -> tuple[int, int, in
             ) from None
         if n < 0 or m < 0:
             raise GraphFormatError(f"{path}: line {line_no}: negative count in {_show(line)}")
+        check_declared_size(
+            f"{path}: line {line_no}", f"{n} vertices and {m} edges",
+            _CSR_BYTES_PER_VERTEX * (n + 1) + _CSR_BYTES_PER_EDGE * m,
+        )
         return n, m, line_no, min(offset, len(data))
     raise GraphFormatError(f"{path}: no 'p {kind.decode()} n m' line found")
 
@@ -345,6 +393,8 @@ def _parse_edge_lines(
     ``width`` counts the numbers per line; ``prefix`` is the leading token (``a``) if any.
     Vertex ids (the first two numbers) are checked against [1, n].
     """
+    if b"\r" in data:  # CRLF or CR-only line endings: lines end at either
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     n, m, p_line, body_start = _text_header(path, data, kind)
     body = data[body_start:]
     parsed = _fast_parse(body, m, prefix, width)
@@ -378,6 +428,12 @@ def _fast_parse(body: bytes, m: int, prefix: bytes | None, width: int) -> np.nda
     except (ValueError, DeprecationWarning):
         return None
     if values.size != m * (width + 1):
+        return None
+    # NumPy saturates numbers past int64 and reads a lone "-" as 0: leave both to the
+    # exact scan, which names the line.
+    if values.size and (values.max() == _INT64_MAX or values.min() == -_INT64_MAX - 1):
+        return None
+    if _LONE_SIGN.search(marked):
         return None
     values = values.reshape(m, width + 1)
     if not np.all(values[:, 0] == int(_SENTINEL)):
@@ -430,7 +486,10 @@ def _scan_lines(
                     f"{path}: line {line_no}: vertex {vertex} is outside 1..{n}"
                 )
         if width > 2 and not -(2**63) <= numbers[2] < 2**63:
-            raise GraphFormatError(f"{path}: line {line_no}: weight {numbers[2]} is too large")
+            raise GraphFormatError(
+                f"{path}: line {line_no}: weight {numbers[2]} does not fit in int64 "
+                f"(-2**63 .. 2**63 - 1)"
+            )
         rows.append(numbers)
         if len(rows) > m:
             raise GraphFormatError(
@@ -527,20 +586,23 @@ def _check_offsets(path: PathLike, offsets: np.ndarray, m: int, base: int, item:
                    starts_at_zero: bool) -> None:
     """Offsets must not decrease and must end at m; errors name the byte offset."""
     if starts_at_zero and offsets.size and offsets[0] != 0:
-        raise GraphFormatError(f"{path}: byte {base}: the first row offset is {offsets[0]}, not 0")
+        raise GraphFormatError(
+            f"{path}: byte {base}: the first row offset is {int(offsets[0])}, not 0"
+        )
     if offsets.size:
-        previous = np.concatenate([[0], offsets[:-1]])
+        # in the offsets' own dtype: a list [0] would promote uint64 to float64
+        previous = np.concatenate([np.zeros(1, dtype=offsets.dtype), offsets[:-1]])
         bad = np.flatnonzero(offsets < previous)
         if bad.size:
             i = int(bad[0])
             raise GraphFormatError(
-                f"{path}: byte {base + item * i}: row offset {offsets[i]} is smaller than the "
-                f"previous one {previous[i]}"
+                f"{path}: byte {base + item * i}: row offset {int(offsets[i])} is smaller than "
+                f"the previous one {int(previous[i])}"
             )
-        if offsets[-1] != m:
+        if int(offsets[-1]) != m:
             raise GraphFormatError(
                 f"{path}: byte {base + item * (offsets.size - 1)}: the last row offset is "
-                f"{offsets[-1]} but the header says {m} edges"
+                f"{int(offsets[-1])} but the header says {m} edges"
             )
 
 

@@ -30,6 +30,10 @@ INCLUDE_DIR = PACKAGE_DIR / "include"
 # C++17 for if-constexpr and inline variables; no fast-math: several wings need exact
 # IEEE behaviour (geometric predicates, survey products near zero).
 BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+# What CuPy adds to every NVRTC compile after the caller's options
+# (cupy/cuda/compiler.py, _compile_with_cache_cuda: ``options += ('-ftz=true',)``): the
+# nvcc mirror adds it too, so the CPU compile check sees the flags the GPU build uses.
+CUPY_IMPLICIT_OPTIONS: tuple[str, ...] = ("-ftz=true",)
 
 
 class KernelCompileError(RuntimeError):
@@ -159,6 +163,7 @@ def nvcc_command(
         "-ptx",
         "-arch=sm_90",
         *compile_options(defines, file_options(path)),
+        *CUPY_IMPLICIT_OPTIONS,
         "-o",
         str(out),
         str(resolve(path)),

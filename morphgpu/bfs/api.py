@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..csr import CSRGraph
+from ..csr import CSRGraph, validate_graph
 from ..dynamic_graph import DynamicGraph
 from . import cpu, order, variants
 
@@ -39,11 +39,13 @@ class BFSResult:
     incremental: bool = False
 
 
-def _as_graph(graph: Any) -> CSRGraph:
+def _as_graph(graph: Any, what: str = "graph") -> CSRGraph:
+    """The shared validation path (:func:`morphgpu.csr.validate_graph`): dense input by
+    SciPy's null rules (0, NaN, +-inf are no edge), nested lists accepted."""
     try:
-        return CSRGraph.coerce(graph)
+        return validate_graph(graph, what=what)
     except TypeError as exc:
-        raise ValueError(f"graph: {exc}") from exc
+        raise ValueError(str(exc)) from exc
 
 
 def _scipy_matrix(host: CSRGraph) -> Any:
@@ -278,7 +280,7 @@ def breadth_first_order(
         i_start = _check_source(i_start, shape[0], "i_start")
         return scipy_csgraph.breadth_first_order(csgraph, i_start, directed=directed,
                                                  return_predecessors=return_predecessors)
-    g = _as_graph(csgraph)
+    g = _as_graph(csgraph, "csgraph")
     home = g.side
     i_start = _check_source(i_start, g.n_vertices, "i_start")
     side = backend.resolve_device(device, who="morphgpu.bfs")

@@ -239,10 +239,23 @@ def bitmap_bytes(n_vertices: int, ell_width: int, bitmap: bool) -> int:
     return -(-4 * words // BITMAP_BYTES_STEP) * BITMAP_BYTES_STEP
 
 
-@functools.lru_cache(maxsize=16)
+def _current_device() -> int:
+    return int(backend.cupy_module().cuda.runtime.getDevice())
+
+
 def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
                      idle_wait: bool = False,
                      bitmap_bytes: int = 0) -> barrier.PersistentGrid:
+    """The persistent grid for the current GPU: a grid holds that device's barrier state
+    and grid size, so the cache is per device (as CuPy caches its modules)."""
+    return _persistent_grid_on(_current_device(), vid, eid, mode, ell_width, idle_wait,
+                               bitmap_bytes)
+
+
+@functools.lru_cache(maxsize=16)
+def _persistent_grid_on(device_id: int, vid: str, eid: str, mode: str, ell_width: int,
+                        idle_wait: bool, bitmap_bytes: int) -> barrier.PersistentGrid:
+    del device_id  # a cache key: the grid is built on the current device
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": PERSISTENT_BLOCK,
@@ -258,9 +271,18 @@ def _persistent_grid(vid: str, eid: str, mode: str, ell_width: int = 0,
                                      shared_mem=bitmap_bytes)
 
 
-@functools.lru_cache(maxsize=16)
 def _direction_grid(vid: str, eid: str, mode: str, spread_queue: bool, fused_flat: bool,
                     bottom_up_batch: tuple[int, int]) -> barrier.PersistentGrid:
+    """The direction-optimising grid for the current GPU (cached per device)."""
+    return _direction_grid_on(_current_device(), vid, eid, mode, spread_queue, fused_flat,
+                              bottom_up_batch)
+
+
+@functools.lru_cache(maxsize=16)
+def _direction_grid_on(device_id: int, vid: str, eid: str, mode: str, spread_queue: bool,
+                       fused_flat: bool,
+                       bottom_up_batch: tuple[int, int]) -> barrier.PersistentGrid:
+    del device_id  # a cache key: the grid is built on the current device
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
         "MG_BFS_BLOCK": DIRECTION_BLOCK,

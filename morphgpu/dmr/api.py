@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..csr import check_declared_size
 from ..reorder import morton_order
 from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
 
@@ -65,6 +66,7 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
         raise ValueError(f"mesh['vertices']: need at least 3 vertices, got {len(v)}")
     if not np.all(np.isfinite(v)):
         raise ValueError("mesh['vertices']: coordinates must be finite (found NaN or inf)")
+    _check_scale(v, "vertices")
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
@@ -79,9 +81,21 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
             out[name] = arr.astype(np.int64, copy=False)
     if mesh.get("holes") is not None:
         out["holes"] = _host(mesh["holes"], "holes", np.float64, 2)
+        if not np.all(np.isfinite(out["holes"])):
+            raise ValueError("mesh['holes']: coordinates must be finite (found NaN or inf)")
     for name in ("vertex_markers", "segment_markers"):
         if mesh.get(name) is not None:
-            out[name] = _host(mesh[name], name, np.int64, None).ravel()
+            raw = _host(mesh[name], name, None, None).ravel()
+            if raw.size and (
+                raw.dtype.kind not in "iufb"
+                or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw)))
+                or raw.min() < -(2**31) or raw.max() >= 2**31
+            ):
+                raise ValueError(
+                    f"mesh['{name}']: markers must be integers that fit in 32 bits "
+                    f"(Triangle keeps them in an int)"
+                )
+            out[name] = raw.astype(np.int64)
     if "segments" in out and len(out["segments"]):
         s = out["segments"]
         if np.any(s[:, 0] == s[:, 1]):
@@ -91,8 +105,33 @@ def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
     if "vertex_markers" in out and len(out["vertex_markers"]) != len(v):
         raise ValueError("mesh['vertex_markers']: one marker per vertex expected")
     if mesh.get("regions") is not None:
-        out["regions"] = _host(mesh["regions"], "regions", np.float64, None)
+        out["regions"] = _host(mesh["regions"], "regions", np.float64, 4)
+        if not np.all(np.isfinite(out["regions"])):
+            raise ValueError("mesh['regions']: values must be finite (found NaN or inf)")
     return out
+
+
+# Coordinates Triangle (and our predicates) handle: products of a few coordinate
+# differences must neither underflow nor overflow a double. Triangle segfaults on a
+# domain 1e-200 wide; these bounds leave a wide margin on both sides.
+MAX_COORDINATE = 1e75
+MIN_EXTENT = 1e-75
+
+
+def _check_scale(v: np.ndarray, name: str) -> None:
+    top = float(np.abs(v).max())
+    if top > MAX_COORDINATE:
+        raise ValueError(
+            f"mesh['{name}']: coordinates up to {top:.3g} in magnitude; at most "
+            f"{MAX_COORDINATE:g} are supported (scale the input)"
+        )
+    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+    if 0 < extent < MIN_EXTENT:
+        raise ValueError(
+            f"mesh['{name}']: the vertices span only {extent:.3g}; at least {MIN_EXTENT:g} "
+            f"is supported (tiny or denormal extents break the geometric predicates: scale "
+            f"the input)"
+        )
 
 
 def _all_collinear(v: np.ndarray) -> bool:
@@ -123,8 +162,10 @@ def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     opts = "pQ" if has_segments else "cQ"
     try:
         out = triangle.triangulate(src, opts)
-    except RuntimeError as exc:
-        raise ValueError(f"mesh: Triangle could not triangulate the input ({exc})") from exc
+    except (RuntimeError, IndexError) as exc:  # IndexError: the wrapper's output buffers
+        raise ValueError(
+            f"mesh: Triangle could not triangulate the input ({type(exc).__name__}: {exc})"
+        ) from exc
     if "triangles" not in out or len(out["triangles"]) == 0:
         raise ValueError(
             "mesh: the input has no area to mesh (collinear points, or segments that do not "
@@ -167,11 +208,100 @@ def prepare(mesh: dict[str, Any], side: str = "cpu") -> tuple[Mesh, dict[str, np
     return _to_mesh(src, side), src
 
 
+def _real(value: Any, name: str, expected: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise ValueError(f"{name}: expected {expected}, got {value!r}")
+    return float(value)
+
+
+# Host bytes a refined triangle costs at least (three vertex ids, three neighbours, flags,
+# and its share of the vertex coordinates).
+BYTES_PER_TRIANGLE = 48
+
+
+def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
+    """Refuse, before the first round, an area bound whose mesh cannot fit in memory.
+
+    Every output triangle has area at most ``max_area``, so the output has at least
+    (domain area) / max_area triangles.
+    """
+    v, tri = src["vertices"], src["triangles"]
+    a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
+    ab, ac = b - a, c - a
+    area = float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+    estimate = area / max_area
+    needed = estimate * BYTES_PER_TRIANGLE if estimate > 2**60 else (
+        int(estimate) * BYTES_PER_TRIANGLE
+    )
+    check_declared_size(
+        f"max_area={max_area:g}",
+        f"a refined mesh of at least {estimate:.3g} triangles (the domain's area is "
+        f"{area:.6g})", needed, ValueError, verb="asks for",
+    )
+
+
+# The shortest input edge must be at least this share of the extent: a double holds about
+# 16 digits, and refinement needs room below the smallest feature to place its points
+# (Steiner points at 1e18 are spaced 128 apart, so features of size 1 cannot be resolved).
+MIN_FEATURE_RATIO = 2.0**-40
+
+
+def _check_resolution(src: dict[str, np.ndarray]) -> None:
+    v, tri = src["vertices"], src["triangles"]
+    a, b = v[tri], v[np.roll(tri, -1, axis=1)]
+    shortest = float(np.sqrt(((a - b) ** 2).sum(axis=2)).min())
+    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+    if shortest < extent * MIN_FEATURE_RATIO:
+        raise ValueError(
+            f"mesh['vertices']: the shortest edge ({shortest:.3g}) is {shortest / extent:.3g} "
+            f"of the extent ({extent:.3g}); refinement needs at least {MIN_FEATURE_RATIO:.3g} "
+            f"(double precision cannot place points finer than that across the domain)"
+        )
+
+
+def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], None]:
+    """A progress callback that stops a refinement before its mesh outgrows host memory.
+
+    The area bound is checked upfront (_check_output_size); this bounds the rest (tiny
+    input angles, extreme aspect ratios), where no estimate is known: the growing arrays
+    double, so the mesh may use a quarter of what is available.
+    """
+    def most(available: int | None) -> float:
+        return float("inf") if available is None else available / (4 * BYTES_PER_TRIANGLE)
+
+    limit = most(backend.host_available_bytes())  # re-read only when reached: a round on
+    # the GPU costs about as much as reading /proc/meminfo
+
+    def guard(info: dict) -> None:
+        nonlocal limit
+        if progress is not None:
+            progress(info)
+        if int(info.get("triangles", 0)) <= limit:
+            return
+        available = backend.host_available_bytes()
+        limit = most(available)
+        if available is not None and int(info["triangles"]) > limit:
+            raise RuntimeError(
+                f"dmr.refine: the mesh has grown to {info['triangles']} triangles after "
+                f"{info['round'] + 1} rounds with {info.get('bad', '?')} bad triangles left; "
+                f"growing further would exceed the {available / 2**30:.2f} GiB of host "
+                f"memory available (small input angles or an extreme aspect ratio make the "
+                f"refined mesh very large): stopped"
+            )
+
+    return guard
+
+
 def refine_with_stats(
     mesh: dict[str, Any], *, min_angle: float = 30.0, max_area: float | None = None,
     device: str = "auto", progress: Callable[[dict], None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`refine`, plus statistics: rounds, refinements, abort ratio, times."""
+    min_angle = _real(min_angle, "min_angle", "a number of degrees in (0, 60)")
+    if max_area is not None:
+        max_area = _real(max_area, "max_area", "a positive number or None")
     if not (0.0 < float(min_angle) < 60.0):
         raise ValueError(f"min_angle: must be in (0, 60) degrees, got {min_angle}")
     if float(min_angle) > TERMINATION_ANGLE:
@@ -194,7 +324,11 @@ def refine_with_stats(
         return refine_by_triangle(mesh, min_angle=float(min_angle), max_area=max_area)
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
-    ours, _src = prepare(mesh, side)
+    ours, src = prepare(mesh, side)
+    _check_resolution(src)
+    if max_area is not None:
+        _check_output_size(src, float(max_area))
+    progress = _memory_guard(progress)
     ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
     t1 = time.perf_counter()
@@ -319,8 +453,13 @@ def refine(
 def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
     """The paper's input: Delaunay triangulation of ``n_points`` uniform random points in
     the unit square with its convex hull as segments (about 2n triangles)."""
+    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
+        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
     if int(n_points) < 3:
         raise ValueError(f"n_points: need at least 3, got {n_points}")
+    # points, Triangle's output (about 2n triangles with neighbours) and the edges
+    check_declared_size("random_mesh: n_points", f"{int(n_points)} points",
+                        int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
     rng = np.random.default_rng(seed)
     pts = rng.random((int(n_points), 2))
     triangle = _triangle_module()

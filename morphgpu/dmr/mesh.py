@@ -103,7 +103,7 @@ def build_neighbors(tri: Any, n_vertices: int) -> Any:
     same = sk[1:] == sk[:-1]
     triple = same[1:] & same[:-1]
     if bool(triple.any()):
-        bad = int(sk[1:][triple][0])
+        bad = int(sk[1:-1][triple][0])  # triple[i]: sk[i], sk[i+1], sk[i+2] equal
         raise ValueError(
             f"triangles: edge ({bad // n_vertices}, {bad % n_vertices}) belongs to more than "
             "two triangles (overlapping or duplicated triangles)"

@@ -5,16 +5,25 @@ Files are read into the same dicts the ``triangle`` package uses (``vertices``,
 ``regions``, ``neighbors``, ``vertex_attributes``, ``triangle_max_area`` from ``.area``),
 with indices from 0 whatever the file's first index was (:func:`first_index` tells it, and
 :func:`write` writes either base).
-Malformed files raise ValueError naming the file and the line.
+Malformed files raise :class:`MeshFormatError` (a ValueError) naming the file and the line.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+
+class MeshFormatError(ValueError):
+    """A Triangle file is malformed; the message names the file and the line."""
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
 
 
 class _Lines:
@@ -23,36 +32,59 @@ class _Lines:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            text = path.read_text()
+            raw = path.read_bytes()
         except OSError as exc:
-            raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+            raise MeshFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise MeshFormatError(
+                f"{path}:{line}: not a text file (byte {exc.start} is not UTF-8 text)"
+            ) from None
         self._items: Iterator[tuple[int, list[str]]] = (
             (n, line.split("#", 1)[0].split())
             for n, line in enumerate(text.splitlines(), start=1)
         )
         self.line_no = 0
 
+    def more(self) -> bool:
+        """Whether another meaningful line follows (it is kept for :meth:`next`)."""
+        for n, fields in self._items:
+            if fields:
+                self._items = itertools.chain([(n, fields)], self._items)
+                return True
+        return False
+
     def next(self, what: str) -> list[str]:
         for n, fields in self._items:
             if fields:
                 self.line_no = n
                 return fields
-        raise ValueError(f"{self.path}: ended early, expected {what}")
+        raise MeshFormatError(f"{self.path}:{self.line_no}: ended early, expected {what}")
 
-    def error(self, message: str) -> ValueError:
-        return ValueError(f"{self.path}:{self.line_no}: {message}")
+    def error(self, message: str, line_no: int | None = None) -> MeshFormatError:
+        return MeshFormatError(f"{self.path}:{line_no or self.line_no}: {message}")
 
     def numbers(self, what: str, count: int, kinds: str) -> list[float]:
-        """The next line's first ``count`` numbers; ``kinds`` holds 'i' or 'f' per field."""
+        """The next line's first ``count`` numbers; ``kinds`` holds 'i' (int64), 'm' (a marker:
+        int32) or 'f' (a finite float) per field."""
         fields = self.next(what)
         if len(fields) < count:
             raise self.error(f"expected {count} values for {what}, found {len(fields)}")
         out = []
         for k, (field, kind) in enumerate(zip(fields[:count], kinds)):
             try:
-                out.append(int(field) if kind == "i" else float(field))
+                out.append(int(field) if kind in "im" else float(field))
             except ValueError:
                 raise self.error(f"value {k + 1} of {what} is not a number: {field!r}") from None
+            if kind == "i" and not _INT64[0] <= out[-1] <= _INT64[1]:
+                raise self.error(f"value {k + 1} of {what} does not fit in int64: {field!r}")
+            if kind == "m" and not _INT32[0] <= out[-1] <= _INT32[1]:
+                raise self.error(
+                    f"value {k + 1} of {what} is a marker, which Triangle keeps in an int "
+                    f"(32 bits): {field!r}"
+                )
         if kinds.count("f") and not np.all(np.isfinite([v for v in out])):
             raise self.error(f"{what} has a NaN or infinite value")
         return out
@@ -63,18 +95,28 @@ def _read_vertices(lines: _Lines, header: list[int]) -> tuple[dict[str, Any], in
     if n and dim != 2:
         raise lines.error(f"only 2-D vertices are supported, header says dimension {dim}")
     out: dict[str, Any] = {}
-    ids, coords, attrs, markers = [], [], [], []
+    if min(n, dim, n_attr, n_markers) < 0:
+        raise lines.error("the vertex header's counts must be non-negative")
+    ids, coords, attrs, markers, line_of = [], [], [], [], []
     for k in range(n):
         row = lines.numbers(f"vertex {k + 1}", 3 + n_attr + (1 if n_markers else 0),
-                            "iff" + "f" * n_attr + ("i" if n_markers else ""))
+                            "iff" + "f" * n_attr + ("m" if n_markers else ""))
         ids.append(int(row[0]))
+        line_of.append(lines.line_no)
         coords.append(row[1:3])
         attrs.append(row[3: 3 + n_attr])
         if n_markers:
             markers.append(int(row[3 + n_attr]))
     first = ids[0] if ids else 0
-    if first not in (0, 1) or ids != list(range(first, first + n)):
-        raise ValueError(f"{lines.path}: vertices must be numbered consecutively from 0 or 1")
+    if first not in (0, 1):
+        raise lines.error(f"vertices must be numbered from 0 or 1, the first is {first}",
+                          line_of[0])
+    if ids != list(range(first, first + n)):
+        k = next(k for k, i in enumerate(ids) if i != first + k)
+        raise lines.error(
+            f"vertex {ids[k]} where {first + k} was expected (vertices are numbered "
+            f"consecutively from {first})", line_of[k]
+        )
     out["vertices"] = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     if n_attr:
         out["vertex_attributes"] = np.asarray(attrs, dtype=np.float64)
@@ -83,10 +125,17 @@ def _read_vertices(lines: _Lines, header: list[int]) -> tuple[dict[str, Any], in
     return out, first
 
 
-def _check_indices(path: Path, name: str, arr: np.ndarray, n_vertices: int) -> None:
+def _check_indices(lines: _Lines, name: str, arr: np.ndarray, n_vertices: int,
+                   line_of: list[int], first: int) -> None:
     if arr.size and (arr.min() < 0 or arr.max() >= n_vertices):
         row = int(np.nonzero((arr < 0).any(1) | (arr >= n_vertices).any(1))[0][0])
-        raise ValueError(f"{path}: {name} {row + 1} refers to a vertex that does not exist")
+        bad = int(arr[row][(arr[row] < 0) | (arr[row] >= n_vertices)][0]) + first
+        have = (f"vertices are {first}..{n_vertices - 1 + first}" if n_vertices
+                else "there are no vertices")
+        raise lines.error(
+            f"{name} {row + 1} refers to vertex {bad}, which does not exist ({have})",
+            line_of[row]
+        )
 
 
 def _header(lines: _Lines, what: str, width: int) -> list[int]:
@@ -97,11 +146,21 @@ def _header(lines: _Lines, what: str, width: int) -> list[int]:
         raise lines.error(f"{what} must be integers, got {' '.join(fields)!r}") from None
     if not values or values[0] < 0:
         raise lines.error(f"{what}: a non-negative count comes first")
+    if any(not 0 <= v <= _INT64[1] for v in values):
+        raise lines.error(f"{what}: counts must be non-negative and fit in int64")
     return values
 
 
 def _read_node_lines(lines: _Lines) -> tuple[dict[str, Any], int]:
-    return _read_vertices(lines, _header(lines, "the .node header", 4))
+    header = _header(lines, "the .node header", 4)
+    header_line = lines.line_no
+    out = _read_vertices(lines, header)
+    if lines.more():  # a whole .node file: nothing may follow the vertices it declares
+        lines.next("")
+        raise lines.error(
+            f"more lines than the {header[0]} vertices the header (line {header_line}) declares"
+        )
+    return out
 
 
 def read_node(path: str | Path) -> dict[str, Any]:
@@ -115,9 +174,12 @@ def _read_ele(path: Path, first: int, n_vertices: int) -> dict[str, Any]:
     n, per = header[0], header[1]
     if per not in (3, 6):
         raise lines.error(f"triangles must have 3 (or 6) nodes, header says {per}")
-    rows = [lines.numbers(f"triangle {k + 1}", 1 + per, "i" * (1 + per)) for k in range(n)]
+    rows, line_of = [], []
+    for k in range(n):
+        rows.append(lines.numbers(f"triangle {k + 1}", 1 + per, "i" * (1 + per)))
+        line_of.append(lines.line_no)
     tri = np.asarray([r[1:4] for r in rows], dtype=np.int64).reshape(-1, 3) - first
-    _check_indices(path, "triangle", tri, n_vertices)
+    _check_indices(lines, "triangle", tri, n_vertices, line_of, first)
     return {"triangles": tri.astype(np.int32)}
 
 
@@ -138,18 +200,18 @@ def read_poly(path: str | Path) -> dict[str, Any]:
     if header[0] == 0:
         node = path.with_suffix(".node")
         if not node.exists():
-            raise ValueError(f"{path}: lists 0 vertices and {node.name} does not exist")
+            raise MeshFormatError(f"{path}: lists 0 vertices and {node.name} does not exist")
         out, first = _read_node_lines(_Lines(node))
     else:
         out, first = _read_vertices(lines, header)
     nv = len(out["vertices"])
     n_seg, seg_markers = (_header(lines, "the segment header", 2) + [0])[:2]
-    rows = [
-        lines.numbers(f"segment {k + 1}", 3 + (1 if seg_markers else 0), "iiii")
-        for k in range(n_seg)
-    ]
+    rows, line_of = [], []
+    for k in range(n_seg):
+        rows.append(lines.numbers(f"segment {k + 1}", 3 + (1 if seg_markers else 0), "iiim"))
+        line_of.append(lines.line_no)
     segs = np.asarray([r[1:3] for r in rows], dtype=np.int64).reshape(-1, 2) - first
-    _check_indices(path, "segment", segs, nv)
+    _check_indices(lines, "segment", segs, nv, line_of, first)
     out["segments"] = segs.astype(np.int32)
     if seg_markers:
         out["segment_markers"] = np.asarray([r[3] for r in rows], np.int32).reshape(-1, 1)
@@ -157,12 +219,10 @@ def read_poly(path: str | Path) -> dict[str, Any]:
     holes = [lines.numbers(f"hole {k + 1}", 3, "iff")[1:] for k in range(n_holes)]
     if n_holes:
         out["holes"] = np.asarray(holes, dtype=np.float64)
-    try:
-        fields = lines.next("regions")
-    except ValueError:
+    if not lines.more():
         return out
-    n_regions = int(fields[0])
-    arr = np.zeros((n_regions, 4))
+    n_regions = _header(lines, "the region count", 1)[0]
+    regions = []
     for k in range(n_regions):
         fields = lines.next(f"region {k + 1}")
         try:
@@ -171,10 +231,12 @@ def read_poly(path: str | Path) -> dict[str, Any]:
             raise lines.error(f"region {k + 1} is not numeric") from None
         if len(values) < 3:
             raise lines.error(f"region {k + 1} needs x, y and an attribute or area")
+        if not np.all(np.isfinite(values)):
+            raise lines.error(f"region {k + 1} has a NaN or infinite value")
         # Triangle reads "x y value" as x, y and a maximum area
-        arr[k] = values if len(values) == 4 else [values[0], values[1], 0.0, values[2]]
+        regions.append(values if len(values) == 4 else [values[0], values[1], 0.0, values[2]])
     if n_regions:
-        out["regions"] = arr
+        out["regions"] = np.asarray(regions, dtype=np.float64).reshape(-1, 4)
     return out
 
 
@@ -228,7 +290,7 @@ def read(path: str | Path) -> dict[str, Any]:
     elif path.suffix == ".ele":
         out = read_ele(path)
     elif path.suffix != ".node":
-        raise ValueError(f"{path}: expected a .poly, .node or .ele file")
+        raise MeshFormatError(f"{path}: expected a .poly, .node or .ele file")
     else:
         ele = path.with_suffix(".ele")
         if not ele.exists():

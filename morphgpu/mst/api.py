@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import backend
-from ..csr import CSRGraph, index_dtype
+from ..csr import CSRGraph, index_dtype, validate_graph
 from . import keys as keymod
 
 
@@ -82,59 +82,14 @@ class _Prepared:
     side: str
 
 
-def _check_square(shape: tuple[int, ...], what: str) -> int:
-    if len(shape) != 2 or shape[0] != shape[1]:
-        raise ValueError(f"{what}: the graph must be a square matrix, got shape {tuple(shape)}")
-    return int(shape[0])
-
-
-def _dense_to_csr(dense: Any, side: str) -> tuple[Any, Any, Any]:
-    """(indptr, indices, data) of a dense matrix by SciPy's rule: 0, NaN, +-inf are no edge.
-
-    Written for both sides alike: CuPy's sparse matrices hold no integer data.
-    """
-    xp = backend.xp_for(side)  # type: ignore[arg-type]
-    present = dense != 0
-    if dense.dtype.kind == "f":
-        present &= xp.isfinite(dense)
-    rows, cols = xp.nonzero(present)  # row-major, as a CSR stores them
-    n = dense.shape[0]
-    indptr = xp.zeros(n + 1, dtype=np.int64)
-    if n:
-        xp.cumsum(xp.bincount(rows, minlength=n), out=indptr[1:])
-    return indptr, cols, dense[rows, cols]
-
-
 def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
-    if isinstance(graph, CSRGraph):
-        n, indptr, indices, weights = graph.n_vertices, graph.indptr, graph.indices, graph.weights
-        side = graph.side
-        if symmetric is None:
-            symmetric = not graph.directed
-    else:
-        side = backend.side_of(graph)
-        if sp.issparse(graph) or backend.is_cupy_sparse(graph):
-            n = _check_square(graph.shape, what)
-            csr = graph.tocsr()
-            if not csr.has_canonical_format:
-                # A sparse matrix's duplicate entries mean their sum (SciPy sums them too).
-                csr = csr.copy()
-                csr.sum_duplicates()
-        elif hasattr(graph, "ndim") or isinstance(graph, (list, tuple)):
-            dense = graph if side == "gpu" else np.asarray(graph)
-            if dense.dtype.kind not in "biuf":
-                raise ValueError(f"{what}: weights must be real numbers, got dtype {dense.dtype}")
-            n = _check_square(dense.shape, what)
-            csr = None
-            indptr, indices, weights = _dense_to_csr(dense, side)
-        else:
-            raise TypeError(
-                f"{what}: expected a CSRGraph, a sparse matrix or a 2-D array, "
-                f"got {type(graph).__name__}"
-            )
-        if csr is not None:
-            indptr, indices, weights = csr.indptr, csr.indices, csr.data
-        symmetric = bool(symmetric)
+    # The one validation path of every wing: SciPy's null rules for dense input (0, NaN,
+    # +-inf are no edge), sparse duplicates summed, ragged lists and bad shapes refused.
+    given = isinstance(graph, CSRGraph)
+    g = validate_graph(graph, what=what)
+    n, indptr, indices, weights, side = g.n_vertices, g.indptr, g.indices, g.weights, g.side
+    if symmetric is None:
+        symmetric = not g.directed if given else False
     xp = backend.xp_for(side)  # type: ignore[arg-type]
     if weights is None:
         weights = xp.ones(indices.size, dtype=np.int32)
@@ -341,7 +296,7 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     del overwrite
     if device == "auto" and backend.resolve_device(device, who="mst.boruvka") == "cpu":
         return _scipy_minimum_spanning_tree(csgraph)
-    result, n_zero_weight = _solve(csgraph, None, device, "boruvka")
+    result, n_zero_weight = _solve(csgraph, None, device, "minimum_spanning_tree")
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)
     xp = backend.xp_for(side)  # type: ignore[arg-type]

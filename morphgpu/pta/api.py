@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import backend
+from ..barrier import BARRIER_MODES
 from . import cpu, dense
 from .constraints import ConstraintSet
 from .constraints import load as _load
@@ -47,6 +48,10 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     """
     if method not in METHODS:
         raise ValueError(f"pta.solve: method must be one of {METHODS}, got {method!r}")
+    if barrier_mode not in BARRIER_MODES:
+        raise ValueError(
+            f"pta.solve: barrier_mode must be one of {BARRIER_MODES}, got {barrier_mode!r}"
+        )
     side = backend.resolve_device(device, who="pta.solve")
     if not isinstance(constraints, ConstraintSet):
         if isinstance(constraints, (str, Path, list, tuple)):

@@ -12,13 +12,17 @@ fails is the file read again line by line, so the error can name the file and th
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from ..csr import check_declared_size
 
 ADDRESS_OF, COPY, LOAD, STORE, GEP = 0, 1, 2, 3, 4
 KIND_NAMES = ("address-of", "copy", "load", "store", "gep")
@@ -55,9 +59,10 @@ class ConstraintSet:
     hcd_pairs: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.obj_size = np.asarray(self.obj_size, dtype=np.int64)
-        for attr in ("kind", "src", "dst", "offset", "rep"):
-            setattr(self, attr, np.asarray(getattr(self, attr), dtype=np.int64))
+        for attr in ("obj_size", "kind", "src", "dst", "offset", "rep"):
+            setattr(self, attr, _int_array(getattr(self, attr), f"{self.name}: {attr}"))
+        if self.hcd_pairs is not None:
+            self.hcd_pairs = _int_array(self.hcd_pairs, f"{self.name}: hcd_pairs")
         validate(self)
 
     @property
@@ -68,6 +73,19 @@ class ConstraintSet:
         binc = np.bincount(self.kind, minlength=5)
         return {name: int(binc[i]) for i, name in enumerate(KIND_NAMES)}
 
+
+
+def _int_array(values, where: str) -> np.ndarray:
+    """int64 ids, refusing floats and out-of-range values instead of truncating them."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged rows
+        raise ConstraintFormatError(f"{where}: not an array of integer ids ({exc})") from None
+    if arr.size and arr.dtype.kind not in "iub":
+        raise ConstraintFormatError(f"{where}: ids must be integers, got dtype {arr.dtype}")
+    if arr.size and arr.dtype.kind == "u" and int(arr.max()) > _ID_LIMIT:
+        raise ConstraintFormatError(f"{where}: an id is past 2**63 - 1")
+    return arr.astype(np.int64, copy=False)
 
 
 def validate(cs: ConstraintSet) -> None:
@@ -101,6 +119,11 @@ def validate(cs: ConstraintSet) -> None:
         bad = np.flatnonzero(cs.offset < 0)
         if bad.size:
             raise ConstraintFormatError(f"{cs.name}: constraint {bad[0]} has a negative offset")
+        bad = np.flatnonzero((cs.kind == COPY) & (cs.offset != 0))
+        if bad.size:
+            raise ConstraintFormatError(
+                f"{cs.name}: copy constraint {bad[0]} carries an offset, which has no meaning"
+            )
         addr = cs.kind == ADDRESS_OF
         bad = np.flatnonzero(addr & (cs.src > cs.last_object))
         if bad.size:
@@ -125,7 +148,7 @@ def _open_text(path: Path) -> str:
             with gzip.open(path, "rt") as fh:
                 return fh.read()
         return path.read_text()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
 
 
@@ -147,6 +170,8 @@ def _ints(where: str, lineno: int, line: str, n_fields: int | None) -> list[int]
             f"{line[:80]!r}"
         )
     try:
+        if not all(_UNSIGNED.fullmatch(p) for p in parts):
+            raise ValueError
         values = [int(p) for p in parts]
     except ValueError:
         raise ConstraintFormatError(
@@ -154,10 +179,18 @@ def _ints(where: str, lineno: int, line: str, n_fields: int | None) -> list[int]
         ) from None
     if any(v < 0 for v in values):
         raise ConstraintFormatError(f"{where}:{lineno}: negative value in {line[:80]!r}")
+    if any(v > _ID_LIMIT for v in values):
+        raise ConstraintFormatError(
+            f"{where}:{lineno}: value past 2**63 - 1 (ids and counts are int64) in {line[:80]!r}"
+        )
     return values
 
 
+_ID_LIMIT = 2**63 - 1
+
+
 _SEPARATORS = re.compile(r"[,\s]+")
+_UNSIGNED = re.compile(r"[+]?[0-9]+")
 
 
 def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.ndarray:
@@ -166,14 +199,29 @@ def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.nd
         return np.zeros((0, n_fields), dtype=np.int64)
     joined = ",".join(s for _, s in lines)
     try:
+        if not joined.isascii():  # int() and NumPy read non-ASCII digits; the format does not
+            raise ValueError
         flat = np.array(_SEPARATORS.split(joined), dtype=np.int64)
         if flat.size == len(lines) * n_fields and flat.min() >= 0:
             return flat.reshape(len(lines), n_fields)
-    except ValueError:
+    except (ValueError, OverflowError):
         pass
-    for lineno, s in lines:
-        _ints(where, lineno, s, n_fields)
-    raise ConstraintFormatError(f"{where}: malformed table")  # unreachable in practice
+    rows = [_ints(where, lineno, s, n_fields) for lineno, s in lines]
+    # The exact parse took what NumPy's did not (a field such as "+3"): keep its answer.
+    return np.array(rows, dtype=np.int64).reshape(len(lines), n_fields)
+
+
+# Bytes per variable any solver needs at least: size, representative, row of the variable,
+# points-to row pointer (int64 each).
+_BYTES_PER_VAR = 32
+
+
+def _check_n_vars(where: str, n_vars: int) -> None:
+    """``where``: the file and line (or the argument) that declares numVars."""
+    if n_vars < 1:
+        raise ConstraintFormatError(f"{where}: numVars must be positive, got {n_vars}")
+    check_declared_size(where, f"numVars={n_vars}", _BYTES_PER_VAR * n_vars,
+                        ConstraintFormatError)
 
 
 def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
@@ -185,6 +233,7 @@ def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
     (n_vars,) = _ints(where, *lines[0], 1)
     (last_obj,) = _ints(where, *lines[1], 1)
     (last_fn,) = _ints(where, *lines[2], 1)
+    _check_n_vars(f"{where}:{lines[0][0]}", n_vars)
     table = _table(where, lines[3:], 3)
     sizes = np.zeros(n_vars, dtype=np.int64)
     if table.size:
@@ -226,6 +275,12 @@ def _check_rows(where: str, body, table: np.ndarray, n_vars: int | None) -> None
     if bad.size:
         ln, s = body[bad[0]]
         raise ConstraintFormatError(f"{where}:{ln}: unknown constraint type in {s!r}")
+    bad = np.flatnonzero((table[:, 3] == COPY) & (table[:, 4] != 0))
+    if bad.size:
+        ln, s = body[bad[0]]
+        raise ConstraintFormatError(
+            f"{where}:{ln}: a copy constraint carries an offset, which has no meaning: {s!r}"
+        )
     if n_vars is not None:
         bad = np.flatnonzero((table[:, 1] >= n_vars) | (table[:, 2] >= n_vars))
         if bad.size:
@@ -294,6 +349,15 @@ def resolve_chains(rep: np.ndarray, where: str = "merge map") -> np.ndarray:
     raise ConstraintFormatError(f"{where}: the merge map has a cycle")
 
 
+@contextlib.contextmanager
+def _naming(files: str) -> Iterator[None]:
+    """Array-level checks of a set read from files name the files they came from."""
+    try:
+        yield
+    except ConstraintFormatError as exc:
+        raise ConstraintFormatError(f"{files}: {exc}") from None
+
+
 def lsg_paths(prefix: str | Path) -> dict[str, Path]:
     """The files of an LSG prefix (``.../perl``), gzipped or plain; KeyError-free."""
     prefix = Path(prefix)
@@ -323,23 +387,26 @@ def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
         raise ConstraintFormatError(f"{prefix}: no constraint file found")
     n_vars, last_obj, last_fn, sizes = read_nodes(files["nodes"])
     table = read_constraints(files[key], n_vars)
+    read_from = f"{files['nodes']} with {files[key]}"
     if key == "constraints" and "hcd" in files:
         rep, hcd_pairs = read_hcd(files["hcd"], n_vars)
+        read_from += f" and {files['hcd']}"
     else:
         rep, hcd_pairs = np.arange(n_vars, dtype=np.int64), None
-    return ConstraintSet(
-        n_vars=n_vars,
-        last_object=last_obj,
-        last_function=last_fn,
-        obj_size=sizes,
-        kind=table[:, 3],
-        src=table[:, 1],
-        dst=table[:, 2],
-        offset=table[:, 4],
-        rep=rep,
-        name=Path(prefix).name,
-        hcd_pairs=hcd_pairs,
-    )
+    with _naming(read_from):
+        return ConstraintSet(
+            n_vars=n_vars,
+            last_object=last_obj,
+            last_function=last_fn,
+            obj_size=sizes,
+            kind=table[:, 3],
+            src=table[:, 1],
+            dst=table[:, 2],
+            offset=table[:, 4],
+            rep=rep,
+            name=Path(prefix).name,
+            hcd_pairs=hcd_pairs,
+        )
 
 
 def load_galois(path: str | Path) -> ConstraintSet:
@@ -355,6 +422,7 @@ def load_galois(path: str | Path) -> ConstraintSet:
         raise ConstraintFormatError(f"{where}: needs numVars and numConstraints lines")
     (n_vars,) = _ints(where, *lines[0], 1)
     (m,) = _ints(where, *lines[1], 1)
+    _check_n_vars(f"{where}:{lines[0][0]}", n_vars)
     body = lines[2:]
     if len(body) != m:
         raise ConstraintFormatError(
@@ -364,17 +432,18 @@ def load_galois(path: str | Path) -> ConstraintSet:
     _check_rows(where, body, table, n_vars)
     max_off = int(table[:, 4].max()) if table.size else 0
     sizes = np.minimum(max_off + 1, n_vars - np.arange(n_vars))
-    return ConstraintSet(
-        n_vars=n_vars,
-        last_object=n_vars - 1,
-        obj_size=sizes,
-        kind=table[:, 3],
-        src=table[:, 1],
-        dst=table[:, 2],
-        offset=table[:, 4],
-        rep=np.arange(n_vars),
-        name=path.name,
-    )
+    with _naming(where):
+        return ConstraintSet(
+            n_vars=n_vars,
+            last_object=n_vars - 1,
+            obj_size=sizes,
+            kind=table[:, 3],
+            src=table[:, 1],
+            dst=table[:, 2],
+            offset=table[:, 4],
+            rep=np.arange(n_vars),
+            name=path.name,
+        )
 
 
 def from_lists(
@@ -388,7 +457,19 @@ def from_lists(
     name: str = "constraints",
 ) -> ConstraintSet:
     """A set from ``(kind, src, dst[, offset])`` tuples (hand-written sets, the C front end)."""
+    if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)):
+        raise ConstraintFormatError(f"{name}: n_vars must be an integer, got {n_vars!r}")
+    _check_n_vars(f"from_lists({name!r}): n_vars", int(n_vars))
     rows = [tuple(c) + (0,) * (4 - len(c)) for c in constraints]
+    for k, row in enumerate(rows):
+        if len(row) != 4 or not all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+            and -(2**63) <= x <= _ID_LIMIT for x in row
+        ):
+            raise ConstraintFormatError(
+                f"{name}: constraint {k} must be (kind, src, dst[, offset]) integers, got "
+                f"{row[:4]!r}"
+            )
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     sizes = np.ones(n_vars, dtype=np.int64) if obj_size is None else np.asarray(obj_size)
     return ConstraintSet(

@@ -8,6 +8,7 @@ collapsing share a row, which is also how the writer groups them.
 from __future__ import annotations
 
 import gzip
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..csr import check_declared_size
 from .constraints import ConstraintFormatError, _open_text
 
 
@@ -183,49 +185,64 @@ class Reference:
 
 
 def read_solution(path: str | Path) -> Reference:
-    """Parse a ``_correct_soln`` file; every variable must be listed exactly once."""
+    """Parse a ``_correct_soln`` file; every variable must be listed exactly once, and every
+    object must be a variable id (below numVars). Errors name the file and the line."""
     where = str(path)
     text = _open_text(Path(path))
     n_vars = None
     var_ids, var_grp, objs, obj_grp = [], [], [], []
+    line_of_group: list[int] = []
     g = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
         if n_vars is None:
-            try:
-                n_vars = int(s)
-            except ValueError:
+            if not _UNSIGNED.fullmatch(s):
                 raise ConstraintFormatError(
-                    f"{where}:{lineno}: expected numVars, got {s[:60]!r}"
-                ) from None
+                    f"{where}:{lineno}: expected numVars (a positive integer), got {s[:60]!r}"
+                )
+            n_vars = int(s)
+            if n_vars < 1:
+                raise ConstraintFormatError(f"{where}:{lineno}: numVars must be positive")
+            check_declared_size(f"{where}:{lineno}", f"numVars={n_vars}", 24 * n_vars,
+                                ConstraintFormatError)
             continue
         left, sep, right = s.partition("=>")
         left, right = left.strip(), right.strip()
         bracketed = all(x[:1] == "[" and x[-1:] == "]" for x in (left, right))
         if not sep or not bracketed:
             raise ConstraintFormatError(f"{where}:{lineno}: expected '[vars] => [objects]'")
-        try:
-            vs = np.array([int(x) for x in left[1:-1].split(",") if x.strip()], dtype=np.int64)
-            os_ = np.array([int(x) for x in right[1:-1].split(",") if x.strip()], dtype=np.int64)
-        except ValueError:
-            raise ConstraintFormatError(f"{where}:{lineno}: ids must be integers") from None
+        vs = _id_list(where, lineno, left[1:-1], n_vars, "variable")
+        os_ = _id_list(where, lineno, right[1:-1], n_vars, "object")
         var_ids.append(vs)
         var_grp.append(np.full(vs.size, g, dtype=np.int64))
         objs.append(os_)
         obj_grp.append(np.full(os_.size, g, dtype=np.int64))
+        line_of_group.append(lineno)
         g += 1
     if n_vars is None:
         raise ConstraintFormatError(f"{where}: empty solution file")
     ids = np.concatenate(var_ids) if var_ids else np.zeros(0, np.int64)
     grp = np.concatenate(var_grp) if var_grp else np.zeros(0, np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= n_vars):
-        raise ConstraintFormatError(f"{where}: a variable id is outside 0..{n_vars - 1}")
+    order = np.argsort(ids, kind="stable")
+    repeated = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if repeated.size:
+        second = order[repeated + 1]
+        k = int(second[np.argmin(second)])  # the first repetition in file order
+        first = int(order[repeated[np.argmin(second)]])
+        raise ConstraintFormatError(
+            f"{where}:{line_of_group[grp[k]]}: variable {int(ids[k])} is listed again "
+            f"(first on line {line_of_group[grp[first]]}); every variable is listed once"
+        )
     var_group = np.full(n_vars, -1, dtype=np.int64)
     var_group[ids] = grp
-    if np.any(var_group < 0) or ids.size != n_vars:
-        raise ConstraintFormatError(f"{where}: every variable must be listed exactly once")
+    if ids.size != n_vars:
+        missing = int(np.argmax(var_group < 0))
+        raise ConstraintFormatError(
+            f"{where}: variable {missing} is not listed ({ids.size} of numVars={n_vars} "
+            f"are); every variable must be listed exactly once"
+        )
     return Reference(
         n_vars=n_vars,
         var_group=var_group,
@@ -233,3 +250,26 @@ def read_solution(path: str | Path) -> Reference:
         fact_object=np.concatenate(objs) if objs else np.zeros(0, np.int64),
         n_groups=g,
     )
+
+
+_UNSIGNED = re.compile(r"[+]?[0-9]+")
+
+
+def _id_list(where: str, lineno: int, inner: str, n_vars: int, what: str) -> np.ndarray:
+    """The comma-separated ids between brackets, each in 0..n_vars-1."""
+    out = []
+    for field_ in inner.split(","):
+        token = field_.strip()
+        if not token:
+            continue
+        if not _UNSIGNED.fullmatch(token):
+            raise ConstraintFormatError(
+                f"{where}:{lineno}: {what} id {token[:30]!r} is not a non-negative integer"
+            )
+        value = int(token)
+        if value >= n_vars:
+            raise ConstraintFormatError(
+                f"{where}:{lineno}: {what} id {value} is outside 0..{n_vars - 1} (numVars)"
+            )
+        out.append(value)
+    return np.array(out, dtype=np.int64)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..csr import check_declared_size
 from . import factor
 from .cnf import CNF, verify
 
@@ -40,6 +41,10 @@ MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
 # A hundredth: at K=5 ratio 21.1 (1M variables) a tenth (2 x 30k rounds) spent 33 s on an
 # H200 without solving, twice the SP phase.
 SP_FAILED_SHARE = 100
+# The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
+# literal (edge ids, variables, signs, surveys), for the upfront size check.
+SOLVER_BYTES_PER_VAR = 32
+SOLVER_BYTES_PER_LITERAL = 24
 
 
 SAT, UNSAT, UNKNOWN = "SAT", "UNSAT", "UNKNOWN"
@@ -105,6 +110,24 @@ def solve(
         from .solver import as_cnf  # noqa: PLC0415  (lists of clauses, a PySAT CNF)
 
         cnf = as_cnf(cnf)
+    if seed is not None and (
+        isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
+        or seed < 0
+    ):
+        raise ValueError(f"solve: seed must be None or a non-negative integer, got {seed!r}")
+    for name, value in (("max_iterations", max_iterations), ("stall_sweeps", stall_sweeps),
+                        ("local_search_rounds", local_search_rounds),
+                        ("local_search_flips", local_search_flips)):
+        if value is not None and (
+            isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+        ):
+            raise ValueError(f"solve: {name} must be an integer, got {value!r}")
+    for name, value in (("epsilon", epsilon), ("fix_fraction", fix_fraction),
+                        ("trivial_threshold", trivial_threshold), ("damping", damping)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)
+        ):
+            raise ValueError(f"solve: {name} must be a number, got {value!r}")
     if not (epsilon > 0):
         raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
     if not (0 < fix_fraction <= 1):
@@ -120,6 +143,14 @@ def solve(
     if local_search_flips is not None and int(local_search_flips) < 0:
         raise ValueError(f"solve: local_search_flips must be >= 0, got {local_search_flips}")
     side = backend.resolve_device(device, who="morphgpu.sp.solve")
+    if side == "cpu":
+        # The factor graph and the surveys hold several arrays per variable and per literal:
+        # a formula whose variable count cannot fit is refused here, not by NumPy mid-build.
+        check_declared_size(
+            "solve: cnf", f"{cnf.n_vars} variables and {cnf.literals.size} literals",
+            SOLVER_BYTES_PER_VAR * (cnf.n_vars + 1) + SOLVER_BYTES_PER_LITERAL * cnf.literals.size,
+            ValueError, verb="has",
+        )
     if seed is None:
         seed = fresh_seed()
     rounds_given, flips_given = local_search_rounds, local_search_flips

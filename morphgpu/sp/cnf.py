@@ -8,8 +8,15 @@ literals, tautologies and empty clauses survive until the solver simplifies them
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
+import operator
 import os
+import re
+import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..csr import index_dtype
+from ..csr import check_declared_size, index_dtype
 
 
 class CNFFormatError(ValueError):
@@ -49,7 +56,7 @@ class CNF:
     @classmethod
     def from_clauses(cls, clauses: Any, n_vars: int | None = None) -> CNF:
         """Build from a list of clauses (iterables of non-zero DIMACS literals)."""
-        rows = [list(map(int, c)) for c in clauses]
+        rows = [_clause_literals(a, c) for a, c in enumerate(clauses)]
         widths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(widths, out=offsets[1:])
@@ -59,11 +66,21 @@ class CNF:
     @classmethod
     def from_arrays(cls, offsets: Any, literals: Any, n_vars: int | None = None) -> CNF:
         """Build from CSR arrays (NumPy or CuPy); validates literal ranges and offsets."""
-        offsets = np.asarray(backend.to_host(offsets), dtype=np.int64).ravel()
+        offsets = np.asarray(backend.to_host(offsets)).ravel()
+        if offsets.dtype.kind not in "iu":
+            raise CNFFormatError(f"offsets must be integers, got dtype {offsets.dtype}")
+        if offsets.size and offsets.dtype.kind == "u" and int(offsets.max()) >= 2**63:
+            raise CNFFormatError("offsets must be below 2**63")
+        offsets = offsets.astype(np.int64, copy=False)
         literals = np.asarray(backend.to_host(literals)).ravel()
         if literals.size and literals.dtype.kind not in "iu":
-            raise CNFFormatError("literals must be integers")
+            raise CNFFormatError(f"literals must be integers, got dtype {literals.dtype}")
+        if literals.size and literals.dtype.kind == "u" and int(literals.max()) >= 2**63:
+            bad = int(np.argmax(literals >= 2**63))
+            raise CNFFormatError(f"literal {bad} is {int(literals[bad])}, past 2**63 - 1")
         literals = literals.astype(np.int64, copy=False)
+        if n_vars is not None:
+            n_vars = _count(n_vars, "n_vars")
         if offsets.size < 1 or offsets[0] != 0 or offsets[-1] != literals.size:
             raise CNFFormatError(
                 f"offsets must start at 0 and end at len(literals)={literals.size}"
@@ -74,6 +91,9 @@ class CNF:
         if literals.size and np.any(literals == 0):
             bad = int(np.argmax(literals == 0))
             raise CNFFormatError(f"literal {bad} is 0 (0 only ends a clause in DIMACS)")
+        if literals.size and int(literals.min()) == -(2**63):
+            bad = int(np.argmax(literals == -(2**63)))
+            raise CNFFormatError(f"literal {bad} is -2**63, past the largest variable id")
         top = int(np.abs(literals).max()) if literals.size else 0
         if n_vars is None:
             n_vars = top
@@ -82,6 +102,39 @@ class CNF:
         if top > n_vars:
             raise CNFFormatError(f"a literal names variable {top} > n_vars={n_vars}")
         return cls(int(n_vars), offsets, literals.astype(index_dtype(n_vars)))
+
+
+def _clause_literals(a: int, clause: Any) -> list[int]:
+    """A clause's literals as Python ints; floats, bools and strings are refused, not cut."""
+    try:
+        items = list(clause)
+    except TypeError:
+        raise CNFFormatError(
+            f"clause {a}: expected an iterable of literals, got {type(clause).__name__}"
+        ) from None
+    out = []
+    for j, x in enumerate(items):
+        if isinstance(x, (bool, np.bool_)):
+            raise CNFFormatError(f"clause {a}, literal {j}: {x!r} is a bool, not a literal")
+        try:
+            value = operator.index(x)
+        except TypeError:
+            raise CNFFormatError(
+                f"clause {a}, literal {j}: {x!r} is not an integer (literals are +v or -v)"
+            ) from None
+        if not -(2**63) < value < 2**63:
+            raise CNFFormatError(f"clause {a}, literal {j}: {value} is past 2**63 - 1")
+        out.append(value)
+    return out
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise CNFFormatError(f"{name} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise CNFFormatError(f"{name} must be an integer, got {value!r}") from None
 
 
 def random_ksat(
@@ -148,62 +201,207 @@ def unsatisfied_clauses(cnf: CNF, assignment: Any) -> np.ndarray:
 # ---------------------------------------------------------------------------- DIMACS
 
 
-def read_dimacs(source: str | os.PathLike | io.TextIOBase) -> CNF:
-    """Read a DIMACS CNF file (path or open text file); errors name the file and line.
+def read_dimacs(source: str | os.PathLike | io.IOBase) -> CNF:
+    """Read a DIMACS CNF file (path or open file); errors name the file and line.
 
-    Accepts comments (``c``), one ``p cnf V C`` header, clauses split over lines or several
-    per line, and a trailing ``%`` line (SATLIB's end marker). The header's clause count must
-    match; a final clause without its terminating 0 is accepted.
+    Accepts comments (``c``) anywhere, one ``p cnf V C`` header, clauses split over lines
+    or several per line, LF, CRLF or CR line endings, and a ``%`` line (SATLIB's end
+    marker: the rest of the file is ignored). The header's clause count must match; a
+    final clause without its terminating 0 is accepted. A path may be compressed with
+    gzip, xz or bzip2 (detected from the content).
+
+    The body is parsed in bulk by NumPy; only when that parse does not add up is the file
+    scanned line by line, to name the bad line.
     """
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        with open(source, encoding="utf-8", errors="replace") as fh:
-            return _parse_dimacs(fh, name)
-    return _parse_dimacs(source, getattr(source, "name", "<stream>"))
+        return _parse_bytes(_read_bytes(Path(source)), name)
+    name = str(getattr(source, "name", "<stream>"))
+    data = source.read()
+    return _parse_bytes(data.encode("utf-8", "surrogateescape")
+                        if isinstance(data, str) else bytes(data), name)
 
 
-def parse_dimacs(text: str) -> CNF:
-    """Parse DIMACS text held in a string."""
-    return _parse_dimacs(io.StringIO(text), "<string>")
+def parse_dimacs(text: str | bytes) -> CNF:
+    """Parse DIMACS text held in a string (or bytes)."""
+    return _parse_bytes(text.encode("utf-8", "surrogateescape") if isinstance(text, str)
+                        else bytes(text), "<string>")
 
 
-def _parse_dimacs(lines: Any, name: str) -> CNF:
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed when they start with a gzip, xz or bzip2 magic."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CNFFormatError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            return gzip.decompress(raw)
+        if raw[:6] == b"\xfd7zXZ\x00":
+            return lzma.decompress(raw)
+        if raw[:3] == b"BZh":
+            return bz2.decompress(raw)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
+        raise CNFFormatError(f"{path}: compressed stream is truncated or corrupt ({exc})") from exc
+    return raw
+
+
+# A comment line anywhere in the body (blanked before the bulk parse), and SATLIB's end mark.
+_COMMENT_LINE = re.compile(rb"^[ \t\v\f]*c[^\n]*", re.MULTILINE)
+_END_MARK = re.compile(rb"^[ \t\v\f]*%", re.MULTILINE)
+# Bytes per variable and per clause that any formula (and the solver's factor graph)
+# holds at least: variable offsets and values, clause offsets.
+_BYTES_PER_VAR = 16
+_BYTES_PER_CLAUSE = 16
+
+
+def _header_counts(name: str, lineno: int, line: bytes) -> tuple[int, int]:
+    parts = line.split()
+    if len(parts) != 4 or parts[0] != b"p" or parts[1] != b"cnf":
+        raise CNFFormatError(
+            f"{name}:{lineno}: expected 'p cnf VARS CLAUSES', got {_show(line)}"
+        )
+    if not (_INTEGER.fullmatch(parts[2]) and _INTEGER.fullmatch(parts[3])):
+        raise CNFFormatError(
+            f"{name}:{lineno}: header counts must be integers, got {_show(line)}"
+        )
+    n_vars, n_clauses = int(parts[2]), int(parts[3])
+    if n_vars < 0 or n_clauses < 0:
+        raise CNFFormatError(f"{name}:{lineno}: header counts must be non-negative")
+    check_declared_size(
+        f"{name}:{lineno}", f"{n_vars} variables and {n_clauses} clauses",
+        _BYTES_PER_VAR * (n_vars + 1) + _BYTES_PER_CLAUSE * (n_clauses + 1),
+        CNFFormatError,
+    )
+    return n_vars, n_clauses
+
+
+_INTEGER = re.compile(rb"[-+]?[0-9]+")
+_LONE_MINUS = re.compile(rb"-(?![0-9])")
+
+
+def _show(line: bytes) -> str:
+    text = line.decode("utf-8", "replace").strip()
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _parse_bytes(data: bytes, name: str) -> CNF:
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    found = _find_header(data)
+    if found is None:
+        return _scan_lines(data, name)
+    header_line, header_text, body_start = found
+    n_vars, n_clauses = _header_counts(name, header_line, header_text)
+    parsed = _bulk_body(data[body_start:], n_vars)
+    if parsed is None:
+        return _scan_lines(data, name)
+    offsets, literals = parsed
+    if offsets.size - 1 != n_clauses:
+        raise CNFFormatError(
+            f"{name}:{header_line}: header promises {n_clauses} clauses but "
+            f"{offsets.size - 1} were read"
+        )
+    return CNF(int(n_vars), offsets, literals)
+
+
+def _find_header(data: bytes) -> tuple[int, bytes, int] | None:
+    """(line number, text, end offset) of the 'p' line when only comments and blank lines
+    precede it; None otherwise (the line-by-line scan then names what is wrong)."""
+    offset, lineno = 0, 0
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        end = len(data) if end < 0 else end
+        lineno += 1
+        line = data[offset:end].strip()
+        offset = end + 1
+        if not line or line[:1] == b"c":
+            continue
+        if line[:1] == b"p":
+            return lineno, line, min(offset, len(data))
+        return None
+    return None
+
+
+def _bulk_body(body: bytes, n_vars: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(offsets, literals) of the clauses after the header, parsed by NumPy in one pass;
+    None when anything is unusual (the caller then scans line by line)."""
+    if b"%" in body:
+        mark = _END_MARK.search(body)
+        if mark is not None:
+            body = body[: mark.start()]
+    if b"c" in body:
+        body = _COMMENT_LINE.sub(b"", body)
+    if not body or body.isspace():
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if b"+" in body:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            values = np.fromstring(body, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
+    except (ValueError, DeprecationWarning):
+        return None
+    if values.size == 0:
+        return None
+    # NumPy saturates out-of-range numbers (caught by the range check) and reads a lone
+    # "-" as 0 or as the sign of the next number (caught by looking after every "-").
+    if int(values.max()) > n_vars or int(values.min()) < -n_vars:
+        return None
+    if _LONE_MINUS.search(body):
+        return None
+    out_dtype = index_dtype(n_vars)
+    is_end = values == 0
+    n_ends = int(np.count_nonzero(is_end))
+    if n_ends:
+        # The common case, every clause k literals and a 0: a reshape, no masking.
+        width = int(np.argmax(is_end)) + 1
+        if values.size == n_ends * width and bool(is_end[width - 1 :: width].all()):
+            table = values.reshape(n_ends, width)
+            literals = table[:, :-1].astype(out_dtype)
+            offsets = np.arange(n_ends + 1, dtype=np.int64) * (width - 1)
+            return offsets, literals.ravel()
+    ends = np.flatnonzero(is_end)
+    n_literals = values.size - ends.size
+    literals = values[~is_end] if ends.size else values
+    # The k-th 0 closes a clause after (its position - k) literals; a final clause may
+    # lack its 0.
+    trailing = ends.size == 0 or ends[-1] != values.size - 1
+    offsets = np.empty(ends.size + 1 + int(trailing), dtype=np.int64)
+    offsets[0] = 0
+    offsets[1 : ends.size + 1] = ends - np.arange(ends.size, dtype=np.int64)
+    if trailing:
+        offsets[-1] = n_literals
+    return offsets, literals.astype(out_dtype)
+
+
+def _scan_lines(data: bytes, name: str) -> CNF:
+    """The exact, line-by-line reader: the formula, or an error naming the line."""
     header: tuple[int, int] | None = None
     header_line = 0
     offsets = [0]
     flat: list[int] = []
     current = 0  # literals of the clause being read
-    for lineno, raw in enumerate(lines, start=1):
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
         line = raw.strip()
-        if not line or line[0] == "c":
+        if not line or line[:1] == b"c":
             continue
-        if line[0] == "%":
+        if line[:1] == b"%":
             break
-        if line[0] == "p":
-            parts = line.split()
+        if line[:1] == b"p":
             if header is not None:
                 raise CNFFormatError(f"{name}:{lineno}: a second 'p' header")
-            if len(parts) != 4 or parts[1] != "cnf":
-                raise CNFFormatError(
-                    f"{name}:{lineno}: expected 'p cnf VARS CLAUSES', got {line!r}"
-                )
-            try:
-                header = (int(parts[2]), int(parts[3]))
-            except ValueError:
-                raise CNFFormatError(f"{name}:{lineno}: header counts must be integers") from None
-            if header[0] < 0 or header[1] < 0:
-                raise CNFFormatError(f"{name}:{lineno}: header counts must be non-negative")
+            header = _header_counts(name, lineno, line)
             header_line = lineno
             continue
         if header is None:
             raise CNFFormatError(f"{name}:{lineno}: clause before the 'p cnf' header")
         for token in line.split():
-            try:
-                lit = int(token)
-            except ValueError:
+            if not _INTEGER.fullmatch(token):
                 raise CNFFormatError(
-                    f"{name}:{lineno}: {token!r} is not an integer literal"
-                ) from None
+                    f"{name}:{lineno}: {_show(token)} is not an integer literal"
+                )
+            lit = int(token)
             if lit == 0:
                 offsets.append(len(flat))
                 current = 0
@@ -227,22 +425,68 @@ def _parse_dimacs(lines: Any, name: str) -> CNF:
                            np.asarray(flat, dtype=np.int64), header[0])
 
 
-def write_dimacs(cnf: CNF, target: str | os.PathLike | io.TextIOBase, *, comment: str = "") -> None:
-    """Write ``cnf`` in DIMACS form, one clause per line."""
+def write_dimacs(cnf: CNF, target: str | os.PathLike | io.IOBase, *, comment: str = "") -> None:
+    """Write ``cnf`` in DIMACS form, one clause per line (each ended by its 0).
+
+    A path ending in ``.gz``, ``.xz`` or ``.bz2`` is compressed. The body is formatted by
+    NumPy in one pass (digits by column, then one compress), not clause by clause.
+    """
+    head = "".join(f"c {line}\n" for line in comment.splitlines())
+    head += f"p cnf {cnf.n_vars} {cnf.n_clauses}\n"
+    data = head.encode() + format_clauses(cnf.offsets, cnf.literals)
     if isinstance(target, (str, os.PathLike)):
-        with open(Path(target), "w", encoding="utf-8") as fh:
-            write_dimacs(cnf, fh, comment=comment)
+        opener = _OPENERS.get(Path(target).suffix.lower(), open)
+        with opener(target, "wb") as fh:
+            fh.write(data)
         return
-    for line in comment.splitlines():
-        target.write(f"c {line}\n")
-    target.write(f"p cnf {cnf.n_vars} {cnf.n_clauses}\n")
-    lits = cnf.literals
-    off = cnf.offsets
-    chunk = 1 << 16
-    for start in range(0, cnf.n_clauses, chunk):
-        stop = min(cnf.n_clauses, start + chunk)
-        rows = []
-        for a in range(start, stop):
-            body = " ".join(map(str, lits[off[a] : off[a + 1]].tolist()))
-            rows.append(f"{body} 0\n" if body else "0\n")
-        target.write("".join(rows))
+    if isinstance(target, io.TextIOBase):
+        target.write(data.decode("ascii"))
+    else:
+        target.write(data)
+
+
+_OPENERS: dict[str, Any] = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+
+
+def format_clauses(offsets: np.ndarray, literals: np.ndarray) -> bytes:
+    """The DIMACS body of CSR clauses: each clause's literals and a 0, one clause a line."""
+    m = int(offsets.size - 1)
+    n_tokens = int(literals.size) + m
+    ends = np.asarray(offsets[1:], dtype=np.int64) + np.arange(m, dtype=np.int64)
+    values = np.zeros(n_tokens, dtype=np.int64)
+    is_literal = np.ones(n_tokens, dtype=bool)
+    is_literal[ends] = False
+    values[is_literal] = literals
+    separators = np.full(n_tokens, ord(" "), dtype=np.uint8)
+    separators[ends] = ord("\n")
+    return format_integers(values, separators)
+
+
+def format_integers(values: np.ndarray, separators: np.ndarray) -> bytes:
+    """Decimal ASCII of every value, each followed by its separator byte, in one pass.
+
+    A row per value: sign, D digits, separator (D the widest value's digit count), filled a
+    column at a time by divmod; one boolean compress then drops the unused sign and
+    leading-zero cells.
+    """
+    if values.size == 0:
+        return b""
+    values = values.astype(np.int64, copy=False)
+    magnitude = np.abs(values).view(np.uint64)  # |-2**63| wraps to itself: as uint64, exact
+    top = int(magnitude.max())
+    if top < 2**31:
+        magnitude = magnitude.astype(np.int32)
+    width = len(str(top))
+    cells = np.empty((values.size, width + 2), dtype=np.uint8)
+    cells[:, 0] = ord("-")
+    cells[:, -1] = separators
+    used = np.ones(cells.shape, dtype=bool)
+    used[:, 0] = values < 0
+    rest = magnitude
+    for column in range(width, 0, -1):
+        rest, digit = np.divmod(rest, 10)
+        cells[:, column] = digit
+        if column < width:
+            used[:, column] = magnitude >= 10 ** (width - column)
+    cells[:, 1:-1] += ord("0")
+    return cells[used].tobytes()
