@@ -354,7 +354,7 @@ def refine_with_stats(
                   for k, v in result.items()}
     if isinstance(mesh, dict) and mesh.get("vertex_attributes") is not None:
         attributes = _carried_attributes(
-            mesh["vertex_attributes"], _src["vertices"], backend.to_host(result["vertices"]))
+            mesh["vertex_attributes"], src["vertices"], backend.to_host(result["vertices"]))
         result["vertex_attributes"] = backend.to_side(attributes, out_side)  # type: ignore[arg-type]
     stats["output_seconds"] = time.perf_counter() - t2
     return result, stats
@@ -396,6 +396,19 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
     if "triangle_max_area" in tin or ("regions" in tin and not has_triangles):
         opts += "a"
     opts += "nQ"
+    if max_area is not None:
+        # The same upfront refusal as our own path: an area bound whose mesh cannot fit.
+        # Without input triangles, the domain's are Triangle's unrefined mesh of it.
+        base = {"vertices": src["vertices"], "triangles": src.get("triangles")}
+        if not has_triangles:
+            try:
+                plain = triangle.triangulate(tin, ("p" if "segments" in tin else "") + "Q")
+            except RuntimeError as exc:
+                raise ValueError(f"mesh: Triangle could not mesh the input ({exc})") from exc
+            base = {"vertices": np.asarray(plain["vertices"], dtype=np.float64),
+                    "triangles": np.asarray(plain.get("triangles", np.zeros((0, 3))),
+                                            dtype=np.int64).reshape(-1, 3)}
+        _check_output_size(base, float(max_area))
     try:
         out = triangle.triangulate(tin, opts)
     except RuntimeError as exc:
