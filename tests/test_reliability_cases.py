@@ -35,10 +35,11 @@ def write(tmp_path, name, content):
 
 
 # ----------------------------------------------------------------------------- crash
-def test_refine_refuses_a_denormal_extent_before_triangle_sees_it():
+@pytest.mark.parametrize("device", ["cpu", "auto"])  # auto without a GPU: Triangle's path
+def test_refine_refuses_a_denormal_extent_before_triangle_sees_it(device):
     tiny = np.array([[0, 0], [1e-300, 0], [0, 1e-300]])
     with pytest.raises(ValueError, match=r"mesh\['vertices'\]: the vertices span only 1e-300"):
-        dmr.refine({"vertices": tiny}, device="cpu")
+        dmr.refine({"vertices": tiny}, device=device)
 
 
 @pytest.mark.parametrize("scale", [1e-200, 5e-324])
@@ -61,9 +62,10 @@ def test_refine_refuses_non_finite_holes(bad):
 
 
 # ----------------------------------------------------------------------------- hang
-def test_refine_refuses_an_area_bound_that_cannot_fit():
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_refine_refuses_an_area_bound_that_cannot_fit(device):
     with pytest.raises(ValueError, match=r"max_area=1e-300: .* 1e\+300 triangles .* does not fit"):
-        dmr.refine({"vertices": SQUARE}, max_area=1e-300, device="cpu")
+        dmr.refine({"vertices": SQUARE}, max_area=1e-300, device=device)
 
 
 def test_refine_area_bound_names_the_estimate(monkeypatch):
