@@ -6,9 +6,7 @@ entries in a page table, and its row's *positions* are ``table_start * page_size
 so position ``k`` is slot ``k % page_size`` of page ``table[k // page_size]``. The device
 side reads the same layout through ``mg::PagedAdjacency`` (include/morphgpu/adjacency.cuh),
 so every traversal operator runs on it unchanged; ``bounds[2 v]`` and ``bounds[2 v + 1]``
-are the row's first and one-past-last positions, and ``heads[v]`` the pool index of its
-first page's first slot (kept so that a search can reach a one-page row without the
-page-table hop, as a CSR search reaches a row).
+are the row's first and one-past-last positions.
 
 A batch is applied in two phases. The plan phase allocates everything the batch needs:
 the batch sorted and made unique, each entry looked up in its row (one kernel over the
@@ -123,7 +121,6 @@ class DynamicGraph:
         self.pool = PagePool(self.page_size, pages, xp=xp, dtype=self.vid_dtype,
                              weights_dtype=np.float64 if self.weighted else None)
         self.bounds = xp.zeros(2 * n, dtype=np.int64)  # begin, end positions per vertex
-        self.heads = xp.zeros(n, dtype=np.int64)  # slot of each row's first page
         self.table_cap = xp.zeros(n, dtype=np.int64)  # page-table entries each vertex owns
         self.table = xp.zeros(max(pages, 16), dtype=np.int32)
         self.table_used = 0  # entries of `table` handed to vertices so far
@@ -238,10 +235,8 @@ class DynamicGraph:
                                     "rebuild the graph with from_csr")
         with backend.gpu_memory_guard(f"add_vertices({k})"):
             bounds = xp.concatenate([self.bounds, xp.zeros(2 * k, dtype=np.int64)])
-            heads = xp.concatenate([self.heads, xp.zeros(k, dtype=np.int64)])
             cap = xp.concatenate([self.table_cap, xp.zeros(k, dtype=np.int64)])
-        self.bounds, self.heads, self.table_cap = bounds, heads, cap
-        self.n_vertices = first + k
+        self.bounds, self.table_cap, self.n_vertices = bounds, cap, first + k
         self._changed(insert=None)
         return range(first, first + k)
 
@@ -340,8 +335,6 @@ class DynamicGraph:
             self.table_used += table_need
             self.table_owned += table_need - table_left
             self.table[page_at] = page_ids
-            opened = (before[p_owner] == 0) & (p_rank == 0)  # a row's first page
-            self.heads[touched[p_owner[opened]]] = page_ids[opened].astype(np.int64) << shift
             self.pool.commit_take(total_need)
             new_begin = table_start << shift
             self.bounds[2 * touched] = new_begin
@@ -586,9 +579,6 @@ class DynamicGraph:
         table = backend.to_host(self.table)
         pages = (deg + self.page_size - 1) >> self.page_shift
         assert (pages <= cap).all(), "a row has more pages than table entries"
-        heads = backend.to_host(self.heads)
-        first = table[(begin >> self.page_shift)[pages > 0]].astype(np.int64)
-        assert (heads[pages > 0] == first << self.page_shift).all(), "a row's head is stale"
         live = np.concatenate([table[(b >> self.page_shift) + np.arange(p)]
                                for b, p in zip(begin, pages)] or [np.zeros(0, np.int32)])
         free = backend.to_host(self.pool.free_pages[: self.pool.n_free])

@@ -159,8 +159,8 @@ def insert(dg: DynamicGraph, src: Any, dst: Any, weights: Any) -> tuple[int, int
     dg.pool.reserve(t[T_PAGES])
     dg._reserve_table(t[T_TABLE])
     # -- commit
-    rows = (np.int64(dg.table_used), dg.table, dg.table_cap, dg.bounds, dg.heads,
-            dg.pool.free_pages, np.int64(dg.pool.n_free), np.int64(dg.pool.high_water))
+    rows = (np.int64(dg.table_used), dg.table, dg.table_cap, dg.bounds, dg.pool.free_pages,
+            np.int64(dg.pool.n_free), np.int64(dg.pool.high_water))
     _kernel(dg, "dyn_insert_rows")(*g, (b.touched, b.rowid, np.int64(m), c, deg, before, need,
                                         newcap, *rows, b.heavy, b.totals))
     _kernel(dg, "dyn_insert_rows_heavy")(*_heavy_grid(), (b.touched, c, deg, before, need,

@@ -136,7 +136,7 @@ def view(dg: DynamicGraph) -> DeviceGraph:
         raise ValueError("the GPU search needs the graph on the GPU (DynamicGraph(device='gpu'))")
     defines = {**kernels.index_defines(dg.vid_dtype, np.int64), "MG_PAGED": None,
                "MG_PAGE_SHIFT": dg.page_shift}
-    dev = DeviceGraph((dg.bounds, dg.table, dg.pool.data, dg.heads), defines, dg.n_vertices,
+    dev = DeviceGraph((dg.bounds, dg.table, dg.pool.data), defines, dg.n_vertices,
                       dg.degree(), dg.n_entries, np.dtype(dg.vid_dtype), not dg.directed)
     if have is not None and have[1].n == dev.n:
         dev.buffers = have[1].buffers

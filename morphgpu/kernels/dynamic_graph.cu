@@ -283,7 +283,6 @@ __device__ __forceinline__ void insert_row(i64 t, int lane, int lanes, const i64
                                            const i64* c, const i64* deg, const i64* before,
                                            const i64* need, const i64* newcap, i64 table_used,
                                            page_t* table, i64* table_cap, i64* bounds,
-                                           i64* heads,
                                            const page_t* free_pages, i64 n_free,
                                            i64 high_water, i64* totals) {
     const i64 u = touched[t];
@@ -307,8 +306,6 @@ __device__ __forceinline__ void insert_row(i64 t, int lane, int lanes, const i64
     if (lane == 0) {
         bounds[2 * u] = start << PAGE_SHIFT;
         bounds[2 * u + 1] = (start << PAGE_SHIFT) + deg[t] + c[t];
-        if (before[t] == 0 && need[t] > 0)  // the row's first page: its head
-            heads[u] = (i64)page_of_rank(free_pages, n_free, high_water, r0) << PAGE_SHIFT;
     }
 }
 
@@ -319,9 +316,8 @@ extern "C" __global__ void dyn_insert_rows(const i64* __restrict__ touched,
                                            const i64* __restrict__ need,
                                            const i64* __restrict__ newcap, i64 table_used,
                                            page_t* table, i64* table_cap, i64* bounds,
-                                           i64* heads, const page_t* __restrict__ free_pages,
-                                           i64 n_free, i64 high_water, i64* heavy,
-                                           i64* totals) {
+                                           const page_t* __restrict__ free_pages, i64 n_free,
+                                           i64 high_water, i64* heavy, i64* totals) {
     const i64 n_touched = touched_rows(rowid, m);
     for (i64 t = global_tid(); t < n_touched; t += global_stride()) {
         if ((newcap[t] && before[t] > LIGHT) || need[t] > LIGHT) {
@@ -329,7 +325,7 @@ extern "C" __global__ void dyn_insert_rows(const i64* __restrict__ touched,
             continue;
         }
         insert_row(t, 0, 1, touched, c, deg, before, need, newcap, table_used, table, table_cap,
-                   bounds, heads, free_pages, n_free, high_water, totals);
+                   bounds, free_pages, n_free, high_water, totals);
     }
 }
 
@@ -340,7 +336,6 @@ extern "C" __global__ void dyn_insert_rows_heavy(const i64* __restrict__ touched
                                                  const i64* __restrict__ need,
                                                  const i64* __restrict__ newcap, i64 table_used,
                                                  page_t* table, i64* table_cap, i64* bounds,
-                                                 i64* heads,
                                                  const page_t* __restrict__ free_pages,
                                                  i64 n_free, i64 high_water,
                                                  const i64* __restrict__ heavy, i64* totals) {
@@ -348,7 +343,7 @@ extern "C" __global__ void dyn_insert_rows_heavy(const i64* __restrict__ touched
     const i64 warps = global_stride() / 32;
     for (i64 h = global_tid() / 32; h < n_heavy; h += warps)
         insert_row(heavy[h], (int)lane_id(), 32, touched, c, deg, before, need, newcap,
-                   table_used, table, table_cap, bounds, heads, free_pages, n_free, high_water,
+                   table_used, table, table_cap, bounds, free_pages, n_free, high_water,
                    totals);
 }
 

@@ -79,28 +79,34 @@ extern "C" __global__ void bfs_dp_control(MG_ADJ_PARAMS(graph), int* dist, vid_t
     vid_t* out = queues + (i64)((level + 1) & 1) * 4 * stride;
     u64* out_tails = counts + 4 * ((i64)level + 1);
     const int next = level + 1;
+#ifdef MG_PAGED
+#define MG_DP_GRAPH graph_a, graph_b, graph_c
+#else
+#define MG_DP_GRAPH graph_a, graph_b
+#endif
     if (n0)
         bfs_dp_small<<<child_blocks(BLOCK, n0), BLOCK, 0, cudaStreamTailLaunch>>>(
-            MG_ADJ_ARGS(graph), in, here, dist, parent, out, out_tails, stride, next, warp_bound,
+            MG_DP_GRAPH, in, here, dist, parent, out, out_tails, stride, next, warp_bound,
             block_bound, grid_bound, error);
     if (n1)
         bfs_dp_medium<<<child_blocks(BLOCK / 32, n1), BLOCK, 0, cudaStreamTailLaunch>>>(
-            MG_ADJ_ARGS(graph), in + stride, here + 1, dist, parent, out, out_tails, stride, next,
+            MG_DP_GRAPH, in + stride, here + 1, dist, parent, out, out_tails, stride, next,
             warp_bound, block_bound, grid_bound, error);
     if (n2)
         bfs_dp_large<<<child_blocks(1, n2), BLOCK, 0, cudaStreamTailLaunch>>>(
-            MG_ADJ_ARGS(graph), in + 2 * stride, here + 2, dist, parent, out, out_tails, stride, next,
+            MG_DP_GRAPH, in + 2 * stride, here + 2, dist, parent, out, out_tails, stride, next,
             warp_bound, block_bound, grid_bound, error);
     if (n3)
         bfs_dp_huge<<<huge_blocks, BLOCK, 0, cudaStreamTailLaunch>>>(
-            MG_ADJ_ARGS(graph), in + 3 * stride, here + 3, dist, parent, out, out_tails, stride, next,
+            MG_DP_GRAPH, in + 3 * stride, here + 3, dist, parent, out, out_tails, stride, next,
             warp_bound, block_bound, grid_bound, error);
     if (levels_left > 1) {
         bfs_dp_control<<<1, 1, 0, cudaStreamTailLaunch>>>(
-            MG_ADJ_ARGS(graph), dist, parent, queues, counts, n_rows, stride, next, levels_left - 1,
+            MG_DP_GRAPH, dist, parent, queues, counts, n_rows, stride, next, levels_left - 1,
             warp_bound, block_bound, grid_bound, huge_blocks, error, state);
     } else {
         state[0] = RESUME;
         state[1] = next;
     }
+#undef MG_DP_GRAPH
 }

@@ -463,14 +463,6 @@ __device__ __forceinline__ void push_row(LocalRows& q, int dst, vid_t w, eid_t b
     atomicAdd(&q.edges[dst], clamped_length(b, e));
 }
 
-// push_row with x's row handle (Adjacency::row: for a paged one-page row, pool indices).
-__device__ __forceinline__ void push_row_of(LocalRows& q, int dst, const Adjacency& adj,
-                                            vid_t x) {
-    eid_t b, e;
-    adj.row(x, &b, &e);
-    push_row(q, dst, x, b, e);
-}
-
 // local_row_with_rows for every thread of a warp together (b == e for a lane without a
 // row): one shared atomic per warp for the slots and one for the edges of its discoveries.
 // Rows longer than UNROLL finish one edge at a time through push_row.
@@ -481,14 +473,15 @@ __device__ __forceinline__ void local_rows_warp_with_rows(const Adjacency& adj, 
     bool fresh[UNROLL];
     eid_t wb[UNROLL], we[UNROLL];
 #pragma unroll
-    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? adj.at_handle(b + t) : (vid_t)0;
+    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) {
         fresh[t] = false;
         wb[t] = we[t] = 0;
         if (b + t < e) {
             fresh[t] = load_label(dist + w[t]) == -1;
-            adj.row(w[t], &wb[t], &we[t]);
+            wb[t] = adj.begin(w[t]);
+            we[t] = adj.end(w[t]);
         }
     }
     int count = 0;
@@ -523,11 +516,11 @@ __device__ __forceinline__ void local_rows_warp_with_rows(const Adjacency& adj, 
         }
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = adj.at_handle(k);
+        const vid_t x = adj.at(k);
         if (load_label(dist + x) == -1) {
             store_label(dist + x, next);
             if (parent) parent[x] = v;
-            push_row_of(q, dst, adj, x);
+            push_row(q, dst, x, adj.begin(x), adj.end(x));
         }
     }
 }
@@ -541,14 +534,15 @@ __device__ __forceinline__ void local_row_with_rows(const Adjacency& adj,
     eid_t wb[UNROLL], we[UNROLL];
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t)
-        if (b + t < e) w[t] = adj.at_handle(b + t);
+        if (b + t < e) w[t] = adj.at(b + t);
 #pragma unroll
     for (int t = 0; t < UNROLL; ++t) {
         label[t] = 0;
         wb[t] = we[t] = 0;
         if (b + t < e) {
             label[t] = load_label(dist + w[t]);
-            adj.row(w[t], &wb[t], &we[t]);
+            wb[t] = adj.begin(w[t]);
+            we[t] = adj.end(w[t]);
         }
     }
 #pragma unroll
@@ -560,11 +554,11 @@ __device__ __forceinline__ void local_row_with_rows(const Adjacency& adj,
         }
     }
     for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = adj.at_handle(k);
+        const vid_t x = adj.at(k);
         if (load_label(dist + x) == -1) {
             store_label(dist + x, next);
             if (parent) parent[x] = v;
-            push_row_of(q, dst, adj, x);
+            push_row(q, dst, x, adj.begin(x), adj.end(x));
         }
     }
 }
@@ -582,8 +576,7 @@ __device__ int local_levels_with_rows(LocalRows& q, const Adjacency& adj, int* d
     unsigned mine = 0;  // at most BLOCK-strided rows of at most LOCAL_CAP + 1 each
     for (i64 i = threadIdx.x; i < n_in; i += BLOCK) {
         const vid_t v = in[i];
-        eid_t b, e;
-        adj.row(v, &b, &e);  // a row handle (adjacency.cuh): the entries load directly
+        const eid_t b = adj.begin(v), e = adj.end(v);
         q.v[i] = v;
         q.begin[i] = b;
         q.end[i] = e;

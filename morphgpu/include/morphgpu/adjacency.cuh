@@ -15,15 +15,7 @@
 //   table[k / PAGE]. A row costs one page-table load per PAGE neighbours more than CSR
 //   and no page-list walk (faimGraph walks a linked list of pages, which turns a hub's
 //   row into thousands of dependent loads); rows grow by appending page ids to the table.
-//   bounds[2v] = begin(v), bounds[2v + 1] = end(v) (one 16- or 8-byte pair, like indptr's),
-//   heads[v] = the pool index of v's first page (kept by the dynamic graph's updates).
-//
-// Row handles (row(v), at_handle(k)): what a search that keeps rows in a queue stores. For
-// CSR they are the row's offsets; for a paged row that fits one page, the pool indices of
-// its entries with bit 62 set, so that reading them needs no page-table hop: the handle is
-// found from heads[v] and bounds[2v], which load side by side, and then the entries load
-// directly, the same two dependent steps as a CSR row (bounds, table, page would be three).
-// Longer paged rows keep their positions. Arithmetic inside a row is the same on handles.
+//   bounds[2v] = begin(v), bounds[2v + 1] = end(v) (one 16- or 8-byte pair, like indptr's).
 #pragma once
 #include <morphgpu/common.cuh>
 
@@ -41,11 +33,6 @@ struct CsrAdjacency {
     __device__ __forceinline__ eid_t end(i64 v) const { return indptr[v + 1]; }
     __device__ __forceinline__ vid_t at(eid_t k) const { return indices[k]; }
     __device__ __forceinline__ i64 degree(i64 v) const { return (i64)(end(v) - begin(v)); }
-    __device__ __forceinline__ void row(i64 v, eid_t* b, eid_t* e) const {
-        *b = begin(v);
-        *e = end(v);
-    }
-    __device__ __forceinline__ vid_t at_handle(eid_t k) const { return indices[k]; }
 };
 
 constexpr int PAGE_SHIFT = MG_PAGE_SHIFT;
@@ -57,8 +44,6 @@ struct PagedAdjacency {
     const eid_t* __restrict__ bounds;   // 2 n: begin, end of each row (positions)
     const page_t* __restrict__ table;   // page ids; row v's pages from begin(v) / PAGE on
     const vid_t* __restrict__ pages;    // the pool: page p holds pages[p * PAGE, +PAGE)
-    const i64* __restrict__ heads;      // n: pool index of each row's first page
-    static constexpr i64 DIRECT = (i64)1 << 62;  // a row handle that is a pool index
 
     __device__ __forceinline__ eid_t begin(i64 v) const { return bounds[2 * v]; }
     __device__ __forceinline__ eid_t end(i64 v) const { return bounds[2 * v + 1]; }
@@ -67,39 +52,22 @@ struct PagedAdjacency {
     }
     __device__ __forceinline__ vid_t at(eid_t k) const { return pages[slot(k)]; }
     __device__ __forceinline__ i64 degree(i64 v) const { return (i64)(end(v) - begin(v)); }
-    __device__ __forceinline__ void row(i64 v, eid_t* b, eid_t* e) const {
-        const eid_t first = begin(v), last = end(v);
-        const i64 head = heads[v];
-        if (last - first <= PAGE) {
-            *b = (eid_t)(head | DIRECT);
-            *e = (eid_t)((head | DIRECT) + (last - first));
-        } else {
-            *b = first;
-            *e = last;
-        }
-    }
-    __device__ __forceinline__ vid_t at_handle(eid_t k) const {
-        return ((i64)k & DIRECT) ? pages[(i64)k & (DIRECT - 1)] : at(k);
-    }
 };
 
 // The layout a kernel file is compiled for: MG_PAGED selects the paged layout, whose
-// kernels take four arrays per graph (bounds, table, pages, heads) where CSR kernels take
-// two (indptr, indices). MG_ADJ_PARAMS(x) declares a graph's parameters, MG_ADJ(x) builds
-// the layout from them and MG_ADJ_ARGS(x) passes them on (a device-side launch), so one
-// kernel body serves both.
+// kernels take three arrays per graph (bounds, table, pages) where CSR kernels take two
+// (indptr, indices). MG_ADJ_PARAMS(x) declares a graph's parameters and MG_ADJ(x) builds
+// the layout from them, so one kernel body serves both.
 #ifdef MG_PAGED
 typedef PagedAdjacency Adjacency;
 #define MG_ADJ_PARAMS(x) \
     const mg::eid_t* __restrict__ x##_a, const mg::page_t* __restrict__ x##_b, \
-    const mg::vid_t* __restrict__ x##_c, const mg::i64* __restrict__ x##_d
-#define MG_ADJ(x) (mg::PagedAdjacency{x##_a, x##_b, x##_c, x##_d})
-#define MG_ADJ_ARGS(x) x##_a, x##_b, x##_c, x##_d
+    const mg::vid_t* __restrict__ x##_c
+#define MG_ADJ(x) (mg::PagedAdjacency{x##_a, x##_b, x##_c})
 #else
 typedef CsrAdjacency Adjacency;
 #define MG_ADJ_PARAMS(x) const mg::eid_t* __restrict__ x##_a, const mg::vid_t* __restrict__ x##_b
 #define MG_ADJ(x) (mg::CsrAdjacency{x##_a, x##_b})
-#define MG_ADJ_ARGS(x) x##_a, x##_b
 #endif
 
 }  // namespace mg
