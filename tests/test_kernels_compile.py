@@ -41,6 +41,7 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
         out.append(("coop", {"MG_BARRIER_COOP": None}))
     if "MG_ADJ_PARAMS" in path.read_text():  # kernels over either adjacency layout
         out.append(("paged", {"MG_PAGED": None, "MG_PAGE_SHIFT": 4, "MG_EID_T": "long long"}))
+        out.append(("paged32", {"MG_PAGED": None, "MG_PAGE_SHIFT": 5, "MG_EID_T": "int"}))
     return out
 
 
