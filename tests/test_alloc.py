@@ -229,3 +229,26 @@ def test_grown_chunk_pool_hands_out_the_chunks_its_failed_requests_counted():
     assert pool.append(head, size, failed, failed.astype(np.int32)).all()
     assert not pool.exhausted()
     assert [lst.tolist() for lst in pool.lists(head, size)] == [[0], [1], [2], [3]]
+
+
+def test_page_pool_recycles_before_growing_and_keeps_pages(xp):
+    pool = alloc.PagePool(4, 3, xp=xp, dtype=np.int32, weights_dtype=np.float64)
+    first = backend.to_host(pool.plan_take(3))
+    pool.commit_take(3)
+    assert first.tolist() == [0, 1, 2] and pool.n_live == 3 and pool.available() == 0
+    pool.data[:12] = xp.arange(12, dtype=np.int32)
+    pool.give_back(xp.asarray([2, 0], dtype=np.int32), 2)
+    assert pool.n_free == 2 and pool.n_live == 1
+    again = backend.to_host(pool.plan_take(2))
+    assert again.tolist() == [0, 2]  # recycled ones, the most recently freed first
+    pool.commit_take(2)
+    assert not pool.reserve(0)
+    assert pool.reserve(5)  # grows: by the factor at least, and keeps every page
+    assert pool.n_pages >= 5 + 3
+    np.testing.assert_array_equal(backend.to_host(pool.data[:12]), np.arange(12))
+    fresh = backend.to_host(pool.plan_take(5))
+    assert fresh.tolist() == [3, 4, 5, 6, 7]  # never-used ids once no page is free
+    with pytest.raises(ValueError, match="power of two"):
+        alloc.PagePool(3, 1, xp=xp, dtype=np.int32)
+    with pytest.raises(ValueError, match="pages asked for"):
+        pool.plan_take(pool.available() + 1)
