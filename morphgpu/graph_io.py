@@ -38,12 +38,12 @@ import io
 import lzma
 import re
 import warnings
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .compressed import decompressed
 from .csr import CSRGraph, GraphFormatError, check_declared_size
 
 __all__ = [
@@ -92,19 +92,7 @@ _SENTINEL = b"-4611686018427387903"
 # --------------------------------------------------------------------------- bytes in/out
 def _read_bytes(path: PathLike) -> bytes:
     """The file's bytes, decompressed when its content starts with a known magic number."""
-    raw = Path(path).read_bytes()
-    try:
-        if raw[:2] == b"\x1f\x8b":
-            return gzip.decompress(raw)
-        if raw[:6] == b"\xfd7zXZ\x00":
-            return lzma.decompress(raw)
-        if raw[:3] == b"BZh":
-            return bz2.decompress(raw)
-    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
-        raise GraphFormatError(
-            f"{path}: compressed stream is truncated or corrupt ({exc})"
-        ) from exc
-    return raw
+    return decompressed(Path(path).read_bytes(), path, GraphFormatError)
 
 
 def _bytes_of(path: PathLike, data: bytes | None) -> bytes:

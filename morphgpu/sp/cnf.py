@@ -16,7 +16,6 @@ import operator
 import os
 import re
 import warnings
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..compressed import decompressed
 from ..csr import check_declared_size, index_dtype
 
 
@@ -234,16 +234,7 @@ def _read_bytes(path: Path) -> bytes:
         raw = path.read_bytes()
     except OSError as exc:
         raise CNFFormatError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-    try:
-        if raw[:2] == b"\x1f\x8b":
-            return gzip.decompress(raw)
-        if raw[:6] == b"\xfd7zXZ\x00":
-            return lzma.decompress(raw)
-        if raw[:3] == b"BZh":
-            return bz2.decompress(raw)
-    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
-        raise CNFFormatError(f"{path}: compressed stream is truncated or corrupt ({exc})") from exc
-    return raw
+    return decompressed(raw, path, CNFFormatError)
 
 
 # A comment line anywhere in the body (blanked before the bulk parse), and SATLIB's end mark.
