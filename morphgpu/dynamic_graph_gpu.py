@@ -51,6 +51,19 @@ def _null() -> np.uint64:
     return np.uint64(0)
 
 
+SCAN_SMALL = 4 * 1024  # dyn_scan_small's reach: one block of 1024 threads, 4 items each
+
+
+def _scan(dg: DynamicGraph, values: Any, out: Any) -> Any:
+    """Inclusive prefix sum of int64 ``values`` into ``out`` (one launch while it fits one
+    block, else CuPy's scan)."""
+    if values.size <= SCAN_SMALL:
+        _kernel(dg, "dyn_scan_small")((1,), (1024,), (values, np.int64(values.size), out))
+    else:
+        dg.xp.cumsum(values, out=out)
+    return out
+
+
 # Rows of a batch's int64 arena: one allocation instead of one per array.
 (A_ROWFIRST, A_ROWID, A_HIT, A_TOUCHED, A_SEG, A_HEAVY, A_HEAVY_PAGES, A_HEAVY_INCL, A_FLAG,
  A_FLAG_INCL, A_PRESENT, A_C, A_DEG, A_BEFORE, A_PAGES, A_NEWCAP, N_ARENA) = range(17)
@@ -93,7 +106,7 @@ class _Batch:
                                      self.hit))
         self.rowid = row(A_ROWID)
         if m:
-            cp.cumsum(rowfirst, out=self.rowid)
+            _scan(dg, rowfirst, self.rowid)
         self.touched = row(A_TOUCHED)
         self.seg_start = self.arena[A_SEG]  # m + 1 entries
         _kernel(dg, "dyn_rows")(*g, (keys, np.int64(m), np.int64(n), rowfirst, self.rowid,
@@ -103,8 +116,7 @@ class _Batch:
         _kernel(dg, "dyn_lookup_light")(*g, (
             dg.bounds, dg.table, dg.pool.data, self.touched, self.rowid, self.seg_start, keys,
             np.int64(m), np.int64(n), self.hit, self.heavy, heavy_pages, self.totals))
-        heavy_incl = row(A_HEAVY_INCL)
-        cp.cumsum(heavy_pages, out=heavy_incl)
+        heavy_incl = _scan(dg, heavy_pages, row(A_HEAVY_INCL))
         _kernel(dg, "dyn_lookup_heavy")(*_grid(m, BLOCK // 32), (
             dg.bounds, dg.table, dg.pool.data, self.touched, self.seg_start, keys,
             np.int64(n), self.hit, self.heavy, heavy_incl, self.totals))
@@ -115,10 +127,10 @@ class _Batch:
 
     def plan(self, grow: bool, fresh: Any) -> tuple[list[Any], list[int]]:
         """Per-row counts of the flagged entries and the batch's totals (the one read)."""
-        cp, dg, m = self.cp, self.dg, self.m
+        dg, m = self.dg, self.m
         flag_incl = self.row(A_FLAG_INCL)
         if m:
-            cp.cumsum(fresh, out=flag_incl)
+            _scan(dg, fresh, flag_incl)
         rows = [self.row(k) for k in (A_C, A_DEG, A_BEFORE, A_PAGES, A_NEWCAP)]
         c, deg, before, pages, newcap = rows
         _kernel(dg, "dyn_plan")(*_grid(m), (

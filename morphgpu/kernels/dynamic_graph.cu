@@ -19,6 +19,7 @@
 // page does not matter, only that no two get the same.
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
+#include <morphgpu/worklist.cuh>
 
 using namespace mg;
 
@@ -478,5 +479,29 @@ extern "C" __global__ void dyn_delete_rows_heavy(const i64* __restrict__ touched
         at = __shfl_sync(0xffffffffu, at, 0);
         delete_row(t, 32, touched, seg_start, keep, hit, k_per_row, freed, bounds, table,
                    pages, weights, scratch + at, free_pages, n_free, totals);
+    }
+}
+
+// Inclusive prefix sum of at most SCAN_SMALL entries by one block of 1024 threads: a
+// small batch's three scans cost one launch each instead of CuPy's scan launches and
+// their host-side calls (the host cost is what small batches pay).
+constexpr int SCAN_ITEMS = 4;
+extern "C" __global__ void __launch_bounds__(1024) dyn_scan_small(const i64* __restrict__ in,
+                                                                  i64 n, i64* out) {
+    i64 v[SCAN_ITEMS];
+    i64 mine = 0;
+#pragma unroll
+    for (int t = 0; t < SCAN_ITEMS; ++t) {
+        const i64 i = (i64)threadIdx.x * SCAN_ITEMS + t;
+        v[t] = i < n ? in[i] : 0;
+        mine += v[t];
+    }
+    i64 total;
+    i64 running = block_exclusive_sum<1024, i64>(mine, &total);
+#pragma unroll
+    for (int t = 0; t < SCAN_ITEMS; ++t) {
+        const i64 i = (i64)threadIdx.x * SCAN_ITEMS + t;
+        running += v[t];
+        if (i < n) out[i] = running;
     }
 }
