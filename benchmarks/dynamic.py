@@ -160,7 +160,8 @@ def _one_graph(label: str, g: CSRGraph, new_edges: Any, batches: list[int], root
 
         def undo_insert(u=u, v=v, inserted=inserted) -> None:
             # Delete exactly the edges that were new (present ones stay).
-            dg.delete_edges(*_new_only(dg, u, v, inserted["before"]))
+            present = inserted["before"]
+            dg.delete_edges(u[~present], v[~present])
 
         inserted["before"] = _present(dg, u, v)
         repeat = 5 if b <= 1_000_000 else 2
@@ -282,10 +283,6 @@ def _present(dg: DynamicGraph, u: Any, v: Any) -> Any:
     want = cp.minimum(u, v) * n + cp.maximum(u, v)
     at = cp.minimum(cp.searchsorted(keys, want), keys.size - 1)
     return keys[at] == want
-
-
-def _new_only(dg: DynamicGraph, u: Any, v: Any, present: Any) -> tuple[Any, Any]:
-    return u[~present], v[~present]
 
 
 def add_args(parser: Any) -> None:

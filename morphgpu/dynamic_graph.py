@@ -281,70 +281,69 @@ class DynamicGraph:
             u, v = xp.stack([u, v], axis=1).ravel(), xp.stack([v, u], axis=1).ravel()
             if w is not None:
                 w = xp.repeat(w, 2)
-        with backend.gpu_memory_guard(f"insert_edges: a batch of {u.size} entries"):
-            key = u * max(n, 1) + v
-            order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
-            key = key[order]
-            last = xp.ones(key.size, dtype=bool)
-            last[:-1] = key[:-1] != key[1:]  # the last occurrence of each key wins
-            key = key[last]
-            if w is not None:
-                w = w[order][last]
-            uu = key // max(n, 1)
-            vv = key - uu * max(n, 1)
-            # An undirected edge is counted by its entry with source <= destination.
-            counted = xp.ones(key.size, dtype=bool) if self.directed else uu <= vv
-            touched, seg_start, seg_count = _segments(xp, uu)
-            seg_of = _owner_of(xp, seg_count, key.size)
-            hit = self._lookup(touched, seg_start, seg_count, seg_of, vv)
-            new = hit < 0
-            rank, c = _rank_in_segment(xp, new, seg_of, seg_start)
-            # Pool slots of the edges already present (their weights are updated): slots
-            # survive the table compaction that _reserve_table may do, positions do not.
-            present_slots = self._slots(hit[~new]) if self.weighted else None
-            deg = self.bounds[2 * touched + 1] - self.bounds[2 * touched]
-            shift = self.page_shift
-            before = (deg + self.page_size - 1) >> shift
-            after = (deg + c + self.page_size - 1) >> shift
-            need = after - before
-            cap = self.table_cap[touched]
-            moving = after > cap
-            totals = xp.stack([need.sum(), (moving * _next_pow2(xp, after)).sum(),
-                               (moving * cap).sum(), (new & counted).sum(), counted.sum(),
-                               c.sum()])
-            total_need, table_need, table_left, applied, requested, stored = (
-                int(x) for x in backend.to_host(totals))
-            # -- plan: everything allocated before the first write
-            self.pool.reserve(total_need)
-            self._reserve_table(table_need)
-            begin = self.bounds[2 * touched]
-            page_ids = self.pool.plan_take(total_need)
-            mv = xp.flatnonzero(moving)
-            new_cap = _next_pow2(xp, after[mv])
-            new_start = self.table_used + xp.cumsum(new_cap) - new_cap
-            m_owner, m_rank = expand_counts(xp, before[mv])
-            old_entries = (begin[mv] >> shift)[m_owner] + m_rank
-            moved_to = new_start[m_owner] + m_rank
-            table_start = begin >> shift
-            table_start[mv] = new_start
-            p_owner, p_rank = expand_counts(xp, need)
-            page_at = table_start[p_owner] + before[p_owner] + p_rank
-            # -- commit
-            self.table[moved_to] = self.table[old_entries]
-            self.table_cap[touched[mv]] = new_cap
-            self.table_used += table_need
-            self.table_owned += table_need - table_left
-            self.table[page_at] = page_ids
-            self.pool.commit_take(total_need)
-            new_begin = table_start << shift
-            self.bounds[2 * touched] = new_begin
-            pos = (new_begin + deg)[seg_of[new]] + rank[new]
-            slots = self._slots(pos)
-            self.pool.data[slots] = vv[new].astype(self.vid_dtype)
-            if self.weighted:
-                self.pool.weights[present_slots] = w[~new]
-                self.pool.weights[slots] = w[new]
-            self.bounds[2 * touched + 1] = new_begin + deg + c
+        key = u * max(n, 1) + v
+        order = xp.argsort(key, kind="stable")
+        key = key[order]
+        last = xp.ones(key.size, dtype=bool)
+        last[:-1] = key[:-1] != key[1:]  # the last occurrence of each key wins
+        key = key[last]
+        if w is not None:
+            w = w[order][last]
+        uu = key // max(n, 1)
+        vv = key - uu * max(n, 1)
+        # An undirected edge is counted by its entry with source <= destination.
+        counted = xp.ones(key.size, dtype=bool) if self.directed else uu <= vv
+        touched, seg_start, seg_count = _segments(xp, uu)
+        seg_of = expand_counts(xp, seg_count)[0]
+        hit = self._lookup(touched, seg_start, seg_count, seg_of, vv)
+        new = hit < 0
+        rank, c = _rank_in_segment(xp, new, seg_of, seg_start)
+        # Pool slots of the edges already present (their weights are updated): slots
+        # survive the table compaction that _reserve_table may do, positions do not.
+        present_slots = self._slots(hit[~new]) if self.weighted else None
+        deg = self.bounds[2 * touched + 1] - self.bounds[2 * touched]
+        shift = self.page_shift
+        before = (deg + self.page_size - 1) >> shift
+        after = (deg + c + self.page_size - 1) >> shift
+        need = after - before
+        cap = self.table_cap[touched]
+        moving = after > cap
+        totals = xp.stack([need.sum(), (moving * _next_pow2(xp, after)).sum(),
+                           (moving * cap).sum(), (new & counted).sum(), counted.sum(),
+                           c.sum()])
+        total_need, table_need, table_left, applied, requested, stored = (
+            int(x) for x in backend.to_host(totals))
+        # -- plan: everything allocated before the first write
+        self.pool.reserve(total_need)
+        self._reserve_table(table_need)
+        begin = self.bounds[2 * touched]
+        page_ids = self.pool.plan_take(total_need)
+        mv = xp.flatnonzero(moving)
+        new_cap = _next_pow2(xp, after[mv])
+        new_start = self.table_used + xp.cumsum(new_cap) - new_cap
+        m_owner, m_rank = expand_counts(xp, before[mv])
+        old_entries = (begin[mv] >> shift)[m_owner] + m_rank
+        moved_to = new_start[m_owner] + m_rank
+        table_start = begin >> shift
+        table_start[mv] = new_start
+        p_owner, p_rank = expand_counts(xp, need)
+        page_at = table_start[p_owner] + before[p_owner] + p_rank
+        # -- commit
+        self.table[moved_to] = self.table[old_entries]
+        self.table_cap[touched[mv]] = new_cap
+        self.table_used += table_need
+        self.table_owned += table_need - table_left
+        self.table[page_at] = page_ids
+        self.pool.commit_take(total_need)
+        new_begin = table_start << shift
+        self.bounds[2 * touched] = new_begin
+        pos = (new_begin + deg)[seg_of[new]] + rank[new]
+        slots = self._slots(pos)
+        self.pool.data[slots] = vv[new].astype(self.vid_dtype)
+        if self.weighted:
+            self.pool.weights[present_slots] = w[~new]
+            self.pool.weights[slots] = w[new]
+        self.bounds[2 * touched + 1] = new_begin + deg + c
         self.n_entries += stored
         self._n_edges += applied
         self._changed(insert=key[new])
@@ -367,59 +366,58 @@ class DynamicGraph:
             return self._result(requested, applied, requested - applied)
         if not self.directed:
             u, v = xp.minimum(u, v), xp.maximum(u, v)
-        with backend.gpu_memory_guard(f"delete_edges: a batch of {u.size} entries"):
-            requests = xp.unique(u * n + v)
-            if not self.directed:
-                a, b = requests // n, requests % n
-                key = xp.concatenate([requests, (b * n + a)[a != b]])
-                counted = xp.concatenate([xp.ones(requests.size, dtype=bool),
-                                          xp.zeros(int((a != b).sum()), dtype=bool)])
-                order = xp.argsort(key)
-                key, counted = key[order], counted[order]
-            else:
-                key, counted = requests, xp.ones(requests.size, dtype=bool)
-            uu = key // n
-            vv = key - uu * n
-            touched, seg_start, seg_count = _segments(xp, uu)
-            seg_of = _owner_of(xp, seg_count, key.size)
-            hit = self._lookup(touched, seg_start, seg_count, seg_of, vv)
-            found = hit >= 0
-            _, k = _rank_in_segment(xp, found, seg_of, seg_start)
-            begin = self.bounds[2 * touched]
-            deg = self.bounds[2 * touched + 1] - begin
-            new_deg = deg - k
-            # Holes below the new end take the entries that survive above it.
-            hole = found & (hit - begin[seg_of] < new_deg[seg_of])
-            hole_rank, _ = _rank_in_segment(xp, hole, seg_of, seg_start)
-            t_owner, t_rank = expand_counts(xp, k)
-            tail = (begin + new_deg)[t_owner] + t_rank
-            gone = xp.sort(hit[found])
-            at = xp.minimum(xp.searchsorted(gone, tail), max(gone.size - 1, 0))
-            survives = (gone[at] != tail) if gone.size else xp.ones(tail.size, dtype=bool)
-            # The survivor of row t with rank r is survivor number (survivors before t) + r.
-            t_seg_start = xp.cumsum(k) - k
-            s_before = xp.zeros(survives.size + 1, dtype=np.int64)
-            xp.cumsum(survives.astype(np.int64), out=s_before[1:])
-            s_index = xp.flatnonzero(survives)
-            donor = tail[s_index[s_before[t_seg_start][seg_of[hole]] + hole_rank[hole]]]
-            hole_slots = self._slots(hit[hole])
-            donor_slots = self._slots(donor)
-            moved = self.pool.data[donor_slots]
-            moved_w = self.pool.weights[donor_slots] if self.weighted else None
-            shift = self.page_shift
-            before = (deg + self.page_size - 1) >> shift
-            after = (new_deg + self.page_size - 1) >> shift
-            f_owner, f_rank = expand_counts(xp, before - after)
-            freed = self.table[(begin >> shift)[f_owner] + after[f_owner] + f_rank]
-            totals = xp.stack([(found & counted).sum(), counted.sum(), found.sum(),
-                               xp.asarray(freed.size, dtype=np.int64)])
-            applied, requested, removed, n_freed = (int(x) for x in backend.to_host(totals))
-            # -- commit
-            self.pool.data[hole_slots] = moved
-            if self.weighted:
-                self.pool.weights[hole_slots] = moved_w
-            self.bounds[2 * touched + 1] = begin + new_deg
-            self.pool.give_back(freed, n_freed)
+        requests = xp.unique(u * n + v)
+        if not self.directed:
+            a, b = requests // n, requests % n
+            key = xp.concatenate([requests, (b * n + a)[a != b]])
+            counted = xp.concatenate([xp.ones(requests.size, dtype=bool),
+                                      xp.zeros(int((a != b).sum()), dtype=bool)])
+            order = xp.argsort(key)
+            key, counted = key[order], counted[order]
+        else:
+            key, counted = requests, xp.ones(requests.size, dtype=bool)
+        uu = key // n
+        vv = key - uu * n
+        touched, seg_start, seg_count = _segments(xp, uu)
+        seg_of = expand_counts(xp, seg_count)[0]
+        hit = self._lookup(touched, seg_start, seg_count, seg_of, vv)
+        found = hit >= 0
+        _, k = _rank_in_segment(xp, found, seg_of, seg_start)
+        begin = self.bounds[2 * touched]
+        deg = self.bounds[2 * touched + 1] - begin
+        new_deg = deg - k
+        # Holes below the new end take the entries that survive above it.
+        hole = found & (hit - begin[seg_of] < new_deg[seg_of])
+        hole_rank, _ = _rank_in_segment(xp, hole, seg_of, seg_start)
+        t_owner, t_rank = expand_counts(xp, k)
+        tail = (begin + new_deg)[t_owner] + t_rank
+        gone = xp.sort(hit[found])
+        at = xp.minimum(xp.searchsorted(gone, tail), max(gone.size - 1, 0))
+        survives = (gone[at] != tail) if gone.size else xp.ones(tail.size, dtype=bool)
+        # The survivor of row t with rank r is survivor number (survivors before t) + r.
+        t_seg_start = xp.cumsum(k) - k
+        s_before = xp.zeros(survives.size + 1, dtype=np.int64)
+        xp.cumsum(survives.astype(np.int64), out=s_before[1:])
+        s_index = xp.flatnonzero(survives)
+        donor = tail[s_index[s_before[t_seg_start][seg_of[hole]] + hole_rank[hole]]]
+        hole_slots = self._slots(hit[hole])
+        donor_slots = self._slots(donor)
+        moved = self.pool.data[donor_slots]
+        moved_w = self.pool.weights[donor_slots] if self.weighted else None
+        shift = self.page_shift
+        before = (deg + self.page_size - 1) >> shift
+        after = (new_deg + self.page_size - 1) >> shift
+        f_owner, f_rank = expand_counts(xp, before - after)
+        freed = self.table[(begin >> shift)[f_owner] + after[f_owner] + f_rank]
+        totals = xp.stack([(found & counted).sum(), counted.sum(), found.sum(),
+                           xp.asarray(freed.size, dtype=np.int64)])
+        applied, requested, removed, n_freed = (int(x) for x in backend.to_host(totals))
+        # -- commit
+        self.pool.data[hole_slots] = moved
+        if self.weighted:
+            self.pool.weights[hole_slots] = moved_w
+        self.bounds[2 * touched + 1] = begin + new_deg
+        self.pool.give_back(freed, n_freed)
         self.n_entries -= removed
         self._n_edges -= applied
         self._changed(insert=None if removed else ())
@@ -572,7 +570,6 @@ class DynamicGraph:
         """Check the layout's invariants (tests): every live page is owned by exactly one
         row place, free pages are disjoint from live ones and were handed out before, rows
         hold no duplicates, and the counts agree. Raises AssertionError."""
-        xp = self.xp
         begin = backend.to_host(self.bounds[0::2])
         deg = backend.to_host(self.bounds[1::2]) - begin
         cap = backend.to_host(self.table_cap)
@@ -591,13 +588,6 @@ class DynamicGraph:
         src, dst, _ = self.entries()
         key = backend.to_host(src * max(self.n_vertices, 1) + dst)
         assert np.unique(key).size == key.size, "a row holds an edge twice"
-        del xp
-
-
-def _owner_of(xp: Any, counts: Any, total: int) -> Any:
-    """The segment of each of ``total`` entries laid out by ``counts``."""
-    owner, _ = expand_counts(xp, counts)
-    return owner if owner.size == total else owner[:total]
 
 
 def _count_argument(name: str, value: Any) -> int:

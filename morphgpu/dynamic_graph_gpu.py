@@ -74,7 +74,7 @@ class _Batch:
 
     def __init__(self, dg: DynamicGraph, who: str, src: Any, dst: Any, weights: Any) -> None:
         cp = dg.xp
-        self.cp, self.dg, self.who = cp, dg, who
+        self.dg, self.who = dg, who
         n = max(dg.n_vertices, 1)
         n_in = int(src.size)
         both = not dg.directed

@@ -400,10 +400,12 @@ def repair(dev: DeviceGraph, dist: Any, parent: Any, new_keys: Any) -> tuple[Any
     parent = parent.copy() if parent is not None else None
     packed = dev.buffer("repair packed", (max(n, 1),), np.uint64) if parent is not None \
         else None
-    stamps = dev.buffers.get("repair stamp")
+    # The stamps and the number of the call they were last stamped by go together.
+    stamps, call = dev.buffers.get("repair stamps", (None, 0))
     if stamps is None or stamps.size < max(n, 1):
-        stamps = dev.buffers["repair stamp"] = cp.zeros(max(n, 1), dtype=np.int64)
-    call = dev.buffers["repair calls"] = dev.buffers.get("repair calls", 0) + 1
+        stamps = cp.zeros(max(n, 1), dtype=np.int64)
+    call += 1
+    dev.buffers["repair stamps"] = (stamps, call)
     queues = dev.buffer("repair queues", (4 * max(n, 1),), dev.vid)
     tails = dev.buffer("repair tails", (6,), np.uint64)
     status = cp.zeros(1, dtype=np.int32)
