@@ -23,17 +23,13 @@ from morphgpu.csr import CSRGraph  # noqa: E402
 
 RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("persistent", {"enter_local": 0}),
-    ("direction-optimizing", {"loop": "host"}),
-    ("beamer", {"loop": "host"}),
-    ("bottom-up", {"loop": "host"}),
-    # The issue-7 follow-up's options, each away from its default.
-    ("persistent", {"local_batch": False, "spread": False, "hysteresis": False}),
-    ("beamer", {"warp_bottom_up": True}),
-    ("beamer", {"bitmap": False, "flat_hubs": False, "warp_reserve": False}),
+    ("persistent", {"enter_local": 64}),
+    ("persistent", {"blocks": 1}),
+    ("persistent", {"blocks": 3, "enter_local": 64}),
+    ("beamer", {"use_cache": False}),
     ("direction-optimizing", {"rule": "top-down"}),
-    ("bottom-up", {"warp_bottom_up": True}),
-    # Issue 7's last variants away from their defaults: the hybrid forced to either
-    # coupling, every frontier class on small rows, Merrill's culling.
+    # The variants away from their defaults: the hybrid forced to either coupling, every
+    # frontier class on small rows, Merrill's culling.
     ("merge-path-hybrid", {"f0": 0.0}),
     ("merge-path-hybrid", {"f0": float("inf")}),
     ("frontier-classes", {"bounds": (2, 8, 64)}),
@@ -41,28 +37,9 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("two-phase", {"cull": "all"}),
     ("contract-expand", {"cull": "all"}),
     ("hybrid", {"cull": "all", "switch": 64}),
-    # Issue 7's last follow-up: ELL rows in the persistent kernel (grids; ignored on
-    # the others), hand-overs between its one-block and grid levels; degree-sorted
-    # in-neighbours in the bottom-up scans.
-    ("persistent", {"ell": True}),
-    ("persistent", {"ell": True, "enter_local": 64}),
-    # The per-call options (gpu.IDLE_WAIT, SMALL_GRID, FAST_CALL, on by default): all off,
-    # a one-block grid, idle waits with early hand-overs.
-    ("persistent", {"idle_wait": False, "small_grid": 0, "fast": False}),
-    ("persistent", {"small_grid": 1 << 30}),
-    ("persistent", {"idle_wait": True, "enter_local": 64, "small_grid": 0}),
-    # Block 0's visited bitmap (gpu.LOCAL_BITMAP, on by default): off, and rebuilt at
-    # hand-overs.
-    ("persistent", {"bitmap": False}),
-    ("persistent", {"bitmap": True, "enter_local": 64}),
-    ("beamer", {"sorted_rows": True}),
-    # The degree-relabelled copy, mapped back by the search's tail and by kernels/relabel.cu.
+    # The degree-relabelled copy, mapped back by the search's tail.
     ("beamer", {"relabel": True}),
-    ("beamer", {"relabel": True, "map_back": "launch"}),
-    # The fused flat-hub level and the wider bottom-up batch (both off by default).
-    ("direction-optimizing", {"rule": "top-down", "fused_flat": True}),
-    ("bottom-up", {"bottom_up_batch": (4, 2), "trim": False}),
-    ("bottom-up", {"sorted_rows": True}),
+    ("bottom-up", {"relabel": True}),
 ]
 
 

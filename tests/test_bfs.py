@@ -166,7 +166,7 @@ def layered_graph(widths: list[int], extra: bool) -> CSRGraph:
 
 
 # Frontier widths and level edge counts around the persistent kernel's thresholds
-# (gpu.ENTER_LOCAL = 2048 vertices enter the one-block path, gpu.LOCAL_CAP = 3072 edges
+# (persistent.ENTER_LOCAL = 2048 vertices enter the one-block path, LOCAL_CAP = 3072 edges
 # fit its queue): [1, 1024, 1024] has a level of exactly 3072 edges (1024 vertices of
 # degree 3) and [1, 1024, 1025] one of 3074; the long plateau of 900-wide levels of
 # degree ~4 overflows the queue level after level (hysteresis), then narrow levels return
@@ -296,22 +296,12 @@ def test_variant_table_is_honest():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [{"loop": "host"}, {"use_cache": False},
-                                     {"mode": "cooperative"}, {"bitmap": False},
-                                     {"warp_bottom_up": True},
-                                     {"warp_bottom_up": True, "use_cache": False},
-                                     {"warp_bottom_up": True, "bitmap": False},
-                                     {"flat_hubs": False},
-                                     {"warp_reserve": False},
-                                     {"flat_hubs": False, "bitmap": False,
-                                      "warp_reserve": False},
-                                     {"fused_flat": True}, {"trim": False},
-                                     {"bottom_up_batch": (1, 2)},
-                                     {"bottom_up_batch": (4, 2)},
-                                     {"bottom_up_batch": (8, 1)}])
+@pytest.mark.parametrize("options", [{}, {"use_cache": False}, {"relabel": True},
+                                     {"relabel": True, "use_cache": True}])
 @pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
 def test_gpu_direction_loops(variant, options):
-    """The host-driven level loop, the cache-less bottom-up and the cooperative barrier."""
+    """Each rule with and without the bottom-up hub cache, on the graph as given and on its
+    degree-relabelled copy, symmetric and directed."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(11)
@@ -339,14 +329,10 @@ def test_gpu_hybrid_switches_to_two_phase():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [{"enter_local": 0}, {"enter_local": 64},
-                                     {"mode": "cooperative"}, {"local_batch": False},
-                                     {"spread": False}, {"hysteresis": False},
-                                     {"local_batch": False, "spread": False,
-                                      "hysteresis": False}])
+@pytest.mark.parametrize("options", [{}, {"enter_local": 0}, {"enter_local": 64},
+                                     {"blocks": 1}, {"blocks": 3, "enter_local": 64}])
 def test_gpu_persistent_options(options):
-    """Grid-only levels, early hand-over to the grid, the cooperative barrier, and each
-    follow-up option turned off (all off: the path measured before them)."""
+    """Grid-only levels, early hand-over to the grid, and grids of one or a few blocks."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     grid = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.grid_2d_graph(120, 80)),
@@ -381,29 +367,16 @@ def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [{"ell": True}, {"ell": True, "enter_local": 0},
-                                     {"ell": True, "enter_local": 64},
-                                     {"ell": True, "hysteresis": False, "spread": False},
-                                     {"ell": False},
-                                     {"idle_wait": False, "small_grid": 0, "fast": False},
-                                     {"idle_wait": True, "small_grid": 0, "fast": False},
-                                     {"small_grid": 1 << 30},
-                                     {"small_grid": 1 << 30, "enter_local": 0},
-                                     {"small_grid": 2048, "enter_local": 64, "fast": True},
-                                     {"ell": False, "idle_wait": True, "fast": True},
-                                     {"mode": "xiao-feng", "idle_wait": True, "fast": True},
-                                     {"bitmap": False},
-                                     {"bitmap": True, "enter_local": 64,
-                                      "small_grid": 1 << 30},
-                                     {"adaptive": False}])
+@pytest.mark.parametrize("options", [{}, {"enter_local": 0}, {"enter_local": 64},
+                                     {"blocks": 1}, {"blocks": 1, "enter_local": 0},
+                                     {"blocks": 1, "enter_local": 64},
+                                     {"blocks": 4, "enter_local": 64}])
 def test_gpu_persistent_ell(options):
     """The ELL rows: one-block levels on an edge queue (overflowing into grid levels and
-    back), grid levels by expand_ell_claim alone (enter_local 0); `ell` is ignored on a
-    graph of larger degree (the layered graph). The per-call options: idle blocks asleep
-    during one-block rounds, a grid of one block (small_grid 2^30: grid levels too) or a
-    few, the cached launch (and its fall-back in a non-cooperative mode). Block 0's
-    visited bitmap (on by default): off, and rebuilt from the labels at every hand-over
-    back to block 0 (enter_local 64)."""
+    back), grid levels by expand_ell_claim alone (enter_local 0); CSR rows on a graph of
+    larger degree (the layered graph). A grid of one block (grid levels too) or a few.
+    Block 0's visited bitmap is rebuilt from the labels at every hand-over back to block 0
+    (enter_local 64)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     cases = bounded_degree_graphs()
@@ -430,20 +403,19 @@ def test_gpu_persistent_bitmap_above_48k(enter_local):
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     host = generators.grid2d(700, 700, device="cpu")
-    assert gpu.bitmap_bytes(host.n_vertices, 4, True) > 48 * 1024
+    assert gpu.bitmap_bytes(host.n_vertices, 4) > 48 * 1024
     g = host.to("gpu")
     for source in (0, 350 * 700 + 350):
         options = {} if enter_local is None else {"enter_local": enter_local}
         dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
-                                  bitmap=True, **options)
+                                  **options)
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
 
 
 @pytest.mark.gpu
-def test_gpu_ell_rows_and_sorted_reverse():
-    """Workspace.ell holds each CSR row, padded with -1; Workspace.sorted_reverse holds
-    the same in-neighbours per row, in non-increasing degree."""
+def test_gpu_ell_rows():
+    """Workspace.ell holds each CSR row, padded with -1."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for _, host, _ in bounded_degree_graphs():
@@ -455,54 +427,17 @@ def test_gpu_ell_rows_and_sorted_reverse():
             row = host.indices[host.indptr[v]:host.indptr[v + 1]]
             np.testing.assert_array_equal(ell[v, :row.size], row)
             assert (ell[v, row.size:] == -1).all()
-        rev = ws.reverse().to("cpu")
-        srt = ws.sorted_reverse().to("cpu")
-        np.testing.assert_array_equal(srt.indptr, rev.indptr)
-        degrees = np.diff(host.indptr)
-        for v in range(0, host.n_vertices, 89):
-            a = rev.indices[rev.indptr[v]:rev.indptr[v + 1]]
-            b = srt.indices[srt.indptr[v]:srt.indptr[v + 1]]
-            np.testing.assert_array_equal(np.sort(a), np.sort(b))
-            assert (np.diff(degrees[b]) <= 0).all()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("variant", ["beamer", "direction-optimizing", "bottom-up"])
-def test_gpu_direction_sorted_rows(variant):
-    """Bottom-up scans over degree-sorted in-neighbours: same distances, valid parents,
-    on symmetric and directed graphs with hubs."""
-    from morphgpu import generators  # noqa: PLC0415
-    from morphgpu.bfs import gpu  # noqa: PLC0415
-
-    graphs = [generators.kronecker(12, 16, device="gpu"),
-              generators.rmat(11, 8, device="gpu", directed=True)]
-    for g in graphs:
-        host = g.to("cpu")
-        degrees = np.diff(host.indptr)
-        for source in (int(np.argmax(degrees)), int(np.flatnonzero(degrees)[7])):
-            dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True,
-                                      sorted_rows=True)
-            graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
-            np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("variant,options", [("beamer", {}), ("direction-optimizing", {}),
                                              ("bottom-up", {}),
-                                             ("beamer", {"sorted_rows": True}),
                                              ("beamer", {"want_parents": False}),
-                                             ("beamer", {"spread_queue": True}),
                                              ("direction-optimizing",
-                                              {"spread_queue": True}),
-                                             ("beamer", {"spread_queue": False}),
-                                             ("bottom-up", {"spread_queue": False}),
-                                             ("beamer", {"map_back": "launch"}),
-                                             ("beamer", {"map_back": "launch",
-                                                         "want_parents": False}),
-                                             ("beamer", {"fast": False})])
+                                              {"want_parents": False})])
 def test_gpu_direction_relabelled(variant, options, monkeypatch):
-    """The direction kernels on the degree-relabelled copy, results mapped back (by the
-    search's own launch or by a second one): same distances as SciPy, parents that pass
+    """The direction kernels on the degree-relabelled copy, results mapped back by the
+    search's own launch: same distances as SciPy, parents that pass
     Graph500's checks in the caller's ids, on symmetric and directed graphs with hubs, an
     isolated source, and a graph of one vertex. Every source's results are checked after
     all the searches on that graph, since the searches share the relabelled workspace's
@@ -549,7 +484,7 @@ def test_gpu_relabel_auto_rule(monkeypatch):
     rmat = generators.rmat(14, 16, a=0.45, b=0.15, c=0.15, device="gpu")
     assert not gpu.workspace(kron).relabel_pays("auto")  # under RELABEL_MIN_VERTICES
     assert not gpu.workspace(rmat).relabel_pays("auto")
-    monkeypatch.setattr(gpu, "RELABEL_MIN_VERTICES", 0)
+    monkeypatch.setattr(gpu.workspace_module, "RELABEL_MIN_VERTICES", 0)
     assert gpu.workspace(kron).relabel_pays("auto")
     assert gpu.workspace(rmat).relabel_pays("auto")
     small = generators.kronecker(10, 16, device="gpu")  # the workspace holds it weakly
@@ -566,7 +501,7 @@ def test_gpu_relabel_auto_rule(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [{}, {"trim": False}, {"bottom_up_batch": (4, 2)}])
+@pytest.mark.parametrize("options", [{}, {"relabel": True}])
 @pytest.mark.parametrize("variant", ["bottom-up", "beamer"])
 def test_gpu_direction_trim(variant, options):
     """Bottom-up levels stop at the last vertex with an in-neighbour: vertices past it
@@ -593,21 +528,17 @@ def test_gpu_direction_trim(variant, options):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("fused_flat", [False, True])
-@pytest.mark.parametrize("flat_hubs", [True, False])
 @pytest.mark.parametrize("n_hubs", [800, 1500])
-def test_gpu_direction_top_down_hubs(n_hubs, flat_hubs, fused_flat):
+def test_gpu_direction_top_down_hubs(n_hubs):
     """Top-down-only direction kernel on a level of hubs: flat grid-wide hub expansion when
-    the hubs fit its table (800), the per-block path when they do not (1500); the flat
-    level fused (claims and enqueues itself) or followed by the label scan."""
+    the hubs fit its table (800), the per-block path when they do not (1500)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     g = star_of_stars(n_hubs).to("gpu")
     host = g.to("cpu")
     for source in (0, 1, g.n_vertices - 1):
         dist, parent, _ = gpu.run(g, source, variant="direction-optimizing", rule="top-down",
-                                  want_parents=True, flat_hubs=flat_hubs,
-                                  fused_flat=fused_flat)
+                                  want_parents=True)
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
 
@@ -620,11 +551,11 @@ def test_gpu_workspace_is_freed_with_its_graph():
 
     g = CSRGraph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), n_vertices=3).to("gpu")
     gpu.workspace(g)
-    assert len(gpu._workspaces) >= 1
-    before = len(gpu._workspaces)
+    assert len(gpu.workspace_module.workspaces) >= 1
+    before = len(gpu.workspace_module.workspaces)
     del g
     gc.collect()
-    assert len(gpu._workspaces) == before - 1
+    assert len(gpu.workspace_module.workspaces) == before - 1
 
 
 # --- the couplings, frontier classes and culling options (GPU only) ---------------------
@@ -736,37 +667,34 @@ def test_bitmap_bytes():
     """Block 0's visited bitmap: a bit per vertex in whole BITMAP_BYTES_STEP units, only
     with ELL rows and up to BITMAP_MAX_VERTICES, within the 227 KB a Hopper block may have
     beside the kernel's ~45 KB of static shared memory."""
-    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import persistent  # noqa: PLC0415
 
-    step = gpu.BITMAP_BYTES_STEP
-    assert gpu.bitmap_bytes(1, 4, True) == step
-    assert gpu.bitmap_bytes(264346, 8, True) == -(-((264346 + 31) // 32 * 4) // step) * step
-    assert gpu.bitmap_bytes(264346, 8, True) * 8 >= 264346
-    assert gpu.bitmap_bytes(264346, 0, True) == 0  # no ELL rows
-    assert gpu.bitmap_bytes(264346, 8, False) == 0
-    top = gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES, 8, True)
-    assert top * 8 >= gpu.BITMAP_MAX_VERTICES and top + 46 * 1024 <= 227 * 1024
-    assert gpu.bitmap_bytes(gpu.BITMAP_MAX_VERTICES + 1, 8, True) == 0
+    step = persistent.BITMAP_BYTES_STEP
+    assert persistent.bitmap_bytes(1, 4) == step
+    assert persistent.bitmap_bytes(264346, 8) == -(-((264346 + 31) // 32 * 4) // step) * step
+    assert persistent.bitmap_bytes(264346, 8) * 8 >= 264346
+    assert persistent.bitmap_bytes(264346, 0) == 0  # no ELL rows
+    top = persistent.bitmap_bytes(persistent.BITMAP_MAX_VERTICES, 8)
+    assert top * 8 >= persistent.BITMAP_MAX_VERTICES and top + 46 * 1024 <= 227 * 1024
+    assert persistent.bitmap_bytes(persistent.BITMAP_MAX_VERTICES + 1, 8) == 0
 
 
 def test_grid_blocks_rules():
     """Persistent launch sizes: the resident grid, fewer by SMALL_GRID's vertices per block,
-    fewer still by the widest frontier seen (ADAPTIVE_GRID), never below one block nor
-    ADAPTIVE_MIN_BLOCKS from the frontier rule; other barrier modes keep the whole grid."""
+    fewer still by the widest frontier seen, never below one block nor ADAPTIVE_MIN_BLOCKS
+    from the frontier rule."""
     from types import SimpleNamespace
 
-    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import launch  # noqa: PLC0415
 
     coop = SimpleNamespace(grid=264, mode="cooperative")
-    assert gpu.grid_blocks(coop, 25_000_000, 0) == 264
-    assert gpu.grid_blocks(coop, 25_000_000, 16384) == 264
-    assert gpu.grid_blocks(coop, 264_346, 16384) == 17
-    assert gpu.grid_blocks(coop, 10, 16384) == 1
-    per = gpu.ADAPTIVE_WIDTH_PER_BLOCK
-    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=20 * per) == 20
-    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=20 * per + 1) == 21
-    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=1) == gpu.ADAPTIVE_MIN_BLOCKS
-    assert gpu.grid_blocks(coop, 25_000_000, 16384, widest=10**9) == 264
-    assert gpu.grid_blocks(coop, 100, 16384, widest=100) == 1  # SMALL_GRID's bound holds
-    other = SimpleNamespace(grid=264, mode="xiao-feng")
-    assert gpu.grid_blocks(other, 264_346, 16384, widest=600) == 264
+    assert launch.grid_blocks(coop, 25_000_000, 0) == 264
+    assert launch.grid_blocks(coop, 25_000_000, 16384) == 264
+    assert launch.grid_blocks(coop, 264_346, 16384) == 17
+    assert launch.grid_blocks(coop, 10, 16384) == 1
+    per = launch.ADAPTIVE_WIDTH_PER_BLOCK
+    assert launch.grid_blocks(coop, 25_000_000, 16384, widest=20 * per) == 20
+    assert launch.grid_blocks(coop, 25_000_000, 16384, widest=20 * per + 1) == 21
+    assert launch.grid_blocks(coop, 25_000_000, 16384, widest=1) == launch.ADAPTIVE_MIN_BLOCKS
+    assert launch.grid_blocks(coop, 25_000_000, 16384, widest=10**9) == 264
+    assert launch.grid_blocks(coop, 100, 16384, widest=100) == 1  # SMALL_GRID's bound holds

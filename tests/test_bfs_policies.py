@@ -9,6 +9,8 @@ tile, in the row that owns it, and a diagonal tile always fits its shared stage)
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -402,17 +404,23 @@ class FakeClassesModule:
 def fake_gpu(monkeypatch):
     from morphgpu import backend
     from morphgpu.bfs import gpu
+    from morphgpu.bfs.gpu import modules as gpu_modules
 
-    modules = {gpu.MERGE_PATH_FILE: FakeMergePathModule(), gpu.CLASSES_FILE: FakeClassesModule(),
-               gpu.LEVEL_FILE: FakeLevelModule()}
+    # the module, not the package's function of the same name
+    workspace = importlib.import_module("morphgpu.bfs.gpu.workspace")
+
+    modules = {gpu_modules.MERGE_PATH_FILE: FakeMergePathModule(),
+               gpu_modules.CLASSES_FILE: FakeClassesModule(),
+               gpu_modules.LEVEL_FILE: FakeLevelModule()}
     monkeypatch.setattr(backend, "cupy_module", lambda: FakeCuPy)
     monkeypatch.setattr(backend, "gpu_properties", lambda *a: {"multiprocessors": 1})
     monkeypatch.setattr(backend, "require_gpu_bytes", lambda *a: None)
-    monkeypatch.setattr(gpu, "_module", lambda path, vid, eid: modules[path])
+    monkeypatch.setattr(gpu_modules, "module", lambda path, vid, eid: modules[path])
     from morphgpu.bfs import layouts  # the frontier classes' runner serves both layouts
 
-    monkeypatch.setattr(layouts, "_classes_module", lambda defines: modules[gpu.CLASSES_FILE])
-    monkeypatch.setattr(gpu, "_workspaces", __import__("weakref").WeakKeyDictionary())
+    monkeypatch.setattr(layouts, "_classes_module",
+                        lambda defines: modules[gpu_modules.CLASSES_FILE])
+    monkeypatch.setattr(workspace, "workspaces", __import__("weakref").WeakKeyDictionary())
     return gpu, modules
 
 
@@ -469,7 +477,7 @@ def test_merge_path_hybrid_takes_both_couplings(fake_gpu):
     g = _host_graph(51, src, dst, True)
     dist, parent, _ = gpu.run(g, 0, variant="merge-path-hybrid", want_parents=True)
     _check_search(g, 0, dist, parent)
-    assert set(modules[gpu.MERGE_PATH_FILE].couplings_run) == {1, 2}
+    assert set(modules[gpu.modules.MERGE_PATH_FILE].couplings_run) == {1, 2}
 
 
 # The fixture only patches modules; sharing it across examples is harmless.
@@ -505,7 +513,7 @@ def test_frontier_classes_use_every_queue(fake_gpu):
     dist, parent, _ = gpu.run(g, 0, variant="frontier-classes", want_parents=True,
                               bounds=(4, 10, 30))
     _check_search(g, 0, dist, parent)
-    assert modules[gpu.CLASSES_FILE].classes_seen == {0, 1, 2, 3}
+    assert modules[gpu.modules.CLASSES_FILE].classes_seen == {0, 1, 2, 3}
     from test_bfs import _check_class_queues  # the GPU test's read-back of the queues
 
     _check_class_queues(g, np.asarray(dist), (4, 10, 30))
@@ -530,7 +538,8 @@ def test_merrill_host_loops(fake_gpu, case, variant, check_every, cull):
         options["check_every"] = check_every
     if variant == "hybrid":
         options["switch"] = check_every  # small: both level kinds run
-    modules[gpu.LEVEL_FILE].calls.clear()
+    modules[gpu.modules.LEVEL_FILE].calls.clear()
     dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True, **options)
     _check_search(g, source, dist, parent)
-    assert any(name.endswith("_culled") for name in modules[gpu.LEVEL_FILE].calls) == bool(cull)
+    calls = modules[gpu.modules.LEVEL_FILE].calls
+    assert any(name.endswith("_culled") for name in calls) == bool(cull)

@@ -306,23 +306,24 @@ def test_validate_graph_sums_sparse_duplicates_and_keeps_explicit_zeros():
 
 
 def test_persistent_grids_are_cached_per_device(monkeypatch):
-    from morphgpu.bfs import gpu
+    from morphgpu.bfs.gpu import modules
 
     made = []
-    monkeypatch.setattr(gpu.barrier, "persistent_kernel",
+    monkeypatch.setattr(modules.barrier, "persistent_kernel",
                         lambda *a, **k: made.append(object()) or made[-1])
-    gpu._persistent_grid_on.cache_clear()
-    gpu._direction_grid_on.cache_clear()
+    modules._persistent_grid_on.cache_clear()
+    modules._direction_grid_on.cache_clear()
+    layout = modules.layout_key({"MG_VID": "int"})
     try:
         for device_id in (0, 1, 0):
-            monkeypatch.setattr(gpu, "_current_device", lambda d=device_id: d)
-            made_p = gpu._persistent_grid("int32", "int32", "xiao-feng", 0)
-            made_d = gpu._direction_grid("int32", "int32", "xiao-feng", True, True, (1, 1))
+            monkeypatch.setattr(modules, "current_device", lambda d=device_id: d)
+            made_p = modules.persistent_grid(layout, 0)
+            made_d = modules.direction_grid(layout)
             assert made_p is not made_d
         assert len(made) == 4  # device 0's pair came from the cache the second time
     finally:
-        gpu._persistent_grid_on.cache_clear()
-        gpu._direction_grid_on.cache_clear()
+        modules._persistent_grid_on.cache_clear()
+        modules._direction_grid_on.cache_clear()
 
 
 def test_nvcc_mirror_has_cupys_ftz_flag(tmp_path):

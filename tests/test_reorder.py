@@ -179,7 +179,7 @@ def test_orders_on_the_device_match_the_cpu(device):
 def test_degree_order(n, m, seed):
     """A permutation listing vertices by non-increasing degree, ties by ascending id; the
     relabelled graph has that degree sequence, and a search on it mapped back through the
-    permutation (what the GPU direction kernels do with gpu.RELABEL) is a valid BFS of the
+    permutation (what the GPU direction kernels do with relabel="auto") is a valid BFS of the
     original graph."""
     from morphgpu.bfs import bfs, graph500_check  # noqa: PLC0415
 

@@ -32,7 +32,10 @@ import numpy as np
 
 from .. import backend, barrier, kernels
 from ..dynamic_graph import DynamicGraph
-from . import gpu, variants
+from . import variants
+from .gpu import direction, launch, modules, persistent
+from .gpu.level import CHECK_EVERY
+from .gpu.workspace import Workspace
 
 CLASSES_FILE = "bfs/kernels/classes.cu"
 DP_FILE = "bfs/kernels/dynamic_parallelism.cu"
@@ -150,7 +153,7 @@ def view(dg: DynamicGraph) -> DeviceGraph:
     return dev
 
 
-def csr_view(ws: gpu.Workspace) -> DeviceGraph:
+def csr_view(ws: Workspace) -> DeviceGraph:
     """A CSR workspace's graph as a DeviceGraph (kept with the workspace)."""
     dev = ws._buffers.get("device graph")
     if dev is None:
@@ -174,75 +177,47 @@ def _labels(dev: DeviceGraph, source: int, want_parents: bool) -> tuple[Any, Any
 
 
 # ----------------------------------------------------------------------- direction
-@functools.lru_cache(maxsize=16)
-def _direction_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
-    del device  # part of the key: the grid's barrier state belongs to one GPU
-    return barrier.persistent_kernel(
-        gpu.DIRECTION_FILE, "bfs_direction_persistent", mode="cooperative",
-        block=gpu.DIRECTION_BLOCK,
-        defines={**dict(defines), "MG_BFS_BLOCK": gpu.DIRECTION_BLOCK,
-                 "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_BU_BATCH": gpu.BOTTOM_UP_BATCH[0],
-                 "MG_BFS_BU_PROBE": gpu.BOTTOM_UP_BATCH[1]})
-
-
 def run_direction(dev: DeviceGraph, source: int, want_parents: bool, *,
                   rule: str = "beamer") -> tuple[Any, Any]:
     """direction.cu on ``dev`` (in-edges: the graph itself, so bottom-up levels need a
-    symmetric graph; others run top-down)."""
+    symmetric graph; others run top-down); the launch is gpu.direction's, prepared per call
+    (a dynamic graph's arrays change with its version)."""
     if not dev.symmetric:
         rule = "top-down"
     cp = backend.cupy_module()
-    grid = _direction_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
+    grid = modules.direction_grid(modules.layout_key(dev.defines))
     n = dev.n
     dist = cp.empty(n, dtype=cp.int32)
     parent = cp.empty(n, dtype=dev.vid) if want_parents else None
-    queue = dev.buffer("queue", (max(n, 1),), dev.vid)
-    hubs = dev.buffer("hub queue", (max(n, 1),), dev.vid)
-    stats = dev.buffer("stats", (9,), np.uint64)
-    end = dev.bottom_up_end if rule != "top-down" else n
-    gpu._launch(grid, *dev.args, *dev.args, dist, gpu._ptr(parent), queue, hubs, stats,
-                np.int64(n), dev.vid.type(source), np.int64(dev.hub_degree),
-                np.int64(dev.n_hubs), np.int64(dev.n_entries), np.int32(gpu.RULES[rule]),
-                np.int32(1), np.float32(gpu.GAMMA), np.float32(gpu.ALPHA),
-                np.float32(gpu.BETA), np.int32(0), np.int32(gpu.FLAT_HUBS),
-                np.int32(gpu.WARP_RESERVE), gpu.NULL, np.int64(end), gpu.NULL, gpu.NULL,
-                gpu.NULL, gpu.NULL)
-    grid.check()
+    call = direction.prepare(
+        grid, dev.args, dev.args, queue=dev.buffer("queue", (max(n, 1),), dev.vid),
+        hub_queue=dev.buffer("hub queue", (max(n, 1),), dev.vid),
+        stats=dev.buffer("stats", (9,), np.uint64), n=n, hub_degree=dev.hub_degree,
+        n_hubs=dev.n_hubs, n_edges=dev.n_entries, rule=rule, use_cache=True,
+        bottom_up_end=dev.bottom_up_end if rule != "top-down" else n)
+    call(dist=dist, parent=launch.ptr(parent), source=dev.vid.type(source))
     return dist, parent
 
 
 # ----------------------------------------------------------------------- persistent
-@functools.lru_cache(maxsize=16)
-def _persistent_grid(defines: tuple, device: int) -> barrier.PersistentGrid:
-    del device
-    return barrier.persistent_kernel(
-        gpu.PERSISTENT_FILE, "bfs_persistent", mode="cooperative", block=gpu.PERSISTENT_BLOCK,
-        defines={**dict(defines), "MG_BFS_BLOCK": gpu.PERSISTENT_BLOCK,
-                 "MG_BFS_LOCAL_CAP": gpu.LOCAL_CAP, "MG_BFS_ELL_K": 0,
-                 "MG_BFS_IDLE_WAIT": int(gpu.IDLE_WAIT)})
-
-
 def run_persistent(dev: DeviceGraph, source: int, want_parents: bool) -> tuple[Any, Any]:
-    """persistent.cu on ``dev`` without the ELL rows (they are a copy of a CSR graph): the
-    options gpu.run_persistent uses by default, on a grid of ceil(n / SMALL_GRID) blocks."""
+    """persistent.cu on ``dev`` without the ELL rows (they are a copy of a CSR graph), as
+    gpu.persistent launches it, on a grid of ceil(n / SMALL_GRID) blocks."""
     cp = backend.cupy_module()
-    grid = _persistent_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
+    grid = modules.persistent_grid(modules.layout_key(dev.defines))
     n = dev.n
     dist = cp.empty(n, dtype=cp.int32)
     parent = cp.empty(n, dtype=dev.vid) if want_parents else None
-    slots = max(n, gpu.LOCAL_CAP)
+    slots = max(n, modules.LOCAL_CAP)
     queues = dev.buffer("persistent queues", (2, slots), dev.vid)
-    tails = dev.buffer("persistent tails", (3,), np.uint64)
     ctrl = dev.buffer("persistent ctrl", (8,), np.int32)
     ctrl.fill(0)
-    options = (1 if gpu.LOCAL_BATCH else 0) | (2 if gpu.SPREAD_WIDE else 0) | \
-        (4 if gpu.LOCAL_HYSTERESIS else 0)
-    gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), queues[0], queues[1], tails, ctrl,
-                np.int64(n), dev.vid.type(source),
-                np.int32(max(0, min(gpu.ENTER_LOCAL, gpu.LOCAL_CAP))),
-                np.int64(dev.max_degree), np.int32(options), gpu.NULL,
-                blocks=gpu.grid_blocks(grid, n, gpu.SMALL_GRID))
-    grid.check()
+    call = persistent.prepare(grid, dev.args, queues=(queues[0], queues[1]),
+                              tails=dev.buffer("persistent tails", (3,), np.uint64),
+                              ctrl=ctrl, n=n, enter_local=persistent.ENTER_LOCAL,
+                              max_degree=dev.max_degree, ell=None)
+    call(launch.grid_blocks(grid, n), dist=dist, parent=launch.ptr(parent),
+         source=dev.vid.type(source))
     return dist, parent
 
 
@@ -274,7 +249,7 @@ def _grown(dev: DeviceGraph, counts: Any) -> Any:
 
 def run_classes(dev: DeviceGraph, source: int, want_parents: bool, *, deferred: bool = False,
                 bounds: tuple[int, int, int] = variants.CLASS_BOUNDS,
-                check_every: int = gpu.CHECK_EVERY) -> tuple[Any, Any]:
+                check_every: int = CHECK_EVERY) -> tuple[Any, Any]:
     """Frontier classes, one launch per level (classes.cu), with immediate or (deferred)
     separate classification; the host reads the counts every ``check_every`` levels."""
     bounds = variants.check_class_bounds(bounds)
@@ -297,14 +272,14 @@ def run_classes(dev: DeviceGraph, source: int, want_parents: bool, *, deferred: 
             here, nxt = queues[level & 1], queues[(level + 1) & 1]
             if deferred:
                 found_count.fill(0)
-                level_kernel(grid, block, (*dev.args, dist, gpu._ptr(parent), here,
+                level_kernel(grid, block, (*dev.args, dist, launch.ptr(parent), here,
                                            counts[level], found, found_count, np.int64(stride),
                                            np.int32(level + 1), *(np.int64(b) for b in
                                                                   NO_CLASSES), error))
                 classify(grid, block, (*dev.args, found, found_count, nxt, counts[level + 1],
                                        np.int64(stride), *(np.int64(b) for b in bounds)))
             else:
-                level_kernel(grid, block, (*dev.args, dist, gpu._ptr(parent), here,
+                level_kernel(grid, block, (*dev.args, dist, launch.ptr(parent), here,
                                            counts[level], nxt, counts[level + 1],
                                            np.int64(stride), np.int32(level + 1),
                                            *(np.int64(b) for b in bounds), error))
@@ -344,7 +319,7 @@ def run_dynamic_parallelism(dev: DeviceGraph, source: int, want_parents: bool, *
     level = 0
     while True:
         state.fill(0)
-        control((1,), (1,), (*dev.args, dist, gpu._ptr(parent), queues, counts,
+        control((1,), (1,), (*dev.args, dist, launch.ptr(parent), queues, counts,
                              np.int64(counts.shape[0]), np.int64(stride), np.int32(level),
                              np.int32(levels_per_chain), *(np.int64(b) for b in bounds),
                              np.uint32(huge_blocks), error, state))
@@ -412,9 +387,8 @@ def repair(dev: DeviceGraph, dist: Any, parent: Any, new_keys: Any) -> tuple[Any
     grid = _repair_grid(tuple(sorted(dev.defines.items())), cp.cuda.Device().id)
     # A repair's rounds are narrow: one block per multiprocessor keeps their barriers cheap.
     blocks = min(grid.grid, backend.gpu_properties()["multiprocessors"])
-    gpu._launch(grid, *dev.args, dist, gpu._ptr(parent), gpu._ptr(packed), stamps,
-                np.int64(call), cp.asarray(new_keys, dtype=cp.int64), np.int64(new_keys.size),
-                queues, tails,
-                np.int64(n), np.int64(max(1, int(n * REPAIR_BUDGET))), status, blocks=blocks)
-    grid.check()
+    launch.launch(grid, *dev.args, dist, launch.ptr(parent), launch.ptr(packed), stamps,
+                  np.int64(call), cp.asarray(new_keys, dtype=cp.int64),
+                  np.int64(new_keys.size), queues, tails, np.int64(n),
+                  np.int64(max(1, int(n * REPAIR_BUDGET))), status, blocks=blocks)
     return dist, parent, status

@@ -16,13 +16,15 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
   frontiers) -> ``persistent``: the level loop lives in one kernel, small frontiers run
   inside one block without grid barriers, wide ones across the grid;
-- otherwise, when the graph is symmetric (bottom-up needs in-edges without building a
-  transpose) -> ``beamer``: the direction-optimising BFS (Enterprise's status-array queues,
-  bottom-up with the hub cache, the level loop in one persistent kernel) with Beamer's
-  alpha/beta rule, which returns to top-down for the tail levels; on Kronecker scale 21 it
-  measured 80 GTEPS against 45 for Enterprise's one-way gamma switch (H200);
-- otherwise (directed) ``merge-path``: the edge-balanced top-down expand, the fastest
-  top-down variant measured on Kronecker scale 21 (21 GTEPS against 11-14 for the others).
+- otherwise -> ``beamer``: the direction-optimising BFS (Enterprise's status-array queues,
+  bottom-up levels, the level loop in one persistent kernel) with Beamer's alpha/beta rule,
+  which returns to top-down for the tail levels; on Kronecker scale 21 it measured 80 GTEPS
+  against 45 for Enterprise's one-way gamma switch (H200). Directed graphs too: the
+  bottom-up levels read the reverse graph, which the workspace builds once per graph (and
+  drops again where it equals the graph: a symmetric graph not flagged so). Picking by the
+  graph's shape rather than by its ``directed`` flag: a Kronecker graph given as a directed
+  edge list with both directions ran at 11 GTEPS under the old rule (top-down
+  ``merge-path``).
 
 On the CPU every variant maps to the NumPy BFS with the direction rule it implies; ``auto``
 runs SciPy's sequential BFS with levels recovered from its order on deep, narrow graphs
@@ -223,8 +225,8 @@ def auto_dynamic(mean_degree: float, max_degree: int, symmetric: bool) -> str:
     return "beamer" if symmetric else "frontier-classes"
 
 
-def auto_gpu_from_stats(mean_degree: float, max_degree: int, symmetric: bool) -> str:
+def auto_gpu_from_stats(mean_degree: float, max_degree: int) -> str:
     """The GPU variant ``auto`` picks from the mean and largest out-degree (module doc)."""
     if mean_degree <= DEEP_MEAN_DEGREE and max_degree <= DEEP_MAX_DEGREE:
         return "persistent"
-    return "beamer" if symmetric else "merge-path"
+    return "beamer"

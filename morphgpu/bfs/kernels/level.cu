@@ -1,16 +1,14 @@
 // Level-synchronous BFS kernels: one level per launch (or two, for two-phase), launched
-// back to back by morphgpu/bfs/gpu.py, which reads a frontier count only where a decision
-// needs it. Every kernel is a grid-stride loop over a frontier whose length it reads from
+// back to back by morphgpu/bfs/gpu/level.py, which reads a frontier count only where a
+// decision needs it. Every kernel is a grid-stride loop over a frontier whose length it reads from
 // device memory, so the host never has to size a launch from a count.
 //
 // Built from the shared operators in include/morphgpu/traversal: expand (scan+warp+CTA
-// gathering), visitors (label claim / status write / edge collection), queue generation
-// from the status array, and the bottom-up step with the hub cache.
+// gathering) and visitors (label claim / edge collection); the direction-optimising levels
+// live in direction.cu.
 #include <morphgpu/common.cuh>
-#include <morphgpu/traversal/bottom_up.cuh>
 #include <morphgpu/traversal/contract.cuh>
 #include <morphgpu/traversal/expand.cuh>
-#include <morphgpu/traversal/queue.cuh>
 #include <morphgpu/traversal/visit.cuh>
 
 #ifndef MG_BFS_BLOCK
@@ -18,9 +16,6 @@
 #endif
 #ifndef MG_BFS_HISTORY_SLOTS
 #define MG_BFS_HISTORY_SLOTS 1024
-#endif
-#ifndef MG_BFS_HUB_SLOTS
-#define MG_BFS_HUB_SLOTS 1024
 #endif
 
 using namespace mg;
@@ -65,44 +60,6 @@ bfs_expand_contract_culled(const eid_t* __restrict__ indptr, const vid_t* __rest
         dist, parent, next_level, out_queue, out_tail, cull,
         (cull & CULL_HISTORY) ? &history : nullptr, visited_bits};
     expand_queue(indptr, indices, in_queue, (i64)*in_count, visit);
-}
-
-// Enterprise's top-down level: status writes only; the queue comes from queue_from_status.
-extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
-bfs_status_top_down(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
-                    int* dist, vid_t* parent, const vid_t* in_queue, const u64* in_count,
-                    int next_level) {
-    const StatusVisit visit{dist, parent, next_level};
-    expand_queue(indptr, indices, in_queue, (i64)*in_count, visit);
-}
-
-// Queue generation by scanning the labels; stats = {vertices, edges, hubs}.
-extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
-bfs_queue_from_status(const int* dist, const eid_t* __restrict__ indptr, i64 n, int level,
-                      vid_t* queue, u64* stats, i64 hub_degree, int write_queue,
-                      vid_t* hub_queue) {
-    queue_from_status<BLOCK>(dist, indptr, n, level, queue,
-                             reinterpret_cast<FrontierStats*>(stats), hub_degree,
-                             write_queue != 0, hub_queue);
-}
-
-// Bottom-up level: every unvisited vertex looks for an in-neighbour at `level`; the
-// frontier's hubs (hub_queue[0, *n_hubs)) sit in a shared-memory cache when use_cache.
-extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
-bfs_bottom_up(const eid_t* __restrict__ rev_indptr, const vid_t* __restrict__ rev_indices,
-              int* dist, vid_t* parent, i64 n, int level, const vid_t* hub_queue,
-              const u64* n_hubs, int use_cache) {
-    __shared__ HubCache<MG_BFS_HUB_SLOTS> cache;
-    // Best effort: the first SLOTS hubs only, so filling costs no more than a block's share
-    // of the level.
-    if (use_cache) {
-        const i64 hubs = (i64)*n_hubs;
-        cache.fill(hub_queue, hubs < MG_BFS_HUB_SLOTS ? hubs : MG_BFS_HUB_SLOTS);
-    }
-    const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
-    for (i64 v = global_tid(); v < n; v += global_stride()) {
-        if (dist[v] == -1) adopt_parent(rev_indptr, rev_indices, dist, parent, (vid_t)v, level, c);
-    }
 }
 
 // Two-phase, expand half: every neighbour that looks unvisited goes to the edge queue.

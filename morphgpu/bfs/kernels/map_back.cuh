@@ -1,4 +1,4 @@
-// Results of a search on the degree-relabelled graph (gpu.py, Workspace.degree_relabelled)
+// Results of a search on the degree-relabelled graph (gpu/workspace.py, Workspace.degree_relabelled)
 // back in the caller's vertex ids: new vertex i is old vertex perm[i], inverse[v] is old
 // v's new id. Grid-stride over the caller's ids, gathering from the new ones. (Walking the
 // new ids instead, streaming reads and scattering writes, was slower on the H200: 299.7

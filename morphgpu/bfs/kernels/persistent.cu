@@ -88,7 +88,7 @@
 #endif
 constexpr int IDLE_FLAG = 6;  // ctrl word of the one-block round's hand-back (ctrl has 8)
 // ctrl word that keeps the widest frontier of every launch so far (atomicMax at the end of
-// a launch, never cleared by the kernel): the host sizes later grids from it (gpu.py,
+// a launch, never cleared by the kernel): the host sizes later grids from it (gpu/persistent.py,
 // ADAPTIVE_GRID), since a grid level's grid.sync() costs more the more blocks wait in it.
 constexpr int WIDEST_FRONTIER = 7;
 
@@ -108,7 +108,7 @@ constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP :
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
 constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
 
-// Bits of bfs_persistent's `options` (morphgpu/bfs/gpu.py sets them).
+// Bits of bfs_persistent's `options` (morphgpu/bfs/gpu/persistent.py sets them).
 constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not local_row
 constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
 constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up

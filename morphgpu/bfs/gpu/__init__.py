@@ -1,0 +1,96 @@
+"""The GPU BFS: variants as policies over the shared traversal operators, one module per
+family over one per-graph workspace.
+
+=================  ============================================================
+module             holds
+=================  ============================================================
+``workspace``      the per-graph buffers and derived graphs (reverse, ELL rows,
+                   degree-relabelled copy), kept per CSRGraph object
+``modules``        kernel files, compile-time settings, cached modules and
+                   persistent grids (per GPU)
+``launch``         cooperative launches, grid sizes, prepared calls with named
+                   argument slots
+``persistent``     ``persistent``: one launch of persistent.cu
+``level``          expand-contract, two-phase, contract-expand, hybrid,
+                   merge-path: a host loop over level.cu
+``coupled``        merge-path-separate / -ib / -bi / -hybrid, frontier-classes:
+                   fixed grids launched back to back
+``direction``      direction-optimizing, beamer, bottom-up: one launch of
+                   direction.cu
+=================  ============================================================
+
+The variants over a dynamic graph's pages (and frontier-classes-deferred,
+dynamic-parallelism on CSR) live in ``morphgpu.bfs.layouts``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import partial
+from typing import Any
+
+from .. import variants
+from .coupled import run_frontier_classes, run_merge_path_coupled
+from .direction import run_direction
+from .launch import NULL, grid_blocks
+from .level import run_contract_expand, run_expand_contract, run_merge_path
+from .persistent import bitmap_bytes, run_persistent
+from .workspace import Workspace, workspace
+
+# The module of that name (the package's attribute ``workspace`` is its function).
+workspace_module = importlib.import_module(__name__ + ".workspace")
+
+__all__ = ["NULL", "Workspace", "bitmap_bytes", "choose", "edges_out_of_reached",
+           "grid_blocks", "run", "run_persistent", "workspace"]
+
+
+def choose(ws: Workspace, variant: str) -> str:
+    """``variant``, or auto's choice from the graph's degree statistics (variants.py)."""
+    if variant != "auto":
+        return variant
+    mean = ws.n_edges / max(ws.g.n_vertices, 1)
+    return variants.auto_gpu_from_stats(mean, ws.max_degree)
+
+
+def _run_layouts(ws: Workspace, source: int, want_parents: bool, *, name: str) -> Any:
+    from .. import layouts  # noqa: PLC0415  (it builds on this package)
+
+    return layouts.run(layouts.csr_view(ws), source, name, want_parents)
+
+
+RUNNERS: dict[str, Any] = {
+    "persistent": run_persistent,
+    "expand-contract": run_expand_contract,
+    "top-down": run_expand_contract,
+    "two-phase": partial(run_expand_contract, two_phase=True),
+    "contract-expand": run_contract_expand,
+    "hybrid": partial(run_contract_expand, hybrid=True),
+    "merge-path": run_merge_path,
+    **{name: partial(run_merge_path_coupled, coupling=name) for name in variants.COUPLINGS},
+    "frontier-classes": run_frontier_classes,
+    "frontier-classes-deferred": partial(_run_layouts, name="frontier-classes-deferred"),
+    "dynamic-parallelism": partial(_run_layouts, name="dynamic-parallelism"),
+    "direction-optimizing": run_direction,
+    "beamer": partial(run_direction, rule="beamer"),
+    "bottom-up": partial(run_direction, rule="bottom-up"),
+}
+
+
+def run(g: Any, source: int, *, variant: str, want_parents: bool,
+        **options: Any) -> tuple[Any, Any, str]:
+    """Distances (int32 CuPy), parents or None, and the variant that ran; ``options`` go to
+    the variant's runner (the keyword arguments of run_<family> in its module)."""
+    ws = workspace(g)
+    name = choose(ws, variant)
+    runner = RUNNERS.get(name)
+    if runner is None:
+        raise ValueError(f"variant {name!r} has no GPU implementation")
+    dist, parent = runner(ws, source, want_parents, **options)
+    return dist, parent, name
+
+
+def edges_out_of_reached(g: Any, dist: Any) -> int:
+    """CSR entries leaving reached vertices (directed entries; Graph500's count of a
+    symmetric graph is half of it)."""
+    ws = workspace(g)
+    return int((ws.degrees * (dist >= 0)).sum())

@@ -1,0 +1,76 @@
+"""Launching the persistent kernels: grid size, the launch itself, and prepared calls whose
+argument slots are named after the kernel's parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import barrier
+
+NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
+# Cooperative launches use ceil(n / SMALL_GRID) blocks where that is fewer than the resident
+# grid, so a road graph's launch starts, initialises and parks a few dozen blocks, not 264.
+# H200, 2026-11-23 (24 roots, same process): with the idle blocks asleep and the prepared
+# call, roads NY / BAY / COL 1.034x / 1.036x / 1.057x against none of the three.
+SMALL_GRID = 16384
+# Once a search has run on a workspace, later launches have ceil(widest frontier seen /
+# ADAPTIVE_WIDTH_PER_BLOCK) blocks (at least ADAPTIVE_MIN_BLOCKS): a grid level's barrier
+# costs more the more blocks take part, and a mesh's frontiers are far narrower than its
+# vertex count. H200, 2026-11-24, grid2d 5000², same process: 16 blocks 1.34x, 32 blocks
+# 1.32x, 125 1.03x against the resident grid (264 blocks). With 8, road searches read
+# 0.5 % slower (the labels' initialisation spread over fewer threads).
+ADAPTIVE_WIDTH_PER_BLOCK = 512
+ADAPTIVE_MIN_BLOCKS = 16
+
+
+def ptr(a: Any) -> Any:
+    return NULL if a is None else a
+
+
+def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, small_grid: int = SMALL_GRID,
+                widest: int = 0) -> int:
+    """Blocks of a cooperative persistent launch: the resident grid, or ceil(n / small_grid)
+    of them where that is fewer; with ``widest`` (the widest frontier seen) fewer still."""
+    blocks = grid.grid
+    if small_grid > 0:
+        blocks = max(1, min(blocks, -(-max(n_vertices, 1) // small_grid)))
+    if widest > 0:
+        wanted = max(ADAPTIVE_MIN_BLOCKS, -(-widest // ADAPTIVE_WIDTH_PER_BLOCK))
+        blocks = max(1, min(blocks, wanted))
+    return blocks
+
+
+def launch(grid: barrier.PersistentGrid, *args: Any, blocks: int | None = None) -> None:
+    """A cooperative launch of ``grid``'s kernel (grid.sync() keeps no state to zero), then
+    the launch check."""
+    if grid.mode != "cooperative":
+        raise ValueError("the BFS persistent kernels launch cooperatively")
+    grid.kernel((blocks or grid.grid,), (grid.block,), (*args, grid.state),
+                shared_mem=grid.shared_mem)
+    grid.check()
+
+
+class Prepared:
+    """A launch's argument list built once, its per-call slots filled by parameter name:
+    ``Prepared(grid, params, fixed)`` then ``call(blocks, dist=..., source=...)``."""
+
+    def __init__(self, grid: barrier.PersistentGrid, params: Sequence[str],
+                 fixed: dict[str, Any]) -> None:
+        self.grid = grid
+        self.slot = {name: i for i, name in enumerate(params)}
+        unknown = set(fixed) - set(self.slot)
+        if unknown:
+            raise ValueError(f"no kernel parameters named {sorted(unknown)}")
+        self.arguments = [fixed.get(name) for name in params] + [grid.state]
+
+    def __call__(self, blocks: int | None = None, **per_call: Any) -> None:
+        call = self.arguments.copy()  # the kept list holds no result alive
+        for name, value in per_call.items():
+            call[self.slot[name]] = value
+        grid = self.grid
+        grid.kernel((blocks or grid.grid,), (grid.block,), tuple(call),
+                    shared_mem=grid.shared_mem)
+        grid.check()

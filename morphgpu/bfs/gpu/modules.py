@@ -1,0 +1,88 @@
+"""The BFS wing's kernel files, their compile-time settings, and the cached modules and
+persistent grids (one per GPU, as CuPy caches its modules per device)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ... import backend, barrier, kernels
+
+LEVEL_FILE = "bfs/kernels/level.cu"
+PERSISTENT_FILE = "bfs/kernels/persistent.cu"
+DIRECTION_FILE = "bfs/kernels/direction.cu"
+MERGE_PATH_FILE = "bfs/kernels/merge_path.cu"
+CLASSES_FILE = "bfs/kernels/classes.cu"
+
+LEVEL_BLOCK = 256
+PERSISTENT_BLOCK = 1024
+DIRECTION_BLOCK = 512
+LOCAL_CAP = 3072  # edges a persistent level may have and still run inside one block
+# direction.cu's fused bottom-up levels: (vertices per thread, in-neighbours probed first).
+# H200, Kronecker 21, 64 roots, one process: 1x2 / 2x4 / 4x1 / 4x2 / 8x1 were 1.03x /
+# 1.03x / 1.02x / 1.06x / 1.09x slower than 2x2 (4x2 and 8x1 spill registers).
+BOTTOM_UP_BATCH = (2, 2)
+
+
+def current_device() -> int:
+    return int(backend.cupy_module().cuda.runtime.getDevice())
+
+
+def layout_key(defines: dict[str, Any]) -> tuple:
+    """Defines as a hashable cache key."""
+    return tuple(sorted(defines.items()))
+
+
+def csr_defines(vid: Any, eid: Any) -> dict[str, Any]:
+    return kernels.index_defines(np.dtype(vid), np.dtype(eid))
+
+
+@functools.lru_cache(maxsize=16)
+def module(path: str, vid: str, eid: str) -> Any:
+    """A host-loop kernel file (level.cu, merge_path.cu) for one pair of index widths."""
+    return kernels.load_module(path, defines={**csr_defines(vid, eid),
+                                              "MG_BFS_BLOCK": LEVEL_BLOCK})
+
+
+def level_module(vid: str, eid: str) -> Any:
+    return module(LEVEL_FILE, vid, eid)
+
+
+def persistent_grid(layout: tuple, ell_width: int = 0,
+                    bitmap_bytes: int = 0) -> barrier.PersistentGrid:
+    """persistent.cu for one adjacency layout (``layout``: layout_key of its defines) on
+    the current GPU. ``ell_width``: the ELL row width (0: none); ``bitmap_bytes``: block 0's
+    visited bitmap in dynamic shared memory (0: none)."""
+    return _persistent_grid_on(current_device(), layout, ell_width, bitmap_bytes)
+
+
+@functools.lru_cache(maxsize=16)
+def _persistent_grid_on(device_id: int, layout: tuple, ell_width: int,
+                        bitmap_bytes: int) -> barrier.PersistentGrid:
+    del device_id  # a cache key: the grid is built on the current device
+    defines = {**dict(layout), "MG_BFS_BLOCK": PERSISTENT_BLOCK,
+               "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width,
+               "MG_BFS_IDLE_WAIT": 1}
+    if bitmap_bytes:
+        defines["MG_BFS_LOCAL_BITMAP"] = 1
+    return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode="cooperative",
+                                     block=PERSISTENT_BLOCK, defines=defines,
+                                     shared_mem=bitmap_bytes)
+
+
+def direction_grid(layout: tuple) -> barrier.PersistentGrid:
+    """direction.cu for one adjacency layout on the current GPU."""
+    return _direction_grid_on(current_device(), layout)
+
+
+@functools.lru_cache(maxsize=16)
+def _direction_grid_on(device_id: int, layout: tuple) -> barrier.PersistentGrid:
+    del device_id  # a cache key: the grid is built on the current device
+    defines = {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK,
+               "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_FLAT": 0,
+               "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
+    return barrier.persistent_kernel(DIRECTION_FILE, "bfs_direction_persistent",
+                                     mode="cooperative", block=DIRECTION_BLOCK,
+                                     defines=defines)

@@ -1,0 +1,249 @@
+"""The per-graph state of the GPU BFS: queues, counters, degree statistics, and the
+graphs derived from the input on first use (the reverse graph of a directed input, the ELL
+rows of a bounded-degree graph, the degree-relabelled copy), kept per CSRGraph object so
+repeated searches on one GPU graph allocate nothing."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ... import backend, reorder
+from ...csr import CSRGraph, inverse_permutation
+from .modules import LEVEL_BLOCK, LOCAL_CAP
+
+# The persistent kernel reads graphs of maximum degree <= ELL_MAX_DEGREE as fixed-width rows
+# (traversal/ell.cuh): one memory round trip per one-block level instead of two, two fewer per
+# grid level. H200, 2026-11-23, 64 roots, same process, against CSR rows: roads NY / BAY / COL
+# 1.47x / 1.53x / 1.31x, grid2d 5000² 1.18x, grid3d 300³ 1.08x.
+ELL_MAX_DEGREE = 8
+# The direction-optimising search runs on a copy relabelled by non-increasing degree from
+# this many vertices (where building it takes at most half the free GPU memory): hubs' labels
+# then share cache lines and a warp's vertices have rows of similar length. H200, 64 roots,
+# same process: Kronecker 21 1.37x, R-MAT 2M/128M 1.07x, Kronecker 20 1.07x.
+RELABEL_MIN_VERTICES = 1 << 20
+
+
+class Workspace:
+    """Buffers and statistics of one GPU graph, made on first use."""
+
+    def __init__(self, g: CSRGraph) -> None:
+        cp = backend.cupy_module()
+        self.cp = cp
+        # Weak: the cache of workspaces is keyed weakly by the graph, and a strong reference
+        # from the value would keep every graph (and its GPU buffers) alive forever.
+        self._graph = weakref.ref(g)
+        n = max(g.n_vertices, 1)
+        vid = g.indices.dtype
+        backend.require_gpu_bytes(n * (4 + 4 * vid.itemsize) + 4096,
+                                  f"bfs workspace for {g.n_vertices} vertices")
+        # The persistent kernel's one-block levels may list a vertex twice (plain label
+        # stores), bounded by LOCAL_CAP entries, which can exceed a tiny graph's n.
+        slots = max(n, LOCAL_CAP)
+        self.queues = (cp.empty(slots, dtype=vid), cp.empty(slots, dtype=vid))
+        self.hub_queue = cp.empty(n, dtype=vid)
+        self.level_rows = 1024
+        self.counts = cp.zeros((self.level_rows, 4), dtype=cp.uint64)
+        self.tails = cp.zeros(3, dtype=cp.uint64)
+        self.ctrl = cp.zeros(8, dtype=cp.int32)  # 3 rotating slots of 2, the idle flag
+        self.stats = cp.zeros(9, dtype=cp.uint64)
+        degrees = g.degrees().astype(cp.int64)
+        self.degrees = degrees
+        stats = cp.stack([degrees.sum(), degrees.max() if g.n_vertices else degrees.sum()]).get()
+        self.n_edges = int(stats[0])
+        self.max_degree = int(stats[1])
+        mean = self.n_edges / max(g.n_vertices, 1)
+        # Hubs: rows far above the mean (Enterprise's tau is graph-specific).
+        self.hub_degree = max(32, int(8 * mean))
+        self.n_hubs = int((degrees > self.hub_degree).sum())
+        self._reverse: CSRGraph | None = None
+        self._reverse_is_graph = False
+        self._edge_queues: dict[int, tuple[Any, Any]] = {}
+        self._scan: Any = None
+        self._buffers: dict[str, Any] = {}
+        self._ell: Any = None
+        self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
+        self._relabel_fits: bool | None = None  # the copy within half the free memory
+        self._bottom_up_end: int | None = None
+        # The next direction search's label and parent arrays (direction.DirectionCall).
+        self.spare_results: dict[str, Any] = {}
+        # the persistent runners' prepared calls, by option set
+        self._launches: dict[tuple[Any, ...], Any] = {}
+        self.persistent_calls = 0
+        self.widest_frontier = 0  # as last read from the device (0: not read yet)
+        self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
+
+    @property
+    def g(self) -> CSRGraph:
+        g = self._graph()
+        if g is None:
+            raise RuntimeError("bfs workspace used after its graph was freed")
+        return g
+
+    def reverse(self) -> CSRGraph:
+        if not self.g.directed or self._reverse_is_graph:
+            return self.g
+        if self._reverse is None:
+            g = self.g
+            rev = reverse_on_gpu(g)
+            # A symmetric graph not flagged so (both directions listed, rows sorted) is its
+            # own reverse: keep one copy, not two (one comparison, read once per graph).
+            cp = self.cp
+            if bool(cp.array_equal(rev.indptr, g.indptr)) and bool(
+                    cp.array_equal(rev.indices, g.indices)):
+                # Not kept: the workspace holds its graph weakly (see __init__).
+                self._reverse_is_graph = True
+                return g
+            self._reverse = rev
+        return self._reverse
+
+    def bottom_up_end(self) -> int:
+        """One past the last vertex with an in-neighbour, which bottom-up levels need not
+        pass; made once."""
+        if self._bottom_up_end is None:
+            cp = self.cp
+            nonempty = cp.flatnonzero(cp.diff(self.reverse().indptr))
+            self._bottom_up_end = int(nonempty[-1].get()) + 1 if nonempty.size else 0
+        return self._bottom_up_end
+
+    @property
+    def ell_width(self) -> int:
+        """Row width of the ELL form (4 or 8), or 0 where the maximum degree is too large."""
+        if self.max_degree > ELL_MAX_DEGREE:
+            return 0
+        return 4 if self.max_degree <= 4 else 8
+
+    def ell(self) -> Any:
+        """The graph as fixed-width rows (n * ell_width ids, -1 past a row's end), for
+        traversal/ell.cuh; made on first use and kept with the workspace."""
+        k = self.ell_width
+        if k == 0:
+            raise ValueError(f"no ELL form: maximum degree {self.max_degree} > {ELL_MAX_DEGREE}")
+        if self._ell is None:
+            g = self.g
+            cp = self.cp
+            n, m = g.n_vertices, g.n_edges
+            backend.require_gpu_bytes(max(n, 1) * k * g.indices.dtype.itemsize + 16 * m,
+                                      "bfs ELL rows")
+            ell = cp.full(max(n, 1) * k, -1, dtype=g.indices.dtype)
+            if m:
+                edge = cp.arange(m, dtype=cp.int64)
+                rows = cp.searchsorted(g.indptr, edge, side="right") - 1
+                column = edge - g.indptr[rows].astype(cp.int64)
+                ell[rows * k + column] = g.indices
+            self._ell = ell
+        return self._ell
+
+    def relabel_bytes(self) -> int:
+        """GPU memory that building the relabelled copy takes at its peak."""
+        return 48 * max(self.g.n_edges, 1) + 24 * max(self.g.n_vertices, 1)
+
+    def relabel_pays(self, relabel: bool | str) -> bool:
+        """``relabel`` resolved: True / False as given; "auto" by size, and only where
+        building the copy takes at most half the free GPU memory (the copy is an
+        optimisation: where it does not fit, the search runs on the graph as given)."""
+        if relabel != "auto":
+            return bool(relabel)
+        if self.g.n_vertices < RELABEL_MIN_VERTICES:
+            return False
+        if self._relabel_fits is None:
+            cp = self.cp
+            free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
+            self._relabel_fits = self.relabel_bytes() <= free // 2
+        return self._relabel_fits
+
+    def degree_relabelled(self) -> tuple[CSRGraph, Any, Any, np.ndarray]:
+        """(graph relabelled by reorder.degree_order, perm, its inverse, the inverse on the
+        host): new vertex i is old vertex perm[i]; rows sorted, so each row lists its
+        neighbours in non-increasing degree. Made on first use, kept with the workspace
+        (which keeps the relabelled graph, and so its own workspace, alive)."""
+        if self._relabelled is None:
+            g = self.g
+            backend.require_gpu_bytes(self.relabel_bytes(), "bfs degree-relabelled graph")
+            perm = reorder.degree_order(g)
+            built = reorder.apply(g, perm)  # its index widths are the kernels' too
+            relabelled = CSRGraph(built.indptr.astype(g.indptr.dtype, copy=False),
+                                  built.indices.astype(g.indices.dtype, copy=False), None,
+                                  built.n_vertices, built.directed)
+            vid = g.indices.dtype
+            inverse = inverse_permutation(perm)
+            self._relabelled = (relabelled, perm.astype(vid), inverse.astype(vid),
+                                inverse.get())
+        return self._relabelled
+
+    def edge_queues(self, pair: int = 0) -> tuple[Any, Any]:
+        """(neighbour, discoverer) queues of one edge per slot; a level never fills more
+        than m slots (each vertex's row is expanded once)."""
+        if pair not in self._edge_queues:
+            m = max(self.g.n_edges, 1)
+            vid = self.g.indices.dtype
+            backend.require_gpu_bytes(2 * m * vid.itemsize, "bfs edge queue")
+            self._edge_queues[pair] = (self.cp.empty(m, dtype=vid),
+                                       self.cp.empty(m, dtype=vid))
+        return self._edge_queues[pair]
+
+    def scan(self) -> Any:
+        if self._scan is None:
+            self._scan = self.cp.empty(max(self.g.n_vertices, 1), dtype=self.cp.int64)
+        return self._scan
+
+    def buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A named scratch array of this graph, made on first use (contents undefined)."""
+        have = self._buffers.get(name)
+        if have is None or have.shape != shape or have.dtype != np.dtype(dtype):
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            backend.require_gpu_bytes(nbytes, f"bfs {name}")
+            have = self.cp.empty(shape, dtype=dtype)
+            self._buffers[name] = have
+        return have
+
+    def reset_counts(self) -> None:
+        self.counts.fill(0)
+
+    def grow_counts(self, level: int) -> None:
+        """More per-level rows (zeroed) when a search runs past the table."""
+        if level + 2 < self.level_rows:
+            return
+        extra = self.cp.zeros((self.level_rows, 4), dtype=self.cp.uint64)
+        self.counts = self.cp.concatenate([self.counts, extra])
+        self.level_rows *= 2
+
+
+def reverse_on_gpu(g: CSRGraph) -> CSRGraph:
+    """The in-edges as CSR with this graph's index widths (the kernels are compiled for
+    them): rows found by binary search in indptr, columns ordered by a stable sort."""
+    cp = backend.cupy_module()
+    m = g.n_edges
+    rows = cp.searchsorted(g.indptr, cp.arange(m, dtype=g.indptr.dtype), side="right") - 1
+    order = cp.argsort(g.indices)  # CuPy sorts stably (radix sort)
+    indptr = cp.zeros(g.n_vertices + 1, dtype=g.indptr.dtype)
+    if m:
+        indptr[1:] = cp.cumsum(cp.bincount(g.indices, minlength=g.n_vertices))
+    return CSRGraph(indptr, rows[order].astype(g.indices.dtype), None, g.n_vertices, True)
+
+
+workspaces: weakref.WeakKeyDictionary[CSRGraph, Workspace] = weakref.WeakKeyDictionary()
+
+
+def workspace(g: CSRGraph) -> Workspace:
+    ws = workspaces.get(g)
+    if ws is None:
+        ws = Workspace(g)
+        workspaces[g] = ws
+    return ws
+
+
+def labels(ws: Workspace, source: int, want_parents: bool) -> tuple[Any, Any]:
+    cp = ws.cp
+    n = ws.g.n_vertices
+    dist = cp.full(n, -1, dtype=cp.int32)
+    dist[source] = 0
+    parent = None
+    if want_parents:
+        parent = cp.full(n, -1, dtype=ws.g.indices.dtype)
+        parent[source] = source
+    return dist, parent
+
+
