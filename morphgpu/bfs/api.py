@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, graph_cache
 from ..csr import CSRGraph, validate_graph
 from ..dynamic_graph import DynamicGraph
 from . import cpu, order, variants
@@ -140,7 +140,7 @@ def bfs(
         from . import gpu  # noqa: PLC0415  (CuPy only where the GPU runs)
 
         with backend.gpu_memory_guard(f"bfs on {g.n_vertices} vertices, {g.n_edges} edges"):
-            on_gpu = g.to("gpu")
+            on_gpu = graph_cache.structure_on(g, "gpu")  # kept per matrix and device
             dist, parent, name = gpu.run(on_gpu, source, variant=chosen.name,
                                          want_parents=predecessors)
             reached_edges = gpu.edges_out_of_reached(on_gpu, dist)
