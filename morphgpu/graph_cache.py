@@ -23,8 +23,9 @@ The rule (also in the user docs, :doc:`/api/graphs`):
   read-only, and so is ``data`` unless the graph uses the matrix's own ``data`` array
   (a canonical CSR matrix): then writes to ``data`` are seen at once and ``data`` stays
   writeable. An in-place write to a read-only array, by hand or by a SciPy method that
-  works in place (``sort_indices``, ``sum_duplicates``, ``eliminate_zeros``, shrinking
-  ``resize``, ``m *= 2``), raises NumPy's ``ValueError: ... read-only``.
+  works in place (``sort_indices``, ``sum_duplicates``, ``eliminate_zeros``, ``m *= 2``,
+  shrinking ``resize``), raises NumPy's ``ValueError: ... read-only``. (SciPy's shrinking
+  ``resize`` fails half-way and leaves the matrix inconsistent: forget the matrix first.)
   :func:`forget` drops the matrix from the cache and makes writeable again the arrays
   this cache made read-only (not those that were read-only already). Matrices whose arrays
   are views of other arrays are not cached (NumPy could not refuse writes through the
