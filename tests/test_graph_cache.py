@@ -255,9 +255,10 @@ def test_cupy_matrix_cached_and_fingerprinted():
     assert validate_graph(m) is g
     np.testing.assert_array_equal(cp.asnumpy(r1.distances), _expected(host, 0))
     # The GPU fingerprint equals its NumPy twin, word for word.
-    fps = graph_cache.fingerprint((m.indptr, m.indices, m.data[1:]))
-    assert fps == tuple(graph_cache.fingerprint_host(a)
-                        for a in (m.indptr, m.indices, m.data[1:]))
+    # (an 8-byte-offset view, a 4-byte-offset one that is copied, an odd byte count)
+    arrays = (m.indptr, m.indices, m.data[1:], m.indices[1:], m.indices[:3].view(cp.uint8)[:5])
+    assert graph_cache.fingerprint(arrays) == tuple(graph_cache.fingerprint_host(a)
+                                                    for a in arrays)
     # An in-place write to the indices (no read-only flag on CuPy) is detected.
     m.indices[:] = (m.indices + 1) % host.shape[0]
     g2 = validate_graph(m)
