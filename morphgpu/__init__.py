@@ -9,6 +9,7 @@ never imports CuPy.
 from .backend import DeviceError, GPUOutOfMemoryError, gpu_available, resolve_device
 from .csr import CSRGraph, GraphFormatError
 from .dynamic_graph import BatchResult, DynamicGraph, DynamicGraphError
+from .graph_cache import forget
 
 __version__ = "0.1.0"
 
@@ -20,6 +21,7 @@ __all__ = [
     "DeviceError",
     "GPUOutOfMemoryError",
     "GraphFormatError",
+    "forget",
     "gpu_available",
     "resolve_device",
     "__version__",

@@ -125,6 +125,11 @@ def to_host(x: Any) -> Any:
     return to_side(x, "cpu")
 
 
+def current_device_id() -> int:
+    """The current CUDA device's id (a cache key for per-device GPU state)."""
+    return int(cupy_module().cuda.runtime.getDevice())
+
+
 def synchronize() -> None:
     """Wait for the current GPU stream; a no-op without a GPU."""
     cp, _ = _probe_cupy()

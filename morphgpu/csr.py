@@ -352,7 +352,10 @@ def validate_graph(
 
     - a :class:`CSRGraph` is returned as it is;
     - a SciPy or CuPy sparse matrix (any format) keeps every stored entry, explicit zeros
-      included, as an edge; duplicate entries are summed (SciPy's rule);
+      included, as an edge; duplicate entries are summed (SciPy's rule). A CSR, CSC or COO
+      matrix's graph is cached per matrix object (:mod:`morphgpu.graph_cache`): the next
+      call returns the same graph while the matrix is unchanged, and its index arrays are
+      read-only meanwhile (:func:`morphgpu.forget` undoes that);
     - a dense matrix (NumPy or CuPy array, or a nested list) has an edge wherever the
       entry is not ``null_value`` and, for floats, not +-inf (``infinity_null``) and not
       NaN (``nan_null``): SciPy's null rules.
@@ -364,20 +367,11 @@ def validate_graph(
     if isinstance(graph, CSRGraph):
         return graph
     if backend.is_cupy_sparse(graph) or sp.issparse(graph):
-        shape = tuple(graph.shape)
-        if len(shape) != 2 or shape[0] != shape[1]:
-            raise GraphFormatError(
-                f"{what}: the adjacency matrix must be square, got shape {shape}"
-            )
-        m = graph.tocsr()
-        if not m.has_canonical_format:
-            m = m.copy()
-            m.sum_duplicates()
-        if m.data.dtype.kind not in "biuf":
-            raise GraphFormatError(
-                f"{what}: weights must be real numbers, got dtype {m.data.dtype}"
-            )
-        return CSRGraph._from_square(m.indptr, m.indices, m.data, shape, directed)
+        from . import graph_cache  # noqa: PLC0415  (it builds on this module)
+
+        return graph_cache.graph_of(
+            graph, directed, lambda m: _sparse_to_graph(m, directed, what)
+        )
     if backend.is_cupy_array(graph):
         dense = graph
     elif isinstance(graph, np.ndarray) or isinstance(graph, (list, tuple)) or hasattr(
@@ -403,6 +397,24 @@ def validate_graph(
         indptr, indices, data, n_vertices=int(dense.shape[0]), directed=directed,
         validate=False,
     )
+
+
+def _sparse_to_graph(graph: Any, directed: bool, what: str) -> CSRGraph:
+    """The conversion of a SciPy/CuPy sparse matrix (what graph_cache keeps per matrix)."""
+    shape = tuple(graph.shape)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise GraphFormatError(
+            f"{what}: the adjacency matrix must be square, got shape {shape}"
+        )
+    m = graph.tocsr()
+    if not m.has_canonical_format:
+        m = m.copy()
+        m.sum_duplicates()
+    if m.data.dtype.kind not in "biuf":
+        raise GraphFormatError(
+            f"{what}: weights must be real numbers, got dtype {m.data.dtype}"
+        )
+    return CSRGraph._from_square(m.indptr, m.indices, m.data, shape, directed)
 
 
 def _dense_host(graph: Any, what: str) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, graph_cache
 from ..csr import CSRGraph, validate_graph
 from ..dynamic_graph import DynamicGraph
 from . import cpu, order, variants
@@ -114,6 +114,13 @@ def bfs(
     :data:`morphgpu.bfs.variants.VARIANTS` or ``"auto"`` (chosen from the degree
     distribution; see that module). Results come back on the graph's side.
 
+    A CSR, CSC or COO matrix is converted once: the graph (and its GPU workspace) is kept
+    per matrix object and reused while the matrix is unchanged (:mod:`morphgpu.graph_cache`).
+    While cached, a SciPy matrix's index arrays are read-only (in-place writes raise
+    instead of giving a stale result; ``morphgpu.forget(matrix)`` undoes it) and a CuPy
+    matrix's arrays are fingerprinted on the GPU at every call; edits that replace arrays
+    (``m[i, j] = 1`` adding an entry, ``setdiag``) get a fresh graph.
+
     ``previous`` (DynamicGraph only): a result of an earlier search from the same source on
     this graph. When only insertions happened since, its labels are repaired from the
     inserted edges (decrease-only) instead of searching again; the result is the same as a
@@ -140,7 +147,7 @@ def bfs(
         from . import gpu  # noqa: PLC0415  (CuPy only where the GPU runs)
 
         with backend.gpu_memory_guard(f"bfs on {g.n_vertices} vertices, {g.n_edges} edges"):
-            on_gpu = g.to("gpu")
+            on_gpu = graph_cache.structure_on(g, "gpu")  # kept per matrix and device
             dist, parent, name = gpu.run(on_gpu, source, variant=chosen.name,
                                          want_parents=predecessors)
             reached_edges = gpu.edges_out_of_reached(on_gpu, dist)

@@ -1,0 +1,281 @@
+"""Sparse matrices converted once: the cache behind :func:`morphgpu.csr.validate_graph`.
+
+Every wing takes SciPy and CuPy sparse matrices through ``validate_graph``, which builds a
+:class:`~morphgpu.csr.CSRGraph` from them (CSC and COO to CSR, duplicates summed, index
+widths chosen). Per-graph state hangs off that object (the BFS workspace: degree
+statistics, the reverse graph, ELL rows, relabelled copies), so a new graph on every call
+would rebuild it on every call. This module keeps, per matrix object, the graph built from
+it, and hands the same object back while the matrix is unchanged.
+
+The rule (also in the user docs, :doc:`/api/graphs`):
+
+- **What is cached.** CSR, CSC and COO matrices (SciPy ``*_matrix``/``*_array`` and
+  ``cupyx.scipy.sparse``), without a size cut-off. Other formats (LIL, DOK, DIA, BSR) are
+  converted on every call. The matrix is held weakly: when it is freed, its graph (and the
+  GPU memory that graph and its workspaces hold) is freed with it.
+- **Replaced arrays and changed shapes are seen.** A call compares the matrix's shape,
+  format, canonical-format flag and, for each array the graph was built from, the array
+  object, its data pointer, shape, strides and dtype. SciPy operations that change the
+  structure by replacing arrays (``m[i, j] = x`` on a new entry, ``setdiag``, growing
+  ``resize``, ``m.indices = ...``) therefore get a fresh graph on the next call.
+- **In-place writes are refused (SciPy) or detected (CuPy).** While a SciPy matrix is
+  cached, its index arrays (``indptr`` and ``indices``; COO's ``row`` and ``col``) are
+  read-only, and so is ``data`` unless the graph uses the matrix's own ``data`` array
+  (a canonical CSR matrix): then writes to ``data`` are seen at once and ``data`` stays
+  writeable. An in-place write to a read-only array, by hand or by a SciPy method that
+  works in place (``sort_indices``, ``sum_duplicates``, ``eliminate_zeros``, ``m *= 2``,
+  shrinking ``resize``), raises NumPy's ``ValueError: ... read-only``. (SciPy's shrinking
+  ``resize`` fails half-way and leaves the matrix inconsistent: forget the matrix first.)
+  :func:`forget` drops the matrix from the cache and makes writeable again the arrays
+  this cache made read-only (not those that were read-only already). Matrices whose arrays
+  are views of other arrays are not cached (NumPy could not refuse writes through the
+  other array), and neither can NumPy refuse writes through a view taken before the call.
+  CuPy arrays cannot be made read-only: every call fingerprints the same arrays on the GPU
+  (one pass reading them, one 8-byte read back; see ``kernels/fingerprint.cu``) and
+  rebuilds the graph when the fingerprint changed. Any one changed 8-byte word always
+  changes it; several changes cancel with a chance of about 2**-64.
+- **Per device.** A CuPy matrix's graph lives on the matrix's device. The GPU copy of a
+  SciPy matrix's graph (:func:`structure_on`, which BFS uses) is kept per CUDA device.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import backend, kernels
+
+_INDEX_ARRAYS = {"csr": ("indptr", "indices"), "csc": ("indptr", "indices"),
+                 "coo": ("row", "col")}
+
+FINGERPRINT_FILE = "kernels/fingerprint.cu"
+FINGERPRINT_BLOCK = 256
+_WEYL = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _array_state(a: Any) -> tuple[Any, ...]:
+    """What a replaced or reshaped array changes (the object is compared separately)."""
+    ptr = a.data.ptr if backend.is_cupy_array(a) else a.__array_interface__["data"][0]
+    return (ptr, a.shape, a.strides, a.dtype)
+
+
+def _flag(matrix: Any) -> Any:
+    try:
+        return bool(matrix.has_canonical_format)
+    except (AttributeError, TypeError):
+        return None
+
+
+@dataclass(eq=False)
+class _Entry:
+    arrays: tuple[Any, ...]  # the guarded arrays (strong: identity must not be reused)
+    states: tuple[tuple[Any, ...], ...]
+    head: tuple[Any, ...]  # type, format, shape, canonical flag
+    graphs: dict[bool, Any]  # directed -> CSRGraph
+    frozen: list[Any] = field(default_factory=list)  # NumPy arrays this cache made read-only
+    fingerprint: tuple[int, ...] | None = None  # CuPy: the guarded arrays' fingerprints
+    ref: Any = None  # weakref to the matrix, whose callback drops the entry
+
+
+_entries: dict[int, _Entry] = {}
+# The graphs this cache made, and their copies on other sides/devices (structure_on).
+_copies: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+# How many live entries hold each NumPy array read-only: id -> [weakref, count].
+_freezes: dict[int, list[Any]] = {}
+
+
+def _head(matrix: Any) -> tuple[Any, ...]:
+    return (type(matrix), matrix.format, tuple(matrix.shape), _flag(matrix))
+
+
+def _guarded(matrix: Any, data_live: bool) -> tuple[Any, ...]:
+    names = _INDEX_ARRAYS[matrix.format] + (() if data_live else ("data",))
+    return tuple(getattr(matrix, name) for name in names)
+
+
+def cacheable(matrix: Any) -> bool:
+    """Whether :func:`graph_of` keeps the graph of ``matrix`` (see the module's rule)."""
+    if getattr(matrix, "format", None) not in _INDEX_ARRAYS:
+        return False
+    if backend.is_cupy_sparse(matrix):
+        return True
+    if not sp.issparse(matrix):
+        return False
+    return all(_chain(a) is not None for a in _guarded(matrix, data_live=False))
+
+
+def _chain(a: Any) -> list[np.ndarray] | None:
+    """``a`` and the arrays it is a view of, down to the one owning the memory; None when
+    that memory belongs to something NumPy cannot make read-only (then no caching)."""
+    chain = []
+    while isinstance(a, np.ndarray):
+        chain.append(a)
+        if a.flags.owndata:
+            return chain
+        a = a.base
+    return None
+
+
+def _matches(entry: _Entry, matrix: Any) -> bool:
+    if entry.head != _head(matrix):
+        return False
+    names = _INDEX_ARRAYS[matrix.format] + ("data",)
+    current = tuple(getattr(matrix, name) for name in names[:len(entry.arrays)])
+    if not all(a is b and _array_state(b) == s
+               for a, b, s in zip(entry.arrays, current, entry.states)):
+        return False
+    # A guarded NumPy array (or the array it views) found writeable, made so by hand or
+    # read-only before the cache saw it and made writeable since, may have been written.
+    return all(not v.flags.writeable
+               for a in entry.arrays if isinstance(a, np.ndarray) for v in _chain(a) or ())
+
+
+def graph_of(matrix: Any, directed: bool, build: Any) -> Any:
+    """The CSRGraph of ``matrix``: the cached one while the matrix is unchanged, else
+    ``build(matrix)`` (the conversion, which may raise) cached for the next call."""
+    if not cacheable(matrix):
+        return build(matrix)
+    key = id(matrix)
+    entry = _entries.get(key)
+    if entry is not None and _matches(entry, matrix):
+        if entry.fingerprint is not None and fingerprint(entry.arrays) != entry.fingerprint:
+            entry = None
+        else:
+            return _directed(entry, directed)
+    _drop(key)
+    graph = build(matrix)
+    data_live = matrix.format == "csr" and graph.weights is matrix.data
+    arrays = _guarded(matrix, data_live)
+    entry = _Entry(arrays, tuple(_array_state(a) for a in arrays), _head(matrix),
+                   {graph.directed: graph})
+    if backend.is_cupy_sparse(matrix):
+        entry.fingerprint = fingerprint(arrays)
+    else:
+        for a in arrays:
+            for v in reversed(_chain(a) or []):  # the owner first, then its views
+                _freeze(v, entry)
+    entry.ref = weakref.ref(matrix, lambda _r, key=key: _drop(key))
+    _entries[key] = entry
+    _copies[graph] = {}
+    return graph
+
+
+def _directed(entry: _Entry, directed: bool) -> Any:
+    g = entry.graphs.get(directed)
+    if g is None:
+        base = next(iter(entry.graphs.values()))
+        g = type(base)(base.indptr, base.indices, base.weights, base.n_vertices, directed)
+        entry.graphs[directed] = g
+        _copies[g] = {}
+    return g
+
+
+def _freeze(a: np.ndarray, entry: _Entry) -> None:
+    slot = _freezes.get(id(a))
+    if slot is None or slot[0]() is not a:
+        if not a.flags.writeable:
+            return  # read-only already: not ours to make writeable later
+        a.flags.writeable = False
+        key = id(a)
+        slot = [weakref.ref(a, lambda _r: _freezes.pop(key, None)), 0]
+        _freezes[key] = slot
+    slot[1] += 1
+    entry.frozen.append(a)
+
+
+def _thaw(a: np.ndarray) -> None:
+    slot = _freezes.get(id(a))
+    if slot is None or slot[0]() is not a:
+        return
+    slot[1] -= 1
+    if slot[1] <= 0:
+        del _freezes[id(a)]
+        try:
+            a.flags.writeable = True
+        except ValueError:  # a view of an array another entry still holds read-only
+            pass
+
+
+def _drop(key: int) -> None:
+    entry = _entries.pop(key, None)
+    if entry is not None:
+        for a in entry.frozen:  # an owner before its views (NumPy's order for writeable)
+            _thaw(a)
+        entry.frozen.clear()
+
+
+def forget(matrix: Any = None) -> None:
+    """Drop ``matrix`` from the graph cache (every matrix when None).
+
+    The arrays the cache made read-only become writeable again (arrays that were read-only
+    before stay so), and the cached graph, its GPU copies and workspaces are freed once
+    nothing else holds them. Forgetting a matrix that is not cached does nothing.
+    """
+    if matrix is None:
+        for key in list(_entries):
+            _drop(key)
+        return
+    entry = _entries.get(id(matrix))
+    if entry is not None and entry.ref() is matrix:
+        _drop(id(matrix))
+
+
+def cached(matrix: Any) -> bool:
+    """Whether ``matrix`` has a graph in the cache (it may still be found stale)."""
+    entry = _entries.get(id(matrix))
+    return entry is not None and entry.ref() is matrix
+
+
+def structure_on(g: Any, side: str) -> Any:
+    """``g``'s structure (indptr, indices; no weights) on ``side``.
+
+    For a graph this cache made from a matrix, the copy is kept per CUDA device while the
+    matrix's entry lives, so repeated GPU searches on a SciPy matrix reuse one GPU graph
+    (and its workspace). Other graphs are copied by :meth:`CSRGraph.to` each call.
+    """
+    if side == g.side:
+        return g
+    copies = _copies.get(g)
+    if copies is None:
+        return g.to(side)
+    where = (side, backend.current_device_id() if side == "gpu" else None)
+    copy = copies.get(where)
+    if copy is None:
+        copy = type(g)(backend.to_side(g.indptr, side), backend.to_side(g.indices, side),  # type: ignore[arg-type]
+                       None, g.n_vertices, g.directed)
+        copies[where] = copy
+    return copy
+
+
+# ------------------------------------------------------------------ fingerprints
+def fingerprint_host(a: Any) -> int:
+    """The NumPy twin of ``kernels/fingerprint.cu`` on one array (the tests compare)."""
+    raw = np.ascontiguousarray(backend.to_host(a)).view(np.uint8).ravel()
+    pad = (-raw.size) % 8
+    if pad:
+        raw = np.concatenate([raw, np.zeros(pad, dtype=np.uint8)])
+    words = raw.view("<u8")
+    from .hashing import mix64  # noqa: PLC0415
+
+    with np.errstate(over="ignore"):
+        terms = mix64(words + np.arange(words.size, dtype=np.uint64) * _WEYL)
+    return int(terms.sum(dtype=np.uint64))
+
+
+def fingerprint(arrays: tuple[Any, ...]) -> tuple[int, ...]:
+    """Each CuPy array's fingerprint, by one launch per array and one read back."""
+    cp = backend.cupy_module()
+    kernel = kernels.get_kernel(FINGERPRINT_FILE, "fingerprint_bytes")
+    out = cp.zeros(len(arrays), dtype=cp.uint64)
+    sms = backend.gpu_properties(backend.current_device_id())["multiprocessors"]
+    for j, a in enumerate(arrays):
+        if not a.flags.c_contiguous or a.data.ptr % 8:
+            a = a.copy()  # an aligned, contiguous copy (rare: offset views)
+        words = -(-a.nbytes // 8)
+        grid = max(1, min(-(-words // FINGERPRINT_BLOCK), 8 * sms))
+        kernel((grid,), (FINGERPRINT_BLOCK,), (a, np.uint64(a.nbytes), out[j:j + 1]))
+    return tuple(int(x) for x in out.get())

@@ -1,0 +1,277 @@
+"""The sparse-matrix graph cache (morphgpu/graph_cache.py): reuse, freshness, freeing."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
+from hypothesis import given
+from hypothesis import strategies as st
+
+import morphgpu
+from morphgpu import backend, graph_cache
+from morphgpu.bfs import bfs
+from morphgpu.csr import validate_graph
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    morphgpu.forget()
+    yield
+    morphgpu.forget()
+
+
+def _matrix(n=40, density=0.08, seed=0, fmt="csr"):
+    return sp.random(n, n, density=density, random_state=seed, format=fmt)
+
+
+def _expected(m, source):
+    d = csgraph.shortest_path(sp.csr_matrix(m), unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+def _check(m, source=0):
+    got = bfs(m, source, device="cpu").distances
+    np.testing.assert_array_equal(got, _expected(m, source))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_second_call_returns_the_same_graph(fmt):
+    m = _matrix(fmt=fmt)
+    g = validate_graph(m)
+    assert validate_graph(m) is g
+    assert graph_cache.cached(m)
+    _check(m)
+    assert validate_graph(m) is g
+    # Each direction flag gets its graph, sharing the arrays.
+    u = validate_graph(m, directed=False)
+    assert not u.directed and u.indices is g.indices and validate_graph(m, directed=False) is u
+
+
+def test_other_formats_are_converted_every_call():
+    m = _matrix().tolil()
+    assert validate_graph(m) is not validate_graph(m)
+    assert not graph_cache.cached(m)
+
+
+def test_index_arrays_read_only_while_cached_and_forget_restores():
+    m = _matrix()
+    validate_graph(m)
+    assert not m.indices.flags.writeable and not m.indptr.flags.writeable
+    assert m.data.flags.writeable  # a canonical CSR matrix's data is used as it is
+    with pytest.raises(ValueError, match="read-only"):
+        m.indices[0] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        m.indptr[1] += 1
+    morphgpu.forget(m)
+    assert not graph_cache.cached(m)
+    assert m.indices.flags.writeable and m.indptr.flags.writeable
+    if m.indices.base is not None:
+        assert m.indices.base.flags.writeable
+    m.indices[0] = (m.indices[0] + 1) % m.shape[0]  # now allowed, and seen
+    _check(m)
+
+
+def test_converted_data_is_read_only_too():
+    m = _matrix(fmt="csc")
+    validate_graph(m)
+    assert not m.data.flags.writeable
+    with pytest.raises(ValueError, match="read-only"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", sp.SparseEfficiencyWarning)
+        m[0, 0] = 5.0
+    morphgpu.forget(m)
+    assert m.data.flags.writeable
+
+
+def test_live_data_writes_are_seen():
+    m = _matrix()
+    g = validate_graph(m)
+    m.data[:] = 7.0
+    assert validate_graph(m) is g
+    np.testing.assert_array_equal(g.weights, 7.0)
+
+
+def test_scipy_in_place_methods_raise_not_corrupt():
+    m = _matrix()
+    m.indices[:] = m.indices[::-1].copy()  # rows out of order: not canonical
+    m.has_sorted_indices = False
+    g = validate_graph(m)
+    before = (m.indptr.copy(), m.indices.copy())
+    for op in (m.sort_indices, m.eliminate_zeros, m.sum_duplicates):
+        with pytest.raises(ValueError, match="read-only"):
+            op()
+        np.testing.assert_array_equal(m.indices, before[1])
+        np.testing.assert_array_equal(m.indptr, before[0])
+    assert validate_graph(m) is g
+    morphgpu.forget(m)
+    m.sort_indices()
+    _check(m)
+
+
+def test_shrinking_resize_raises_and_never_returns_the_old_graph():
+    m = _matrix()
+    g = validate_graph(m)
+    with pytest.raises(ValueError, match="read-only"):
+        m.resize((m.shape[0], 5))  # SciPy replaces indices, then fails writing indptr
+    try:
+        again = validate_graph(m)
+    except morphgpu.GraphFormatError:
+        return  # the half-resized matrix is refused
+    assert again is not g
+
+
+def test_already_read_only_arrays_stay_read_only():
+    m = _matrix()
+    m = sp.csr_matrix((m.data.copy(), m.indices.copy(), m.indptr.copy()), shape=m.shape)
+    m.indices.flags.writeable = False
+    validate_graph(m)
+    morphgpu.forget(m)
+    assert not m.indices.flags.writeable
+    assert m.indptr.flags.writeable
+
+
+def test_made_writeable_by_hand_is_rebuilt():
+    m = _matrix()
+    m = sp.csr_matrix((m.data.copy(), m.indices.copy(), m.indptr.copy()), shape=m.shape)
+    g = validate_graph(m)
+    for v in reversed(graph_cache._chain(m.indices)):  # around the rule, owner first
+        v.flags.writeable = True
+    m.indices[:] = (m.indices + 1) % m.shape[0]
+    g2 = validate_graph(m)
+    assert g2 is not g
+    _check(m)
+
+
+@pytest.mark.parametrize("change", ["new entry", "setdiag", "grow", "replace indices"])
+def test_structure_changes_through_scipy_give_fresh_results(change):
+    m = _matrix()
+    g = validate_graph(m)
+    _check(m, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sp.SparseEfficiencyWarning)
+        if change == "new entry":
+            zero = np.argwhere(m.toarray() == 0)[0]
+            m[int(zero[0]), int(zero[1])] = 1.0
+        elif change == "setdiag":
+            m.setdiag(1.0)
+        elif change == "grow":
+            m.resize((m.shape[0] + 5, m.shape[1] + 5))
+        else:
+            m.indices = (m.indices + 1) % m.shape[0]
+    g2 = validate_graph(m)
+    assert g2 is not g
+    assert g2.n_edges == m.nnz and g2.n_vertices == m.shape[0]
+    _check(m, 3)
+    assert validate_graph(m) is g2
+
+
+def test_freed_matrix_frees_the_entry():
+    m = _matrix()
+    g = weakref.ref(validate_graph(m))
+    indices = m.indices
+    del m
+    gc.collect()
+    assert g() is None
+    assert not graph_cache._entries
+    assert indices.flags.writeable  # no longer guarded: writeable again
+
+
+def test_shared_arrays_stay_read_only_until_both_forgotten():
+    a = _matrix()
+    b = sp.csr_matrix((a.data, a.indices, a.indptr), shape=a.shape, copy=False)
+    assert np.shares_memory(b.indices, a.indices)
+    validate_graph(a)
+    validate_graph(b)
+    morphgpu.forget(a)
+    assert not b.indices.flags.writeable
+    morphgpu.forget(b)
+    assert b.indices.flags.writeable
+
+
+def test_breadth_first_order_matches_scipy_on_a_cached_matrix():
+    m = _matrix(seed=3)
+    for _ in range(2):
+        order, pred = morphgpu.bfs.breadth_first_order(m, 0, device="cpu")
+        want = csgraph.breadth_first_order(m, 0)
+        np.testing.assert_array_equal(order, want[0])
+        np.testing.assert_array_equal(pred, want[1])
+
+
+def test_structure_on_keeps_cpu_side_without_copy():
+    m = _matrix()
+    g = validate_graph(m)
+    assert graph_cache.structure_on(g, "cpu") is g
+
+
+def test_fingerprint_host_sees_any_one_word():
+    a = np.arange(11, dtype=np.int32)
+    f = graph_cache.fingerprint_host(a)
+    for k in range(a.size):
+        b = a.copy()
+        b[k] += 1
+        assert graph_cache.fingerprint_host(b) != f
+    assert graph_cache.fingerprint_host(a[:10]) != f or a[10] == 0
+
+
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=40),
+       st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), min_size=1, max_size=5),
+       st.sampled_from(["csr", "csc", "coo"]))
+def test_edits_never_give_stale_distances(edges, more, fmt):
+    morphgpu.forget()
+    n = 12
+    rows = np.array([e[0] for e in edges], dtype=np.int64)
+    cols = np.array([e[1] for e in edges], dtype=np.int64)
+    m = sp.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n)).asformat(fmt)
+    _check(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sp.SparseEfficiencyWarning)
+        m = m.tocsr() if fmt == "coo" else m
+        try:
+            for u, v in more:
+                m[u, v] = 1.0
+        except ValueError:  # read-only while cached: the rule; forget, then edit
+            morphgpu.forget(m)
+            for u, v in more:
+                m[u, v] = 1.0
+    _check(m)
+    _check(m)
+
+
+@pytest.mark.gpu
+def test_cupy_matrix_cached_and_fingerprinted():
+    cp = backend.cupy_module()
+    import cupyx.scipy.sparse as csp
+
+    host = _matrix(n=300, density=0.02, seed=5)
+    m = csp.csr_matrix(host)
+    g = validate_graph(m)
+    assert validate_graph(m) is g
+    r1 = bfs(m, 0, device="gpu")
+    assert validate_graph(m) is g
+    np.testing.assert_array_equal(cp.asnumpy(r1.distances), _expected(host, 0))
+    # The GPU fingerprint equals its NumPy twin, word for word.
+    # (an 8-byte-offset view, a 4-byte-offset one that is copied, an odd byte count)
+    arrays = (m.indptr, m.indices, m.data[1:], m.indices[1:], m.indices[:3].view(cp.uint8)[:5])
+    assert graph_cache.fingerprint(arrays) == tuple(graph_cache.fingerprint_host(a)
+                                                    for a in arrays)
+    # An in-place write to the indices (no read-only flag on CuPy) is detected.
+    m.indices[:] = (m.indices + 1) % host.shape[0]
+    g2 = validate_graph(m)
+    assert g2 is not g
+    changed = host.copy()
+    changed.indices = (changed.indices + 1) % host.shape[0]
+    r2 = bfs(m, 0, device="gpu")
+    np.testing.assert_array_equal(cp.asnumpy(r2.distances), _expected(changed, 0))
+    # A SciPy matrix searched on the GPU reuses one GPU copy per device.
+    bfs(host, 0, device="gpu")
+    h = validate_graph(host)
+    assert graph_cache.structure_on(h, "gpu") is graph_cache.structure_on(h, "gpu")
+    ref = weakref.ref(g2)
+    del m, g, g2, r1, r2
+    gc.collect()
+    assert ref() is None
