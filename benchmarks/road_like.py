@@ -3,7 +3,7 @@ Delaunay graphs of random points) and the Graph500 inputs (Kronecker, uniform ra
 with what Graph500's edge count needs. Built on the GPU where the library can (``device``
 as in :mod:`morphgpu.generators`); tests call them at tiny sizes on the CPU.
 
-Not a benchmark itself: scripts/gpu-check runs only the modules that call harness.main.
+Not a benchmark itself: scripts/gpu-check runs only the modules with a __main__ block.
 """
 
 from __future__ import annotations
