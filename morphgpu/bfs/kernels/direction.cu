@@ -56,9 +56,9 @@
 // writes the labels, and the parents when out_parent is non-null, in the caller's ids
 // (map_back.cuh; a second launch for it cost 1.047x, H200 Kronecker 21); the search's
 // parents then need no initialisation.
-// MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (scripts/
-// bfs_profile.py reads it): row 0 the start, row L + 1 level L (start, after phase A's
-// barrier or 0 when fused, end, flags | n_f << 8).
+// MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (read by
+// scripts/bfs_profile.py until it was deleted; git keeps it): row 0 the start, row L + 1
+// level L (start, after phase A's barrier or 0 when fused, end, flags | n_f << 8).
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>

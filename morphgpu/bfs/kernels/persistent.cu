@@ -15,8 +15,10 @@
 // gave up" flag to ctrl[2 (r % 3) .. +1]; block 0 zeroes tails[(r + 1) % 3] during round r.
 // A slot is rewritten only two barriers after everyone read it.
 //
-// MG_BFS_PROFILE: block 0 counts rounds and clock64() cycles into mg_bfs_profile
-// (scripts/bfs_profile.py reads it; see PROFILE_* below).
+// MG_BFS_PROFILE: block 0 counts rounds and clock64() cycles into mg_bfs_profile (see
+// PROFILE_* below). Its reader, scripts/bfs_profile.py, was deleted with the module
+// switches it drove (git keeps it); a scripts/profile/bfs.py on the refactored wing's
+// kernel loader would read it again.
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/ell.cuh>

@@ -1,0 +1,110 @@
+"""The BFS benchmark's graph builders and Graph500 conventions, on the CPU at tiny sizes.
+
+Speed itself is measured by ``benchmarks/bfs.py`` on a GPU, not here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import bfs as bench  # noqa: E402
+import road_like  # noqa: E402
+
+from morphgpu import generators  # noqa: E402
+
+
+def _pairs(g):
+    rows = np.repeat(np.arange(g.n_vertices), np.diff(g.indptr))
+    return rows, np.asarray(g.indices, dtype=np.int64)
+
+
+@pytest.mark.parametrize("nx, ny", [(40, 30), (1, 7), (9, 1)])
+def test_grid_with_deletions_is_a_symmetric_subgrid(nx, ny):
+    g = road_like.grid_with_deletions(nx, ny, keep=0.75, seed=3, device="cpu")
+    assert g.n_vertices == nx * ny and not g.directed
+    assert np.diff(g.indptr).max(initial=0) <= 4
+    assert road_like.is_symmetric(g.indptr, g.indices)
+    rows, cols = _pairs(g)
+    step = np.abs(cols - rows)
+    # only grid neighbours: right/left within a row, or up/down one row
+    assert np.all((step == nx) | ((step == 1) & (np.minimum(rows, cols) % nx < nx - 1)))
+    assert np.unique(rows * g.n_vertices + cols).size == g.n_edges  # no duplicates
+
+
+def test_grid_with_deletions_keeps_about_keep_of_the_edges():
+    full = generators.grid2d(100, 100, device="cpu").n_edges
+    kept = road_like.grid_with_deletions(100, 100, keep=0.75, device="cpu").n_edges
+    assert 0.72 < kept / full < 0.78
+    assert road_like.grid_with_deletions(20, 20, keep=1.0, device="cpu").n_edges == \
+        generators.grid2d(20, 20, device="cpu").n_edges
+    assert road_like.grid_with_deletions(20, 20, keep=0.0, device="cpu").n_edges == 0
+    a = road_like.grid_with_deletions(50, 50, seed=1, device="cpu")
+    b = road_like.grid_with_deletions(50, 50, seed=1, device="cpu")
+    c = road_like.grid_with_deletions(50, 50, seed=2, device="cpu")
+    assert np.array_equal(a.indices, b.indices) and not np.array_equal(a.indices, c.indices)
+    with pytest.raises(ValueError):
+        road_like.grid_with_deletions(5, 5, keep=1.5, device="cpu")
+
+
+def test_delaunay_is_symmetric_and_planar():
+    n = 3000
+    g = road_like.delaunay(n, device="cpu")
+    assert g.n_vertices == n and road_like.is_symmetric(g.indptr, g.indices)
+    undirected = g.n_edges // 2
+    assert 2 * n <= undirected <= 3 * n - 6  # planar, and triangulated (not sparse)
+    assert np.diff(g.indptr).min() >= 2
+
+
+def test_uniform_random_mean_degree():
+    g = road_like.uniform_random(1 << 10, 16, device="cpu")
+    assert g.n_vertices == 1024 and g.n_edges == 16 * 1024
+    assert road_like.is_symmetric(g.indptr, g.indices)
+
+
+def test_kronecker_input_degrees_count_the_generated_tuples():
+    scale = 10
+    degrees = road_like.kronecker_input_degrees(scale, 16, device="cpu")
+    merged = generators.kronecker(scale, 16, device="cpu")
+    assert degrees.shape == (1 << scale,)
+    # each generated tuple at both ends, less the self-loops the generator drops (a
+    # fraction 0.62 ** scale of them)
+    generated = 16 * (1 << scale)
+    assert 2 * generated * (1 - 2 * 0.62**scale) <= degrees.sum() < 2 * generated
+    assert np.all(degrees >= np.diff(merged.indptr))  # merging only removes duplicates
+
+
+def test_is_symmetric_sees_a_one_way_edge():
+    g = generators.grid2d(3, 3, device="cpu")
+    assert road_like.is_symmetric(g.indptr, g.indices)
+    assert not road_like.is_symmetric(np.array([0, 1, 1]), np.array([1]))
+
+
+def test_graph500_edge_count_and_harmonic_mean():
+    result = SimpleNamespace(n_edges_traversed=10, distances=np.array([0, 1, -1]))
+    assert bench.graph500_edges(result, None, symmetric=True) == 5
+    assert bench.graph500_edges(result, None, symmetric=False) == 10
+    assert bench.graph500_edges(result, np.array([4, 6, 100]), symmetric=True) == 5
+    # the harmonic mean of rates 10 and 30 is 15; zero-time or zero-edge searches are left out
+    assert bench.harmonic_teps([10.0, 30.0, 5.0], [1.0, 1.0, 0.0]) == pytest.approx(15.0)
+
+
+def test_roots_have_edges_and_the_graph_lists_are_consistent():
+    g = generators.grid2d(5, 5, device="cpu")
+    roots = bench.pick_roots(road_like.grid_with_deletions(30, 30, keep=0.5, device="cpu"), 64)
+    assert len(set(roots)) == 64
+    assert bench.pick_roots(g, 64) and len(bench.pick_roots(g, 64)) == 25
+    for quick, big in ((True, False), (False, False), (False, True)):
+        labels = [case.label for case in bench.cases(quick, big)]
+        assert len(set(labels)) == len(labels)
+        assert all(case.family in bench.FAMILY_VARIANTS for case in bench.cases(quick, big))
+    full = {case.label: case for case in bench.cases(False)}
+    assert full["grid2d 4000x4000"].target_ms == 16.0
+    assert {"kron 21 ef16", "kron 22 ef16", "uniform 2^22 deg16", "delaunay 1M",
+            "grid-del 5000x5000 p.75"} <= set(full)
