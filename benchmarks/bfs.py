@@ -32,7 +32,7 @@ from morphgpu.bfs import gpu, graph500_check, variants
 from morphgpu.csr import CSRGraph
 
 GPU_VARIANTS = ["persistent", "expand-contract", "two-phase", "contract-expand", "hybrid",
-                "merge-path", "direction-optimizing", "beamer"]
+                "merge-path", "direction-optimizing", "beamer", "async"]
 # The load-balanced paper's couplings and the frontier classes: host-launched levels of
 # three to four launches, made for wide frontiers (the paper itself loses on deep graphs),
 # so they run on the graphs auto does not send to `persistent`, on half a slice each.

@@ -54,7 +54,7 @@ import numpy as np
 
 from .. import backend, barrier, kernels, reorder
 from ..csr import CSRGraph, inverse_permutation
-from . import variants
+from . import asynchronous, variants
 
 LEVEL_FILE = "bfs/kernels/level.cu"
 PERSISTENT_FILE = "bfs/kernels/persistent.cu"
@@ -1114,6 +1114,8 @@ def run(g: CSRGraph, source: int, *, variant: str, want_parents: bool,
     elif name == "bottom-up":
         dist, parent = run_direction_optimizing(ws, source, want_parents, force="bottom-up",
                                                 **options)
+    elif name == "async":  # bfs/asynchronous.py (issue 22)
+        dist, parent = asynchronous.run_async(ws, source, want_parents, **options)
     else:
         raise ValueError(f"variant {name!r} has no GPU implementation")
     return dist, parent, name

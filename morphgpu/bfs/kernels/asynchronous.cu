@@ -46,19 +46,21 @@
 // while work exists; it is zero exactly when every item is done. Idle warps poll it and
 // leave at zero.
 //
-// Global queue: a ring of `capacity` slots (a power of two), head and tail 64-bit
-// counters that only grow (slot = counter mod capacity). A producer reserves slots with
-// one atomicAdd on tail per warp and stores each item with a release store; a consumer
-// reserves up to 32 published-or-reserved slots with atomicCAS on head (never past tail),
-// waits for each slot to leave EMPTY (its producer is between reservation and store),
-// reads it and writes EMPTY back, so a slot can be reused one lap later (a producer of a
-// later lap waits for that EMPTY; every wait is on an older reservation, whose owner is not
-// waiting on anything newer, so the chain ends). Overflow: a reservation reaching more
-// than `capacity` slots past the consumers' head sets ctrl[C_OVERFLOW] and drops its items;
-// every warp then leaves, the kernel puts EMPTY in every slot and writes no result, and
-// the host (asynchronous.py) reruns the search with the level-synchronous `persistent`
-// variant (and doubles the queue for the next search on that graph). A wrong answer is
-// never returned.
+// Global queue: `capacity` slots, EMPTY between searches, used once each per search (head
+// and tail are 64-bit counters that only grow, slot = counter). A producer reserves slots
+// with one atomicAdd on tail per warp and stores each item with a release store; a
+// consumer reserves up to 32 reserved slots with atomicCAS on head (never past tail), and
+// waits for each to leave EMPTY (its producer is between reservation and store). After the
+// search the grid writes EMPTY back into the slots used, [0, min(tail, capacity)).
+// Not a ring: reusing a slot one lap later would need a sequence word per slot (a producer
+// of lap L cannot tell "lap L-1's item not yet stored" from "lap L-1's item consumed" by
+// an EMPTY slot, and a consumer of lap L cannot tell lap L-1's unconsumed item from its
+// own), so the capacity bounds the items that pass through the global queue in one
+// search, not those pending at once; items kept in warps' rings do not use it.
+// Overflow: a reservation past `capacity` sets ctrl[C_OVERFLOW] and drops its items; every
+// warp then leaves, the kernel writes no result, and the host (asynchronous.py) reruns the
+// search with the level-synchronous `persistent` variant (and doubles the queue for the
+// next search on that graph). A wrong answer is never returned.
 //
 // Memory ordering: the labels need none (atomicMin is exact whatever the order; an item's
 // recorded distance is checked against a relaxed read and the smaller of the two used).
@@ -165,36 +167,16 @@ __device__ __forceinline__ unsigned lanes_below() {
     return m;
 }
 
-// Lane 0 only: reserve n slots of the global queue. Returns the first counter, or EMPTY
-// when the reservation could overwrite a slot the consumers have not taken yet (overflow:
-// the flag is set, the items are dropped, the search is rerun by the host). `head_seen` is
-// an earlier read of head: head only grows, so an old value is conservative, and only a
-// reservation that looks too far ahead pays a fresh read.
-__device__ __forceinline__ u64 reserve_global(u64* ctrl, u64 n, u64 head_seen, u64 capacity) {
+// Lane 0 only: reserve n slots of the global queue. Returns the first, or EMPTY when the
+// reservation passes the capacity (overflow: the flag is set, the items are dropped, the
+// host reruns the search).
+__device__ __forceinline__ u64 reserve_global(u64* ctrl, u64 n, u64 capacity) {
     const u64 base = atomicAdd(ctrl + C_TAIL, n);
-    if (base + n > head_seen + capacity) {
-        const u64 head = ld_relaxed(ctrl + C_HEAD);
-        if (base + n > head + capacity) {
-            st_relaxed(ctrl + C_OVERFLOW, 1ull);
-            return EMPTY;
-        }
+    if (base + n > capacity) {
+        st_relaxed(ctrl + C_OVERFLOW, 1ull);
+        return EMPTY;
     }
     return base;
-}
-
-// Publish one item in the slot of counter idx (reserved by reserve_global). On the first
-// lap the slot is EMPTY (the queue is EMPTY between searches); on later laps its previous
-// item's consumer has reserved it (the reservation passed the overflow test) and writes
-// EMPTY back right after reading it, which this waits for.
-__device__ __forceinline__ void publish(u64* queue, u64 capacity, u64* ctrl, u64 idx,
-                                        u64 item) {
-    u64* slot = queue + (idx & (capacity - 1ull));
-    if (idx >= capacity) {
-        while (ld_relaxed(slot) != EMPTY) {
-            if (ld_relaxed(ctrl + C_OVERFLOW)) return;
-        }
-    }
-    st_release(slot, item);
 }
 
 // Warp-collective: take up to 32 items of the global queue (lane i gets the i-th, EMPTY
@@ -206,6 +188,7 @@ __device__ __forceinline__ int take_global(u64* queue, u64 capacity, u64* ctrl, 
     if (lane == 0) {
         h = ld_relaxed(ctrl + C_HEAD);
         u64 t = ld_relaxed(ctrl + C_TAIL);
+        t = t < capacity ? t : capacity;  // slots past it were never written (overflow)
         while (h < t) {
             const u64 want = t - h < 32ull ? t - h : 32ull;
             const u64 old = atomicCAS(ctrl + C_HEAD, h, h + want);
@@ -215,22 +198,20 @@ __device__ __forceinline__ int take_global(u64* queue, u64 capacity, u64* ctrl, 
             }
             h = old;
             t = ld_relaxed(ctrl + C_TAIL);
+            t = t < capacity ? t : capacity;
         }
     }
     k = __shfl_sync(FULL, k, 0);
     h = __shfl_sync(FULL, h, 0);
     item = EMPTY;
     if ((int)lane < k) {
-        u64* slot = queue + ((h + lane) & (capacity - 1ull));
+        const u64* slot = queue + h + lane;
         u64 got;
         // Its producer has reserved it and is about to store (or overflowed: then leave).
         while ((got = ld_acquire(slot)) == EMPTY) {
             if (ld_relaxed(ctrl + C_OVERFLOW)) break;
         }
-        if (got != EMPTY) {
-            st_relaxed(slot, EMPTY);  // free for the next lap's producer
-            item = got;
-        }
+        item = got;
     }
     return k;
 }
@@ -309,11 +290,10 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
             idle = false;
             sleep_ns = 32;
         }
-        // Hints for this batch, read by lane 0 while the rows load: the consumers' head (for
-        // the overflow test), whether some warp is idle (work sharing), the overflow flag.
-        u64 head_seen = 0, idle_seen = 0, overflow = 0;
+        // Hints for this batch, read by lane 0 while the rows load: whether some warp is
+        // idle (work sharing), the overflow flag.
+        u64 idle_seen = 0, overflow = 0;
         if (lane == 0) {
-            head_seen = ld_relaxed(ctrl + C_HEAD);
             idle_seen = ld_relaxed(ctrl + C_IDLE);
             overflow = ld_relaxed(ctrl + C_OVERFLOW);
         }
@@ -395,7 +375,7 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
                 if (n_global > 0) {
                     __threadfence();  // the count before the items (header comment)
                     stats[S_GLOBAL] += (u64)n_global;
-                    gbase = reserve_global(ctrl, (u64)n_global, head_seen, capacity);
+                    gbase = reserve_global(ctrl, (u64)n_global, capacity);
                 }
             }
             gbase = __shfl_sync(FULL, gbase, 0);
@@ -407,7 +387,7 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
                 if (rank[u] < n_local) {
                     ring[(rtail + (unsigned)rank[u]) & LOCAL_MASK] = it;
                 } else if (gbase != EMPTY) {
-                    publish(queue, capacity, ctrl, gbase + (u64)(rank[u] - n_local), it);
+                    st_release(queue + gbase + (u64)(rank[u] - n_local), it);
                 }
             }
             rtail += (unsigned)n_local;
@@ -427,11 +407,11 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
             if (lane == 0) {
                 __threadfence();  // these items were counted by this lane earlier
                 stats[S_GLOBAL] += s;
-                gbase = reserve_global(ctrl, s, head_seen, capacity);
+                gbase = reserve_global(ctrl, s, capacity);
             }
             gbase = __shfl_sync(FULL, gbase, 0);
             __syncwarp();
-            if (lane < s && gbase != EMPTY) publish(queue, capacity, ctrl, gbase + lane, it);
+            if (lane < s && gbase != EMPTY) st_release(queue + gbase + lane, it);
         }
         // The batch is done, its pushes counted: now it may leave the count.
         if (lane == 0) atomicAdd(ctrl + C_OUTSTANDING, (u64)(-(i64)k));
@@ -446,13 +426,12 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
     }
     grid_sync(bar);
 
-    // 3. Output. After an overflow: no result (the host reruns), and every slot back to
-    // EMPTY, which the next search relies on. Otherwise every slot is EMPTY already (each
-    // published item was consumed, and its consumer wrote EMPTY back).
-    if (load_volatile(ctrl + C_OVERFLOW)) {
-        for (i64 i = global_tid(); i < (i64)capacity; i += global_stride()) queue[i] = EMPTY;
-        return;
-    }
+    // 3. Output. The slots used back to EMPTY, which the next search relies on. After an
+    // overflow no result (the host reruns).
+    const u64 tail = load_volatile(ctrl + C_TAIL);
+    const i64 used = (i64)(tail < capacity ? tail : capacity);
+    for (i64 i = global_tid(); i < used; i += global_stride()) queue[i] = EMPTY;
+    if (load_volatile(ctrl + C_OVERFLOW)) return;
     // Labels to -1 where unreached while other threads read them for parents: a read of
     // either UNREACHED or -1 never equals d - 1 >= 0, so the race is harmless.
     for (i64 v = global_tid(); v < n; v += global_stride()) {
