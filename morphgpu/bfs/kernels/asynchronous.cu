@@ -121,7 +121,7 @@ constexpr u64 DSAT = ~0ull >> VBITS;  // a saturated (unknown) recorded distance
 constexpr u64 EMPTY = ~0ull;          // an unpublished slot (no valid item has this id)
 
 // ctrl words (u64). The hot counters sit on their own 128-byte lines, so polling one does
-// not contend with atomics on another. asynchronous.py reads C_OVERFLOW .. C_STATS + 8.
+// not contend with atomics on another. asynchronous.py reads C_OVERFLOW .. C_STATS + S_COUNT.
 constexpr int C_HEAD = 0;
 constexpr int C_TAIL = 16;
 constexpr int C_OUTSTANDING = 32;
