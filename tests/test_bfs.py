@@ -22,9 +22,9 @@ GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase", "contract-
                 "hybrid", "merge-path", "merge-path-separate", "merge-path-ib",
                 "merge-path-bi", "merge-path-hybrid", "frontier-classes",
                 "frontier-classes-deferred", "dynamic-parallelism",
-                "direction-optimizing", "beamer", "top-down", "bottom-up"]
+                "direction-optimizing", "beamer", "top-down", "bottom-up", "async"]
 CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent",
-                "merge-path-hybrid", "frontier-classes"]
+                "merge-path-hybrid", "frontier-classes", "async"]
 
 
 def variants_for(device: str) -> list[str]:
@@ -130,7 +130,7 @@ def test_star_of_stars(device, n_hubs):
             check_result(g, source, result)
 
 
-@pytest.mark.parametrize("variant", ["auto", "persistent", "expand-contract"])
+@pytest.mark.parametrize("variant", ["auto", "persistent", "expand-contract", "async"])
 def test_deep_grid_and_path(device, variant):
     """Hundreds of levels; frontiers that grow past one block and shrink again."""
     if variant not in variants_for(device):
@@ -698,3 +698,127 @@ def test_grid_blocks_rules():
     assert launch.grid_blocks(coop, 25_000_000, 16384, widest=1) == launch.ADAPTIVE_MIN_BLOCKS
     assert launch.grid_blocks(coop, 25_000_000, 16384, widest=10**9) == 264
     assert launch.grid_blocks(coop, 100, 16384, widest=100) == 1  # SMALL_GRID's bound holds
+
+
+def _async_cases() -> list[tuple[str, CSRGraph, list[int]]]:
+    """Graphs for the async variant: deep grids (roads-like: degree <= 4, hundreds of
+    levels), a path, a random directed graph (parents from the reverse graph), a symmetric
+    graph with unreachable components, 64-bit vertex ids, one vertex, no edges."""
+    from morphgpu import generators  # noqa: PLC0415
+
+    rng = np.random.default_rng(22)
+    n = 5000
+    directed = CSRGraph.from_edges(rng.integers(0, n, 12000), rng.integers(0, n, 12000),
+                                   n_vertices=n, symmetrize=False)
+    # Three components: two random ones and isolated vertices at the end.
+    src = np.concatenate([rng.integers(0, 1000, 3000), rng.integers(1000, 2000, 3000)])
+    dst = np.concatenate([rng.integers(0, 1000, 3000), rng.integers(1000, 2000, 3000)])
+    parts = CSRGraph.from_edges(src, dst, n_vertices=2100, symmetrize=True)
+    grid = generators.grid2d(300, 200, device="cpu")
+    wide_ids = CSRGraph(grid.indptr.astype(np.int64), grid.indices.astype(np.int64), None,
+                        grid.n_vertices, False)
+    path = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(3000)),
+                               directed=False)
+    return [
+        ("grid 300x200", grid, [0, 299, 30150]),
+        ("grid 1000x40", generators.grid2d(1000, 40, device="cpu"), [0, 20500]),
+        ("path 3000", path, [0, 1500]),
+        ("directed", directed, [0, 17]),
+        ("components", parts, [5, 1500, 2050]),
+        ("64-bit ids", wide_ids, [7]),
+        ("one vertex", CSRGraph.from_edges(np.array([], dtype=np.int64),
+                                           np.array([], dtype=np.int64), n_vertices=1), [0]),
+        ("no edges", CSRGraph.from_edges(np.array([], dtype=np.int64),
+                                         np.array([], dtype=np.int64), n_vertices=7), [3]),
+    ]
+
+
+def _check_gpu(host: CSRGraph, source: int, dist, parent) -> None:
+    d = dist.get()
+    np.testing.assert_array_equal(d, scipy_distances(host, source))
+    if parent is not None:
+        graph500_check(host.indptr, host.indices, source, d, parent.get())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [{}, {"blocks": 1}, {"blocks": 1 << 20},
+                                     {"local": 64, "keep": 0}, {"unroll": 1},
+                                     {"keep": 256, "sleep_ns": 32}])
+def test_gpu_async(options):
+    """The async variant against SciPy and Graph500's parent check: default launch, one
+    block (8 warps), the whole resident grid, small rings that overflow into the global
+    queue and share everything, one edge chunk per pass, no sharing. No overflow at the
+    default queue size."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import asynchronous  # noqa: PLC0415
+
+    for label, host, sources in _async_cases():
+        g = host.to("gpu")
+        ws = gpu.workspace(g)
+        for source in sources:
+            for parents in (True, False):
+                dist, parent, name = gpu.run(g, source, variant="async",
+                                             want_parents=parents, **options)
+                assert name == "async"
+                assert (parent is None) == (not parents)
+                _check_gpu(host, source, dist, parent)
+                stats = asynchronous.last_stats(ws)
+                assert stats["overflow"] == 0, label
+                reached = int((dist >= 0).sum())
+                # Every reached vertex but the source had its label lowered at least once
+                # and was processed at least once.
+                assert stats["lowered"] >= reached - 1, (label, stats)
+                assert stats["processed"] >= reached, (label, stats)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("capacity", [1, 2, 64, 200])
+def test_gpu_async_queue_overflow(capacity):
+    """A queue too small for the search: the kernel flags the overflow, the runner reruns
+    with the level-synchronous kernel and the answer is still exact; the queue is left
+    EMPTY for the next search, which runs at the default size without overflow. Overflow
+    is certain: the root of star_of_stars(300) pushes 300 hubs in one batch, of which a
+    ring of 64 keeps 64 at most, so >= 236 items go to the global queue (from a leaf, the
+    root's batch pushes the other 299)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import asynchronous  # noqa: PLC0415
+
+    host = star_of_stars(300)
+    g = host.to("gpu")
+    ws = gpu.workspace(g)
+    before = asynchronous.state(ws).overflows
+    for source in (0, host.n_vertices - 1):
+        dist, parent, _ = gpu.run(g, source, variant="async", want_parents=True,
+                                  capacity=capacity, local=64, keep=0)
+        _check_gpu(host, source, dist, parent)
+        assert asynchronous.last_stats(ws)["overflow"] == 1
+    st = asynchronous.state(ws)
+    assert st.overflows == before + 2
+    assert st.grow_to == 0  # a size the caller fixed is not grown
+    assert int((st.queue != np.uint64(2**64 - 1)).sum()) == 0  # all EMPTY again
+    for source in (0, 77):
+        dist, parent, _ = gpu.run(g, source, variant="async", want_parents=True)
+        _check_gpu(host, source, dist, parent)
+        assert asynchronous.last_stats(ws)["overflow"] == 0
+        assert int((asynchronous.state(ws).queue != np.uint64(2**64 - 1)).sum()) == 0
+
+
+@pytest.mark.gpu
+def test_gpu_async_roads(shared):
+    """A real road network (deep, degree <= 8): async against SciPy, from a few roots."""
+    from morphgpu import graph_io  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = graph_io.read_graph(shared("data", "roads", "NY.gr.xz")).to("cpu")
+    g = host.to("gpu")
+    for source in (0, host.n_vertices // 2, host.n_vertices - 1):
+        dist, parent, _ = gpu.run(g, source, variant="async", want_parents=True)
+        _check_gpu(host, source, dist, parent)
+
+
+def test_async_queue_capacity_rule():
+    from morphgpu.bfs.gpu import asynchronous  # noqa: PLC0415
+
+    for n in (1, 7, 2048, 10**6, 25 * 10**6):
+        assert asynchronous.queue_capacity(n) >= 2 * n + 4096
+    assert variants.check("async").cpu_direction == "top-down"

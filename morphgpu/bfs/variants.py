@@ -51,6 +51,9 @@ _MERRILL = "merrill-scalable-gpu-graph-traversal"
 _LB = "load-balanced-gpu-bfs"
 _ENT = "enterprise-bfs"
 _DP = "bfs-dynamic-graphs-dynamic-parallelism"
+# Atos (Chen, Porumbescu, Owens et al., "Atos: a task-parallel GPU scheduler for graph
+# analytics"): no file of it in ../shared/papers yet, so the name is descriptive.
+_ATOS = "atos-async-gpu"
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -104,6 +107,11 @@ VARIANTS: dict[str, Variant] = {
                 "small/medium/large/huge queues by out-degree (< 32, < 256, < 65536, "
                 "more) served by a thread/warp/block/the grid, vertices classified by "
                 "their discoverer, block prefix-sum enqueue per class", True, "top-down"),
+        Variant("async", _ATOS, "asynchronous label-correcting BFS in one persistent "
+                "launch, no barrier per level: warps take batches of (vertex, distance) "
+                "items from a shared-memory ring, else a global queue, relax with "
+                "atomicMin, keep their pushes local and share with idle warps; for "
+                "high-diameter graphs (bfs/asynchronous.py)", True, "top-down"),
     ]
 }
 

@@ -17,6 +17,8 @@ module             holds
                    fixed grids launched back to back
 ``direction``      direction-optimizing, beamer, bottom-up: one launch of
                    direction.cu
+``asynchronous``   async: one launch of asynchronous.cu, label-correcting
+                   with no level barrier
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -30,6 +32,7 @@ from functools import partial
 from typing import Any
 
 from .. import variants
+from .asynchronous import run_async
 from .coupled import run_frontier_classes, run_merge_path_coupled
 from .direction import run_direction
 from .launch import NULL, grid_blocks
@@ -73,6 +76,7 @@ RUNNERS: dict[str, Any] = {
     "direction-optimizing": run_direction,
     "beamer": partial(run_direction, rule="beamer"),
     "bottom-up": partial(run_direction, rule="bottom-up"),
+    "async": run_async,
 }
 
 
