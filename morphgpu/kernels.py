@@ -54,6 +54,12 @@ def _headers_digest() -> str:
     return h.hexdigest()[:16]
 
 
+def define_lines(defines: Mapping[str, Any] | None) -> str:
+    """``#define`` lines equal to the ``-D`` options of _define_options (a bare name is 1)."""
+    return "".join(f"#define {key} {1 if value is None else value}\n"
+                   for key, value in sorted((defines or {}).items()))
+
+
 def _define_options(defines: Mapping[str, Any] | None) -> list[str]:
     out = []
     for key, value in sorted((defines or {}).items()):
@@ -101,9 +107,14 @@ def _load(
     extra: tuple[str, ...],
 ) -> Any:
     cp = backend.cupy_module()
-    options = compile_options(dict(defines), (*file_options(path), *extra)) + (
-        f"-DMORPHGPU_HEADERS={_headers_digest()}",)
-    source = read_source(path)
+    # Defines go into the source, not the options: CuPy compiles an empty program once per
+    # distinct option set in each process (its compiler-version key), ~13 ms each on an
+    # H100 host, so a first call touching five define sets paid ~65 ms for nothing. With
+    # the defines in the text, every module of a kind shares one option set; the disk
+    # cache is still keyed by the full source.
+    options = compile_options(None, (*file_options(path), *extra))
+    source = (define_lines(dict(defines)) + f"// headers {_headers_digest()}\n"
+              + read_source(path))
     try:
         module = cp.RawModule(
             code=source,
@@ -128,8 +139,9 @@ def load_module(
     """Compile (or fetch from cache) a package ``.cu`` file as a ``cupy.RawModule``.
 
     ``path`` is relative to the package (``"bfs/kernels/bfs.cu"``). ``defines`` become
-    ``-DKEY=VALUE`` and select template-like variants such as the index types; each
-    distinct set is compiled once per process and cached on disk by CuPy.
+    ``#define KEY VALUE`` lines at the top of the source (as ``-DKEY=VALUE`` would) and
+    select template-like variants such as the index types; each distinct set is compiled
+    once per process and cached on disk by CuPy.
     ``cooperative=True`` compiles for, and launches with, cooperative launch (grid.sync()).
     """
     return _load(

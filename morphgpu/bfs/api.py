@@ -9,7 +9,7 @@ compare them with. An explicitly named ``variant`` also runs our path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,12 +24,16 @@ SCIPY_NO_PREDECESSOR = -9999  # what scipy.sparse.csgraph writes for "no predece
 
 @dataclass(frozen=True)
 class BFSResult:
-    """What :func:`bfs` returns; arrays live on the side the graph came from."""
+    """What :func:`bfs` returns; arrays live on the side the graph came from.
+
+    On the GPU, :func:`bfs` returns as soon as the search is queued, as CuPy calls do:
+    ``n_levels`` and ``n_edges_traversed`` are counted on the device after the search and
+    read back (one small copy, which waits for the search) the first time either is asked
+    for, so a caller that only wants the arrays never waits on the host.
+    """
 
     distances: Any  # int32, -1 where unreached
     predecessors: Any  # vertex-id dtype, root is its own parent, -1 unreached; or None
-    n_levels: int  # number of non-empty levels (1 for an isolated source)
-    n_edges_traversed: int  # CSR entries out of reached vertices (the TEPS numerator)
     variant: str  # the variant that ran (auto's choice resolved)
     device: str  # "cpu" or "gpu"
     source: int = -1
@@ -37,6 +41,28 @@ class BFSResult:
     # from an earlier result (bfs(..., previous=)) rather than searched afresh.
     graph_version: int | None = None
     incremental: bool = False
+    # (CSR entries out of reached vertices, largest label) as ints, or a device array
+    # holding them (read on first use).
+    figures: Any = field(default=None, repr=False, compare=False)
+
+    def _figures(self) -> tuple[int, int]:
+        figures = self.figures
+        if not isinstance(figures, tuple):
+            words = figures.get()
+            figures = (int(words[0]), int(words[1]))
+            object.__setattr__(self, "figures", figures)  # read once
+        return figures
+
+    @property
+    def n_levels(self) -> int:
+        """Number of non-empty levels (1 for an isolated source)."""
+        return self._figures()[1] + 1
+
+    @property
+    def n_edges_traversed(self) -> int:
+        """CSR entries out of reached vertices (directed entries: on a symmetric graph
+        twice Graph500's count of undirected edges)."""
+        return self._figures()[0]
 
 
 def _as_graph(graph: Any, what: str = "graph") -> CSRGraph:
@@ -140,8 +166,7 @@ def bfs(
     if chosen.name == "auto" and _delegate_to_scipy(device, side, g):
         host = g.to("cpu")
         dist, parent = _scipy_bfs(host, source)
-        reached_edges = int(np.diff(host.indptr)[dist >= 0].sum())
-        top = int(dist.max())
+        figures = (int(np.diff(host.indptr)[dist >= 0].sum()), int(dist.max()))
         name = "scipy"
     elif side == "gpu":
         from . import gpu  # noqa: PLC0415  (CuPy only where the GPU runs)
@@ -150,8 +175,7 @@ def bfs(
             on_gpu = graph_cache.structure_on(g, "gpu")  # kept per matrix and device
             dist, parent, name = gpu.run(on_gpu, source, variant=chosen.name,
                                          want_parents=predecessors)
-            reached_edges = gpu.edges_out_of_reached(on_gpu, dist)
-            top = int(dist.max())
+            figures = gpu.figures_on_device(on_gpu, dist)  # read when asked for
     else:
         host = g.to("cpu")
         cg = cpu.CPUGraph(host.indptr, host.indices, symmetric=not host.directed)
@@ -159,14 +183,12 @@ def bfs(
         if chosen.name == "auto":
             direction = variants.auto_cpu(np.diff(host.indptr))
         dist, parent, _ = cpu.bfs(cg, source, want_parents=predecessors, direction=direction)
-        reached_edges = int(np.diff(host.indptr)[dist >= 0].sum())
-        top = int(dist.max())
+        figures = (int(np.diff(host.indptr)[dist >= 0].sum()), int(dist.max()))
         name = chosen.name if chosen.name != "auto" else f"cpu-{direction}"
     return BFSResult(
         distances=backend.to_side(dist, home),  # type: ignore[arg-type]
         predecessors=backend.to_side(parent, home) if predecessors else None,  # type: ignore[arg-type]
-        n_levels=top + 1,
-        n_edges_traversed=reached_edges,
+        figures=figures,
         variant=name,
         device=side,
         source=source,
@@ -249,8 +271,7 @@ def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, prede
         distances=dist if side == dg.side else backend.to_side(dist, dg.side),
         predecessors=(parent if side == dg.side else backend.to_side(parent, dg.side))
         if predecessors else None,
-        n_levels=top + 1,
-        n_edges_traversed=reached_edges,
+        figures=(reached_edges, top),
         variant=name,
         device=side,
         source=source,

@@ -95,8 +95,9 @@ class DeviceGraph:
         hubs, top, end = (int(x) for x in out.get())
         return hubs, top, end
 
-    def result_figures(self, dist: Any, flag: Any = None) -> tuple[int, int, int]:
-        """(out-edges of the reached vertices, the largest label, flag or 0) in one read."""
+    def figures_on_device(self, dist: Any, flag: Any = None) -> Any:
+        """[out-edges of the reached vertices, the largest label, flag or 0] as a uint64
+        device array, filled by one launch (nothing is read back)."""
         cp = backend.cupy_module()
         out = cp.zeros(3, dtype=cp.uint64)
         if flag is not None:
@@ -104,7 +105,11 @@ class DeviceGraph:
         _figures_kernel(self, "bfs_result_figures")(
             *kernels.launch_config(max(self.n, 1), 256, 1024),
             (*self.args, dist, np.int64(self.n), out))
-        edges, top, flagged = (int(x) for x in out.get())
+        return out
+
+    def result_figures(self, dist: Any, flag: Any = None) -> tuple[int, int, int]:
+        """(out-edges of the reached vertices, the largest label, flag or 0) in one read."""
+        edges, top, flagged = (int(x) for x in self.figures_on_device(dist, flag).get())
         return edges, top, flagged
 
     @property

@@ -93,6 +93,14 @@ def run(g: Any, source: int, *, variant: str, want_parents: bool,
     return dist, parent, name
 
 
+def figures_on_device(g: Any, dist: Any) -> Any:
+    """[CSR entries out of reached vertices, largest label, 0] as a uint64 device array,
+    counted by one launch queued after the search (kernels/figures.cu); nothing waits."""
+    from .. import layouts  # noqa: PLC0415  (it builds on this package)
+
+    return layouts.csr_view(workspace(g)).figures_on_device(dist)
+
+
 def edges_out_of_reached(g: Any, dist: Any) -> int:
     """CSR entries leaving reached vertices (directed entries; Graph500's count of a
     symmetric graph is half of it)."""
