@@ -346,6 +346,28 @@ def test_gpu_persistent_options(options):
         np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
 
 
+@pytest.mark.gpu
+def test_gpu_persistent_cluster():
+    """From the second search on, a graph whose frontiers fit one cluster runs on a single
+    thread-block cluster (hardware barrier): exact on grids (ELL rows, grid levels), a
+    Delaunay-like mesh of degree > 8 (CSR rows), and the layered graph's hand-overs."""
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    cases = [generators.grid2d(300, 200, device="gpu"),
+             generators.delaunay_graph(20000, device="gpu"),
+             layered_graph(THRESHOLD_WIDTHS[-1][0], True).to("gpu")]
+    for g in cases:
+        host = g.to("cpu")
+        ws = gpu.workspace(g)
+        for call, source in enumerate((0, 7, 11, host.n_vertices - 1, 5)):
+            dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
+                                      enter_local=64 if call % 2 else 2048)
+            graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+            np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+        assert any(key[-1] for key in ws._launches if key[0] == "persistent")
+
+
 def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
     """Graphs of maximum degree <= 8 (the persistent kernel's ELL rows): a grid (width 4),
     a 3D grid whose wide levels overflow the one-block edge queue and narrow ones return

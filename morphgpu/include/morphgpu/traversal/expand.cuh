@@ -185,11 +185,12 @@ __device__ __forceinline__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* 
     expand_rows_grid<BLOCK, CAP>(s, CsrAdjacency{indptr, indices}, rows, n_rows, visit);
 }
 
-// Rows of at most ROW edges (meshes, roads), one per thread, grid-stride in whole warps:
+// Short rows (meshes, roads), one per thread, grid-stride in whole warps:
 // each thread issues its row's id loads together, then the label loads, then claims the
 // unvisited ones (label check + atomicCAS, so exactly one discoverer wins); the warp then
 // reserves queue slots for all its claims with one atomicAdd (a warp prefix sum).
-// Every thread of the grid calls it; the caller guarantees no row exceeds ROW edges.
+// Every thread of the grid calls it; a row is read ROW edges at a time, so rows of a few
+// times ROW cost a few rounds of the warp (a long row stalls its warp: hubs need gathering).
 //
 // spread: the frontier's runs of 32 go to warp 0 of every block first, then warp 1 of
 // every block, ... (warp rank warp_id * gridDim.x + blockIdx.x), instead of filling block
@@ -214,29 +215,34 @@ __device__ void expand_short_rows_claim(const Adj& adj, const vid_t* in, i64 n_i
             b = adj.begin(v);
             e = adj.end(v);
         }
-        vid_t w[ROW];
-        bool mine[ROW];
+        // Rows longer than ROW take several chunks (warp-uniform loop: the warp's claims of
+        // one chunk share one queue reservation).
+        for (eid_t c = b;; c += ROW) {
+            if (!__any_sync(0xffffffffu, c < e)) break;
+            vid_t w[ROW];
+            bool mine[ROW];
 #pragma unroll
-        for (int t = 0; t < ROW; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
+            for (int t = 0; t < ROW; ++t) w[t] = (c + t < e) ? adj.at(c + t) : (vid_t)0;
 #pragma unroll
-        for (int t = 0; t < ROW; ++t) mine[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
-        int count = 0;
+            for (int t = 0; t < ROW; ++t) mine[t] = (c + t < e) && __ldcg(dist + w[t]) == -1;
+            int count = 0;
 #pragma unroll
-        for (int t = 0; t < ROW; ++t) {
-            if (mine[t]) mine[t] = atomicCAS(dist + w[t], -1, next_level) == -1;
-            count += mine[t];
-        }
-        const int inclusive = warp_inclusive_sum(count);
-        const int total = __shfl_sync(0xffffffffu, inclusive, 31);
-        if (total == 0) continue;
-        u64 first = 0;
-        if (lane == 31) first = atomicAdd(out_tail, (u64)total);
-        u64 slot = __shfl_sync(0xffffffffu, first, 31) + (u64)(inclusive - count);
+            for (int t = 0; t < ROW; ++t) {
+                if (mine[t]) mine[t] = atomicCAS(dist + w[t], -1, next_level) == -1;
+                count += mine[t];
+            }
+            const int inclusive = warp_inclusive_sum(count);
+            const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+            if (total == 0) continue;
+            u64 start = 0;
+            if (lane == 31) start = atomicAdd(out_tail, (u64)total);
+            u64 slot = __shfl_sync(0xffffffffu, start, 31) + (u64)(inclusive - count);
 #pragma unroll
-        for (int t = 0; t < ROW; ++t) {
-            if (mine[t]) {
-                if (parent) parent[w[t]] = v;
-                out[slot++] = w[t];
+            for (int t = 0; t < ROW; ++t) {
+                if (mine[t]) {
+                    if (parent) parent[w[t]] = v;
+                    out[slot++] = w[t];
+                }
             }
         }
     }
