@@ -10,10 +10,8 @@ the kernel builds ``mg::GridBarrier bar(state);`` and calls ``mg::grid_sync(bar)
 ``mode="xiao-feng"`` (default) uses the atomic-free barrier; ``mode="cooperative"``
 compiles with ``-DMG_BARRIER_COOP`` and launches cooperatively so the same call is
 ``grid.sync()``; ``mode="atomic"`` compiles with ``-DMG_BARRIER_ATOMIC``: a counting
-barrier (one release atomic per block, one generation word), no cooperative launch;
-``mode="cluster"`` makes the grid one thread-block cluster of ``cluster`` blocks (Hopper),
-whose hardware barrier is the same call (``-DMG_BARRIER_CLUSTER``, the kernel's
-declaration carries ``MG_PERSISTENT_ATTRS``). benchmarks/barrier.py measures the first three.
+barrier (one release atomic per block, one generation word), no cooperative launch.
+benchmarks/barrier.py measures the three.
 
 The spinning barriers (Xiao–Feng, atomic) would hang on a grid larger than what fits at
 once; instead a waiter gives up after ``MG_BARRIER_TIMEOUT_MS`` (20 s by default) and sets
@@ -34,9 +32,8 @@ from . import backend, kernels
 
 log = logging.getLogger("morphgpu")
 
-BarrierMode = Literal["xiao-feng", "cooperative", "atomic", "cluster"]
-BARRIER_MODES: tuple[str, ...] = ("xiao-feng", "cooperative", "atomic", "cluster")
-CLUSTER_BLOCKS = 8  # the largest portable cluster
+BarrierMode = Literal["xiao-feng", "cooperative", "atomic"]
+BARRIER_MODES: tuple[str, ...] = ("xiao-feng", "cooperative", "atomic")
 
 
 def _occupancy_from_attributes(kernel: Any, block: int, shared_mem: int) -> int:
@@ -108,8 +105,6 @@ class PersistentGrid:
         grid = per_sm * backend.gpu_properties()["multiprocessors"]
         if max_blocks is not None:
             grid = max(1, min(grid, int(max_blocks)))
-        if mode == "cluster":
-            grid = int(max_blocks or CLUSTER_BLOCKS)  # one cluster (one per GPC fits)
         self.grid = grid
         self.state = cp.zeros(2 * grid + 1, dtype=cp.uint32)
 
@@ -135,10 +130,9 @@ class PersistentGrid:
 
         Every user of a persistent kernel calls this where it reads results anyway. In
         cooperative mode it costs nothing: the driver refuses a cooperative launch whose
-        blocks cannot all be resident, so its barrier never times out; nor can a cluster's
-        (the hardware schedules a cluster's blocks together, or fails the launch).
+        blocks cannot all be resident, so its barrier never times out.
         """
-        if self.mode in ("cooperative", "cluster"):
+        if self.mode == "cooperative":
             return
         if self.aborted():
             self.state[2 * self.grid] = 0
@@ -168,9 +162,6 @@ def persistent_kernel(
         defs["MG_BARRIER_COOP"] = None
     if mode == "atomic":
         defs["MG_BARRIER_ATOMIC"] = None
-    if mode == "cluster":
-        defs["MG_BARRIER_CLUSTER"] = CLUSTER_BLOCKS
-        max_blocks = CLUSTER_BLOCKS
     kernel = kernels.get_kernel(path, name, defines=defs, cooperative=cooperative)
     return PersistentGrid(
         kernel, block=block, shared_mem=shared_mem, mode=mode, max_blocks=max_blocks

@@ -347,25 +347,34 @@ def test_gpu_persistent_options(options):
 
 
 @pytest.mark.gpu
-def test_gpu_persistent_cluster():
-    """From the second search on, a graph whose frontiers fit one cluster runs on a single
-    thread-block cluster (hardware barrier): exact on grids (ELL rows, grid levels), a
-    Delaunay-like mesh of degree > 8 (CSR rows), and the layered graph's hand-overs."""
+def test_gpu_persistent_short_rows():
+    """Grid levels over CSR rows of degree 9-64 (a thread per row, several chunks of 8): a
+    Delaunay mesh (degree <= ~20) and a ring of cliques of 40, whose grid and one-block
+    levels both run (enter_local 64 and the default)."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
-    cases = [generators.grid2d(300, 200, device="gpu"),
-             generators.delaunay_graph(20000, device="gpu"),
-             layered_graph(THRESHOLD_WIDTHS[-1][0], True).to("gpu")]
-    for g in cases:
-        host = g.to("cpu")
-        ws = gpu.workspace(g)
-        for call, source in enumerate((0, 7, 11, host.n_vertices - 1, 5)):
-            dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True,
-                                      enter_local=64 if call % 2 else 2048)
-            graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
-            np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
-        assert any(key[-1] for key in ws._launches if key[0] == "persistent")
+    k, n_cliques = 40, 60
+    src, dst = [], []
+    for c in range(n_cliques):
+        members = c * k + np.arange(k)
+        a, b = np.meshgrid(members, members)
+        keep = a != b
+        src.append(a[keep])
+        dst.append(b[keep])
+        src.append(np.array([c * k]))
+        dst.append(np.array([((c + 1) % n_cliques) * k + 1]))
+    ring = CSRGraph.from_edges(np.concatenate(src), np.concatenate(dst),
+                               n_vertices=k * n_cliques, symmetrize=True)
+    for host in (generators.delaunay_graph(20000, device="cpu"), ring):
+        g = host.to("gpu")
+        assert 8 < gpu.workspace(g).max_degree <= 64
+        for source in (0, 7, host.n_vertices - 1):
+            for enter_local in (64, 2048):
+                dist, parent, _ = gpu.run(g, source, variant="persistent",
+                                          want_parents=True, enter_local=enter_local)
+                graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+                np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
 
 
 def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:

@@ -35,13 +35,10 @@ def _includes(path: Path, seen: set[Path] | None = None) -> set[Path]:
 
 
 def _variants(path: Path) -> list[tuple[str, dict]]:
-    """Default and 64-bit index widths everywhere; the cooperative barrier where it is used,
-    and the cluster barrier where a kernel declares the cluster attributes."""
+    """Default and 64-bit index widths everywhere; the cooperative barrier where it is used."""
     out = [("default", {}), ("int64", {"MG_VID_T": "long long", "MG_EID_T": "long long"})]
     if any(h.name == "barrier.cuh" for h in _includes(path)):
         out.append(("coop", {"MG_BARRIER_COOP": None}))
-        if "MG_PERSISTENT_ATTRS" in path.read_text():  # a grid of one cluster (Hopper)
-            out.append(("cluster", {"MG_BARRIER_CLUSTER": 8}))
     if "MG_ADJ_PARAMS" in path.read_text():  # kernels over either adjacency layout
         out.append(("paged", {"MG_PAGED": None, "MG_PAGE_SHIFT": 4, "MG_EID_T": "long long"}))
         out.append(("paged32", {"MG_PAGED": None, "MG_PAGE_SHIFT": 5, "MG_EID_T": "int"}))

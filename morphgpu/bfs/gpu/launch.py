@@ -44,10 +44,10 @@ def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, small_grid: int =
 
 
 def launch(grid: barrier.PersistentGrid, *args: Any, blocks: int | None = None) -> None:
-    """A launch of ``grid``'s kernel (cooperative, or one cluster: neither barrier keeps
-    state to zero), then the launch check."""
-    if grid.mode not in ("cooperative", "cluster"):
-        raise ValueError("the BFS persistent kernels launch cooperatively or as a cluster")
+    """A cooperative launch of ``grid``'s kernel (grid.sync() keeps no state to zero), then
+    the launch check."""
+    if grid.mode != "cooperative":
+        raise ValueError("the BFS persistent kernels launch cooperatively")
     grid.kernel((blocks or grid.grid,), (grid.block,), (*args, grid.state),
                 shared_mem=grid.shared_mem)
     grid.check()

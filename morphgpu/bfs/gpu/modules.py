@@ -50,27 +50,24 @@ def level_module(vid: str, eid: str) -> Any:
     return module(LEVEL_FILE, vid, eid)
 
 
-def persistent_grid(layout: tuple, ell_width: int = 0, bitmap_bytes: int = 0,
-                    cluster: bool = False) -> barrier.PersistentGrid:
+def persistent_grid(layout: tuple, ell_width: int = 0,
+                    bitmap_bytes: int = 0) -> barrier.PersistentGrid:
     """persistent.cu for one adjacency layout (``layout``: layout_key of its defines) on
     the current GPU. ``ell_width``: the ELL row width (0: none); ``bitmap_bytes``: block 0's
-    visited bitmap in dynamic shared memory (0: none); ``cluster``: the grid is one
-    thread-block cluster (barrier.CLUSTER_BLOCKS blocks, hardware barrier), else a
-    cooperative grid."""
-    return _persistent_grid_on(current_device(), layout, ell_width, bitmap_bytes, cluster)
+    visited bitmap in dynamic shared memory (0: none)."""
+    return _persistent_grid_on(current_device(), layout, ell_width, bitmap_bytes)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _persistent_grid_on(device_id: int, layout: tuple, ell_width: int,
-                        bitmap_bytes: int, cluster: bool) -> barrier.PersistentGrid:
+                        bitmap_bytes: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
     defines = {**dict(layout), "MG_BFS_BLOCK": PERSISTENT_BLOCK,
                "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width,
                "MG_BFS_IDLE_WAIT": 1}
     if bitmap_bytes:
         defines["MG_BFS_LOCAL_BITMAP"] = 1
-    return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent",
-                                     mode="cluster" if cluster else "cooperative",
+    return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode="cooperative",
                                      block=PERSISTENT_BLOCK, defines=defines,
                                      shared_mem=bitmap_bytes)
 

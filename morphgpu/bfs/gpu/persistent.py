@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ... import barrier
 from . import launch, modules
 from .workspace import Workspace
 
@@ -31,10 +30,6 @@ OPTIONS = 2 | 4  # persistent.cu OPT_SPREAD | OPT_HYSTERESIS
 BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
 CTRL_WIDEST_FRONTIER = 7  # persistent.cu WIDEST_FRONTIER
-# Once the widest frontier seen fits one vertex per thread of one cluster (8 blocks of
-# 1024), later searches run on a single thread-block cluster whose levels cross a hardware
-# barrier instead of a cooperative grid.sync() (barrier.cuh, MG_BARRIER_CLUSTER).
-CLUSTER_MAX_FRONTIER = barrier.CLUSTER_BLOCKS * modules.PERSISTENT_BLOCK
 PARAMS = ("dist", "parent", "queue0", "queue1", "tails", "ctrl", "n", "source",
           "enter_local", "max_degree", "options", "ell")
 
@@ -76,26 +71,22 @@ def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
     """One launch of persistent.cu on ``ws``'s graph. ``enter_local``: the frontier length
     at or under which block 0 takes over (0: every level on the grid); ``blocks``: the
     launch's blocks (None: chosen from the graph and the widest frontier seen); both exist
-    so tests can drive every kind of level on small graphs (a given ``blocks`` launches a
-    cooperative grid, never the cluster)."""
+    so tests can drive every kind of level on small graphs."""
     g = ws.g
     width = ws.ell_width
     bits = bitmap_bytes(g.n_vertices, width)
-    widest = _widest_frontier(ws)
-    cluster = blocks is None and 0 < widest <= CLUSTER_MAX_FRONTIER
-    key = ("persistent", enter_local, bits, cluster)
+    key = ("persistent", enter_local, bits)
     call = ws._launches.get(key)
     if call is None:
         grid = modules.persistent_grid(
             modules.layout_key(modules.csr_defines(g.indices.dtype, g.indptr.dtype)),
-            width, bits, cluster)
+            width, bits)
         call = prepare(grid, (g.indptr, g.indices), queues=ws.queues, tails=ws.tails,
                        ctrl=ws.ctrl, n=g.n_vertices, enter_local=enter_local,
                        max_degree=ws.max_degree, ell=ws.ell() if width else None)
         ws._launches[key] = call
-    if cluster:
-        blocks = call.grid.grid
-    elif blocks is None:
+    widest = _widest_frontier(ws)
+    if blocks is None:
         blocks = launch.grid_blocks(call.grid, g.n_vertices, widest=widest)
     blocks = max(1, min(blocks, call.grid.grid))
     cp = ws.cp

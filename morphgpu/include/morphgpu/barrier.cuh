@@ -21,13 +21,6 @@
 //   (volatile flags and __threadfence(), i.e. fence.sc), slower; kept for the benchmark.
 // - cooperative groups' grid.sync(), when compiled with -DMG_BARRIER_COOP (the kernel must
 //   then be launched cooperatively; the Python launcher does that).
-// - the hardware barrier of a thread-block cluster (Hopper), when compiled with
-//   -DMG_BARRIER_CLUSTER=<blocks>: the whole grid is ONE cluster of that many blocks
-//   (the kernel declares MG_PERSISTENT_ATTRS, which carries __cluster_dims__; the host
-//   launches exactly that many blocks), co-scheduled on one GPC by the hardware, so no
-//   timeout is needed; barrier.cluster.arrive.release / wait.acquire order every memory
-//   access of the cluster's threads around it. No L2 round trip: for the narrow levels
-//   of deep graphs a cluster level costs less than a grid.sync() of a few dozen blocks.
 // - a counting barrier, -DMG_BARRIER_ATOMIC: each block's leader adds 1 to one counter
 //   (state[0]) with a release atomic; the block that brings it to goal * nblocks publishes
 //   the goal in one generation word (state[nblocks]) that every leader polls. One hop
@@ -50,14 +43,6 @@
 
 #ifdef MG_BARRIER_COOP
 #include <cooperative_groups.h>
-#endif
-
-// Attributes of a persistent kernel's declaration: the cluster shape where the grid is
-// one cluster, nothing otherwise.
-#ifdef MG_BARRIER_CLUSTER
-#define MG_PERSISTENT_ATTRS __cluster_dims__(MG_BARRIER_CLUSTER, 1, 1)
-#else
-#define MG_PERSISTENT_ATTRS
 #endif
 
 #ifndef MG_BARRIER_TIMEOUT_MS
@@ -181,10 +166,7 @@ __device__ __forceinline__ void counting_sync(GridBarrier& bar) {
 }
 
 __device__ __forceinline__ void grid_sync(GridBarrier& bar) {
-#if defined(MG_BARRIER_CLUSTER)
-    (void)bar;
-    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
-#elif defined(MG_BARRIER_COOP)
+#ifdef MG_BARRIER_COOP
     (void)bar;
     cooperative_groups::this_grid().sync();
 #else
