@@ -360,12 +360,13 @@ def test_gpu_persistent_short_rows():
         members = c * k + np.arange(k)
         a, b = np.meshgrid(members, members)
         keep = a != b
-        src.append(a[keep])
+        src.append(a[keep])  # both directions already
         dst.append(b[keep])
-        src.append(np.array([c * k]))
-        dst.append(np.array([((c + 1) % n_cliques) * k + 1]))
+        link = (c * k, ((c + 1) % n_cliques) * k + 1)
+        src.append(np.array(link))
+        dst.append(np.array(link[::-1]))
     ring = CSRGraph.from_edges(np.concatenate(src), np.concatenate(dst),
-                               n_vertices=k * n_cliques, symmetrize=True)
+                               n_vertices=k * n_cliques)
     for host in (generators.delaunay_graph(20000, device="cpu"), ring):
         g = host.to("gpu")
         assert 8 < gpu.workspace(g).max_degree <= 64
@@ -576,17 +577,23 @@ def test_gpu_direction_top_down_hubs(n_hubs):
 
 @pytest.mark.gpu
 def test_gpu_workspace_is_freed_with_its_graph():
+    """The workspace (and its GPU buffers) goes with its graph, searched or not; the
+    cache holds neither alive."""
     import gc
+    import weakref
 
     from morphgpu.bfs import gpu
 
-    g = CSRGraph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), n_vertices=3).to("gpu")
-    gpu.workspace(g)
-    assert len(gpu.workspace_module.workspaces) >= 1
-    before = len(gpu.workspace_module.workspaces)
-    del g
-    gc.collect()
-    assert len(gpu.workspace_module.workspaces) == before - 1
+    for search in (False, True):
+        g = CSRGraph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]),
+                                n_vertices=3).to("gpu")
+        ws = weakref.ref(gpu.workspace(g))
+        if search:
+            gpu.run(g, 0, variant="auto", want_parents=True)
+        assert g in gpu.workspace_module.workspaces
+        del g
+        gc.collect()
+        assert ws() is None
 
 
 # --- the couplings, frontier classes and culling options (GPU only) ---------------------
