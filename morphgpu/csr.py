@@ -347,6 +347,7 @@ def validate_graph(
     null_value: float = 0,
     infinity_null: bool = True,
     nan_null: bool = True,
+    pending: list | None = None,
 ) -> CSRGraph:
     """The one way a graph argument comes in, for every wing (SciPy's ``validate_graph``).
 
@@ -363,6 +364,11 @@ def validate_graph(
     The result stays on the input's side. Malformed input (not square, not 2-D, ragged
     lists, non-numeric entries) raises :class:`GraphFormatError` naming ``what``; a value
     of the wrong type raises TypeError.
+
+    ``pending`` (a list): a cached CuPy matrix's fingerprint check is queued on the GPU
+    and appended there instead of read back now; the caller runs its work on the graph
+    and then calls :func:`morphgpu.graph_cache.confirm` on the list, which says whether
+    the graph was still the matrix's (if not, the caller validates again and redoes it).
     """
     if isinstance(graph, CSRGraph):
         return graph
@@ -370,7 +376,7 @@ def validate_graph(
         from . import graph_cache  # noqa: PLC0415  (it builds on this module)
 
         return graph_cache.graph_of(
-            graph, directed, lambda m: _sparse_to_graph(m, directed, what)
+            graph, directed, lambda m: _sparse_to_graph(m, directed, what), pending=pending
         )
     if backend.is_cupy_array(graph):
         dense = graph

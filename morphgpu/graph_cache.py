@@ -134,16 +134,26 @@ def _matches(entry: _Entry, matrix: Any) -> bool:
                for a in entry.arrays if isinstance(a, np.ndarray) for v in _chain(a) or ())
 
 
-def graph_of(matrix: Any, directed: bool, build: Any) -> Any:
+def graph_of(matrix: Any, directed: bool, build: Any, pending: list | None = None) -> Any:
     """The CSRGraph of ``matrix``: the cached one while the matrix is unchanged, else
-    ``build(matrix)`` (the conversion, which may raise) cached for the next call."""
+    ``build(matrix)`` (the conversion, which may raise) cached for the next call.
+
+    ``pending``: a cached CuPy matrix's fingerprints are computed on the GPU and the check
+    appended to the list, not read back here (see :func:`confirm`): the caller's work is
+    queued behind the fingerprint launches without the GPU waiting for the host."""
     if not cacheable(matrix):
         return build(matrix)
     key = id(matrix)
     entry = _entries.get(key)
     if entry is not None and _matches(entry, matrix):
-        if entry.fingerprint is not None and fingerprint(entry.arrays) != entry.fingerprint:
-            entry = None
+        if entry.fingerprint is not None:
+            if pending is not None:
+                pending.append((key, entry, fingerprint_on_device(entry.arrays)))
+                return _directed(entry, directed)
+            if fingerprint(entry.arrays) != entry.fingerprint:
+                entry = None
+            else:
+                return _directed(entry, directed)
         else:
             return _directed(entry, directed)
     _drop(key)
@@ -266,8 +276,28 @@ def fingerprint_host(a: Any) -> int:
     return int(terms.sum(dtype=np.uint64))
 
 
+def confirm(pending: list) -> bool:
+    """Whether every graph that :func:`graph_of` handed out with ``pending`` was still its
+    matrix's (one read back of the fingerprints queued then); a stale entry is dropped, so
+    validating the matrix again builds its graph afresh."""
+    fresh = True
+    for key, entry, on_device in pending:
+        if tuple(int(x) for x in on_device.get()) != entry.fingerprint:
+            fresh = False
+            if _entries.get(key) is entry:
+                _drop(key)
+    pending.clear()
+    return fresh
+
+
 def fingerprint(arrays: tuple[Any, ...]) -> tuple[int, ...]:
     """Each CuPy array's fingerprint, by one launch per array and one read back."""
+    return tuple(int(x) for x in fingerprint_on_device(arrays).get())
+
+
+def fingerprint_on_device(arrays: tuple[Any, ...]) -> Any:
+    """Each CuPy array's fingerprint into a uint64 device array, one launch per array and
+    nothing read back."""
     cp = backend.cupy_module()
     kernel = kernels.get_kernel(FINGERPRINT_FILE, "fingerprint_bytes")
     out = cp.zeros(len(arrays), dtype=cp.uint64)
@@ -278,4 +308,4 @@ def fingerprint(arrays: tuple[Any, ...]) -> tuple[int, ...]:
         words = -(-a.nbytes // 8)
         grid = max(1, min(-(-words // FINGERPRINT_BLOCK), 8 * sms))
         kernel((grid,), (FINGERPRINT_BLOCK,), (a, np.uint64(a.nbytes), out[j:j + 1]))
-    return tuple(int(x) for x in out.get())
+    return out

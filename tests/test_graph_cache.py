@@ -267,6 +267,16 @@ def test_cupy_matrix_cached_and_fingerprinted():
     changed.indices = (changed.indices + 1) % host.shape[0]
     r2 = bfs(m, 0, device="gpu")
     np.testing.assert_array_equal(cp.asnumpy(r2.distances), _expected(changed, 0))
+    # bfs() itself queues the check behind its search and confirms it after: a write
+    # between two searches is seen there (the search is redone on the new graph), and a
+    # CPU search of a cached CuPy matrix confirms it first.
+    for k, dev in ((3, "gpu"), (5, "cpu"), (7, "gpu")):
+        m.indices[:] = (m.indices + k) % host.shape[0]
+        changed.indices = (changed.indices + k) % host.shape[0]
+        r = bfs(m, 0, device=dev)
+        np.testing.assert_array_equal(backend.to_host(r.distances), _expected(changed, 0))
+        assert r.n_levels == int(backend.to_host(r.distances).max()) + 1
+    g2 = validate_graph(m)
     # A SciPy matrix searched on the GPU reuses one GPU copy per device.
     bfs(host, 0, device="gpu")
     h = validate_graph(host)

@@ -65,11 +65,11 @@ class BFSResult:
         return self._figures()[0]
 
 
-def _as_graph(graph: Any, what: str = "graph") -> CSRGraph:
+def _as_graph(graph: Any, what: str = "graph", pending: list | None = None) -> CSRGraph:
     """The shared validation path (:func:`morphgpu.csr.validate_graph`): dense input by
     SciPy's null rules (0, NaN, +-inf are no edge), nested lists accepted."""
     try:
-        return validate_graph(graph, what=what)
+        return validate_graph(graph, what=what, pending=pending)
     except TypeError as exc:
         raise ValueError(str(exc)) from exc
 
@@ -158,10 +158,15 @@ def bfs(
         return _bfs_dynamic(graph, source, variant, device, predecessors, previous)
     if previous is not None:
         raise ValueError("previous: incremental searches need a DynamicGraph")
-    g = _as_graph(graph)
+    # A cached CuPy matrix's fingerprint check is queued, not read: it is confirmed after
+    # the search is queued (graph_cache.confirm), so the GPU never waits for the host.
+    pending: list = []
+    g = _as_graph(graph, pending=pending)
     source = _check_source(source, g.n_vertices, "source")
     chosen = variants.check(variant)
     side = backend.resolve_device(device, who="morphgpu.bfs")
+    if pending and side != "gpu" and not graph_cache.confirm(pending):
+        g = _as_graph(graph)  # changed in place since cached: its graph afresh
     home = g.side
     if chosen.name == "auto" and _delegate_to_scipy(device, side, g):
         host = g.to("cpu")
@@ -176,6 +181,11 @@ def bfs(
             dist, parent, name = gpu.run(on_gpu, source, variant=chosen.name,
                                          want_parents=predecessors)
             figures = gpu.figures_on_device(on_gpu, dist)  # read when asked for
+        if pending and not graph_cache.confirm(pending):
+            # The matrix was changed in place since its graph was cached: that search ran
+            # on the old graph. Search the new one (its graph is built afresh).
+            return bfs(graph, source, variant=variant, device=device,
+                       predecessors=predecessors)
     else:
         host = g.to("cpu")
         cg = cpu.CPUGraph(host.indptr, host.indices, symmetric=not host.directed)
