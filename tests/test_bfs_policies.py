@@ -421,6 +421,12 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(layouts, "_classes_module",
                         lambda defines: modules[gpu_modules.CLASSES_FILE])
     monkeypatch.setattr(workspace, "workspaces", __import__("weakref").WeakKeyDictionary())
+
+    def degree_figures(ws):  # figures.cu's degree_figures, on the host
+        degrees = np.diff(np.asarray(ws.g.indptr))
+        return int((degrees > ws.hub_degree).sum()), int(degrees.max(initial=0))
+
+    monkeypatch.setattr(workspace.Workspace, "_degree_figures", degree_figures)
     return gpu, modules
 
 

@@ -60,7 +60,7 @@ class DeviceGraph:
     args: tuple  # kernel parameters of MG_ADJ_PARAMS, in order
     defines: dict[str, Any]  # index widths and layout (MG_PAGED, MG_PAGE_SHIFT)
     n: int
-    degrees: Any  # int64 out-degree per vertex (CuPy)
+    degrees: Any  # int64 out-degree per vertex (CuPy); None on a CSR view (see degree_of)
     n_entries: int
     vid: np.dtype
     symmetric: bool
@@ -75,6 +75,13 @@ class DeviceGraph:
             have = cp.empty(shape, dtype=dtype)
             self.buffers[name] = have
         return have
+
+    def degree_of(self, v: int) -> int:
+        """Vertex v's out-degree (a CSR view reads it off indptr: no per-vertex array)."""
+        if self.degrees is not None:
+            return int(self.degrees[v])
+        ends = self.args[0][v:v + 2].get()  # a CSR view's args are (indptr, indices)
+        return int(ends[1]) - int(ends[0])
 
     @functools.cached_property
     def hub_degree(self) -> int:
@@ -165,7 +172,7 @@ def csr_view(ws: Workspace) -> DeviceGraph:
         g = ws.g
         dev = DeviceGraph((g.indptr, g.indices),
                           kernels.index_defines(g.indices.dtype, g.indptr.dtype), g.n_vertices,
-                          ws.degrees, ws.n_edges, np.dtype(g.indices.dtype), not g.directed)
+                          None, ws.n_edges, np.dtype(g.indices.dtype), not g.directed)
         ws._buffers["device graph"] = dev
     return dev
 
@@ -237,7 +244,7 @@ def _class_start(dev: DeviceGraph, source: int, want_parents: bool,
     counts = dev.buffer("class counts", (max(64, 2 * int(np.sqrt(dev.n)) + 8),
                                          variants.N_CLASSES), np.uint64)
     counts.fill(0)
-    first = int(variants.frontier_class(int(dev.degrees[source]), bounds))
+    first = int(variants.frontier_class(dev.degree_of(source), bounds))
     queues[0, first * stride] = source
     counts[0, first] = 1
     return dist, parent, queues, counts, stride

@@ -5,13 +5,15 @@ repeated searches on one GPU graph allocate nothing."""
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
 import numpy as np
 
-from ... import backend, reorder
+from ... import backend, kernels, reorder
 from ...csr import CSRGraph, inverse_permutation
+from . import modules
 from .modules import LEVEL_BLOCK, LOCAL_CAP
 
 # The persistent kernel reads graphs of maximum degree <= ELL_MAX_DEGREE as fixed-width rows
@@ -24,6 +26,8 @@ ELL_MAX_DEGREE = 8
 # then share cache lines and a warp's vertices have rows of similar length. H200, 64 roots,
 # same process: Kronecker 21 1.37x, R-MAT 2M/128M 1.07x, Kronecker 20 1.07x.
 RELABEL_MIN_VERTICES = 1 << 20
+FIGURES_FILE = "bfs/kernels/figures.cu"
+ELL_FILE = "bfs/kernels/ell_rows.cu"
 
 
 class Workspace:
@@ -49,15 +53,14 @@ class Workspace:
         self.tails = cp.zeros(3, dtype=cp.uint64)
         self.ctrl = cp.zeros(8, dtype=cp.int32)  # 3 rotating slots of 2, the idle flag
         self.stats = cp.zeros(9, dtype=cp.uint64)
-        degrees = g.degrees().astype(cp.int64)
-        self.degrees = degrees
-        stats = cp.stack([degrees.sum(), degrees.max() if g.n_vertices else degrees.sum()]).get()
-        self.n_edges = int(stats[0])
-        self.max_degree = int(stats[1])
+        # Degree statistics by two small reads and one launch of figures.cu rather than CuPy
+        # reductions: each CuPy kernel kind a new process touches loads (and keys its disk
+        # cache by compiling an empty program) on first use.
+        self.n_edges = int(g.indptr[-1:].get()[0]) - int(g.indptr[:1].get()[0])
         mean = self.n_edges / max(g.n_vertices, 1)
         # Hubs: rows far above the mean (Enterprise's tau is graph-specific).
         self.hub_degree = max(32, int(8 * mean))
-        self.n_hubs = int((degrees > self.hub_degree).sum())
+        self.n_hubs, self.max_degree = self._degree_figures()
         self._reverse: CSRGraph | None = None
         self._reverse_is_graph = False
         self._edge_queues: dict[int, tuple[Any, Any]] = {}
@@ -74,6 +77,24 @@ class Workspace:
         self.persistent_calls = 0
         self.widest_frontier = 0  # as last read from the device (0: not read yet)
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
+
+    def _degree_figures(self) -> tuple[int, int]:
+        """(vertices of degree > hub_degree, largest degree) in one launch and one read."""
+        g = self.g
+        if g.n_vertices == 0:
+            return 0, 0
+        out = self.cp.zeros(3, dtype=self.cp.uint64)
+        kernels.get_kernel(FIGURES_FILE, "degree_figures",
+                           defines=modules.csr_defines(g.indices.dtype, g.indptr.dtype))(
+            *kernels.launch_config(g.n_vertices, 256, 1024),
+            (g.indptr, g.indices, np.int64(g.n_vertices), np.int64(self.hub_degree), out))
+        hubs, top, _ = (int(x) for x in out.get())
+        return hubs, top
+
+    @functools.cached_property
+    def degrees(self) -> Any:
+        """int64 out-degree per vertex (made on first use: only some variants need it)."""
+        return self.g.degrees().astype(self.cp.int64)
 
     @property
     def g(self) -> CSRGraph:
@@ -123,16 +144,17 @@ class Workspace:
             raise ValueError(f"no ELL form: maximum degree {self.max_degree} > {ELL_MAX_DEGREE}")
         if self._ell is None:
             g = self.g
-            cp = self.cp
-            n, m = g.n_vertices, g.n_edges
-            backend.require_gpu_bytes(max(n, 1) * k * g.indices.dtype.itemsize + 16 * m,
+            n = g.n_vertices
+            backend.require_gpu_bytes(max(n, 1) * k * g.indices.dtype.itemsize,
                                       "bfs ELL rows")
-            ell = cp.full(max(n, 1) * k, -1, dtype=g.indices.dtype)
-            if m:
-                edge = cp.arange(m, dtype=cp.int64)
-                rows = cp.searchsorted(g.indptr, edge, side="right") - 1
-                column = edge - g.indptr[rows].astype(cp.int64)
-                ell[rows * k + column] = g.indices
+            ell = self.cp.empty(max(n, 1) * k, dtype=g.indices.dtype)
+            if n == 0:
+                ell.fill(-1)
+            else:
+                kernels.get_kernel(ELL_FILE, "bfs_ell_rows", defines=modules.csr_defines(
+                    g.indices.dtype, g.indptr.dtype))(
+                    *kernels.launch_config(n, 256, 1024),
+                    (g.indptr, g.indices, np.int64(n), np.int32(k), ell))
             self._ell = ell
         return self._ell
 
