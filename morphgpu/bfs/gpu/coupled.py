@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import variants
 from . import launch, modules
-from .level import CHECK_EVERY
+from .level import CHECK_EVERY, queue_levels
 from .workspace import Workspace, labels
 
 
@@ -49,25 +49,18 @@ def run_merge_path_coupled(ws: Workspace, source: int, want_parents: bool, *,
     else:
         coupled = mod.get_function("bfs_mp_coupled")
     grid, block = (ws.blocks,), (modules.LEVEL_BLOCK,)
-    level = 0
-    while True:
-        for _ in range(max(1, check_every)):
-            ws.grow_counts(level)
-            in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
-            here, nxt = ws.counts[level], ws.counts[level + 1]
-            scan_chunks(grid, block, (g.indptr, in_q, here, block_sums))
-            scan_write(grid, block, (g.indptr, in_q, here, block_sums, ends))
-            if code == 0:
-                redistribute(grid, block, (g.indptr, in_q, ends, here, positions, sources))
-                gather(grid, block, (g.indices, dist, launch.ptr(parent), ends, here, positions,
-                                     sources, out_q, nxt, np.int32(level + 1)))
-            else:
-                coupled(grid, block, (g.indptr, g.indices, dist, launch.ptr(parent), in_q,
-                                      ends, here, out_q, nxt, np.int32(level + 1), np.int32(code),
-                                      np.float32(f0)))
-            level += 1
-        if int(ws.counts[level, 0]) == 0:
-            return dist, parent
+    for level, in_q, out_q, here, nxt in queue_levels(ws, check_every):
+        scan_chunks(grid, block, (g.indptr, in_q, here, block_sums))
+        scan_write(grid, block, (g.indptr, in_q, here, block_sums, ends))
+        if code == 0:
+            redistribute(grid, block, (g.indptr, in_q, ends, here, positions, sources))
+            gather(grid, block, (g.indices, dist, launch.ptr(parent), ends, here, positions,
+                                 sources, out_q, nxt, np.int32(level + 1)))
+        else:
+            coupled(grid, block, (g.indptr, g.indices, dist, launch.ptr(parent), in_q, ends,
+                                  here, out_q, nxt, np.int32(level + 1), np.int32(code),
+                                  np.float32(f0)))
+    return dist, parent
 
 
 def run_frontier_classes(ws: Workspace, source: int, want_parents: bool, *,

@@ -7,6 +7,7 @@ it (hybrid's switch, merge-path's scan)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,22 @@ from .workspace import Workspace, labels
 
 CHECK_EVERY = 4  # levels launched between host reads of the frontier (no decision needs them)
 CULL: tuple[str, ...] = ()  # Merrill's variants' default culling (variants.CULL_OPTIONS)
+
+
+def queue_levels(ws: Workspace, check_every: int) -> Iterator[tuple[int, Any, Any, Any, Any]]:
+    """The levels of a host loop over the workspace's vertex queues: (level, its queue, the
+    next one, its count row, the next row) each, launched back to back; the host reads the
+    next frontier's length every ``check_every`` levels and stops on an empty one (a launch
+    on an empty frontier does nothing, so the levels past the end cost only launches)."""
+    level = 0
+    while True:
+        for _ in range(max(1, check_every)):
+            ws.grow_counts(level)
+            yield (level, ws.queues[level & 1], ws.queues[(level + 1) & 1], ws.counts[level],
+                   ws.counts[level + 1])
+            level += 1
+        if int(ws.counts[level, 0]) == 0:
+            return
 
 
 def culling_arguments(ws: Workspace, cull: str | tuple[str, ...]) -> tuple[Any, ...]:
@@ -57,23 +74,16 @@ def run_expand_contract(ws: Workspace, source: int, want_parents: bool,
     else:
         fused = mod.get_function("bfs_expand_contract_culled" if culling
                                  else "bfs_expand_contract")
-    level = 0
-    while True:
-        for _ in range(max(1, check_every)):
-            ws.grow_counts(level)
-            in_q, out_q = ws.queues[level & 1], ws.queues[(level + 1) & 1]
-            here, nxt = ws.counts[level], ws.counts[level + 1]
-            if two_phase:
-                expand(grid, block, (g.indptr, g.indices, dist, in_q, here, edge_dst,
-                                     edge_src, nxt[3:]))
-                contract(grid, block, (edge_dst, edge_src, nxt[3:], dist, launch.ptr(parent),
-                                       out_q, nxt, np.int32(level + 1), *culling))
-            else:
-                fused(grid, block, (g.indptr, g.indices, dist, launch.ptr(parent), in_q, here,
-                                    out_q, nxt, np.int32(level + 1), *culling))
-            level += 1
-        if int(ws.counts[level, 0]) == 0:
-            return dist, parent
+    for level, in_q, out_q, here, nxt in queue_levels(ws, check_every):
+        if two_phase:
+            expand(grid, block, (g.indptr, g.indices, dist, in_q, here, edge_dst,
+                                 edge_src, nxt[3:]))
+            contract(grid, block, (edge_dst, edge_src, nxt[3:], dist, launch.ptr(parent),
+                                   out_q, nxt, np.int32(level + 1), *culling))
+        else:
+            fused(grid, block, (g.indptr, g.indices, dist, launch.ptr(parent), in_q, here,
+                                out_q, nxt, np.int32(level + 1), *culling))
+    return dist, parent
 
 
 HYBRID_SWITCH = 1 << 16  # hybrid: contract-expand below this many queued edges
