@@ -33,7 +33,10 @@ The rule (also in the user docs, :doc:`/api/graphs`):
   CuPy arrays cannot be made read-only: every call fingerprints the same arrays on the GPU
   (one pass reading them, one 8-byte read back; see ``kernels/fingerprint.cu``) and
   rebuilds the graph when the fingerprint changed. Any one changed 8-byte word always
-  changes it; several changes cancel with a chance of about 2**-64.
+  changes it; several changes cancel with a chance of about 2**-64. A caller that passes
+  ``pending`` (``bfs`` does) queues the fingerprint launches ahead of its own work and
+  checks them after it with :func:`confirm`, redoing the work on a rebuilt graph if the
+  matrix changed: the GPU then never waits for the host between the two.
 - **Per device.** A CuPy matrix's graph lives on the matrix's device. The GPU copy of a
   SciPy matrix's graph (:func:`structure_on`, which BFS uses) is kept per CUDA device.
 """
