@@ -111,7 +111,7 @@ VARIANTS: dict[str, Variant] = {
                 "launch, no barrier per level: warps take batches of (vertex, distance) "
                 "items from a shared-memory ring, else a global queue, relax with "
                 "atomicMin, keep their pushes local and share with idle warps; for "
-                "high-diameter graphs (bfs/asynchronous.py)", True, "top-down"),
+                "high-diameter graphs (bfs/gpu/asynchronous.py)", True, "top-down"),
     ]
 }
 
