@@ -2,7 +2,7 @@
 // level. Made for high-diameter graphs (road networks, 2D grids with thousands of levels),
 // where the level-synchronous persistent kernel (persistent.cu) pays a grid barrier of
 // 3-4 us per level and the levels hold little work. Measured against it by
-// morphgpu/bfs/asynchronous.py (variant "async"); the design and what would make it lose
+// morphgpu/bfs/gpu/asynchronous.py (variant "async"); the design and what would make it lose
 // are in that module's docstring.
 //
 // Phases of the one launch (every block resident: cooperative launch, so the spin-waits
