@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import pta
-from morphgpu.pta.constraints import ConstraintFormatError, from_lists
+from morphgpu.pta.constraints import ConstraintFormatError, ConstraintFormatWarning, from_lists
 
 DATA = Path(__file__).parent / "data" / "pta"
 AOF, COPY, LOAD, STORE, GEP = range(5)
@@ -226,8 +226,44 @@ def test_malformed_lsg_files(tmp_path):
     bad_count = _write_lsg(tmp_path, nodes, "2,1,0,0,0\n0,2,3,0,0\n1,3,2,1,0\n")
     with pytest.raises(ConstraintFormatError, match="header counts 3"):
         pta.load(bad_count)
-    with pytest.raises(ConstraintFormatError, match="not an object"):
-        pta.load(_write_lsg(tmp_path, "4\n1\n0\n", "1,0,0,0,0\n0,3,2,0,0\n"))
+    # Address-of a variable above lastObjectVar: accepted with a warning (the spec's rule).
+    with pytest.warns(ConstraintFormatWarning, match="above lastObjectVar=1"):
+        cs = pta.load(_write_lsg(tmp_path, "4\n1\n0\n", "1,0,0,0,0\n0,3,2,0,0\n"))
+    assert pta.solve(cs, device="cpu").points_to(2).tolist() == [3]
+
+
+# The hand-worked solution of tests/data/pta/nonobject (lastObjectVar=4; variable 7 is not
+# an object but 5 = &7): 6 = &3, 8 = &2; 11 = 5 (so {7}); *5 = 8 stores {2} into 7;
+# 10 = *11 loads pts(7) = {2}; *10 = 6 stores {3} into 2; 9 = &5->1 and 9 = &11->0 go
+# through 7, of size 0, and add nothing; 9 = &6->1 adds field 4 of object 3.
+NONOBJECT_SETS = [set(), set(), {3}, set(), set(), {7}, {3}, {2}, {2}, {4}, {2}, {7}]
+
+
+@pytest.mark.parametrize("method", ["auto", "dense", "rounds"])
+def test_address_of_a_non_object(device, method):
+    with pytest.warns(ConstraintFormatWarning, match="variable 7"):
+        cs = pta.load(DATA / "nonobject")
+    assert cs.last_object == 4 and cs.obj_size[7] == 0
+    sol = pta.solve(cs, device=device, method=method)
+    assert as_sets(sol, cs.n_vars) == NONOBJECT_SETS
+    assert naive_solve(cs) == NONOBJECT_SETS
+
+
+def test_sizes_above_last_object_are_zero(tmp_path):
+    """The reference sizes only ids 0..lastObjectVar: a size the nodes file gives a
+    variable above it is dropped (with a warning), so the gep 9 = &5->1 through 7 still
+    adds nothing. Built by hand, such a set is refused."""
+    nodes = (DATA / "nonobject_nodes.txt").read_text().replace("\n7,0,0\n", "\n7,2,0\n")
+    prefix = _write_lsg(tmp_path, nodes,
+                        (DATA / "nonobject_constraints_after_hcd.txt").read_text())
+    with pytest.warns(ConstraintFormatWarning) as caught:
+        cs = pta.load(prefix)
+    assert any("given a size (the first: 7)" in str(w.message) for w in caught)
+    assert cs.obj_size[7] == 0
+    assert as_sets(pta.solve(cs, device="cpu"), cs.n_vars) == NONOBJECT_SETS
+    with pytest.raises(ConstraintFormatError, match="variable 3 above lastObjectVar=2 has size 1"):
+        from_lists(4, [], obj_size=[1, 1, 1, 1], last_object=2)
+    assert from_lists(4, [], last_object=2).obj_size.tolist() == [1, 1, 1, 0]
 
 
 def test_bad_arguments():

@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from test_pta import (
     AOF,
     COPY,
+    DATA,
     GEP,
     LOAD,
+    NONOBJECT_SETS,
     STORE,
     constraint_sets,
     naive_solve,
@@ -344,6 +346,18 @@ def test_hand_written_set(jacobi):
                          (COPY, 9, 2)],
                     obj_size=sizes)
     assert _gpu_rounds_sets(cs, jacobi) == naive_solve(cs)
+
+
+@pytest.mark.parametrize("jacobi", [False, True], ids=["sequential", "jacobi"])
+def test_address_of_a_non_object(jacobi):
+    """The rounds' host logic and kernel rules on tests/data/pta/nonobject (address-of a
+    variable above lastObjectVar, of size 0), against the hand-worked sets."""
+    from morphgpu import pta
+    from morphgpu.pta.constraints import ConstraintFormatWarning
+
+    with pytest.warns(ConstraintFormatWarning):
+        cs = pta.load(DATA / "nonobject")
+    assert _gpu_rounds_sets(cs, jacobi) == NONOBJECT_SETS
 
 
 @given(cs=constraint_sets())
