@@ -289,6 +289,66 @@ def test_writer_round_trip(tmp_path, device):
     assert other.differences(ref)  # the comparison can fail
 
 
+def test_writer_lists_each_distinct_set_once(tmp_path):
+    # 3 and 4 get {2} from separate rows (no copy cycle merges them); 0, 1, 2, 5 are empty.
+    cs = from_lists(6, [(AOF, 2, 3), (AOF, 2, 4), (AOF, 5, 1)])
+    sol = pta.solve(cs, device="cpu")
+    assert sol.row_of_var[3] != sol.row_of_var[4]
+    out = tmp_path / "soln.txt"
+    sol.write(out)
+    assert out.read_text() == "6\n[0, 2, 5] => []\n[1] => [5]\n[3, 4] => [2]\n"
+    assert sol.differences_from_file(out) == []
+
+
+def test_writer_survives_hash_collisions(tmp_path, monkeypatch):
+    from morphgpu.pta import solution  # noqa: PLC0415
+
+    cs = from_lists(6, [(AOF, 2, 3), (AOF, 2, 4), (AOF, 5, 1)])
+    sol = pta.solve(cs, device="cpu")
+    monkeypatch.setattr(solution, "mix64", lambda x: x & 0)  # every row hashes alike
+    sol.write(tmp_path / "soln.txt")
+    assert (tmp_path / "soln.txt").read_text() == \
+        "6\n[0, 2, 5] => []\n[1] => [5]\n[3, 4] => [2]\n"
+
+
+def test_ex_written_as_the_reference(shared, tmp_path):
+    """The reference's lines exactly (sorted: its line order is its writer's own)."""
+    prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
+    ref_path = shared("data", "pta", "ex_correct_soln_001.txt.gz")
+    sol = pta.solve(pta.load(prefix), device="cpu")
+    sol.write(tmp_path / "ex_soln.txt.gz")
+    with gzip.open(tmp_path / "ex_soln.txt.gz", "rb") as fh:
+        ours = fh.read().split(b"\n")
+    with gzip.open(ref_path, "rb") as fh:
+        ref = fh.read().split(b"\n")
+    assert ours[0] == ref[0] == b"11078" and sorted(ours) == sorted(ref)
+    assert sol.differences_from_file(ref_path) == []
+    assert sol.differences_from_file(tmp_path / "ex_soln.txt.gz") == []
+
+
+def test_streaming_compare_finds_differences_and_format_errors(tmp_path):
+    cs = from_lists(4, [(AOF, 2, 3), (AOF, 1, 0)])
+    sol = pta.solve(cs, device="cpu")
+    path = tmp_path / "s.txt"
+    path.write_text("4\n[1, 2] => []\n[0] => [1]\n[3] => [2]\n")
+    assert sol.differences_from_file(path) == []
+    path.write_text("4\n[1, 2] => []\n[0, 3] => [1]\n")
+    assert sol.differences_from_file(path) == [
+        "variable 3: 1 objects here, 1 in the reference; missing [1], extra [2]"]
+    path.write_text("4\n[1, 2] => [3]\n[0] => [1]\n[3] => [2]\n")  # 3: never pointed to
+    assert [d.split(":")[0] for d in sol.differences_from_file(path)] == \
+        ["variable 1", "variable 2"]
+    assert sol.differences_from_file(path, limit=1)[-1] == "... 1 more variables differ"
+    path.write_text("5\n[0, 1, 2, 3, 4] => []\n")
+    assert sol.differences_from_file(path) == ["numVars differ: 4 here, 5 in the reference"]
+    path.write_text("4\n[1, 2] => []\n[0] => [1]\n")
+    with pytest.raises(ConstraintFormatError, match="variable 3 is not listed"):
+        sol.differences_from_file(path)
+    path.write_text("4\n[1, 2] => []\n[0, 3] => [1]\n[2] => []\n")
+    with pytest.raises(ConstraintFormatError, match=r"s\.txt:4: variable 2 is listed again"):
+        sol.differences_from_file(path)
+
+
 @pytest.mark.parametrize("method", ["auto", "dense", "rounds"])
 def test_ex_matches_reference(shared, device, method):
     prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")

@@ -12,7 +12,6 @@ import numpy as np
 from .. import backend, report
 from . import api
 from .constraints import ADDRESS_OF, COPY, LOAD, STORE, from_lists
-from .solution import read_solution
 
 
 def register(subparsers: Any) -> None:
@@ -24,7 +23,9 @@ def register(subparsers: Any) -> None:
     report.add_device_and_json(p)
     p.add_argument("--compare", type=Path,
                    help="a _correct_soln file to compare with (default: the prefix's own)")
-    p.add_argument("--write", type=Path, help="write the solution in _correct_soln form")
+    p.add_argument("--write", type=Path,
+                   help="write the solution in _correct_soln form (one line per distinct "
+                        "points-to set; gzipped if the name ends in .gz)")
     p.add_argument("--method", choices=api.METHODS, default="auto",
                    help="solver: rounds, dense (small programs) or auto (default)")
     p.set_defaults(run=run)
@@ -67,7 +68,7 @@ def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     ok = True
     if compare is not None:
         progress.stage(f"comparing with {compare}")
-        diffs = sol.differences(read_solution(compare))
+        diffs = sol.differences_from_file(compare)
         out["compare"] = {"reference": str(compare), "identical": not diffs,
                           "differences": diffs}
         ok = not diffs
