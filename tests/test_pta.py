@@ -396,6 +396,30 @@ def test_cli_compares_with_the_reference(shared, capsys, tmp_path):
     assert "identical=False" in capsys.readouterr().out
 
 
+def test_progress_reports_rounds_and_facts(shared, monkeypatch, capsys):
+    prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
+    seen: list[dict] = []
+    sol = pta.solve(pta.load(prefix), device="cpu", method="rounds", progress=seen.append)
+    assert [r["round"] for r in seen] == list(range(1, sol.stats["rounds"] + 1))
+    facts = [r["facts"] for r in seen]
+    assert facts == sorted(facts) and facts[-1] == sol.n_facts == 43013
+    assert seen[-1]["copy_edges"] == sol.stats["copy_edges"]
+
+    from morphgpu import cli, report
+
+    shown: list[str] = []
+    monkeypatch.setattr(report.Progress, "__call__", lambda self, msg: shown.append(msg))
+    monkeypatch.setenv("MORPHGPU_PROGRESS", "1")  # as if stderr were a terminal
+    assert cli.main(["pta", str(prefix), "--device", "cpu"]) == 0
+    assert shown and shown[-1] == (f"round {len(seen)}: 43013 points-to facts, "
+                                   f"{seen[-1]['copy_edges']} copy edges")
+    shown.clear()
+    monkeypatch.setenv("MORPHGPU_PROGRESS", "0")  # stderr not a terminal: nothing counted
+    assert cli.main(["pta", str(prefix), "--device", "cpu"]) == 0
+    assert shown == []
+    capsys.readouterr()
+
+
 def test_cli_on_c_and_demo(capsys):
     from morphgpu import cli
     from morphgpu.pta.cli import demo

@@ -54,7 +54,13 @@ def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     cs = _load(source)
     t_load = time.perf_counter() - t0
     progress.stage(f"solving {cs.n_vars} variables, {len(cs.kind)} constraints")
-    sol = api.solve(cs, device=args.device, method=args.method)
+
+    def on_round(r: dict[str, int]) -> None:
+        facts = f"{r['facts']} points-to facts, " if "facts" in r else ""
+        progress(f"round {r['round']}: {facts}{r['copy_edges']} copy edges")
+
+    sol = api.solve(cs, device=args.device, method=args.method,
+                    progress=on_round if progress.enabled else None)
     out: dict[str, Any] = {
         "input": cs.name, "variables": cs.n_vars, "constraints": cs.counts(),
         "device": backend.device_name(sol.stats["device"]), "load_seconds": t_load,

@@ -200,7 +200,7 @@ class Solution:
                 rows = self.row_of_var[vs]
                 if known.all():
                     ref_row = np.zeros(w, dtype=np.uint64)
-                    set_one_bits(ref_row, bit)
+                    _set_one_bits(ref_row, bit)
                     mine = np.unique(rows)
                     wrong = mine[_rows_differ(self.rows, mine, ref_row)]
                     bad = vs[np.isin(rows, wrong)] if wrong.size else vs[:0]
@@ -266,8 +266,8 @@ def _rows_differ(rows: np.ndarray, which: np.ndarray, ref_row: np.ndarray,
                            for a in range(0, which.size, step)] or [np.zeros(0, bool)])
 
 
-def set_one_bits(row: np.ndarray, bit: np.ndarray) -> None:
-    """row |= 1 << bit for each bit (one row of uint64 words)."""
+def _set_one_bits(row: np.ndarray, bit: np.ndarray) -> None:
+    """``row |= 1 << bit`` for each bit (one row of uint64 words)."""
     if bit.size:
         np.bitwise_or.at(row, bit >> 6, np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64)))
 
