@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import pta
-from morphgpu.pta.constraints import ConstraintFormatError, from_lists
+from morphgpu.pta.constraints import ConstraintFormatError, ConstraintFormatWarning, from_lists
 
 DATA = Path(__file__).parent / "data" / "pta"
 AOF, COPY, LOAD, STORE, GEP = range(5)
@@ -226,8 +226,44 @@ def test_malformed_lsg_files(tmp_path):
     bad_count = _write_lsg(tmp_path, nodes, "2,1,0,0,0\n0,2,3,0,0\n1,3,2,1,0\n")
     with pytest.raises(ConstraintFormatError, match="header counts 3"):
         pta.load(bad_count)
-    with pytest.raises(ConstraintFormatError, match="not an object"):
-        pta.load(_write_lsg(tmp_path, "4\n1\n0\n", "1,0,0,0,0\n0,3,2,0,0\n"))
+    # Address-of a variable above lastObjectVar: accepted with a warning (the spec's rule).
+    with pytest.warns(ConstraintFormatWarning, match="above lastObjectVar=1"):
+        cs = pta.load(_write_lsg(tmp_path, "4\n1\n0\n", "1,0,0,0,0\n0,3,2,0,0\n"))
+    assert pta.solve(cs, device="cpu").points_to(2).tolist() == [3]
+
+
+# The hand-worked solution of tests/data/pta/nonobject (lastObjectVar=4; variable 7 is not
+# an object but 5 = &7): 6 = &3, 8 = &2; 11 = 5 (so {7}); *5 = 8 stores {2} into 7;
+# 10 = *11 loads pts(7) = {2}; *10 = 6 stores {3} into 2; 9 = &5->1 and 9 = &11->0 go
+# through 7, of size 0, and add nothing; 9 = &6->1 adds field 4 of object 3.
+NONOBJECT_SETS = [set(), set(), {3}, set(), set(), {7}, {3}, {2}, {2}, {4}, {2}, {7}]
+
+
+@pytest.mark.parametrize("method", ["auto", "dense", "rounds"])
+def test_address_of_a_non_object(device, method):
+    with pytest.warns(ConstraintFormatWarning, match="variable 7"):
+        cs = pta.load(DATA / "nonobject")
+    assert cs.last_object == 4 and cs.obj_size[7] == 0
+    sol = pta.solve(cs, device=device, method=method)
+    assert as_sets(sol, cs.n_vars) == NONOBJECT_SETS
+    assert naive_solve(cs) == NONOBJECT_SETS
+
+
+def test_sizes_above_last_object_are_zero(tmp_path):
+    """The reference sizes only ids 0..lastObjectVar: a size the nodes file gives a
+    variable above it is dropped (with a warning), so the gep 9 = &5->1 through 7 still
+    adds nothing. Built by hand, such a set is refused."""
+    nodes = (DATA / "nonobject_nodes.txt").read_text().replace("\n7,0,0\n", "\n7,2,0\n")
+    prefix = _write_lsg(tmp_path, nodes,
+                        (DATA / "nonobject_constraints_after_hcd.txt").read_text())
+    with pytest.warns(ConstraintFormatWarning) as caught:
+        cs = pta.load(prefix)
+    assert any("given a size (the first: 7)" in str(w.message) for w in caught)
+    assert cs.obj_size[7] == 0
+    assert as_sets(pta.solve(cs, device="cpu"), cs.n_vars) == NONOBJECT_SETS
+    with pytest.raises(ConstraintFormatError, match="variable 3 above lastObjectVar=2 has size 1"):
+        from_lists(4, [], obj_size=[1, 1, 1, 1], last_object=2)
+    assert from_lists(4, [], last_object=2).obj_size.tolist() == [1, 1, 1, 0]
 
 
 def test_bad_arguments():
@@ -251,6 +287,66 @@ def test_writer_round_trip(tmp_path, device):
     assert not sol.differences(ref)
     other = pta.solve(from_lists(6, [(AOF, 2, 3)]), device="cpu")
     assert other.differences(ref)  # the comparison can fail
+
+
+def test_writer_lists_each_distinct_set_once(tmp_path):
+    # 3 and 4 get {2} from separate rows (no copy cycle merges them); 0, 1, 2, 5 are empty.
+    cs = from_lists(6, [(AOF, 2, 3), (AOF, 2, 4), (AOF, 5, 1)])
+    sol = pta.solve(cs, device="cpu")
+    assert sol.row_of_var[3] != sol.row_of_var[4]
+    out = tmp_path / "soln.txt"
+    sol.write(out)
+    assert out.read_text() == "6\n[0, 2, 5] => []\n[1] => [5]\n[3, 4] => [2]\n"
+    assert sol.differences_from_file(out) == []
+
+
+def test_writer_survives_hash_collisions(tmp_path, monkeypatch):
+    from morphgpu.pta import solution  # noqa: PLC0415
+
+    cs = from_lists(6, [(AOF, 2, 3), (AOF, 2, 4), (AOF, 5, 1)])
+    sol = pta.solve(cs, device="cpu")
+    monkeypatch.setattr(solution, "mix64", lambda x: x & 0)  # every row hashes alike
+    sol.write(tmp_path / "soln.txt")
+    assert (tmp_path / "soln.txt").read_text() == \
+        "6\n[0, 2, 5] => []\n[1] => [5]\n[3, 4] => [2]\n"
+
+
+def test_ex_written_as_the_reference(shared, tmp_path):
+    """The reference's lines exactly (sorted: its line order is its writer's own)."""
+    prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
+    ref_path = shared("data", "pta", "ex_correct_soln_001.txt.gz")
+    sol = pta.solve(pta.load(prefix), device="cpu")
+    sol.write(tmp_path / "ex_soln.txt.gz")
+    with gzip.open(tmp_path / "ex_soln.txt.gz", "rb") as fh:
+        ours = fh.read().split(b"\n")
+    with gzip.open(ref_path, "rb") as fh:
+        ref = fh.read().split(b"\n")
+    assert ours[0] == ref[0] == b"11078" and sorted(ours) == sorted(ref)
+    assert sol.differences_from_file(ref_path) == []
+    assert sol.differences_from_file(tmp_path / "ex_soln.txt.gz") == []
+
+
+def test_streaming_compare_finds_differences_and_format_errors(tmp_path):
+    cs = from_lists(4, [(AOF, 2, 3), (AOF, 1, 0)])
+    sol = pta.solve(cs, device="cpu")
+    path = tmp_path / "s.txt"
+    path.write_text("4\n[1, 2] => []\n[0] => [1]\n[3] => [2]\n")
+    assert sol.differences_from_file(path) == []
+    path.write_text("4\n[1, 2] => []\n[0, 3] => [1]\n")
+    assert sol.differences_from_file(path) == [
+        "variable 3: 1 objects here, 1 in the reference; missing [1], extra [2]"]
+    path.write_text("4\n[1, 2] => [3]\n[0] => [1]\n[3] => [2]\n")  # 3: never pointed to
+    assert [d.split(":")[0] for d in sol.differences_from_file(path)] == \
+        ["variable 1", "variable 2"]
+    assert sol.differences_from_file(path, limit=1)[-1] == "... 1 more variables differ"
+    path.write_text("5\n[0, 1, 2, 3, 4] => []\n")
+    assert sol.differences_from_file(path) == ["numVars differ: 4 here, 5 in the reference"]
+    path.write_text("4\n[1, 2] => []\n[0] => [1]\n")
+    with pytest.raises(ConstraintFormatError, match="variable 3 is not listed"):
+        sol.differences_from_file(path)
+    path.write_text("4\n[1, 2] => []\n[0, 3] => [1]\n[2] => []\n")
+    with pytest.raises(ConstraintFormatError, match=r"s\.txt:4: variable 2 is listed again"):
+        sol.differences_from_file(path)
 
 
 @pytest.mark.parametrize("method", ["auto", "dense", "rounds"])
@@ -298,6 +394,30 @@ def test_cli_compares_with_the_reference(shared, capsys, tmp_path):
     wrong.write_text(f"11078\n[{', '.join(map(str, range(11078)))}] => []\n")
     assert cli.main(["pta", str(prefix), "--device", "cpu", "--compare", str(wrong)]) == 1
     assert "identical=False" in capsys.readouterr().out
+
+
+def test_progress_reports_rounds_and_facts(shared, monkeypatch, capsys):
+    prefix = shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")
+    seen: list[dict] = []
+    sol = pta.solve(pta.load(prefix), device="cpu", method="rounds", progress=seen.append)
+    assert [r["round"] for r in seen] == list(range(1, sol.stats["rounds"] + 1))
+    facts = [r["facts"] for r in seen]
+    assert facts == sorted(facts) and facts[-1] == sol.n_facts == 43013
+    assert seen[-1]["copy_edges"] == sol.stats["copy_edges"]
+
+    from morphgpu import cli, report
+
+    shown: list[str] = []
+    monkeypatch.setattr(report.Progress, "__call__", lambda self, msg: shown.append(msg))
+    monkeypatch.setenv("MORPHGPU_PROGRESS", "1")  # as if stderr were a terminal
+    assert cli.main(["pta", str(prefix), "--device", "cpu"]) == 0
+    assert shown and shown[-1] == (f"round {len(seen)}: 43013 points-to facts, "
+                                   f"{seen[-1]['copy_edges']} copy edges")
+    shown.clear()
+    monkeypatch.setenv("MORPHGPU_PROGRESS", "0")  # stderr not a terminal: nothing counted
+    assert cli.main(["pta", str(prefix), "--device", "cpu"]) == 0
+    assert shown == []
+    capsys.readouterr()
 
 
 def test_cli_on_c_and_demo(capsys):

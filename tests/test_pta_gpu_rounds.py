@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from test_pta import (
     AOF,
     COPY,
+    DATA,
     GEP,
     LOAD,
+    NONOBJECT_SETS,
     STORE,
     constraint_sets,
     naive_solve,
@@ -344,6 +346,29 @@ def test_hand_written_set(jacobi):
                          (COPY, 9, 2)],
                     obj_size=sizes)
     assert _gpu_rounds_sets(cs, jacobi) == naive_solve(cs)
+
+
+@pytest.mark.parametrize("jacobi", [False, True], ids=["sequential", "jacobi"])
+def test_address_of_a_non_object(jacobi):
+    """The rounds' host logic and kernel rules on tests/data/pta/nonobject (address-of a
+    variable above lastObjectVar, of size 0), against the hand-worked sets."""
+    from morphgpu import pta
+    from morphgpu.pta.constraints import ConstraintFormatWarning
+
+    with pytest.warns(ConstraintFormatWarning):
+        cs = pta.load(DATA / "nonobject")
+    assert _gpu_rounds_sets(cs, jacobi) == NONOBJECT_SETS
+
+
+def test_rounds_report_progress():
+    sizes = [1] * 13
+    sizes[6], sizes[7], sizes[8] = 3, 2, 1
+    cs = from_lists(13, [(AOF, 5, 2), (AOF, 6, 3), (COPY, 2, 4), (STORE, 3, 4), (LOAD, 4, 9),
+                         (GEP, 3, 10, 2), (COPY, 9, 2)], obj_size=sizes)
+    seen: list[dict] = []
+    _, _, stats = _solve(FAKE_CP, NumpyKernels(False), build_layout(cs), 1000, seen.append)
+    assert [r["round"] for r in seen] == list(range(1, stats["rounds"] + 1))
+    assert seen[-1]["copy_edges"] == stats["copy_edges"]
 
 
 @given(cs=constraint_sets())

@@ -31,6 +31,14 @@ def _check_reference(shared, name: str, device: str) -> None:
     assert sol.n_facts == REFERENCE_FACTS[name]
 
 
+@pytest.mark.parametrize("name", ["ex", "gcc", "gdb", "mplayer", "perl", "php", "pine",
+                                  "python", "svn"])
+def test_every_shared_program_loads(shared, name):
+    """Load only (the big ones take minutes to solve on the CPU), with no switches."""
+    cs = pta.load(_prefix(shared, name))
+    assert cs.n_constraints > 0 and cs.obj_size[cs.last_object + 1:].max() == 0
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(REFERENCE_FACTS))
 def test_reference_gpu(shared, name):

@@ -5,8 +5,13 @@
 """
 
 from .api import from_c, load, solve
-from .constraints import ConstraintFormatError, ConstraintSet, from_lists
+from .constraints import (
+    ConstraintFormatError,
+    ConstraintFormatWarning,
+    ConstraintSet,
+    from_lists,
+)
 from .solution import Solution, read_solution
 
-__all__ = ["ConstraintFormatError", "ConstraintSet", "Solution", "from_c", "from_lists",
-           "load", "read_solution", "solve"]
+__all__ = ["ConstraintFormatError", "ConstraintFormatWarning", "ConstraintSet", "Solution",
+           "from_c", "from_lists", "load", "read_solution", "solve"]

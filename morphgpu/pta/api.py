@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .. import backend
@@ -36,7 +36,8 @@ METHODS = ("auto", "dense", "rounds")
 
 
 def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
-          barrier_mode: str = "xiao-feng", method: str = "auto") -> Solution:
+          barrier_mode: str = "xiao-feng", method: str = "auto",
+          progress: Callable[[dict[str, int]], None] | None = None) -> Solution:
     """The least solution of ``constraints`` (Andersen, inclusion-based).
 
     ``device``: "auto" | "gpu" | "cpu". Both sides give identical solutions; statistics
@@ -45,6 +46,9 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     "dense" (every rule re-applied over dense bit matrices until nothing changes; programs
     of at most dense.DENSE_MAX_NODES nodes; on the GPU one persistent launch) or "auto"
     (on the GPU: dense where it fits, else rounds; on the CPU: rounds).
+    ``progress``: called after each round of the rounds method with a dict: ``round``,
+    ``copy_edges`` and, on the CPU, ``facts`` (points-to facts so far, summed over
+    variables; counting them on the GPU would cost a device pass and a sync per round).
     """
     if method not in METHODS:
         raise ValueError(f"pta.solve: method must be one of {METHODS}, got {method!r}")
@@ -67,12 +71,13 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     if side == "gpu":
         from . import gpu  # noqa: PLC0415
 
-        rows_dev, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode, method=method)
+        rows_dev, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode, method=method,
+                                                progress=progress)
         rows = backend.to_host(rows_dev)
     elif method == "dense":
         rows, row_of_var, stats = dense.solve_numpy(lay)
     else:
-        rows, leader, stats = cpu.solve(lay)
+        rows, leader, stats = cpu.solve(lay, progress)
         row_of_var = leader[lay.node_of_var]
     stats = dict(stats)
     stats.setdefault("method", "rounds")

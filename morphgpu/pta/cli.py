@@ -12,7 +12,6 @@ import numpy as np
 from .. import backend, report
 from . import api
 from .constraints import ADDRESS_OF, COPY, LOAD, STORE, from_lists
-from .solution import read_solution
 
 
 def register(subparsers: Any) -> None:
@@ -24,7 +23,9 @@ def register(subparsers: Any) -> None:
     report.add_device_and_json(p)
     p.add_argument("--compare", type=Path,
                    help="a _correct_soln file to compare with (default: the prefix's own)")
-    p.add_argument("--write", type=Path, help="write the solution in _correct_soln form")
+    p.add_argument("--write", type=Path,
+                   help="write the solution in _correct_soln form (one line per distinct "
+                        "points-to set; gzipped if the name ends in .gz)")
     p.add_argument("--method", choices=api.METHODS, default="auto",
                    help="solver: rounds, dense (small programs) or auto (default)")
     p.set_defaults(run=run)
@@ -53,7 +54,13 @@ def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     cs = _load(source)
     t_load = time.perf_counter() - t0
     progress.stage(f"solving {cs.n_vars} variables, {len(cs.kind)} constraints")
-    sol = api.solve(cs, device=args.device, method=args.method)
+
+    def on_round(r: dict[str, int]) -> None:
+        facts = f"{r['facts']} points-to facts, " if "facts" in r else ""
+        progress(f"round {r['round']}: {facts}{r['copy_edges']} copy edges")
+
+    sol = api.solve(cs, device=args.device, method=args.method,
+                    progress=on_round if progress.enabled else None)
     out: dict[str, Any] = {
         "input": cs.name, "variables": cs.n_vars, "constraints": cs.counts(),
         "device": backend.device_name(sol.stats["device"]), "load_seconds": t_load,
@@ -67,7 +74,7 @@ def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     ok = True
     if compare is not None:
         progress.stage(f"comparing with {compare}")
-        diffs = sol.differences(read_solution(compare))
+        diffs = sol.differences_from_file(compare)
         out["compare"] = {"reference": str(compare), "identical": not diffs,
                           "differences": diffs}
         ok = not diffs

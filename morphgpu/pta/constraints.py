@@ -6,6 +6,14 @@ of size ``s`` owning the field ids ``o .. o+s-1``; five constraint kinds (addres
 copy, load, store, gep) with an offset; an offline merge map ``rep`` (hcd) whose merged
 variables share their representative's points-to set.
 
+Address-of a variable above ``lastObjectVar`` (some public programs have it) is accepted
+with a :class:`ConstraintFormatWarning` and solved by the reference implementation's rule:
+only ids ``0 .. lastObjectVar`` have a size, every other variable has size 0, so such a
+variable is a points-to target like any object, loads and stores through a pointer to it
+act on it (offset 0 names the object itself), and a gep through it adds nothing
+(``size(o) > offset`` fails). Every solver (CPU, GPU rounds, dense) reads sizes from the
+same ``Layout`` (layout.py), so they all apply this rule.
+
 Parsing is vectorised (the files hold up to a million lines); only when the fast path
 fails is the file read again line by line, so the error can name the file and the line.
 """
@@ -15,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import re
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +42,12 @@ NULL_OBJECT = 1
 
 class ConstraintFormatError(ValueError):
     """A constraint file is malformed; the message names the file and the line."""
+
+
+class ConstraintFormatWarning(UserWarning):
+    """A constraint set departs from the format in a way the reference implementation
+    accepts (an address-of a variable above ``lastObjectVar``); it is solved by that
+    implementation's rule."""
 
 
 @dataclass
@@ -99,6 +114,15 @@ def validate(cs: ConstraintSet) -> None:
         )
     if cs.obj_size.shape != (n,):
         raise ConstraintFormatError(f"{cs.name}: obj_size must have numVars={n} entries")
+    bad = np.flatnonzero(cs.obj_size[cs.last_object + 1:] != 0)
+    if bad.size:
+        v = cs.last_object + 1 + bad[0]
+        raise ConstraintFormatError(
+            f"{cs.name}: variable {v} above lastObjectVar={cs.last_object} has size "
+            f"{cs.obj_size[v]}; a variable that is not an object has size 0"
+        )
+    if np.any(cs.obj_size < 0):
+        raise ConstraintFormatError(f"{cs.name}: an object size is negative")
     if cs.rep.shape != (n,):
         raise ConstraintFormatError(f"{cs.name}: rep must have numVars={n} entries")
     m = cs.kind.size
@@ -127,10 +151,14 @@ def validate(cs: ConstraintSet) -> None:
         addr = cs.kind == ADDRESS_OF
         bad = np.flatnonzero(addr & (cs.src > cs.last_object))
         if bad.size:
-            raise ConstraintFormatError(
-                f"{cs.name}: address-of constraint {bad[0]} takes the address of variable "
-                f"{cs.src[bad[0]]}, which is not an object (lastObjectVar={cs.last_object})"
-            )
+            # The spec's rule (LonestarGPU's readNodes): such a variable is a points-to
+            # target like any object, of size 0, so a gep through it adds nothing.
+            warnings.warn(
+                f"{cs.name}: {bad.size} address-of constraint(s) take the address of a "
+                f"variable above lastObjectVar={cs.last_object} (the first: constraint "
+                f"{bad[0]}, variable {cs.src[bad[0]]}); each is taken as an object of size "
+                "0 (a gep through it adds nothing)",
+                ConstraintFormatWarning, stacklevel=4)
     if np.any((cs.rep < 0) | (cs.rep >= n)):
         raise ConstraintFormatError(f"{cs.name}: a merge target is outside 0..{n - 1}")
     if cs.hcd_pairs is not None and cs.hcd_pairs.size and (
@@ -386,6 +414,18 @@ def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
     if key not in files:
         raise ConstraintFormatError(f"{prefix}: no constraint file found")
     n_vars, last_obj, last_fn, sizes = read_nodes(files["nodes"])
+    if not last_obj < n_vars:
+        raise ConstraintFormatError(
+            f"{files['nodes']}: lastObjectVar {last_obj} is outside 0..{n_vars - 1}")
+    sized = np.flatnonzero(sizes[last_obj + 1:])
+    if sized.size:
+        # The reference sizes only ids 0..lastObjectVar; every other id has size 0.
+        warnings.warn(
+            f"{files['nodes']}: {sized.size} variable(s) above lastObjectVar={last_obj} "
+            f"are given a size (the first: {last_obj + 1 + sized[0]}); variables that are "
+            "not objects have size 0, as in the reference implementation",
+            ConstraintFormatWarning, stacklevel=2)
+        sizes[last_obj + 1:] = 0
     table = read_constraints(files[key], n_vars)
     read_from = f"{files['nodes']} with {files[key]}"
     if key == "constraints" and "hcd" in files:
@@ -456,7 +496,11 @@ def from_lists(
     hcd_pairs: Sequence[tuple[int, int]] | np.ndarray | None = None,
     name: str = "constraints",
 ) -> ConstraintSet:
-    """A set from ``(kind, src, dst[, offset])`` tuples (hand-written sets, the C front end)."""
+    """A set from ``(kind, src, dst[, offset])`` tuples (hand-written sets, the C front end).
+
+    Without ``obj_size`` every object (``0 .. last_object``, all variables by default) has
+    one field and every other variable size 0.
+    """
     if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)):
         raise ConstraintFormatError(f"{name}: n_vars must be an integer, got {n_vars!r}")
     _check_n_vars(f"from_lists({name!r}): n_vars", int(n_vars))
@@ -471,10 +515,14 @@ def from_lists(
                 f"{row[:4]!r}"
             )
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
-    sizes = np.ones(n_vars, dtype=np.int64) if obj_size is None else np.asarray(obj_size)
+    last_object = n_vars - 1 if last_object is None else last_object
+    if obj_size is None:  # objects of one field; the other variables have size 0
+        sizes = (np.arange(n_vars) <= last_object).astype(np.int64)
+    else:
+        sizes = np.asarray(obj_size)
     return ConstraintSet(
         n_vars=n_vars,
-        last_object=n_vars - 1 if last_object is None else last_object,
+        last_object=last_object,
         obj_size=sizes,
         kind=arr[:, 0],
         src=arr[:, 1],

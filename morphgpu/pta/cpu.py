@@ -12,6 +12,7 @@ this round (new edges carry the whole set). Rounds end when (1) finds nothing ne
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -70,8 +71,10 @@ class CpuSolver:
 
     CHUNK_BYTES = 1 << 25  # bound on the rows gathered at once (temporary memory)
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout,
+                 progress: Callable[[dict[str, int]], None] | None = None) -> None:
         self.lay = layout
+        self.progress = progress
         n, w = layout.n_nodes, layout.n_words
         # P, seen and the per-round delta are n x w words each.
         backend.require_host_bytes(3 * n * w * 8, f"points-to bit rows ({n} nodes x {w} words)")
@@ -278,6 +281,7 @@ class CpuSolver:
             new = self._add_edges(self.leader[s], self.leader[d])
             sec["complex"] += time.perf_counter() - t
             if not new.size and not gep_added and self.stats["nodes_merged"] == merged_before:
+                self._report()
                 break
             self.stats["edges_added"] += int(new.size)
             t = time.perf_counter()
@@ -286,10 +290,31 @@ class CpuSolver:
             t = time.perf_counter()
             self._propagate(start, new)
             sec["propagate"] += time.perf_counter() - t
+            self._report()
         else:
             raise RuntimeError(f"pta: no fixed point after {max_rounds} rounds")
         self.stats["copy_edges"] = int(self.edge_keys.size)
         return self.P, self.leader, self.stats
+
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress({"round": self.stats["rounds"], "facts": self.n_facts(),
+                           "copy_edges": int(self.edge_keys.size)})
+
+    def n_facts(self) -> int:
+        """Points-to facts so far, summed over every variable (a pass over the rows)."""
+        lay = self.lay
+        per_node = np.bincount(lay.node_of_var, minlength=lay.n_nodes)
+        weight = np.bincount(self.leader, weights=per_node, minlength=lay.n_nodes)
+        rows = np.flatnonzero(weight)
+        total = 0
+        step = max(1, self.CHUNK_BYTES // (8 * lay.n_words))
+        for a in range(0, rows.size, step):
+            r = rows[a:a + step]
+            counts = np.bitwise_count(self.P[r]).sum(axis=1, dtype=np.int64)
+            total += int(counts @ weight[r].astype(np.int64))
+        return total
 
 
 def _levels(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
@@ -317,6 +342,11 @@ def _levels(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
     return level
 
 
-def solve(layout: Layout) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Rows per node (valid at leaders), leader per node, statistics."""
-    return CpuSolver(layout).run()
+def solve(layout: Layout, progress: Callable[[dict[str, int]], None] | None = None
+          ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Rows per node (valid at leaders), leader per node, statistics.
+
+    ``progress``, if given, is called after each round with its number, the points-to
+    facts so far (summed over variables) and the copy edges.
+    """
+    return CpuSolver(layout, progress).run()

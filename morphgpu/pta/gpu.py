@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -108,11 +109,14 @@ METHODS = ("auto", "dense", "rounds")
 
 
 def solve(layout: Layout, *, barrier_mode: str = "xiao-feng", method: str = "auto",
-          max_rounds: int = 100000) -> tuple[Any, np.ndarray, dict[str, Any]]:
+          max_rounds: int = 100000, progress: Callable[[dict[str, int]], None] | None = None
+          ) -> tuple[Any, np.ndarray, dict[str, Any]]:
     """Rows (CuPy (n_nodes, words) uint64), the row of every variable (NumPy), statistics.
 
     ``method``: "rounds" (this module's round solver), "dense" (dense.py: one persistent
     launch over dense bit matrices, for small programs) or "auto" (dense where it fits).
+    ``progress``: called after each round of the round solver with its number and the
+    copy edges (values the host holds anyway: no extra device reads or syncs).
     """
     if method not in METHODS:
         raise ValueError(f"pta.solve: method must be one of {METHODS}, got {method!r}")
@@ -123,7 +127,7 @@ def solve(layout: Layout, *, barrier_mode: str = "xiao-feng", method: str = "aut
     with backend.gpu_memory_guard(f"pta on {n} nodes x {W} words"):
         backend.require_gpu_bytes(3 * n * W * 8 + 32 * n * _block_layout(W)[1] + 96 * n,
                                   "pta bit rows (P, seen, delta) and block bitmaps")
-        return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds)
+        return _solve(cp, CudaKernels(barrier_mode), layout, max_rounds, progress)
 
 
 # counters: edge keys written, gep added a bit (low word), merge requests written, objects
@@ -149,8 +153,9 @@ HUB_MIN = 64
 HUB_MIN_EDGES = 20000
 
 
-def _solve(cp: Any, dev: Any, lay: Layout,
-           max_rounds: int) -> tuple[Any, np.ndarray, dict[str, Any]]:
+def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
+           progress: Callable[[dict[str, int]], None] | None = None
+           ) -> tuple[Any, np.ndarray, dict[str, Any]]:
     """The round loop over array module ``cp`` and kernels ``dev`` (see CudaKernels)."""
     t_start = time.perf_counter()
     n, W = lay.n_nodes, lay.n_words
@@ -403,6 +408,8 @@ def _solve(cp: Any, dev: Any, lay: Layout,
         ph[2].record()
         events.append(ph)
         stats["edges_added"] += max(0, added)
+        if progress is not None:
+            progress({"round": stats["rounds"], "copy_edges": int(keys.size)})
         if added <= 0 and not gep_seen and not merged_now:
             break
         propagate()

@@ -2,13 +2,24 @@
 
 Internally one dense bit row per solver node (``rows``, uint64, bit i = ``objects[i]``)
 and the row of every variable (``row_of_var``); variables merged offline or by cycle
-collapsing share a row, which is also how the writer groups them.
+collapsing share a row.
+
+The ``_correct_soln`` form lists each distinct points-to set once: a first line
+``numVars``, then one line ``[v1, v2, ...] => [o1, o2, ...]`` per distinct set (variables
+and objects ascending, ``", "`` between ids, the empty set included), the lines ordered by
+their smallest variable. The reference files hold exactly these lines, in another order
+(that of the tool that wrote them, a hash table's by the look of it, which neither the
+variables, the objects nor the set sizes explain), so ``sort`` makes the two byte-identical.
+:meth:`Solution.differences_from_file` compares with such a file line by line, never
+holding more of it than one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from ..csr import check_declared_size
-from .constraints import ConstraintFormatError, _open_text
+from ..hashing import mix64
+from .constraints import ConstraintFormatError
 
 
 def _popcount_rows(rows: np.ndarray, chunk: int = 1 << 14) -> np.ndarray:
@@ -65,22 +77,44 @@ class Solution:
         """Total points-to facts, summed over every variable."""
         return int(self.sizes().sum())
 
+    def distinct_sets(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the distinct points-to set of every variable, a row holding each set).
+
+        Sets are numbered in the order of their smallest variable. Rows are told apart by
+        a hash and confirmed equal word by word, so equal sets in unmerged rows meet.
+        """
+        used, var_used = np.unique(self.row_of_var, return_inverse=True)
+        set_of_used = _distinct_rows(self.rows, used)
+        set_of_var = set_of_used[var_used.reshape(-1)]
+        # Renumber by smallest variable: the first variable of each set, in id order.
+        first_sets, first_var = np.unique(set_of_var, return_index=True)
+        rank = np.empty(first_sets.size, dtype=np.int64)
+        rank[np.argsort(first_var, kind="stable")] = np.arange(first_sets.size)
+        row_of_set = np.empty(first_sets.size, dtype=np.int64)
+        row_of_set[rank] = self.row_of_var[first_var]
+        return rank[set_of_var], row_of_set
+
     def groups(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(variables, objects) for each distinct row used by some variable."""
-        order = np.argsort(self.row_of_var, kind="stable")
-        r = self.row_of_var[order]
-        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1], True])
-        for a, b in zip(starts[:-1], starts[1:]):
-            yield order[a:b], self.points_to(int(order[a]))
+        """(variables, objects), both ascending, for each distinct points-to set, in the
+        order of the sets' smallest variables (the lines of :meth:`write`)."""
+        set_of_var, row_of_set = self.distinct_sets()
+        order = np.argsort(set_of_var, kind="stable")
+        starts = np.searchsorted(set_of_var[order], np.arange(row_of_set.size + 1))
+        for k in range(row_of_set.size):
+            row = self.rows[row_of_set[k]][None, :]
+            bits = np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little"))
+            yield order[starts[k]:starts[k + 1]], self.objects[bits]
 
     def write(self, path: str | Path) -> None:
-        """Write the ``_correct_soln`` text form (gzipped when the name ends in .gz)."""
+        """Write the ``_correct_soln`` text form (gzipped when the name ends in .gz): one
+        line per distinct points-to set (see the module's description)."""
         path = Path(path)
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "wt") as fh:
             fh.write(f"{self.n_vars}\n")
             for vars_, objs in self.groups():
-                fh.write(f"[{', '.join(map(str, vars_))}] => [{', '.join(map(str, objs))}]\n")
+                fh.write(f"[{', '.join(map(str, vars_.tolist()))}] => "
+                         f"[{', '.join(map(str, objs.tolist()))}]\n")
 
     def equals(self, other: Solution) -> bool:
         return not self.differences_from(other, limit=1)
@@ -144,6 +178,118 @@ class Solution:
             out.append(f"... {bad.size - limit} more variables differ")
         return out
 
+    def differences_from_file(self, path: str | Path, limit: int = 10) -> list[str]:
+        """Like :meth:`differences`, against a ``_correct_soln`` file read line by line.
+
+        Holds one line of the file at a time (and a line number per variable, to check
+        that each is listed exactly once): the file is neither read whole nor expanded to
+        one set per variable. The same format errors as :func:`read_solution`.
+        """
+        n, w = self.n_vars, self.rows.shape[1]
+        with _solution_lines(path) as (n_ref, lines):
+            if n_ref != n:
+                return [f"numVars differ: {n} here, {n_ref} in the reference"]
+            listed_at = np.zeros(n, dtype=np.int64)
+            bad_count = 0
+            details: dict[int, str] = {}
+            for lineno, vs, objs in lines:
+                _check_listed_once(path, lineno, vs, listed_at)
+                bit = np.searchsorted(self.objects, objs)
+                known = bit < self.objects.size
+                known[known] = self.objects[bit[known]] == objs[known]
+                rows = self.row_of_var[vs]
+                if known.all():
+                    ref_row = np.zeros(w, dtype=np.uint64)
+                    _set_one_bits(ref_row, bit)
+                    mine = np.unique(rows)
+                    wrong = mine[_rows_differ(self.rows, mine, ref_row)]
+                    bad = vs[np.isin(rows, wrong)] if wrong.size else vs[:0]
+                else:  # an object this solution never holds: every listed variable differs
+                    bad = vs
+                bad_count += int(bad.size)
+                for v in bad[:limit].tolist():
+                    details[v] = self._describe(v, objs)
+                if len(details) > limit:
+                    for v in sorted(details)[limit:]:
+                        del details[v]
+        if (listed_at == 0).any():
+            missing = int(np.argmax(listed_at == 0))
+            raise ConstraintFormatError(
+                f"{path}: variable {missing} is not listed ({int((listed_at > 0).sum())} of "
+                f"numVars={n} are); every variable must be listed exactly once"
+            )
+        out = [details[v] for v in sorted(details)]
+        if bad_count > limit:
+            out.append(f"... {bad_count - limit} more variables differ")
+        return out
+
+    def _describe(self, v: int, want: np.ndarray) -> str:
+        mine = self.points_to(v)
+        return (f"variable {v}: {mine.size} objects here, {want.size} in the reference; "
+                f"missing {np.setdiff1d(want, mine)[:5].tolist()}, "
+                f"extra {np.setdiff1d(mine, want)[:5].tolist()}")
+
+
+def _distinct_rows(rows: np.ndarray, used: np.ndarray, chunk_bytes: int = 1 << 25) -> np.ndarray:
+    """A set id for each row ``rows[used[i]]``, equal exactly for equal rows.
+
+    A 64-bit hash per row (bounded temporaries), a sort by hash, and a word-by-word check
+    of neighbours with equal hashes; if a hash ever joined unequal rows, an exact
+    ``np.unique`` over the rows decides instead.
+    """
+    k, w = used.size, rows.shape[1]
+    step = max(1, chunk_bytes // max(1, 8 * w))
+    salt = mix64(np.arange(1, w + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    h = np.empty(k, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for a in range(0, k, step):
+            h[a:a + step] = mix64(rows[used[a:a + step]] ^ salt).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    same = np.flatnonzero(hs[1:] == hs[:-1])
+    for a in range(0, same.size, step):
+        i = same[a:a + step]
+        if np.any(rows[used[order[i]]] != rows[used[order[i + 1]]]):
+            _, inv = np.unique(rows[used], axis=0, return_inverse=True)
+            return inv.reshape(-1).astype(np.int64)
+    set_sorted = np.cumsum(np.r_[True, hs[1:] != hs[:-1]]) - 1
+    out = np.empty(k, dtype=np.int64)
+    out[order] = set_sorted
+    return out
+
+
+def _rows_differ(rows: np.ndarray, which: np.ndarray, ref_row: np.ndarray,
+                 chunk_bytes: int = 1 << 22) -> np.ndarray:
+    """Mask over ``which``: rows ``rows[which]`` that differ from ``ref_row``."""
+    step = max(1, chunk_bytes // max(1, 8 * rows.shape[1]))
+    return np.concatenate([np.any(rows[which[a:a + step]] != ref_row, axis=1)
+                           for a in range(0, which.size, step)] or [np.zeros(0, bool)])
+
+
+def _set_one_bits(row: np.ndarray, bit: np.ndarray) -> None:
+    """``row |= 1 << bit`` for each bit (one row of uint64 words)."""
+    if bit.size:
+        np.bitwise_or.at(row, bit >> 6, np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64)))
+
+
+def _check_listed_once(where: str | Path, lineno: int, vs: np.ndarray,
+                       listed_at: np.ndarray) -> None:
+    """Record that ``vs`` are listed on ``lineno``; a variable listed before is an error."""
+    again = np.flatnonzero(listed_at[vs] > 0)
+    if not again.size:
+        uniq, first = np.unique(vs, return_index=True)
+        if uniq.size == vs.size:
+            listed_at[vs] = lineno
+            return
+        again = np.setdiff1d(np.arange(vs.size), first)[:1]
+        first_line = lineno
+    else:
+        first_line = int(listed_at[vs[again[0]]])
+    raise ConstraintFormatError(
+        f"{where}:{lineno}: variable {int(vs[again[0]])} is listed again (first on line "
+        f"{first_line}); every variable is listed once"
+    )
+
 
 def _differing_vars(rows_a: np.ndarray, row_of_var_a: np.ndarray, rows_b: np.ndarray,
                     row_of_var_b: np.ndarray, step: int = 1 << 14) -> np.ndarray:
@@ -187,61 +333,25 @@ class Reference:
 def read_solution(path: str | Path) -> Reference:
     """Parse a ``_correct_soln`` file; every variable must be listed exactly once, and every
     object must be a variable id (below numVars). Errors name the file and the line."""
-    where = str(path)
-    text = _open_text(Path(path))
-    n_vars = None
     var_ids, var_grp, objs, obj_grp = [], [], [], []
-    line_of_group: list[int] = []
-    g = 0
-    for lineno, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if n_vars is None:
-            if not _UNSIGNED.fullmatch(s):
-                raise ConstraintFormatError(
-                    f"{where}:{lineno}: expected numVars (a positive integer), got {s[:60]!r}"
-                )
-            n_vars = int(s)
-            if n_vars < 1:
-                raise ConstraintFormatError(f"{where}:{lineno}: numVars must be positive")
-            check_declared_size(f"{where}:{lineno}", f"numVars={n_vars}", 24 * n_vars,
-                                ConstraintFormatError)
-            continue
-        left, sep, right = s.partition("=>")
-        left, right = left.strip(), right.strip()
-        bracketed = all(x[:1] == "[" and x[-1:] == "]" for x in (left, right))
-        if not sep or not bracketed:
-            raise ConstraintFormatError(f"{where}:{lineno}: expected '[vars] => [objects]'")
-        vs = _id_list(where, lineno, left[1:-1], n_vars, "variable")
-        os_ = _id_list(where, lineno, right[1:-1], n_vars, "object")
-        var_ids.append(vs)
-        var_grp.append(np.full(vs.size, g, dtype=np.int64))
-        objs.append(os_)
-        obj_grp.append(np.full(os_.size, g, dtype=np.int64))
-        line_of_group.append(lineno)
-        g += 1
-    if n_vars is None:
-        raise ConstraintFormatError(f"{where}: empty solution file")
-    ids = np.concatenate(var_ids) if var_ids else np.zeros(0, np.int64)
-    grp = np.concatenate(var_grp) if var_grp else np.zeros(0, np.int64)
-    order = np.argsort(ids, kind="stable")
-    repeated = np.flatnonzero(ids[order][1:] == ids[order][:-1])
-    if repeated.size:
-        second = order[repeated + 1]
-        k = int(second[np.argmin(second)])  # the first repetition in file order
-        first = int(order[repeated[np.argmin(second)]])
-        raise ConstraintFormatError(
-            f"{where}:{line_of_group[grp[k]]}: variable {int(ids[k])} is listed again "
-            f"(first on line {line_of_group[grp[first]]}); every variable is listed once"
-        )
+    with _solution_lines(path) as (n_vars, lines):
+        listed_at = np.zeros(n_vars, dtype=np.int64)
+        g = 0
+        for lineno, vs, os_ in lines:
+            _check_listed_once(path, lineno, vs, listed_at)
+            var_ids.append(vs)
+            var_grp.append(np.full(vs.size, g, dtype=np.int64))
+            objs.append(os_)
+            obj_grp.append(np.full(os_.size, g, dtype=np.int64))
+            g += 1
     var_group = np.full(n_vars, -1, dtype=np.int64)
-    var_group[ids] = grp
-    if ids.size != n_vars:
-        missing = int(np.argmax(var_group < 0))
+    if var_ids:
+        var_group[np.concatenate(var_ids)] = np.concatenate(var_grp)
+    if (listed_at == 0).any():
+        missing = int(np.argmax(listed_at == 0))
         raise ConstraintFormatError(
-            f"{where}: variable {missing} is not listed ({ids.size} of numVars={n_vars} "
-            f"are); every variable must be listed exactly once"
+            f"{path}: variable {missing} is not listed ({int((listed_at > 0).sum())} of "
+            f"numVars={n_vars} are); every variable must be listed exactly once"
         )
     return Reference(
         n_vars=n_vars,
@@ -252,11 +362,73 @@ def read_solution(path: str | Path) -> Reference:
     )
 
 
+@contextlib.contextmanager
+def _solution_lines(path: str | Path):
+    """(numVars, an iterator of (line number, variables, objects)) of a ``_correct_soln``
+    file, read as a stream (gzip by suffix); errors name the file and the line."""
+    where = str(path)
+    path = Path(path)
+    try:
+        fh = gzip.open(path, "rt") if path.suffix == ".gz" else open(path)
+    except OSError as exc:
+        raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
+    numbered = enumerate(fh, 1)
+
+    def stripped():
+        try:
+            for lineno, line in numbered:
+                s = line.strip()
+                if s and not s.startswith("#"):
+                    yield lineno, s
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+            raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
+
+    with fh:
+        body = stripped()
+        head = next(body, None)
+        if head is None:
+            raise ConstraintFormatError(f"{where}: empty solution file")
+        lineno, s = head
+        if not _UNSIGNED.fullmatch(s):
+            raise ConstraintFormatError(
+                f"{where}:{lineno}: expected numVars (a positive integer), got {s[:60]!r}"
+            )
+        n_vars = int(s)
+        if n_vars < 1:
+            raise ConstraintFormatError(f"{where}:{lineno}: numVars must be positive")
+        check_declared_size(f"{where}:{lineno}", f"numVars={n_vars}", 24 * n_vars,
+                            ConstraintFormatError)
+
+        def parsed():
+            for lineno, s in body:
+                left, sep, right = s.partition("=>")
+                left, right = left.strip(), right.strip()
+                bracketed = all(x[:1] == "[" and x[-1:] == "]" for x in (left, right))
+                if not sep or not bracketed:
+                    raise ConstraintFormatError(
+                        f"{where}:{lineno}: expected '[vars] => [objects]'")
+                yield (lineno, _id_list(where, lineno, left[1:-1], n_vars, "variable"),
+                       _id_list(where, lineno, right[1:-1], n_vars, "object"))
+
+        yield n_vars, parsed()
+
+
 _UNSIGNED = re.compile(r"[+]?[0-9]+")
+
+
+_ID_LIST = re.compile(r"\s*(?:[0-9]+\s*(?:,\s*[0-9]+\s*)*)?")
 
 
 def _id_list(where: str, lineno: int, inner: str, n_vars: int, what: str) -> np.ndarray:
     """The comma-separated ids between brackets, each in 0..n_vars-1."""
+    if _ID_LIST.fullmatch(inner):  # the common form, parsed at once
+        try:
+            ids = np.array(inner.split(","), dtype=np.int64) if inner.strip() else \
+                np.zeros(0, np.int64)
+        except (ValueError, OverflowError):
+            ids = None
+        if ids is not None and (not ids.size or ids.max() < n_vars):
+            return ids
     out = []
     for field_ in inner.split(","):
         token = field_.strip()
