@@ -468,9 +468,14 @@ class LoopbackWorld:
         self._sync()  # every thread has posted
         for r, kind, buf, peer in ops:
             if kind == "recv":
-                queue = [e for e in self._posted.get(peer, []) if e[0] == "send" and e[2] == r]
-                sent = queue[0][1]  # NCCL's order: the n-th recv from a peer takes its n-th send
-                self._posted[peer].remove(queue[0])
+                with self._lock:  # NCCL's order: the n-th recv from a peer takes its n-th send
+                    posted = self._posted.get(peer, [])
+                    at = next((i for i, e in enumerate(posted) if e[0] == "send" and e[2] == r),
+                              None)
+                    if at is None:
+                        raise ExchangeError(f"loopback: rank {r} waits for a send from {peer} "
+                                            "that was never posted")
+                    sent = posted.pop(at)[1]
                 if sent.size != buf.size:
                     raise ExchangeError(f"loopback: rank {r} posted a receive of {buf.size} "
                                         f"from {peer}, which sent {sent.size}")
