@@ -328,3 +328,56 @@ def test_devices_nccl_one_gpu():
         result = bfs(g, source, devices=[0], predecessors=True)
         assert result.variant == "partitioned-nccl-1"
         check_result(g, source, result)
+
+
+# ----------------------------------------------------------------------- mpirun entry
+def test_distributed_without_mpi4py(monkeypatch, capsys, tmp_path):
+    import builtins
+
+    from morphgpu.bfs import distributed
+
+    real = builtins.__import__
+
+    def no_mpi(name, *args, **kwargs):
+        if name.startswith("mpi4py"):
+            raise ImportError("No module named 'mpi4py'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mpi)
+    assert distributed.main([str(tmp_path / "g.mtx"), "--source", "0"]) == 2
+    assert "mpi4py" in capsys.readouterr().err
+
+
+def test_distributed_ranks_on_loopback(tmp_path):
+    """The mpirun entry's per-rank code on threads: file read, own part, search, summary."""
+    from morphgpu import graph_io
+    from morphgpu.bfs import distributed
+
+    g = GRAPHS["kronecker"]()
+    path = tmp_path / "kron.mtx"
+    graph_io.write_graph(g, path)
+    source = sources_of(g)[0]
+    parts = 3
+    world = ex.LoopbackWorld(parts, threads=parts, timeout=5)
+    shared = {"slots": [None] * parts, "barrier": threading.Barrier(parts)}
+    comms = world.comms()
+    out: list = [None] * parts
+    args = distributed.parser().parse_args([str(path), "--source", str(source), "--check"])
+
+    def rank(r):
+        exchange = ex.MpiNcclExchange(FakeMpi(r, parts, shared), comm=comms[r], world=world,
+                                      timeout=5)
+        out[r] = distributed.run(args, exchange, side="cpu")
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    summary = out[0]
+    assert summary["valid"] is True and summary["ranks"] == parts
+    assert summary["variant"] == f"partitioned-mpi-{parts}"
+    dist = scipy_distances(g, source)
+    assert summary["reached"] == int((dist >= 0).sum())
+    assert summary["levels"] == int(dist.max()) + 1
+    assert out[1] is None and out[2] is None
