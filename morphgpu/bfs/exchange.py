@@ -13,16 +13,12 @@ carries its messages; per level it needs two collectives and, at the end, one ga
 
 Engines:
 
-=========================  ======================================================
-:class:`InProcessExchange`  P parts in one process on one device (NumPy or CuPy
-                            arrays): messages are handed over by reference
-:class:`NcclExchange`       one process driving several GPUs, one NCCL communicator
-                            per GPU (``NcclCommunicator.initAll``); grouped
-                            send/recv and allGather
-:class:`MpiNcclExchange`    one process per GPU started by ``mpirun``; the NCCL
-                            unique id is broadcast with mpi4py, results gathered
-                            with mpi4py
-=========================  ======================================================
+- :class:`InProcessExchange`: P parts in one process on one device (NumPy or CuPy
+  arrays); messages are handed over by reference.
+- :class:`NcclExchange`: one process driving several GPUs, one NCCL communicator per GPU
+  (``NcclCommunicator.initAll``); grouped send/recv and allGather.
+- :class:`MpiNcclExchange`: one process per GPU started by ``mpirun``; the NCCL unique id
+  is broadcast with mpi4py, results gathered with mpi4py.
 
 NCCL is driven through a small array-level adapter (:class:`NcclComm`: ``send``,
 ``recv``, ``all_gather``, ``mark``, ``done``, ``abort``) and a *world* (``group_start``,
