@@ -381,3 +381,20 @@ def test_distributed_ranks_on_loopback(tmp_path):
     assert summary["reached"] == int((dist >= 0).sum())
     assert summary["levels"] == int(dist.max()) + 1
     assert out[1] is None and out[2] is None
+
+
+def test_second_search_reuses_the_parts(device, monkeypatch):
+    """Parts (and their device copies) are kept per graph object: no re-partitioning."""
+    g = GRAPHS["grid"]().to(device)
+    calls = []
+    real = pt.PartitionedGraph.from_csr.__func__
+
+    def counting(cls, *args, **kwargs):
+        calls.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(pt.PartitionedGraph, "from_csr", classmethod(counting))
+    for source in (0, 7, 100):
+        result = bfs(g, source, partitions=4, device=device, predecessors=True)
+        check_result(g, source, result)
+    assert len(calls) == 1

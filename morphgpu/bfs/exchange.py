@@ -76,8 +76,9 @@ class Exchange(Protocol):
         lengths (host). Returns ``recv[i][src]`` for every local part i."""
         ...
 
-    def gather(self, pieces: Sequence[Any]) -> list[np.ndarray]:
-        """One host array per part, in part order, from one array per local part."""
+    def gather(self, pieces: Sequence[Any]) -> list[Any]:
+        """One array per part, in part order, from one array per local part: host arrays,
+        except in-process, where they stay on their (one) device."""
         ...
 
 
@@ -104,8 +105,8 @@ class InProcessExchange:
         return [[sends[src][dst] for src in range(self.n_parts)]
                 for dst in range(self.n_parts)]
 
-    def gather(self, pieces: Sequence[Any]) -> list[np.ndarray]:
-        return [_host(p) for p in pieces]
+    def gather(self, pieces: Sequence[Any]) -> list[Any]:
+        return list(pieces)  # one process, one device: they stay where they are
 
 
 # --------------------------------------------------------------------------- NCCL

@@ -27,6 +27,7 @@ devices=[...])`` run; ``python -m morphgpu.bfs.distributed`` runs it under ``mpi
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -352,13 +353,54 @@ def run(g: Any, source: int, *, side: str, want_parents: bool, partitions: int |
             raise ValueError(f"partitions={partitions} with devices={ids}: one part per "
                              "GPU (leave partitions out, or give as many GPUs)")
         P = check_partitions(len(ids), g.n_vertices)
-        ex = exchange_mod.NcclExchange.for_devices(ids, timeout=timeout)
-        pg = PartitionedGraph.from_csr(g, P)
-        engines = engines_for(pg, ex.local_parts, "gpu", want_parents, devices=ids,
-                              streams=[c.stream for c in ex.comms])
-        return search(engines, ex, source, want_parents), f"partitioned-nccl-{P}"
-    P = check_partitions(partitions, g.n_vertices)
+        key: tuple = ("nccl", tuple(ids), want_parents, timeout)
+        prepared = _prepared(g, key, lambda: _prepare_nccl(g, ids, want_parents, timeout))
+        name = f"partitioned-nccl-{P}"
+    else:
+        P = check_partitions(partitions, g.n_vertices)
+        key = (side, P, want_parents, _device_key(side))
+        prepared = _prepared(g, key, lambda: _prepare_in_process(g, P, side, want_parents))
+        name = f"partitioned-{P}"
+    engines, ex = prepared
+    return search(engines, ex, source, want_parents), name
+
+
+# Engines (their per-part copies and buffers) and exchanges kept per graph object, so a
+# second search on the same graph neither re-partitions nor re-creates communicators.
+_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_COMMUNICATORS: dict[tuple, exchange_mod.NcclExchange] = {}
+
+
+def _device_key(side: str) -> int:
+    if side != "gpu":
+        return -1
+    from .. import backend  # noqa: PLC0415
+
+    return backend.current_device_id()
+
+
+def _prepared(g: Any, key: tuple, make: Callable[[], Any]) -> Any:
+    try:
+        per_graph = _PREPARED.setdefault(g, {})
+    except TypeError:  # not weak-referenceable: nothing kept
+        return make()
+    if key not in per_graph:
+        per_graph[key] = make()
+    return per_graph[key]
+
+
+def _prepare_in_process(g: Any, P: int, side: str, want_parents: bool) -> Any:
     pg = PartitionedGraph.from_csr(g, P)
     ex = exchange_mod.InProcessExchange(P)
-    engines = engines_for(pg, ex.local_parts, side, want_parents)
-    return search(engines, ex, source, want_parents), f"partitioned-{P}"
+    return engines_for(pg, ex.local_parts, side, want_parents), ex
+
+
+def _prepare_nccl(g: Any, ids: list[int], want_parents: bool, timeout: float) -> Any:
+    ex = _COMMUNICATORS.get((tuple(ids), timeout))
+    if ex is None:
+        ex = exchange_mod.NcclExchange.for_devices(ids, timeout=timeout)
+        _COMMUNICATORS[(tuple(ids), timeout)] = ex
+    pg = PartitionedGraph.from_csr(g, len(ids))
+    engines = engines_for(pg, ex.local_parts, "gpu", want_parents, devices=ids,
+                          streams=[c.stream for c in ex.comms])  # type: ignore[attr-defined]
+    return engines, ex
