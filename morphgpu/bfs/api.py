@@ -131,6 +131,8 @@ def bfs(
     device: str = "auto",
     predecessors: bool = False,
     previous: BFSResult | None = None,
+    partitions: int | None = None,
+    devices: Any = None,
 ) -> BFSResult:
     """Breadth-first search from ``source``: distances, optional parents, levels, edges.
 
@@ -153,7 +155,19 @@ def bfs(
     fresh search's (distances equal; parents valid). Otherwise a fresh search runs.
     ``device="auto"`` without a GPU runs SciPy's search (``variant="scipy"``) on CSR
     inputs, faster than our NumPy path, which ``device="cpu"`` runs.
+
+    ``partitions=P`` runs the partitioned search (:mod:`morphgpu.bfs.partitioned`): the
+    vertices split into P ranges balanced by edges, each part expanding its own rows and
+    sending remote discoveries to their owners, all in this process on ``device`` (the
+    partition logic that several GPUs run). ``devices=[0, 1, ...]`` runs one part per GPU
+    of this process over NCCL (``cupy.cuda.nccl``). Results are the same as an
+    unpartitioned search's (distances equal; parents valid), in global vertex order on
+    the graph's side; ``variant`` is then ``"auto"`` (reported as ``partitioned-P`` or
+    ``partitioned-nccl-P``).
     """
+    if partitions is not None or devices is not None:
+        return _bfs_partitioned(graph, source, variant, device, predecessors, previous,
+                                partitions, devices)
     if isinstance(graph, DynamicGraph):
         return _bfs_dynamic(graph, source, variant, device, predecessors, previous)
     if previous is not None:
@@ -203,6 +217,49 @@ def bfs(
         device=side,
         source=source,
     )
+
+
+def _bfs_partitioned(graph: Any, source: Any, variant: str, device: str, predecessors: bool,
+                     previous: BFSResult | None, partitions: Any, devices: Any) -> BFSResult:
+    """bfs(..., partitions=P) and bfs(..., devices=[...]): the partitioned search."""
+    from . import partitioned  # noqa: PLC0415
+
+    if isinstance(graph, DynamicGraph) or previous is not None:
+        raise ValueError("partitions/devices: a partitioned search takes a static graph "
+                         "(no DynamicGraph, no previous=)")
+    if variant != "auto":
+        raise ValueError(f"partitions/devices: the partitioned search has one strategy; "
+                         f"variant={variant!r} is not available with it")
+    if devices is not None:
+        if isinstance(devices, (int, np.integer)) or not hasattr(devices, "__iter__"):
+            raise ValueError(f"devices must be a list of GPU ids, got {devices!r}")
+        devices = list(devices)
+        if not devices:
+            raise ValueError("devices: give at least one GPU id")
+    g = _as_graph(graph)
+    source = _check_source(source, g.n_vertices, "source")
+    if partitions is not None:
+        partitions = partitioned.check_partitions(partitions, g.n_vertices)
+    side = "gpu" if devices is not None else backend.resolve_device(device, who="morphgpu.bfs")
+    home = g.side
+    with backend.gpu_memory_guard(f"partitioned bfs on {g.n_vertices} vertices") \
+            if side == "gpu" else _nothing():
+        out, name = partitioned.run(g, source, side=side, want_parents=predecessors,
+                                    partitions=partitions, devices=devices)
+    return BFSResult(
+        distances=backend.to_side(out.distances, home),  # type: ignore[arg-type]
+        predecessors=backend.to_side(out.predecessors, home) if predecessors else None,  # type: ignore[arg-type]
+        figures=(out.edges, out.top),
+        variant=name,
+        device=side,
+        source=source,
+    )
+
+
+def _nothing() -> Any:
+    import contextlib  # noqa: PLC0415
+
+    return contextlib.nullcontext()
 
 
 def _bfs_dynamic(dg: DynamicGraph, source: Any, variant: str, device: str, predecessors: bool,

@@ -1,0 +1,522 @@
+"""How the parts of a partitioned BFS talk: one protocol, three engines behind it.
+
+A partitioned search (:mod:`morphgpu.bfs.partitioned`) runs the same level loop whatever
+carries its messages; per level it needs two collectives and, at the end, one gather:
+
+- :meth:`Exchange.all_gather_rows`: every part's small row of counts (what it sends to each
+  part, what it found locally) gathered on every part, as a host ``(P, K)`` int64 table.
+  The receive sizes of the next step and the stop test (a zero total) both come from it,
+  so it is also the loop's all-reduce.
+- :meth:`Exchange.all_to_all`: variable-size (vertex, parent) buffers from every part to
+  every owner, sizes taken from that table.
+- :meth:`Exchange.gather`: the parts' label arrays on the host, in part order.
+
+Engines:
+
+- :class:`InProcessExchange`: P parts in one process on one device (NumPy or CuPy
+  arrays); messages are handed over by reference.
+- :class:`NcclExchange`: one process driving several GPUs, one NCCL communicator per GPU
+  (``NcclCommunicator.initAll``); grouped send/recv and allGather.
+- :class:`MpiNcclExchange`: one process per GPU started by ``mpirun``; the NCCL unique id
+  is broadcast with mpi4py, results gathered with mpi4py.
+
+NCCL is driven through a small array-level adapter (:class:`NcclComm`: ``send``,
+``recv``, ``all_gather``, ``mark``, ``done``, ``abort``) and a *world* (``group_start``,
+``group_end``); :class:`LoopbackWorld` implements both on NumPy arrays in one process
+(threads standing in for MPI ranks), so the NCCL and MPI exchanges' logic is tested
+without NCCL, MPI or a GPU.
+
+Bounded waits: after every collective the host polls each communicator's completion (a
+CUDA event recorded behind the collective) against a deadline (``timeout`` seconds); past
+it, every local communicator is aborted and :class:`ExchangeTimeout` is raised. A rank
+whose peer died therefore raises instead of hanging in the level loop. Not covered: a hang
+inside NCCL's own blocking calls (communicator creation, ``groupEnd`` where NCCL blocks on
+connection setup), and MPI's bootstrap calls (``bcast`` of the unique id, the final
+``allgather``), which wait as long as MPI does; a rank that raises calls
+``MPI.COMM_WORLD.Abort`` from the ``mpirun`` entry point, which ends the others.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+DEFAULT_TIMEOUT_S = 300.0  # a collective that has not completed by then is a failed peer
+_POLL_S = 5e-5
+
+
+class ExchangeError(RuntimeError):
+    """A part of a partitioned search failed, or an exchange could not be set up."""
+
+
+class ExchangeTimeout(ExchangeError):
+    """A collective did not complete in time: a peer failed or stopped answering."""
+
+
+Message = tuple[Any, Any]  # (vertices, parents or None), arrays of one length
+
+
+class Exchange(Protocol):
+    """What the level loop of :mod:`morphgpu.bfs.partitioned` needs of its transport."""
+
+    n_parts: int
+    local_parts: tuple[int, ...]  # the parts this process drives, in order
+
+    def all_gather_rows(self, rows: Sequence[np.ndarray]) -> np.ndarray:
+        """Rows (host int64, one per local part, equal lengths K) -> host ``(P, K)``."""
+        ...
+
+    def all_to_all(self, sends: Sequence[Sequence[Message]],
+                   table: np.ndarray) -> list[list[Message]]:
+        """``sends[i][dst]`` from local part i to part dst; ``table[src, dst]`` the
+        lengths (host). Returns ``recv[i][src]`` for every local part i."""
+        ...
+
+    def gather(self, pieces: Sequence[Any]) -> list[Any]:
+        """One array per part, in part order, from one array per local part: host arrays,
+        except in-process, where they stay on their (one) device."""
+        ...
+
+
+def _host(x: Any) -> np.ndarray:
+    return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else np.asarray(x)
+
+
+# --------------------------------------------------------------------------- in-process
+class InProcessExchange:
+    """P parts in one process, on the CPU or on one GPU: messages change hands by
+    reference (a receiver reads the sender's buffer where it lies), counts are host rows
+    already. The partition logic runs exactly as it does between GPUs."""
+
+    def __init__(self, n_parts: int) -> None:
+        self.n_parts = int(n_parts)
+        self.local_parts = tuple(range(self.n_parts))
+
+    def all_gather_rows(self, rows: Sequence[np.ndarray]) -> np.ndarray:
+        return np.stack([np.asarray(r, dtype=np.int64) for r in rows])
+
+    def all_to_all(self, sends: Sequence[Sequence[Message]],
+                   table: np.ndarray) -> list[list[Message]]:
+        del table  # the sizes are the buffers' own
+        return [[sends[src][dst] for src in range(self.n_parts)]
+                for dst in range(self.n_parts)]
+
+    def gather(self, pieces: Sequence[Any]) -> list[Any]:
+        return list(pieces)  # one process, one device: they stay where they are
+
+
+# --------------------------------------------------------------------------- NCCL
+class NcclComm(Protocol):
+    """One rank's NCCL communicator, seen through arrays (the adapter the exchanges use)."""
+
+    rank: int
+    xp: Any  # the array module of its buffers
+
+    def device(self) -> Any:
+        """A context manager making the communicator's device (and stream) current."""
+        ...
+
+    def send(self, buf: Any, peer: int) -> None: ...
+    def recv(self, buf: Any, peer: int) -> None: ...
+    def all_gather(self, send: Any, recv: Any) -> None: ...
+    def mark(self) -> None:
+        """Record completion of everything queued so far (a CUDA event)."""
+        ...
+
+    def done(self) -> bool: ...
+    def abort(self) -> None: ...
+
+
+class World(Protocol):
+    def group_start(self) -> None: ...
+    def group_end(self) -> None: ...
+
+
+def _require_nccl() -> Any:
+    try:
+        from cupy.cuda import nccl  # noqa: PLC0415
+    except Exception as exc:  # ImportError, or CuPy built without NCCL
+        raise ExchangeError(
+            "devices=[...]: the NCCL exchange needs NCCL through CuPy (cupy.cuda.nccl; "
+            f"pip install nvidia-nccl-cu12 or a CuPy built with NCCL): {exc}") from exc
+    if not getattr(nccl, "available", True):
+        raise ExchangeError("devices=[...]: cupy.cuda.nccl is present but NCCL is not "
+                            "available to CuPy (install nvidia-nccl-cu12)")
+    return nccl
+
+
+class _CupyNccl:
+    """:class:`NcclComm` over ``cupy.cuda.nccl.NcclCommunicator`` on one GPU and stream."""
+
+    def __init__(self, comm: Any, rank: int, device_id: int) -> None:
+        import cupy as cp  # noqa: PLC0415
+
+        self._nccl = _require_nccl()
+        self.comm, self.rank, self.device_id, self.xp = comm, rank, device_id, cp
+        with cp.cuda.Device(device_id):
+            self.stream = cp.cuda.Stream(non_blocking=True)
+        self._event: Any = None
+
+    def device(self) -> Any:
+        outer = self.xp.cuda.Device(self.device_id)
+        stream = self.stream
+
+        class _Both:
+            def __enter__(self) -> None:
+                outer.__enter__()
+                stream.__enter__()
+
+            def __exit__(self, *exc: Any) -> None:
+                stream.__exit__(*exc)
+                outer.__exit__(*exc)
+
+        return _Both()
+
+    def _dtype(self, buf: Any) -> int:
+        nccl = self._nccl
+        codes = {np.dtype(np.int64): nccl.NCCL_INT64, np.dtype(np.int32): nccl.NCCL_INT32,
+                 np.dtype(np.uint64): nccl.NCCL_UINT64, np.dtype(np.uint32): nccl.NCCL_UINT32}
+        return codes[np.dtype(buf.dtype)]
+
+    def send(self, buf: Any, peer: int) -> None:
+        self.comm.send(buf.data.ptr, buf.size, self._dtype(buf), peer, self.stream.ptr)
+
+    def recv(self, buf: Any, peer: int) -> None:
+        self.comm.recv(buf.data.ptr, buf.size, self._dtype(buf), peer, self.stream.ptr)
+
+    def all_gather(self, send: Any, recv: Any) -> None:
+        self.comm.allGather(send.data.ptr, recv.data.ptr, send.size, self._dtype(send),
+                            self.stream.ptr)
+
+    def mark(self) -> None:
+        with self.xp.cuda.Device(self.device_id):
+            self._event = self.xp.cuda.Event(disable_timing=True)
+            self._event.record(self.stream)
+
+    def done(self) -> bool:
+        return self._event is None or bool(self._event.done)
+
+    def abort(self) -> None:
+        try:
+            self.comm.abort()
+        except Exception:  # noqa: BLE001  (aborting after a failure: best effort)
+            pass
+
+
+class _CupyWorld:
+    def __init__(self) -> None:
+        self._nccl = _require_nccl()
+
+    def group_start(self) -> None:
+        self._nccl.groupStart()
+
+    def group_end(self) -> None:
+        self._nccl.groupEnd()
+
+
+def check_devices(devices: Sequence[int]) -> list[int]:
+    """Device ids as ints: non-empty, distinct, each one that CUDA can see."""
+    ids = list(devices)
+    if not ids:
+        raise ValueError("devices: give at least one GPU id")
+    for d in ids:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise ValueError(f"devices: {d!r} is not an integer GPU id")
+    ids = [int(d) for d in ids]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"devices: {ids} names a GPU twice (one part per GPU)")
+    from .. import backend  # noqa: PLC0415
+
+    cp = backend.cupy_module()
+    count = int(cp.cuda.runtime.getDeviceCount())
+    bad = [d for d in ids if not 0 <= d < count]
+    if bad:
+        raise ValueError(f"devices: GPU {bad[0]} does not exist (this machine has {count}: "
+                         f"ids 0..{count - 1})")
+    return ids
+
+
+class NcclExchange:
+    """The exchange over NCCL communicators, one per local part.
+
+    ``comms[i]`` carries local part ``local_parts[i]`` (its NCCL rank is the part id).
+    :meth:`for_devices` builds it for one process driving ``devices`` (one part each);
+    tests build it on :class:`LoopbackWorld`.
+    """
+
+    def __init__(self, comms: Sequence[NcclComm], world: World, n_parts: int, *,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.comms = list(comms)
+        self.world = world
+        self.n_parts = int(n_parts)
+        self.local_parts = tuple(c.rank for c in self.comms)
+        self.timeout = float(timeout)
+
+    @classmethod
+    def for_devices(cls, devices: Sequence[int], *,
+                    timeout: float = DEFAULT_TIMEOUT_S) -> NcclExchange:
+        nccl = _require_nccl()
+        ids = list(devices)
+        raw = nccl.NcclCommunicator.initAll(ids)
+        comms = [_CupyNccl(c, rank, d) for rank, (c, d) in enumerate(zip(raw, ids, strict=True))]
+        return cls(comms, _CupyWorld(), len(ids), timeout=timeout)
+
+    # The one place the host waits on the collectives: bounded.
+    def _wait(self) -> None:
+        for c in self.comms:
+            c.mark()
+        deadline = time.monotonic() + self.timeout
+        for c in self.comms:
+            while not c.done():
+                if time.monotonic() > deadline:
+                    self.abort()
+                    raise ExchangeTimeout(
+                        f"part {c.rank}: a collective did not complete within "
+                        f"{self.timeout:g} s (a peer failed or stopped); communicators aborted")
+                time.sleep(_POLL_S)
+
+    def abort(self) -> None:
+        for c in self.comms:
+            c.abort()
+
+    def _grouped(self, queue: Callable[[], None]) -> None:
+        self.world.group_start()
+        try:
+            queue()
+        finally:
+            self.world.group_end()
+        self._wait()
+
+    def all_gather_rows(self, rows: Sequence[np.ndarray]) -> np.ndarray:
+        k = len(rows[0])
+        sends, recvs = [], []
+        for c, row in zip(self.comms, rows, strict=True):
+            with c.device():
+                sends.append(c.xp.asarray(np.asarray(row, dtype=np.int64)))
+                recvs.append(c.xp.empty(self.n_parts * k, dtype=np.int64))
+
+        def queue() -> None:
+            for c, s, r in zip(self.comms, sends, recvs, strict=True):
+                with c.device():
+                    c.all_gather(s, r)
+
+        self._grouped(queue)
+        with self.comms[0].device():
+            return _host(recvs[0]).reshape(self.n_parts, k)
+
+    def all_to_all(self, sends: Sequence[Sequence[Message]],
+                   table: np.ndarray) -> list[list[Message]]:
+        recvs: list[list[Message]] = []
+        for c, out in zip(self.comms, sends, strict=True):
+            me = c.rank
+            row: list[Message] = []
+            with c.device():
+                for src in range(self.n_parts):
+                    if src == me:
+                        row.append(out[me])  # a part's message to itself stays put
+                        continue
+                    k = int(table[src, me])
+                    verts = c.xp.empty(k, dtype=out[me][0].dtype)
+                    parents = (None if out[me][1] is None
+                               else c.xp.empty(k, dtype=out[me][1].dtype))
+                    row.append((verts, parents))
+            recvs.append(row)
+
+        def queue() -> None:
+            # Every pair posts its sends and receives in the same peer order, vertices
+            # before parents, so NCCL matches them one to one.
+            for c, out, row in zip(self.comms, sends, recvs, strict=True):
+                me = c.rank
+                with c.device():
+                    for peer in range(self.n_parts):
+                        if peer == me:
+                            continue
+                        if table[me, peer] > 0:
+                            for buf in out[peer]:
+                                if buf is not None:
+                                    c.send(buf, peer)
+                        if table[peer, me] > 0:
+                            for buf in row[peer]:
+                                if buf is not None:
+                                    c.recv(buf, peer)
+
+        self._grouped(queue)
+        return recvs
+
+    def gather(self, pieces: Sequence[Any]) -> list[np.ndarray]:
+        out = []
+        for c, p in zip(self.comms, pieces, strict=True):
+            with c.device():
+                out.append(_host(p))
+        return out
+
+
+# --------------------------------------------------------------------------- MPI + NCCL
+def require_mpi() -> Any:
+    try:
+        from mpi4py import MPI  # noqa: PLC0415
+    except Exception as exc:
+        raise ExchangeError("the MPI exchange needs mpi4py (pip install mpi4py, with an "
+                            f"MPI library such as Open MPI): {exc}") from exc
+    return MPI
+
+
+class MpiNcclExchange(NcclExchange):
+    """One part per process (``mpirun -n K``): NCCL between the processes' GPUs, its
+    unique id broadcast by mpi4py from rank 0; results gathered by mpi4py on the host.
+
+    ``mpi_comm`` is an mpi4py communicator (or anything with ``Get_rank``, ``Get_size``,
+    ``bcast``, ``allgather``); ``comm`` the NCCL adapter (built here by default)."""
+
+    def __init__(self, mpi_comm: Any = None, *, device_id: int | None = None,
+                 comm: NcclComm | None = None, world: World | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        if mpi_comm is None:
+            mpi_comm = require_mpi().COMM_WORLD
+        self.mpi = mpi_comm
+        rank, size = int(mpi_comm.Get_rank()), int(mpi_comm.Get_size())
+        if comm is None:
+            nccl = _require_nccl()
+            uid = nccl.get_unique_id() if rank == 0 else None
+            uid = mpi_comm.bcast(uid, root=0)
+            if device_id is None:
+                import cupy as cp  # noqa: PLC0415
+
+                device_id = local_rank(mpi_comm) % int(cp.cuda.runtime.getDeviceCount())
+            import cupy as cp  # noqa: PLC0415
+
+            with cp.cuda.Device(device_id):
+                raw = nccl.NcclCommunicator(size, uid, rank)
+            comm = _CupyNccl(raw, rank, device_id)
+            world = _CupyWorld()
+        assert world is not None
+        super().__init__([comm], world, size, timeout=timeout)
+
+    def gather(self, pieces: Sequence[Any]) -> list[np.ndarray]:
+        mine = super().gather(pieces)
+        return [np.asarray(p) for p in self.mpi.allgather(mine[0])]
+
+
+def local_rank(mpi_comm: Any) -> int:
+    """This process's rank among those of its host (which GPU it takes)."""
+    try:
+        MPI = require_mpi()  # noqa: N806
+        return int(mpi_comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank())
+    except Exception:  # noqa: BLE001  (a fake communicator: one host)
+        return int(mpi_comm.Get_rank())
+
+
+# --------------------------------------------------------------------------- loopback
+class LoopbackWorld:
+    """NCCL stand-in on NumPy arrays: ``comms()`` gives one :class:`NcclComm` per rank.
+
+    One thread may drive every rank (as :meth:`NcclExchange.for_devices` does) or each of
+    ``threads`` threads drives its own ranks (as MPI processes do): a group's operations
+    are matched when every thread has reached ``group_end``, which waits at most
+    ``timeout`` seconds for the others (:class:`ExchangeTimeout` after it, as a dead peer
+    gives on a GPU). ``fail_at`` makes a rank raise at its n-th group (a peer failing).
+    """
+
+    def __init__(self, n_ranks: int, *, threads: int = 1, timeout: float = 5.0) -> None:
+        self.n_ranks = int(n_ranks)
+        self.timeout = float(timeout)
+        self._barrier = threading.Barrier(int(threads))
+        self._lock = threading.Lock()
+        self._posted: dict[int, list[tuple[str, Any, int]]] = {}
+        self._local = threading.local()
+        self.fail_at: dict[int, int] = {}
+        self._groups: dict[int, int] = {}
+
+    def comms(self) -> list[_LoopbackComm]:
+        return [_LoopbackComm(self, r) for r in range(self.n_ranks)]
+
+    def _ops(self) -> list[tuple[int, str, Any, int]]:
+        if not hasattr(self._local, "ops"):
+            self._local.ops = []
+        return self._local.ops
+
+    def group_start(self) -> None:
+        self._ops().clear()
+
+    def _sync(self) -> None:
+        try:
+            self._barrier.wait(self.timeout)
+        except threading.BrokenBarrierError as exc:
+            raise ExchangeTimeout("loopback: a peer did not reach the collective within "
+                                  f"{self.timeout:g} s") from exc
+
+    def group_end(self) -> None:
+        ops = list(self._ops())
+        self._ops().clear()
+        ranks = {r for r, *_ in ops}
+        for r in ranks:
+            n = self._groups[r] = self._groups.get(r, 0) + 1
+            if self.fail_at.get(r) == n:
+                self._barrier.abort()  # what a dying process does to its peers
+                raise ExchangeError(f"loopback: rank {r} failed (injected)")
+        with self._lock:
+            for r, kind, buf, peer in ops:
+                if kind in ("send", "gather"):
+                    self._posted.setdefault(r, []).append((kind, buf.copy(), peer))
+        self._sync()  # every thread has posted
+        for r, kind, buf, peer in ops:
+            if kind == "recv":
+                with self._lock:  # NCCL's order: the n-th recv from a peer takes its n-th send
+                    posted = self._posted.get(peer, [])
+                    at = next((i for i, e in enumerate(posted) if e[0] == "send" and e[2] == r),
+                              None)
+                    if at is None:
+                        raise ExchangeError(f"loopback: rank {r} waits for a send from {peer} "
+                                            "that was never posted")
+                    sent = posted.pop(at)[1]
+                if sent.size != buf.size:
+                    raise ExchangeError(f"loopback: rank {r} posted a receive of {buf.size} "
+                                        f"from {peer}, which sent {sent.size}")
+                buf[...] = sent
+            elif kind == "gather_recv":
+                k = buf.size // self.n_ranks
+                for src in range(self.n_ranks):
+                    entry = next(e for e in self._posted[src] if e[0] == "gather")
+                    buf[src * k:(src + 1) * k] = entry[1]
+        self._sync()  # every thread has read
+        with self._lock:
+            for r in ranks:
+                self._posted[r] = [e for e in self._posted.get(r, []) if e[0] != "gather"]
+        self._sync()
+
+
+class _LoopbackComm:
+    xp = np
+
+    def __init__(self, world: LoopbackWorld, rank: int) -> None:
+        self.world, self.rank = world, rank
+        self.aborted = False
+
+    def device(self) -> Any:
+        import contextlib  # noqa: PLC0415
+
+        return contextlib.nullcontext()
+
+    def send(self, buf: Any, peer: int) -> None:
+        self.world._ops().append((self.rank, "send", buf, peer))
+
+    def recv(self, buf: Any, peer: int) -> None:
+        self.world._ops().append((self.rank, "recv", buf, peer))
+
+    def all_gather(self, send: Any, recv: Any) -> None:
+        ops = self.world._ops()
+        ops.append((self.rank, "gather", send, -1))
+        ops.append((self.rank, "gather_recv", recv, -1))
+
+    def mark(self) -> None:
+        pass
+
+    def done(self) -> bool:
+        return True
+
+    def abort(self) -> None:
+        self.aborted = True

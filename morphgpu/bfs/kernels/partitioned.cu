@@ -1,0 +1,139 @@
+// One part of a partitioned BFS (morphgpu/bfs/gpu/partitioned.py): the part owns the
+// vertices [lo, hi) and holds their rows (indptr rebased to 0, GLOBAL column ids).
+//
+// Per level: bfs_part_expand gathers the frontier's rows with the shared expand operator
+// (traversal/expand.cuh); a neighbour the part owns is claimed here (claim_label: first
+// claim wins) and queued for the next level; any other neighbour goes, once per search
+// (an n-bit "sent" bitmap, Merrill et al.'s multi-GPU bitmask made exact by atomicOr), to
+// an unordered (vertex, parent) buffer, counted per owner. bfs_part_bucket then orders
+// that buffer by owner (a counting scatter from the owners' offsets), so each owner's
+// message is one contiguous slice. After the exchange, bfs_part_claim claims the received
+// candidates the same way, appending to the same next queue.
+#include <morphgpu/common.cuh>
+#include <morphgpu/traversal/expand.cuh>
+#include <morphgpu/traversal/queue.cuh>
+#include <morphgpu/traversal/visit.cuh>
+
+#ifndef MG_BFS_BLOCK
+#define MG_BFS_BLOCK 256
+#endif
+
+using namespace mg;
+using namespace mg::traversal;
+
+constexpr int BLOCK = MG_BFS_BLOCK;
+
+// The part owning global vertex v: the last start <= v (starts has n_parts + 1 entries).
+__device__ __forceinline__ int owner_of(const i64* starts, int n_parts, vid_t v) {
+    int lo = 0, hi = n_parts - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= (i64)v) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+struct PartVisit {
+    int* dist;        // local labels, hi - lo of them
+    vid_t* parent;    // local parents (global ids), or null
+    int next_level;
+    vid_t* out_queue; // local ids
+    u64* out_tail;
+    vid_t lo, hi;
+    const i64* starts;
+    int n_parts;
+    vid_t* remote_dst;  // global ids
+    vid_t* remote_src;  // global ids (the parents the owners will record)
+    u64* remote_tail;
+    u64* owner_counts;  // n_parts of them
+    unsigned* sent;     // n bits, zeroed before the search
+
+    // src is a local row id (the frontier holds local ids); dst a global id.
+    __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
+        const bool local = dst >= lo && dst < hi;
+        bool mine = false;
+        if (local) {
+            mine = claim_label(dist, dst - lo, next_level);
+            if (mine && parent) parent[dst - lo] = src + lo;
+        }
+        warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
+        if (!local) {
+            const unsigned bit = 1u << ((u64)dst & 31u);
+            unsigned* word = sent + ((u64)dst >> 5);
+            if ((load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u) {
+                const u64 k = atomicAdd(remote_tail, (u64)1);
+                remote_dst[k] = dst;
+                remote_src[k] = src + lo;
+                atomicAdd(owner_counts + owner_of(starts, n_parts, dst), (u64)1);
+            }
+        }
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_part_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+                vid_t lo, vid_t hi, const i64* starts, int n_parts, int* dist, vid_t* parent,
+                const vid_t* in_queue, const u64* in_count, vid_t* out_queue, u64* out_tail,
+                vid_t* remote_dst, vid_t* remote_src, u64* remote_tail, u64* owner_counts,
+                unsigned* sent, int next_level) {
+    __shared__ GatherScratch<BLOCK> scratch;
+    const PartVisit visit{dist, parent, next_level, out_queue, out_tail, lo, hi, starts,
+                          n_parts, remote_dst, remote_src, remote_tail, owner_counts, sent};
+    const i64 n_queue = (i64)*in_count;
+    // Block-uniform trip count: expand_gather is block-wide.
+    for (i64 base = (i64)blockIdx.x * BLOCK; base < n_queue; base += (i64)gridDim.x * BLOCK) {
+        const i64 i = base + threadIdx.x;
+        const bool has = i < n_queue;
+        const vid_t v = has ? in_queue[i] : (vid_t)0;
+        expand_gather<BLOCK>(scratch, indptr, indices, has, v, visit);
+    }
+}
+
+// The remote buffer ordered by owner: `cursor` starts at each owner's offset (the
+// exclusive scan of owner_counts) and is consumed by one atomicAdd per candidate.
+extern "C" __global__ void bfs_part_bucket(const vid_t* remote_dst, const vid_t* remote_src,
+                                           const u64* remote_count, const i64* starts,
+                                           int n_parts, u64* cursor, vid_t* out_dst,
+                                           vid_t* out_src) {
+    const i64 n = (i64)*remote_count;
+    for (i64 i = global_tid(); i < n; i += global_stride()) {
+        const vid_t v = remote_dst[i];
+        const u64 k = atomicAdd(cursor + owner_of(starts, n_parts, v), (u64)1);
+        out_dst[k] = v;
+        out_src[k] = remote_src[i];
+    }
+}
+
+// Received candidates (global ids, all owned here): first claim wins, parent = sender's.
+extern "C" __global__ void bfs_part_claim(const vid_t* recv_dst, const vid_t* recv_src,
+                                          i64 n, vid_t lo, int* dist, vid_t* parent,
+                                          vid_t* out_queue, u64* out_tail, int next_level) {
+    const i64 stride = global_stride();
+    // Every lane of a warp runs the same trip count (warp_enqueue wants whole warps).
+    const i64 rounds = (n + stride - 1) / stride;
+    for (i64 r = 0; r < rounds; ++r) {
+        const i64 i = r * stride + global_tid();
+        const bool has = i < n;
+        const vid_t w = has ? (vid_t)(recv_dst[i] - lo) : (vid_t)0;
+        const bool mine = has && claim_label(dist, w, next_level);
+        if (mine && parent) parent[w] = recv_src[i];
+        warp_enqueue(out_queue, out_tail, mine, w);
+    }
+}
+
+// What BFSResult's figures need of one part: [edges out of reached vertices, largest
+// label], added into words[0] and maxed into words[1] (zeroed by the caller).
+extern "C" __global__ void bfs_part_figures(const eid_t* __restrict__ indptr, const int* dist,
+                                            i64 n_local, u64* words) {
+    u64 edges = 0;
+    int top = 0;
+    for (i64 v = global_tid(); v < n_local; v += global_stride()) {
+        const int d = dist[v];
+        if (d >= 0) {
+            edges += (u64)(indptr[v + 1] - indptr[v]);
+            top = d > top ? d : top;
+        }
+    }
+    if (edges) atomicAdd(words, edges);
+    if (top) atomicMax(words + 1, (u64)top);
+}

@@ -1,0 +1,400 @@
+"""The partitioned BFS: P parts against SciPy's distances and Graph500's checks.
+
+``bfs(graph, source, partitions=P)`` runs on both sides through the ``device`` fixture
+(the GPU case is marked ``gpu``: the one-GPU in-process path). The NCCL and MPI exchanges
+run here on the loopback stand-in (NumPy arrays, threads for MPI ranks), so their message
+logic is tested without NCCL, MPI or a GPU; ``devices=[0]`` runs real NCCL where present.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_bfs import check_result, edge_graphs, scipy_distances
+
+from morphgpu import backend, generators
+from morphgpu.bfs import bfs, graph500_check
+from morphgpu.bfs import exchange as ex
+from morphgpu.bfs import partitioned as pt
+from morphgpu.csr import CSRGraph
+
+PARTS = list(range(1, 9))
+
+
+def disconnected() -> CSRGraph:
+    """Two grids and isolated vertices, ids interleaved so every part holds some of each."""
+    a = generators.grid2d(12, 9, device="cpu")
+    b = generators.grid2d(7, 7, device="cpu")
+    n = a.n_vertices + b.n_vertices + 20
+    rng = np.random.default_rng(3)
+    perm = rng.permutation(n)
+    src = np.concatenate([a.edge_sources(), b.edge_sources() + a.n_vertices])
+    dst = np.concatenate([a.indices, b.indices + a.n_vertices])
+    return CSRGraph.from_edges(perm[src], perm[dst], n_vertices=n)
+
+
+def directed() -> CSRGraph:
+    rng = np.random.default_rng(5)
+    n = 300
+    return CSRGraph.from_edges(rng.integers(0, n, 900), rng.integers(0, n, 900),
+                               n_vertices=n)
+
+
+GRAPHS = {
+    "grid": lambda: generators.grid2d(40, 25, device="cpu"),
+    "kronecker": lambda: generators.kronecker(10, 8, device="cpu"),
+    "disconnected": disconnected,
+    "directed": directed,
+}
+
+
+def sources_of(g: CSRGraph) -> list[int]:
+    deg = np.diff(g.to("cpu").indptr)
+    return [int(np.argmax(deg)), int(np.flatnonzero(deg > 0)[-1]), g.n_vertices // 2]
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("parts", PARTS)
+def test_partitions_match_scipy(device, name, parts):
+    g = GRAPHS[name]()
+    for source in sources_of(g):
+        result = bfs(g.to(device), source, partitions=parts, device=device, predecessors=True)
+        assert result.variant == f"partitioned-{parts}"
+        assert result.device == device
+        assert backend.side_of(result.distances) == device
+        check_result(g, source, result)
+
+
+SHARED_FIXTURE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SHARED_FIXTURE
+@given(case=edge_graphs(), data=st.data())
+def test_random_graphs_random_parts(device, case, data):
+    g, source = case
+    parts = data.draw(st.integers(1, min(8, g.n_vertices)))
+    parents = data.draw(st.booleans())
+    result = bfs(g.to(device), source, partitions=parts, device=device, predecessors=parents)
+    check_result(g, source, result, parents=parents)
+    assert (result.predecessors is None) == (not parents)
+
+
+# ----------------------------------------------------------------------- the partition
+@given(degrees=st.lists(st.integers(0, 50), min_size=1, max_size=60), data=st.data())
+def test_partition_ranges(degrees, data):
+    parts = data.draw(st.integers(1, len(degrees)))
+    p = pt.Partition.balanced(np.array(degrees), parts)
+    assert p.n_parts == parts and p.n_vertices == len(degrees)
+    assert p.starts[0] == 0 and (np.diff(p.starts) >= 1).all()
+    v = np.arange(len(degrees))
+    owner = p.owner(v)
+    for k in range(parts):
+        lo, hi = p.range(k)
+        assert (owner[lo:hi] == k).all()
+
+
+def test_partition_balances_edges():
+    deg = np.concatenate([np.full(10, 1000), np.ones(10_000, dtype=np.int64)])
+    p = pt.Partition.balanced(deg, 4)
+    work = [int((deg[lo:hi] + 1).sum()) for lo, hi in map(p.range, range(4))]
+    assert max(work) < 1.3 * sum(work) / 4
+    assert p.range(0)[1] - p.range(0)[0] < 3000  # the hubs' part holds few vertices
+
+
+def test_from_edge_chunks_equals_from_csr():
+    g = generators.kronecker(9, 8, device="cpu")
+    src, dst = g.edge_sources(), g.indices
+
+    def chunks():
+        for a in range(0, src.size, 997):
+            yield src[a:a + 997], dst[a:a + 997]
+
+    placed = []
+    pg = pt.PartitionedGraph.from_edge_chunks(chunks, g.n_vertices, 5,
+                                              place=lambda part: placed.append(part.part) or part)
+    ref = pt.PartitionedGraph.from_csr(g, 5)
+    assert placed == list(range(5))
+    np.testing.assert_array_equal(pg.partition.starts, ref.partition.starts)
+    for k in range(5):
+        a, b = pg.parts[k], ref.parts[k]
+        np.testing.assert_array_equal(a.indptr, b.indptr)
+        for r in range(a.hi - a.lo):  # rows hold the same neighbours (order may differ)
+            np.testing.assert_array_equal(np.sort(a.indices[a.indptr[r]:a.indptr[r + 1]]),
+                                          np.sort(b.indices[b.indptr[r]:b.indptr[r + 1]]))
+    source = int(np.argmax(np.diff(g.indptr)))
+    engines = pt.engines_for(pg, range(5), "cpu", True)
+    out = pt.search(engines, ex.InProcessExchange(5), source, True)
+    np.testing.assert_array_equal(out.distances, scipy_distances(g, source))
+    graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
+
+
+def test_from_edge_chunks_symmetrize_and_only():
+    src = np.array([0, 1, 2, 5])
+    dst = np.array([1, 2, 3, 6])
+    pg = pt.PartitionedGraph.from_edge_chunks(lambda: [(src, dst)], 8, 3, symmetrize=True,
+                                              only=[1])
+    assert list(pg.parts) == [1]
+    assert not pg.directed
+
+
+# ----------------------------------------------------------------------- bad input
+def test_bad_partitions():
+    g = generators.grid2d(3, 3, device="cpu")
+    with pytest.raises(ValueError, match="more than the graph's 9 vertices"):
+        bfs(g, 0, partitions=10, device="cpu")
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match=">= 1"):
+            bfs(g, 0, partitions=bad, device="cpu")
+    for bad in (2.5, "3", True):
+        with pytest.raises(ValueError, match="positive integer"):
+            bfs(g, 0, partitions=bad, device="cpu")
+    with pytest.raises(ValueError, match="one strategy"):
+        bfs(g, 0, partitions=2, variant="persistent", device="cpu")
+    with pytest.raises(ValueError, match="outside"):
+        bfs(g, 9, partitions=2, device="cpu")
+
+
+def test_bad_devices():
+    g = generators.grid2d(3, 3, device="cpu")
+    with pytest.raises(ValueError, match="at least one GPU"):
+        bfs(g, 0, devices=[])
+    with pytest.raises(ValueError, match="list of GPU ids"):
+        bfs(g, 0, devices=0)
+    with pytest.raises(ValueError, match="twice"):
+        ex.check_devices([0, 0])
+    with pytest.raises(ValueError, match="not an integer"):
+        ex.check_devices([0, "1"])
+
+
+def test_missing_device_named():
+    g = generators.grid2d(3, 3, device="cpu")
+    if backend.gpu_available():
+        cp = backend.cupy_module()
+        count = cp.cuda.runtime.getDeviceCount()
+        with pytest.raises(ValueError, match=f"GPU {count} does not exist"):
+            bfs(g, 0, devices=[0, count])
+    else:  # no CuPy/GPU: the error names CuPy
+        with pytest.raises(backend.DeviceError, match="CuPy"):
+            bfs(g, 0, devices=[0, 1])
+
+
+def test_missing_mpi_named(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_mpi(name, *args, **kwargs):
+        if name.startswith("mpi4py"):
+            raise ImportError("No module named 'mpi4py'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mpi)
+    with pytest.raises(ex.ExchangeError, match="mpi4py"):
+        ex.require_mpi()
+
+
+def test_missing_nccl_named(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_nccl(name, *args, **kwargs):
+        if name.startswith("cupy"):
+            raise ImportError("No module named 'cupy'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_nccl)
+    with pytest.raises(ex.ExchangeError, match="NCCL"):
+        ex._require_nccl()
+
+
+# ----------------------------------------------------------------------- NCCL / MPI logic
+@pytest.mark.parametrize("parts", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("name", ["kronecker", "disconnected", "directed"])
+def test_nccl_exchange_on_loopback(name, parts):
+    """NcclExchange's grouped send/recv and allGather, one thread driving P ranks."""
+    g = GRAPHS[name]()
+    world = ex.LoopbackWorld(parts)
+    exchange = ex.NcclExchange(world.comms(), world, parts)
+    pg = pt.PartitionedGraph.from_csr(g, parts)
+    for source in sources_of(g):
+        engines = pt.engines_for(pg, exchange.local_parts, "cpu", True)
+        out = pt.search(engines, exchange, source, True)
+        np.testing.assert_array_equal(out.distances, scipy_distances(g, source))
+        graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
+        assert out.edges == int(np.diff(g.indptr)[out.distances >= 0].sum())
+
+
+class FakeMpi:
+    """The few mpi4py calls MpiNcclExchange makes, between threads."""
+
+    def __init__(self, rank: int, size: int, shared: dict) -> None:
+        self.rank, self.size, self.shared = rank, size, shared
+
+    def Get_rank(self):  # noqa: N802
+        return self.rank
+
+    def Get_size(self):  # noqa: N802
+        return self.size
+
+    def allgather(self, obj):
+        s = self.shared
+        s["slots"][self.rank] = obj
+        s["barrier"].wait(5)
+        out = list(s["slots"])
+        s["barrier"].wait(5)
+        return out
+
+
+def run_ranks(g: CSRGraph, parts: int, source: int, world: ex.LoopbackWorld):
+    """One thread per rank, each with its own part only (as under mpirun)."""
+    shared = {"slots": [None] * parts, "barrier": threading.Barrier(parts)}
+    results: list = [None] * parts
+    comms = world.comms()
+
+    def rank(r: int) -> None:
+        try:
+            mpi = FakeMpi(r, parts, shared)
+            exchange = ex.MpiNcclExchange(mpi, comm=comms[r], world=world, timeout=5)
+            pg = pt.PartitionedGraph.from_csr(g, parts, only=[r])
+            engines = pt.engines_for(pg, exchange.local_parts, "cpu", True)
+            results[r] = pt.search(engines, exchange, source, True)
+        except Exception as exc:  # noqa: BLE001
+            results[r] = exc
+            shared["barrier"].abort()
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a rank hung"
+    return results
+
+
+@pytest.mark.parametrize("parts", [2, 3, 4])
+def test_mpi_exchange_on_threads(parts):
+    g = GRAPHS["kronecker"]()
+    source = sources_of(g)[0]
+    world = ex.LoopbackWorld(parts, threads=parts, timeout=5)
+    results = run_ranks(g, parts, source, world)
+    expected = scipy_distances(g, source)
+    for out in results:
+        assert isinstance(out, pt.Outcome), out
+        np.testing.assert_array_equal(out.distances, expected)
+        graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
+
+
+def test_peer_failing_mid_search_raises_everywhere():
+    """Rank 1 dies at its third collective: every rank raises, none hangs."""
+    g = GRAPHS["grid"]()
+    world = ex.LoopbackWorld(3, threads=3, timeout=2)
+    world.fail_at = {1: 3}
+    results = run_ranks(g, 3, 0, world)
+    assert all(isinstance(r, ex.ExchangeError) for r in results), results
+    assert "failed" in str(results[1])
+    assert all(isinstance(r, ex.ExchangeTimeout) for k, r in enumerate(results) if k != 1)
+
+
+def test_nccl_wait_is_bounded():
+    """A collective that never completes raises ExchangeTimeout and aborts the comms."""
+
+    class Stuck(ex._LoopbackComm):
+        def done(self) -> bool:
+            return False
+
+    world = ex.LoopbackWorld(2)
+    comms = [Stuck(world, 0), Stuck(world, 1)]
+    exchange = ex.NcclExchange(comms, world, 2, timeout=0.05)
+    with pytest.raises(ex.ExchangeTimeout, match="did not complete"):
+        exchange.all_gather_rows([np.zeros(3, np.int64), np.ones(3, np.int64)])
+    assert all(c.aborted for c in comms)
+
+
+# ----------------------------------------------------------------------- GPU: NCCL
+@pytest.mark.gpu
+def test_devices_nccl_one_gpu():
+    """devices=[0]: the NCCL path on one GPU (one rank); skipped without NCCL."""
+    try:
+        ex._require_nccl()
+    except ex.ExchangeError as exc:
+        pytest.skip(str(exc))
+    g = GRAPHS["kronecker"]()
+    for source in sources_of(g):
+        result = bfs(g, source, devices=[0], predecessors=True)
+        assert result.variant == "partitioned-nccl-1"
+        check_result(g, source, result)
+
+
+# ----------------------------------------------------------------------- mpirun entry
+def test_distributed_without_mpi4py(monkeypatch, capsys, tmp_path):
+    import builtins
+
+    from morphgpu.bfs import distributed
+
+    real = builtins.__import__
+
+    def no_mpi(name, *args, **kwargs):
+        if name.startswith("mpi4py"):
+            raise ImportError("No module named 'mpi4py'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mpi)
+    assert distributed.main([str(tmp_path / "g.mtx"), "--source", "0"]) == 2
+    assert "mpi4py" in capsys.readouterr().err
+
+
+def test_distributed_ranks_on_loopback(tmp_path):
+    """The mpirun entry's per-rank code on threads: file read, own part, search, summary."""
+    from morphgpu import graph_io
+    from morphgpu.bfs import distributed
+
+    g = GRAPHS["kronecker"]()
+    path = tmp_path / "kron.mtx"
+    graph_io.write_graph(g, path)
+    source = sources_of(g)[0]
+    parts = 3
+    world = ex.LoopbackWorld(parts, threads=parts, timeout=5)
+    shared = {"slots": [None] * parts, "barrier": threading.Barrier(parts)}
+    comms = world.comms()
+    out: list = [None] * parts
+    args = distributed.parser().parse_args([str(path), "--source", str(source), "--check"])
+
+    def rank(r):
+        exchange = ex.MpiNcclExchange(FakeMpi(r, parts, shared), comm=comms[r], world=world,
+                                      timeout=5)
+        out[r] = distributed.run(args, exchange, side="cpu")
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    summary = out[0]
+    assert summary["valid"] is True and summary["ranks"] == parts
+    assert summary["variant"] == f"partitioned-mpi-{parts}"
+    dist = scipy_distances(g, source)
+    assert summary["reached"] == int((dist >= 0).sum())
+    assert summary["levels"] == int(dist.max()) + 1
+    assert out[1] is None and out[2] is None
+
+
+def test_second_search_reuses_the_parts(device, monkeypatch):
+    """Parts (and their device copies) are kept per graph object: no re-partitioning."""
+    g = GRAPHS["grid"]().to(device)
+    calls = []
+    real = pt.PartitionedGraph.from_csr.__func__
+
+    def counting(cls, *args, **kwargs):
+        calls.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(pt.PartitionedGraph, "from_csr", classmethod(counting))
+    for source in (0, 7, 100):
+        result = bfs(g, source, partitions=4, device=device, predecessors=True)
+        check_result(g, source, result)
+    assert len(calls) == 1
