@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from morphgpu import backend, bfs, dmr, graph_io, kernels, mst, pta
 from morphgpu import sp as satsp
@@ -384,6 +386,29 @@ def test_cnf_writer_formats_like_python():
     expected = "".join(f"{v}{chr(s)}" for v, s in zip(values.tolist(), seps.tolist(),
                                                       strict=True))
     assert format_integers(values, seps).decode() == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(widths=st.lists(st.integers(0, 6), max_size=40), per_pass=st.integers(1, 5),
+       seed=st.integers(0, 2**16))
+def test_cnf_writer_passes_join_seamlessly(widths, per_pass, seed):
+    """format_clauses writes FORMAT_CLAUSES_PER_PASS clauses a pass: any pass size gives
+    the one-line-per-clause text Python's own formatting gives (empty clauses included)."""
+    from morphgpu.sp import cnf as cnf_module
+
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    literals = rng.integers(1, 10**6, offsets[-1]) * rng.choice([-1, 1], offsets[-1])
+    expected = "".join(
+        " ".join(str(v) for v in [*literals[a:b].tolist(), 0]) + "\n"
+        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True))
+    before = cnf_module.FORMAT_CLAUSES_PER_PASS
+    cnf_module.FORMAT_CLAUSES_PER_PASS = per_pass
+    try:
+        text = cnf_module.format_clauses(offsets, literals).decode()
+    finally:
+        cnf_module.FORMAT_CLAUSES_PER_PASS = before
+    assert text == expected
 
 
 @pytest.mark.parametrize("suffix", [".cnf", ".cnf.gz", ".cnf.xz", ".cnf.bz2"])

@@ -439,8 +439,26 @@ def write_dimacs(cnf: CNF, target: str | os.PathLike | io.IOBase, *, comment: st
 _OPENERS: dict[str, Any] = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
 
+# Clauses formatted per pass: the digit table of a pass (~10 bytes a token) then stays in
+# the CPU's caches. One pass over 4.2M 3-literal clauses took 3.1 s; passes of 2^18
+# clauses 0.87 s for the same bytes (2-core CI machine).
+FORMAT_CLAUSES_PER_PASS = 1 << 18
+
+
 def format_clauses(offsets: np.ndarray, literals: np.ndarray) -> bytes:
     """The DIMACS body of CSR clauses: each clause's literals and a 0, one clause a line."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    m = int(offsets.size - 1)
+    step = FORMAT_CLAUSES_PER_PASS
+    parts = []
+    for first in range(0, m, step):
+        last = min(m, first + step)
+        rows = offsets[first:last + 1]
+        parts.append(_format_clause_rows(rows - rows[0], literals[rows[0]:rows[-1]]))
+    return b"".join(parts)
+
+
+def _format_clause_rows(offsets: np.ndarray, literals: np.ndarray) -> bytes:
     m = int(offsets.size - 1)
     n_tokens = int(literals.size) + m
     ends = np.asarray(offsets[1:], dtype=np.int64) + np.arange(m, dtype=np.int64)
