@@ -13,6 +13,7 @@ Results are :class:`CSRGraph` on the side ``device`` resolves to, rows sorted.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -97,9 +98,12 @@ def _check_recursive_args(scale: Any, edge_factor: Any, seed: Any) -> tuple[int,
 
 
 def _rmat_edges(
-    xp: Any, scale: int, n_edges: int, a: float, b: float, c: float, seed: int
+    xp: Any, scale: int, n_edges: int, a: float, b: float, c: float, seed: int,
+    first: int = 0,
 ) -> tuple[Any, Any]:
-    """(src, dst) int64 of ``n_edges`` R-MAT edges: one quadrant choice per bit."""
+    """(src, dst) int64 of ``n_edges`` R-MAT edges, numbers ``first`` on (each edge is a
+    pure function of its number, so any range of them is drawn alone): one quadrant
+    choice per bit."""
     for name, p in (("a", a), ("b", b), ("c", c)):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"probability {name} must be in [0, 1], got {p}")
@@ -110,7 +114,7 @@ def _rmat_edges(
     t_a = xp.uint64(min(unit, int(a * unit)))
     t_ab = xp.uint64(min(unit, int((a + b) * unit)))
     t_abc = xp.uint64(min(unit, int((a + b + c) * unit)))
-    index = xp.arange(n_edges, dtype=xp.uint64)
+    index = xp.arange(first, first + n_edges, dtype=xp.uint64)
     src = xp.zeros(n_edges, dtype=xp.int64)
     dst = xp.zeros(n_edges, dtype=xp.int64)
     for level in range(scale):
@@ -161,6 +165,40 @@ def kronecker(
             src, dst, n_vertices=n, symmetrize=True, drop_self_loops=True,
             merge_duplicates=None if keep_duplicates else "first",
         )
+
+
+def kronecker_edge_chunks(
+    scale: int,
+    edge_factor: int = 16,
+    *,
+    a: float = 0.57,
+    b: float = 0.19,
+    c: float = 0.19,
+    seed: int = 0,
+    chunk_edges: int = 1 << 24,
+) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """The edges :func:`kronecker` draws with the same arguments, as host ``(src, dst)``
+    chunks of ``chunk_edges`` (self-loops dropped; one direction each, duplicates kept):
+    a callable that returns a fresh iterator, for builders that never hold the whole graph
+    (``morphgpu.bfs.partitioned.PartitionedGraph.from_edge_chunks`` with
+    ``symmetrize=True`` builds the parts of ``kronecker()``'s graph, duplicates aside).
+    Holds the vertex permutation (8 bytes a vertex) and one chunk at a time."""
+    scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
+    chunk_edges = _check_count("chunk_edges", chunk_edges)
+    if chunk_edges < 1:
+        raise ValueError("chunk_edges must be at least 1")
+    n = 1 << scale
+    total = edge_factor * n
+    relabel = _random_permutation(np, n, seed, _STREAM_PERMUTE)
+
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for first in range(0, total, chunk_edges):
+            count = min(chunk_edges, total - first)
+            src, dst = _rmat_edges(np, scale, count, a, b, c, seed, first=first)
+            keep = src != dst
+            yield relabel[src[keep]], relabel[dst[keep]]
+
+    return chunks
 
 
 def rmat(

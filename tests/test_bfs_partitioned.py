@@ -383,6 +383,54 @@ def test_distributed_ranks_on_loopback(tmp_path):
     assert out[1] is None and out[2] is None
 
 
+def test_distributed_kronecker_ranks_never_hold_the_graph(monkeypatch):
+    """--kronecker: each rank draws the edges in chunks and keeps its part (the whole CSR
+    is never built: from_csr would fail here), and the answer is kronecker()'s."""
+    from morphgpu import generators
+    from morphgpu.bfs import distributed
+
+    def refuse(*a, **k):
+        raise AssertionError("the whole graph was built")
+
+    monkeypatch.setattr(pt.PartitionedGraph, "from_csr", refuse)
+    g = generators.kronecker(9, 8, device="cpu")
+    source = sources_of(g)[0]
+    parts = 3
+    world = ex.LoopbackWorld(parts, threads=parts, timeout=5)
+    shared = {"slots": [None] * parts, "barrier": threading.Barrier(parts)}
+    comms = world.comms()
+    out: list = [None] * parts
+    args = distributed.parser().parse_args(["--kronecker", "9:8", "--source", str(source)])
+
+    def rank(r):
+        exchange = ex.MpiNcclExchange(FakeMpi(r, parts, shared), comm=comms[r], world=world,
+                                      timeout=5)
+        out[r] = distributed.run(args, exchange, side="cpu")
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    dist = scipy_distances(g, source)
+    assert out[0]["reached"] == int((dist >= 0).sum())
+    assert out[0]["levels"] == int(dist.max()) + 1
+    assert out[1] is None and out[2] is None
+
+
+def test_distributed_arguments():
+    from morphgpu.bfs import distributed
+
+    assert distributed.kronecker_spec("20") == (20, 16)
+    assert distributed.kronecker_spec("22:8") == (22, 8)
+    with pytest.raises(ValueError, match="SCALE"):
+        distributed.kronecker_spec("x:8")
+    for argv in (["--source", "0"], ["g.mtx", "--kronecker", "8", "--source", "0"],
+                 ["--kronecker", "8", "--source", "0", "--check"]):
+        with pytest.raises(SystemExit):
+            distributed.main(argv)
+
+
 def test_second_search_reuses_the_parts(device, monkeypatch):
     """Parts (and their device copies) are kept per graph object: no re-partitioning."""
     g = GRAPHS["grid"]().to(device)

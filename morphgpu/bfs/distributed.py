@@ -1,7 +1,9 @@
 """``mpirun -n K python -m morphgpu.bfs.distributed FILE --source S``: one process per GPU.
 
 Every rank reads the graph file on its host, keeps only its own part's rows (the
-partition is balanced by edges over K parts; the whole CSR never goes to one GPU), takes
+partition is balanced by edges over K parts; the whole CSR never goes to one GPU), or with
+``--kronecker SCALE[:EF]`` draws Graph500's Kronecker edges in chunks and keeps its part's
+(no process ever holds the whole graph: graphs larger than one GPU, or one host), takes
 the GPU of its local rank, and joins an NCCL communicator whose unique id rank 0
 broadcasts through mpi4py (:class:`morphgpu.bfs.exchange.MpiNcclExchange`). The level loop
 is :func:`morphgpu.bfs.partitioned.run_levels`, as in-process. Rank 0 prints the summary
@@ -19,7 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .. import graph_formats, report
+from .. import generators, graph_formats, report
 from . import exchange as exchange_mod
 from . import partitioned
 from .api import BFSResult
@@ -29,7 +31,11 @@ from .validate import BFSValidationError, graph500_check
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m morphgpu.bfs.distributed",
                                 description="partitioned BFS, one MPI process per GPU")
-    p.add_argument("file", help="graph file (any format morphgpu bfs reads)")
+    p.add_argument("file", nargs="?", help="graph file (any format morphgpu bfs reads)")
+    p.add_argument("--kronecker", metavar="SCALE[:EDGE_FACTOR]",
+                   help="instead of a file: Graph500's Kronecker graph (edge factor 16 by "
+                        "default), each rank drawing the edges in chunks and keeping its "
+                        "own part's (the whole graph is never held anywhere)")
     graph_formats.add_format_option(p)
     p.add_argument("--source", type=int, required=True, help="source vertex (0-based)")
     p.add_argument("--check", action="store_true", help="Graph500's checks on rank 0")
@@ -46,10 +52,10 @@ def run(args: argparse.Namespace, exchange: exchange_mod.MpiNcclExchange, *,
     from .cli import _summary  # noqa: PLC0415
 
     (rank,) = exchange.local_parts
-    graph = graph_formats.read(args.file, args.format)
-    if not 0 <= args.source < graph.n_vertices:
-        raise ValueError(f"--source {args.source} is outside [0, {graph.n_vertices})")
-    pg = partitioned.PartitionedGraph.from_csr(graph, exchange.n_parts, only=[rank])
+    graph, pg = _own_part(args, exchange.n_parts, rank)
+    n = pg.n_vertices
+    if not 0 <= args.source < n:
+        raise ValueError(f"--source {args.source} is outside [0, {n})")
     comm = exchange.comms[0]
     engines = partitioned.engines_for(
         pg, [rank], side, args.check,
@@ -65,7 +71,7 @@ def run(args: argparse.Namespace, exchange: exchange_mod.MpiNcclExchange, *,
                        variant=f"partitioned-mpi-{exchange.n_parts}", device=side,
                        source=args.source, figures=(out.edges, out.top))
     valid = None
-    if args.check:
+    if args.check and graph is not None:
         try:
             graph500_check(graph.indptr, graph.indices, args.source, out.distances,
                            out.predecessors)
@@ -78,8 +84,33 @@ def run(args: argparse.Namespace, exchange: exchange_mod.MpiNcclExchange, *,
     return summary
 
 
+def kronecker_spec(text: str) -> tuple[int, int]:
+    """``SCALE[:EDGE_FACTOR]`` as two integers (edge factor 16 when left out)."""
+    scale, _, factor = text.partition(":")
+    try:
+        return int(scale), int(factor) if factor else 16
+    except ValueError:
+        raise ValueError(f"--kronecker expects SCALE[:EDGE_FACTOR], got {text!r}") from None
+
+
+def _own_part(args: argparse.Namespace, n_parts: int,
+              rank: int) -> tuple[Any, partitioned.PartitionedGraph]:
+    """(the whole graph, or None where it is never built; this rank's part)."""
+    if args.kronecker is not None:
+        scale, factor = kronecker_spec(args.kronecker)
+        chunks = generators.kronecker_edge_chunks(scale, factor)
+        return None, partitioned.PartitionedGraph.from_edge_chunks(
+            chunks, 1 << scale, n_parts, symmetrize=True, only=[rank])
+    graph = graph_formats.read(args.file, args.format)
+    return graph, partitioned.PartitionedGraph.from_csr(graph, n_parts, only=[rank])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if (args.file is None) == (args.kronecker is None):
+        parser().error("give a graph FILE or --kronecker SCALE[:EDGE_FACTOR], not both")
+    if args.kronecker is not None and args.check:
+        parser().error("--check needs the whole graph on rank 0: not with --kronecker")
     try:
         MPI = exchange_mod.require_mpi()  # noqa: N806
     except exchange_mod.ExchangeError as exc:
