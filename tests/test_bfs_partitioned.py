@@ -446,3 +446,26 @@ def test_second_search_reuses_the_parts(device, monkeypatch):
         result = bfs(g, source, partitions=4, device=device, predecessors=True)
         check_result(g, source, result)
     assert len(calls) == 1
+
+
+def test_graph_given_in_parts(device):
+    """A PartitionedGraph built from edge chunks (never whole) is searched as it is split,
+    on the CPU or one GPU: kronecker()'s distances, valid parents, its part count enforced."""
+    scale, factor = 10, 8
+    pg = pt.PartitionedGraph.from_edge_chunks(
+        generators.kronecker_edge_chunks(scale, factor, chunk_edges=1000), 1 << scale, 3,
+        symmetrize=True)
+    g = generators.kronecker(scale, factor, device="cpu")
+    for source in sources_of(g)[:2]:
+        r = bfs(pg, source, device=device, predecessors=True)
+        assert r.variant == "partitioned-3"
+        dist = backend.to_host(r.distances)
+        np.testing.assert_array_equal(dist, scipy_distances(g, source))
+        graph500_check(g.indptr, g.indices, source, dist, backend.to_host(r.predecessors))
+    with pytest.raises(ValueError, match="3 parts"):
+        bfs(pg, 0, device=device, partitions=4)
+    share = pt.PartitionedGraph.from_edge_chunks(
+        generators.kronecker_edge_chunks(scale, factor), 1 << scale, 3, symmetrize=True,
+        only=[1])
+    with pytest.raises(ValueError, match="MPI ranks"):
+        bfs(share, 0, device=device)

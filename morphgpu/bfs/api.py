@@ -163,9 +163,12 @@ def bfs(
     of this process over NCCL (``cupy.cuda.nccl``). Results are the same as an
     unpartitioned search's (distances equal; parents valid), in global vertex order on
     the graph's side; ``variant`` is then ``"auto"`` (reported as ``partitioned-P`` or
-    ``partitioned-nccl-P``).
+    ``partitioned-nccl-P``). ``graph`` may also be a
+    :class:`~morphgpu.bfs.partitioned.PartitionedGraph` built part by part (for example
+    ``PartitionedGraph.from_edge_chunks(generators.kronecker_edge_chunks(26), ...)``), so
+    a graph larger than one GPU's memory is never held whole; it is searched in its parts.
     """
-    if partitions is not None or devices is not None:
+    if partitions is not None or devices is not None or _is_partitioned(graph):
         return _bfs_partitioned(graph, source, variant, device, predecessors, previous,
                                 partitions, devices)
     if isinstance(graph, DynamicGraph):
@@ -236,12 +239,14 @@ def _bfs_partitioned(graph: Any, source: Any, variant: str, device: str, predece
         devices = list(devices)
         if not devices:
             raise ValueError("devices: give at least one GPU id")
-    g = _as_graph(graph)
+    # A PartitionedGraph (built part by part, e.g. from edge chunks: never whole) is
+    # searched as it is split; its parts live on the host.
+    g = graph if _is_partitioned(graph) else _as_graph(graph)
     source = _check_source(source, g.n_vertices, "source")
     if partitions is not None:
         partitions = partitioned.check_partitions(partitions, g.n_vertices)
     side = "gpu" if devices is not None else backend.resolve_device(device, who="morphgpu.bfs")
-    home = g.side
+    home = "cpu" if _is_partitioned(graph) else g.side
     with backend.gpu_memory_guard(f"partitioned bfs on {g.n_vertices} vertices") \
             if side == "gpu" else _nothing():
         out, name = partitioned.run(g, source, side=side, want_parents=predecessors,
@@ -254,6 +259,12 @@ def _bfs_partitioned(graph: Any, source: Any, variant: str, device: str, predece
         device=side,
         source=source,
     )
+
+
+def _is_partitioned(graph: Any) -> bool:
+    from .partitioned import PartitionedGraph  # noqa: PLC0415  (loaded on first use)
+
+    return isinstance(graph, PartitionedGraph)
 
 
 def _nothing() -> Any:

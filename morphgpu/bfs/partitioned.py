@@ -347,6 +347,16 @@ def run(g: Any, source: int, *, side: str, want_parents: bool, partitions: int |
     """What bfs(..., partitions=P) / bfs(..., devices=[...]) run (arguments checked by
     api.py): in-process parts on ``side``, or one part per GPU of ``devices`` over NCCL.
     Returns the outcome and the variant name."""
+    if isinstance(g, PartitionedGraph):
+        given = g.partition.n_parts
+        wanted = len(devices) if devices is not None else partitions
+        if wanted is not None and int(wanted) != given:
+            raise ValueError(f"the graph comes in {given} parts: partitions/devices must "
+                             f"give {given}, not {wanted}")
+        if len(g.parts) != given:
+            raise ValueError(f"the graph holds {len(g.parts)} of its {given} parts here "
+                             "(a rank's share): search it with its MPI ranks")
+        partitions = given
     if devices is not None:
         ids = exchange_mod.check_devices(devices)
         if partitions is not None and int(partitions) != len(ids):
@@ -389,8 +399,13 @@ def _prepared(g: Any, key: tuple, make: Callable[[], Any]) -> Any:
     return per_graph[key]
 
 
+def _split(g: Any, P: int) -> PartitionedGraph:
+    """``g`` in P parts (a graph given in parts already is taken as it is)."""
+    return g if isinstance(g, PartitionedGraph) else PartitionedGraph.from_csr(g, P)
+
+
 def _prepare_in_process(g: Any, P: int, side: str, want_parents: bool) -> Any:
-    pg = PartitionedGraph.from_csr(g, P)
+    pg = _split(g, P)
     ex = exchange_mod.InProcessExchange(P)
     return engines_for(pg, ex.local_parts, side, want_parents), ex
 
@@ -400,7 +415,7 @@ def _prepare_nccl(g: Any, ids: list[int], want_parents: bool, timeout: float) ->
     if ex is None:
         ex = exchange_mod.NcclExchange.for_devices(ids, timeout=timeout)
         _COMMUNICATORS[(tuple(ids), timeout)] = ex
-    pg = PartitionedGraph.from_csr(g, len(ids))
+    pg = _split(g, len(ids))
     engines = engines_for(pg, ex.local_parts, "gpu", want_parents, devices=ids,
                           streams=[c.stream for c in ex.comms])  # type: ignore[attr-defined]
     return engines, ex
