@@ -1,6 +1,6 @@
-/* Known answers (fields collapsed):
+/* Known answers (fields kept apart: node_a spans node_a (v) and node_a.next):
  *   main::n1 -> {main::node_a}; main::n2 -> {main::node_b}
- *   main::x -> {main::node_b} (n1->next = n2; x = n1->next)
+ *   main::x -> {main::node_b} (n1->next = n2 stores into node_a.next; x = n1->next)
  *   main::arr holds its element object; main::e -> {main::node_a} (arr[1] = &node_a)
  */
 struct node { int v; struct node *next; };
