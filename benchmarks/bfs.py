@@ -153,17 +153,6 @@ def graph500_edges(result: Any, input_degrees: Any, symmetric: bool) -> float:
     return count / 2 if symmetric else float(count)
 
 
-def _event_seconds(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """(seconds between CUDA events around ``fn()``, its result)."""
-    cp = backend.cupy_module()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    out = fn()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / 1e3, out
-
-
 # Busy-waits on the GPU's nanosecond timer (as scripts/bfs_profile.py did, now deleted).
 _SPIN = r"""
 extern "C" __global__ void mg_spin(long long ns) {
@@ -245,7 +234,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
     for i, root in enumerate(roots):
         seen = set()
         for name in names:
-            seconds, result = _event_seconds(
+            seconds, result = harness.event_seconds(
                 lambda r=root, v=name: bfs(g, r, variant=v, device="gpu", predecessors=True))
             times[name].append(seconds)
             seen.add((result.n_levels, result.n_edges_traversed))
@@ -264,7 +253,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
         spent = []
         for root in roots[:n_busy]:
             spin()
-            spent.append(_event_seconds(
+            spent.append(harness.event_seconds(
                 lambda r=root, v=name: bfs(g, r, variant=v, device="gpu",
                                            predecessors=True))[0])
         busy[name] = float(np.mean(spent))
@@ -315,8 +304,8 @@ def bench_matrix_input(case: Case, g: CSRGraph, roots: list[int], args: Any,
     call(g, roots[0])
     matrix_s, csr_s = [], []
     for root in roots[:3 if args.quick else 8]:
-        matrix_s.append(_event_seconds(lambda r=root: call(matrix, r))[0])
-        csr_s.append(_event_seconds(lambda r=root: call(g, r))[0])
+        matrix_s.append(harness.event_seconds(lambda r=root: call(matrix, r))[0])
+        csr_s.append(harness.event_seconds(lambda r=root: call(g, r))[0])
     matrix_ms, csr_ms = 1e3 * float(np.mean(matrix_s)), 1e3 * float(np.mean(csr_s))
     record.row(graph=case.label, family=case.family, variant="sparse-matrix input",
                ran=csr_ran, matrix_auto_ran=matrix_auto_ran, roots=len(csr_s),

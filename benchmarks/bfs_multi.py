@@ -46,16 +46,6 @@ from morphgpu.bfs import bfs, graph500_check
 IN_PROCESS_TARGET = 1.5
 
 
-def _event_seconds(fn: Callable[[], Any]) -> tuple[float, Any]:
-    cp = backend.cupy_module()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    out = fn()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / 1e3, out
-
-
 def pick_roots(indptr: np.ndarray, count: int, seed: int = 1) -> list[int]:
     candidates = np.flatnonzero(np.diff(indptr) > 0)
     rng = np.random.default_rng(seed)
@@ -104,7 +94,7 @@ def bench_graph(label: str, g: Any, input_degrees: Any, args: Any,
         seconds, rates = [], []
         deadline = time.perf_counter() + args.slice_s
         for root in roots:
-            s, r = _event_seconds(lambda root=root: call(root))
+            s, r = harness.event_seconds(lambda root=root: call(root))
             seconds.append(s)
             rates.append(graph500_edges(r.distances, degrees) / s)
             if time.perf_counter() > deadline and len(seconds) >= 4:

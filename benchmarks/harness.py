@@ -67,6 +67,18 @@ def gpu_seconds(fn: Callable[[], Any], *, repeat: int = 10, warmup: int = 2,
     return statistics.median(times)
 
 
+def event_seconds(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds between CUDA events around one ``fn()`` call, its result): the GPU's time
+    for the call, host work before its first launch included when the GPU was idle."""
+    cp = backend.cupy_module()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    out = fn()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / 1e3, out
+
+
 def cpu_seconds(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 0) -> float:
     """Median wall time of ``fn`` on the host (synchronising the GPU after each call)."""
     for _ in range(warmup):
