@@ -43,8 +43,8 @@ from .workspace import Workspace, workspace
 # The module of that name (the package's attribute ``workspace`` is its function).
 workspace_module = importlib.import_module(__name__ + ".workspace")
 
-__all__ = ["NULL", "Workspace", "bitmap_bytes", "choose", "edges_out_of_reached",
-           "grid_blocks", "run", "run_persistent", "workspace"]
+__all__ = ["NULL", "Workspace", "bitmap_bytes", "choose", "figures_on_device", "grid_blocks",
+           "run", "run_persistent", "workspace"]
 
 
 def choose(ws: Workspace, variant: str) -> str:
@@ -99,10 +99,3 @@ def figures_on_device(g: Any, dist: Any) -> Any:
     from .. import layouts  # noqa: PLC0415  (it builds on this package)
 
     return layouts.csr_view(workspace(g)).figures_on_device(dist)
-
-
-def edges_out_of_reached(g: Any, dist: Any) -> int:
-    """CSR entries leaving reached vertices (directed entries; Graph500's count of a
-    symmetric graph is half of it)."""
-    ws = workspace(g)
-    return int((ws.degrees * (dist >= 0)).sum())
