@@ -8,8 +8,7 @@ variable's set equals the first variant's (compared on the GPU).
 
 Variants: ``before`` (DIR/gpu_before.py, a copy of an older gpu.py naming its own kernels:
 see scripts/pta_profile.py) and ``hubC`` / ``hubC-M`` (this tree's solver with
-gpu.HUB_CHUNK = C and gpu.HUB_MIN = M, default 2C; hub0 is the one-warp path; a suffix
-eE sets gpu.HUB_MIN_EDGES = E, as in hub32-64e0).
+gpu.HUB_CHUNK = C and gpu.HUB_MIN = M, default 2C; hub0 is the one-warp path).
 --sweeps: programs that get one more solve per variant with the sweep log on (median and
 total microseconds of the sweeps after each launch's first).
 """
@@ -36,21 +35,17 @@ from morphgpu.testing import shared_path  # noqa: E402
 def variant_solver(name: str, before):
     if name == "before":
         return before.solve
-    name, _, min_edges = name.partition("e")
-    min_edges = int(min_edges) if min_edges else None
     chunk, _, hub_min = name[3:].partition("-")
     chunk = int(chunk)
     hub_min = int(hub_min) if hub_min else 2 * chunk
 
     def solve(lay):
-        old = gpu.HUB_CHUNK, gpu.HUB_MIN, gpu.HUB_MIN_EDGES
+        old = gpu.HUB_CHUNK, gpu.HUB_MIN
         gpu.HUB_CHUNK, gpu.HUB_MIN = chunk, hub_min
-        if min_edges is not None:
-            gpu.HUB_MIN_EDGES = min_edges
         try:
             return gpu.solve(lay)
         finally:
-            gpu.HUB_CHUNK, gpu.HUB_MIN, gpu.HUB_MIN_EDGES = old
+            gpu.HUB_CHUNK, gpu.HUB_MIN = old
     return solve
 
 

@@ -22,7 +22,6 @@ def main() -> int:
         from morphgpu.pta import gpu  # noqa: PLC0415
 
         gpu.HUB_CHUNK, gpu.HUB_MIN = (int(x) for x in os.environ["PTA_HUB"].split(","))
-        gpu.HUB_MIN_EDGES = 0
         print(f"hub chunks of {gpu.HUB_CHUNK} above {gpu.HUB_MIN} in-edges", flush=True)
     cases = [from_lists(13, [(0, 5, 2), (0, 6, 3), (1, 2, 4), (3, 3, 4), (2, 4, 9),
                              (4, 3, 10, 2), (0, 1, 12), (3, 3, 12)],

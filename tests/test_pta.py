@@ -164,6 +164,27 @@ def test_random_sets_with_hcd_facts(cs, pick, device):
     assert as_sets(got, cs.n_vars) == want
 
 
+def merged_pointer_case():
+    """A pointer m that gains an object o in the round an HCD fact (y, x) merges it into y,
+    where y took o in an earlier round: m's load t = *m, now y's, must still see o (the
+    round solver merges before it evaluates loads and stores, so m's delta has to move to
+    y; without that t never points to o's pointee)."""
+    y, m, o, x, z, w, q, r, s, t, p = range(2, 13)
+    rows = [(AOF, o, y), (LOAD, y, s), (LOAD, m, t), (AOF, w, z), (AOF, m, w), (LOAD, z, x),
+            (AOF, r, q), (AOF, o, r), (LOAD, q, m), (AOF, p, o)]
+    plain = from_lists(13, rows)
+    with_fact = from_lists(13, rows, hcd_pairs=[(y, x)])
+    want = naive_solve(plain)
+    assert want[t] == {p} and want[x] == {m} and want[m] == want[y]  # the fact holds
+    return with_fact, want
+
+
+def test_hcd_merge_of_a_pointer_that_gains_in_the_same_round(device):
+    cs, want = merged_pointer_case()
+    for method in ("auto", other_method(device)):
+        assert as_sets(pta.solve(cs, device=device, method=method), cs.n_vars) == want
+
+
 # --------------------------------------------------------------------- C front end
 def _c_points_to(path: Path, device: str) -> dict[str, set[str]]:
     cs = pta.from_c(path)

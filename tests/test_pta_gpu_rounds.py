@@ -25,6 +25,7 @@ from test_pta import (
     NONOBJECT_SETS,
     STORE,
     constraint_sets,
+    merged_pointer_case,
     naive_solve,
     true_hcd_facts,
 )
@@ -168,29 +169,73 @@ class NumpyKernels:
                             if frm != to:
                                 emit(to * n + frm, keys, capacity, gpu.N_NEW)
 
-    def merge_rows(self, n_items, P, seen, member, leader, n_members, words, changed_at,
-                   ext_blocks, clock, occupied, bitmap_words):
+    def merge_rows(self, n_items, P, seen, D, dblocks, was_ptr, member, leader, n_members,
+                   words, changed_at, ext_blocks, clock, occupied, bitmap_words):
         bmw = int(bitmap_words)
         for m, L in zip(member.tolist(), leader.tolist()):
             P[L * words:(L + 1) * words] |= P[m * words:(m + 1) * words]
+            if was_ptr[m]:
+                D[L * words:(L + 1) * words] |= D[m * words:(m + 1) * words]
+                dblocks[L * bmw:(L + 1) * bmw] |= dblocks[m * bmw:(m + 1) * bmw]
             occupied[L * bmw:(L + 1) * bmw] |= occupied[m * bmw:(m + 1) * bmw]
             seen[L * words:(L + 1) * words] &= seen[m * words:(m + 1) * words]
             changed_at[L] = clock[0]
             ext_blocks[L * bmw:(L + 1) * bmw] = ~np.uint64(0)
 
-    def propagate(self, P, words, block_words, bitmap_words, active, n_active, n_nodes,
+    def relabel_tag(self, n_items, old, n_old, batch, n_batch, relabel, n_nodes, tagged):
+        n = int(n_nodes)
+        keys = np.concatenate([old[:int(n_old)], batch[:int(n_batch)]])
+        d, s = relabel[keys // n], relabel[keys % n]
+        tag = (np.arange(keys.size) >= int(n_old)).astype(np.int64)
+        tagged[:] = np.where(d == s, np.iinfo(np.int64).max, (d * n + s) * 2 + tag)
+
+    def first_of_key(self, n_items, tagged, n, keep):
+        t = tagged[:int(n)]
+        first = np.ones(t.size, dtype=bool)
+        first[1:] = (t[1:] >> 1) != (t[:-1] >> 1)
+        keep[:int(n)] = first & (t != np.iinfo(np.int64).max)
+
+    def scatter_kept(self, n_items, tagged, position, n, n_nodes, keys, is_new, src,
+                     reversed_keys):
+        nn = int(n_nodes)
+        for i in range(int(n)):
+            t = int(tagged[i])
+            if t == np.iinfo(np.int64).max or (i > 0 and int(tagged[i - 1]) >> 1 == t >> 1):
+                continue
+            at, key = int(position[i]) - 1, t >> 1
+            keys[at], is_new[at], src[at] = key, t & 1, key % nn
+            reversed_keys[at] = (key % nn) * nn + key // nn
+
+    def list_hub_chunks(self, n_items, in_ptr, n_nodes, hub_min, hub_chunk, active, hubs,
+                        counts, gained_blocks, bitmap_words):
+        n, bmw = int(n_nodes), int(bitmap_words)
+        order = range(n - 1, -1, -1) if self.jacobi else range(n)  # any order is legal
+        for v in order:
+            deg = int(in_ptr[v + 1] - in_ptr[v])
+            if deg <= int(hub_min):
+                continue
+            extra = -(-deg // int(hub_chunk)) - 1
+            at = int(counts[0])
+            active[n + at:n + at + extra] = v + n * np.arange(1, extra + 1)
+            counts[0] += extra
+            hubs[int(counts[1])] = v
+            counts[1] += 1
+            gained_blocks[v * bmw:(v + 1) * bmw] = 0
+
+    def propagate(self, P, words, block_words, bitmap_words, active, hub_counts, n_nodes,
                   in_ptr, in_src, in_new, out_ptr, out_dst, ext_blocks, changed_at, swept_at,
                   gained_blocks, occupied, queued_at, todo, todo_tail, clock, max_sweeps,
-                  error, sweep_log, sweep_log_cap, list_cap, hub_min, hub_chunk, hubs, n_hubs):
+                  error, sweep_log, sweep_log_cap, list_cap, hub_min, hub_chunk, hubs):
         W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
         cap, h_min, h_chunk = int(list_cap), int(hub_min), int(hub_chunk)
-        hub_list = [] if int(n_hubs) == 0 else hubs[:int(n_hubs)].tolist()
+        n_active, n_hubs = n + int(hub_counts[0]), int(hub_counts[1])
+        hub_list = hubs[:n_hubs].tolist()
 
         def chunks_of(v):
             deg = int(in_ptr[v + 1] - in_ptr[v])
             return -(-deg // h_chunk) if h_chunk > 0 and deg > h_min else 1
 
-        # The hubs the host lists are exactly the nodes of several chunks, and sweep 0's
+        # The hubs listed are exactly the nodes of several chunks, and sweep 0's
         # items are every node and the further chunks of each hub.
         assert sorted(hub_list) == [v for v in range(n) if chunks_of(v) > 1]
         assert sorted(active[:int(n_active)].tolist()) == sorted(
@@ -425,22 +470,28 @@ def test_block_layout_fits_a_warp_of_bitmap_words():
         assert -(-words // block_words) <= 64 * bitmap_words
 
 
-def test_merge_keys_sorts_dedups_and_flags_new_edges():
+def test_relabel_keys_sorts_dedups_and_flags_new_edges():
     n = 10
     old = np.array([3, 12, 25, 47, 98], dtype=np.int64)
     new = np.array([47, 5, 5, 13, 97, 0, 33], dtype=np.int64)  # 0 and 33 are self loops
-    keys, flag = gpu._merge_keys(FAKE_CP, old, None, new, n)
+    same = np.arange(n, dtype=np.int64)
+    keys, flag, src, out = gpu._relabel_keys(FAKE_CP, NumpyKernels(False), old, new, same, n)
     assert keys.tolist() == [3, 5, 12, 13, 25, 47, 97, 98]
     assert flag.tolist() == [0, 1, 0, 1, 0, 0, 1, 0]
-    # Relabelled old keys (unsorted, repeated, a new self loop 44) are flagged as new,
-    # unless an unmarked old key already holds the edge.
-    old = np.array([98, 3, 25, 3, 44, 12], dtype=np.int64)
-    marked = np.array([True, True, False, False, True, True])
-    keys, flag = gpu._merge_keys(FAKE_CP, old, marked, np.zeros(0, np.int64), n)
-    assert keys.tolist() == [3, 12, 25, 98]
-    assert flag.tolist() == [0, 1, 0, 1]
-    keys, flag = gpu._merge_keys(FAKE_CP, np.zeros(0, np.int64), None, new, n)
-    assert keys.tolist() == [5, 13, 47, 97] and flag.tolist() == [1, 1, 1, 1]
+    assert src.tolist() == [k % n for k in keys.tolist()]
+    assert out.tolist() == sorted((k % n) * n + k // n for k in keys.tolist())
+    # Node 4 merges into 2: old 47 (4 <- 7) becomes 27 and 24 (2 <- 4) a self loop; the new
+    # 27 repeats a relabelled known edge, so it is not new.
+    relabel = same.copy()
+    relabel[4] = 2
+    old = np.array([3, 12, 24, 25, 47, 98], dtype=np.int64)
+    new = np.array([27, 41, 8], dtype=np.int64)
+    keys, flag, _, _ = gpu._relabel_keys(FAKE_CP, NumpyKernels(False), old, new, relabel, n)
+    assert keys.tolist() == [3, 8, 12, 21, 25, 27, 98]
+    assert flag.tolist() == [0, 1, 0, 1, 0, 0, 0]
+    keys, flag, _, _ = gpu._relabel_keys(FAKE_CP, NumpyKernels(False), old[:0], old[:0],
+                                         relabel, n)
+    assert keys.size == 0 and flag.size == 0
 
 
 @given(cs=constraint_sets(), jacobi=st.booleans(), pick=st.integers(0, 2**16))
@@ -452,6 +503,12 @@ def test_random_sets_with_hcd_facts(cs, jacobi, pick):
     with_facts = from_lists(cs.n_vars, list(zip(cs.kind, cs.src, cs.dst, cs.offset)),
                             obj_size=cs.obj_size, rep=cs.rep, hcd_pairs=chosen)
     assert _gpu_rounds_sets(with_facts, jacobi) == want
+
+
+@pytest.mark.parametrize("jacobi", [False, True], ids=["sequential", "jacobi"])
+def test_merged_pointer_keeps_its_delta(jacobi):
+    cs, want = merged_pointer_case()
+    assert _gpu_rounds_sets(cs, jacobi) == want
 
 
 @pytest.fixture
@@ -514,7 +571,6 @@ def test_random_sets_with_hub_chunks(cs, jacobi, pick, hub):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gpu, "HUB_CHUNK", hub[0])
         mp.setattr(gpu, "HUB_MIN", hub[1])
-        mp.setattr(gpu, "HUB_MIN_EDGES", 0)
         assert _gpu_rounds_sets(with_facts, jacobi) == want
 
 
@@ -526,7 +582,6 @@ def test_wide_rows_hub_chunks(cs, jacobi):
         mp.setattr(gpu, "_block_layout", lambda words: (1, -(-words // 64)))
         mp.setattr(gpu, "HUB_CHUNK", 1)
         mp.setattr(gpu, "HUB_MIN", 1)
-        mp.setattr(gpu, "HUB_MIN_EDGES", 0)
         got = _gpu_rounds_sets(cs, jacobi)
     assert got == naive_solve(cs)
 
@@ -537,7 +592,6 @@ def test_ex_hub_paths_match_reference(shared, hub, monkeypatch):
 
     monkeypatch.setattr(gpu, "HUB_CHUNK", hub[0])
     monkeypatch.setattr(gpu, "HUB_MIN", hub[1])
-    monkeypatch.setattr(gpu, "HUB_MIN_EDGES", 0)
     lay = build_layout(load(shared("data", "pta", "ex_nodes.txt.gz").with_name("ex")))
     rows, row_of_var, stats = _solve(FAKE_CP, NumpyKernels(jacobi=True), lay, 1000)
     sol = Solution(rows=rows, row_of_var=row_of_var, objects=lay.objects, stats=stats)

@@ -367,21 +367,91 @@ extern "C" __global__ void merge_batch(const i64* old, i64 n_old, const i64* bat
 // and the leader is marked changed in every block (its out-neighbours, the members' ones
 // included, pull its whole row). The leader pulls nothing extra: at the end of the last
 // propagation every member held its in-neighbours' sets, and the leader now holds the
-// members'. One thread per (member, word).
-extern "C" __global__ void merge_rows(u64* P, u64* seen, const i64* member, const i64* leader,
-                                      i64 n_members, i64 words, int* changed_at,
-                                      u64* ext_blocks, const int* clock, u64* occupied,
-                                      i64 bitmap_words) {
+// members'. Merges happen in the middle of a round (after the HCD facts, before the loads
+// and stores: gpu.py), so a member's delta of this round (D and dblocks, valid where
+// was_ptr) is ORed into its leader's too: the member's loads and stores, now the leader's,
+// read it in this round's second evaluation. One thread per (member, word).
+extern "C" __global__ void merge_rows(u64* P, u64* seen, u64* D, u64* dblocks,
+                                      const unsigned char* was_ptr, const i64* member,
+                                      const i64* leader, i64 n_members, i64 words,
+                                      int* changed_at, u64* ext_blocks, const int* clock,
+                                      u64* occupied, i64 bitmap_words) {
     const i64 total = n_members * words;
     for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
         const i64 m = member[i / words], L = leader[i / words], w = i % words;
         atomicOr(&P[L * words + w], P[m * words + w]);
         atomicAnd(&seen[L * words + w], seen[m * words + w]);
+        const bool delta = was_ptr[m] != 0;
+        if (delta) atomicOr(&D[L * words + w], D[m * words + w]);
         if (w < bitmap_words) {  // bitmap_words <= words
             atomicOr(&occupied[L * bitmap_words + w], occupied[m * bitmap_words + w]);
             ext_blocks[L * bitmap_words + w] = ~0ull;
+            if (delta) atomicOr(&dblocks[L * bitmap_words + w], dblocks[m * bitmap_words + w]);
         }
         if (w == 0) changed_at[L] = *clock;
+    }
+}
+
+// Relabelling the edge keys after merges, in three launches around one sort and one scan
+// (gpu.py _relabel_keys): relabel_tag maps both ends of every known key (tag 0) and of the
+// round's new keys (tag 1) through `relabel` and writes key * 2 + tag, or SELF_LOOP (sorts
+// last) where both ends now share a node; after the sort, first_of_key flags the first of
+// each run of equal keys (a known edge's tag 0 sorts ahead of a new one's), and
+// scatter_kept writes the kept keys at their scanned positions with the new-edge flag, the
+// in-CSR's source column and the key of the reversed edge (for the out-CSR's sort).
+constexpr i64 SELF_LOOP = 0x7fffffffffffffffll;
+
+extern "C" __global__ void relabel_tag(const i64* old, i64 n_old, const i64* batch, i64 n_batch,
+                                       const i64* relabel, i64 n_nodes, i64* tagged) {
+    const i64 total = n_old + n_batch;
+    for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
+        const bool is_new = i >= n_old;
+        const i64 key = is_new ? batch[i - n_old] : old[i];
+        const i64 d = relabel[key / n_nodes], s = relabel[key % n_nodes];
+        tagged[i] = d == s ? SELF_LOOP : (d * n_nodes + s) * 2 + (is_new ? 1 : 0);
+    }
+}
+
+extern "C" __global__ void first_of_key(const i64* tagged, i64 n, i64* keep) {
+    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
+        const i64 t = tagged[i];
+        keep[i] = t != SELF_LOOP && (i == 0 || (tagged[i - 1] >> 1) != (t >> 1)) ? 1 : 0;
+    }
+}
+
+extern "C" __global__ void scatter_kept(const i64* tagged, const i64* position, i64 n,
+                                        i64 n_nodes, i64* keys, unsigned char* is_new,
+                                        i64* src, i64* reversed) {
+    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
+        const i64 t = tagged[i];
+        if (t == SELF_LOOP || (i > 0 && (tagged[i - 1] >> 1) == (t >> 1))) continue;
+        const i64 at = position[i] - 1;  // inclusive scan of first_of_key
+        const i64 key = t >> 1;
+        keys[at] = key;
+        is_new[at] = (unsigned char)(t & 1);
+        src[at] = key % n_nodes;
+        reversed[at] = (key % n_nodes) * n_nodes + key / n_nodes;
+    }
+}
+
+// Sweep 0's extra items and the hubs (chunks_of below), listed on the device so that a
+// propagation needs no host round trip: every node v with more than hub_min in-edges
+// appends its chunks 1 .. k-1 (items v + c * n_nodes) after the n_nodes plain items of
+// `active`, and itself to `hubs`; counts[0] and counts[1] (zeroed by the host) end as the
+// numbers of extra items and of hubs, which propagate reads. A hub's bitmap in gained
+// buffer 0 is cleared here (its chunks OR into it during sweep 0). One thread per node.
+extern "C" __global__ void list_hub_chunks(const i64* in_ptr, i64 n_nodes, i64 hub_min,
+                                           i64 hub_chunk, i64* active, i64* hubs,
+                                           unsigned long long* counts, u64* gained_blocks,
+                                           i64 bitmap_words) {
+    for (i64 v = mg::global_tid(); v < n_nodes; v += mg::global_stride()) {
+        const i64 deg = in_ptr[v + 1] - in_ptr[v];
+        if (deg <= hub_min) continue;
+        const i64 extra = (deg + hub_chunk - 1) / hub_chunk - 1;
+        const i64 at = (i64)atomicAdd(counts, (unsigned long long)extra);
+        for (i64 c = 1; c <= extra; ++c) active[n_nodes + at + c - 1] = v + c * n_nodes;
+        hubs[atomicAdd(counts + 1, 1ull)] = v;
+        for (i64 q = 0; q < bitmap_words; ++q) gained_blocks[v * bitmap_words + q] = 0ull;
     }
 }
 
@@ -417,18 +487,19 @@ __device__ __forceinline__ i64 chunks_of(const i64* in_ptr, i64 v, i64 hub_min, 
 // sweep s + 1. A puller in sweep s + 1 reads bitmap buffer s % 3, which nobody writes in
 // that sweep, so the bitmaps are exact. Three buffers, not two, for the hubs: their chunks
 // OR their gains into a bitmap that must start empty, and buffer (s + 1) % 3 (read in
-// sweep s - 1, written in s + 1) is cleared for the hubs (`hubs`) during sweep s; the host
-// clears buffer 0 before the launch. The words themselves are read from P (which its owner
-// may be growing in the same sweep): sets only grow, so a stale word is a subset of the
-// final one and still covers the block's gain as of the end of the previous sweep;
-// anything the reader missed is in the owner's bitmap of this sweep, read next sweep.
-// Invariant at every barrier: P[v] holds P[u] minus u's last gained blocks for every edge
-// u -> v, so a sweep that queues nobody ends at the fixed point. Only the warp that owns v
-// (or, for a hub, one of its chunks' warps, with atomicOr) writes row v and its bitmaps; the
-// first chunk to gain (atomicExch of swept_at) queues the out-neighbours. A warp pulls
-// the in-edges 32 at a time, block by block over the union of the blocks they offer,
-// loading the 32 neighbours' words of a block in batches (pull_block), so a node with many
-// changed in-neighbours costs memory round trips per block and batch, not per neighbour.
+// sweep s - 1, written in s + 1) is cleared for the hubs (`hubs`) during sweep s;
+// list_hub_chunks clears the hubs' buffer 0 before the launch. The words themselves are
+// read from P (which its owner may be growing in the same sweep): sets only grow, so a
+// stale word is a subset of the final one and still covers the block's gain as of the
+// end of the previous sweep; anything the reader missed is in the owner's bitmap of this
+// sweep, read next sweep. Invariant at every barrier: P[v] holds P[u] minus u's last
+// gained blocks for every edge u -> v, so a sweep that queues nobody ends at the fixed
+// point. Only the warp that owns v (or, for a hub, one of its chunks' warps, with
+// atomicOr) writes row v and its bitmaps; the first chunk to gain (atomicExch of
+// swept_at) queues the out-neighbours. A warp pulls the in-edges 32 at a time, block by
+// block over the union of the blocks they offer, loading the 32 neighbours' words of a
+// block in batches (pull_block), so a node with many changed in-neighbours costs memory
+// round trips per block and batch, not per neighbour.
 //
 // Queues: sweep s pulls list s % 3 and fills list (s + 1) % 3 through a shared-memory
 // BlockWorklist flushed once per block before the barrier; list (s + 2) % 3 was read in
@@ -436,18 +507,21 @@ __device__ __forceinline__ i64 chunks_of(const i64* in_ptr, i64 v, i64 hub_min, 
 // holds at most list_cap = n_nodes + (in-edges / hub_chunk) items (queued_at), so none
 // overflows. The host zeroes todo_tail before each launch.
 extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
-    u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active, i64 n_active,
+    u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active,
+    const unsigned long long* hub_counts,
     i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
     const i64* out_ptr, const i64* out_dst, const u64* ext_blocks, const int* changed_at,
     int* swept_at,
     u64* gained_blocks, u64* occupied, int* queued_at, i64* todo, u64* todo_tail, int* clock,
     int max_sweeps, int* error, i64* sweep_log, i64 sweep_log_cap, i64 list_cap, i64 hub_min,
-    i64 hub_chunk, const i64* hubs, i64 n_hubs, unsigned* barrier_state) {
+    i64 hub_chunk, const i64* hubs, unsigned* barrier_state) {
     __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
     mg::GridBarrier bar(barrier_state);
     queue.init();
     const unsigned lane = mg::lane_id();
     const int base = mg::load_volatile(clock);
+    // Written by list_hub_chunks before this launch: sweep 0's extra items, the hubs.
+    const i64 n_active = n_nodes + (i64)hub_counts[0], n_hubs = (i64)hub_counts[1];
     int sweep = 0;
     for (;; ++sweep) {
         const int stamp = base + 1 + sweep;
