@@ -92,23 +92,25 @@ def round_table(stats: dict) -> list:
 
 def sweep_profile(gpu, lay) -> dict:
     """One more solve with the propagate kernel's sweep log on: how the sweeps' time splits
-    (a sweep's time runs to the next sweep's start within the same launch; launches start
-    with a sweep over all n nodes)."""
+    (a sweep's time runs to the next sweep's start within the same launch; the kernel logs
+    a launch's first sweep with items -1 - n)."""
     os.environ["MORPHGPU_PTA_SWEEP_LOG"] = "8192"
     try:
         _, _, stats = gpu.solve(lay)
     finally:
         del os.environ["MORPHGPU_PTA_SWEEP_LOG"]
     log = stats["sweep_log"]
-    t, items = log[:, 0], log[:, 1]
-    same_launch = items[1:] < lay.n_nodes  # a launch starts with every node (and hub chunks)
+    t, logged = log[:, 0], log[:, 1]
+    first = logged < 0
+    items = np.where(first, -1 - logged, logged)
+    same_launch = ~first[1:]
     dt = (t[1:] - t[:-1])[same_launch] / 1e3  # microseconds
     it = items[:-1][same_launch]
-    first = items[:-1] >= lay.n_nodes
     order = np.argsort(dt)[::-1][:12]
     return {"logged": int(log.shape[0]), "timed": int(dt.size),
             "us_total": round(float(dt.sum()), 1),
-            "us_sweep0_total": round(float(((t[1:] - t[:-1]) / 1e3)[first & same_launch].sum()), 1),
+            "us_sweep0_total": round(float(dt[first[:-1][same_launch]].sum()), 1),
+            "sweep0_items": int(items[first].sum()),
             "us_median": round(float(np.median(dt)), 2) if dt.size else 0.0,
             "slowest_us_items": [[round(float(dt[i]), 1), int(it[i])] for i in order],
             "items_total": int(it.sum())}
@@ -139,8 +141,8 @@ def profile(name: str, repeat: int, with_cpu: bool, full_check: bool, before=Non
                copy_edges=stats["copy_edges"], edges_added=stats["edges_added"],
                nodes_merged=stats["nodes_merged"],
                phases={k: round(v, 5) for k, v in stats["seconds"].items()},
-               slow_merges=stats["slow_merges"], table_rebuilds=stats["table_rebuilds"],
-               delta_objects=stats["delta_objects"])
+               slow_merges=stats.get("slow_merges"), table_rebuilds=stats.get("table_rebuilds"),
+               delta_objects=stats.get("delta_objects"))
     if before is not None:
         row["speedup_vs_before"] = row["before_s_mean"] / row["gpu_s_mean"]
     if rounds:
