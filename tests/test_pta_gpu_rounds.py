@@ -207,30 +207,40 @@ class NumpyKernels:
             keys[at], is_new[at], src[at] = key, t & 1, key % nn
             reversed_keys[at] = (key % nn) * nn + key // nn
 
-    def list_hubs(self, n_items, in_ptr, n_nodes, hub_min, hubs, n_hubs, gained_blocks,
-                  bitmap_words):
+    def list_hub_chunks(self, n_items, in_ptr, n_nodes, hub_min, hub_chunk, active, hubs,
+                        counts, gained_blocks, bitmap_words):
         n, bmw = int(n_nodes), int(bitmap_words)
         order = range(n - 1, -1, -1) if self.jacobi else range(n)  # any order is legal
         for v in order:
-            if int(in_ptr[v + 1] - in_ptr[v]) > int(hub_min):
-                hubs[int(n_hubs[0])] = v
-                n_hubs[0] += 1
-                gained_blocks[v * bmw:(v + 1) * bmw] = 0
+            deg = int(in_ptr[v + 1] - in_ptr[v])
+            if deg <= int(hub_min):
+                continue
+            extra = -(-deg // int(hub_chunk)) - 1
+            at = int(counts[0])
+            active[n + at:n + at + extra] = v + n * np.arange(1, extra + 1)
+            counts[0] += extra
+            hubs[int(counts[1])] = v
+            counts[1] += 1
+            gained_blocks[v * bmw:(v + 1) * bmw] = 0
 
-    def propagate(self, P, words, block_words, bitmap_words, n_nodes, in_ptr, in_src, in_new,
-                  out_ptr, out_dst, ext_blocks, changed_at, swept_at, gained_blocks, occupied,
-                  queued_at, todo, todo_tail, clock, max_sweeps, error, sweep_log,
-                  sweep_log_cap, list_cap, hub_min, hub_chunk, hubs, hub_count):
+    def propagate(self, P, words, block_words, bitmap_words, active, hub_counts, n_nodes,
+                  in_ptr, in_src, in_new, out_ptr, out_dst, ext_blocks, changed_at, swept_at,
+                  gained_blocks, occupied, queued_at, todo, todo_tail, clock, max_sweeps,
+                  error, sweep_log, sweep_log_cap, list_cap, hub_min, hub_chunk, hubs):
         W, B, n, bmw = int(words), int(block_words), int(n_nodes), int(bitmap_words)
         cap, h_min, h_chunk = int(list_cap), int(hub_min), int(hub_chunk)
-        hub_list = hubs[:int(hub_count[0])].tolist()
+        n_active, n_hubs = n + int(hub_counts[0]), int(hub_counts[1])
+        hub_list = hubs[:n_hubs].tolist()
 
         def chunks_of(v):
             deg = int(in_ptr[v + 1] - in_ptr[v])
             return -(-deg // h_chunk) if h_chunk > 0 and deg > h_min else 1
 
-        # The hubs listed are exactly the nodes of several chunks.
+        # The hubs listed are exactly the nodes of several chunks, and sweep 0's
+        # items are every node and the further chunks of each hub.
         assert sorted(hub_list) == [v for v in range(n) if chunks_of(v) > 1]
+        assert sorted(active[:int(n_active)].tolist()) == sorted(
+            v + c * n for v in range(n) for c in range(chunks_of(v)))
         assert cap >= n + sum(chunks_of(v) - 1 for v in range(n))
         for v in hub_list:  # buffer 0 starts empty for the hubs
             assert not gained_blocks[v * bmw:(v + 1) * bmw].any()
@@ -251,7 +261,6 @@ class NumpyKernels:
         assert ins == outs
         assert not todo_tail.any()
         base = int(clock[0])
-        assert queued_at.max() < base
         # What sweep 0 relies on: along an old edge u -> v, v already holds u's set outside
         # the blocks that rules outside the sweeps grew (ext_blocks, with changed_at stamped).
         for v in range(n):
@@ -263,28 +272,16 @@ class NumpyKernels:
                 assert not ext or changed_at[u] == base
                 for w in np.flatnonzero(P[u * W:(u + 1) * W] & ~P[v * W:(v + 1) * W]):
                     assert int(w) // B in ext
-        # Sweep 0's list: destinations of new edges, out-neighbours of rows changed outside
-        # the sweeps (queued_at stamped `base`), every chunk of a hub.
-        seeds = [int(out_dst[e]) for u in range(n) if changed_at[u] == base
-                 for e in range(int(out_ptr[u]), int(out_ptr[u + 1]))]
-        seeds += [v for v in range(n) for e in range(int(in_ptr[v]), int(in_ptr[v + 1]))
-                  if in_new[e]]
-        for w in seeds:
-            if queued_at[w] < base:
-                queued_at[w] = base
-                for c in range(chunks_of(w)):
-                    todo[int(todo_tail[0])] = w + c * n
-                    todo_tail[0] += 1
-        # Sweep 0 finds work exactly at the seeds (the rest of the sweep-0 rules below).
-        assert {v for v in range(n) for e in range(int(in_ptr[v]), int(in_ptr[v + 1]))
-                if in_new[e] or changed_at[int(in_src[e])] == base} == set(seeds)
         sweep = 0
         while True:
             stamp = base + 1 + sweep
             cur, prev = sweep & 1, (sweep & 1) ^ 1
             buf_w, buf_r = sweep % 3, (sweep + 2) % 3
-            lst = sweep % 3
-            items = todo[lst * cap:lst * cap + int(todo_tail[lst])].tolist()
+            if sweep == 0:
+                items = active[:int(n_active)].tolist()
+            else:
+                lst = sweep % 3
+                items = todo[lst * cap:lst * cap + int(todo_tail[lst])].tolist()
             for v in hub_list:
                 row = ((sweep + 1) % 3 * n + v) * bmw
                 gained_blocks[row:row + bmw] = 0

@@ -16,8 +16,7 @@ objects a merged leader sees anew). A round without merges then sorts only its b
 key lists, one binary search per key, no host sync. A round with merges relabels the known
 keys too (``_relabel_keys``: three launches around one tagged sort) and rebuilds the key
 table. Then the persistent ``propagate`` kernel loops over sweeps on the device
-(mg::grid_sync between sweeps) until nothing changes, starting from the nodes that new
-edges or rules outside the sweeps gave something to pull; the hubs it pulls in chunks are
+(mg::grid_sync between sweeps) until nothing changes; the hubs it pulls in chunks are
 listed on the device before the launch.
 
 Why merges come between the two evaluations: evaluated together, a round's loads produced
@@ -82,7 +81,7 @@ class CudaKernels:
         self._relabel_tag = mod.get_function("relabel_tag")
         self._first_of_key = mod.get_function("first_of_key")
         self._scatter_kept = mod.get_function("scatter_kept")
-        self._list_hubs = mod.get_function("list_hubs")
+        self._hub_chunks = mod.get_function("list_hub_chunks")
         self._prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode,
                                                block=BLOCK, defines={"PTA_BLOCK": BLOCK})
         self.grid = self._prop.grid
@@ -119,8 +118,8 @@ class CudaKernels:
     def scatter_kept(self, n_items: int, *args: Any) -> None:
         self._flat(self._scatter_kept, n_items, args)
 
-    def list_hubs(self, n_nodes: int, *args: Any) -> None:
-        self._flat(self._list_hubs, n_nodes, args)
+    def list_hub_chunks(self, n_nodes: int, *args: Any) -> None:
+        self._flat(self._hub_chunks, n_nodes, args)
 
     def propagate(self, *args: Any) -> None:
         self._prop.launch(*args)
@@ -229,8 +228,8 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     is_ptr[ptr_nodes] = 1
     # A row that no complex constraint reads takes no delta; all ones in its `seen` make
     # merging it into a leader (merge_rows ANDs the members' `seen`) keep the leader's. A
-    # zero there handed the leader's whole set to its loads and stores again: merged HCD
-    # objects are mostly such rows, and on gdb ~15 million objects were re-read per round.
+    # zero there handed the leader's whole set to its loads and stores again (gdb: 8 % fewer
+    # objects read from deltas, mplayer 30 %).
     never_read = cp.where(is_ptr == 0, ~np.uint64(0), np.uint64(0)).astype(cp.uint64)
     cp.bitwise_or(seen.reshape(n, W), never_read[:, None], out=seen.reshape(n, W))
     has_ptr = bool(ptr_nodes.size)
@@ -292,8 +291,10 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         start.record()
         return (phase, stats["rounds"]), start, stop
 
+    # Sweep 0's items: the n plain ones, then the hubs' further chunks (list_hub_chunks).
+    active = {"items": all_nodes, "cap": n}
     hubs = cp.empty(n, dtype=i64)
-    hub_count = cp.zeros(1, dtype=cp.uint64)
+    hub_counts = cp.zeros(2, dtype=cp.uint64)
 
     def propagate() -> None:
         if keys.size == 0:
@@ -304,21 +305,26 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         if list_cap > todo["cap"]:
             todo["cap"] = int(list_cap * 1.25)
             todo["lists"] = cp.empty(3 * todo["cap"], dtype=i64)
+        if list_cap > active["cap"]:
+            active["cap"] = todo["cap"]
+            active["items"] = cp.empty(active["cap"], dtype=i64)
+            active["items"][:n] = all_nodes
         ph = timed("propagate")
-        hub_count.fill(0)
+        hub_counts.fill(0)
         if hub_chunk:
-            dev.list_hubs(n, in_ptr, np.int64(n), np.int64(hub_min), hubs, hub_count,
-                          gained_blocks, np.int64(bitmap_words))
+            dev.list_hub_chunks(n, in_ptr, np.int64(n), np.int64(hub_min), np.int64(hub_chunk),
+                                active["items"], hubs, hub_counts, gained_blocks,
+                                np.int64(bitmap_words))
         todo_tail.fill(0)
+        # Sweep 0 visits every node; one without in-edges costs a warp two reads.
         dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words),
-                      np.int64(n), in_ptr, in_src, in_new,
+                      active["items"], hub_counts, np.int64(n), in_ptr, in_src, in_new,
                       out_ptr, out_dst, ext_blocks, changed_at, swept_at, gained_blocks,
                       occupied, queued_at,
                       todo["lists"], todo_tail, clock, np.int32(max_sweeps), error,
                       NULL if sweep_log is None else sweep_log,
                       np.int64(0 if sweep_log is None else (sweep_log.size - 1) // 2),
-                      np.int64(todo["cap"]), np.int64(hub_min), np.int64(hub_chunk), hubs,
-                      hub_count)
+                      np.int64(todo["cap"]), np.int64(hub_min), np.int64(hub_chunk), hubs)
         ph[2].record()
         events.append(ph)
 

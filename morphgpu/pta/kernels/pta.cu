@@ -434,16 +434,23 @@ extern "C" __global__ void scatter_kept(const i64* tagged, const i64* position, 
     }
 }
 
-// The hubs (chunks_of below), listed on the device so that a propagation needs no host
-// round trip: every node with more than hub_min in-edges goes to `hubs`; *n_hubs (zeroed by
-// the host) ends as their number, which propagate reads. A hub's bitmap in gained buffer 0
-// is cleared here (its chunks OR into it during sweep 0). One thread per node.
-extern "C" __global__ void list_hubs(const i64* in_ptr, i64 n_nodes, i64 hub_min, i64* hubs,
-                                     unsigned long long* n_hubs, u64* gained_blocks,
-                                     i64 bitmap_words) {
+// Sweep 0's extra items and the hubs (chunks_of below), listed on the device so that a
+// propagation needs no host round trip: every node v with more than hub_min in-edges
+// appends its chunks 1 .. k-1 (items v + c * n_nodes) after the n_nodes plain items of
+// `active`, and itself to `hubs`; counts[0] and counts[1] (zeroed by the host) end as the
+// numbers of extra items and of hubs, which propagate reads. A hub's bitmap in gained
+// buffer 0 is cleared here (its chunks OR into it during sweep 0). One thread per node.
+extern "C" __global__ void list_hub_chunks(const i64* in_ptr, i64 n_nodes, i64 hub_min,
+                                           i64 hub_chunk, i64* active, i64* hubs,
+                                           unsigned long long* counts, u64* gained_blocks,
+                                           i64 bitmap_words) {
     for (i64 v = mg::global_tid(); v < n_nodes; v += mg::global_stride()) {
-        if (in_ptr[v + 1] - in_ptr[v] <= hub_min) continue;
-        hubs[atomicAdd(n_hubs, 1ull)] = v;
+        const i64 deg = in_ptr[v + 1] - in_ptr[v];
+        if (deg <= hub_min) continue;
+        const i64 extra = (deg + hub_chunk - 1) / hub_chunk - 1;
+        const i64 at = (i64)atomicAdd(counts, (unsigned long long)extra);
+        for (i64 c = 1; c <= extra; ++c) active[n_nodes + at + c - 1] = v + c * n_nodes;
+        hubs[atomicAdd(counts + 1, 1ull)] = v;
         for (i64 q = 0; q < bitmap_words; ++q) gained_blocks[v * bitmap_words + q] = 0ull;
     }
 }
@@ -460,28 +467,13 @@ __device__ __forceinline__ i64 chunks_of(const i64* in_ptr, i64 v, i64 hub_min, 
     return deg > hub_min ? (deg + hub_chunk - 1) / hub_chunk : 1;
 }
 
-// The node whose in-edge list holds edge e: the last v with in_ptr[v] <= e.
-__device__ __forceinline__ i64 dst_of_edge(const i64* in_ptr, i64 n_nodes, i64 e) {
-    i64 lo = 0, hi = n_nodes - 1;
-    while (lo < hi) {
-        const i64 mid = (lo + hi + 1) >> 1;
-        if (in_ptr[mid] <= e) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
 // Pull sweeps to the fixed point of the copy edges, with difference propagation over
 // blocks of `block_words` words (a multiple of the warp width: one coalesced warp step per
 // 32 words) and a worklist of the nodes to pull. in_ptr/in_src: incoming CSR (sorted by
 // destination), in_new flags the edges added this round; out_ptr/out_dst: the same edges
 // by source.
 //
-// Sweep 0 pulls the nodes that have something to pull, which the launch lists first (list
-// 0, queued_at stamped with the launch's clock value): the destinations of new edges and
-// the out-neighbours of rows that rules outside the sweeps grew (changed_at == the clock),
-// a hub as all its chunks. (Sweep 0 over every node cost gdb ~0.75 ms per propagation, a
-// warp reading every in-edge of 225 k nodes to find the few with work.) Sweep 0 pulls
+// Sweep 0 pulls every item of `active` (every node, and the further chunks of hubs):
 // along a new edge the in-neighbour's whole row
 // (every block its `occupied` bitmap names: each kernel that sets a bit marks its block
 // there), along an old edge the blocks of ext_blocks (those that gep, merge or address-of
@@ -515,52 +507,29 @@ __device__ __forceinline__ i64 dst_of_edge(const i64* in_ptr, i64 n_nodes, i64 e
 // holds at most list_cap = n_nodes + (in-edges / hub_chunk) items (queued_at), so none
 // overflows. The host zeroes todo_tail before each launch.
 extern "C" __global__ void __launch_bounds__(PTA_BLOCK) propagate(
-    u64* P, i64 words, i64 block_words, i64 bitmap_words, i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
+    u64* P, i64 words, i64 block_words, i64 bitmap_words, const i64* active,
+    const unsigned long long* hub_counts,
+    i64 n_nodes, const i64* in_ptr, const i64* in_src, const unsigned char* in_new,
     const i64* out_ptr, const i64* out_dst, const u64* ext_blocks, const int* changed_at,
     int* swept_at,
     u64* gained_blocks, u64* occupied, int* queued_at, i64* todo, u64* todo_tail, int* clock,
     int max_sweeps, int* error, i64* sweep_log, i64 sweep_log_cap, i64 list_cap, i64 hub_min,
-    i64 hub_chunk, const i64* hubs, const unsigned long long* hub_count,
-    unsigned* barrier_state) {
+    i64 hub_chunk, const i64* hubs, unsigned* barrier_state) {
     __shared__ mg::BlockWorklist<i64, PTA_QUEUE_CAP, PTA_BLOCK> queue;
     mg::GridBarrier bar(barrier_state);
     queue.init();
     const unsigned lane = mg::lane_id();
     const int base = mg::load_volatile(clock);
-    const i64 n_hubs = (i64)*hub_count;  // written by list_hubs before this launch
-    // Sweep 0's list. Stamp `base` is below every stamp of this launch's sweeps and above
-    // every earlier launch's (the clock ends past them), so a node queued here is queued
-    // again for sweep 1 when it must be.
-    auto seed = [&](i64 w) {
-        if (atomicMax(queued_at + w, base) < base) {
-            const i64 k = chunks_of(in_ptr, w, hub_min, hub_chunk);
-            for (i64 c = 0; c < k; ++c)
-                queue.push_or_spill(w + c * n_nodes, todo, todo_tail, (u64)list_cap);
-        }
-    };
-    // A warp checks 32 nodes at a time and walks each changed one's out-edges together: a
-    // merged leader can have tens of thousands of them (a thread per node walking them
-    // alone made the seeding cost ~10 ms per propagation on gdb).
-    for (i64 first = warp_global_id() * WARP; first < n_nodes; first += warp_count() * WARP) {
-        const i64 mine = first + lane;
-        unsigned grown = __ballot_sync(0xffffffffu, mine < n_nodes && changed_at[mine] == base);
-        while (grown) {
-            const i64 u = first + __ffs(grown) - 1;
-            grown &= grown - 1;
-            for (i64 e = out_ptr[u] + lane; e < out_ptr[u + 1]; e += WARP) seed(out_dst[e]);
-        }
-    }
-    for (i64 e = mg::global_tid(); e < in_ptr[n_nodes]; e += mg::global_stride())
-        if (in_new[e]) seed(dst_of_edge(in_ptr, n_nodes, e));
-    queue.flush(todo, todo_tail, (u64)list_cap);
-    mg::grid_sync(bar);
+    // Written by list_hub_chunks before this launch: sweep 0's extra items, the hubs.
+    const i64 n_active = n_nodes + (i64)hub_counts[0], n_hubs = (i64)hub_counts[1];
     int sweep = 0;
     for (;; ++sweep) {
         const int stamp = base + 1 + sweep;
         const i64 cur = sweep & 1, prev = cur ^ 1;
         const i64 buf_w = sweep % 3, buf_r = (sweep + 2) % 3, buf_clear = (sweep + 1) % 3;
-        const i64* items = todo + (sweep % 3) * list_cap;
-        const i64 n_items = (i64)mg::load_volatile(todo_tail + sweep % 3);
+        const i64* items = sweep == 0 ? active : todo + (sweep % 3) * list_cap;
+        const i64 n_items = sweep == 0 ? n_active
+                                       : (i64)mg::load_volatile(todo_tail + sweep % 3);
         // Optional profile: (global timer ns, items) at the start of each sweep, for the
         // latency per sweep of the host's profile script (sweep_log null: off).
         if (sweep_log && mg::global_tid() == 0) {
