@@ -365,6 +365,27 @@ def test_gpu_and_cpu_give_identical_forests(seed):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("narrows", [True, False])
+def test_kernel_narrowed_weights_give_the_cpu_forest(dtype, narrows):
+    # float64 / int64 weights are keyed by the kernel through float32 / int32 when every
+    # weight narrows exactly; one that does not sends the call to host keys (a relaunch).
+    graph = symmetric_graph(4000, 40000, seed=12)  # two passes (>= 8 entries per vertex)
+    weights = graph.weights.astype(dtype) - dtype(500)
+    if not narrows:
+        weights[7] = dtype(2**40) if dtype == np.int64 else dtype(0.1)
+        weights[graph.indptr[1]] = weights[7]  # any entry: the kernel checks them all
+    # One direction of an edge changed: read as directed (both entries are candidates).
+    graph = CSRGraph(graph.indptr, graph.indices, weights, graph.n_vertices, True)
+    cpu = boruvka(graph, device="cpu")
+    for source in (graph.to("gpu"), graph):
+        gpu = boruvka(source, device="gpu")
+        assert np.array_equal(backend.to_host(gpu.edge_ids), cpu.edge_ids)
+        assert gpu.n_rounds == cpu.n_rounds
+        assert gpu.total_weight == pytest.approx(cpu.total_weight, rel=1e-12)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("mode", ["xiao-feng", "cooperative", "atomic"])
 def test_every_grid_barrier_gives_the_same_forest(mode):
     from morphgpu.mst.gpu import BoruvkaGPU
@@ -386,11 +407,12 @@ def test_every_grid_barrier_gives_the_same_forest(mode):
 def test_kernel_reports_nan_and_false_symmetry():
     cp = backend.cupy_module()
     graph = symmetric_graph(300, 1500, seed=6, int_weights=False)
-    weights = graph.weights.astype(np.float32)
-    weights[123] = np.nan
-    on_gpu = graph.with_weights(weights).to("gpu")
-    with pytest.raises(ValueError, match="entry 123 is NaN"):
-        boruvka(on_gpu, device="gpu")
+    for dtype in (np.float32, np.float64):  # float64: NaN also fails the narrowing
+        weights = graph.weights.astype(dtype)
+        weights[123] = np.nan
+        on_gpu = graph.with_weights(weights).to("gpu")
+        with pytest.raises(ValueError, match="entry 123 is NaN"):
+            boruvka(on_gpu, device="gpu")
     # Every entry has source < target: declared symmetric, the half-size worklist overflows.
     rows = cp.asarray(np.repeat(np.arange(50), 3))
     cols = cp.asarray(np.repeat(np.arange(50), 3) + np.tile([50, 51, 52], 50))
