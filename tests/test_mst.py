@@ -9,6 +9,7 @@ input's (row, column, weight) triples for "every edge comes from the input".
 from __future__ import annotations
 
 import math
+import re
 
 import networkx as nx
 import numpy as np
@@ -459,3 +460,32 @@ def test_weight_keys_preserve_order(values):
     assert all(a <= b for a, b in zip(by_key[:-1].tolist(), by_key[1:].tolist()))
     same_key = keys[:, None] == keys[None, :]
     assert np.all(values[:, None][same_key.nonzero()[0], 0] == values[same_key.nonzero()[1]])
+
+
+@pytest.mark.parametrize("call,name", [(boruvka, "boruvka(graph)"),
+                                       (minimum_spanning_tree, "minimum_spanning_tree(csgraph)")])
+@pytest.mark.parametrize("how", ["auto", "cpu"])
+def test_errors_name_the_call_and_its_argument(call, name, how):
+    device = how if how == "cpu" else "auto"
+    if how == "auto" and backend.resolve_device("auto") == "gpu":
+        pytest.skip("auto is the GPU here")
+    nan_edge = sp.csr_matrix((np.array([np.nan]), np.array([1]), np.array([0, 1, 1])))
+    bad = [(np.ones((2, 3)), "square"), (sp.csr_matrix(np.ones((2, 3))), "square"),
+           (np.ones(3), "square"), (nan_edge, "entry 0 is NaN"),
+           (np.ones((2, 2), dtype=complex), "real")]
+    for graph, what in bad:
+        with pytest.raises(ValueError, match=rf"^{re.escape(name)}: .*{what}"):
+            call(graph, device=device)
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_dense_and_list_inputs_give_scipys_matrix(device):
+    rng = np.random.default_rng(3)
+    dense = rng.integers(0, 4, (30, 30)).astype(np.float64)
+    dense[rng.random((30, 30)) < 0.1] = np.inf  # no edge, as zeros and NaN
+    dense[0, 5] = np.nan
+    for graph in (dense, dense.astype(np.float32), (dense * 0 + 1).astype(np.int64),
+                  dense.tolist()):
+        ours, theirs = minimum_spanning_tree(graph, device=device), scipy_mst(graph)
+        assert type(ours) is type(theirs) and ours.dtype == np.float64
+        assert (ours != theirs).nnz == 0
