@@ -147,7 +147,8 @@ class FakeCuPy(types.ModuleType):
         out_of_memory = type("OutOfMemoryError", (MemoryError,), {})
         self.cuda = types.SimpleNamespace(
             memory=types.SimpleNamespace(OutOfMemoryError=out_of_memory),
-            runtime=types.SimpleNamespace(memGetInfo=lambda: (2**40, 2**40)),
+            runtime=types.SimpleNamespace(memGetInfo=lambda: (2**40, 2**40),
+                                          getDevice=lambda: 0),
             get_current_stream=lambda: types.SimpleNamespace(
                 synchronize=lambda: LEDGER.syncs.append("stream")
             ),
@@ -343,6 +344,16 @@ def test_host_matrix_is_copied_over_and_back_once_each_way(stand_in):
     assert stand_in.device_to_host == 2 and len(stand_in.syncs) == 2  # stats, then forest
     assert isinstance(result.src, np.ndarray) and not isinstance(result.src, FakeDeviceArray)
     assert_same(result, expected)
+    # Again on the same matrix: graph_cache kept its GPU structure; only weights cross.
+    stand_in.clear()
+    again = boruvka(matrix, device="gpu")
+    assert stand_in.host_to_device == 1 and stand_in.device_to_host == 2
+    assert_same(again, expected)
+    # A changed structure is a new graph (the cache's never-stale rule): all three cross.
+    matrix.indices = matrix.indices.copy()
+    stand_in.clear()
+    assert_same(boruvka(matrix, device="gpu"), expected)
+    assert stand_in.host_to_device == 3
 
 
 def test_a_barrier_timeout_is_reported_from_the_one_read(stand_in, monkeypatch):

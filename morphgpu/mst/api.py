@@ -80,6 +80,7 @@ class _Prepared:
     weights: Any
     symmetric: bool
     side: str
+    graph: Any = None  # the validated CSRGraph (graph_cache keeps its GPU structure)
 
 
 def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
@@ -107,7 +108,7 @@ def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
         raise ValueError(
             f"{what}: {indices.size} CSR entries; boruvka supports fewer than 2**32"
         )
-    return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side)
+    return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side, g)
 
 
 def _check_no_nan(weights: np.ndarray, what: str) -> None:
@@ -123,10 +124,17 @@ def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     The kernels hand back the finished arrays; the only host work left is slicing them
     (GPU-side results) or one copy (host-side results).
     """
+    from .. import graph_cache  # noqa: PLC0415
     from . import gpu  # noqa: PLC0415
 
-    indptr = backend.to_side(prep.indptr, "gpu")
-    indices = backend.to_side(prep.indices, "gpu")
+    # A host matrix's structure crosses once: graph_cache keeps its GPU copy (per device,
+    # never stale) for the next call; the weights cross every call (a canonical SciPy
+    # matrix's data stays writeable, so a GPU copy of it could go stale).
+    kept = None
+    if prep.side == "cpu" and prep.graph is not None:
+        kept = graph_cache.structure_on(prep.graph, "gpu", only_cached=True)
+    indptr = kept.indptr if kept is not None else backend.to_side(prep.indptr, "gpu")
+    indices = kept.indices if kept is not None else backend.to_side(prep.indices, "gpu")
     weights = backend.to_side(prep.weights, "gpu")
     vdt, edt = index_dtype(prep.n), index_dtype(indices.size)
     forest = gpu.spanning_forest(
@@ -325,7 +333,8 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)
     xp = backend.xp_for(side)  # type: ignore[arg-type]
-    data = result.weights.astype(np.float64)
+    # float64 weights are used as they are: the forest buffer is this call's own.
+    data = result.weights.astype(np.float64, copy=False)
     src, dst = result.src, result.dst
     if n_zero_weight:
         # Known from the solver, so the usual case (no zero-weight tree edge) skips the
