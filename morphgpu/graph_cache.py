@@ -243,18 +243,19 @@ def cached(matrix: Any) -> bool:
     return entry is not None and entry.ref() is matrix
 
 
-def structure_on(g: Any, side: str) -> Any:
+def structure_on(g: Any, side: str, *, only_cached: bool = False) -> Any:
     """``g``'s structure (indptr, indices; no weights) on ``side``.
 
     For a graph this cache made from a matrix, the copy is kept per CUDA device while the
     matrix's entry lives, so repeated GPU searches on a SciPy matrix reuse one GPU graph
-    (and its workspace). Other graphs are copied by :meth:`CSRGraph.to` each call.
+    (and its workspace). Other graphs are copied by :meth:`CSRGraph.to` each call, or,
+    with ``only_cached``, not at all (None: the caller copies what it needs).
     """
     if side == g.side:
         return g
     copies = _copies.get(g)
     if copies is None:
-        return g.to(side)
+        return None if only_cached else g.to(side)
     where = (side, backend.current_device_id() if side == "gpu" else None)
     copy = copies.get(where)
     if copy is None:

@@ -42,6 +42,13 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
     if "MG_ADJ_PARAMS" in path.read_text():  # kernels over either adjacency layout
         out.append(("paged", {"MG_PAGED": None, "MG_PAGE_SHIFT": 4, "MG_EID_T": "long long"}))
         out.append(("paged32", {"MG_PAGED": None, "MG_PAGE_SHIFT": 5, "MG_EID_T": "int"}))
+    if "MST_KEY_KIND" in path.read_text():  # every weight kind boruvka.cu reads
+        out += [
+            ("mst-int32", {"MST_KEY_KIND": 1, "MST_WEIGHT_T": "int"}),
+            ("mst-float32", {"MST_KEY_KIND": 2, "MST_WEIGHT_T": "float", "MST_WEIGHT_FLOAT": 1}),
+            ("mst-float64", {"MST_KEY_KIND": 3, "MST_WEIGHT_T": "double", "MST_WEIGHT_FLOAT": 1}),
+            ("mst-int64", {"MST_KEY_KIND": 4, "MST_WEIGHT_T": "long long"}),
+        ]
     return out
 
 

@@ -9,6 +9,7 @@ input's (row, column, weight) triples for "every edge comes from the input".
 from __future__ import annotations
 
 import math
+import re
 
 import networkx as nx
 import numpy as np
@@ -365,6 +366,27 @@ def test_gpu_and_cpu_give_identical_forests(seed):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("narrows", [True, False])
+def test_kernel_narrowed_weights_give_the_cpu_forest(dtype, narrows):
+    # float64 / int64 weights are keyed by the kernel through float32 / int32 when every
+    # weight narrows exactly; one that does not sends the call to host keys (a relaunch).
+    graph = symmetric_graph(4000, 40000, seed=12)  # two passes (>= 8 entries per vertex)
+    weights = graph.weights.astype(dtype) - dtype(500)
+    if not narrows:
+        weights[7] = dtype(2**40) if dtype == np.int64 else dtype(0.1)
+        weights[graph.indptr[1]] = weights[7]  # any entry: the kernel checks them all
+    # One direction of an edge changed: read as directed (both entries are candidates).
+    graph = CSRGraph(graph.indptr, graph.indices, weights, graph.n_vertices, True)
+    cpu = boruvka(graph, device="cpu")
+    for source in (graph.to("gpu"), graph):
+        gpu = boruvka(source, device="gpu")
+        assert np.array_equal(backend.to_host(gpu.edge_ids), cpu.edge_ids)
+        assert gpu.n_rounds == cpu.n_rounds
+        assert gpu.total_weight == pytest.approx(cpu.total_weight, rel=1e-12)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("mode", ["xiao-feng", "cooperative", "atomic"])
 def test_every_grid_barrier_gives_the_same_forest(mode):
     from morphgpu.mst.gpu import BoruvkaGPU
@@ -386,11 +408,12 @@ def test_every_grid_barrier_gives_the_same_forest(mode):
 def test_kernel_reports_nan_and_false_symmetry():
     cp = backend.cupy_module()
     graph = symmetric_graph(300, 1500, seed=6, int_weights=False)
-    weights = graph.weights.astype(np.float32)
-    weights[123] = np.nan
-    on_gpu = graph.with_weights(weights).to("gpu")
-    with pytest.raises(ValueError, match="entry 123 is NaN"):
-        boruvka(on_gpu, device="gpu")
+    for dtype in (np.float32, np.float64):  # float64: NaN also fails the narrowing
+        weights = graph.weights.astype(dtype)
+        weights[123] = np.nan
+        on_gpu = graph.with_weights(weights).to("gpu")
+        with pytest.raises(ValueError, match="entry 123 is NaN"):
+            boruvka(on_gpu, device="gpu")
     # Every entry has source < target: declared symmetric, the half-size worklist overflows.
     rows = cp.asarray(np.repeat(np.arange(50), 3))
     cols = cp.asarray(np.repeat(np.arange(50), 3) + np.tile([50, 51, 52], 50))
@@ -437,3 +460,32 @@ def test_weight_keys_preserve_order(values):
     assert all(a <= b for a, b in zip(by_key[:-1].tolist(), by_key[1:].tolist()))
     same_key = keys[:, None] == keys[None, :]
     assert np.all(values[:, None][same_key.nonzero()[0], 0] == values[same_key.nonzero()[1]])
+
+
+@pytest.mark.parametrize("call,name", [(boruvka, "boruvka(graph)"),
+                                       (minimum_spanning_tree, "minimum_spanning_tree(csgraph)")])
+@pytest.mark.parametrize("how", ["auto", "cpu"])
+def test_errors_name_the_call_and_its_argument(call, name, how):
+    device = how if how == "cpu" else "auto"
+    if how == "auto" and backend.resolve_device("auto") == "gpu":
+        pytest.skip("auto is the GPU here")
+    nan_edge = sp.csr_matrix((np.array([np.nan]), np.array([1]), np.array([0, 1, 1])))
+    bad = [(np.ones((2, 3)), "square"), (sp.csr_matrix(np.ones((2, 3))), "square"),
+           (np.ones(3), "square"), (nan_edge, "entry 0 is NaN"),
+           (np.ones((2, 2), dtype=complex), "real")]
+    for graph, what in bad:
+        with pytest.raises(ValueError, match=rf"^{re.escape(name)}: .*{what}"):
+            call(graph, device=device)
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_dense_and_list_inputs_give_scipys_matrix(device):
+    rng = np.random.default_rng(3)
+    dense = rng.integers(0, 4, (30, 30)).astype(np.float64)
+    dense[rng.random((30, 30)) < 0.1] = np.inf  # no edge, as zeros and NaN
+    dense[0, 5] = np.nan
+    for graph in (dense, dense.astype(np.float32), (dense * 0 + 1).astype(np.int64),
+                  dense.tolist()):
+        ours, theirs = minimum_spanning_tree(graph, device=device), scipy_mst(graph)
+        assert type(ours) is type(theirs) and ours.dtype == np.float64
+        assert (ours != theirs).nnz == 0

@@ -147,7 +147,8 @@ class FakeCuPy(types.ModuleType):
         out_of_memory = type("OutOfMemoryError", (MemoryError,), {})
         self.cuda = types.SimpleNamespace(
             memory=types.SimpleNamespace(OutOfMemoryError=out_of_memory),
-            runtime=types.SimpleNamespace(memGetInfo=lambda: (2**40, 2**40)),
+            runtime=types.SimpleNamespace(memGetInfo=lambda: (2**40, 2**40),
+                                          getDevice=lambda: 0),
             get_current_stream=lambda: types.SimpleNamespace(
                 synchronize=lambda: LEDGER.syncs.append("stream")
             ),
@@ -215,16 +216,27 @@ class FakeBoruvkaGrid:
         (indptr, indices, keys, weights, n, m, symmetric, _cap, _huge, *_work,
          tree_bits, block_sums, stats) = args  # fmt: skip
         keys, weights = keys.view(np.ndarray), weights.view(np.ndarray)
-        if keys.dtype != np.uint32:  # the kernel maps int32 / float32 weights itself
+        stats = _bytes_as(stats, np.uint64)
+        stats[:] = 0
+        nan = np.flatnonzero(np.isnan(weights)) if weights.dtype.kind == "f" else []
+        stats[gpu.STAT_FIRST_NAN] = nan[0] if len(nan) else gpu.NO_NAN
+        # Kinds 3 and 4 narrow float64 / int64 weights; one that does not narrow exactly
+        # (NaN included) stops the kernel after its first build.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if keys.dtype == np.float64 and not np.array_equal(
+                    keys.astype(np.float32).astype(np.float64), keys):
+                stats[gpu.STAT_INEXACT] = 1
+                return
+            if keys.dtype == np.int64 and keys.size and not (
+                    -(2**31) <= keys.min() and keys.max() < 2**31):
+                stats[gpu.STAT_INEXACT] = 1
+                return
+        if keys.dtype != np.uint32:  # the kernel maps these weights itself
             keys = keymod.weight_keys(np, keys)
         positions, rounds = cpu.minimum_spanning_forest(
             int(n), indptr.view(np.ndarray).astype(np.int64), indices.view(np.ndarray), keys,
             symmetric=bool(symmetric),
         )
-        stats = _bytes_as(stats, np.uint64)
-        stats[:] = 0
-        nan = np.flatnonzero(np.isnan(weights)) if weights.dtype.kind == "f" else []
-        stats[gpu.STAT_FIRST_NAN] = nan[0] if len(nan) else gpu.NO_NAN
         stats[gpu.STAT_ROUNDS] = rounds
         bits = _bytes_as(tree_bits, np.uint32)
         bits[:] = 0
@@ -243,6 +255,8 @@ def fake_writer(grid, block, args) -> None:
     indptr, indices, weights, n, m, tree_bits, block_sums, stats, forest, abort = args
     stats = _bytes_as(stats, np.uint64)
     stats[gpu.STAT_BARRIER_ABORT] = abort[0]
+    if stats[gpu.STAT_INEXACT] or stats[gpu.STAT_OVERFLOW]:
+        return
     k = int(_bytes_as(block_sums, np.uint64)[: grid[0]].sum())
     stats[gpu.STAT_FOREST_EDGES] = k
     bits = _bytes_as(tree_bits, np.uint32)[: (int(m) + 31) // 32]
@@ -330,6 +344,16 @@ def test_host_matrix_is_copied_over_and_back_once_each_way(stand_in):
     assert stand_in.device_to_host == 2 and len(stand_in.syncs) == 2  # stats, then forest
     assert isinstance(result.src, np.ndarray) and not isinstance(result.src, FakeDeviceArray)
     assert_same(result, expected)
+    # Again on the same matrix: graph_cache kept its GPU structure; only weights cross.
+    stand_in.clear()
+    again = boruvka(matrix, device="gpu")
+    assert stand_in.host_to_device == 1 and stand_in.device_to_host == 2
+    assert_same(again, expected)
+    # A changed structure is a new graph (the cache's never-stale rule): all three cross.
+    matrix.indices = matrix.indices.copy()
+    stand_in.clear()
+    assert_same(boruvka(matrix, device="gpu"), expected)
+    assert stand_in.host_to_device == 3
 
 
 def test_a_barrier_timeout_is_reported_from_the_one_read(stand_in, monkeypatch):
@@ -394,6 +418,9 @@ def test_every_weight_type_comes_back_as_the_numpy_path_gives_it(n, edges, dtype
         assert LEDGER.launches[-2:] == ["mst_boruvka", "mst_write_forest"]
         if dtype in (np.int32, np.float32, np.int8, bool):  # keys mapped by the kernel
             assert LEDGER.syncs == ["get"]
+        if dtype in (np.int64, np.float64):  # narrowed by the kernel: exact here
+            assert LEDGER.syncs == ["get"]
+            assert LEDGER.launches.count("mst_boruvka") == 1
     assert_same(result, expected)
 
 
@@ -420,3 +447,33 @@ def test_runner_launches_apart_and_reads_back_positions(stand_in):
         positions, rounds = runner.collect()
         assert np.array_equal(positions.view(np.ndarray), expected.edge_ids)
         assert rounds == expected.n_rounds
+
+
+@pytest.mark.parametrize("weights", [
+    np.array([0.5, 1e-3, 2.0, 0.1, 1e300, -0.0, 3.0, 0.1]),  # not all float32
+    np.array([5, -3, 2**40, 0, 7, -2**35, 1, 5], dtype=np.int64),  # not all int32
+])
+def test_weights_that_do_not_narrow_get_host_keys_and_a_second_launch(stand_in, weights):
+    rows = np.array([0, 0, 1, 1, 2, 3, 4, 4])
+    cols = np.array([1, 2, 2, 3, 3, 4, 0, 5])
+    graph = CSRGraph.from_edges(rows, cols, weights, n_vertices=7)
+    expected = boruvka(graph, device="cpu")
+    stand_in.clear()
+    result = boruvka(on_device(graph), device="gpu")
+    assert stand_in.launches.count("mst_boruvka") == 2
+    assert stand_in.launches.count("mst_write_forest") == 2
+    # The two stats reads, and for integers one read of the weights' bounds.
+    assert stand_in.syncs.count("get") == (2 if weights.dtype.kind == "f" else 3)
+    assert_same(result, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_narrowable_weights_cost_one_launch_and_one_read(stand_in, dtype):
+    graph = road_like(seed=7, weights=dtype)
+    graph = graph.with_weights(graph.weights - dtype(30))  # negative ones too
+    expected = boruvka(graph, device="cpu")
+    stand_in.clear()
+    result = boruvka(on_device(graph), device="gpu")
+    assert stand_in.launches == ["barrier reset", "mst_boruvka", "mst_write_forest"]
+    assert stand_in.syncs == ["get"] and stand_in.allocations == 2
+    assert_same(result, expected)

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import backend
-from ..csr import CSRGraph, index_dtype, validate_graph
+from ..csr import CSRGraph, GraphFormatError, _dense_host, index_dtype, validate_graph
 from . import keys as keymod
 
 
@@ -80,6 +80,7 @@ class _Prepared:
     weights: Any
     symmetric: bool
     side: str
+    graph: Any = None  # the validated CSRGraph (graph_cache keeps its GPU structure)
 
 
 def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
@@ -107,11 +108,12 @@ def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
         raise ValueError(
             f"{what}: {indices.size} CSR entries; boruvka supports fewer than 2**32"
         )
-    return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side)
+    return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side, g)
 
 
 def _check_no_nan(weights: np.ndarray, what: str) -> None:
-    if weights.dtype.kind == "f" and weights.size and np.isnan(weights).any():
+    # min() propagates NaN: one pass, no temporary (isnan().any() writes a mask first).
+    if weights.dtype.kind == "f" and weights.size and np.isnan(weights.min()):
         bad = int(np.argmax(np.isnan(weights)))
         raise ValueError(f"{what}: weight of CSR entry {bad} is NaN")
 
@@ -122,10 +124,17 @@ def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     The kernels hand back the finished arrays; the only host work left is slicing them
     (GPU-side results) or one copy (host-side results).
     """
+    from .. import graph_cache  # noqa: PLC0415
     from . import gpu  # noqa: PLC0415
 
-    indptr = backend.to_side(prep.indptr, "gpu")
-    indices = backend.to_side(prep.indices, "gpu")
+    # A host matrix's structure crosses once: graph_cache keeps its GPU copy (per device,
+    # never stale) for the next call; the weights cross every call (a canonical SciPy
+    # matrix's data stays writeable, so a GPU copy of it could go stale).
+    kept = None
+    if prep.side == "cpu" and prep.graph is not None:
+        kept = graph_cache.structure_on(prep.graph, "gpu", only_cached=True)
+    indptr = kept.indptr if kept is not None else backend.to_side(prep.indptr, "gpu")
+    indices = kept.indices if kept is not None else backend.to_side(prep.indices, "gpu")
     weights = backend.to_side(prep.weights, "gpu")
     vdt, edt = index_dtype(prep.n), index_dtype(indices.size)
     forest = gpu.spanning_forest(
@@ -193,7 +202,7 @@ def _host_result(prep: Any, indptr: np.ndarray, indices: np.ndarray, weights: np
 
 
 def _solve(graph: Any, symmetric: bool | None, device: str, what: str) -> tuple[MSTResult, int]:
-    run_side = backend.resolve_device(device, who=f"mst.{what}")
+    run_side = backend.resolve_device(device, who=f"mst.{what.split('(')[0]}")
     prep = _prepare(graph, symmetric, what)
     if run_side == "gpu":
         return _solve_gpu(prep, what)
@@ -245,6 +254,10 @@ def _solve_scipy(prep: _Prepared, what: str) -> tuple[MSTResult, int] | None:
                         method="scipy-kruskal")
 
 
+# Errors name the call and its argument, as SciPy's name the argument.
+_MST_WHAT = "minimum_spanning_tree(csgraph)"
+
+
 def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
     """SciPy's Kruskal on the graph as this module reads it (same checks, same result type)."""
     import scipy.sparse.csgraph as scipy_csgraph  # noqa: PLC0415
@@ -254,13 +267,32 @@ def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
         # as here), after the one check SciPy lacks.
         data = csgraph.data
         if data.dtype.kind not in "biuf":
-            raise ValueError(f"boruvka: weights must be real numbers, got dtype {data.dtype}")
-        _check_no_nan(data, "boruvka")
+            raise ValueError(f"{_MST_WHAT}: weights must be real numbers, got dtype {data.dtype}")
+        _check_no_nan(data, _MST_WHAT)
         return scipy_csgraph.minimum_spanning_tree(csgraph)
-    prep = _prepare(csgraph, None, "boruvka")
+    if not (isinstance(csgraph, CSRGraph) or sp.issparse(csgraph)
+            or backend.is_cupy_array(csgraph) or backend.is_cupy_sparse(csgraph)):
+        # A dense host matrix: SciPy's null rules are ours (0, NaN, +-inf: no edge), so
+        # after our checks of shape and type SciPy converts it itself, once (building
+        # our CSR first, then SciPy's copy of it, cost up to twice SciPy's own call).
+        dense = _dense_host(csgraph, _MST_WHAT)
+        if dense.ndim != 2 or dense.shape[0] != dense.shape[1]:
+            raise GraphFormatError(
+                f"{_MST_WHAT}: a dense adjacency matrix must be square and 2-D, got "
+                f"shape {tuple(dense.shape)}"
+            )
+        if dense.dtype.kind not in "biuf":
+            raise GraphFormatError(
+                f"{_MST_WHAT}: adjacency entries must be real numbers, got dtype "
+                f"{dense.dtype}"
+            )
+        return scipy_csgraph.minimum_spanning_tree(dense)
+    prep = _prepare(csgraph, None, _MST_WHAT)
     weights = backend.to_host(prep.weights)
-    _check_no_nan(weights, "boruvka")
+    _check_no_nan(weights, _MST_WHAT)
     n = prep.n
+    # float64 here, not by SciPy: its dtype conversion would sum repeated entries, which
+    # in a CSRGraph are parallel edges.
     matrix = sp.csr_matrix((weights.astype(np.float64), backend.to_host(prep.indices),
                             backend.to_host(prep.indptr)), shape=(n, n))
     tree = scipy_csgraph.minimum_spanning_tree(matrix)
@@ -278,7 +310,7 @@ def boruvka(graph: Any, *, device: str = "auto", symmetric: bool | None = None) 
     in both directions with the same weight (default: True for an undirected CSRGraph,
     otherwise False, which is always correct). Results come back on the input's side.
     """
-    return _solve(graph, symmetric, device, "boruvka")[0]
+    return _solve(graph, symmetric, device, "boruvka(graph)")[0]
 
 
 def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str = "auto") -> Any:
@@ -294,13 +326,15 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     accepted for compatibility and ignored: the input is never modified.
     """
     del overwrite
-    if device == "auto" and backend.resolve_device(device, who="mst.boruvka") == "cpu":
+    who = "mst.minimum_spanning_tree"
+    if device == "auto" and backend.resolve_device(device, who=who) == "cpu":
         return _scipy_minimum_spanning_tree(csgraph)
-    result, n_zero_weight = _solve(csgraph, None, device, "minimum_spanning_tree")
+    result, n_zero_weight = _solve(csgraph, None, device, _MST_WHAT)
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)
     xp = backend.xp_for(side)  # type: ignore[arg-type]
-    data = result.weights.astype(np.float64)
+    # float64 weights are used as they are: the forest buffer is this call's own.
+    data = result.weights.astype(np.float64, copy=False)
     src, dst = result.src, result.dst
     if n_zero_weight:
         # Known from the solver, so the usual case (no zero-weight tree edge) skips the

@@ -9,8 +9,12 @@ into every working array, one forest buffer), three launches (the barrier reset 
 two kernels), one synchronising read, and, for host-side results, one more copy. This
 matters on road graphs, where the whole forest takes a few hundred microseconds.
 
-Weight keys are prepared on the host only when the weights are neither int32 nor
-float32 (the kernel maps those itself); NaN weights are found by the kernel.
+Weight keys are prepared on the host only when the kernel cannot map the weights itself:
+it maps int32 and float32 weights bit-wise, and float64 (int64) weights through float32
+(int32), checking that every weight narrows exactly; where one does not, the first
+launch stops early with STAT_INEXACT and the runner maps the keys on the host
+(keys.weight_keys: through float32 where exact, else ranks) and launches again. NaN
+weights are found by the kernel.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ KERNEL_PATH = "mst/kernels/boruvka.cu"
 BLOCK = 256
 HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are longer
 SMALL_PLAN_BYTES = 256 * 2**20
-_KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2}
+_KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2, "float64": 3, "int64": 4}
 # The weight types the kernel copies and sums (MST_WEIGHT_T); narrower ones are widened.
 _WEIGHT_CTYPE = {
     np.dtype(np.int32): "int",
@@ -49,7 +53,8 @@ STAT_TOTAL = 4
 STAT_ZERO_EDGES = 5
 STAT_FIRST_NAN = 6
 STAT_BARRIER_ABORT = 8
-STAT_SLOTS = 9
+STAT_INEXACT = 9
+STAT_SLOTS = 10
 NO_NAN = 2**64 - 1
 
 
@@ -180,15 +185,25 @@ class BoruvkaGPU:
         self.m = int(indices.size)
         self.symmetric = bool(symmetric)
         self.what = what
+        self.barrier_mode = barrier_mode
         self.weights = kernel_weights(cp, weights, self.m)
-        kind = keymod.key_kind(self.weights)
-        self.keys = self.weights if kind != "keys" else keymod.weight_keys(cp, self.weights)
         self.weight_dtype = np.dtype(self.weights.dtype)
         self.indptr = indptr
         self.indices = indices
         # The worklist never holds more than the candidate entries of one pass.
         self.capacity = self.m // 2 + 1 if self.symmetric else max(self.m, 1)
         self.huge_capacity = self.m // HUGE_ROW + 1
+        self.scratch = None
+        self.forest_buffer = None
+        kind = keymod.key_kind(self.weights)
+        self._bind(kind, self.weights if kind != "keys" else keymod.weight_keys(cp, self.weights))
+
+    def _bind(self, kind: str, keys: Any) -> None:
+        """Kernels for the key kind, buffers (kept when the layout is unchanged), arguments."""
+        cp = backend.cupy_module()
+        self.kind = kind
+        self.keys = keys
+        indptr, indices = self.indptr, self.indices
         defines = kernels.index_defines(indices.dtype, indptr.dtype)
         defines.update(
             MST_KEY_KIND=_KEY_KIND_CODE[kind],
@@ -196,22 +211,25 @@ class BoruvkaGPU:
             MST_WEIGHT_T=_WEIGHT_CTYPE[self.weight_dtype],
             MST_WEIGHT_FLOAT=int(self.weight_dtype.kind == "f"),
         )
-        self.grid, self.writer = _kernels(tuple(sorted(defines.items())), barrier_mode)
+        self.grid, self.writer = _kernels(tuple(sorted(defines.items())), self.barrier_mode)
         vid_bytes = np.dtype(indices.dtype).itemsize
         layout, scratch_bytes = scratch_layout(
             self.n, self.m, self.capacity, self.huge_capacity, vid_bytes, self.grid.grid
         )
         n_forest_words = forest_words(max(self.n - 1, 1), self.weight_dtype.itemsize)
-        needed = scratch_bytes + 8 * n_forest_words
-        if needed > SMALL_PLAN_BYTES:
-            # Asking the driver for free memory costs a call into it; small plans skip
-            # the early check (a failure is still reported by the memory guard).
-            backend.require_gpu_bytes(
-                needed, f"boruvka on {self.n} vertices, {self.m} entries"
-            )
-        with backend.gpu_memory_guard("boruvka buffers"):
-            self.scratch = cp.empty(scratch_bytes, dtype=cp.uint8)
-            self.forest_buffer = cp.empty(n_forest_words, dtype=cp.int64)
+        if self.scratch is None or self.scratch.size != scratch_bytes:
+            self.scratch = None  # freed before its successor is taken
+            needed = scratch_bytes + (8 * n_forest_words if self.forest_buffer is None else 0)
+            if needed > SMALL_PLAN_BYTES:
+                # Asking the driver for free memory costs a call into it; small plans skip
+                # the early check (a failure is still reported by the memory guard).
+                backend.require_gpu_bytes(
+                    needed, f"boruvka on {self.n} vertices, {self.m} entries"
+                )
+            with backend.gpu_memory_guard("boruvka buffers"):
+                self.scratch = cp.empty(scratch_bytes, dtype=cp.uint8)
+                if self.forest_buffer is None:
+                    self.forest_buffer = cp.empty(n_forest_words, dtype=cp.int64)
         part = {name: self.scratch[at : at + size] for name, (at, size) in layout.items()}
         self.stats = part["stats"].view(cp.uint64)
         self._boruvka_args = (
@@ -243,14 +261,20 @@ class BoruvkaGPU:
         stats = self.stats.get()
         if stats[STAT_BARRIER_ABORT]:
             self.grid.check()  # raises, and clears the abort word
+        if int(stats[STAT_FIRST_NAN]) != NO_NAN:
+            raise ValueError(
+                f"{self.what}: weight of CSR entry {int(stats[STAT_FIRST_NAN])} is NaN"
+            )
+        if stats[STAT_INEXACT]:
+            # A weight the kernel could not narrow exactly (it stopped after the first
+            # build): keys mapped here instead, the same buffers, one more launch and read.
+            self._bind("keys", keymod.weight_keys(backend.cupy_module(), self.weights))
+            self.launch()
+            return self.read_stats()
         if stats[STAT_OVERFLOW]:
             raise ValueError(
                 f"{self.what}: declared symmetric (undirected) but more than half of its "
                 "entries have source < target, so it is not; pass symmetric=False"
-            )
-        if int(stats[STAT_FIRST_NAN]) != NO_NAN:
-            raise ValueError(
-                f"{self.what}: weight of CSR entry {int(stats[STAT_FIRST_NAN])} is NaN"
             )
         n_tree = int(stats[STAT_FOREST_EDGES])
         if n_tree >= max(self.n, 1):

@@ -7,9 +7,11 @@ under this order is unique, and one ``atomicMin`` on a 64-bit word finds a compo
 lightest edge with ties broken by position (the same tie rule as SciPy's stable sort, so
 both return the same edges).
 
-Int32 and float32 weights map bit-wise (the GPU kernel does that itself, saving a pass);
-other weights are mapped here: exactly-float32 float64 through float32, anything else by
-its rank among the distinct weights (one sort, still exact).
+Int32 and float32 weights map bit-wise; float64 (int64) weights that are all float32
+(int32) values map the same way through the narrower type. The GPU kernel does both
+itself (it checks the narrowing, saving the host a pass and a read); other weights are
+mapped here: exactly-float32 float64 through float32, int64 within int32 as int32,
+anything else by its rank among the distinct weights (one sort, still exact).
 
 The light-edge threshold (the first of two passes on graphs of average degree >= 8, after
 the ECL-MST idea of filtering heavy edges out of the first rounds) is chosen here from a
@@ -34,12 +36,11 @@ MAX_POSITIONS = 2**32
 
 
 def key_kind(weights: Any) -> str:
-    """How the kernel reads weights: "int32" or "float32" bit-wise, else "keys" (mapped)."""
+    """How the kernel reads weights: "int32" or "float32" bit-wise, "float64" ("int64")
+    narrowed to float32 (int32) and checked there, else "keys" (mapped by weight_keys)."""
     dt = np.dtype(weights.dtype)
-    if dt == np.int32:
-        return "int32"
-    if dt == np.float32:
-        return "float32"
+    if dt in (np.int32, np.float32, np.float64, np.int64):
+        return dt.name
     return "keys"
 
 

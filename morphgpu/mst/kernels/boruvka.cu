@@ -33,7 +33,12 @@
 // weight in `stats`, so the host launches nothing else and reads back once.
 //
 // Weight keys (MST_KEY_KIND): 0 reads precomputed uint32 keys, 1 maps int32 weights, 2
-// maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py).
+// maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py),
+// 3 maps float64 weights through float32 and 4 int64 weights through int32, both only
+// exact when every weight survives the narrowing: the kernel checks that while it builds
+// the first worklist, and where one does not it stops after that phase with
+// STAT_INEXACT set, so the host maps the weights itself (keys.weight_keys) and runs again.
+// SciPy's float64 and CuPy's int64 weights so cost no host pass and no read before launch.
 // MST_WEIGHT_T is the C type of the weights themselves (copied to the output and summed:
 // in int64 arithmetic, wrapping like NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
 #include <morphgpu/common.cuh>
@@ -86,8 +91,33 @@ __device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 
     // -0.0 keys as +0.0: equal weights, so the tie goes by CSR position, as in SciPy.
     if (bits == 0x80000000u) bits = 0u;
     return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#elif MST_KEY_KIND == 3
+    // Exact only when the weight is a float32 (checked: weight_narrows).
+    unsigned bits = __float_as_uint((float)__ldg((const double*)source + j));
+    if (bits == 0x80000000u) bits = 0u;
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#elif MST_KEY_KIND == 4
+    // Exact only when the weight is an int32 (checked: weight_narrows).
+    return (unsigned)(int)__ldg((const long long*)source + j) ^ 0x80000000u;
 #else
     return __ldg((const unsigned*)source + j);
+#endif
+}
+
+// Whether the key of a weight orders it exactly (kinds 3 and 4 narrow the weight first).
+__device__ __forceinline__ bool weight_narrows(const void* __restrict__ source, i64 j) {
+#if MST_KEY_KIND == 3
+    const double w = __ldg((const double*)source + j);
+    // NaN fails too (the host reports the NaN first); so do doubles that are float32
+    // subnormals, which the conversion may flush to zero (rank keys take them).
+    return (double)(float)w == w;
+#elif MST_KEY_KIND == 4
+    const long long w = __ldg((const long long*)source + j);
+    return w >= -2147483648ll && w <= 2147483647ll;
+#else
+    (void)source;
+    (void)j;
+    return true;
 #endif
 }
 
@@ -295,7 +325,8 @@ enum Stat : int {
     STAT_FIRST_NAN = 6,      // the first CSR entry whose weight is NaN (~0: none)
     STAT_BLOCKS_DONE = 7,    // mst_write_forest's blocks that have added their total
     STAT_BARRIER_ABORT = 8,  // mst_boruvka's barrier abort word, read with the stats
-    STAT_SLOTS = 9
+    STAT_INEXACT = 9,        // 1: a weight does not narrow to its key (kinds 3, 4): no forest
+    STAT_SLOTS = 10
 };
 
 // Block-wide: the sum of every thread's value, on every thread.
@@ -375,12 +406,18 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
     const unsigned threshold = block_light_threshold(keys, n, m);
     if (tid == 0) stats[STAT_THRESHOLD] = threshold;
     mg::grid_sync(bar);
-#if MST_WEIGHT_FLOAT
+#if MST_WEIGHT_FLOAT || MST_KEY_KIND == 3 || MST_KEY_KIND == 4
     // NaN has no place in the order; the host raises a ValueError naming this entry.
+    // Narrowed keys must be exact (read after the first build's barrier, see below).
+    bool exact = true;
     for (i64 j = tid; j < m; j += stride) {
+#if MST_WEIGHT_FLOAT
         const weight_t w = weights[j];
         if (w != w) atomicMin(stats + STAT_FIRST_NAN, (u64)j);
+#endif
+        exact &= weight_narrows(keys, j);
     }
+    if (!exact) stats[STAT_INEXACT] = 1;
 #endif
 
     const int passes = threshold == NO_THRESHOLD ? 1 : 2;
@@ -399,6 +436,9 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
             if (pass == 0) build_from_csr<false>(g, parent, threshold, out, lightest, huge);
             else build_from_csr<true>(g, parent, threshold, out, lightest, huge);
             mg::grid_sync(bar);
+            // Every thread reads the same flag (set before this barrier only), so every
+            // thread leaves; the host maps the keys and launches again.
+            if (pass == 0 && mg::load_volatile(stats + STAT_INEXACT)) return;
             if (pass == 0) sweep_huge_rows<false>(g, parent, threshold, out, lightest, huge);
             else sweep_huge_rows<true>(g, parent, threshold, out, lightest, huge);
         }
@@ -460,8 +500,10 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     u64* block_sums, u64* stats, i64* forest, const unsigned* __restrict__ barrier_abort) {
     // The host learns of a barrier timeout from the one read of the stats it makes anyway.
     if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_BARRIER_ABORT] = *barrier_abort;
-    // After an overflow mst_boruvka left early: no counts, nothing to write.
-    if (mg::load_volatile(stats + STAT_OVERFLOW)) return;
+    // After an overflow or inexact keys mst_boruvka left early: no counts, nothing to write.
+    if (mg::load_volatile(stats + STAT_OVERFLOW) || mg::load_volatile(stats + STAT_INEXACT)) {
+        return;
+    }
     u64 before = 0, all = 0;
     for (i64 b = threadIdx.x; b < (i64)gridDim.x; b += MST_BLOCK) {
         const u64 count = block_sums[b];
