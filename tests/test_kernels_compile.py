@@ -42,7 +42,28 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
     if "MG_ADJ_PARAMS" in path.read_text():  # kernels over either adjacency layout
         out.append(("paged", {"MG_PAGED": None, "MG_PAGE_SHIFT": 4, "MG_EID_T": "long long"}))
         out.append(("paged32", {"MG_PAGED": None, "MG_PAGE_SHIFT": 5, "MG_EID_T": "int"}))
+    # the exact builds a wing can request (its fixed list, issue 19), beside the above
+    for rel, requests in _REQUESTS.items():
+        if path == kernels.resolve(rel):
+            for name, defines in requests():
+                if defines not in [d for _, d in out]:
+                    out.append((name, defines))
     return out
+
+
+def _dmr_requests() -> list[tuple[str, dict]]:
+    from morphgpu import barrier  # noqa: PLC0415
+    from morphgpu.dmr import gpu  # noqa: PLC0415
+
+    out = []
+    for mode in barrier.BARRIER_MODES:
+        for _, kernel, defines in gpu.kernel_requests(mode):
+            extra = barrier.mode_defines(mode) if kernel == "refine_tail" else {}
+            out.append((f"cavity{defines['MAX_CAVITY']}-{kernel}-{mode}", {**defines, **extra}))
+    return out
+
+
+_REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests}
 
 
 CASES = [
