@@ -328,7 +328,8 @@ def _domain_area(vertices: np.ndarray, triangles: np.ndarray) -> float:
 
 
 def estimate_output_triangles(src: dict[str, np.ndarray], min_angle: float,
-                              max_area: float | None, *, at_least: float = 0.0) -> float:
+                              max_area: float | None, *, at_least: float = float("inf"),
+                              ) -> float:
     """About how many triangles refining ``src`` (validated, as ``_validated`` returns)
     gives: the input's triangles (about twice the vertices for a PSLG) times the angle's
     growth (``_ANGLE_GROWTH``), or the domain's area over ``max_area`` times
