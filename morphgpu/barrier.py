@@ -143,6 +143,14 @@ class PersistentGrid:
             )
 
 
+def mode_defines(mode: BarrierMode) -> dict[str, Any]:
+    """The defines a barrier mode adds to a persistent kernel's build."""
+    if mode not in BARRIER_MODES:
+        raise ValueError(f"barrier mode must be one of {BARRIER_MODES}, got {mode!r}")
+    return {"cooperative": {"MG_BARRIER_COOP": None},
+            "atomic": {"MG_BARRIER_ATOMIC": None}}.get(mode, {})
+
+
 def persistent_kernel(
     path: str,
     name: str,
@@ -154,14 +162,8 @@ def persistent_kernel(
     max_blocks: int | None = None,
 ) -> PersistentGrid:
     """Load ``name`` from the package file ``path`` for persistent launch in ``mode``."""
-    defs = dict(defines or {})
-    if mode not in BARRIER_MODES:
-        raise ValueError(f"barrier mode must be one of {BARRIER_MODES}, got {mode!r}")
+    defs = {**dict(defines or {}), **mode_defines(mode)}
     cooperative = mode == "cooperative"
-    if cooperative:
-        defs["MG_BARRIER_COOP"] = None
-    if mode == "atomic":
-        defs["MG_BARRIER_ATOMIC"] = None
     kernel = kernels.get_kernel(path, name, defines=defs, cooperative=cooperative)
     return PersistentGrid(
         kernel, block=block, shared_mem=shared_mem, mode=mode, max_blocks=max_blocks

@@ -49,7 +49,28 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
             ("mst-float64", {"MST_KEY_KIND": 3, "MST_WEIGHT_T": "double", "MST_WEIGHT_FLOAT": 1}),
             ("mst-int64", {"MST_KEY_KIND": 4, "MST_WEIGHT_T": "long long"}),
         ]
+    # the exact builds a wing can request (its fixed list, issue 19), beside the above
+    for rel, requests in _REQUESTS.items():
+        if path == kernels.resolve(rel):
+            for name, defines in requests():
+                if defines not in [d for _, d in out]:
+                    out.append((name, defines))
     return out
+
+
+def _dmr_requests() -> list[tuple[str, dict]]:
+    from morphgpu import barrier  # noqa: PLC0415
+    from morphgpu.dmr import gpu  # noqa: PLC0415
+
+    out = []
+    for mode in barrier.BARRIER_MODES:
+        for _, kernel, defines in gpu.kernel_requests(mode):
+            extra = barrier.mode_defines(mode) if kernel == "refine_tail" else {}
+            out.append((f"cavity{defines['MAX_CAVITY']}-{kernel}-{mode}", {**defines, **extra}))
+    return out
+
+
+_REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests}
 
 
 CASES = [

@@ -4,7 +4,10 @@
 ``triangulate(tri, "pq30a0.01")`` reads Triangle's switch strings.
 """
 
-from .api import random_mesh, refine, refine_with_stats
+from .api import clustered_mesh, holes_pslg, random_mesh, refine, refine_with_stats
 from .switches import parse_switches, triangulate
 
-__all__ = ["parse_switches", "random_mesh", "refine", "refine_with_stats", "triangulate"]
+__all__ = [
+    "clustered_mesh", "holes_pslg", "parse_switches", "random_mesh", "refine",
+    "refine_with_stats", "triangulate",
+]

@@ -7,7 +7,13 @@ by the ``triangle`` package; the refinement itself is ours, on the GPU or the CP
 Which code runs on a machine without a GPU: ``device="auto"`` there hands the whole
 refinement to Triangle (``triangle.triangulate`` with ``-rpq<angle>a<area>``), which is
 faster than our NumPy rounds; ``device="cpu"`` runs our NumPy path, the CPU twin of the
-GPU kernels that the tests compare them with. Per-triangle area limits
+GPU kernels that the tests compare them with. On a machine with a GPU, ``device="auto"``
+runs the GPU path only where it pays: an input whose refined mesh is expected to have
+fewer than ``AUTO_GPU_MIN_TRIANGLES`` triangles (:func:`estimate_output_triangles`, from
+the input's size, the angle and the area bound) goes to Triangle too, and the choice is
+logged (logger ``morphgpu``, INFO) and named in the statistics (``auto``). The first GPU
+refinement in a process also loads every kernel build and CuPy kernel the GPU path uses
+(:func:`warm_up_gpu`), so no later input compiles anything. Per-triangle area limits
 (``triangle_max_area``, Triangle's ``.area`` files with ``-r -a``) always run through
 Triangle, under ``device="auto"``; our paths refuse them rather than ignore them.
 Vertex attributes (``vertex_attributes``) come back for every output vertex: Triangle
@@ -17,6 +23,7 @@ linear interpolation over the input vertices (exact for linear data).
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections.abc import Callable
@@ -31,6 +38,26 @@ from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
 
 # Ruppert/Shewchuk: termination is proven up to about 20.7°, observed up to about 33.8°.
 TERMINATION_ANGLE = 33.8
+
+log = logging.getLogger("morphgpu")
+
+# device="auto" on a GPU machine: inputs whose refined mesh is expected to have fewer
+# triangles than this (estimate_output_triangles) are refined by Triangle on the CPU, where
+# the GPU path's fixed costs (transfers, neighbour construction on the device, a few
+# hundred small rounds of launches and host reads) exceed Triangle's whole run.
+# TO BE MEASURED: the default, 100,000 estimated output triangles, is issue 19's figure,
+# not a measurement. The lead sets it from a device run of benchmarks/dmr.py (the smallest
+# size whose steady end_to_end_s beats triangle_s on all three inputs, uniform, clustered
+# and PSLG with holes; see est_out in its rows) and records the machine here.
+AUTO_GPU_MIN_TRIANGLES = 100_000
+# Output triangles per input triangle of Triangle's -rpq<angle> on uniform random
+# Delaunay meshes (random_mesh, 10k and 100k triangles in, measured on the CPU machine:
+# 1.13 at 10°, 1.56-1.61 at 20°, 2.0 at 25°, 2.79-2.87 at 30°, 3.71-3.82 at 33°), and per
+# (domain area / max_area) for an area bound (1.55 at 20°, 1.58 at 30°, 1.71 at 33°, unit
+# square, 1e-3 to 1e-5). Linear in between; a rough figure, it only picks the side.
+_ANGLE_GROWTH = ((0.0, 1.0), (10.0, 1.13), (20.0, 1.6), (25.0, 2.0), (30.0, 2.85),
+                 (33.0, 3.8), (TERMINATION_ANGLE, 4.2), (60.0, 8.0))
+_AREA_GROWTH = 1.55
 
 
 def _triangle_module():
@@ -294,6 +321,118 @@ def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], N
     return guard
 
 
+def _domain_area(vertices: np.ndarray, triangles: np.ndarray) -> float:
+    a, b, c = vertices[triangles[:, 0]], vertices[triangles[:, 1]], vertices[triangles[:, 2]]
+    ab, ac = b - a, c - a
+    return float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+
+
+def estimate_output_triangles(src: dict[str, np.ndarray], min_angle: float,
+                              max_area: float | None, *, at_least: float = float("inf"),
+                              ) -> float:
+    """About how many triangles refining ``src`` (validated, as ``_validated`` returns)
+    gives: the input's triangles (about twice the vertices for a PSLG) times the angle's
+    growth (``_ANGLE_GROWTH``), or the domain's area over ``max_area`` times
+    ``_AREA_GROWTH``, whichever is more. Once the angle term reaches ``at_least`` the area
+    is not computed (a PSLG's needs its constrained triangulation)."""
+    tri = src.get("triangles")
+    n_in = len(tri) if tri is not None and len(tri) else 2 * len(src["vertices"])
+    angles, growth = zip(*_ANGLE_GROWTH)
+    estimate = float(np.interp(float(min_angle), angles, growth)) * n_in
+    if max_area is None or estimate >= at_least:
+        return estimate
+    if tri is None or not len(tri):
+        plain = initial_triangulation(src)
+        vertices = np.asarray(plain["vertices"], dtype=np.float64)
+        tri = np.asarray(plain["triangles"], dtype=np.int64)
+    else:
+        vertices = src["vertices"]
+    return max(estimate, _AREA_GROWTH * _domain_area(vertices, tri) / float(max_area))
+
+
+def _auto_on_gpu(mesh: dict[str, Any], min_angle: float, max_area: float | None) -> str:
+    """Under device="auto" with a GPU: "gpu", or "triangle" for an input too small for the
+    GPU to pay (AUTO_GPU_MIN_TRIANGLES). Large inputs are told apart by their length alone
+    (no second validation pass); malformed input goes on to the GPU path, whose checks
+    name the problem."""
+    if float(min_angle) > TERMINATION_ANGLE:
+        return "gpu"  # Triangle may not terminate; ours stops after a bound on rounds
+    try:
+        given = mesh.get("triangles")
+        n_in = len(given) if given is not None and len(given) else 2 * len(mesh["vertices"])
+        angles, growth = zip(*_ANGLE_GROWTH)
+        if float(np.interp(float(min_angle), angles, growth)) * n_in >= AUTO_GPU_MIN_TRIANGLES:
+            return "gpu"
+        src = _validated(mesh)
+        estimate = estimate_output_triangles(src, min_angle, max_area,
+                                             at_least=AUTO_GPU_MIN_TRIANGLES)
+    except (ValueError, TypeError, KeyError):
+        return "gpu"
+    if estimate >= AUTO_GPU_MIN_TRIANGLES:
+        return "gpu"
+    log.info("morphgpu.dmr.refine: about %d output triangles expected, below "
+             "AUTO_GPU_MIN_TRIANGLES=%d: Triangle on the CPU (device='auto')",
+             int(estimate), AUTO_GPU_MIN_TRIANGLES)
+    return "triangle"
+
+
+# Devices whose GPU path has been warmed up in this process (warm_up_gpu).
+_warmed: set[int] = set()
+
+
+def _warm_up_inputs() -> list[tuple[dict[str, np.ndarray], float | None]]:
+    """Small fixed inputs that between them take every data-dependent branch of the GPU
+    path that runs CuPy kernels: a PSLG with a hole and markers (Triangle's constrained
+    triangulation, segment codes matched on the device, refinement with growth, output
+    built on the device) and a triangle list with a clockwise triangle (orient_ccw's swap)
+    on a grid (cocircular corners: uncertain in-circle signs, stuck triangles, the host
+    finish)."""
+    rng = np.random.default_rng(19)
+    box = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [.4, .4], [.6, .4], [.6, .6], [.4, .6]])
+    pslg = {
+        "vertices": np.concatenate([box, rng.random((60, 2)) * [1, 0.35]]),
+        "segments": np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4]]),
+        "segment_markers": np.array([1, 2, 1, 2, 3, 3, 3, 3]),
+        "holes": np.array([[0.5, 0.5]]),
+    }
+    k = 6
+    g = np.linspace(0.0, 1.0, k + 1)
+    vertices = np.stack(np.meshgrid(g, g), axis=-1).reshape(-1, 2)
+    cells = [(j * (k + 1) + i, j * (k + 1) + i + 1, (j + 1) * (k + 1) + i + 1,
+              (j + 1) * (k + 1) + i) for j in range(k) for i in range(k)]
+    tris = np.array([t for a, b, c, d in cells for t in ((a, b, c), (a, c, d))])
+    tris[0] = tris[0][::-1]  # clockwise
+    grid = {"vertices": vertices, "triangles": tris}
+    return [(pslg, 0.002), (grid, 0.5 / (2 * k * k))]
+
+
+def warm_up_gpu() -> float:
+    """Load, once per device and process, everything the GPU path can compile: every
+    kernel build (gpu.build_variants, through a refinement) and the CuPy kernels of each
+    data-dependent branch (``_warm_up_inputs``, and the exact fix-up of uncertain
+    orientation signs). Issue 19: a later input must not compile (the first refinement of
+    a clustered mesh after a uniform one took 5.9 s instead of 0.55 s). Returns the
+    seconds it took (0 once done)."""
+    cp = backend.cupy_module()
+    device = backend.current_device_id()
+    if device in _warmed:
+        return 0.0
+    _warmed.add(device)  # first: the refinements below come through _refine_ours
+    t0 = time.perf_counter()
+    try:
+        from .predicates import orient2d_signs  # noqa: PLC0415
+
+        # (0,0), (1,1), (2,2): collinear, so the float filter cannot decide
+        pts = [cp.asarray([0.0, 0.0, 3.0]), cp.asarray([0.0, 0.0, 0.0])]
+        orient2d_signs(pts[0], pts[1], pts[0] + 1, pts[1] + 1, pts[0] + 2, pts[1] + 2)
+        for mesh, max_area in _warm_up_inputs():
+            _refine_ours(mesh, 30.0, max_area, "gpu", None)
+    except BaseException:
+        _warmed.discard(device)
+        raise
+    return time.perf_counter() - t0
+
+
 def refine_with_stats(
     mesh: dict[str, Any], *, min_angle: float = 30.0, max_area: float | None = None,
     device: str = "auto", progress: Callable[[dict], None] | None = None,
@@ -322,6 +461,18 @@ def refine_with_stats(
     if (device == "auto" and (side == "cpu" or per_triangle is not None)
             and float(min_angle) <= TERMINATION_ANGLE):
         return refine_by_triangle(mesh, min_angle=float(min_angle), max_area=max_area)
+    if device == "auto" and side == "gpu" and _auto_on_gpu(mesh, min_angle, max_area) != "gpu":
+        out, stats = refine_by_triangle(mesh, min_angle=float(min_angle), max_area=max_area)
+        stats["auto"] = (f"Triangle: fewer than AUTO_GPU_MIN_TRIANGLES="
+                         f"{AUTO_GPU_MIN_TRIANGLES} output triangles expected")
+        return out, stats
+    return _refine_ours(mesh, float(min_angle), max_area, side, progress)
+
+
+def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None, side: str,
+                 progress: Callable[[dict], None] | None) -> tuple[dict[str, Any], dict]:
+    """Our refinement on ``side`` (arguments checked by refine_with_stats)."""
+    warm_up_seconds = warm_up_gpu() if side == "gpu" else 0.0
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
     ours, src = prepare(mesh, side)
@@ -342,6 +493,7 @@ def refine_with_stats(
         refined, stats = refine_cpu(ours, float(min_angle), max_area, progress=progress)
     stats.update(
         device=backend.device_name(side), prepare_seconds=t1 - t0,
+        warm_up_seconds=warm_up_seconds,
         total_seconds=time.perf_counter() - t0, triangles_in=ours.n_triangles,
         triangles_out=refined.n_triangles,
     )
@@ -483,4 +635,63 @@ def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
         "triangles": out["triangles"],
         "segments": out["segments"],
         "segment_markers": out["segment_markers"],
+    }
+
+
+def clustered_mesh(n_points: int, seed: int = 0, clusters: int = 5,
+                   spread: float = 0.05) -> dict[str, np.ndarray]:
+    """Delaunay triangulation of ``n_points`` points drawn from ``clusters`` Gaussian
+    clusters (centres uniform in [0.2, 0.8]², standard deviation ``spread``), with the four
+    corners of the unit square added so the domain is that square (convex hull as
+    segments). Dense clusters next to nearly empty space: long skinny triangles between
+    them, large cavities, a wide range of sizes (issue 19's clustered input)."""
+    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
+        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
+    if int(n_points) < 4:
+        raise ValueError(f"n_points: need at least 4, got {n_points}")
+    check_declared_size("clustered_mesh: n_points", f"{int(n_points)} points",
+                        int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
+    rng = np.random.default_rng(seed)
+    centres = 0.2 + 0.6 * rng.random((clusters, 2))
+    which = rng.integers(0, clusters, int(n_points) - 4)
+    pts = np.clip(centres[which] + spread * rng.standard_normal((len(which), 2)), 0.0, 1.0)
+    pts = np.concatenate([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]], pts])
+    pts = np.unique(pts, axis=0)  # clipping can repeat a point on the border
+    out = _triangle_module().triangulate({"vertices": pts}, "cQ")
+    return {k: out[k] for k in ("vertices", "vertex_markers", "triangles", "segments",
+                                "segment_markers")}
+
+
+def holes_pslg(n_points: int, seed: int = 0, holes: int = 8) -> dict[str, np.ndarray]:
+    """A PSLG: the unit square with ``holes`` square holes (disjoint, on a grid with
+    random sizes) and about ``n_points`` interior points outside them, for the
+    PSLG-with-holes input (no triangles: the refinement triangulates it first)."""
+    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
+        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(np.sqrt(holes)))
+    cell = 1.0 / side
+    verts = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+    segs = [[0, 1], [1, 2], [2, 3], [3, 0]]
+    marks = [1, 1, 1, 1]
+    centres, halves = [], []
+    for h in range(holes):
+        cx, cy = (h % side + 0.5) * cell, (h // side + 0.5) * cell
+        half = cell * (0.15 + 0.2 * rng.random())
+        base = len(verts)
+        verts += [[cx - half, cy - half], [cx + half, cy - half], [cx + half, cy + half],
+                  [cx - half, cy + half]]
+        segs += [[base + i, base + (i + 1) % 4] for i in range(4)]
+        marks += [2 + h] * 4
+        centres.append((cx, cy))
+        halves.append(half)
+    pts = rng.random((max(0, int(n_points)), 2))
+    inside = np.zeros(len(pts), dtype=bool)
+    for (cx, cy), half in zip(centres, halves):
+        inside |= (np.abs(pts[:, 0] - cx) <= half * 1.01) & (np.abs(pts[:, 1] - cy) <= half * 1.01)
+    return {
+        "vertices": np.concatenate([np.array(verts), pts[~inside]]),
+        "segments": np.array(segs, dtype=np.int64),
+        "segment_markers": np.array(marks, dtype=np.int64),
+        "holes": np.array(centres, dtype=np.float64),
     }

@@ -23,9 +23,8 @@ triangles (Triangle: 27.4M). Running out of
 number of bad triangles, so growth copies are rare.
 
 Triangles the GPU gives up on (uncertain predicate sign, cavity or walk beyond the local
-bounds) are marked stuck and retried (with room for larger cavities, compiled on first
-need, with the compile time kept out of ``gpu_loop_seconds`` and reported as
-``compile_seconds``) while that helps; what remains comes back to the host with the mesh
+bounds) are marked stuck and retried (with the kernels built for larger cavities) while
+that helps; what remains comes back to the host with the mesh
 and is finished there in sequence, with exact arithmetic (``cpu.finish_cpu``). Without
 stuck triangles the mesh stays on the device and the caller builds the output there.
 
@@ -41,6 +40,15 @@ and goes on), or after ``TAIL_MAX_ROUNDS`` rounds. Its statistics accumulate in 
 counters and are read with them, once per launch; ``progress`` is called once per launch.
 ``tail_threshold=0`` is the host-driven loop alone (and ``profile`` implies it: per-kernel
 events need one launch per kernel).
+
+Compiles: every kernel build the path can use (:func:`kernel_requests`: both cavity bounds,
+and their ``refine_tail`` where the tail is on) is loaded by :func:`build_variants` before
+the first round, whatever the mesh, so no input ever compiles anything the previous one
+did not. The first refinement in a process pays the loads (from CuPy's disk cache after
+the first ever), reported as ``compile_seconds`` outside ``gpu_loop_seconds``. Issue 19:
+on an H100 a clustered 1M-point mesh took 5.9 s after a warm-up on a uniform one (0.55 s
+the second time): the large-cavity build used to be compiled on first need, inside the
+refinement of whichever mesh first had a stuck triangle.
 
 Measured on the H200 (benchmarks/dmr.py, same process, threshold 65,536): at 1M triangles
 in, 57 tail rounds took 12.3 ms (216 µs each, with no launch and no host read), and the
@@ -67,7 +75,17 @@ KERNEL_FILE = "dmr/kernels/dmr.cu"
 BLOCK = 256
 SMALL_CAVITY = 24
 LARGE_CAVITY = 256
-LEVELS = 2  # the small-cavity kernels, then the large-cavity ones
+# The cavity bounds the kernels are built for, tried in this order (a triangle the small
+# build gives up on is retried by the large one). The bound is a compile-time constant,
+# not a launch argument, because it sizes the per-thread arrays of kernels/dmr.cu (the
+# cavity and its boundary, 5 arrays of MAX_CAVITY + 2 words, in registers and local memory,
+# so a 24-triangle build keeps its working set small and fast) and the plan stride
+# (MAX_HOOD). A runtime bound would move those arrays to global scratch sized at launch,
+# a change to the hot loop whose cost has not been measured; instead the set of builds is
+# fixed and all are loaded at once (build_variants), so which one a mesh needs never
+# decides what is compiled.
+CAVITY_SIZES = (SMALL_CAVITY, LARGE_CAVITY)
+LEVELS = len(CAVITY_SIZES)  # the small-cavity kernels, then the large-cavity ones
 CONSECUTIVE_PLANS = True  # see refine_gpu
 FIRST_ROUND_GROWTH = 4.3  # triangles reserved per bad triangle of the first round
 GROWTH = 1.5
@@ -120,8 +138,14 @@ class DeviceMesh:
         return len(self.stuck)
 
     def _grown(self, arr: Any, capacity: int, fill: int = 0) -> Any:
-        out = self.cp.full(capacity, fill, dtype=arr.dtype)
-        out[: len(arr)] = arr
+        # A memset and a memcpy, no kernel: growth happens only on some meshes, and a
+        # CuPy fill or slice copy would compile one kernel per dtype (uint8, uint32, u64)
+        # the first time a mesh grows (module doc, "Compiles").
+        if fill not in (0, -1):
+            raise ValueError(f"dmr: a grown array is filled with 0 or -1, not {fill}")
+        out = self.cp.empty(capacity, dtype=arr.dtype)
+        out.data.memset_async(0 if fill == 0 else 0xFF, out.nbytes)  # 0xFF..: -1
+        out.data.copy_from_device_async(arr.data, arr.nbytes)
         return out
 
     def reserve(self, triangles: int, vertices: int) -> None:
@@ -179,26 +203,58 @@ class Plans:
         self.split_seg = cp.empty(capacity, dtype=cp.int32)
 
 
-class Variant:
-    """One compiled size of the kernels: MAX_CAVITY bounds the local-memory cavity."""
+def kernel_defines(max_cavity: int) -> dict[str, Any]:
+    """The defines of one build of kernels/dmr.cu. Fixed types, whatever the mesh: 32-bit
+    slot and vertex ids (``reserve`` refuses meshes past 2**31 / 3 slots) and 64-bit
+    offsets and counts (``3 * t``, claimant indices times MAX_HOOD), so no input size picks
+    another build."""
+    if max_cavity not in CAVITY_SIZES:
+        raise ValueError(f"dmr: no kernel build for cavities of {max_cavity} triangles")
+    return {
+        **kernels.index_defines(np.int32, np.int64),
+        "DMR_BLOCK": BLOCK,
+        "MAX_CAVITY": max_cavity,
+    }
 
-    def __init__(self, cp: Any, max_cavity: int, tail_barrier: str | None = None) -> None:
+
+def kernel_requests(tail_barrier: barrier.BarrierMode | None = None,
+                    ) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every (file, kernel or "module", defines) the GPU path can ask to compile with the
+    tail in ``tail_barrier`` mode (None: off). It depends on nothing else: not on the mesh,
+    its size or the bounds (tests/test_dmr_compiles.py holds gpu.py to it, and
+    tests/test_kernels_compile.py compiles each of them with nvcc)."""
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for size in CAVITY_SIZES:
+        out.append((KERNEL_FILE, "module", kernel_defines(size)))
+        if tail_barrier is not None:
+            out.append((KERNEL_FILE, "refine_tail", kernel_defines(size)))
+    return out
+
+
+def build_variants(cp: Any, tail_barrier: barrier.BarrierMode | None) -> list[Variant]:
+    """Every cavity bound's build, loaded now (before the first round): the only place
+    the GPU path compiles kernels. ``kernels.load_module`` caches each build per process
+    (and CuPy on disk), so a later refinement, whatever its mesh, loads nothing new."""
+    return [Variant(cp, size, tail_barrier) for size in CAVITY_SIZES]
+
+
+class Variant:
+    """One compiled size of the kernels: MAX_CAVITY bounds the local-memory cavity.
+    Built by :func:`build_variants` only (all sizes at once, never on a mesh's demand)."""
+
+    def __init__(self, cp: Any, max_cavity: int,
+                 tail_barrier: barrier.BarrierMode | None = None) -> None:
         self.cp = cp
         self.max_cavity = max_cavity
         self.max_hood = 2 * max_cavity + 2
-        defines = {
-            **kernels.index_defines(np.int32, np.int64),
-            "DMR_BLOCK": BLOCK,
-            "MAX_CAVITY": max_cavity,
-        }
+        defines = kernel_defines(max_cavity)
         module = kernels.load_module(KERNEL_FILE, defines=defines)
         # refine_tail comes from its own compile of the file (the cooperative barrier's
         # defines); None: the tail is off
         self.tail: barrier.PersistentGrid | None = None
         if tail_barrier is not None:
             self.tail = barrier.persistent_kernel(
-                KERNEL_FILE, "refine_tail", mode=tail_barrier,  # type: ignore[arg-type]
-                block=BLOCK, defines=defines,
+                KERNEL_FILE, "refine_tail", mode=tail_barrier, block=BLOCK, defines=defines,
             )
         self.k = {
             name: module.get_function(name)
@@ -284,9 +340,13 @@ class _Timeline:
 def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, profile,
             consecutive_plans, tail_threshold, tail_barrier):
     # Most cavities are small: the everyday kernels keep 24 triangles in local memory;
-    # what they give up on is retried by a variant with room for 256, compiled only then.
+    # what they give up on is retried by a build with room for 256. Both are loaded here,
+    # before anything is known of the mesh's cavities (module doc, "Compiles"): building
+    # the large one on first need made the first mesh with a stuck triangle pay a compile.
     tail_mode = tail_barrier if tail_threshold > 0 else None
-    variants = [Variant(cp, SMALL_CAVITY, tail_mode)]
+    t_compile = time.perf_counter()
+    variants = build_variants(cp, tail_mode)
+    compile_seconds = time.perf_counter() - t_compile
     sms = backend.gpu_properties()["multiprocessors"]
     t_start = time.perf_counter()
     cap_t = max(1024, 2 * mesh.n_triangles)
@@ -303,7 +363,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
     n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
     stats: dict[str, Any] = {
         "rounds": 0, "refinements": 0, "claimants": 0, "large_rounds": 0, "stuck_retries": 0,
-        "full_scans": 0, "missed_by_candidates": 0, "compile_seconds": 0.0,
+        "full_scans": 0, "missed_by_candidates": 0, "compile_seconds": compile_seconds,
         "tail_launches": 0, "tail_rounds": 0,
         # why each tail launch handed back: no bad triangle left, too many for the plan
         # buffers, slots that might run out, or the round cap
@@ -408,15 +468,9 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
             n_stuck = int(cp.count_nonzero(dm.stuck[:nt]))
             if n_stuck and (level + 1 < LEVELS or n_stuck < stuck_at_retry):
                 level = min(level + 1, LEVELS - 1)
-                if level == len(variants):
-                    # a one-off JIT cost (the GPU is idle here: the counters were just
-                    # read), kept out of the loop's time and reported apart
-                    t_compile = time.perf_counter()
-                    variants.append(Variant(cp, LARGE_CAVITY, tail_mode))
-                    stats["compile_seconds"] += time.perf_counter() - t_compile
                 stuck_at_retry = n_stuck
                 stats["stuck_retries"] += 1
-                dm.stuck.fill(0)
+                dm.stuck.data.memset_async(0, dm.stuck.nbytes)  # no fill kernel: see _grown
                 full_scan = True  # the retried slots are on no candidate list
                 continue
             finished = True
@@ -485,7 +539,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
     # the persistent launches' share of the loop (CUDA events; the GPU is idle by now)
     stats["tail_seconds"] = sum(cp.cuda.get_elapsed_time(a, b) for a, b in tail_events) / 1e3
     stats["claimants"] -= stats["gave_way"]  # only those that planned a cavity claimed it
-    stats["gpu_loop_seconds"] = t_loop_end - t_loop - stats["compile_seconds"]
+    stats["gpu_loop_seconds"] = t_loop_end - t_loop  # the builds were loaded before
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])
     stuck = cp.nonzero(dm.stuck[: dm.nt])[0].get()
     stats["gpu_stuck"] = len(stuck)

@@ -12,7 +12,9 @@ Which code runs: with ``device="auto"`` on a machine without a GPU, or for what 
 Triangle does (per-triangle and regional area limits, switches such as ``D``, ``Y``,
 ``S``, ``o2``, ``e``, ``A``, ``j``, ``O``), the string goes to ``triangle.triangulate``
 unchanged, so the result is Triangle's. Otherwise (``device="gpu"``, ``"cpu"``, or
-``"auto"`` with a GPU) our refinement runs with the angle and area the switches give.
+``"auto"`` with a GPU) our refinement runs with the angle and area the switches give,
+except that ``"auto"`` leaves inputs too small for the GPU to pay to Triangle
+(``api.AUTO_GPU_MIN_TRIANGLES``).
 """
 
 from __future__ import annotations
@@ -131,4 +133,6 @@ def triangulate(tri: dict[str, Any], opts: str = "", *, device: str = "auto") ->
         mesh.pop("triangle_max_area", None)
     # Without q Triangle keeps any angle: a vanishing bound leaves only the area limit.
     angle = sw.min_angle if sw.min_angle else 1e-9
-    return api.refine(mesh, min_angle=angle, max_area=sw.max_area, device=side)
+    # "auto" stays "auto": refine picks Triangle for inputs below the GPU's crossover
+    return api.refine(mesh, min_angle=angle, max_area=sw.max_area,
+                      device="auto" if device == "auto" else side)

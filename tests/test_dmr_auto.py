@@ -1,0 +1,111 @@
+"""Issue 19: under device="auto" on a GPU machine, inputs too small for the GPU to pay go
+to Triangle (logged), larger ones to the GPU. Run on the CPU with a backend that claims a
+GPU; the GPU path itself is replaced by a recorder, so nothing here needs one."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from morphgpu import backend
+from morphgpu.dmr import api, switches
+from morphgpu.dmr.check import check_mesh
+
+pytest.importorskip("triangle")
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """resolve_device answers "gpu" for auto; the GPU path records its calls."""
+    calls = []
+
+    def resolve_device(device, *, who="morphgpu"):
+        return "cpu" if device == "cpu" else "gpu"
+
+    def refine_ours(mesh, min_angle, max_area, side, progress):
+        calls.append(side)
+        return {"refined by": side}, {"engine": "ours"}
+
+    monkeypatch.setattr(backend, "resolve_device", resolve_device)
+    monkeypatch.setattr(api, "_refine_ours", refine_ours)
+    return calls
+
+
+def test_small_input_goes_to_triangle_and_says_so(fake_gpu, caplog):
+    mesh = api.random_mesh(300, seed=5)
+    with caplog.at_level(logging.INFO, logger="morphgpu"):
+        out, stats = api.refine_with_stats(mesh, min_angle=30.0, device="auto")
+    assert fake_gpu == []
+    assert stats["engine"] == "triangle" and "AUTO_GPU_MIN_TRIANGLES" in stats["auto"]
+    assert any("Triangle on the CPU" in r.getMessage() for r in caplog.records)
+    _, source = api.prepare(mesh)
+    verdict = check_mesh(out, source, min_angle=30.0)  # Delaunay, angles, segments, area
+    assert verdict["ok"], verdict["problems"][:5]
+
+
+def test_small_pslg_with_holes_goes_to_triangle(fake_gpu):
+    pslg = api.holes_pslg(500, seed=2)
+    out, stats = api.refine_with_stats(pslg, min_angle=28.0, max_area=0.01, device="auto")
+    assert fake_gpu == [] and stats["engine"] == "triangle"
+    _, source = api.prepare(pslg)
+    verdict = check_mesh(out, source, min_angle=28.0, max_area=0.01)
+    assert verdict["ok"], verdict["problems"][:5]
+
+
+def test_large_input_goes_to_the_gpu(fake_gpu):
+    mesh = api.random_mesh(20_000, seed=1)  # ~40k triangles in, ~110k out at 30°
+    assert api.estimate_output_triangles(api._validated(mesh), 30.0, None) >= 100_000
+    out, stats = api.refine_with_stats(mesh, min_angle=30.0, device="auto")
+    assert fake_gpu == ["gpu"] and out == {"refined by": "gpu"}
+
+
+@pytest.mark.parametrize("given_triangles", [True, False])
+def test_small_input_with_a_fine_area_bound_goes_to_the_gpu(fake_gpu, given_triangles):
+    # few input triangles, but max_area asks for ~155k: the area term decides
+    mesh = api.random_mesh(200, seed=1)
+    if not given_triangles:
+        mesh = {"vertices": mesh["vertices"]}  # a PSLG: its area comes from Triangle's CDT
+    api.refine_with_stats(mesh, min_angle=30.0, max_area=1e-5, device="auto")
+    assert fake_gpu == ["gpu"]
+
+
+def test_the_crossover_is_a_setting(fake_gpu, monkeypatch):
+    mesh = api.random_mesh(300, seed=5)
+    monkeypatch.setattr(api, "AUTO_GPU_MIN_TRIANGLES", 100)
+    api.refine_with_stats(mesh, min_angle=30.0, device="auto")
+    assert fake_gpu == ["gpu"]
+
+
+def test_explicit_devices_and_high_angles_are_not_redirected(fake_gpu):
+    mesh = api.random_mesh(300, seed=5)
+    api.refine_with_stats(mesh, min_angle=30.0, device="gpu")
+    with pytest.warns(UserWarning):
+        api.refine_with_stats(mesh, min_angle=35.0, device="auto")  # Triangle may not end
+    assert fake_gpu == ["gpu", "gpu"]
+
+
+def test_switches_keep_auto(fake_gpu):
+    mesh = api.random_mesh(300, seed=5)
+    out = switches.triangulate(mesh, "rpq30", device="auto")
+    assert fake_gpu == [] and len(out["triangles"]) > len(mesh["triangles"])
+    big = api.random_mesh(20_000, seed=1)
+    switches.triangulate(big, "rpq30", device="auto")
+    assert fake_gpu == ["gpu"]
+
+
+@pytest.mark.parametrize("angle", [20.0, 30.0, 33.0])
+def test_estimate_is_within_a_factor_of_two_of_triangle(angle):
+    triangle = pytest.importorskip("triangle")
+    for mesh in (api.random_mesh(3000, seed=3), api.clustered_mesh(3000, seed=3)):
+        real = len(triangle.triangulate(
+            {k: mesh[k] for k in ("vertices", "triangles", "segments")}, f"rpq{angle:g}Q"
+        )["triangles"])
+        estimate = api.estimate_output_triangles(api._validated(mesh), angle, None)
+        assert real / 2 <= estimate <= 2 * real, (angle, real, estimate)
+    square = {"vertices": np.array([[0, 0], [1, 0], [1, 1], [0, 1.0]]),
+              "segments": np.array([[0, 1], [1, 2], [2, 3], [3, 0]])}
+    real = len(triangle.triangulate(square, f"pq{angle:g}a0.0001Q")["triangles"])
+    estimate = api.estimate_output_triangles(api._validated(square), angle, 1e-4)
+    assert real / 2 <= estimate <= 2 * real
