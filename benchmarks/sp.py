@@ -8,6 +8,15 @@ Baseline: our CPU path (the same phases in NumPy), run in the same process. A fu
 variables takes hours, so the baseline is (a) one SP sweep at the smallest paper size and
 (b) a full solve at a size the CPU finishes in seconds, each against the GPU on the same
 input; the notes say so.
+
+Every solved row reports, with the device's name: the DIMACS read of the row's formula
+(written to a temporary file first; pandas' ``read_csv`` on the same file beside it), SP
+(surveys), decimation, local search and total seconds. ``--sweep`` adds the success tables
+against the ratio (K=3 4.20-4.26, K=4 9.0-9.9, K=5 18-21.1, K=6 36-43.4; ``--sweep-n``
+variables, default 1M; ``--sweep-seeds``, default 3), each failure with its reason:
+non-convergence, contradiction (after decimation), local-search budget. ``--quick`` runs
+everything at small sizes (the file baseline at 100k variables, table and sweep rows at
+``QUICK_N``), so the CPU side can be checked on a laptop.
 """
 
 from __future__ import annotations
@@ -34,6 +43,12 @@ TABLE = [
     (5, 21.1, 1_000_000, 0, 0),
     (6, 43.4, 1_000_000, 0, 0),
 ]
+# --sweep: the ratios per K (the issue's ranges, ends included).
+SWEEP_RATIOS = {3: (4.20, 4.22, 4.24, 4.26), 4: (9.0, 9.3, 9.6, 9.9),
+                5: (18.0, 19.0, 20.0, 21.1), 6: (36.0, 38.5, 41.0, 43.4)}
+# --quick: variables of every table and sweep row, and of the file and sweep baselines.
+QUICK_N = 3000
+QUICK_BASELINE_N = 100_000
 PAPER_SP_SECONDS = {(3, 1_000_000): 35.0, (4, 1_000_000): 85.0, (5, 1_000_000): 178.0,
                     (6, 1_000_000): 368.0}
 
@@ -46,6 +61,15 @@ def add_args(parser) -> None:
                              "formula and the clause kernel for any width (sp/gpu.py COMPACT "
                              "and FIXED_WIDTH_MAX off), then as by default; gives the SP "
                              "phases' ratio")
+    parser.add_argument("--sweep", action="store_true",
+                        help="success tables against the ratio (see SWEEP_RATIOS), with each "
+                             "failure's reason")
+    parser.add_argument("--sweep-n", type=int, default=None,
+                        help=f"variables per sweep formula (default 1000000; {QUICK_N} "
+                             "with --quick)")
+    parser.add_argument("--sweep-seeds", type=int, default=3, help="seeds per ratio")
+    parser.add_argument("--sweep-k", default="3,4,5,6", help="the K of the sweep, as 3,4")
+    parser.add_argument("--no-table", action="store_true", help="skip the paper's table rows")
 
 
 def run(args, record) -> None:
@@ -59,18 +83,20 @@ def run(args, record) -> None:
     wanted = {tuple(int(x) for x in r.split(":")) for r in args.rows.split(",")} if args.rows \
         else None
     skipped = []
-    for k, ratio, n, seeds, quick_seeds in TABLE:
+    for k, ratio, paper_n, seeds, quick_seeds in ([] if args.no_table else TABLE):
+        n = QUICK_N if args.quick else paper_n
         if wanted is not None:
-            if (k, n) not in wanted:
+            if (k, paper_n) not in wanted:
                 continue
             seeds, quick_seeds = max(seeds, 1), max(quick_seeds, 1)
         if (quick_seeds if args.quick else seeds) == 0:
-            skipped.append(f"{k}:{n}")
+            skipped.append(f"{k}:{paper_n}")
         outcomes = []
         for seed in range(quick_seeds if args.quick else seeds):
             t0 = time.perf_counter()
             formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
             gen = time.perf_counter() - t0
+            formula, read, pandas_read = _through_a_file(formula)
             compactions = [False, True] if args.compare_sweeps and device == "gpu" \
                 else [None]
             sp_off = None
@@ -87,7 +113,9 @@ def run(args, record) -> None:
                     sp_off = sp_phase
                 record.row(
                     k=k, ratio=ratio, n_vars=n, seed=seed, **extra, status=result.status,
-                    reason=result.reason or "-", seconds_total=total, seconds_sp=sp_phase,
+                    failure=failure_kind(result), reason=result.reason or "-",
+                    device=backend.device_name(device), seconds_read=read,
+                    pandas_read_seconds=pandas_read, seconds_total=total, seconds_sp=sp_phase,
                     seconds_surveys=s.get("surveys", 0.0),
                     seconds_decimation=s.get("decimation", 0.0),
                     seconds_local_search=s.get("local_search", 0.0),
@@ -117,6 +145,85 @@ def run(args, record) -> None:
             )
     if skipped:
         record.note(f"rows not run in this mode (name them with --rows): {', '.join(skipped)}")
+    if args.sweep:
+        _sweep(args, record, device)
+
+
+def failure_kind(result) -> str:
+    """Why a solve did not answer SAT, in the sweep's words ("-" when it did)."""
+    if result.status == "SAT":
+        return "-"
+    if result.status == "UNSAT":
+        return "unsat (proved by unit propagation)"
+    if "did not converge" in result.reason:
+        return "non-convergence"
+    if "contradiction after decimation" in result.reason:
+        return "contradiction"
+    if "local search gave up" in result.reason:
+        return "local-search budget"
+    return result.reason or "unknown"
+
+
+def _through_a_file(formula):
+    """(formula read back, read_dimacs seconds, pandas read_csv seconds or nan): the row's
+    formula written to a temporary DIMACS file and read back, the read timed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "row.cnf"
+        sp.write_dimacs(formula, path)
+        t0 = time.perf_counter()
+        back = sp.read_dimacs(path)
+        read = time.perf_counter() - t0
+        assert back.n_clauses == formula.n_clauses
+        pandas_read = float("nan")
+        try:
+            import pandas as pd  # noqa: PLC0415
+        except ImportError:
+            pass
+        else:
+            t0 = time.perf_counter()
+            pd.read_csv(path, sep=" ", header=None, skiprows=1, dtype=np.int64, engine="c")
+            pandas_read = time.perf_counter() - t0
+    return back, read, pandas_read
+
+
+def _sweep(args, record, device: str) -> None:
+    """Success against the ratio: per (K, ratio), --sweep-seeds seeds at --sweep-n
+    variables; a row per solve, then a summary row with each failure kind's count."""
+    n = args.sweep_n or (QUICK_N if args.quick else 1_000_000)
+    ks = [int(k) for k in args.sweep_k.split(",")]
+    record.note(f"sweep: n={n}, {args.sweep_seeds} seeds per ratio, K in {ks}, solve on "
+                f"{backend.device_name(device)}")
+    for k in ks:
+        for ratio in SWEEP_RATIOS[k]:
+            kinds: dict[str, int] = {}
+            times = []
+            for seed in range(args.sweep_seeds):
+                formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+                formula, read, pandas_read = _through_a_file(formula)
+                result, total = _solve(formula, device, seed, None)
+                s = result.stats["seconds"]
+                kind = failure_kind(result)
+                kinds[kind] = kinds.get(kind, 0) + 1
+                times.append(total)
+                record.row(
+                    sweep="solve", k=k, ratio=ratio, n_vars=n, seed=seed,
+                    device=backend.device_name(device), status=result.status, failure=kind,
+                    reason=result.reason or "-", seconds_read=read,
+                    pandas_read_seconds=pandas_read,
+                    seconds_surveys=s.get("surveys", 0.0),
+                    seconds_decimation=s.get("decimation", 0.0),
+                    seconds_local_search=s.get("local_search", 0.0), seconds_total=total,
+                    sp_iterations=result.stats["sp_iterations"],
+                    decimation_rounds=result.stats["decimation_rounds"],
+                )
+                del formula, result
+            solved = kinds.pop("-", 0)
+            record.row(
+                sweep="success", k=k, ratio=ratio, n_vars=n, seeds=args.sweep_seeds,
+                solved=solved, success_rate=solved / args.sweep_seeds,
+                failures=", ".join(f"{v} {kname}" for kname, v in sorted(kinds.items())) or "-",
+                mean_seconds_total=sum(times) / len(times),
+            )
 
 
 def _solve(formula, device: str, seed: int, compact: bool | None):
@@ -139,7 +246,7 @@ def _solve(formula, device: str, seed: int, compact: bool | None):
 
 
 def _baselines(args, record, device) -> None:
-    n = 1_000_000
+    n = QUICK_BASELINE_N if args.quick else 1_000_000
     formula = sp.random_ksat(n, 3, ratio=4.2, seed=0)
     _file_io(args, record, formula)
     cpu = CPUEngine(factor.build(formula, "cpu"), 0, 0.3)
@@ -154,8 +261,8 @@ def _baselines(args, record, device) -> None:
         del gpu
     else:
         gpu_sweep = cpu_sweep
-    record.note("baseline 1: one SP sweep (products + clause update) at K=3, n=1M, 4.2M "
-                "clauses; CPU = our NumPy path in this process")
+    record.note(f"baseline 1: one SP sweep (products + clause update) at K=3, n={n}, "
+                f"{formula.n_clauses} clauses; CPU = our NumPy path in this process")
     record.row(baseline="one SP sweep", n_vars=n, ours_seconds=gpu_sweep,
                cpu_seconds=cpu_sweep, cpu_over_ours=cpu_sweep / gpu_sweep)
     # Ratio 4.0: at a few thousand variables and ratio 4.2 a seed is often unsatisfiable or
@@ -177,8 +284,9 @@ def _baselines(args, record, device) -> None:
 
 
 def _file_io(args, record, formula) -> None:
-    """DIMACS CNF reading and writing at K=3, n=1M, 4.2M clauses, against pandas' C parser
-    (``read_csv``) and writer (``to_csv``) on the same file, in this process."""
+    """DIMACS CNF reading and writing at K=3 (n=1M, 4.2M clauses; 100k with --quick),
+    against pandas' C parser (``read_csv``) and writer (``to_csv``) on the same file, in
+    this process."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "k3.cnf"
         repeat = 1 if args.quick else 3
@@ -199,7 +307,8 @@ def _file_io(args, record, formula) -> None:
         other = Path(tmp) / "pandas.cnf"
         pandas_write = cpu_seconds(
             lambda: table.to_csv(other, sep=" ", header=False, index=False), repeat=repeat)
-    record.note("baseline 0: DIMACS CNF file of K=3, n=1M, 4.2M clauses: read_dimacs / "
+    record.note(f"baseline 0: DIMACS CNF file of K=3, n={formula.n_vars}, "
+                f"{formula.n_clauses} clauses: read_dimacs / "
                 "write_dimacs against pandas read_csv / to_csv (C engine, the same file, "
                 "uniform width known in advance) in this process")
     record.row(baseline="DIMACS CNF read", n_vars=formula.n_vars,

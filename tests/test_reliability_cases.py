@@ -373,8 +373,12 @@ def test_cnf_reader_bad_tokens_name_the_line(text, where):
 
 
 def test_cnf_reader_mixed_widths_and_no_final_zero():
-    cnf = parse_dimacs("p cnf 5 4\n1 2 3 0 -4 0\n0\n5 -1")
+    cnf = parse_dimacs("p cnf 5 4\n1 2 3 0 -4 0\n0\n5 -1 0")
     assert cnf.clauses() == [[1, 2, 3], [-4], [], [5, -1]]
+    # Without its 0 the last clause may be a file cut short (issue 23): an error, naming
+    # the line, rather than a formula that may have lost literals.
+    with pytest.raises(CNFFormatError, match="<string>:4: the last clause has no terminating"):
+        parse_dimacs("p cnf 5 4\n1 2 3 0 -4 0\n0\n5 -1")
 
 
 def test_cnf_writer_formats_like_python():

@@ -212,7 +212,11 @@ def test_cnf_files_parse_or_raise_with_a_line(tmp_path, data):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cnf_mod, "_bulk_body", lambda *a, **k: None)
         exact = _cnf_outcome(path)
-    assert fast == exact
+    with pytest.MonkeyPatch.context() as mp:  # pandas' tokenizer, in pieces of a few lines
+        mp.setattr(cnf_mod, "PANDAS_MIN_BYTES", 0)
+        mp.setattr(cnf_mod, "PANDAS_PIECE_BYTES", 8)
+        in_pieces = _cnf_outcome(path)
+    assert fast == exact == in_pieces
     if fast[0] == "error":
         assert re.match(re.escape(str(path)) + r"(:\d+)?: ", fast[1]), fast[1]
     else:

@@ -23,8 +23,9 @@ def register(subparsers: Any) -> None:
         "sat", help="survey propagation + local search for k-SAT",
         description="Prints SAT-competition output ('c' comments, one 's' line, 'v' lines "
                     "of the model) and exits 10 for SATISFIABLE, 20 for UNSATISFIABLE "
-                    "(an empty clause, or a contradiction found by unit propagation) and "
-                    "0 for UNKNOWN; errors exit 1.")
+                    "(an empty clause, or a contradiction found by unit propagation of "
+                    "the input, before any decimation decision) and 0 for UNKNOWN (a "
+                    "contradiction after decimation is no proof); errors exit 1.")
     p.add_argument("file", nargs="?", help="DIMACS CNF file")
     p.add_argument("--random", type=int, metavar="N", help="generate N variables instead")
     p.add_argument("--k", type=int, default=3, help="literals per clause (with --random)")
