@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -183,6 +184,19 @@ def test_hcd_merge_of_a_pointer_that_gains_in_the_same_round(device):
     cs, want = merged_pointer_case()
     for method in ("auto", other_method(device)):
         assert as_sets(pta.solve(cs, device=device, method=method), cs.n_vars) == want
+
+
+def test_solution_counts_facts_where_its_rows_are(device):
+    """A GPU solution keeps its rows on the device and counts facts there: the count and
+    the sizes equal the host's popcounts of the same rows (copied once, on request)."""
+    cs, want = merged_pointer_case()
+    sol = pta.solve(cs, device=device, method="rounds")
+    assert sol.on_device == (device == "gpu")
+    sizes, facts = sol.sizes(), sol.n_facts
+    assert facts == sum(len(w) for w in want) == 10
+    host = np.bitwise_count(sol.rows).sum(axis=1)[sol.row_of_var]
+    assert sizes.tolist() == host.tolist() == [len(w) for w in want]
+    assert as_sets(sol, cs.n_vars) == want
 
 
 # --------------------------------------------------------------------- C front end

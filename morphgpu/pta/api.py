@@ -41,7 +41,9 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     """The least solution of ``constraints`` (Andersen, inclusion-based).
 
     ``device``: "auto" | "gpu" | "cpu". Both sides give identical solutions; statistics
-    (rounds, edges added, seconds per phase) are in ``Solution.stats``.
+    (rounds, edges added, seconds per phase) are in ``Solution.stats``. A GPU solution keeps
+    its rows on the device until they are asked for (``Solution.rows``); its fact count and
+    set sizes are computed there.
     ``method``: "rounds" (difference propagation in rounds with cycle collapsing),
     "dense" (every rule re-applied over dense bit matrices until nothing changes; programs
     of at most dense.DENSE_MAX_NODES nodes; on the GPU one persistent launch) or "auto"
@@ -71,9 +73,9 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
     if side == "gpu":
         from . import gpu  # noqa: PLC0415
 
-        rows_dev, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode, method=method,
-                                                progress=progress)
-        rows = backend.to_host(rows_dev)
+        # The rows stay on the device until asked for (Solution.rows); facts counted there.
+        rows, row_of_var, stats = gpu.solve(lay, barrier_mode=barrier_mode, method=method,
+                                            progress=progress)
     elif method == "dense":
         rows, row_of_var, stats = dense.solve_numpy(lay)
     else:

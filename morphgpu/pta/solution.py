@@ -21,7 +21,7 @@ import gzip
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +39,42 @@ def _popcount_rows(rows: np.ndarray, chunk: int = 1 << 14) -> np.ndarray:
     return out
 
 
-@dataclass
 class Solution:
-    rows: np.ndarray  # (n_rows, W) uint64
-    row_of_var: np.ndarray  # (n_vars,) int64
-    objects: np.ndarray  # (n_bits,) int64 sorted
-    stats: dict[str, Any] = field(default_factory=dict)
-    name: str = "solution"
+    """A points-to solution. ``rows`` (n_rows, W) uint64 bit rows, ``row_of_var`` (n_vars,)
+    int64, ``objects`` (n_bits,) the object of each bit, sorted.
+
+    The GPU path hands over CuPy rows: they stay on the device until something needs them
+    on the host (:attr:`rows`, copied once), and :meth:`sizes` and :attr:`n_facts` are
+    computed on the device while they are there (kernels/facts.cu).
+    """
+
+    def __init__(self, rows: Any, row_of_var: np.ndarray, objects: np.ndarray,
+                 stats: dict[str, Any] | None = None, name: str = "solution") -> None:
+        self._host_rows = rows if isinstance(rows, np.ndarray) else None
+        self._device_rows = None if isinstance(rows, np.ndarray) else rows
+        self.row_of_var = np.asarray(row_of_var)
+        self.objects = objects
+        self.stats: dict[str, Any] = {} if stats is None else stats
+        self.name = name
+        self._facts: int | None = None
+
+    def __repr__(self) -> str:
+        where = "host" if self._device_rows is None else "device"
+        return f"Solution({self.name!r}, {self.n_vars} variables, rows on the {where})"
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The bit rows on the host (copied from the device the first time)."""
+        if self._host_rows is None:
+            from .. import backend  # noqa: PLC0415
+
+            self._host_rows = backend.to_host(self._device_rows)
+        return self._host_rows
+
+    @property
+    def on_device(self) -> bool:
+        """True while the rows are held on the GPU (they may also have a host copy)."""
+        return self._device_rows is not None
 
     @property
     def n_vars(self) -> int:
@@ -70,12 +99,41 @@ class Solution:
 
     def sizes(self) -> np.ndarray:
         """Points-to set size of every variable."""
+        if self._device_rows is not None:
+            return self._count_on_device()[0]
         return _popcount_rows(self.rows)[self.row_of_var]
 
     @property
     def n_facts(self) -> int:
         """Total points-to facts, summed over every variable."""
-        return int(self.sizes().sum())
+        if self._facts is None:
+            if self._device_rows is not None:
+                self._facts = self._count_on_device()[1]
+            else:
+                self._facts = int(self.sizes().sum())
+        return self._facts
+
+    def _count_on_device(self) -> tuple[np.ndarray, int]:
+        """(the size of every variable's set, their sum), counted by kernels/facts.cu."""
+        from .. import backend, kernels  # noqa: PLC0415
+
+        cp = backend.cupy_module()
+        rows = self._device_rows
+        mod = kernels.load_module("pta/kernels/facts.cu")
+        n_rows, words = int(rows.shape[0]), int(rows.shape[1])
+        row_size = cp.empty(n_rows, dtype=cp.int64)
+        if n_rows:
+            grid, block = kernels.launch_config(n_rows * 32, 256, max_blocks=65535)
+            mod.get_function("row_sizes")(grid, block, (rows, np.int64(n_rows), np.int64(words),
+                                                        row_size))
+        var_size = cp.empty(self.n_vars, dtype=cp.int64)
+        total = cp.zeros(1, dtype=cp.uint64)
+        if self.n_vars:
+            grid, block = kernels.launch_config(self.n_vars, 256, max_blocks=65535)
+            mod.get_function("var_sizes")(grid, block, (
+                row_size, cp.asarray(self.row_of_var, dtype=cp.int64), np.int64(self.n_vars),
+                var_size, total))
+        return backend.to_host(var_size), int(backend.to_host(total)[0])
 
     def distinct_sets(self) -> tuple[np.ndarray, np.ndarray]:
         """(the distinct points-to set of every variable, a row holding each set).
