@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import backend, device_reduce
 from .csr import CSRGraph, expand_counts
 
 __all__ = ["bfs_order", "degree_order", "morton_order", "apply", "mean_edge_span"]
@@ -155,9 +155,10 @@ def _spread_bits(xp: Any, v: Any) -> Any:
 
 
 def _quantise(xp: Any, values: Any, name: str) -> Any:
-    if not bool(xp.all(xp.isfinite(values))):
+    # device_reduce: CuPy's all/min/max compile per array size (issue 19)
+    if not device_reduce.all_true(xp.isfinite(values)):
         raise ValueError(f"morton_order: {name} holds NaN or infinite coordinates")
-    lo, hi = float(values.min()), float(values.max())
+    lo, hi = device_reduce.min_max(values)
     cells = (1 << _MORTON_BITS) - 1
     if hi <= lo:
         return xp.zeros(values.size, dtype=xp.uint64)

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, device_reduce
 from ..csr import check_declared_size
 from ..reorder import morton_order
 from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
@@ -403,7 +403,10 @@ def _warm_up_inputs() -> list[tuple[dict[str, np.ndarray], float | None]]:
     tris = np.array([t for a, b, c, d in cells for t in ((a, b, c), (a, c, d))])
     tris[0] = tris[0][::-1]  # clockwise
     grid = {"vertices": vertices, "triangles": tris}
-    return [(pslg, 0.002), (grid, 0.5 / (2 * k * k))]
+    # and one past CuPy's size thresholds: its scans (nonzero, boolean indexing) add a
+    # kernel past 512 elements, its CUB reductions pick their block size up to 2048
+    # (issue 19); every array of this one is larger
+    return [(pslg, 0.002), (grid, 0.5 / (2 * k * k)), (random_mesh(1500, seed=19), None)]
 
 
 def warm_up_gpu() -> float:
@@ -421,6 +424,8 @@ def warm_up_gpu() -> float:
     t0 = time.perf_counter()
     try:
         from .predicates import orient2d_signs  # noqa: PLC0415
+
+        device_reduce.warm_up()  # the floor's reductions (one build, issue 19)
 
         # (0,0), (1,1), (2,2): collinear, so the float filter cannot decide
         pts = [cp.asarray([0.0, 0.0, 3.0]), cp.asarray([0.0, 0.0, 0.0])]

@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, barrier, kernels
+from .. import backend, barrier, device_reduce, kernels
 from .cpu import DEFER_DEPTH, MIN_SPLIT_FRACTION, finish_cpu, off_centre_constant
 from .mesh import Mesh
 
@@ -357,7 +357,9 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
     counters[C_TRIANGLES], counters[C_VERTICES] = dm.nt, dm.nv
     min_cos = math.cos(math.radians(min_angle))
     area_limit = float(max_area) if max_area is not None else 0.0
-    span = max(float(mesh.x.max() - mesh.x.min()), float(mesh.y.max() - mesh.y.min()), 1e-300)
+    # device_reduce, not CuPy's min/max: those compile per array size (issue 19)
+    (x_lo, x_hi), (y_lo, y_hi) = device_reduce.min_max(mesh.x), device_reduce.min_max(mesh.y)
+    span = max(x_hi - x_lo, y_hi - y_lo, 1e-300)
     min_split = MIN_SPLIT_FRACTION * span
     off_k = off_centre_constant(min_angle)
     n_input = np.int32(mesh.extra.get("n_input", mesh.n_vertices))
@@ -465,7 +467,7 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
             # cavity too big in the coarse mesh) often fits once the mesh around it is
             # refined, and every one finished here is one less for the host. The count
             # must fall from one retry to the next, so this ends.
-            n_stuck = int(cp.count_nonzero(dm.stuck[:nt]))
+            n_stuck = device_reduce.count_nonzero(dm.stuck[:nt])  # issue 19
             if n_stuck and (level + 1 < LEVELS or n_stuck < stuck_at_retry):
                 level = min(level + 1, LEVELS - 1)
                 stuck_at_retry = n_stuck
@@ -541,7 +543,11 @@ def _refine(cp, mesh, min_angle, max_area, max_rounds, progress, defer_depth, pr
     stats["claimants"] -= stats["gave_way"]  # only those that planned a cavity claimed it
     stats["gpu_loop_seconds"] = t_loop_end - t_loop  # the builds were loaded before
     stats["abort_ratio"] = 1.0 - stats["refinements"] / max(1, stats["claimants"])
-    stuck = cp.nonzero(dm.stuck[: dm.nt])[0].get()
+    # counted on the device (a fixed build); listed on the host only when some are stuck
+    # (CuPy's nonzero adds a scan kernel past 512 elements, issue 19; the mesh then
+    # comes back to the host anyway)
+    stuck = (np.flatnonzero(dm.stuck[: dm.nt].get())
+             if device_reduce.count_nonzero(dm.stuck[: dm.nt]) else np.zeros(0, np.int64))
     stats["gpu_stuck"] = len(stuck)
     # Without stuck triangles the mesh stays on the device: the output dict is built there
     # and each of its arrays crosses once (or not at all, for CuPy input).

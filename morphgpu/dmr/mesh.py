@@ -12,6 +12,11 @@ Layout (shared by the CPU and GPU paths):
 Every domain-boundary edge is constrained (Triangle's boundary segments, marker 1 when the
 input gave none). The construction functions run on NumPy or CuPy arrays alike (the GPU
 path builds its neighbours on the device); the marker table stays on the host.
+
+Tests over whole arrays go through :mod:`morphgpu.device_reduce` (NumPy for NumPy arrays, one
+fixed build for CuPy ones), never CuPy's ``.any()``/``argmax``/``count_nonzero``: those
+compile per array size (issue 19). Masked updates use ``where``, not boolean indexing
+(CuPy's adds a scan kernel past 512 elements).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, device_reduce
 from .predicates import orient2d_signs
 
 BOUNDARY_MARKER = 1
@@ -67,10 +72,12 @@ def orient_ccw(x: Any, y: Any, tri: Any) -> Any:
     # made two valid triangles overlap.
     sign = orient2d_signs(x[a], y[a], x[b], y[b], x[c], y[c])
     degenerate = sign == 0
-    if bool(degenerate.any()):
-        raise ValueError(f"mesh['triangles']: triangle {int(xp.argmax(degenerate))} has zero area")
+    if device_reduce.any_true(degenerate):
+        k = device_reduce.first_true(degenerate)
+        raise ValueError(f"mesh['triangles']: triangle {k} has zero area")
     cw = sign < 0
-    tri[cw, 1], tri[cw, 2] = c[cw], b[cw]
+    second, third = xp.where(cw, c, b), xp.where(cw, b, c)  # both before either is written
+    tri[:, 1], tri[:, 2] = second, third
     return tri
 
 
@@ -102,8 +109,9 @@ def build_neighbors(tri: Any, n_vertices: int) -> Any:
     nbr = xp.full(3 * n, -1, dtype=xp.int64)
     same = sk[1:] == sk[:-1]
     triple = same[1:] & same[:-1]
-    if bool(triple.any()):
-        bad = int(sk[1:-1][triple][0])  # triple[i]: sk[i], sk[i+1], sk[i+2] equal
+    if device_reduce.any_true(triple):
+        # triple[i]: sk[i], sk[i+1], sk[i+2] equal
+        bad = int(sk[1 + device_reduce.first_true(triple)])
         raise ValueError(
             f"triangles: edge ({bad // n_vertices}, {bad % n_vertices}) belongs to more than "
             "two triangles (overlapping or duplicated triangles)"
@@ -113,8 +121,8 @@ def build_neighbors(tri: Any, n_vertices: int) -> Any:
     # Counter-clockwise neighbours traverse their shared edge in opposite directions; the
     # same direction means the two triangles lie on the same side of it and overlap.
     clash = a[first] != b[second]
-    if bool(clash.any()):
-        k = int(xp.nonzero(clash)[0][0])
+    if device_reduce.any_true(clash):
+        k = device_reduce.first_true(clash)
         t1, t2 = int(first[k]) // 3, int(second[k]) // 3
         raise ValueError(
             f"triangles: triangles {min(t1, t2)} and {max(t1, t2)} overlap (they lie on the "
@@ -144,8 +152,8 @@ def edge_segment_codes(
         seg_xp = xp.asarray(segments, dtype=xp.int64)
         skeys = _edge_keys(seg_xp[:, 0], seg_xp[:, 1], n_vertices)
         missing = ~xp.isin(skeys, keys)
-        if bool(missing.any()):
-            k = int(xp.nonzero(missing)[0][0])
+        if device_reduce.any_true(missing):
+            k = device_reduce.first_true(missing)
             raise ValueError(
                 f"segments: segment {k} ({int(seg_xp[k, 0])}, {int(seg_xp[k, 1])}) is not an "
                 "edge of the triangles (give a PSLG without triangles to have it inserted)"
@@ -155,9 +163,10 @@ def edge_segment_codes(
         pos = xp.minimum(pos, len(skeys) - 1)
         hit = skeys[order][pos] == keys
         codes = xp.asarray(np.searchsorted(table, markers) + 1, dtype=xp.int32)
-        seg[hit] = codes[order][pos][hit]
+        seg = xp.where(hit, codes[order][pos], seg).astype(xp.int32, copy=False)
     boundary = (nbr.ravel() < 0) & (seg == 0)
-    seg[boundary] = int(np.searchsorted(table, BOUNDARY_MARKER)) + 1
+    code = xp.int32(int(np.searchsorted(table, BOUNDARY_MARKER)) + 1)
+    seg = xp.where(boundary, code, seg).astype(xp.int32, copy=False)
     return seg.reshape(-1, 3), table
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, device_reduce
 
 _EPS = np.finfo(np.float64).eps / 2  # unit roundoff, 2^-53
 ORIENT_BOUND = (3.0 + 16.0 * _EPS) * _EPS
@@ -49,8 +49,11 @@ def orient2d_signs(ax: Any, ay: Any, bx: Any, by: Any, cx: Any, cy: Any) -> Any:
     det = left - right
     bound = ORIENT_BOUND * (xp.abs(left) + xp.abs(right))
     sign = xp.where(det > bound, 1, xp.where(-det > bound, -1, 0)).astype(xp.int8)
-    unsure = backend.to_host(xp.flatnonzero(sign == 0))
-    if unsure.size:
+    # counted with device_reduce (CuPy's flatnonzero adds a scan kernel past 512 elements:
+    # issue 19); the few unsure ones are listed on the host, where they are decided
+    undecided = sign == 0
+    if device_reduce.any_true(undecided):
+        unsure = np.flatnonzero(backend.to_host(undecided))
         coords = [backend.to_host(v[unsure]) for v in (ax, ay, bx, by, cx, cy)]
         exact = [orient2d(*(float(v[i]) for v in coords)) for i in range(unsure.size)]
         sign[xp.asarray(unsure)] = xp.asarray(exact, dtype=xp.int8)
