@@ -107,7 +107,8 @@ class NumpyKernels:
         low[:] = out % int(n_nodes)
 
     def eval_complex(self, n_launch, kind, c_src, c_dst, c_off, n_complex, D, dblocks, P,
-                     words, objects, obj_size, node_of_var, bit_of_var, n_vars, n_nodes,
+                     words, objects, node_of_bit, null_bit, obj_size, node_of_var, bit_of_var,
+                     n_vars, n_nodes,
                      table, mask, keys, capacity, merges, merge_capacity, counters, claim,
                      changed_at, clock, occupied, block_words, bitmap_words, ext_blocks):
         stamp = int(clock[0])
@@ -137,6 +138,9 @@ class NumpyKernels:
                         b = (d & -d).bit_length() - 1
                         d &= d - 1
                         obj = int(objects[w * 64 + b])
+                        # The kernel reads offset 0's node from node_of_bit: it must agree.
+                        assert int(node_of_bit[w * 64 + b]) == int(node_of_var[obj])
+                        assert (w * 64 + b == int(null_bit)) == (obj == 1)
                         if k == GEP:
                             if obj_size[obj] <= off or obj + off >= n_vars:
                                 continue

@@ -207,6 +207,11 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     objects = cp.asarray(lay.objects, dtype=i64)
     obj_size = cp.asarray(lay.obj_size, dtype=i64)
     node_of_var = cp.asarray(lay.node_of_var, dtype=i64)
+    # The node of each bit's object, relabelled with node_of_var after merges; and the
+    # null object's bit (-1: not an object here), which stores skip.
+    node_of_bit = node_of_var[objects]
+    null_at = int(np.searchsorted(lay.objects, 1))
+    null_bit = null_at if null_at < lay.objects.size and lay.objects[null_at] == 1 else -1
     bit_of_var = cp.asarray(lay.bit_of_var, dtype=i64)
     # Online HCD facts ride along as kind 5 with the pointer x in src and y in dst, last:
     # each round evaluates them first (their merges), then the first n_lsg constraints.
@@ -339,7 +344,8 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
                 claim.fill(-1)
             dev.eval_complex(
                 hi - lo, c_kind[lo:hi], c_src[lo:hi], c_dst[lo:hi], c_off[lo:hi],
-                np.int64(hi - lo), D, dblocks, P, np.int64(W), objects, obj_size,
+                np.int64(hi - lo), D, dblocks, P, np.int64(W), objects, node_of_bit,
+                np.int64(null_bit), obj_size,
                 node_of_var, bit_of_var, np.int64(lay.n_vars), np.int64(n), table["keys"],
                 np.uint64(table["mask"]), key_buf, np.int64(capacity), merge_buf,
                 np.int64(merge_capacity), counters, claim, changed_at, clock, occupied,
@@ -399,6 +405,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
                 relabel[member] = new_leader
                 leader = relabel[leader]
                 node_of_var = relabel[node_of_var]
+                node_of_bit = relabel[node_of_bit]
                 c_src = relabel[c_src]
                 c_dst = relabel[c_dst]
                 is_ptr.fill(0)

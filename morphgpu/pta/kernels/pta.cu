@@ -243,6 +243,7 @@ __device__ __forceinline__ u64 warp_reserve(u64* count, bool want) {
 extern "C" __global__ void eval_complex(
     const int* kind, const i64* c_src, const i64* c_dst, const i64* c_off, i64 n_complex,
     const u64* D, const u64* dblocks, u64* P, i64 words, const i64* objects,
+    const i64* node_of_bit, i64 null_bit,
     const i64* obj_size, const i64* node_of_var, const i64* bit_of_var, i64 n_vars,
     i64 n_nodes, i64* table, u64 mask, i64* keys, i64 capacity, i64* merges,
     i64 merge_capacity, u64* counters, i64* claim, int* changed_at, const int* clock,
@@ -274,7 +275,12 @@ extern "C" __global__ void eval_complex(
                         if (d) {
                             const int bit = __ffsll((long long)d) - 1;
                             d &= d - 1;
-                            const i64 obj = objects[w * 64 + bit];
+                            const i64 b = w * 64 + bit;
+                            // Offset 0 (most loads and stores, every HCD fact) needs only
+                            // the object's node: one read of node_of_bit instead of the
+                            // object, its size and its node.
+                            const bool whole = k != 4 && off == 0;
+                            const i64 obj = whole ? -1 : objects[b];
                             if (k == 4) {
                                 const i64 tbit = pta::gep_bit(obj, off, obj_size, bit_of_var,
                                                               n_vars);
@@ -291,7 +297,7 @@ extern "C" __global__ void eval_complex(
                                     }
                                 }
                             } else if (k == 5) {
-                                const i64 a = obj == 1 ? dst : node_of_var[obj];
+                                const i64 a = b == null_bit ? dst : node_of_bit[b];
                                 if (a != dst) {
                                     // claim is reset to ~0 (unclaimed) by the host.
                                     const u64 old = atomicMin((unsigned long long*)(claim + a),
@@ -305,8 +311,10 @@ extern "C" __global__ void eval_complex(
                                     }
                                 }
                             } else {
-                                const i64 tn = pta::field_node(obj, off, k == 3, obj_size,
-                                                               node_of_var, n_vars);
+                                const i64 tn =
+                                    !whole ? pta::field_node(obj, off, k == 3, obj_size,
+                                                             node_of_var, n_vars)
+                                    : (k == 3 && b == null_bit) ? -1 : node_of_bit[b];
                                 const i64 from = k == 2 ? tn : src, to = k == 2 ? dst : tn;
                                 if (tn >= 0 && from != to &&
                                     table_insert(table, mask, to * n_nodes + from, MAX_PROBES,
