@@ -175,17 +175,23 @@ class NumpyKernels:
                                 emit(to * n + frm, keys, capacity, gpu.N_NEW)
 
     def merge_rows(self, n_items, P, seen, D, dblocks, was_ptr, member, leader, n_members,
-                   words, changed_at, ext_blocks, clock, occupied, bitmap_words):
+                   words, changed_at, ext_blocks, clock, occupied, block_words, bitmap_words):
         bmw = int(bitmap_words)
-        for m, L in zip(member.tolist(), leader.tolist()):
-            P[L * words:(L + 1) * words] |= P[m * words:(m + 1) * words]
+        pairs = list(zip(member.tolist(), leader.tolist()))
+        if self.jacobi:  # another order of the members' ORs
+            pairs.reverse()
+        for m, L in pairs:
+            mine = P[m * words:(m + 1) * words].copy()
+            old = P[L * words:(L + 1) * words].copy()
+            P[L * words:(L + 1) * words] |= mine
+            for w in np.flatnonzero(old != mine).tolist():
+                _mark_occupied(ext_blocks, L, w, block_words, bitmap_words)
             if was_ptr[m]:
                 D[L * words:(L + 1) * words] |= D[m * words:(m + 1) * words]
                 dblocks[L * bmw:(L + 1) * bmw] |= dblocks[m * bmw:(m + 1) * bmw]
             occupied[L * bmw:(L + 1) * bmw] |= occupied[m * bmw:(m + 1) * bmw]
             seen[L * words:(L + 1) * words] &= seen[m * words:(m + 1) * words]
             changed_at[L] = clock[0]
-            ext_blocks[L * bmw:(L + 1) * bmw] = ~np.uint64(0)
 
     def relabel_tag(self, n_items, old, n_old, batch, n_batch, relabel, n_nodes, tagged):
         n = int(n_nodes)

@@ -400,7 +400,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
                 stats["nodes_merged"] += merged_now
                 dev.merge_rows(merged_now * W, P, seen, D, dblocks, is_ptr, member, new_leader,
                                np.int64(merged_now), np.int64(W), changed_at, ext_blocks,
-                               clock, occupied, np.int64(bitmap_words))
+                               clock, occupied, np.int64(block_words), np.int64(bitmap_words))
                 relabel = cp.arange(n, dtype=i64)
                 relabel[member] = new_leader
                 leader = relabel[leader]

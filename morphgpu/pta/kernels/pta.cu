@@ -372,8 +372,13 @@ extern "C" __global__ void merge_batch(const i64* old, i64 n_old, const i64* bat
 
 // Merged nodes: each member's row is ORed into its leader's, the leader's `seen` keeps
 // only what every member had seen (so each moved constraint still sees every object),
-// and the leader is marked changed in every block (its out-neighbours, the members' ones
-// included, pull its whole row). The leader pulls nothing extra: at the end of the last
+// and the leader's ext_blocks name the blocks where the rows of the group were not all
+// equal: an out-neighbour of the leader or of a member (all the leader's now) held one of
+// those rows, so only there can the union hold something it lacks. (A thread whose OR
+// found a word other than its member's marks the block; if the group's words differ,
+// some member's thread finds one: the first to OR sees the leader's old word, a later one
+// the union so far.) Every block was marked before: one merged node then sent its whole
+// set down every out-edge. The leader pulls nothing extra: at the end of the last
 // propagation every member held its in-neighbours' sets, and the leader now holds the
 // members'. Merges happen in the middle of a round (after the HCD facts, before the loads
 // and stores: gpu.py), so a member's delta of this round (D and dblocks, valid where
@@ -383,17 +388,18 @@ extern "C" __global__ void merge_rows(u64* P, u64* seen, u64* D, u64* dblocks,
                                       const unsigned char* was_ptr, const i64* member,
                                       const i64* leader, i64 n_members, i64 words,
                                       int* changed_at, u64* ext_blocks, const int* clock,
-                                      u64* occupied, i64 bitmap_words) {
+                                      u64* occupied, i64 block_words, i64 bitmap_words) {
     const i64 total = n_members * words;
     for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
         const i64 m = member[i / words], L = leader[i / words], w = i % words;
-        atomicOr(&P[L * words + w], P[m * words + w]);
+        const u64 mine = P[m * words + w];
+        if (atomicOr(&P[L * words + w], mine) != mine)
+            mark_occupied(ext_blocks, L, w, block_words, bitmap_words);
         atomicAnd(&seen[L * words + w], seen[m * words + w]);
         const bool delta = was_ptr[m] != 0;
         if (delta) atomicOr(&D[L * words + w], D[m * words + w]);
         if (w < bitmap_words) {  // bitmap_words <= words
             atomicOr(&occupied[L * bitmap_words + w], occupied[m * bitmap_words + w]);
-            ext_blocks[L * bitmap_words + w] = ~0ull;
             if (delta) atomicOr(&dblocks[L * bitmap_words + w], dblocks[m * bitmap_words + w]);
         }
         if (w == 0) changed_at[L] = *clock;
