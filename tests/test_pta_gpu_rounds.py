@@ -46,7 +46,7 @@ class _Event:
 FAKE_CP = types.SimpleNamespace(
     **{name: getattr(np, name) for name in (
         "int64", "uint64", "int32", "uint32", "bool_", "zeros", "zeros_like", "full",
-        "ones", "asarray", "sort", "empty", "arange", "searchsorted", "flatnonzero",
+        "ones", "asarray", "sort", "empty", "empty_like", "arange", "searchsorted", "flatnonzero",
         "concatenate", "minimum", "uint8", "unique", "repeat", "cumsum", "where",
         "bitwise_or")},
     cuda=types.SimpleNamespace(

@@ -183,7 +183,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     n, W = lay.n_nodes, lay.n_words
     i64 = cp.int64
     P = cp.zeros(n * W, dtype=cp.uint64)
-    seen = cp.zeros_like(P)
+    seen = cp.empty_like(P)  # written once below, when the pointer rows are known
     D = cp.zeros_like(P)
     changed_at = cp.full(n, -1, dtype=cp.int32)  # clock value when rules outside sweeps grew
     block_words, bitmap_words = _block_layout(W)
@@ -236,7 +236,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     # zero there handed the leader's whole set to its loads and stores again (gdb: 8 % fewer
     # objects read from deltas, mplayer 30 %).
     never_read = cp.where(is_ptr == 0, ~np.uint64(0), np.uint64(0)).astype(cp.uint64)
-    cp.bitwise_or(seen.reshape(n, W), never_read[:, None], out=seen.reshape(n, W))
+    seen.reshape(n, W)[...] = never_read[:, None]
     has_ptr = bool(ptr_nodes.size)
     leader = cp.arange(n, dtype=i64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
