@@ -15,6 +15,12 @@ it maps int32 and float32 weights bit-wise, and float64 (int64) weights through 
 launch stops early with STAT_INEXACT and the runner maps the keys on the host
 (keys.weight_keys: through float32 where exact, else ranks) and launches again. NaN
 weights are found by the kernel.
+
+The SciPy door (``minimum_spanning_tree`` on a CuPy matrix) keeps one runner per cached
+graph (``kept_runner``: its buffers and plan, weights rebound each call), runs the graph
+as not declared symmetric (the kernel then skips an entry whose reverse twin orders
+first, so a matrix stored both ways pushes half its entries) and builds its CSR result
+with ``mst_write_matrix`` after the one stats read.
 """
 
 from __future__ import annotations
