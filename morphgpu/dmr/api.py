@@ -84,28 +84,29 @@ def _host(value: Any, name: str, dtype: Any, width: int | None) -> np.ndarray:
     return arr
 
 
-def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
+def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64) -> dict[str, np.ndarray]:
+    """The user's dict checked, as host arrays (indices as ``index_dtype``: Triangle's own
+    int32 for :func:`refine_by_triangle`, which then passes them on without a copy)."""
     if not isinstance(mesh, dict) or "vertices" not in mesh:
         raise ValueError("mesh: expected a Triangle-style dict with at least 'vertices'")
     out: dict[str, np.ndarray] = {}
     v = _host(mesh["vertices"], "vertices", np.float64, 2)
     if len(v) < 3:
         raise ValueError(f"mesh['vertices']: need at least 3 vertices, got {len(v)}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("mesh['vertices']: coordinates must be finite (found NaN or inf)")
-    _check_scale(v, "vertices")
+    _check_scale(v, "vertices")  # finite, not too large, not too small
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
             raw = backend.to_host(mesh[name])
             integral = np.asarray(raw).dtype.kind in "iu"  # the usual case: no float detour
-            arr = _host(raw, name, np.int64 if integral else np.float64, width)
+            # integers are range-checked in their own dtype, then converted once
+            arr = _host(raw, name, None if integral else np.float64, width)
             if len(arr) and (
                 (not integral and np.any(arr != np.round(arr)))
                 or arr.min() < 0 or arr.max() >= len(v)
             ):
                 raise ValueError(f"mesh['{name}']: indices must be integers in [0, {len(v)})")
-            out[name] = arr.astype(np.int64, copy=False)
+            out[name] = arr.astype(index_dtype, copy=False)
     if mesh.get("holes") is not None:
         out["holes"] = _host(mesh["holes"], "holes", np.float64, 2)
         if not np.all(np.isfinite(out["holes"])):
@@ -146,13 +147,20 @@ MIN_EXTENT = 1e-75
 
 
 def _check_scale(v: np.ndarray, name: str) -> None:
-    top = float(np.abs(v).max())
+    """Finite coordinates of a supported magnitude and extent, from one min and one max
+    pass (a NaN or an infinity shows in them: NumPy's min and max propagate NaN)."""
+    # per column: NumPy's min(axis=0) over an n×2 array is about 25x slower than these
+    lo = np.array([v[:, 0].min(), v[:, 1].min()])
+    hi = np.array([v[:, 0].max(), v[:, 1].max()])
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError(f"mesh['{name}']: coordinates must be finite (found NaN or inf)")
+    top = float(max(np.abs(lo).max(), np.abs(hi).max()))
     if top > MAX_COORDINATE:
         raise ValueError(
             f"mesh['{name}']: coordinates up to {top:.3g} in magnitude; at most "
             f"{MAX_COORDINATE:g} are supported (scale the input)"
         )
-    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+    extent = float((hi - lo).max())
     if 0 < extent < MIN_EXTENT:
         raise ValueError(
             f"mesh['{name}']: the vertices span only {extent:.3g}; at least {MIN_EXTENT:g} "
@@ -248,16 +256,16 @@ def _real(value: Any, name: str, expected: str) -> float:
 BYTES_PER_TRIANGLE = 48
 
 
-def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
+def _check_output_size(src: dict[str, np.ndarray], max_area: float,
+                       area: float | None = None) -> None:
     """Refuse, before the first round, an area bound whose mesh cannot fit in memory.
 
     Every output triangle has area at most ``max_area``, so the output has at least
-    (domain area) / max_area triangles.
+    (domain area) / max_area triangles. ``area``: the domain's, where the caller has it
+    (:func:`_mesh_area`, on the mesh's side); else it is summed from ``src``.
     """
-    v, tri = src["vertices"], src["triangles"]
-    a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
-    ab, ac = b - a, c - a
-    area = float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+    if area is None:
+        area = _domain_area(src["vertices"], src["triangles"])
     estimate = area / max_area
     needed = estimate * BYTES_PER_TRIANGLE if estimate > 2**60 else (
         int(estimate) * BYTES_PER_TRIANGLE
@@ -275,11 +283,43 @@ def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
 MIN_FEATURE_RATIO = 2.0**-40
 
 
-def _check_resolution(src: dict[str, np.ndarray]) -> None:
-    v, tri = src["vertices"], src["triangles"]
+def _corners(mesh: Mesh) -> tuple[list[Any], list[Any]]:
+    """([xa, xb, xc], [ya, yb, yc]): the corners' coordinates per triangle, 1-D gathers on
+    the mesh's side (no n×3×2 copies)."""
+    t = [mesh.tri[:, i] for i in range(3)]
+    return [mesh.x[c] for c in t], [mesh.y[c] for c in t]
+
+
+def _mesh_area(mesh: Mesh) -> float:
+    """The domain's area (the triangles' total) on the mesh's side; the per-triangle
+    areas are summed on the host (one n-element copy from the device, no CuPy reduction:
+    issue 19)."""
+    (xa, xb, xc), (ya, yb, yc) = _corners(mesh)
+    twice = (xb - xa) * (yc - ya) - (yb - ya) * (xc - xa)
+    return float(np.abs(backend.to_host(twice)).sum() / 2)
+
+
+def _check_resolution(mesh: Mesh) -> None:
+    """The shortest edge against the extent, on the mesh's side: squared lengths (no
+    square root over every edge) and device_reduce's min/max (one build on the GPU). The
+    numbers of the message are recomputed in full where it fails."""
+    (xa, xb, xc), (ya, yb, yc) = _corners(mesh)
+    xp = backend.array_module(xa)
+    length2 = [(p - q) * (p - q) + (u - w) * (u - w)
+               for p, q, u, w in ((xb, xa, yb, ya), (xc, xb, yc, yb), (xa, xc, ya, yc))]
+    shortest2 = device_reduce.min_max(xp.minimum(xp.minimum(length2[0], length2[1]),
+                                                 length2[2]))[0]
+    xlo, xhi = device_reduce.min_max(mesh.x)
+    ylo, yhi = device_reduce.min_max(mesh.y)
+    extent = max(xhi - xlo, yhi - ylo)
+    limit = extent * MIN_FEATURE_RATIO
+    if shortest2 >= limit * limit and shortest2 > 0:
+        return
+    # the failing case (or a squared length that underflowed): the old host computation
+    x, y, tri = (backend.to_host(a) for a in (mesh.x, mesh.y, mesh.tri))
+    v = np.stack([x, y], axis=1)
     a, b = v[tri], v[np.roll(tri, -1, axis=1)]
     shortest = float(np.sqrt(((a - b) ** 2).sum(axis=2)).min())
-    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
     if shortest < extent * MIN_FEATURE_RATIO:
         raise ValueError(
             f"mesh['vertices']: the shortest edge ({shortest:.3g}) is {shortest / extent:.3g} "
@@ -322,9 +362,11 @@ def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], N
 
 
 def _domain_area(vertices: np.ndarray, triangles: np.ndarray) -> float:
-    a, b, c = vertices[triangles[:, 0]], vertices[triangles[:, 1]], vertices[triangles[:, 2]]
-    ab, ac = b - a, c - a
-    return float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+    x, y = vertices[:, 0], vertices[:, 1]
+    a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
+    ax, ay = x[a], y[a]
+    twice = (x[b] - ax) * (y[c] - ay) - (y[b] - ay) * (x[c] - ax)
+    return float(np.abs(twice).sum() / 2)
 
 
 def estimate_output_triangles(src: dict[str, np.ndarray], min_angle: float,
@@ -481,9 +523,9 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
     ours, src = prepare(mesh, side)
-    _check_resolution(src)
+    _check_resolution(ours)  # both on the mesh's side: the device's for side == "gpu"
     if max_area is not None:
-        _check_output_size(src, float(max_area))
+        _check_output_size(src, float(max_area), area=_mesh_area(ours))
     progress = _memory_guard(progress)
     ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
