@@ -186,7 +186,9 @@ def mesh_from_arrays(
     vertices = xp.asarray(vertices, dtype=xp.float64)
     x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
     nv = len(x)
-    tri = orient_ccw(x, y, xp.asarray(triangles, dtype=xp.int64))
+    # copied in its own dtype, converted where it lands (CuPy converts a NumPy array to
+    # the asked dtype on the host before copying it)
+    tri = orient_ccw(x, y, xp.asarray(triangles).astype(xp.int64, copy=False))
     nbr = build_neighbors(tri, nv)
     segs = np.zeros((0, 2), dtype=np.int64) if segments is None else np.asarray(segments, np.int64)
     seg, table = edge_segment_codes(tri, nbr, nv, segs, segment_markers)
