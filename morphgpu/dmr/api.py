@@ -342,11 +342,11 @@ def _check_resolution(mesh: Mesh) -> None:
     limit = extent * MIN_FEATURE_RATIO
     if shortest2 >= limit * limit and shortest2 > 0:
         return
-    # the failing case (or a squared length that underflowed): the old host computation
+    # the failing case (or a squared length that underflowed): lengths in full on the
+    # host, by hypot (no underflow: the message names the real length)
     x, y, tri = (backend.to_host(a) for a in (mesh.x, mesh.y, mesh.tri))
-    v = np.stack([x, y], axis=1)
-    a, b = v[tri], v[np.roll(tri, -1, axis=1)]
-    shortest = float(np.sqrt(((a - b) ** 2).sum(axis=2)).min())
+    nxt = np.roll(tri, -1, axis=1)
+    shortest = float(np.hypot(x[nxt] - x[tri], y[nxt] - y[tri]).min())
     if shortest < extent * MIN_FEATURE_RATIO:
         raise ValueError(
             f"mesh['vertices']: the shortest edge ({shortest:.3g}) is {shortest / extent:.3g} "
