@@ -275,6 +275,8 @@ def _row(args, record, triangle, kind: str, target: int, device: str, tmp: str) 
         gpu_stuck=steady_stats.get("gpu_stuck", 0),
         stuck_retries=steady_stats.get("stuck_retries", 0),
         prepare_s=steady_stats["prepare_seconds"],
+        # its steps (api.prepare_parts: validate, triangulate, mesh, checks, layout)
+        **{f"prepare_{k}_s": v for k, v in steady_stats.get("prepare_parts", {}).items()},
         finish_s=steady_stats.get("finish_seconds", 0.0),
         output_s=steady_stats["output_seconds"],
         loop_s=loop_s,

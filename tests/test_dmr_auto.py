@@ -109,3 +109,20 @@ def test_estimate_is_within_a_factor_of_two_of_triangle(angle):
     real = len(triangle.triangulate(square, f"pq{angle:g}a0.0001Q")["triangles"])
     estimate = api.estimate_output_triangles(api._validated(square), angle, 1e-4)
     assert real / 2 <= estimate <= 2 * real
+
+
+def test_the_triangle_side_validates_once_and_reads_only_sizes(fake_gpu, monkeypatch):
+    # issue 19: auto -> Triangle costs what Triangle costs, plus one pass of our checks
+    mesh = api.random_mesh(300, seed=5)
+    seen = []
+    validated = api._validated
+    monkeypatch.setattr(api, "_validated",
+                        lambda *a, **k: seen.append(1) or validated(*a, **k))
+    _, stats = api.refine_with_stats(mesh, min_angle=30.0, device="auto")
+    assert stats["engine"] == "triangle" and len(seen) == 1
+    # the choice itself looks at lengths (and the bounding box for max_area) only
+    assert api._auto_on_gpu({"vertices": np.zeros((10, 2))}, 30.0, None) == "triangle"
+    nan = {"vertices": np.array([[0, 0], [1, np.nan], [0, 1.0]])}
+    assert api._auto_on_gpu(nan, 30.0, 0.1) == "gpu"  # where the checks name the problem
+    with pytest.raises(ValueError, match="finite"):
+        api.prepare(nan)

@@ -471,3 +471,17 @@ def test_solve_refuses_arguments_of_the_wrong_type(arg, value):
     cnf = satsp.random_ksat(10, 3, ratio=2.0, seed=0)
     with pytest.raises(ValueError, match=f"solve: {arg} must be"):
         satsp.solve(cnf, device="cpu", **{arg: value})
+
+
+def test_resolution_message_survives_an_underflowing_squared_length():
+    # the check compares squared lengths; where one underflows to 0 the message's numbers
+    # are recomputed in full (1e-170 squared is below the smallest double)
+    tiny = np.array([[0, 0], [1e-170, 0], [0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"shortest edge \(1e-170\) is .* of the extent"):
+        dmr.refine({"vertices": tiny}, device="cpu")
+
+
+def test_prepare_reports_its_parts():
+    _, stats = dmr.refine_with_stats(dmr.random_mesh(50, seed=1), device="cpu")
+    assert set(stats["prepare_parts"]) == {"validate", "triangulate", "mesh", "checks",
+                                           "layout"}

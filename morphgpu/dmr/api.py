@@ -9,9 +9,11 @@ refinement to Triangle (``triangle.triangulate`` with ``-rpq<angle>a<area>``), w
 faster than our NumPy rounds; ``device="cpu"`` runs our NumPy path, the CPU twin of the
 GPU kernels that the tests compare them with. On a machine with a GPU, ``device="auto"``
 runs the GPU path only where it pays: an input whose refined mesh is expected to have
-fewer than ``AUTO_GPU_MIN_TRIANGLES`` triangles (:func:`estimate_output_triangles`, from
-the input's size, the angle and the area bound) goes to Triangle too, and the choice is
-logged (logger ``morphgpu``, INFO) and named in the statistics (``auto``). The first GPU
+fewer than ``AUTO_GPU_MIN_TRIANGLES`` triangles (from the input's sizes, the angle and
+the area bound over the vertices' bounding box: no pass over the triangles, so the
+Triangle side costs little more than Triangle; :func:`estimate_output_triangles` is the
+finer figure, from the domain's area) goes to Triangle too, and the choice is logged
+(logger ``morphgpu``, INFO) and named in the statistics (``auto``). The first GPU
 refinement in a process also loads every kernel build and CuPy kernel the GPU path uses
 (:func:`warm_up_gpu`), so no later input compiles anything. Per-triangle area limits
 (``triangle_max_area``, Triangle's ``.area`` files with ``-r -a``) always run through
@@ -84,28 +86,30 @@ def _host(value: Any, name: str, dtype: Any, width: int | None) -> np.ndarray:
     return arr
 
 
-def _validated(mesh: dict[str, Any]) -> dict[str, np.ndarray]:
+def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64) -> dict[str, np.ndarray]:
+    """The user's dict checked, as host arrays (indices as ``index_dtype``; None: int32
+    and int64 arrays as they are, other integers as int64)."""
     if not isinstance(mesh, dict) or "vertices" not in mesh:
         raise ValueError("mesh: expected a Triangle-style dict with at least 'vertices'")
     out: dict[str, np.ndarray] = {}
     v = _host(mesh["vertices"], "vertices", np.float64, 2)
     if len(v) < 3:
         raise ValueError(f"mesh['vertices']: need at least 3 vertices, got {len(v)}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("mesh['vertices']: coordinates must be finite (found NaN or inf)")
-    _check_scale(v, "vertices")
+    _check_scale(v, "vertices")  # finite, not too large, not too small
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
             raw = backend.to_host(mesh[name])
             integral = np.asarray(raw).dtype.kind in "iu"  # the usual case: no float detour
-            arr = _host(raw, name, np.int64 if integral else np.float64, width)
+            # integers are range-checked in their own dtype, then converted once
+            arr = _host(raw, name, None if integral else np.float64, width)
             if len(arr) and (
                 (not integral and np.any(arr != np.round(arr)))
                 or arr.min() < 0 or arr.max() >= len(v)
             ):
                 raise ValueError(f"mesh['{name}']: indices must be integers in [0, {len(v)})")
-            out[name] = arr.astype(np.int64, copy=False)
+            keep = index_dtype is None and arr.dtype in (np.int32, np.int64)
+            out[name] = arr if keep else arr.astype(index_dtype or np.int64, copy=False)
     if mesh.get("holes") is not None:
         out["holes"] = _host(mesh["holes"], "holes", np.float64, 2)
         if not np.all(np.isfinite(out["holes"])):
@@ -146,13 +150,20 @@ MIN_EXTENT = 1e-75
 
 
 def _check_scale(v: np.ndarray, name: str) -> None:
-    top = float(np.abs(v).max())
+    """Finite coordinates of a supported magnitude and extent, from one min and one max
+    pass (a NaN or an infinity shows in them: NumPy's min and max propagate NaN)."""
+    # per column: NumPy's min(axis=0) over an n×2 array is about 25x slower than these
+    lo = np.array([v[:, 0].min(), v[:, 1].min()])
+    hi = np.array([v[:, 0].max(), v[:, 1].max()])
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError(f"mesh['{name}']: coordinates must be finite (found NaN or inf)")
+    top = float(max(np.abs(lo).max(), np.abs(hi).max()))
     if top > MAX_COORDINATE:
         raise ValueError(
             f"mesh['{name}']: coordinates up to {top:.3g} in magnitude; at most "
             f"{MAX_COORDINATE:g} are supported (scale the input)"
         )
-    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+    extent = float((hi - lo).max())
     if 0 < extent < MIN_EXTENT:
         raise ValueError(
             f"mesh['{name}']: the vertices span only {extent:.3g}; at least {MIN_EXTENT:g} "
@@ -163,15 +174,23 @@ def _check_scale(v: np.ndarray, name: str) -> None:
 
 def _all_collinear(v: np.ndarray) -> bool:
     """Exactly: do all points lie on one line (Triangle crashes on such input)?"""
-    from .predicates import orient2d_signs  # noqa: PLC0415
+    from .predicates import ORIENT_BOUND, orient2d_signs  # noqa: PLC0415
 
-    distinct = np.nonzero(np.any(v != v[0], axis=1))[0]
-    if len(distinct) == 0:
+    differs = (v[:, 0] != v[0, 0]) | (v[:, 1] != v[0, 1])
+    k = int(np.argmax(differs))
+    if not differs[k]:
         return True
-    a, b = v[0], v[distinct[0]]
+    a, b = v[0], v[k]
+    # the float filter over all points first: any point it puts clearly off the line
+    # answers (the usual case, in one vectorised pass); exact signs only where it cannot
+    x, y = v[:, 0], v[:, 1]
+    left = (a[0] - x) * (b[1] - y)
+    right = (a[1] - y) * (b[0] - x)
+    if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
+        return False
     ones = np.ones(len(v))
     return not orient2d_signs(a[0] * ones, a[1] * ones, b[0] * ones, b[1] * ones,
-                              v[:, 0], v[:, 1]).any()
+                              x, y).any()
 
 
 def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -215,24 +234,40 @@ def _to_mesh(m: dict[str, np.ndarray], side: str) -> Mesh:
 
 def _morton_layout(mesh: Mesh) -> Mesh:
     """Triangles in Morton order of their centroids, so cavities stay in one thread's range."""
-    cx = mesh.x[mesh.tri].mean(axis=1)
-    cy = mesh.y[mesh.tri].mean(axis=1)
+    t = [mesh.tri[:, i] for i in range(3)]  # element-wise (no CuPy mean: a reduction)
+    cx = (mesh.x[t[0]] + mesh.x[t[1]] + mesh.x[t[2]]) / 3
+    cy = (mesh.y[t[0]] + mesh.y[t[1]] + mesh.y[t[2]]) / 3
     return permute_triangles(mesh, morton_order(cx, cy))
 
 
-def prepare(mesh: dict[str, Any], side: str = "cpu") -> tuple[Mesh, dict[str, np.ndarray]]:
-    """(our mesh, built on ``side``; the triangulated input, on the host) from a user's dict."""
-    src = _validated(mesh)
+def prepare(mesh: dict[str, Any], side: str = "cpu",
+            parts: dict[str, float] | None = None) -> tuple[Mesh, dict[str, np.ndarray]]:
+    """(our mesh, built on ``side``; the triangulated input, on the host) from a user's dict.
+
+    For ``side="gpu"`` the index arrays keep their integer dtype on the host (Triangle's
+    int32: half the bytes to copy) and become int64 on the device. ``parts``: receives
+    the seconds of each step (validate, triangulate, mesh), the device synchronised at
+    the end of each.
+    """
+    t0 = time.perf_counter()
+    src = _validated(mesh, np.int64 if side == "cpu" else None)
+    t1 = time.perf_counter()
     if "triangles" not in src or len(src["triangles"]) == 0:
         tri_out = initial_triangulation(src)
         src = {**src, **{k: np.asarray(v) for k, v in tri_out.items()}}
-        src["triangles"] = src["triangles"].astype(np.int64)
-        if "segments" in src:
-            src["segments"] = src["segments"].astype(np.int64)
+        for name in ("triangles", "segments"):
+            if name in src and side == "cpu":
+                src[name] = src[name].astype(np.int64)
         for name in ("vertex_markers", "segment_markers"):
             if name in src:
                 src[name] = src[name].astype(np.int64).ravel()
-    return _to_mesh(src, side), src
+    t2 = time.perf_counter()
+    ours = _to_mesh(src, side)
+    if parts is not None:
+        backend.synchronize()
+        parts.update(validate=t1 - t0, triangulate=t2 - t1,
+                     mesh=time.perf_counter() - t2)
+    return ours, src
 
 
 def _real(value: Any, name: str, expected: str) -> float:
@@ -248,16 +283,16 @@ def _real(value: Any, name: str, expected: str) -> float:
 BYTES_PER_TRIANGLE = 48
 
 
-def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
+def _check_output_size(src: dict[str, np.ndarray], max_area: float,
+                       area: float | None = None) -> None:
     """Refuse, before the first round, an area bound whose mesh cannot fit in memory.
 
     Every output triangle has area at most ``max_area``, so the output has at least
-    (domain area) / max_area triangles.
+    (domain area) / max_area triangles. ``area``: the domain's, where the caller has it
+    (:func:`_mesh_area`, on the mesh's side); else it is summed from ``src``.
     """
-    v, tri = src["vertices"], src["triangles"]
-    a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
-    ab, ac = b - a, c - a
-    area = float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+    if area is None:
+        area = _domain_area(src["vertices"], src["triangles"])
     estimate = area / max_area
     needed = estimate * BYTES_PER_TRIANGLE if estimate > 2**60 else (
         int(estimate) * BYTES_PER_TRIANGLE
@@ -275,11 +310,43 @@ def _check_output_size(src: dict[str, np.ndarray], max_area: float) -> None:
 MIN_FEATURE_RATIO = 2.0**-40
 
 
-def _check_resolution(src: dict[str, np.ndarray]) -> None:
-    v, tri = src["vertices"], src["triangles"]
-    a, b = v[tri], v[np.roll(tri, -1, axis=1)]
-    shortest = float(np.sqrt(((a - b) ** 2).sum(axis=2)).min())
-    extent = float(max(np.ptp(v[:, 0]), np.ptp(v[:, 1])))
+def _corners(mesh: Mesh) -> tuple[list[Any], list[Any]]:
+    """([xa, xb, xc], [ya, yb, yc]): the corners' coordinates per triangle, 1-D gathers on
+    the mesh's side (no n×3×2 copies)."""
+    t = [mesh.tri[:, i] for i in range(3)]
+    return [mesh.x[c] for c in t], [mesh.y[c] for c in t]
+
+
+def _mesh_area(mesh: Mesh) -> float:
+    """The domain's area (the triangles' total) on the mesh's side; the per-triangle
+    areas are summed on the host (one n-element copy from the device, no CuPy reduction:
+    issue 19)."""
+    (xa, xb, xc), (ya, yb, yc) = _corners(mesh)
+    twice = (xb - xa) * (yc - ya) - (yb - ya) * (xc - xa)
+    return float(np.abs(backend.to_host(twice)).sum() / 2)
+
+
+def _check_resolution(mesh: Mesh) -> None:
+    """The shortest edge against the extent, on the mesh's side: squared lengths (no
+    square root over every edge) and device_reduce's min/max (one build on the GPU). The
+    numbers of the message are recomputed in full where it fails."""
+    (xa, xb, xc), (ya, yb, yc) = _corners(mesh)
+    xp = backend.array_module(xa)
+    length2 = [(p - q) * (p - q) + (u - w) * (u - w)
+               for p, q, u, w in ((xb, xa, yb, ya), (xc, xb, yc, yb), (xa, xc, ya, yc))]
+    shortest2 = device_reduce.min_max(xp.minimum(xp.minimum(length2[0], length2[1]),
+                                                 length2[2]))[0]
+    xlo, xhi = device_reduce.min_max(mesh.x)
+    ylo, yhi = device_reduce.min_max(mesh.y)
+    extent = max(xhi - xlo, yhi - ylo)
+    limit = extent * MIN_FEATURE_RATIO
+    if shortest2 >= limit * limit and shortest2 > 0:
+        return
+    # the failing case (or a squared length that underflowed): lengths in full on the
+    # host, by hypot (no underflow: the message names the real length)
+    x, y, tri = (backend.to_host(a) for a in (mesh.x, mesh.y, mesh.tri))
+    nxt = np.roll(tri, -1, axis=1)
+    shortest = float(np.hypot(x[nxt] - x[tri], y[nxt] - y[tri]).min())
     if shortest < extent * MIN_FEATURE_RATIO:
         raise ValueError(
             f"mesh['vertices']: the shortest edge ({shortest:.3g}) is {shortest / extent:.3g} "
@@ -322,9 +389,11 @@ def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], N
 
 
 def _domain_area(vertices: np.ndarray, triangles: np.ndarray) -> float:
-    a, b, c = vertices[triangles[:, 0]], vertices[triangles[:, 1]], vertices[triangles[:, 2]]
-    ab, ac = b - a, c - a
-    return float(np.abs(ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]).sum() / 2)
+    x, y = vertices[:, 0], vertices[:, 1]
+    a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
+    ax, ay = x[a], y[a]
+    twice = (x[b] - ax) * (y[c] - ay) - (y[b] - ay) * (x[c] - ax)
+    return float(np.abs(twice).sum() / 2)
 
 
 def estimate_output_triangles(src: dict[str, np.ndarray], min_angle: float,
@@ -352,21 +421,29 @@ def estimate_output_triangles(src: dict[str, np.ndarray], min_angle: float,
 
 def _auto_on_gpu(mesh: dict[str, Any], min_angle: float, max_area: float | None) -> str:
     """Under device="auto" with a GPU: "gpu", or "triangle" for an input too small for the
-    GPU to pay (AUTO_GPU_MIN_TRIANGLES). Large inputs are told apart by their length alone
-    (no second validation pass); malformed input goes on to the GPU path, whose checks
-    name the problem."""
+    GPU to pay (AUTO_GPU_MIN_TRIANGLES). Decided from the input's sizes alone, so the
+    Triangle side costs nothing before Triangle's own call (which validates what it is
+    handed, issue 19): the input's triangles (twice its vertices for a PSLG) times the
+    angle's growth, and with ``max_area`` the vertices' bounding box over it (at least the
+    domain's area, so a large area term is not missed; a domain with holes may be sent to
+    the GPU a little early). Malformed input goes on to the GPU path, whose checks name
+    the problem."""
     if float(min_angle) > TERMINATION_ANGLE:
         return "gpu"  # Triangle may not terminate; ours stops after a bound on rounds
     try:
         given = mesh.get("triangles")
-        n_in = len(given) if given is not None and len(given) else 2 * len(mesh["vertices"])
+        vertices = mesh["vertices"]
+        n_in = len(given) if given is not None and len(given) else 2 * len(vertices)
         angles, growth = zip(*_ANGLE_GROWTH)
-        if float(np.interp(float(min_angle), angles, growth)) * n_in >= AUTO_GPU_MIN_TRIANGLES:
-            return "gpu"
-        src = _validated(mesh)
-        estimate = estimate_output_triangles(src, min_angle, max_area,
-                                             at_least=AUTO_GPU_MIN_TRIANGLES)
-    except (ValueError, TypeError, KeyError):
+        estimate = float(np.interp(float(min_angle), angles, growth)) * n_in
+        if estimate < AUTO_GPU_MIN_TRIANGLES and max_area is not None:
+            v = np.asarray(backend.to_host(vertices), dtype=np.float64)
+            x, y = v[:, 0], v[:, 1]
+            box = float((x.max() - x.min()) * (y.max() - y.min()))
+            if not box < float("inf"):  # NaN or inf: the checks will say which
+                return "gpu"
+            estimate = max(estimate, _AREA_GROWTH * box / float(max_area))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return "gpu"
     if estimate >= AUTO_GPU_MIN_TRIANGLES:
         return "gpu"
@@ -426,6 +503,16 @@ def warm_up_gpu() -> float:
         from .predicates import orient2d_signs  # noqa: PLC0415
 
         device_reduce.warm_up()  # the floor's reductions (one build, issue 19)
+        # CuPy's scans (nonzero/flatnonzero, boolean indexing, cumsum) add a block-sum
+        # kernel (cupy_bsum_shfl) for arrays past 512 elements, compiled once per dtype:
+        # on an H100 it was the one compile left on a new input after this warm-up (for
+        # int). One scan of each integer width here, over 4096 elements; cumsum of int32
+        # is an int64 scan unless asked (NumPy's promotion), so both are named.
+        flags = cp.arange(4096, dtype=cp.int64) % 3 == 0
+        cp.flatnonzero(flags)
+        cp.nonzero(flags)
+        cp.cumsum(cp.ones(4096, dtype=cp.int32), dtype=cp.int32)
+        cp.cumsum(cp.ones(4096, dtype=cp.int64))
 
         # (0,0), (1,1), (2,2): collinear, so the float filter cannot decide
         pts = [cp.asarray([0.0, 0.0, 3.0]), cp.asarray([0.0, 0.0, 0.0])]
@@ -480,14 +567,19 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
     warm_up_seconds = warm_up_gpu() if side == "gpu" else 0.0
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
-    ours, src = prepare(mesh, side)
-    _check_resolution(src)
+    parts: dict[str, float] = {}
+    ours, src = prepare(mesh, side, parts)
+    tc = time.perf_counter()
+    _check_resolution(ours)  # both on the mesh's side: the device's for side == "gpu"
     if max_area is not None:
-        _check_output_size(src, float(max_area))
+        _check_output_size(src, float(max_area), area=_mesh_area(ours))
     progress = _memory_guard(progress)
+    tl = time.perf_counter()
     ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
+    backend.synchronize()
     t1 = time.perf_counter()
+    parts.update(checks=tl - tc, layout=t1 - tl)
     if side == "gpu":
         from .gpu import refine_gpu  # noqa: PLC0415
 
@@ -498,6 +590,7 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
         refined, stats = refine_cpu(ours, float(min_angle), max_area, progress=progress)
     stats.update(
         device=backend.device_name(side), prepare_seconds=t1 - t0,
+        prepare_parts={k: round(v, 6) for k, v in parts.items()},
         warm_up_seconds=warm_up_seconds,
         total_seconds=time.perf_counter() - t0, triangles_in=ours.n_triangles,
         triangles_out=refined.n_triangles,
@@ -528,12 +621,12 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
     per-triangle limits), our input checks first; the output is Triangle's, host side."""
     triangle = _triangle_module()
     t0 = time.perf_counter()
-    src = _validated(mesh)
+    src = _validated(mesh, np.int32)  # Triangle's dtype: handed on without a copy
     tin: dict[str, Any] = {"vertices": src["vertices"]}
     for name, width in (("triangles", 3), ("segments", 2), ("segment_markers", 1),
                         ("vertex_markers", 1)):
         if name in src and len(src[name]):
-            tin[name] = src[name].astype(np.int32).reshape(-1, width)
+            tin[name] = src[name].astype(np.int32, copy=False).reshape(-1, width)
     for name in ("holes", "regions"):
         if name in src and len(src[name]):
             tin[name] = src[name]

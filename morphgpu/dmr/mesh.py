@@ -151,17 +151,23 @@ def edge_segment_codes(
     if len(segments):
         seg_xp = xp.asarray(segments, dtype=xp.int64)
         skeys = _edge_keys(seg_xp[:, 0], seg_xp[:, 1], n_vertices)
-        missing = ~xp.isin(skeys, keys)
+        # each half-edge looks its key up among the sorted segment keys; a segment that no
+        # half-edge found is missing (a scatter into a flag per segment, not isin: CuPy's
+        # compares every pair, half-edges times segments)
+        order = xp.argsort(skeys)
+        sorted_keys = skeys[order]
+        pos = xp.searchsorted(sorted_keys, keys)
+        pos = xp.minimum(pos, len(skeys) - 1)
+        hit = sorted_keys[pos] == keys
+        found = xp.zeros(len(skeys) + 1, dtype=xp.uint8)
+        found[xp.where(hit, order[pos], len(skeys))] = 1  # misses land in the spare slot
+        missing = found[:-1] == 0
         if device_reduce.any_true(missing):
             k = device_reduce.first_true(missing)
             raise ValueError(
                 f"segments: segment {k} ({int(seg_xp[k, 0])}, {int(seg_xp[k, 1])}) is not an "
                 "edge of the triangles (give a PSLG without triangles to have it inserted)"
             )
-        order = xp.argsort(skeys)
-        pos = xp.searchsorted(skeys[order], keys)
-        pos = xp.minimum(pos, len(skeys) - 1)
-        hit = skeys[order][pos] == keys
         codes = xp.asarray(np.searchsorted(table, markers) + 1, dtype=xp.int32)
         seg = xp.where(hit, codes[order][pos], seg).astype(xp.int32, copy=False)
     boundary = (nbr.ravel() < 0) & (seg == 0)
@@ -180,7 +186,9 @@ def mesh_from_arrays(
     vertices = xp.asarray(vertices, dtype=xp.float64)
     x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
     nv = len(x)
-    tri = orient_ccw(x, y, xp.asarray(triangles, dtype=xp.int64))
+    # copied in its own dtype, converted where it lands (CuPy converts a NumPy array to
+    # the asked dtype on the host before copying it)
+    tri = orient_ccw(x, y, xp.asarray(triangles).astype(xp.int64, copy=False))
     nbr = build_neighbors(tri, nv)
     segs = np.zeros((0, 2), dtype=np.int64) if segments is None else np.asarray(segments, np.int64)
     seg, table = edge_segment_codes(tri, nbr, nv, segs, segment_markers)
