@@ -146,12 +146,21 @@ inputs = {"uniform": api.random_mesh(n // 2, seed=1),
           "holes": api.holes_pslg(n // 2, seed=3),
           "uniform_again": api.random_mesh(n // 3, seed=4)}
 out = {}
+def kernels_in(paths):  # the kernel names of new cache entries (their saved sources)
+    names = []
+    for p in paths:
+        src = Path(p + ".cu") if Path(p + ".cu").exists() else None
+        if src is not None:
+            names += [l.split("(")[0].split()[-1] for l in src.read_text().splitlines()
+                      if "__global__" in l]
+    return names
 timed(api.random_mesh(500, seed=0))  # the package's first use
 after_first = files()
 for name, mesh in inputs.items():
     first = timed(mesh)
-    out[name] = {"first_s": first, "steady_s": timed(mesh),
-                 "new_cache_files": [f for f in files() if f not in after_first]}
+    new = [f for f in files() if f not in after_first and not f.endswith(".cu")]
+    out[name] = {"first_s": first, "steady_s": timed(mesh), "new_cache_files": new,
+                 "kernels": kernels_in(new)}
 print(json.dumps(out))
 """
 
@@ -162,7 +171,8 @@ def test_first_call_on_new_input_compiles_nothing(tmp_path, n):
     """Issue 19: after the package's first use, a new input (clustered, PSLG with holes)
     compiles nothing (CuPy writes each compile to its disk cache: no new file) and its
     first call costs at most 1 s more than its second."""
-    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cupy_cache")}
+    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cupy_cache"),
+           "CUPY_CACHE_SAVE_CUDA_SOURCE": "1"}  # a failure names the kernels compiled
     proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(n)], capture_output=True,
                           text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -504,15 +504,16 @@ def warm_up_gpu() -> float:
 
         device_reduce.warm_up()  # the floor's reductions (one build, issue 19)
         # CuPy's scans (nonzero/flatnonzero, boolean indexing, cumsum) add a block-sum
-        # kernel (cupy_bsum_shfl) for arrays past 512 elements, compiled once per dtype:
-        # on an H100 it was the one compile left on a new input after this warm-up (for
-        # int). One scan of each integer width here, over 4096 elements; cumsum of int32
-        # is an int64 scan unless asked (NumPy's promotion), so both are named.
-        flags = cp.arange(4096, dtype=cp.int64) % 3 == 0
+        # kernel (cupy_bsum_shfl) for arrays past 512 elements, one build per (input,
+        # output) dtype, and scan the 512-element blocks' sums with the same code: an
+        # int32 -> int32 block sum only runs for arrays past 512 * 512 elements. On an
+        # H100 that build was the one compile left on a new input of 200 k points after a
+        # warm-up over 4096 elements, so the flags here pass 2^18.
+        flags = cp.arange(1 << 19, dtype=cp.int64) % 3 == 0
         cp.flatnonzero(flags)
         cp.nonzero(flags)
-        cp.cumsum(cp.ones(4096, dtype=cp.int32), dtype=cp.int32)
-        cp.cumsum(cp.ones(4096, dtype=cp.int64))
+        cp.cumsum(cp.ones(1 << 19, dtype=cp.int32), dtype=cp.int32)
+        cp.cumsum(cp.ones(1 << 19, dtype=cp.int64))
 
         # (0,0), (1,1), (2,2): collinear, so the float filter cannot decide
         pts = [cp.asarray([0.0, 0.0, 3.0]), cp.asarray([0.0, 0.0, 0.0])]
