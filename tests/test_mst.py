@@ -329,6 +329,45 @@ def test_cupy_inputs_give_cupy_results():
     check_forest(host, result, exact=True)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["symmetric", "asymmetric", "unsorted", "hubs", "zeros"])
+def test_cupy_matrix_door_matches_scipy_and_repeats(case):
+    """minimum_spanning_tree on CuPy matrices: stored both ways (the kernel's twin skip),
+    with differing twin weights, unsorted rows, hub rows (binary-searched twins), zero
+    tree edges; called twice (the kept runner) and after an in-place weight change."""
+    import cupyx.scipy.sparse as cusp
+
+    rng = np.random.default_rng(3)
+    graph = hub_graph(3000, 20000, seed=4) if case == "hubs" else symmetric_graph(
+        2000, 9000, seed=4)
+    host = graph.to_scipy().astype(np.float64).tocsr()
+    if case == "asymmetric":
+        host.data = host.data + rng.integers(0, 3, host.data.size)
+    if case == "zeros":
+        host.data[rng.random(host.data.size) < 0.2] = 0.0
+    on_gpu = cusp.csr_matrix(host)
+    if case == "unsorted":  # every row reversed, so the binary search misses twins
+        host = host.copy()
+        for r in range(host.shape[0]):
+            a, b = host.indptr[r], host.indptr[r + 1]
+            host.indices[a:b] = host.indices[a:b][::-1].copy()
+            host.data[a:b] = host.data[a:b][::-1].copy()
+        host.has_sorted_indices = False
+        on_gpu = cusp.csr_matrix((cp_asarray(host.data), cp_asarray(host.indices),
+                                  cp_asarray(host.indptr)), shape=host.shape)
+    for _ in range(2):
+        tree = minimum_spanning_tree(on_gpu, device="gpu")
+        assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
+    on_gpu.data *= 2  # in place: the cache's fingerprint sees it, the runner rebinds
+    host.data *= 2
+    tree = minimum_spanning_tree(on_gpu, device="gpu")
+    assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
+
+
+def cp_asarray(a):
+    return backend.cupy_module().asarray(a)
+
+
 def hub_graph(n: int, extra: int, seed: int) -> CSRGraph:
     """Vertex 0 joined to every other vertex (a row far past the kernel's 1024-entry
     "huge row" limit) plus random edges: at least 8 entries per vertex, so two passes."""
@@ -489,42 +528,3 @@ def test_dense_and_list_inputs_give_scipys_matrix(device):
         ours, theirs = minimum_spanning_tree(graph, device=device), scipy_mst(graph)
         assert type(ours) is type(theirs) and ours.dtype == np.float64
         assert (ours != theirs).nnz == 0
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("case", ["symmetric", "asymmetric", "unsorted", "hubs", "zeros"])
-def test_cupy_matrix_door_matches_scipy_and_repeats(case):
-    """minimum_spanning_tree on CuPy matrices: stored both ways, with differing twin
-    weights, unsorted rows, hub rows, zero tree edges; called twice and after an in-place
-    weight change (the graph cache's fingerprint must see it)."""
-    import cupyx.scipy.sparse as cusp
-
-    rng = np.random.default_rng(3)
-    graph = hub_graph(3000, 20000, seed=4) if case == "hubs" else symmetric_graph(
-        2000, 9000, seed=4)
-    host = graph.to_scipy().astype(np.float64).tocsr()
-    if case == "asymmetric":
-        host.data = host.data + rng.integers(0, 3, host.data.size)
-    if case == "zeros":
-        host.data[rng.random(host.data.size) < 0.2] = 0.0
-    on_gpu = cusp.csr_matrix(host)
-    if case == "unsorted":  # every row reversed, so the binary search misses twins
-        host = host.copy()
-        for r in range(host.shape[0]):
-            a, b = host.indptr[r], host.indptr[r + 1]
-            host.indices[a:b] = host.indices[a:b][::-1].copy()
-            host.data[a:b] = host.data[a:b][::-1].copy()
-        host.has_sorted_indices = False
-        on_gpu = cusp.csr_matrix((cp_asarray(host.data), cp_asarray(host.indices),
-                                  cp_asarray(host.indptr)), shape=host.shape)
-    for _ in range(2):
-        tree = minimum_spanning_tree(on_gpu, device="gpu")
-        assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
-    on_gpu.data *= 2  # in place: the cache's fingerprint sees it, the runner rebinds
-    host.data *= 2
-    tree = minimum_spanning_tree(on_gpu, device="gpu")
-    assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
-
-
-def cp_asarray(a):
-    return backend.cupy_module().asarray(a)

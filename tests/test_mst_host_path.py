@@ -171,6 +171,12 @@ class FakeCuPy(types.ModuleType):
         LEDGER.host_to_device += 1
         return np.array(x, dtype=dtype).view(FakeDeviceArray)
 
+    @staticmethod
+    def flatnonzero(x):
+        LEDGER.launches.append("flatnonzero")
+        LEDGER.syncs.append("nonzero")  # CuPy reads the count back to size the result
+        return _device(np.flatnonzero(_plain(x)))
+
     def __getattr__(self, name: str):
         target = getattr(np, name)
         if not callable(target) or isinstance(target, type):
@@ -276,12 +282,25 @@ def fake_writer(grid, block, args) -> None:
     stats[gpu.STAT_ZERO_EDGES] = np.count_nonzero(w == 0)
 
 
+def fake_matrix_writer(grid, block, args) -> None:
+    """mst_write_matrix's contract: SciPy's CSR arrays of the forest (data as float64)."""
+    LEDGER.launches.append("mst_write_matrix")
+    assert block == (gpu.BLOCK,) and 1 <= grid[0] <= gpu.MATRIX_BLOCKS
+    src, dst, weights, k, n, data, indices, indptr = _plain(args)
+    assert data.dtype == np.float64 and indices.dtype == indptr.dtype
+    assert src.size == dst.size == weights.size == k == data.size == indices.size
+    data[:] = weights
+    indices[:] = dst
+    indptr[:] = np.searchsorted(src, np.arange(int(n) + 1), side="left")
+
+
 @pytest.fixture
 def stand_in(monkeypatch):
     """The stand-in CuPy and kernels in place; yields the ledger, cleared."""
     fake = FakeCuPy()
     monkeypatch.setattr(backend, "_probe_cupy", lambda: (fake, None))
     monkeypatch.setattr(gpu, "_kernels", lambda defines, mode: (FakeBoruvkaGrid(), fake_writer))
+    monkeypatch.setattr(gpu, "_matrix_kernel", lambda defines, mode: fake_matrix_writer)
     sparse = types.ModuleType("cupyx.scipy.sparse")
     sparse.csr_matrix = lambda arrays, shape: sp.csr_matrix(_plain(arrays), shape=shape)
     scipy_pkg = types.ModuleType("cupyx.scipy")
@@ -382,10 +401,10 @@ def test_minimum_spanning_tree_masks_only_when_a_tree_edge_weighs_zero(stand_in,
         graph = graph.with_weights(graph.weights + np.float32(1))
     ours = minimum_spanning_tree(on_device(graph), device="gpu")
     assert (ours != scipy_mst(graph.to_scipy())).nnz == 0
-    masks = [op for op in stand_in.launches if op == "gather"]
-    assert (len(masks) > 0) == with_zeros
-    assert stand_in.syncs.count("get") == 1
-    assert len(stand_in.syncs) == (4 if with_zeros else 1)  # three masks
+    assert stand_in.launches == ["barrier reset", "mst_boruvka", "mst_write_forest"] + (
+        ["not_equal.__call__", "flatnonzero", "gather", "gather", "gather"] if with_zeros else []
+    ) + ["mst_write_matrix"]
+    assert stand_in.syncs == (["get", "nonzero"] if with_zeros else ["get"])
 
 
 WEIGHT_DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64, np.int8, bool]
@@ -477,3 +496,55 @@ def test_narrowable_weights_cost_one_launch_and_one_read(stand_in, dtype):
     assert stand_in.launches == ["barrier reset", "mst_boruvka", "mst_write_forest"]
     assert stand_in.syncs == ["get"] and stand_in.allocations == 2
     assert_same(result, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64, np.uint64])
+def test_minimum_spanning_tree_matrix_from_one_kernel_and_a_kept_runner(stand_in, dtype):
+    graph = road_like(seed=11, weights=dtype)
+    graph = graph.with_weights(graph.weights + dtype(1))  # no zero-weight tree edge
+    g = on_device(graph)
+    expected = scipy_mst(graph.to_scipy())
+    ours = minimum_spanning_tree(g, device="gpu")
+    assert ours.dtype == np.float64 and (ours != expected).nnz == 0
+    assert ours.indices.dtype == ours.indptr.dtype == np.int32
+    first = stand_in.allocations
+    reads = ["get"] * (2 if dtype == np.uint64 else 1)  # uint64: host keys, their bounds
+    assert stand_in.launches[-1] == "mst_write_matrix" and stand_in.syncs == reads
+    # Again on the same graph: the runner and its buffers are kept with it (only the
+    # three result arrays are new), and the first result's arrays are its own.
+    stand_in.clear()
+    again = minimum_spanning_tree(g, device="gpu")
+    assert stand_in.syncs == reads
+    assert stand_in.launches[-4:] == ["barrier reset", "mst_boruvka", "mst_write_forest",
+                                      "mst_write_matrix"]
+    if dtype != np.uint64:
+        assert stand_in.allocations == 3
+    assert again.data is not ours.data and (ours != expected).nnz == 0
+    assert (again != expected).nnz == 0
+    assert first > 3
+
+
+def test_kept_runner_follows_weights_back_from_host_keys(stand_in):
+    rows = np.array([0, 0, 1, 1, 2, 3, 4, 4])
+    cols = np.array([1, 2, 2, 3, 3, 4, 0, 5])
+    inexact = np.array([0.5, 1e-3, 2.0, 0.1, 1e300, -0.0, 3.0, 0.1])
+    graph = CSRGraph.from_edges(rows, cols, inexact, n_vertices=7)
+    g = on_device(graph)
+    owner = object.__new__(type("Owner", (), {}))
+    make = lambda: (g.n_vertices, g.indptr, g.indices)  # noqa: E731
+    runner = gpu.kept_runner(owner, make, g.weights, symmetric=False, what="t")
+    runner.launch()
+    data, _, _ = runner.matrix()
+    assert runner.kind == "keys"  # the kernel could not narrow them: host keys, again
+    exact = (np.arange(inexact.size) + 1.0).view(FakeDeviceArray)
+    assert gpu.kept_runner(owner, make, exact, symmetric=False, what="t") is runner
+    assert runner.kind == "float64"
+    stand_in.clear()
+    runner.launch()
+    data, indices, indptr = runner.matrix()
+    expected = scipy_mst(CSRGraph.from_edges(rows, cols, np.asarray(exact), n_vertices=7)
+                         .to_scipy())
+    ours = sp.csr_matrix((np.asarray(data), np.asarray(indices), np.asarray(indptr)),
+                         shape=(7, 7))
+    assert (ours != expected).nnz == 0
+    assert stand_in.launches.count("mst_boruvka") == 1

@@ -83,11 +83,14 @@ class _Prepared:
     graph: Any = None  # the validated CSRGraph (graph_cache keeps its GPU structure)
 
 
-def _prepare(graph: Any, symmetric: bool | None, what: str) -> _Prepared:
+def _prepare(graph: Any, symmetric: bool | None, what: str,
+             pending: list | None = None) -> _Prepared:
     # The one validation path of every wing: SciPy's null rules for dense input (0, NaN,
     # +-inf are no edge), sparse duplicates summed, ragged lists and bad shapes refused.
+    # ``pending``: a cached CuPy matrix's fingerprint check is queued, not read (see
+    # graph_cache.confirm).
     given = isinstance(graph, CSRGraph)
-    g = validate_graph(graph, what=what)
+    g = validate_graph(graph, what=what, pending=pending)
     n, indptr, indices, weights, side = g.n_vertices, g.indptr, g.indices, g.weights, g.side
     if symmetric is None:
         symmetric = not g.directed if given else False
@@ -327,8 +330,13 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     """
     del overwrite
     who = "mst.minimum_spanning_tree"
-    if device == "auto" and backend.resolve_device(device, who=who) == "cpu":
+    run_side = backend.resolve_device(device, who=who)
+    if device == "auto" and run_side == "cpu":
         return _scipy_minimum_spanning_tree(csgraph)
+    if run_side == "gpu":
+        tree = _gpu_matrix(csgraph)
+        if tree is not None:
+            return tree
     result, n_zero_weight = _solve(csgraph, None, device, _MST_WHAT)
     n = result.n_vertices
     side = backend.side_of(result.edge_ids)
@@ -353,3 +361,48 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     if isinstance(csgraph, sp.spmatrix):
         return sp.csr_matrix((data, dst, indptr), shape=(n, n))
     return sp.csr_array((data, dst, indptr), shape=(n, n))
+
+
+def _gpu_matrix(csgraph: Any) -> Any:
+    """``minimum_spanning_tree`` of a GPU input on the GPU, or None for a host input (the
+    general path copies its forest back and builds SciPy's matrix there).
+
+    The result's arrays come from one kernel (mst_write_matrix) after the one read that
+    sizes them (the stats); the runner and its buffers are kept with the graph, which
+    graph_cache keeps while the matrix is unchanged, so a repeated call only binds the
+    weights; the cache's fingerprint check is queued ahead of the kernels and confirmed
+    after the stats read (a read that waits for nothing), and a matrix changed in place
+    is solved again on its rebuilt graph.
+    """
+    import cupyx.scipy.sparse as cusp  # noqa: PLC0415
+
+    from .. import graph_cache  # noqa: PLC0415
+    from . import gpu  # noqa: PLC0415
+
+    for _ in range(2):
+        pending: list = []
+        prep = _prepare(csgraph, None, _MST_WHAT, pending=pending)
+        if prep.side != "gpu":
+            return None
+        n = prep.n
+        if n == 0:
+            graph_cache.confirm(pending)
+            cp = backend.cupy_module()
+            return cusp.csr_matrix(
+                (cp.zeros(0, dtype=np.float64), cp.zeros(0, dtype=np.int32),
+                 cp.zeros(1, dtype=np.int32)), shape=(0, 0))
+
+        def make(prep: _Prepared = prep) -> tuple[int, Any, Any]:
+            vdt, edt = index_dtype(prep.n), index_dtype(prep.indices.size)
+            return (prep.n, prep.indptr.astype(edt, copy=False),
+                    prep.indices.astype(vdt, copy=False))
+
+        owner = prep.graph if prep.graph is not None else object()
+        with backend.gpu_memory_guard(f"boruvka on {n} vertices"):
+            runner = gpu.kept_runner(owner, make, prep.weights, symmetric=prep.symmetric,
+                                     what=_MST_WHAT)
+            runner.launch()
+            data, indices, indptr = runner.matrix()
+        if not pending or graph_cache.confirm(pending):
+            return cusp.csr_matrix((data, indices, indptr), shape=(n, n))
+    raise RuntimeError(f"{_MST_WHAT}: the matrix changed while it was being read")

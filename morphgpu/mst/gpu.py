@@ -15,11 +15,18 @@ it maps int32 and float32 weights bit-wise, and float64 (int64) weights through 
 launch stops early with STAT_INEXACT and the runner maps the keys on the host
 (keys.weight_keys: through float32 where exact, else ranks) and launches again. NaN
 weights are found by the kernel.
+
+The SciPy door (``minimum_spanning_tree`` on a CuPy matrix) keeps one runner per cached
+graph (``kept_runner``: its buffers and plan, weights rebound each call), runs the graph
+as not declared symmetric (the kernel then skips an entry whose reverse twin orders
+first, so a matrix stored both ways pushes half its entries) and builds its CSR result
+with ``mst_write_matrix`` after the one stats read.
 """
 
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +39,7 @@ KERNEL_PATH = "mst/kernels/boruvka.cu"
 BLOCK = 256
 HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are longer
 SMALL_PLAN_BYTES = 256 * 2**20
+MATRIX_BLOCKS = 4096  # mst_write_matrix is grid-stride: enough blocks to fill any GPU
 _KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2, "float64": 3, "int64": 4}
 # The weight types the kernel copies and sums (MST_WEIGHT_T); narrower ones are widened.
 _WEIGHT_CTYPE = {
@@ -83,6 +91,17 @@ def _kernels(
         cooperative=mode == "cooperative",
     )
     return grid, writer
+
+
+@functools.lru_cache(maxsize=32)
+def _matrix_kernel(defines: tuple[tuple[str, Any], ...], mode: str) -> Any:
+    # The same module as _kernels' writer (same defines), so no further compile.
+    return kernels.get_kernel(
+        KERNEL_PATH,
+        "mst_write_matrix",
+        defines=_variant_defines(dict(defines), mode),
+        cooperative=mode == "cooperative",
+    )
 
 
 def kernel_weights(xp: Any, weights: Any, m: int) -> Any:
@@ -211,7 +230,8 @@ class BoruvkaGPU:
             MST_WEIGHT_T=_WEIGHT_CTYPE[self.weight_dtype],
             MST_WEIGHT_FLOAT=int(self.weight_dtype.kind == "f"),
         )
-        self.grid, self.writer = _kernels(tuple(sorted(defines.items())), self.barrier_mode)
+        self._defines = tuple(sorted(defines.items()))
+        self.grid, self.writer = _kernels(self._defines, self.barrier_mode)
         vid_bytes = np.dtype(indices.dtype).itemsize
         layout, scratch_bytes = scratch_layout(
             self.n, self.m, self.capacity, self.huge_capacity, vid_bytes, self.grid.grid
@@ -230,8 +250,13 @@ class BoruvkaGPU:
                 self.scratch = cp.empty(scratch_bytes, dtype=cp.uint8)
                 if self.forest_buffer is None:
                     self.forest_buffer = cp.empty(n_forest_words, dtype=cp.int64)
-        part = {name: self.scratch[at : at + size] for name, (at, size) in layout.items()}
-        self.stats = part["stats"].view(cp.uint64)
+        self.scratch_bytes = scratch_bytes
+        self._part = {name: self.scratch[at : at + size] for name, (at, size) in layout.items()}
+        self.stats = self._part["stats"].view(cp.uint64)
+        self._arguments()
+
+    def _arguments(self) -> None:
+        indptr, indices, part = self.indptr, self.indices, self._part
         self._boruvka_args = (
             indptr, indices, self.keys, self.weights,
             np.int64(self.n), np.int64(self.m), np.int32(self.symmetric),
@@ -244,6 +269,21 @@ class BoruvkaGPU:
             part["tree_bits"], part["block_sums"], part["stats"], self.forest_buffer,
             self.grid.state[2 * self.grid.grid:],
         )  # fmt: skip
+
+    def set_weights(self, weights: Any) -> None:
+        """New weights of the same dtype for the same structure: only the arguments change
+        (and the key kind, back from a host-mapped "keys" after inexact weights)."""
+        cp = backend.cupy_module()
+        weights = kernel_weights(cp, weights, self.m)
+        if np.dtype(weights.dtype) != self.weight_dtype or int(weights.size) != self.m:
+            raise ValueError("set_weights: the dtype and size must stay the same")
+        self.weights = weights
+        kind = keymod.key_kind(weights)
+        if kind != self.kind:
+            self._bind(kind, weights if kind != "keys" else keymod.weight_keys(cp, weights))
+            return
+        self.keys = weights if kind != "keys" else keymod.weight_keys(cp, weights)
+        self._arguments()
 
     def launch(self, *, write_forest: bool = True) -> None:
         """Run the whole forest computation (asynchronous; nothing is read back).
@@ -304,6 +344,33 @@ class BoruvkaGPU:
             n_rounds=int(stats[STAT_ROUNDS]),
         )
 
+    def matrix(self) -> tuple[Any, Any, Any]:
+        """The last launch's forest as SciPy's CSR arrays of it on the GPU: (data as
+        float64, indices, indptr of n + 1), in the index dtype of ``indices``, stored zeros
+        dropped (minimum_spanning_tree's result). One synchronising read (the stats: the
+        result's size), a second only where a tree edge weighs zero, then one launch
+        (mst_write_matrix). The arrays are new: a later launch leaves them as they are.
+        """
+        cp = backend.cupy_module()
+        stats = self.read_stats()
+        k = int(stats[STAT_FOREST_EDGES])
+        buffer = self.forest_buffer[: forest_words(k, self.weight_dtype.itemsize)]
+        _, src, dst, weights = split_forest(buffer, k, self.weight_dtype)
+        if stats[STAT_ZERO_EDGES]:
+            keep = cp.flatnonzero(weights != 0)  # its size is read back
+            src, dst, weights = src[keep], dst[keep], weights[keep]
+            k = int(keep.size)
+        vdt = np.dtype(self.indices.dtype)
+        with backend.gpu_memory_guard("minimum_spanning_tree result"):
+            data = cp.empty(k, dtype=np.float64)
+            indices = cp.empty(k, dtype=vdt)
+            indptr = cp.empty(self.n + 1, dtype=vdt)
+        grid, block = kernels.launch_config(max(k, self.n + 1), BLOCK, max_blocks=MATRIX_BLOCKS)
+        _matrix_kernel(self._defines, self.barrier_mode)(
+            grid, block, (src, dst, weights, np.int64(k), np.int64(self.n), data, indices, indptr)
+        )
+        return data, indices, indptr
+
     def collect(self) -> tuple[Any, int]:
         """(sorted CSR positions of the tree edges as a CuPy array, rounds)."""
         forest = self.forest("gpu")
@@ -332,3 +399,45 @@ def spanning_forest(
         runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric, what=what)
         runner.launch()
         return runner.forest(side)
+
+
+# Runners kept with their graph (a CSRGraph, which graph_cache hands back while its matrix
+# is unchanged, and drops with it): a repeated call on the same graph skips building the
+# runner and allocating its scratch. Only for small plans, so a kept runner never holds
+# much memory beyond its graph's own, and only for callers whose results do not view the
+# runner's buffers (the next launch overwrites them): minimum_spanning_tree's matrix.
+_runners: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], BoruvkaGPU]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def kept_runner(
+    owner: Any, make: Any, weights: Any, *, symmetric: bool, what: str
+) -> BoruvkaGPU:
+    """The runner kept with ``owner`` for these weights' dtype (its weights replaced), or
+    a new one, ``make()`` giving (n, indptr, indices) on the GPU, kept when small.
+
+    The key holds the device and the current stream: a runner's buffers are used by one
+    stream's launches in order, never by two at once.
+    """
+    cp = backend.cupy_module()
+    key = (
+        backend.current_device_id(),
+        getattr(cp.cuda.get_current_stream(), "ptr", 0),
+        np.dtype(weights.dtype),
+        bool(symmetric),
+        what,
+    )
+    try:
+        kept = _runners.setdefault(owner, {})
+    except TypeError:  # not weakly referable: nothing kept
+        kept = {}
+    runner = kept.get(key)
+    if runner is not None:
+        runner.set_weights(weights)
+        return runner
+    n, indptr, indices = make()
+    runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric, what=what)
+    if runner.scratch_bytes <= SMALL_PLAN_BYTES:
+        kept[key] = runner
+    return runner

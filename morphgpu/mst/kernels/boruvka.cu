@@ -104,23 +104,21 @@ __device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 
 #endif
 }
 
-// Whether the key of a weight orders it exactly (kinds 3 and 4 narrow the weight first).
-__device__ __forceinline__ bool weight_narrows(const void* __restrict__ source, i64 j) {
+// Whether the key of weight w orders it exactly (kinds 3 and 4 narrow the weight first).
+// Kind 3's weights are doubles and kind 4's long longs (gpu.py: MST_WEIGHT_T follows the
+// dtype), so the check reads each weight once, together with the NaN check.
+__device__ __forceinline__ bool weight_narrows(MST_WEIGHT_T w) {
 #if MST_KEY_KIND == 3
-    const double w = __ldg((const double*)source + j);
     // NaN fails too (the host reports the NaN first); so do doubles that are float32
     // subnormals, which the conversion may flush to zero (rank keys take them).
-    return (double)(float)w == w;
+    return (double)(float)w == (double)w;
 #elif MST_KEY_KIND == 4
-    const long long w = __ldg((const long long*)source + j);
-    return w >= -2147483648ll && w <= 2147483647ll;
+    return (long long)w >= -2147483648ll && (long long)w <= 2147483647ll;
 #else
-    (void)source;
-    (void)j;
+    (void)w;
     return true;
 #endif
 }
-
 
 // Block-wide: the light-edge threshold (keys.light_threshold), computed redundantly by
 // every block so no barrier is spent on it: 64 sampled keys, the one of the wanted rank.
@@ -232,6 +230,36 @@ struct Graph {
     int symmetric;
 };
 
+// Whether row v holds an entry (v, u) that orders before `packed`, the entry (u, v) with
+// v < u: then (u, v) is a parallel edge that is never any component's lightest (its twin
+// joins the same two components and is lighter), so it need not enter the worklist. A
+// matrix stored both ways (SciPy's and CuPy's inputs to minimum_spanning_tree, which are
+// read with symmetric=0) so keeps about half its entries, as a declared-symmetric graph
+// does, without assuming anything: the search is a binary search for u, exact on sorted
+// rows; on unsorted ones it may miss the twin (the entry is then kept, as before), and
+// whatever it finds is a real entry (v, u). Rows up to SMALL_ROW are scanned instead.
+__device__ __forceinline__ bool twin_dominates(const Graph& g, vid_t v, vid_t u, u64 packed) {
+    i64 lo = (i64)g.indptr[v];
+    const i64 end = (i64)g.indptr[v + 1];
+    const bool scan = end - lo <= SMALL_ROW;
+    if (!scan) {
+        i64 hi = end;  // the lower bound of u in [lo, end)
+        while (lo < hi) {
+            const i64 mid = lo + ((hi - lo) >> 1);
+            if (__ldg(g.indices + mid) < u) lo = mid + 1;
+            else hi = mid;
+        }
+    }
+    // A short row whole; a long one from the lower bound while it names u (parallel
+    // edges of a multigraph lie side by side in a sorted row).
+    for (i64 k = lo; k < end; ++k) {
+        const vid_t t = __ldg(g.indices + k);
+        if (t == u && (((u64)key_at(g.keys, k) << 32) | (u64)k) < packed) return true;
+        if (t != u && !scan) return false;
+    }
+    return false;
+}
+
 // The CSR entry j of row u (whose root is ru) as a candidate of this pass.
 template <bool HEAVY_PASS>
 __device__ __forceinline__ void consider_entry(const Graph& g, vid_t* parent, vid_t u,
@@ -243,7 +271,9 @@ __device__ __forceinline__ void consider_entry(const Graph& g, vid_t* parent, vi
     if (HEAVY_PASS ? (key <= threshold) : (key > threshold)) return;
     const vid_t rv = HEAVY_PASS ? find_root(parent, v) : v;
     if (ru == rv) return;
-    push_edge(out, lightest, ru, rv, ((u64)key << 32) | (u64)j);
+    const u64 packed = ((u64)key << 32) | (u64)j;
+    if (!g.symmetric && v < u && twin_dominates(g, v, u, packed)) return;
+    push_edge(out, lightest, ru, rv, packed);
 }
 
 struct HugeRows {
@@ -411,11 +441,11 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
     // Narrowed keys must be exact (read after the first build's barrier, see below).
     bool exact = true;
     for (i64 j = tid; j < m; j += stride) {
+        const weight_t w = __ldg(weights + j);
 #if MST_WEIGHT_FLOAT
-        const weight_t w = weights[j];
         if (w != w) atomicMin(stats + STAT_FIRST_NAN, (u64)j);
 #endif
-        exact &= weight_narrows(keys, j);
+        exact &= weight_narrows(w);
     }
     if (!exact) stats[STAT_INEXACT] = 1;
 #endif
@@ -597,4 +627,33 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     const u64 in_block_total = block_sum<u64>(total);
     if (threadIdx.x == 0 && in_block_total) atomicAdd(stats + STAT_TOTAL, in_block_total);
 #endif
+}
+
+// minimum_spanning_tree's result, after the host read the forest's size: the forest's k
+// edges (sources, targets, weights in position order, as mst_write_forest left them, or
+// the ones of them that weigh nonzero) as SciPy's CSR matrix of the forest: data as
+// double, indices and indptr (n + 1 entries) as vid_t. Edges in position order are in
+// row order, and in a row in stored order, so row r starts at the first source >= r.
+// One grid-stride pass over max(k, n + 1) indices does all three arrays.
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_matrix(
+    const i64* __restrict__ sources, const i64* __restrict__ targets,
+    const weight_t* __restrict__ weights, i64 k, i64 n, double* __restrict__ data,
+    vid_t* __restrict__ out_indices, vid_t* __restrict__ out_indptr) {
+    const i64 stride = mg::global_stride();
+    const i64 items = k > n + 1 ? k : n + 1;
+    for (i64 i = mg::global_tid(); i < items; i += stride) {
+        if (i < k) {
+            data[i] = (double)__ldg(weights + i);
+            out_indices[i] = (vid_t)__ldg(targets + i);
+        }
+        if (i <= n) {
+            i64 lo = 0, hi = k;  // the first edge whose source is >= i
+            while (lo < hi) {
+                const i64 mid = lo + ((hi - lo) >> 1);
+                if (__ldg(sources + mid) < i) lo = mid + 1;
+                else hi = mid;
+            }
+            out_indptr[i] = (vid_t)lo;
+        }
+    }
 }
