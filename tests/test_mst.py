@@ -355,13 +355,19 @@ def test_cupy_matrix_door_matches_scipy_and_repeats(case):
         host.has_sorted_indices = False
         on_gpu = cusp.csr_matrix((cp_asarray(host.data), cp_asarray(host.indices),
                                   cp_asarray(host.indptr)), shape=host.shape)
+    # Ties go by position in the canonical matrix (rows sorted, module notes): on unsorted
+    # rows SciPy's own choice among equal weights follows the stored order instead.
+    def reference():
+        return scipy_mst(host.sorted_indices() if case == "unsorted" else host)
+
     for _ in range(2):
         tree = minimum_spanning_tree(on_gpu, device="gpu")
-        assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
+        assert (sp.csr_matrix(tree.get()) != reference()).nnz == 0
+        assert tree.sum() == pytest.approx(scipy_mst(host).sum())
     on_gpu.data *= 2  # in place: the cache's fingerprint sees it, the runner rebinds
     host.data *= 2
     tree = minimum_spanning_tree(on_gpu, device="gpu")
-    assert (sp.csr_matrix(tree.get()) != scipy_mst(host)).nnz == 0
+    assert (sp.csr_matrix(tree.get()) != reference()).nnz == 0
 
 
 def cp_asarray(a):
@@ -528,3 +534,21 @@ def test_dense_and_list_inputs_give_scipys_matrix(device):
         ours, theirs = minimum_spanning_tree(graph, device=device), scipy_mst(graph)
         assert type(ours) is type(theirs) and ours.dtype == np.float64
         assert (ours != theirs).nnz == 0
+
+
+def test_unsorted_rows_break_ties_by_canonical_position(device):
+    """A SciPy matrix with every row reversed and many equal weights: the forest is
+    SciPy's on the sorted matrix (ties by canonical position, module notes) and has the
+    total of SciPy's on the matrix as given; the caller's matrix is left as it was."""
+    host = symmetric_graph(2000, 9000, seed=4).to_scipy().astype(np.float64).tocsr()
+    for r in range(host.shape[0]):
+        a, b = host.indptr[r], host.indptr[r + 1]
+        host.indices[a:b] = host.indices[a:b][::-1].copy()
+        host.data[a:b] = host.data[a:b][::-1].copy()
+    host.has_sorted_indices = False
+    before = host.indices.copy()
+    tree = minimum_spanning_tree(host, device=device)
+    tree = sp.csr_matrix(tree.get() if hasattr(tree, "get") else tree)
+    assert (tree != scipy_mst(host.sorted_indices())).nnz == 0
+    assert tree.sum() == scipy_mst(host).sum()
+    assert (host.indices == before).all() and not host.has_sorted_indices

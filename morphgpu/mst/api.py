@@ -4,7 +4,10 @@ Edges and ties. The graph is read as SciPy reads it: every stored entry (i, j), 
 of the CSR matrix is an undirected edge {i, j}; (i, j) and (j, i) are two parallel edges
 that may differ in weight; self-loops are ignored. Edges are ordered by (weight, CSR
 position), so the forest is unique, the CPU and GPU paths return the same edges, and
-they are the edges SciPy's stable-sorted Kruskal returns.
+they are the edges SciPy's stable-sorted Kruskal returns. Positions are those of the
+canonical matrix (rows sorted, duplicates summed): on a matrix whose rows are not sorted,
+SciPy breaks ties between equal weights in stored order instead, so the forest may hold
+other edges of the same weights (the same total; SciPy's edges on ``sorted_indices()``).
 
 Duplicate entries of a sparse *matrix* mean their sum, as everywhere in SciPy (its MST
 sums them too); a CSRGraph's repeated entries are parallel edges, the lightest counts.
