@@ -389,15 +389,7 @@ def validate_graph(
             f"{what}: expected a CSRGraph, a sparse matrix or a 2-D array, "
             f"got {type(graph).__name__}"
         )
-    if dense.ndim != 2 or dense.shape[0] != dense.shape[1]:
-        raise GraphFormatError(
-            f"{what}: a dense adjacency matrix must be square and 2-D, got shape "
-            f"{tuple(dense.shape)}"
-        )
-    if dense.dtype.kind not in "biuf":
-        raise GraphFormatError(
-            f"{what}: adjacency entries must be real numbers, got dtype {dense.dtype}"
-        )
+    check_dense_adjacency(dense, what)
     indptr, indices, data = _dense_to_csr(dense, null_value, infinity_null, nan_null)
     return CSRGraph.from_arrays(
         indptr, indices, data, n_vertices=int(dense.shape[0]), directed=directed,
@@ -421,6 +413,19 @@ def _sparse_to_graph(graph: Any, directed: bool, what: str) -> CSRGraph:
             f"{what}: weights must be real numbers, got dtype {m.data.dtype}"
         )
     return CSRGraph._from_square(m.indptr, m.indices, m.data, shape, directed)
+
+
+def check_dense_adjacency(dense: np.ndarray, what: str) -> None:
+    """A dense adjacency matrix must be square, 2-D and hold real numbers."""
+    if dense.ndim != 2 or dense.shape[0] != dense.shape[1]:
+        raise GraphFormatError(
+            f"{what}: a dense adjacency matrix must be square and 2-D, got shape "
+            f"{tuple(dense.shape)}"
+        )
+    if dense.dtype.kind not in "biuf":
+        raise GraphFormatError(
+            f"{what}: adjacency entries must be real numbers, got dtype {dense.dtype}"
+        )
 
 
 def _dense_host(graph: Any, what: str) -> np.ndarray:

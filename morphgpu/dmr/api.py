@@ -714,16 +714,22 @@ def refine(
     return refine_with_stats(mesh, min_angle=min_angle, max_area=max_area, device=device)[0]
 
 
+def _point_count(n_points: Any, at_least: int, who: str) -> int:
+    """``n_points`` as an int of at least ``at_least``, with the declared-size check of
+    the generators (points, Triangle's output and the edges)."""
+    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
+        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
+    if int(n_points) < at_least:
+        raise ValueError(f"n_points: need at least {at_least}, got {n_points}")
+    check_declared_size(f"{who}: n_points", f"{int(n_points)} points",
+                        int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
+    return int(n_points)
+
+
 def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
     """The paper's input: Delaunay triangulation of ``n_points`` uniform random points in
     the unit square with its convex hull as segments (about 2n triangles)."""
-    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
-        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
-    if int(n_points) < 3:
-        raise ValueError(f"n_points: need at least 3, got {n_points}")
-    # points, Triangle's output (about 2n triangles with neighbours) and the edges
-    check_declared_size("random_mesh: n_points", f"{int(n_points)} points",
-                        int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
+    n_points = _point_count(n_points, 3, "random_mesh")
     rng = np.random.default_rng(seed)
     pts = rng.random((int(n_points), 2))
     triangle = _triangle_module()
@@ -744,12 +750,7 @@ def clustered_mesh(n_points: int, seed: int = 0, clusters: int = 5,
     corners of the unit square added so the domain is that square (convex hull as
     segments). Dense clusters next to nearly empty space: long skinny triangles between
     them, large cavities, a wide range of sizes (issue 19's clustered input)."""
-    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
-        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
-    if int(n_points) < 4:
-        raise ValueError(f"n_points: need at least 4, got {n_points}")
-    check_declared_size("clustered_mesh: n_points", f"{int(n_points)} points",
-                        int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
+    n_points = _point_count(n_points, 4, "clustered_mesh")
     rng = np.random.default_rng(seed)
     centres = 0.2 + 0.6 * rng.random((clusters, 2))
     which = rng.integers(0, clusters, int(n_points) - 4)
@@ -765,8 +766,7 @@ def holes_pslg(n_points: int, seed: int = 0, holes: int = 8) -> dict[str, np.nda
     """A PSLG: the unit square with ``holes`` square holes (disjoint, on a grid with
     random sizes) and about ``n_points`` interior points outside them, for the
     PSLG-with-holes input (no triangles: the refinement triangulates it first)."""
-    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
-        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
+    n_points = _point_count(n_points, 0, "holes_pslg")
     rng = np.random.default_rng(seed)
     side = int(np.ceil(np.sqrt(holes)))
     cell = 1.0 / side

@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import backend
-from ..csr import CSRGraph, GraphFormatError, _dense_host, index_dtype, validate_graph
+from ..csr import CSRGraph, _dense_host, check_dense_adjacency, index_dtype, validate_graph
 from . import keys as keymod
 
 
@@ -282,16 +282,7 @@ def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
         # after our checks of shape and type SciPy converts it itself, once (building
         # our CSR first, then SciPy's copy of it, cost up to twice SciPy's own call).
         dense = _dense_host(csgraph, _MST_WHAT)
-        if dense.ndim != 2 or dense.shape[0] != dense.shape[1]:
-            raise GraphFormatError(
-                f"{_MST_WHAT}: a dense adjacency matrix must be square and 2-D, got "
-                f"shape {tuple(dense.shape)}"
-            )
-        if dense.dtype.kind not in "biuf":
-            raise GraphFormatError(
-                f"{_MST_WHAT}: adjacency entries must be real numbers, got dtype "
-                f"{dense.dtype}"
-            )
+        check_dense_adjacency(dense, _MST_WHAT)
         return scipy_csgraph.minimum_spanning_tree(dense)
     prep = _prepare(csgraph, None, _MST_WHAT)
     weights = backend.to_host(prep.weights)
