@@ -12,11 +12,6 @@
 
 namespace {
 
-__device__ __forceinline__ mg::u64 warp_sum(mg::u64 v) {
-    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
-    return v;
-}
-
 template <typename T>
 __device__ __forceinline__ void count_nonzero_impl(const T* a, mg::i64 n, mg::i64 stride,
                                                    mg::u64* out) {
@@ -24,7 +19,7 @@ __device__ __forceinline__ void count_nonzero_impl(const T* a, mg::i64 n, mg::i6
     for (mg::i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
         count += a[i * stride] != T(0);
     }
-    count = warp_sum(count);
+    count = mg::warp_sum(count);
     if (mg::lane_id() == 0 && count) atomicAdd(out, count);
 }
 
@@ -80,7 +75,7 @@ extern "C" __global__ void min_max_f64(const double* a, mg::i64 n, mg::i64 strid
         lo = max(lo, (mg::u64)__shfl_down_sync(0xffffffffu, lo, d));
         hi = max(hi, (mg::u64)__shfl_down_sync(0xffffffffu, hi, d));
     }
-    nans = warp_sum(nans);
+    nans = mg::warp_sum(nans);
     if (mg::lane_id() == 0) {
         if (lo) atomicMax(out, lo);
         if (hi) atomicMax(out + 1, hi);

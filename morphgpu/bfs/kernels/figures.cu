@@ -12,12 +12,6 @@
 
 using namespace mg;
 
-__device__ __forceinline__ u64 warp_sum(u64 v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    return v;
-}
-
 __device__ __forceinline__ u64 warp_max(u64 v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {

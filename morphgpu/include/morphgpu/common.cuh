@@ -36,6 +36,12 @@ __device__ __forceinline__ void report_error(int* error_flag, int code) {
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
 __device__ __forceinline__ unsigned warp_id() { return threadIdx.x >> 5; }
 
+// Sum of v over the 32 lanes of a full warp (lane 0 holds it; the others partial sums).
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    return v;
+}
+
 template <typename T>
 __device__ __forceinline__ T load_volatile(const T* p) {
     return *(const volatile T*)p;

@@ -16,10 +16,10 @@ extern "C" __global__ void row_sizes(const u64* rows, i64 n_rows, i64 words, i64
     const i64 warp = mg::global_tid() / WARP, n_warps = mg::global_stride() / WARP;
     const unsigned lane = mg::lane_id();
     for (i64 r = warp; r < n_rows; r += n_warps) {
-        i64 count = 0;
+        u64 count = 0;
         for (i64 w = lane; w < words; w += WARP) count += __popcll(rows[r * words + w]);
-        for (int d = WARP / 2; d > 0; d /= 2) count += __shfl_down_sync(0xffffffffu, count, d);
-        if (lane == 0) size[r] = count;
+        count = mg::warp_sum(count);
+        if (lane == 0) size[r] = (i64)count;
     }
 }
 
@@ -32,6 +32,6 @@ extern "C" __global__ void var_sizes(const i64* size, const i64* row_of_var, i64
         var_size[v] = s;
         mine += (u64)s;
     }
-    for (int d = WARP / 2; d > 0; d /= 2) mine += __shfl_down_sync(0xffffffffu, mine, d);
+    mine = mg::warp_sum(mine);
     if (mg::lane_id() == 0 && mine) atomicAdd(total, (unsigned long long)mine);
 }
