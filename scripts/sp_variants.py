@@ -2,9 +2,10 @@
 """GPU experiment for the SP wing, one process: (a) one SP sweep at 1M variables, the
 0239dd1 kernels (scripts/sp_survey_before.cu) against the current ones for each lane count
 of the product kernel, K=3 and K=4; (b) K=3 ratio 4.2 1M solves per seed under local-search
-variants (block_tail, init_from_bias), each assignment verified; (c) optional wider rows.
+variants (block_tail: rounds of at most that many proposals run on one block), each
+assignment verified; (c) optional wider rows.
 
-    scripts/sp_variants.py [--seeds 0 1 2] [--variants 0:0,96:0] [--rows 4:9.9,5:21.1]
+    scripts/sp_variants.py [--seeds 0 1 2] [--variants 0,96] [--rows 4:9.9,5:21.1]
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
-    p.add_argument("--variants", default="0:0,96:0,0:1,96:1",
-                   help="block_tail:init_from_bias pairs for the K=3 solves")
+    p.add_argument("--variants", default="0,96",
+                   help="block_tail values for the K=3 solves")
     p.add_argument("--sweep-rows", default="3:4.2,4:9.9")
     p.add_argument("--rows", default="", help="K:ratio solves with the defaults, seed 0")
     a = p.parse_args()
@@ -102,14 +103,14 @@ def main() -> None:
     for item in filter(None, a.sweep_rows.split(",")):
         k, ratio = item.split(":")
         sweeps(int(k), float(ratio), a.n)
-    variants = [tuple(int(x) for x in v.split(":")) for v in a.variants.split(",") if v]
+    variants = [int(v) for v in a.variants.split(",") if v]
     for seed in a.seeds:
         f = sp.random_ksat(a.n, 3, ratio=4.2, seed=seed)
-        for block_tail, bias in variants:
-            spgpu.BLOCK_TAIL, spgpu.INIT_FROM_BIAS = block_tail, bool(bias)
-            solve_row(f, 3, 4.2, seed, f"block_tail={block_tail} init_from_bias={bias}")
+        for block_tail in variants:
+            spgpu.BLOCK_TAIL = block_tail
+            solve_row(f, 3, 4.2, seed, f"block_tail={block_tail}")
         del f
-    spgpu.BLOCK_TAIL, spgpu.INIT_FROM_BIAS = 0, False
+    spgpu.BLOCK_TAIL = 0
     for item in filter(None, a.rows.split(",")):
         k, ratio = item.split(":")
         t0 = time.perf_counter()

@@ -29,6 +29,7 @@ class CPUEngine:
         self.fixed = np.zeros(fg.n_vars, dtype=np.int8)
         self.satisfied = np.zeros(fg.n_clauses, dtype=bool)
         self.values = np.zeros(fg.n_vars, dtype=bool)
+        self._last_diff: np.ndarray | None = None  # W+ - W- of the last decimation round
         w = fg.width
         self.clause_of_edge = np.arange(fg.n_clauses * w, dtype=np.int64) // max(w, 1)
         self.present = fg.lit_var >= 0
@@ -142,6 +143,7 @@ class CPUEngine:
         free = np.flatnonzero(self.fixed == 0)
         if free.size == 0:
             return True, 0
+        self._last_diff = diff  # the local search's start (see local_search)
         if float(strength[free].mean()) < trivial_threshold:
             return True, 0
         n_fix = max(1, int(fix_fraction * free.size))
@@ -155,14 +157,17 @@ class CPUEngine:
                      max_flips: int = 0) -> bool:
         """Conflict-free parallel probSAT rounds (walk.conflict_free_walk) on the whole
         formula, then, only if their budget ran out, at most ``max_flips`` sequential flips.
-        Fixed variables stay put when frozen; ``init`` starts from the fixed values plus
-        random ones for the free variables. The last walk's record (rounds, flips, and
+        Fixed variables stay put when frozen; ``init`` starts from the fixed values, the
+        free variables on the side of their last SP bias (random where it is 0), as the GPU
+        engine does. The last walk's record (rounds, flips, and
         the flipped variables per round when ``self.trace_walk``) is ``self.last_walk``."""
         fg = self.fg
         w = fg.width
         fixed_mask = self.fixed != 0
         if init:
             start = self.rng.random(fg.n_vars) < 0.5
+            if self._last_diff is not None:
+                start = np.where(self._last_diff != 0, self._last_diff > 0, start)
             self.values = np.where(fixed_mask, self.fixed > 0, start)
         self.local_search_rounds_run = self.local_search_flips_run = 0
         if fg.n_clauses == 0:

@@ -29,8 +29,14 @@ COMPACT = True
 # is at most this: its loops then unroll and keep their ratios in registers.
 FIXED_WIDTH_MAX = 8
 BLOCK_TAIL = 96
-INIT_FROM_BIAS = False
-BLOCK = 256  # also LS_BLOCK in kernels/walk.cu (ls_rounds' block-wide reserve)
+BLOCK = 256
+# ls_rounds' block (LS_BLOCK in kernels/walk.cu: its solo rounds run on one such block)
+# and lanes per proposal in its claim and flip phases (LS_GROUP). H100, K=3 ratio 4.2 1M,
+# seeds 0/1, same process and rounds: block 512 2.25/2.12 s, 1024 2.28/2.15, 256 2.41/2.24;
+# 4 lanes per proposal 1.25-1.3x slower than 8. The rounds are latency-bound: a wider block
+# only shortens the solo rounds' loops over their proposals.
+LS_BLOCK = 512
+LS_GROUP = 8
 
 
 class GPUEngine:
@@ -62,10 +68,11 @@ class GPUEngine:
         # The local search is one persistent kernel over a grid barrier (kernels/walk.cu),
         # three barriers per round and ~1e5 rounds at 1M variables: cooperative grid.sync()
         # (2.2 µs at 1056 x 256 on an H200, benchmarks/RESULTS.md) over Xiao-Feng (4.0 µs).
+        walk_defines = {**defines, "LS_BLOCK": LS_BLOCK, "LS_GROUP": LS_GROUP}
         self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
-                                               mode="cooperative", block=BLOCK,
-                                               defines=defines)
-        walk = kernels.load_module("sp/kernels/walk.cu", defines=defines)
+                                               mode="cooperative", block=LS_BLOCK,
+                                               defines=walk_defines)
+        walk = kernels.load_module("sp/kernels/walk.cu", defines=walk_defines)
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_slot_codes", "sp_clause_update", "sp_biases",
                       "sp_live_counts", "sp_compact_codes")),
@@ -104,9 +111,6 @@ class GPUEngine:
         # ls_rounds hands the search to one block once a round has at most this many
         # proposals (kernels/walk.cu, "solo"); 0 keeps every round on the whole grid.
         self.block_tail = BLOCK_TAIL
-        # Start the local search's free variables on the side of their last SP bias
-        # (W+ - W-) instead of at random.
-        self.init_from_bias = INIT_FROM_BIAS
         self._last_diff: Any = None
         sms = backend.gpu_properties()["multiprocessors"]
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
@@ -312,7 +316,11 @@ class GPUEngine:
         if init:
             rng = cp.random.default_rng((self.seed + 1) % 2**63)
             start = rng.random(n, dtype=cp.float32) < 0.5
-            if self.init_from_bias and self._last_diff is not None:
+            # Free variables start on the side of their last SP bias (W+ - W-), at random
+            # where it is 0. H100, K=3 ratio 4.2 1M, seeds 0/1, same process: rounds
+            # 198k/178k -> 128k/125k, local search 3.04/3.03 -> 2.60/2.32 s against an
+            # all-random start.
+            if self._last_diff is not None:
                 diff = self._last_diff
                 start = cp.where(diff != 0, diff > 0, start)
             self.values = cp.where(fixed_mask, self.fixed > 0, start).astype(cp.uint8)

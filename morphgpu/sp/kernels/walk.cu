@@ -48,7 +48,9 @@ __device__ __forceinline__ double uniform_hash(u64 seed, u64 round, u64 item) {
     return (double)(x >> 11) * (1.0 / 9007199254740992.0);
 }
 
+#ifndef LS_BLOCK
 #define LS_BLOCK 256
+#endif
 #define FREEBIE_BIT 0x80000000u
 #define FULL_WARP 0xffffffffu
 // Lanes per proposal in the claim and flip phases (a power of two, at most 32): a round is
