@@ -71,9 +71,11 @@ def break_weights(width: int) -> np.ndarray:
     """probSAT's pick weight of a variable by its break count (Balint & Schöning 2012).
 
     Polynomial (1 + b)^-3 for 3-SAT and narrower (greedier than the paper's sequential
-    2.38, chosen for the earlier parallel walk; freebies, break 0, are taken first
-    anyway), exponential cb^-b for wider clauses with the paper's bases. Index = break
-    count, clamped to the table's end.
+    2.38; freebies, break 0, are taken first anyway), exponential cb^-b for wider clauses
+    with the paper's bases. Index = break count, clamped to the table's end. H100, K=3
+    ratio 4.2 1M, seeds 3/4, conflict-free rounds from the SP bias: exponent 3 took
+    1.79/1.72 s, 2.7 2.00/2.02 s, 3.5 4.4/2.5 s, 4 3.7/5.8 s, and 2.38 never finished (its
+    round budget spent, UNKNOWN).
     """
     b = np.arange(BREAK_TABLE_SIZE, dtype=np.float64)
     if width <= 3:
