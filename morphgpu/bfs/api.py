@@ -195,9 +195,8 @@ def bfs(
 
         with backend.gpu_memory_guard(f"bfs on {g.n_vertices} vertices, {g.n_edges} edges"):
             on_gpu = graph_cache.structure_on(g, "gpu")  # kept per matrix and device
-            dist, parent, name = gpu.run(on_gpu, source, variant=chosen.name,
-                                         want_parents=predecessors)
-            figures = gpu.figures_on_device(on_gpu, dist)  # read when asked for
+            dist, parent, name, figures = gpu.search(  # figures: read when asked for
+                on_gpu, source, variant=chosen.name, want_parents=predecessors)
         if pending and not graph_cache.confirm(pending):
             # The matrix was changed in place since its graph was cached: that search ran
             # on the old graph. Search the new one (its graph is built afresh).

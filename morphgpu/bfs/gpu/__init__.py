@@ -44,7 +44,7 @@ from .workspace import Workspace, workspace
 workspace_module = importlib.import_module(__name__ + ".workspace")
 
 __all__ = ["NULL", "Workspace", "bitmap_bytes", "choose", "figures_on_device", "grid_blocks",
-           "run", "run_persistent", "workspace"]
+           "run", "run_persistent", "search", "workspace"]
 
 
 def choose(ws: Workspace, variant: str) -> str:
@@ -80,17 +80,32 @@ RUNNERS: dict[str, Any] = {
 }
 
 
-def run(g: Any, source: int, *, variant: str, want_parents: bool,
-        **options: Any) -> tuple[Any, Any, str]:
-    """Distances (int32 CuPy), parents or None, and the variant that ran; ``options`` go to
-    the variant's runner (the keyword arguments of run_<family> in its module)."""
+def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
+                   options: dict[str, Any]) -> tuple[tuple, str]:
     ws = workspace(g)
     name = choose(ws, variant)
     runner = RUNNERS.get(name)
     if runner is None:
         raise ValueError(f"variant {name!r} has no GPU implementation")
-    dist, parent = runner(ws, source, want_parents, **options)
-    return dist, parent, name
+    return runner(ws, source, want_parents, **options), name
+
+
+def search(g: Any, source: int, *, variant: str, want_parents: bool,
+           **options: Any) -> tuple[Any, Any, str, Any]:
+    """:func:`run` plus the search's figures (see figures_on_device). A runner returns
+    (labels, parents) or, when its kernel counted them itself (direction.cu), (labels,
+    parents, figures); for the others one more launch counts them."""
+    out, name = _runner_output(g, source, variant, want_parents, options)
+    figures = out[2] if len(out) == 3 else figures_on_device(g, out[0])
+    return out[0], out[1], name, figures
+
+
+def run(g: Any, source: int, *, variant: str, want_parents: bool,
+        **options: Any) -> tuple[Any, Any, str]:
+    """Distances (int32 CuPy), parents or None, and the variant that ran; ``options`` go to
+    the variant's runner (the keyword arguments of run_<family> in its module)."""
+    out, name = _runner_output(g, source, variant, want_parents, options)
+    return out[0], out[1], name
 
 
 def figures_on_device(g: Any, dist: Any) -> Any:

@@ -36,7 +36,7 @@ RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 PARAMS = ("dist", "parent", "queue", "hub_queue", "stats", "n", "source", "hub_degree",
           "total_hubs", "total_edges", "rule", "use_cache", "gamma", "alpha", "beta",
           "warp_bottom_up", "flat_hubs", "warp_reserve", "frontier_bits", "bottom_up_end",
-          "out_perm", "out_inverse", "out_dist", "out_parent")
+          "out_perm", "out_inverse", "out_dist", "out_parent", "figures")
 
 
 def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: Any,
@@ -59,7 +59,7 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
                  flat_hubs=np.int32(1), warp_reserve=np.int32(1), frontier_bits=launch.NULL,
                  bottom_up_end=np.int64(bottom_up_end),
                  out_perm=launch.ptr(perm), out_inverse=launch.ptr(inverse),
-                 out_dist=launch.NULL, out_parent=launch.NULL)
+                 out_dist=launch.NULL, out_parent=launch.NULL, figures=launch.NULL)
     return launch.Prepared(grid, adjacency + PARAMS, fixed)
 
 
@@ -104,44 +104,54 @@ class DirectionCall:
             self.inner_dist = search_ws.buffer("direction labels", (self.n,), np.int32)
             self.inner_parent = search_ws.buffer("direction parents", (self.n,), self.vid)
 
-    def _results(self, want_parents: bool) -> tuple[Any, Any]:
-        """This call's label and parent arrays: the spares allocated during the last call,
-        or new ones."""
-        dist = self.spares.pop("labels", None)
+    def _results(self, want_parents: bool) -> tuple[Any, Any, Any]:
+        """This call's label, parent and figures arrays: the spares allocated during the
+        last call, or new ones."""
+        spares, cp = self.spares, self.cp
+        dist = spares.pop("labels", None)
         if dist is None:
-            dist = self.cp.empty(self.n, dtype=np.int32)
+            dist = cp.empty(self.n, dtype=np.int32)
+        figures = spares.pop("figures", None)
+        if figures is None:
+            figures = cp.empty(3, dtype=np.uint64)
         parent = None
         if want_parents:
-            parent = self.spares.pop("parents", None)
+            parent = spares.pop("parents", None)
             if parent is None:
-                parent = self.cp.empty(self.n, dtype=self.vid)
-        return dist, parent
+                parent = cp.empty(self.n, dtype=self.vid)
+        return dist, parent, figures
 
-    def __call__(self, source: int, want_parents: bool) -> tuple[Any, Any]:
-        dist, parent = self._results(want_parents)
+    def __call__(self, source: int, want_parents: bool) -> tuple[Any, Any, Any]:
+        """(labels, parents or None, figures): the kernel writes the search's figures
+        (gpu.figures_on_device's three words) itself."""
+        dist, parent, figures = self._results(want_parents)
         if not self.relabelled:
-            self.call(dist=dist, parent=launch.ptr(parent), source=self.vid.type(source))
+            self.call(dist=dist, parent=launch.ptr(parent), source=self.vid.type(source),
+                      figures=figures)
         else:
             assert self.inverse_host is not None
             self.call(dist=self.inner_dist,
                       parent=self.inner_parent if want_parents else launch.NULL,
                       source=self.vid.type(self.inverse_host[source]),
-                      out_dist=dist, out_parent=launch.ptr(parent))
+                      out_dist=dist, out_parent=launch.ptr(parent), figures=figures)
         # The next call's results, allocated while this search runs. H200, Kronecker 21:
         # with the prepared launch and the trimmed, batched bottom-up levels, 269.3 -> 195.7
         # us per call against none of them.
-        self.spares["labels"] = self.cp.empty(self.n, dtype=np.int32)
+        cp = self.cp
+        self.spares["labels"] = cp.empty(self.n, dtype=np.int32)
+        self.spares["figures"] = cp.empty(3, dtype=np.uint64)
         if want_parents:
-            self.spares["parents"] = self.cp.empty(self.n, dtype=self.vid)
-        return dist, parent
+            self.spares["parents"] = cp.empty(self.n, dtype=self.vid)
+        return dist, parent, figures
 
 
 def run_direction(ws: Workspace, source: int, want_parents: bool, *, rule: str = "gamma",
-                  use_cache: bool = True, relabel: bool | str = "auto") -> tuple[Any, Any]:
+                  use_cache: bool = True, relabel: bool | str = "auto") -> tuple[Any, Any, Any]:
     """The direction-optimising search by ``rule`` ("gamma": Enterprise, "beamer", or a
     forced "bottom-up" / "top-down"). ``use_cache``: the bottom-up hub cache; ``relabel``:
     search the degree-relabelled copy (True, False, or "auto": graphs of at least
-    RELABEL_MIN_VERTICES vertices where the copy fits)."""
+    RELABEL_MIN_VERTICES vertices where the copy fits). Returns (labels, parents or None,
+    the search's figures as gpu.figures_on_device gives them, written by the kernel)."""
     key = ("direction", rule, bool(use_cache), relabel)
     call = ws._launches.get(key)
     if call is None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import barrier
+from ... import barrier, direct_launch
 
 NULL = np.uint64(0)  # a null device pointer (kernels test `if (parent)`)
 # Cooperative launches use ceil(n / SMALL_GRID) blocks where that is fewer than the resident
@@ -54,23 +54,35 @@ def launch(grid: barrier.PersistentGrid, *args: Any, blocks: int | None = None) 
 
 
 class Prepared:
-    """A launch's argument list built once, its per-call slots filled by parameter name:
-    ``Prepared(grid, params, fixed)`` then ``call(blocks, dist=..., source=...)``."""
+    """A launch's arguments packed once (morphgpu.direct_launch), its per-call slots filled
+    by parameter name: ``Prepared(grid, params, fixed)`` then ``call(blocks, dist=...,
+    source=...)``. The pack is built at the first call, when the per-call slots' types are
+    known; later calls rewrite those slots only (NULL is a null pointer)."""
 
     def __init__(self, grid: barrier.PersistentGrid, params: Sequence[str],
                  fixed: dict[str, Any]) -> None:
+        if grid.mode != "cooperative":
+            raise ValueError("the BFS persistent kernels launch cooperatively")
         self.grid = grid
-        self.slot = {name: i for i, name in enumerate(params)}
-        unknown = set(fixed) - set(self.slot)
+        self.params = (*params, "barrier_state")
+        unknown = set(fixed) - set(params)
         if unknown:
             raise ValueError(f"no kernel parameters named {sorted(unknown)}")
-        self.arguments = [fixed.get(name) for name in params] + [grid.state]
+        self.fixed = {name: _pointer_or_value(v) for name, v in fixed.items()}
+        self.fixed["barrier_state"] = grid.state
+        self.packed: direct_launch.PackedLaunch | None = None
 
     def __call__(self, blocks: int | None = None, **per_call: Any) -> None:
-        call = self.arguments.copy()  # the kept list holds no result alive
-        for name, value in per_call.items():
-            call[self.slot[name]] = value
+        values = {name: _pointer_or_value(v) for name, v in per_call.items()}
         grid = self.grid
-        grid.kernel((blocks or grid.grid,), (grid.block,), tuple(call),
-                    shared_mem=grid.shared_mem)
+        if self.packed is None:
+            self.packed = direct_launch.PackedLaunch(
+                grid.kernel, self.params, {**self.fixed, **values}, cooperative=True,
+                shared_mem=grid.shared_mem)
+        self.packed.launch(blocks or grid.grid, grid.block, **values)
         grid.check()
+
+
+def _pointer_or_value(value: Any) -> Any:
+    """None for NULL (a null pointer slot), the value otherwise."""
+    return None if value is NULL else value

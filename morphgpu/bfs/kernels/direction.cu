@@ -56,6 +56,12 @@
 // writes the labels, and the parents when out_parent is non-null, in the caller's ids
 // (map_back.cuh; a second launch for it cost 1.047x, H200 Kronecker 21); the search's
 // parents then need no initialisation.
+// figures (non-null): after the last level block 0 writes {CSR entries out of reached
+// vertices, largest label, 0}, what kernels/figures.cu's bfs_result_figures counts with a
+// pass over all n labels, from the frontier statistics every level already sums (level
+// 0's edges are the source's out-degree, each later level adds its frontier's m_f), so a
+// search needs no second launch. H100 host, Kronecker 21: the second launch cost the
+// caller 63 us of host time per search, more than a third of the search's GPU time.
 // MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (read by
 // scripts/bfs_profile.py until it was deleted; git keeps it): row 0 the start, row L + 1
 // level L (start, after phase A's barrier or 0 when fused, end, flags | n_f << 8).
@@ -253,7 +259,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                          unsigned* frontier_bits, i64 bottom_up_end,
                          const vid_t* __restrict__ out_perm,
                          const vid_t* __restrict__ out_inverse, int* out_dist,
-                         vid_t* out_parent, unsigned* barrier_state) {
+                         vid_t* out_parent, u64* figures, unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     // The cache lives in bottom-up levels, the flat hub rows in top-down ones.
     __shared__ union {
@@ -312,7 +318,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #endif
 
     bool bottom_up = rule == RULE_BOTTOM_UP;
-    i64 unexplored = total_edges - (i64)load_volatile(&stats[0].edges);
+    i64 reached_edges = (i64)load_volatile(&stats[0].edges);
+    i64 unexplored = total_edges - reached_edges;
+    int last_level = 0;
     for (int level = 0;; ++level) {
         FrontierStats* here = &stats[level % 3];
         FrontierStats* next = &stats[(level + 1) % 3];
@@ -421,10 +429,14 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         profile_stamp(level + 1, 3, (unsigned long long)(bottom_up ? 1 : 0) | (fused ? 2ull : 0ull)
                                         | ((unsigned long long)n_f << 8));
 #endif
-        if (n_f == 0) break;
+        if (n_f == 0) {
+            last_level = level;
+            break;
+        }
         cur_queue = written_queue;
         visited += n_f;
         unexplored -= m_f;
+        reached_edges += m_f;
         if (rule == RULE_GAMMA) {
             if (!bottom_up && total_hubs > 0 && (double)hubs > gamma * (double)total_hubs)
                 bottom_up = true;
@@ -436,4 +448,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     // The map back (see the header): every block left the loop after the same barrier, so
     // every label and parent is written.
     if (out_dist) bfs::map_back(dist, parent, out_perm, out_inverse, n, out_dist, out_parent);
+    if (figures && blockIdx.x == 0 && threadIdx.x == 0) {
+        figures[0] = (u64)reached_edges;
+        figures[1] = (u64)last_level;
+        figures[2] = 0ull;
+    }
 }
