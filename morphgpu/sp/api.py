@@ -19,6 +19,7 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable
@@ -170,7 +171,11 @@ def solve(
         "sp_converged": None, "local_search": "not run",
     }
 
-    with backend.gpu_memory_guard(f"sp.solve on {cnf}"):
+    # The guard imports CuPy to know its out-of-memory error: the CPU side needs neither
+    # (on a GPU host, `morphgpu sat --device cpu` would otherwise load CuPy for nothing).
+    guard = (backend.gpu_memory_guard(f"sp.solve on {cnf}") if side == "gpu"
+             else contextlib.nullcontext())
+    with guard:
         with clock("build"):
             fg = factor.build(cnf, side)
         stats["tautologies_dropped"] = fg.dropped_tautologies
