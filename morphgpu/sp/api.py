@@ -14,7 +14,8 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    local search runs conflict-free parallel probSAT rounds (walk.py: the flipped variables
    of a round share no clause), then, only if the rounds' budget runs out, a sequential
    probSAT tail;
-5. verification.
+5. verification against the input CNF's own arrays (NumPy on the CPU; on the GPU a kernel,
+   kernels/verify.cu, on the engine's values where they are).
 """
 
 from __future__ import annotations
