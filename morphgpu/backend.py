@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import sys
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -94,6 +95,13 @@ def is_cupy_array(x: Any) -> bool:
 
 def is_cupy_sparse(x: Any) -> bool:
     return type(x).__module__.startswith("cupyx.scipy.sparse")
+
+
+def is_scipy_sparse(x: Any) -> bool:
+    """``scipy.sparse.issparse(x)`` without importing SciPy (~0.1 s, most of a CLI run's
+    start-up): a SciPy sparse matrix can only exist once scipy.sparse has been imported."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(x))
 
 
 def side_of(x: Any) -> Side:

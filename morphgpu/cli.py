@@ -20,11 +20,20 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from . import __version__, backend, report
 
 WINGS = ("bfs", "mst", "dmr", "sp", "pta")
+# The subcommands each wing's register() adds (tests/test_cli.py checks them against it).
+# A command line that names one builds a parser with that wing alone: each wing's CLI
+# imports its algorithms (and SciPy, the DIMACS/graph readers, ...), and the four a run
+# does not use cost a `morphgpu sat` start about 0.1 s of imports.
+COMMANDS = {"bfs": "bfs", "dyn": "bfs", "mst": "mst", "refine": "dmr", "sat": "sp", "pta": "pta"}
+# Top-level options that may precede the command and change nothing about the parser; any
+# other option there (-h lists every command, --version, abbreviations) takes every wing.
+_PLAIN_OPTIONS = ("-v", "--verbose")
 
 
 def _wing_cli(wing: str) -> Any | None:
@@ -115,7 +124,22 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def wings_needed(argv: Sequence[str]) -> tuple[str, ...]:
+    """The wings whose subcommands parsing ``argv`` needs: the named command's wing alone,
+    or every wing (no command, info, demo, help, an unknown command)."""
+    for token in argv:
+        if token in _PLAIN_OPTIONS:
+            continue
+        wing = COMMANDS.get(token)
+        if wing is None or _wing_cli(wing) is None:
+            return WINGS
+        return (wing,)
+    return WINGS
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``morphgpu`` parser; given the command line, only with the subcommands it needs
+    (see :func:`wings_needed`), else with every wing's."""
     parser = argparse.ArgumentParser(
         prog="morphgpu", description="Morph graph algorithms and BFS on GPUs (CPU fallback)."
     )
@@ -132,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", choices=WINGS, help="run only these algorithms")
     p.set_defaults(run=_run_demo)
 
-    for wing in WINGS:
+    for wing in WINGS if argv is None else wings_needed(argv):
         mod = _wing_cli(wing)
         if mod is not None:
             mod.register(sub)
@@ -154,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"

@@ -10,12 +10,14 @@ out-of-range id.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import backend
+
+if TYPE_CHECKING:  # SciPy is imported where a matrix is built, not with every CSRGraph user
+    import scipy.sparse as sp
 
 INT32_LIMIT = 2**31 - 1
 INT64_LIMIT = 2**63 - 1
@@ -295,6 +297,8 @@ class CSRGraph:
         )
 
     def to_scipy(self) -> sp.csr_matrix:
+        import scipy.sparse as sp  # noqa: PLC0415  (see the TYPE_CHECKING import)
+
         g = self.to("cpu")
         data = g.weights if g.weights is not None else np.ones(g.n_edges, dtype=np.float64)
         return sp.csr_matrix((data, g.indices, g.indptr), shape=self.shape)
@@ -372,7 +376,7 @@ def validate_graph(
     """
     if isinstance(graph, CSRGraph):
         return graph
-    if backend.is_cupy_sparse(graph) or sp.issparse(graph):
+    if backend.is_cupy_sparse(graph) or backend.is_scipy_sparse(graph):
         from . import graph_cache  # noqa: PLC0415  (it builds on this module)
 
         return graph_cache.graph_of(

@@ -48,7 +48,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import backend, kernels
 
@@ -106,7 +105,7 @@ def cacheable(matrix: Any) -> bool:
         return False
     if backend.is_cupy_sparse(matrix):
         return True
-    if not sp.issparse(matrix):
+    if not backend.is_scipy_sparse(matrix):
         return False
     return all(_chain(a) is not None for a in _guarded(matrix, data_live=False))
 

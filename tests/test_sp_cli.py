@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+
+import numpy as np
 
 from morphgpu import cli, sp
 from morphgpu.sp import cli as sp_cli
@@ -53,3 +57,52 @@ def test_unsat_input_exits_20(tmp_path, capsys):
 def test_demo_cpu_is_valid():
     result = sp_cli.demo("cpu")
     assert result["valid"] is True and result["algorithm"] == "sp"
+
+
+def _python_values(assignment) -> str:
+    """The 'v' lines one Python string per literal (what _dimacs_values replaced)."""
+    lits = [str(i + 1) if v else str(-(i + 1)) for i, v in enumerate(assignment)]
+    lines = [" ".join(["v", *lits[i : i + 20]]) for i in range(0, len(lits), 20)]
+    return "\n".join([*lines, "v 0"]) + "\n"
+
+
+def test_model_lines_match_a_plain_formatter():
+    rng = np.random.default_rng(0)
+    for n in [*range(45), 99, 100, 101, 20_000, 1_234_567]:
+        values = rng.random(n) < 0.5
+        assert sp_cli._dimacs_values(values) == _python_values(values), n
+
+
+def test_model_on_stdout_and_in_the_file_agree(tmp_path, capsys):
+    f = sp.random_ksat(150, 3, ratio=3.0, seed=6)
+    path, out_path = tmp_path / "f.cnf", tmp_path / "model.txt"
+    sp.write_dimacs(f, path)
+    assert cli.main(["sat", str(path), "--device", "cpu", "--seed", "2",
+                     "--output", str(out_path)]) == 10
+    stdout = capsys.readouterr().out
+    model = out_path.read_text()
+    assert stdout.endswith("s SATISFIABLE\n" + model)
+    assert cli.main(["sat", str(path), "--device", "cpu", "--seed", "2", "--no-model"]) == 10
+    assert capsys.readouterr().out.endswith("s SATISFIABLE\n")
+
+
+def test_a_sat_run_imports_no_other_wing_and_no_scipy(tmp_path):
+    """`morphgpu sat` builds its parser with the sp wing alone, SciPy stays unloaded, and
+    on the CPU side so does CuPy (start-up imports: ~0.35 s before, ~0.13 s after on the
+    CPU machine)."""
+    path = tmp_path / "f.cnf"
+    sp.write_dimacs(sp.random_ksat(50, 3, ratio=3.0, seed=1), path)
+    code = (
+        "import sys\n"
+        "from morphgpu import cli\n"
+        f"rc = cli.main(['-v', 'sat', {str(path)!r}, '--device', 'cpu', '--seed', '1'])\n"
+        "loaded = sorted(m for m in sys.modules"
+        " if m.split('.')[0] in ('scipy', 'networkx', 'cupy', 'cupyx')"
+        " or m.split('.')[:2] in (['morphgpu', w] for w in ('bfs', 'mst', 'dmr', 'pta'))"
+        " or m in ('morphgpu.dynamic_graph', 'morphgpu.graph_cache'))\n"
+        "print('LOADED', loaded, rc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "LOADED [] 10" in proc.stdout, proc.stdout[-2000:]

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Any
 
+import numpy as np
+
 from .. import backend, report
 from . import api, cnf
 
@@ -60,18 +62,25 @@ def run(args: argparse.Namespace) -> int:
     side = result.stats["device"]
     out = {"input": source, "status": result.status, "reason": result.reason,
            "device": backend.device_name(side), **result.stats}
-    if args.output and result.assignment is not None:
+    # The 'v' lines once, for the file and stdout alike.
+    model = None
+    printed = not args.json and not args.no_model
+    if result.assignment is not None and (args.output or printed):
+        model = _dimacs_values(result.assignment)
+    if args.output and model is not None:
         with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(_dimacs_values(result.assignment))
+            fh.write(model)
     if args.json:
         report.emit(out, as_json=True)
     else:
-        _emit_competition(out, result, model=not args.no_model)
+        _emit_competition(out, result, model=model if printed else None)
     return EXIT[result.status]
 
 
-def _emit_competition(out: dict[str, Any], result: api.SolveResult, *, model: bool) -> None:
-    """'c' lines (the summary, the seed first), the 's' line, then the 'v' lines."""
+def _emit_competition(out: dict[str, Any], result: api.SolveResult, *,
+                      model: str | None) -> None:
+    """'c' lines (the summary, the seed first), the 's' line, then the 'v' lines
+    (``model``, when given)."""
     lines = [f"c morphgpu sat: {out['input']}", f"c seed {out['seed']}"]
     for key, value in out.items():
         if key in ("input", "seed", "status") or value == "":
@@ -84,15 +93,28 @@ def _emit_competition(out: dict[str, Any], result: api.SolveResult, *, model: bo
         lines.append(f"c {key}: {value}")
     lines.append(S_LINE[result.status])
     text = "\n".join(lines) + "\n"
-    if model and result.assignment is not None:
-        text += _dimacs_values(result.assignment)
+    if model is not None:
+        text += model
     sys.stdout.write(text)
 
 
+# Literals per 'v' line.
+VALUES_PER_LINE = 20
+
+
 def _dimacs_values(assignment: Any) -> str:
-    lits = [str(i + 1) if v else str(-(i + 1)) for i, v in enumerate(assignment)]
-    lines = [" ".join(["v", *lits[i : i + 20]]) for i in range(0, len(lits), 20)]
-    return "\n".join([*lines, "v 0"]) + "\n"
+    """The model as DIMACS 'v' lines (VALUES_PER_LINE literals each, then 'v 0'), formatted
+    by NumPy (cnf.format_integers): a Python string per variable took 0.16 s at 1M."""
+    values = np.asarray(assignment, dtype=bool).ravel()
+    lits = np.arange(1, values.size + 1, dtype=np.int64)
+    lits[~values] *= -1
+    separators = np.full(values.size, ord(" "), dtype=np.uint8)
+    separators[VALUES_PER_LINE - 1 :: VALUES_PER_LINE] = ord("\n")
+    if values.size:
+        separators[-1] = ord("\n")
+    # Every line, the closing "v 0" one included, starts after a newline or at the start.
+    body = cnf.format_integers(lits, separators).decode("ascii")
+    return "v " + body.replace("\n", "\nv ") + "0\n"
 
 
 def demo(device: str) -> dict[str, Any]:
@@ -115,8 +137,6 @@ def demo(device: str) -> dict[str, Any]:
 
 def _independent_check(formula: cnf.CNF, assignment: Any) -> bool:
     """Clause-by-clause check written apart from cnf.verify (same answer, other code)."""
-    import numpy as np  # noqa: PLC0415
-
     table = formula.literals.reshape(formula.n_clauses, -1)
     values = np.asarray(assignment, dtype=bool)
     truth = values[np.abs(table) - 1] == (table > 0)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import backend, barrier, kernels
 from . import rules
+from .cnf import CNF
 from .factor import FactorGraph
 
 CHECK_EVERY = 8
@@ -403,6 +404,64 @@ class GPUEngine:
 
     def assignment(self) -> np.ndarray:
         return self.values.get().astype(bool)
+
+
+# Threads per block of count_false_clauses: VERIFY_BLOCK in kernels/verify.cu (its shared
+# per-warp totals are sized for it).
+VERIFY_BLOCK = 256
+# The error codes count_false_clauses writes to out[1].
+_VERIFY_ERRORS = {1: "a literal is 0 or names a variable past n_vars",
+                  2: "the offsets point outside the literals or decrease"}
+
+
+def count_false_clauses(cnf: CNF, values: Any) -> int:
+    """How many clauses of ``cnf`` the device assignment ``values`` (one byte per variable,
+    non-zero for true, index 0 is variable 1) leaves false; empty clauses count as false.
+
+    The GPU twin of ``len(cnf.unsatisfied_clauses(cnf, values))``, over the CNF's own
+    arrays (one copy each to the device), not the solver's factor graph. Raises ValueError
+    on a malformed formula (which the NumPy check would also refuse or misread).
+    """
+    cp = backend.cupy_module()
+    n, m = cnf.n_vars, cnf.n_clauses
+    values = cp.ascontiguousarray(cp.asarray(values))  # the engine's own array: no copy
+    if int(values.size) != n:
+        raise ValueError(
+            f"assignment has {values.size} values but the formula has {n} variables"
+        )
+    if m == 0:
+        return 0
+    if values.dtype != cp.uint8:
+        values = (values != 0).astype(cp.uint8)
+    lits = cnf.literals
+    backend.require_gpu_bytes(lits.nbytes + cnf.offsets.nbytes + 64,
+                              f"sp.solve: verifying {m} clauses on the GPU")
+    # One host-to-device copy per array; the kernel reads int or long long literals
+    # (index_defines), anything else is widened on the device.
+    d_lits = cp.asarray(lits)
+    if d_lits.dtype not in (cp.int32, cp.int64):
+        d_lits = d_lits.astype(cp.int64)
+    d_offsets = cp.asarray(cnf.offsets)
+    if d_offsets.dtype != cp.int64:
+        d_offsets = d_offsets.astype(cp.int64)
+    module = kernels.load_module("sp/kernels/verify.cu",
+                                 defines=kernels.index_defines(d_lits.dtype, np.int64))
+    out = cp.asarray(np.array([0, 0, 2**64 - 1], dtype=np.uint64))
+    sms = backend.gpu_properties()["multiprocessors"]
+    grid, block = kernels.launch_config(m, VERIFY_BLOCK, sms * 32)
+    module.get_function("count_false_clauses")(
+        grid, block, (np.int64(m), d_offsets, d_lits, np.int64(d_lits.size), np.int64(n),
+                      values, out))
+    # One read: it waits for the launch, so a fault in it raises here, not later.
+    n_false, error, where = (int(x) for x in out.get())
+    if error:
+        raise ValueError(f"verify: clause {where}: {_VERIFY_ERRORS.get(error, error)}")
+    return n_false
+
+
+def verify_on_device(cnf: CNF, values: Any) -> bool:
+    """True iff the device assignment ``values`` satisfies every clause of ``cnf``."""
+    return count_false_clauses(cnf, values) == 0
 
 
 def _lanes(slots: int, n_vars: int) -> int:
