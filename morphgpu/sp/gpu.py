@@ -69,10 +69,15 @@ class GPUEngine:
         # The local search is one persistent kernel over a grid barrier (kernels/walk.cu),
         # three barriers per round and ~1e5 rounds at 1M variables: cooperative grid.sync()
         # (2.2 µs at 1056 x 256 on an H200, benchmarks/RESULTS.md) over Xiao-Feng (4.0 µs).
+        # One ls_rounds block per SM, not as many as fit: most rounds have a few hundred
+        # proposals, and a grid barrier over fewer blocks is cheaper. H100, K=3 ratio 4.2
+        # 1M, seeds 5/6, same process and rounds: local search 1.83/1.89 s with every
+        # resident block (264), 1.76/1.73 with 132, 1.72/1.73 with 64, 1.74/1.69 with 32.
         walk_defines = {**defines, "LS_BLOCK": LS_BLOCK, "LS_GROUP": LS_GROUP}
+        sms = backend.gpu_properties()["multiprocessors"]
         self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
                                                mode="cooperative", block=LS_BLOCK,
-                                               defines=walk_defines)
+                                               defines=walk_defines, max_blocks=sms)
         walk = kernels.load_module("sp/kernels/walk.cu", defines=walk_defines)
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_slot_codes", "sp_clause_update", "sp_biases",
@@ -113,7 +118,6 @@ class GPUEngine:
         # proposals (kernels/walk.cu, "solo"); 0 keeps every round on the whole grid.
         self.block_tail = BLOCK_TAIL
         self._last_diff: Any = None
-        sms = backend.gpu_properties()["multiprocessors"]
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
 
     def _sync_codes(self) -> None:

@@ -64,7 +64,8 @@
 // caller 63 us of host time per search, more than a third of the search's GPU time.
 // MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (read by
 // scripts/bfs_profile.py until it was deleted; git keeps it): row 0 the start, row L + 1
-// level L (start, after phase A's barrier or 0 when fused, end, flags | n_f << 8).
+// level L (start, after phase A's barrier or 0 when fused, end, flags | n_f << 8); row 0
+// column 3 when block 0 has done its share of the map back.
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
@@ -448,6 +449,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     // The map back (see the header): every block left the loop after the same barrier, so
     // every label and parent is written.
     if (out_dist) bfs::map_back(dist, parent, out_perm, out_inverse, n, out_dist, out_parent);
+#ifdef MG_BFS_PROFILE
+    profile_stamp(0, 3, clock64());  // block 0's share of the map back done
+#endif
     if (figures && blockIdx.x == 0 && threadIdx.x == 0) {
         figures[0] = (u64)reached_edges;
         figures[1] = (u64)last_level;
