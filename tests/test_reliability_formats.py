@@ -212,9 +212,8 @@ def test_cnf_files_parse_or_raise_with_a_line(tmp_path, data):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cnf_mod, "_bulk_body", lambda *a, **k: None)
         exact = _cnf_outcome(path)
-    with pytest.MonkeyPatch.context() as mp:  # pandas' tokenizer, in pieces of a few lines
-        mp.setattr(cnf_mod, "PANDAS_MIN_BYTES", 0)
-        mp.setattr(cnf_mod, "PANDAS_PIECE_BYTES", 8)
+    with pytest.MonkeyPatch.context() as mp:  # threaded pieces of a few lines each
+        mp.setattr(cnf_mod, "PIECE_BYTES", 8)
         in_pieces = _cnf_outcome(path)
     assert fast == exact == in_pieces
     if fast[0] == "error":

@@ -3,7 +3,8 @@
 Formulas are written by hand-rolled layouts (comments between and inside clauses, clauses
 spanning lines, several clauses a line, tabs, CRLF, SATLIB's ``%``/``0`` tail, gzip/xz/bzip2)
 and must read back exactly; damaged files must raise CNFFormatError naming the file and the
-line where the damage is, whichever path (pandas pieces, NumPy, the line scanner) met it.
+line where the damage is, whichever path (NumPy in one piece or in threaded pieces, the line
+scanner) met it.
 """
 
 from __future__ import annotations
@@ -22,19 +23,17 @@ from morphgpu.sp.cnf import CNF, CNFFormatError, read_dimacs
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow], deadline=None)
 PACK = {"": lambda b: b, ".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress}
-PATHS = ["numpy", "pandas", "scan"]
+PATHS = ["numpy", "pieces", "scan"]
 
 
 @pytest.fixture(params=PATHS)
 def reader_path(request, monkeypatch):
-    """Which bulk path reads: NumPy, pandas forced on small bodies in many small pieces,
-    or none (the line scanner alone)."""
-    if request.param == "pandas":
-        pytest.importorskip("pandas")
-        monkeypatch.setattr(cnf_mod, "PANDAS_MIN_BYTES", 0)
-        monkeypatch.setattr(cnf_mod, "PANDAS_PIECE_BYTES", 16)
+    """Which bulk path reads: NumPy in one piece, NumPy in many small threaded pieces, or
+    none (the line scanner alone)."""
+    if request.param == "pieces":
+        monkeypatch.setattr(cnf_mod, "PIECE_BYTES", 16)
     elif request.param == "numpy":
-        monkeypatch.setattr(cnf_mod, "PANDAS_MIN_BYTES", 1 << 62)
+        monkeypatch.setattr(cnf_mod, "PIECE_BYTES", 1 << 62)
     else:
         monkeypatch.setattr(cnf_mod, "_bulk_body", lambda *a, **k: None)
     return request.param
@@ -214,20 +213,19 @@ def test_missing_header_names_the_file(tmp_path, reader_path):
     _raises_at(_write(tmp_path, "c only a comment\n\n", ""), None, "no 'p cnf' header")
 
 
-def test_pandas_pieces_agree_with_numpy_on_a_large_file(tmp_path, monkeypatch):
-    """A multi-megabyte body through the default thresholds: pandas in threaded pieces
-    (some ragged, which fall back to NumPy piece by piece) against the NumPy path."""
-    pytest.importorskip("pandas")
+def test_threaded_pieces_agree_with_one_piece_on_a_large_file(tmp_path, monkeypatch):
+    """A multi-megabyte body in threaded pieces (clauses of two widths) against the same
+    body in one piece and against the formula written."""
     f = cnf_mod.random_ksat(60_000, 3, ratio=4.2, seed=3)
     mixed = CNF.from_clauses(f.clauses()[:100_000] + [[1, -2, 3, 4, -5]] * 7
                              + f.clauses()[100_000:], n_vars=f.n_vars)
     for formula in (f, mixed):
         path = tmp_path / "big.cnf"
         cnf_mod.write_dimacs(formula, path)
-        assert path.stat().st_size > cnf_mod.PANDAS_MIN_BYTES
-        monkeypatch.setattr(cnf_mod, "PANDAS_PIECE_BYTES", 1 << 18)
+        monkeypatch.setattr(cnf_mod, "PIECE_BYTES", 1 << 18)
+        assert path.stat().st_size > 8 * cnf_mod.PIECE_BYTES
         got = read_dimacs(path)
-        monkeypatch.setattr(cnf_mod, "PANDAS_MIN_BYTES", 1 << 62)
+        monkeypatch.setattr(cnf_mod, "PIECE_BYTES", 1 << 62)
         want = read_dimacs(path)
         monkeypatch.undo()
         assert (got.offsets.tolist(), got.literals.tolist()) == \

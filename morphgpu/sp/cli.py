@@ -48,12 +48,14 @@ def run(args: argparse.Namespace) -> int:
     if (args.file is None) == (args.random is None):
         raise ValueError("sat: give a FILE.cnf or --random N (not both)")
     seed = api.fresh_seed() if args.seed is None else args.seed
+    read_started = time.perf_counter()
     if args.file is not None:
         formula = cnf.read_dimacs(args.file)
         source = args.file
     else:
         formula = cnf.random_ksat(args.random, args.k, ratio=args.ratio, seed=seed)
         source = f"random {args.k}-SAT n={args.random} ratio={args.ratio} seed={seed}"
+    read_seconds = time.perf_counter() - read_started  # or generate, with --random
     progress = report.Progress("sat", enabled=not args.json)
     result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
                        fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
@@ -61,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     progress.close()
     side = result.stats["device"]
     out = {"input": source, "status": result.status, "reason": result.reason,
-           "device": backend.device_name(side), **result.stats}
+           "device": backend.device_name(side), "read_seconds": read_seconds,
+           **result.stats}
     # The 'v' lines once, for the file and stdout alike.
     model = None
     printed = not args.json and not args.no_model

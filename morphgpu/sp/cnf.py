@@ -9,7 +9,6 @@ literals, tautologies and empty clauses survive until the solver simplifies them
 from __future__ import annotations
 
 import bz2
-import csv
 import gzip
 import io
 import lzma
@@ -214,9 +213,8 @@ def read_dimacs(source: str | os.PathLike | io.IOBase) -> CNF:
     a shorter clause). A path may be compressed with gzip, xz or bzip2 (detected from the
     content).
 
-    The body is parsed in bulk (pandas' C tokenizer when pandas is installed and the body
-    is plain digits, spaces and '-', else NumPy); only when that parse does not add up is the file
-    scanned line by line, to name the bad line.
+    The body is parsed in bulk (NumPy, in threaded pieces on large bodies); only when that
+    parse does not add up is the file scanned line by line, to name the bad line.
     """
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
@@ -320,9 +318,9 @@ def _find_header(data: bytes) -> tuple[int, bytes, int] | None:
 
 
 def _bulk_body(body: bytes, n_vars: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(offsets, literals) of the clauses after the header, parsed in bulk (pandas' C
-    tokenizer in threads where it applies, else NumPy); None when anything is unusual (the
-    caller then scans line by line)."""
+    """(offsets, literals) of the clauses after the header, parsed in bulk (NumPy, in
+    threaded pieces on large bodies); None when anything is unusual (the caller then scans
+    line by line)."""
     if b"%" in body:
         mark = _END_MARK.search(body)
         if mark is not None:
@@ -331,7 +329,7 @@ def _bulk_body(body: bytes, n_vars: int) -> tuple[np.ndarray, np.ndarray] | None
         body = _COMMENT_LINE.sub(b"", body)
     if not body or body.isspace():
         return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    values = _tokens(body, index_dtype(n_vars))
+    values = _tokens(body)
     if values is None or values.size == 0:
         return None
     # NumPy saturates out-of-range numbers; the range check catches them.
@@ -359,89 +357,56 @@ def _bulk_body(body: bytes, n_vars: int) -> tuple[np.ndarray, np.ndarray] | None
     return offsets, literals.astype(out_dtype)
 
 
-# Bodies at least this large go to pandas' C tokenizer when pandas is installed (below it,
-# its per-call cost outweighs NumPy's); split into pieces of at least PANDAS_PIECE_BYTES,
-# parsed in parallel threads (the tokenizer releases the GIL). K=3 n=1M 4.2M clauses,
-# 2-core CPU machine: 0.20 s in 4 pieces, 0.42 s in one, np.fromstring 0.7-0.85 s.
-PANDAS_MIN_BYTES = 1 << 20
-PANDAS_PIECE_BYTES = 4 << 20
-# The only bytes a body handed to pandas may hold: anything else (tabs, '+', NUL, a BOM)
-# takes the NumPy path, whose behaviour the line scanner mirrors.
-_PLAIN_BYTES = b"0123456789 -\n"
+# A body of at least two pieces of PIECE_BYTES is split at line ends and its pieces parsed
+# by np.fromstring in threads (it releases the GIL): K=3 n=1M (84 MB of body), 2-core CPU
+# machine: 0.64 s in one piece, 0.32 s in four on two threads. pandas' C tokenizer, used
+# before, parsed about as fast here but its import alone took 1.5 s of the H100 machine's
+# 8 s `morphgpu sat` run (NumPy is imported anyway).
+PIECE_BYTES = 4 << 20
 
 
-def _tokens(body: bytes, dtype: Any = np.int64) -> np.ndarray | None:
-    """Every whitespace-separated integer of ``body`` in order (as ``dtype`` where pandas
-    reads them, else int64); None when a token is not an integer."""
-    if len(body) >= PANDAS_MIN_BYTES and not body.translate(None, _PLAIN_BYTES):
-        try:
-            import pandas  # noqa: F401, PLC0415  (optional: only a faster tokenizer)
-        except ImportError:
-            pass
-        else:
-            return _pandas_tokens(body, dtype)
-    return _numpy_tokens(body)
+def _tokens(body: bytes) -> np.ndarray | None:
+    """Every whitespace-separated integer of ``body`` in order (int64); None when a token
+    is not an integer."""
+    workers = os.cpu_count() or 1
+    n_pieces = min(4 * workers, len(body) // PIECE_BYTES)
+    # np.fromstring only warns (DeprecationWarning) where it stops early on a bad token;
+    # the filter that makes that an error is process-wide, so it is set here, around the
+    # threads, not inside each (catch_warnings is not thread-safe).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if n_pieces < 2:
+            return _piece_tokens(body)
+        view = memoryview(body)
+        pieces, start = [], 0
+        for i in range(1, n_pieces):
+            cut = body.find(b"\n", max(start, len(body) * i // n_pieces))
+            if cut < 0:
+                break
+            pieces.append(view[start : cut + 1])
+            start = cut + 1
+        pieces.append(view[start:])
+        with ThreadPoolExecutor(min(len(pieces), workers)) as pool:
+            parts = list(pool.map(lambda piece: _piece_tokens(bytes(piece)), pieces))
+    if any(part is None for part in parts):
+        return None
+    return np.concatenate(parts)  # type: ignore[arg-type]
 
 
-def _numpy_tokens(body: bytes) -> np.ndarray | None:
+def _piece_tokens(body: bytes) -> np.ndarray | None:
+    """The integers of one piece of whole lines (warnings must be errors, see _tokens)."""
     if not body.strip():
         return np.zeros(0, dtype=np.int64)
     if b"+" in body:
         return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            values = np.fromstring(body, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
+        values = np.fromstring(body, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
     except (ValueError, DeprecationWarning):
         return None
     # np.fromstring reads a lone "-" as 0 or as the sign of the next number.
     if _LONE_MINUS.search(body):
         return None
     return values
-
-
-def _pandas_tokens(body: bytes, dtype: Any) -> np.ndarray | None:
-    """The tokens of a body of digits, spaces, '-' and newlines: each piece (whole lines)
-    read by ``pandas.read_csv`` as a table of ``dtype`` (it refuses ragged lines, empty
-    fields, non-integers and values past the dtype), then copied row by row into one
-    array; a piece it refuses goes to NumPy."""
-    workers = os.cpu_count() or 1
-    n_pieces = max(1, min(4 * workers, len(body) // PANDAS_PIECE_BYTES))
-    view = memoryview(body)
-    pieces, start = [], 0
-    for i in range(1, n_pieces):
-        cut = body.find(b"\n", max(start, len(body) * i // n_pieces))
-        if cut < 0:
-            break
-        pieces.append(view[start : cut + 1])
-        start = cut + 1
-    pieces.append(view[start:])
-    with ThreadPoolExecutor(min(len(pieces), workers)) as pool:
-        tables = list(pool.map(lambda piece: _pandas_piece(piece, dtype), pieces))
-        if any(t is None for t in tables):
-            return None
-        sizes = [t.size for t in tables]  # type: ignore[union-attr]
-        out = np.empty(sum(sizes), dtype=np.result_type(*tables))  # type: ignore[arg-type]
-        ends = np.cumsum(sizes).tolist()
-
-        def place(i: int) -> None:  # a (rows, width) table, column-major from pandas
-            table = tables[i]
-            out[ends[i] - sizes[i] : ends[i]].reshape(table.shape)[...] = table  # type: ignore[union-attr]
-
-        list(pool.map(place, range(len(tables))))
-    return out
-
-
-def _pandas_piece(piece: memoryview, dtype: Any) -> np.ndarray | None:
-    import pandas as pd  # noqa: PLC0415
-
-    try:
-        table = pd.read_csv(io.BytesIO(piece), sep=" ", header=None, index_col=False,
-                            dtype=dtype, engine="c", na_filter=False,
-                            quoting=csv.QUOTE_NONE, encoding="latin-1")
-    except (ValueError, OverflowError):  # ParserError, EmptyDataError: ValueErrors
-        return _numpy_tokens(bytes(piece))
-    return table.to_numpy(dtype=dtype)
 
 
 def _scan_lines(data: bytes, name: str) -> CNF:

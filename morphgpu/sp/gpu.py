@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, barrier, kernels
+from .. import backend, barrier, hashing, kernels
 from . import rules
 from .cnf import CNF
 from .factor import FactorGraph
@@ -85,11 +85,10 @@ class GPUEngine:
             (simplify, ("unit_wave", "fix_chosen")),
             (walk, ("ls_state", "ls_tail"))) for name in names}
         self._occ: tuple[Any, Any] | None = None
-        rng = cp.random.default_rng(self.seed % 2**63)
         # Surveys of the formula the sweeps run on (the input's edges until the first
         # compaction, then the compacted clauses', see ``eta``); _eta_input holds the
         # input's layout once they differ.
-        self._eta = rng.random(edges, dtype=cp.float32)
+        self._eta = hashing.uniform_floats(cp, edges, self.seed)
         self._eta_input: Any = None
         # The formula the sweeps run on: variables (var_list, their slots offsets[i] ..
         # offsets[i + 1] of codes, the code the product kernel reads: sp_slot_codes) and
@@ -319,8 +318,7 @@ class GPUEngine:
         n, m, w = fg.n_vars, fg.n_clauses, fg.width
         fixed_mask = self.fixed != 0
         if init:
-            rng = cp.random.default_rng((self.seed + 1) % 2**63)
-            start = rng.random(n, dtype=cp.float32) < 0.5
+            start = hashing.uniform_floats(cp, n, self.seed + 1) < 0.5
             # Free variables start on the side of their last SP bias (W+ - W-), at random
             # where it is 0. H100, K=3 ratio 4.2 1M, seeds 0/1, same process: rounds
             # 198k/178k -> 128k/125k, local search 3.04/3.03 -> 2.60/2.32 s against an
