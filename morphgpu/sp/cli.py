@@ -50,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("sat: give a FILE.cnf or --random N (not both)")
     seed = api.fresh_seed() if args.seed is None else args.seed
     read_started = time.perf_counter()
-    # CuPy's import (0.9 s on the H100 machine's host, mostly Python) runs beside the read,
-    # whose NumPy pieces release the GIL, instead of after it in the solve's build phase.
+    # CuPy's and cupyx's imports (0.9 s each on the H100 machine's host, mostly Python) run
+    # beside the read, whose NumPy pieces release the GIL, not after it in the solve.
     probe = None
     if args.device != "cpu":
-        probe = threading.Thread(target=backend.gpu_available, daemon=True)
+        probe = threading.Thread(target=backend.import_gpu_stack, daemon=True)
         probe.start()
     if args.file is not None:
         formula = cnf.read_dimacs(args.file)
