@@ -4,6 +4,7 @@ cross-checked against a complete solver (python-sat), and the edge cases of the 
 from __future__ import annotations
 
 import pytest
+from cnf_strategies import formulas
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,16 +104,7 @@ def test_edge_cases(device):
     assert r.status == "UNSAT" and "contradiction" in r.reason
 
 
-small_formulas = st.integers(1, 10).flatmap(
-    lambda n: st.tuples(
-        st.just(n),
-        st.lists(
-            st.lists(st.integers(1, n).flatmap(lambda v: st.sampled_from([v, -v])),
-                     min_size=1, max_size=4),
-            max_size=30,
-        ),
-    )
-)
+small_formulas = formulas(1, 10, min_width=1, max_width=4, max_clauses=30)
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])

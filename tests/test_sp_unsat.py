@@ -9,6 +9,7 @@ in plain Python, and every UNSAT against a complete solver (python-sat).
 from __future__ import annotations
 
 import pytest
+from cnf_strategies import formulas
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,16 +107,8 @@ def test_cli_unit_refutation_exits_20(tmp_path, capsys):
 
 # Few variables, short clauses, many of them: unsatisfiable formulas that unit propagation
 # cannot refute are common, and so are contradictions after decimation.
-small_formulas = st.integers(1, 6).flatmap(
-    lambda n: st.tuples(
-        st.just(n),
-        st.lists(
-            st.lists(st.integers(1, n).flatmap(lambda v: st.sampled_from([v, -v])),
-                     min_size=0, max_size=3),
-            max_size=40,
-        ).map(lambda cs: [c for c in cs if c] if len(cs) % 5 else cs),  # empty ones, at times
-    )
-)
+small_formulas = formulas(1, 6, min_width=0, max_width=3, max_clauses=40).map(
+    lambda f: (f[0], [c for c in f[1] if c] if len(f[1]) % 5 else f[1]))  # empty ones, at times
 
 # Random 2- and 3-SAT from a seed, 1 to 8 clauses a variable: past the threshold most are
 # unsatisfiable without a unit clause in sight.

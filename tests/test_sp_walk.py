@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cnf_strategies import formulas
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,16 +161,8 @@ def test_rounds_report_a_clause_they_cannot_fix(device):
 SOLVE_SEED = 0
 
 
-small_satisfiable = st.integers(3, 14).flatmap(
-    lambda n: st.tuples(
-        st.just(n),
-        st.lists(
-            st.lists(st.integers(1, n).flatmap(lambda v: st.sampled_from([v, -v])),
-                     min_size=1, max_size=3),
-            min_size=1, max_size=4 * n,
-        ),
-    )
-)
+small_satisfiable = formulas(3, 14, min_width=1, max_width=3, min_clauses=1,
+                             max_clauses=lambda n: 4 * n)
 
 
 @settings(max_examples=25, deadline=None,
