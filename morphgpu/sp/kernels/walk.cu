@@ -307,11 +307,6 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     if (my_flips) atomicAdd(flips_done, my_flips);
 }
 
-__device__ __forceinline__ int warp_sum(int x) {
-    for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(FULL_WARP, x, offset);
-    return x;
-}
-
 // Launch with exactly one block of 32 threads. unsat_list holds the n_unsat_start clauses
 // with true_count 0 (room for every clause), unsat_pos their index there (-1 for others).
 // outcome[0]: 1 when solved; outcome[1]: flips made; outcome[2]: 1 when a chosen
