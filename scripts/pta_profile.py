@@ -142,7 +142,9 @@ def profile(name: str, repeat: int, with_cpu: bool, full_check: bool, before=Non
                nodes_merged=stats["nodes_merged"],
                phases={k: round(v, 5) for k, v in stats["seconds"].items()},
                slow_merges=stats.get("slow_merges"), table_rebuilds=stats.get("table_rebuilds"),
-               delta_objects=stats.get("delta_objects"))
+               delta_objects=stats.get("delta_objects"),
+               cycles_collapsed=stats.get("cycles_collapsed"),
+               cycle_sweeps=stats.get("cycle_sweeps"))
     if before is not None:
         row["speedup_vs_before"] = row["before_s_mean"] / row["gpu_s_mean"]
     if rounds:

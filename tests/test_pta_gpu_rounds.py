@@ -72,19 +72,20 @@ class NumpyKernels:
             _mark_occupied(ext_blocks, r, b >> 6, block_words, bitmap_words)
             changed_at[r] = stamp
 
-    def take_delta(self, n_rows, P, seen, D, words, is_ptr, occupied, dblocks,
+    def take_delta(self, n_rows, P, seen, D, words, is_ptr, leader, occupied, dblocks,
                    block_words, bitmap_words, changed_at, swept_at, n_nodes, take_clock,
                    parity, clock):
         W, B, bmw, n = int(words), int(block_words), int(bitmap_words), int(n_nodes)
         since = int(take_clock[int(parity) ^ 1])
         take_clock[int(parity)] = clock[0]
         for v in np.flatnonzero(is_ptr).tolist():
-            fresh = max(changed_at[v], swept_at[v], swept_at[n + v]) >= since
+            L = int(leader[v])
+            fresh = max(changed_at[L], swept_at[L], swept_at[n + L]) >= since
             got = np.zeros(bmw, dtype=np.uint64)
             if fresh:
-                for b in _blocks_of(occupied[v * bmw:(v + 1) * bmw]):
+                for b in _blocks_of(occupied[L * bmw:(L + 1) * bmw]):
                     lo, hi = v * W + b * B, v * W + min(W, (b + 1) * B)
-                    d = P[lo:hi] & ~seen[lo:hi]
+                    d = P[lo - v * W + L * W:hi - v * W + L * W] & ~seen[lo:hi]
                     D[lo:hi] = d
                     seen[lo:hi] |= d
                     if d.any():
@@ -174,8 +175,8 @@ class NumpyKernels:
                             if frm != to:
                                 emit(to * n + frm, keys, capacity, gpu.N_NEW)
 
-    def merge_rows(self, n_items, P, seen, D, dblocks, was_ptr, member, leader, n_members,
-                   words, changed_at, ext_blocks, clock, occupied, block_words, bitmap_words):
+    def merge_rows(self, n_items, P, member, leader, n_members, words, changed_at, ext_blocks,
+                   clock, occupied, block_words, bitmap_words):
         bmw = int(bitmap_words)
         pairs = list(zip(member.tolist(), leader.tolist()))
         if self.jacobi:  # another order of the members' ORs
@@ -186,11 +187,7 @@ class NumpyKernels:
             P[L * words:(L + 1) * words] |= mine
             for w in np.flatnonzero(old != mine).tolist():
                 _mark_occupied(ext_blocks, L, w, block_words, bitmap_words)
-            if was_ptr[m]:
-                D[L * words:(L + 1) * words] |= D[m * words:(m + 1) * words]
-                dblocks[L * bmw:(L + 1) * bmw] |= dblocks[m * bmw:(m + 1) * bmw]
             occupied[L * bmw:(L + 1) * bmw] |= occupied[m * bmw:(m + 1) * bmw]
-            seen[L * words:(L + 1) * words] &= seen[m * words:(m + 1) * words]
             changed_at[L] = clock[0]
 
     def relabel_tag(self, n_items, old, n_old, batch, n_batch, relabel, n_nodes, tagged):
@@ -357,6 +354,75 @@ class NumpyKernels:
                 break
             sweep += 1
         clock[0] = base + sweep + 2
+
+    def find_cycles(self, n_nodes, old_keys, n_old, relabel, new_keys, n_new, colour, mark,
+                    trim_flags, listed, edge_src, edge_dst, member, root, counts, max_passes):
+        """kernels/cycles.cu pass by pass (a pass's result does not depend on the order of
+        its sweeps' updates), node by node, in one order or the other (`jacobi`)."""
+        n = int(n_nodes)
+        gone = np.iinfo(np.int64).max
+        src, dst = old_keys[:int(n_old)] % n, old_keys[:int(n_old)] // n
+        if not (isinstance(relabel, np.uint64) and relabel == 0):  # NULL: no relabelling
+            src, dst = relabel[src], relabel[dst]
+        src = np.concatenate([src, new_keys[:int(n_new)] % n])
+        dst = np.concatenate([dst, new_keys[:int(n_new)] // n])
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+        ins = [src[dst == v] for v in range(n)]
+        outs = [dst[src == v] for v in range(n)]
+        cand = [v for v in range(n) if len(ins[v]) and len(outs[v])]
+        colour[:] = gone
+        colour[cand] = cand
+        mark[:] = -1
+        order = cand[::-1] if self.jacobi else cand
+
+        def sweeps(step) -> None:
+            while any([step(v) for v in order]):
+                pass
+
+        def trim(v) -> bool:
+            if colour[v] == gone:
+                return False
+            if (colour[ins[v]] != gone).any() and (colour[outs[v]] != gone).any():
+                return False
+            colour[v] = gone
+            return True
+
+        def forward(v) -> bool:
+            if colour[v] == gone or not ins[v].size:
+                return False
+            best = min(int(colour[v]), int(colour[ins[v]].min()))
+            if best < colour[v]:
+                colour[v] = best
+                return True
+            return False
+
+        def backward(v) -> bool:
+            if colour[v] == gone or mark[v] != -1 or not (mark[outs[v]] == colour[v]).any():
+                return False
+            mark[v] = colour[v]
+            return True
+
+        passes = 0
+        while passes < int(max_passes):
+            sweeps(trim)
+            alive = [v for v in cand if colour[v] != gone]
+            if not alive:
+                break
+            colour[alive] = alive
+            sweeps(forward)
+            for v in alive:
+                mark[v] = v if colour[v] == v else -1
+            sweeps(backward)
+            for v in alive:
+                if mark[v] == -1:
+                    continue
+                if mark[v] != v:
+                    member[int(counts[1])], root[int(counts[1])] = v, mark[v]
+                    counts[1] += 1
+                mark[v], colour[v] = -1, gone
+            passes += 1
+        counts[0], counts[5] = len(cand), passes
 
     def check(self) -> None:
         pass

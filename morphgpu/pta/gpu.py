@@ -24,6 +24,15 @@ an edge from every object an HCD fact merged in that same round, keys that the m
 turned into self loops or repeats (22 million in one php round, all sorted on the device
 to be dropped).
 
+Cycles: in each round's merge (and before the first propagation), ``find_cycles``
+(kernels/cycles.cu) finds strongly connected components of the copy edges, the known ones
+and the round's new ones, on the device, and the solver merges each into its smallest
+node as it applies HCD merges (``merge``: rows ORed, labels relabelled), so one
+relabelling of the edge keys serves both. A cycle's nodes hold one
+set at the fixed point, so this is exact; without it the set went round the cycle sweep
+after sweep, one copy per node, and every load and store through a member read the same
+new objects again.
+
 Propagation is difference propagation over blocks of 32 words (2048 objects): the first
 sweep of a round pulls whole rows (the blocks a per-row ``occupied`` bitmap names) only
 along new edges, and along old edges only the blocks that geps, merges or address-of
@@ -59,7 +68,9 @@ from . import dense
 from .layout import Layout, union_leaders
 
 KERNEL_FILE = "pta/kernels/pta.cu"
+CYCLES_FILE = "pta/kernels/cycles.cu"
 BLOCK = 256
+CYCLES_BLOCK = 512
 WARP = 32
 
 
@@ -84,6 +95,11 @@ class CudaKernels:
         self._hub_chunks = mod.get_function("list_hub_chunks")
         self._prop = barrier.persistent_kernel(KERNEL_FILE, "propagate", mode=barrier_mode,
                                                block=BLOCK, defines={"PTA_BLOCK": BLOCK})
+        # One block per SM: its sweeps are light (a few loads per edge), so a smaller grid
+        # mostly makes each barrier cheaper.
+        self._cycles = barrier.persistent_kernel(
+            CYCLES_FILE, "find_cycles", mode=barrier_mode, block=CYCLES_BLOCK,
+            max_blocks=backend.gpu_properties()["multiprocessors"])
         self.grid = self._prop.grid
 
     @staticmethod
@@ -124,9 +140,13 @@ class CudaKernels:
     def propagate(self, *args: Any) -> None:
         self._prop.launch(*args)
 
+    def find_cycles(self, *args: Any) -> None:
+        self._cycles.launch(*args)
+
     def check(self) -> None:
-        """Raise if a grid barrier of any propagate launch timed out (results invalid)."""
+        """Raise if a grid barrier of any persistent launch timed out (results invalid)."""
         self._prop.check()
+        self._cycles.check()
 
 
 METHODS = ("auto", "dense", "rounds")
@@ -173,6 +193,10 @@ NULL = np.uint64(0)  # a null device pointer (merge_batch tests `if (flag)`)
 # trip per round (ex 0.79x).
 HUB_CHUNK = 32
 HUB_MIN = 64
+# Passes of find_cycles per call (kernels/cycles.cu): each pass finds every cycle that holds
+# the smallest id reaching it and takes those nodes out, so the next can find the cycles
+# downstream of them; cycles left over are found in a later round's call.
+CYCLE_PASSES = 2
 
 
 def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
@@ -183,7 +207,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     n, W = lay.n_nodes, lay.n_words
     i64 = cp.int64
     P = cp.zeros(n * W, dtype=cp.uint64)
-    seen = cp.empty_like(P)  # written once below, when the pointer rows are known
+    seen = cp.zeros_like(P)  # per pointer node: what its constraints have read
     D = cp.zeros_like(P)
     changed_at = cp.full(n, -1, dtype=cp.int32)  # clock value when rules outside sweeps grew
     block_words, bitmap_words = _block_layout(W)
@@ -225,18 +249,12 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
                        dtype=i64)
     c_off = cp.asarray(np.concatenate([lay.load_off, lay.store_off, lay.gep_off,
                                        np.zeros(lay.hcd_x.size, np.int64)]), dtype=i64)
-    # The rows whose deltas the complex rules read (take_delta computes only these).
-    # (a flag per node, not a list: relabelling after merges then needs no unique/sync).
+    # The pointer nodes, whose deltas the complex rules read (take_delta computes only
+    # these). A constraint keeps its pointer node for good (merges relabel only its other
+    # end), so seen and D stay per pointer node (see take_delta in kernels/pta.cu).
     ptr_nodes = np.unique(np.concatenate([lay.load_src, lay.store_dst, lay.gep_src, lay.hcd_x]))
-    ptr_nodes = cp.asarray(ptr_nodes.astype(np.int64))
     is_ptr = cp.zeros(n, dtype=cp.uint8)
-    is_ptr[ptr_nodes] = 1
-    # A row that no complex constraint reads takes no delta; all ones in its `seen` make
-    # merging it into a leader (merge_rows ANDs the members' `seen`) keep the leader's. A
-    # zero there handed the leader's whole set to its loads and stores again (gdb: 10 % fewer
-    # objects read from deltas, mplayer 28 %; H100, same code otherwise).
-    never_read = cp.where(is_ptr == 0, ~np.uint64(0), np.uint64(0)).astype(cp.uint64)
-    seen.reshape(n, W)[...] = never_read[:, None]
+    is_ptr[cp.asarray(ptr_nodes.astype(np.int64))] = 1
     has_ptr = bool(ptr_nodes.size)
     leader = cp.arange(n, dtype=i64)  # node -> the node whose row it shares now
     n_complex = int(kinds.size)
@@ -264,9 +282,18 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     node_ids = cp.arange(n + 1, dtype=i64) * n
     all_nodes = cp.arange(n, dtype=i64)
     max_sweeps = n + 2
+    colour = cp.empty(n, dtype=i64)  # find_cycles' scratch and its list of merges
+    mark = cp.empty(n, dtype=i64)
+    candidates = cp.empty(2 * n, dtype=i64)
+    cycle_member = cp.empty(n, dtype=i64)
+    cycle_root = cp.empty(n, dtype=i64)
+    cycle_counts = cp.zeros(16, dtype=cp.uint64)
+    trim_flags = cp.empty(n, dtype=cp.int32)
+    cycle_edges = {"cap": 0, "src": None, "dst": None}  # the live edges it compacts
     stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
                              "grid": dev.grid, "delta_objects": 0, "slow_merges": 0,
-                             "table_rebuilds": 0, "retries": 0}
+                             "table_rebuilds": 0, "retries": 0, "cycles_collapsed": 0,
+                             "cycle_sweeps": 0}
     events: list[tuple[tuple[str, int], Any, Any]] = []
     table = {"keys": None, "mask": 0, "fill": 0}
     round_counts: list[dict[str, int]] = []
@@ -333,6 +360,56 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         ph[2].record()
         events.append(ph)
 
+    def merge(member: Any, new_leader: Any) -> Any:
+        """Merge the current leaders ``member`` into ``new_leader`` (current leaders too):
+        rows and bitmaps on the device, then every node label the solver keeps (a
+        constraint's pointer end excepted). Returns the relabelling (the edge keys are the
+        caller's: it relabels them with its round's new keys)."""
+        nonlocal leader, node_of_var, node_of_bit, c_src, c_dst
+        k = int(member.size)
+        dev.merge_rows(k * W, P, member, new_leader, np.int64(k), np.int64(W), changed_at,
+                       ext_blocks, clock, occupied, np.int64(block_words),
+                       np.int64(bitmap_words))
+        relabel = cp.arange(n, dtype=i64)
+        relabel[member] = new_leader
+        leader = relabel[leader]
+        node_of_var = relabel[node_of_var]
+        node_of_bit = relabel[node_of_bit]
+        # The pointer end keeps its node (the store's dst, everyone else's src).
+        store = c_kind == 3
+        c_src = cp.where(store, relabel[c_src], c_src)
+        c_dst = cp.where(store, c_dst, relabel[c_dst])
+        return relabel
+
+    def collapse_cycles(relabel: Any, batch: Any) -> tuple[int, Any]:
+        """Merge the nodes of the copy graph's cycles (kernels/cycles.cu finds them; a
+        cycle's nodes share one set at the fixed point): the known edges mapped through
+        ``relabel`` (this round's HCD merges; None: none) and the round's new ``batch``.
+        Returns how many nodes stopped leading and the relabelling of the known keys that
+        both kinds of merge make together (None: nothing merged)."""
+        ph = timed("cycles")
+        total = int(keys.size + batch.size)
+        if cycle_edges["cap"] < total:
+            cycle_edges["cap"] = int(total * 1.25)
+            cycle_edges["src"] = cp.empty(cycle_edges["cap"], dtype=i64)
+            cycle_edges["dst"] = cp.empty(cycle_edges["cap"], dtype=i64)
+        cycle_counts.fill(0)
+        dev.find_cycles(np.int64(n), keys, np.int64(keys.size),
+                        NULL if relabel is None else relabel, batch, np.int64(batch.size),
+                        colour, mark, trim_flags, candidates, cycle_edges["src"],
+                        cycle_edges["dst"], cycle_member, cycle_root, cycle_counts,
+                        np.int32(CYCLE_PASSES))
+        counts = backend.to_host(cycle_counts)
+        found = int(counts[1])
+        stats["cycle_sweeps"] += int(counts[6])
+        if found:
+            again = merge(cycle_member[:found], cycle_root[:found])
+            relabel = again if relabel is None else again[relabel]
+        ph[2].record()
+        events.append(ph)
+        stats["cycles_collapsed"] += found
+        return found, relabel
+
     def evaluate(lo: int, hi: int) -> list[int]:
         """eval_complex over constraints [lo, hi), rerun until its buffers and the key
         table held everything; the counters of the last run."""
@@ -371,13 +448,19 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
             rebuild_table(4 * (int(keys.size) + c[N_NEW] + c[N_MERGE]) if c[OVERFLOW] else 0)
 
     rebuild_table()
+    if keys.size:
+        found, relabel = collapse_cycles(None, keys[:0])
+        if found:
+            keys, in_new, in_src, out_keys = _relabel_keys(cp, dev, keys, keys[:0], relabel, n)
+            out_dst = out_keys % n
+            rebuild_table()
     propagate()
     for rnd in range(max_rounds):
         stats["rounds"] += 1
         ph = timed("complex")
         ext_blocks.fill(0)  # the last propagation read them
         if has_ptr:
-            dev.take_delta(n, P, seen, D, np.int64(W), is_ptr, occupied, dblocks,
+            dev.take_delta(n, P, seen, D, np.int64(W), is_ptr, leader, occupied, dblocks,
                            np.int64(block_words),
                            np.int64(bitmap_words), changed_at, swept_at, np.int64(n),
                            take_clock, np.int32(rnd & 1), clock)
@@ -398,18 +481,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
                 member, new_leader = (cp.asarray(x) for x in remap)
                 merged_now = int(member.size)
                 stats["nodes_merged"] += merged_now
-                dev.merge_rows(merged_now * W, P, seen, D, dblocks, is_ptr, member, new_leader,
-                               np.int64(merged_now), np.int64(W), changed_at, ext_blocks,
-                               clock, occupied, np.int64(block_words), np.int64(bitmap_words))
-                relabel = cp.arange(n, dtype=i64)
-                relabel[member] = new_leader
-                leader = relabel[leader]
-                node_of_var = relabel[node_of_var]
-                node_of_bit = relabel[node_of_bit]
-                c_src = relabel[c_src]
-                c_dst = relabel[c_dst]
-                is_ptr.fill(0)
-                is_ptr[leader[ptr_nodes]] = 1
+                relabel = merge(member, new_leader)
         c = evaluate(0, n_lsg) if n_lsg else [0] * 5
         ph[2].record()
         events.append(ph)
@@ -419,10 +491,16 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         stats["delta_objects"] += raw
         round_counts.append({"new": n_new, "merged": merged_now, "delta_objects": raw})
         table["fill"] += n_new
+        found = 0
+        if n_new or relabel is not None:  # else no edge is new: no cycle either
+            found, relabel = collapse_cycles(relabel, key_buf[:n_new])
+            merged_now += found  # merged edges may outnumber new ones: go on regardless
+        round_counts[-1]["cycle_members"] = found
         ph = timed("merge")
         if relabel is not None or c[OVERFLOW]:
-            # Merges relabel the known edges (some collapse or become self loops) and an
-            # overflowed table may have let known or repeated keys through.
+            # Merges (HCD facts', cycles') relabel the known edges (some collapse or become
+            # self loops) and an overflowed table may have let known or repeated keys
+            # through.
             stats["slow_merges"] += 1
             round_counts[-1]["general_merge"] = 1
             old_size = int(keys.size)
