@@ -665,6 +665,20 @@ extern "C" __global__ void ring_check_and_apply(
                                stamp, queued, next_candidates, n_next_candidates, n_gave_way);
 }
 
+// The slots below n whose stuck flag is set, for the host's finish (morphgpu/dmr/finish.py):
+// their ids in out (in no particular order; at most capacity of them) and their number
+// added to *count (zeroed by the host). One pass, no scan: the host reads the count and
+// then only that many ids, where copying the flags back would move one byte per slot.
+extern "C" __global__ void list_stuck(const unsigned char* stuck, i64 n, vid_t* out,
+                                      i64 capacity, u64* count) {
+    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
+        const i64 t = base + threadIdx.x;
+        const bool flagged = t < n && stuck[t] != 0;
+        const i64 slot = mg::block_reserve<DMR_BLOCK>(count, flagged ? 1 : 0);
+        if (flagged && slot < capacity) out[slot] = (vid_t)t;
+    }
+}
+
 // The counters the host and refine_tail share (u64 words; gpu.py names them too).
 #define C_BAD 0          // bad triangles found by the last find_bad
 #define C_TRIANGLES 1    // slots in use
