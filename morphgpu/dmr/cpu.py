@@ -354,8 +354,10 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             split_code if v in split_ends else 0, split_code if u in split_ends else 0, code
         )
         if o >= 0:
-            ot = m.tri[o]
-            k = int(np.nonzero((ot != u) & (ot != v))[0][0])
+            # the corner of o that is neither u nor v names the shared edge (plain
+            # Python: a NumPy call per ring triangle cost more than the rest of the loop)
+            ot = m.tri[o].tolist()
+            k = 0 if ot[0] != u and ot[0] != v else 1 if ot[1] != u and ot[1] != v else 2
             m.nbr[o, k] = s
 
 
