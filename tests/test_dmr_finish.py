@@ -200,3 +200,17 @@ def test_windows_keep_shell_apexes_and_markers(xp):
     assert stats["stuck"] == whole_stats["stuck"] == 0
     new = slice(ours.n_vertices, out.n_vertices)
     assert set(np.unique(out.vertex_markers[new])) <= set(np.unique(whole.vertex_markers))
+
+
+@pytest.mark.gpu
+def test_gpu_refinement_finishes_its_stuck_triangles_in_windows():
+    # the warm-up's grid (cocircular corners everywhere: uncertain in-circle signs), so
+    # the GPU gives up on some triangles and the host finishes them around the device
+    # mesh; the output is judged by the checker
+    grid, max_area = api._warm_up_inputs()[1]
+    out, stats = api.refine_with_stats(grid, min_angle=30.0, max_area=max_area, device="gpu")
+    assert stats["gpu_stuck"] > 0 and stats["finish_windows"] >= 1
+    assert stats["stuck"] == 0 and stats["cpu_finish_refinements"] > 0
+    _, source = api.prepare(grid)
+    verdict = check_mesh(out, source, min_angle=30.0, max_area=max_area)
+    assert verdict["ok"], verdict["problems"][:5]
