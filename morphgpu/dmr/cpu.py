@@ -31,8 +31,8 @@ MAX_CAVITY = 4096
 MIN_SPLIT_FRACTION = 1e-9
 # A bad triangle gives way to a higher-ranked bad one within this many edge steps
 # (:func:`gives_way`): 0 off, 1 its neighbours, 2 theirs too, 3 (the most the kernel does)
-# theirs again.
-DEFER_DEPTH = 2
+# theirs again. 3: see morphgpu/dmr/gpu.py's module doc (output size).
+DEFER_DEPTH = 3
 
 
 @dataclass
@@ -361,15 +361,16 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             m.nbr[o, k] = s
 
 
-def badness_key(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
-    """The cosine of each triangle's smallest angle as float32 bits (uint32): a larger key
-    is a worse triangle (the kernel's key in ``bad_rank``)."""
+def order_key(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Each triangle's place in the refinement order as uint32, larger first: the shorter
+    its shortest edge, the earlier (the bits of the squared length as float32, counted
+    down from the top; the kernel's key in ``bad_rank``). Triangle's own order: its bad
+    triangle queues are keyed by the squared shortest edge, shortest first."""
     px, py = x[tri], y[tri]
     ex = px[:, [2, 0, 1]] - px[:, [1, 2, 0]]
     ey = py[:, [2, 0, 1]] - py[:, [1, 2, 0]]
-    len2 = np.sort(ex * ex + ey * ey, axis=1)
-    cos_small = (len2[:, 1] + len2[:, 2] - len2[:, 0]) / (2.0 * np.sqrt(len2[:, 1] * len2[:, 2]))
-    return np.maximum(cos_small, 0.0).astype(np.float32).view(np.uint32)
+    shortest2 = (ex * ex + ey * ey).min(axis=1)
+    return np.uint32(0xFFFFFFFF) - shortest2.astype(np.float32).view(np.uint32)
 
 
 def gives_way(
@@ -378,12 +379,13 @@ def gives_way(
     """Which of the ``bad`` triangles give way this round to a bad triangle that outranks
     them within ``depth`` edge steps (the kernel's ``defers``).
 
-    The order, highest first: the worse triangle (``key``, from :func:`badness_key`), then
-    the round's hashed priority, then the slot. Worst first is Triangle's order, with
-    fewer and better-spread insertions than an arbitrary one; and the cavities of close
-    bad triangles nearly always overlap, so at most one of them could win: the others
-    would plan only to lose. The highest-ranked bad triangle never gives way, so a round
-    with bad triangles keeps a claimant.
+    The order, highest first: the shorter shortest edge (``key``, from :func:`order_key`),
+    then the round's hashed priority, then the slot. Shortest edge first is Triangle's
+    order; with it the refined meshes are as small as Triangle's (module doc of
+    morphgpu/dmr/gpu.py); and the cavities of close bad triangles nearly always overlap,
+    so at most one of them could win: the others would plan only to lose. The
+    highest-ranked bad triangle never gives way, so a round with bad triangles keeps a
+    claimant.
     """
     from ..conflict import claim_marks, claim_priority  # noqa: PLC0415
 
@@ -493,7 +495,7 @@ def refine_cpu(
         if len(bad) == 0:
             break
         waiting = gives_way(
-            m.nbr, bad, badness_key(m.x, m.y, m.tri[bad]), m.nt, rnd, defer_depth
+            m.nbr, bad, order_key(m.x, m.y, m.tri[bad]), m.nt, rnd, defer_depth
         )
         stats["gave_way"] += int(waiting.sum())
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))

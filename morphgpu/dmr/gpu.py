@@ -14,11 +14,18 @@ first time a list holds no bad triangle, one scan of every slot confirms it (the
 count what it found in ``missed_by_candidates``; the tests expect 0).
 
 A bad triangle gives way to a bad one within ``defer_depth`` edge steps that outranks it
-(worse smallest angle first, as Triangle orders its queue; then a per-round hash), so
-fewer cavities are built only to lose the claim, and fewer, better-spread points are
+(the shorter shortest edge first, as Triangle orders its queues; then a per-round hash),
+so fewer cavities are built only to lose the claim, and fewer, better-spread points are
 inserted (the same rule as ``cpu.gives_way``). On H200 at 10M triangles in, depth 2
-cut the loop from 0.39 s (no deferral) to 0.19 s and the output from 33.5M to 29.2M
-triangles (Triangle: 27.4M). Running out of
+(then with the worst smallest angle first) cut the loop from 0.39 s (no deferral) to
+0.19 s and the output from 33.5M to 29.2M triangles (Triangle: 27.4M). Issue 19 asks
+for at most 1.05x Triangle's output; the CPU twin (same rules), 40k triangles in,
+uniform / clustered / holes, output over Triangle's (rounds): worst angle first, depth 2
+1.076 / 1.065 / 1.076 (58 / 61 / 63), as the GPU had at 1M; shortest edge first, depth
+2: 1.034 / 1.020 / 1.061 (66 / 62 / 78); depth 3: 1.010 / 1.001 / 1.037 (92 / 62 / 89),
+with a third of the aborted plans (abort ratio 0.16 against 0.39). A sequential
+refinement in each order (one insertion at a time) gave 1.09 by angle and 1.03 by edge
+(uniform, 6k triangles in): the order, not the parallel rounds, made most of the difference. Running out of
 ``max_rounds`` is a RuntimeError. The arrays are sized after the first round from its
 number of bad triangles, so growth copies are rare.
 
