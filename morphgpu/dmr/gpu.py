@@ -25,9 +25,9 @@ uniform / clustered / holes, output over Triangle's (rounds): worst angle first,
 2: 1.034 / 1.020 / 1.061 (66 / 62 / 78); depth 3: 1.010 / 1.001 / 1.037 (92 / 62 / 89),
 with a third of the aborted plans (abort ratio 0.16 against 0.39). A sequential
 refinement in each order (one insertion at a time) gave 1.09 by angle and 1.03 by edge
-(uniform, 6k triangles in): the order, not the parallel rounds, made most of the difference. Running out of
-``max_rounds`` is a RuntimeError. The arrays are sized after the first round from its
-number of bad triangles, so growth copies are rare.
+(uniform, 6k triangles in): the order, not the parallel rounds, made most of the
+difference. Running out of ``max_rounds`` is a RuntimeError. The arrays are sized after
+the first round from its number of bad triangles, so growth copies are rare.
 
 Triangles the GPU gives up on (uncertain predicate sign, cavity or walk beyond the local
 bounds) are marked stuck and retried (with the kernels built for larger cavities) while
