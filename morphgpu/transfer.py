@@ -67,7 +67,13 @@ def warm_up() -> None:
         _ring_and_pool(backend.cupy_module())
 
 
-def _copy_out(event: Any, staged: np.ndarray, dst: np.ndarray) -> None:
+def _on_device(device: int) -> None:
+    """Make ``device`` current in a pool thread (its events are that device's)."""
+    backend.cupy_module().cuda.runtime.setDevice(device)
+
+
+def _copy_out(device: int, event: Any, staged: np.ndarray, dst: np.ndarray) -> None:
+    _on_device(device)
     event.synchronize()  # the chunk is in the pinned buffer (releases the GIL)
     np.copyto(dst, staged[: dst.size])  # releases the GIL too
 
@@ -96,6 +102,7 @@ def to_host_many(arrays: list[Any]) -> list[np.ndarray]:
     if not chunks:
         return out
     ring, pool = _ring_and_pool(cp)
+    device = backend.current_device_id()
     stream = cp.cuda.get_current_stream()
     to_host = cp.cuda.runtime.memcpyDeviceToHost
     with ring.lock:
@@ -108,7 +115,7 @@ def to_host_many(arrays: list[Any]) -> list[np.ndarray]:
                 cp.cuda.runtime.memcpyAsync(ring.memory[b].ptr, address, dst.size, to_host,
                                             stream.ptr)
                 ring.events[b].record(stream)
-                pending[b] = pool.submit(_copy_out, ring.events[b], ring.host[b], dst)
+                pending[b] = pool.submit(_copy_out, device, ring.events[b], ring.host[b], dst)
         finally:
             for p in pending:
                 if p is not None:
@@ -117,7 +124,8 @@ def to_host_many(arrays: list[Any]) -> list[np.ndarray]:
     return out
 
 
-def _fill(event: Any, staged: np.ndarray, src: np.ndarray) -> None:
+def _fill(device: int, event: Any, staged: np.ndarray, src: np.ndarray) -> None:
+    _on_device(device)
     event.synchronize()  # the buffer's last chunk has gone to the device
     np.copyto(staged[: src.size], src)
 
@@ -141,6 +149,7 @@ def to_device_many(arrays: list[np.ndarray]) -> list[Any]:
     if not chunks:
         return out
     ring, pool = _ring_and_pool(cp)
+    device = backend.current_device_id()
     stream = cp.cuda.get_current_stream()
     to_device = cp.cuda.runtime.memcpyHostToDevice
     n = len(ring.memory)
@@ -152,8 +161,8 @@ def to_device_many(arrays: list[np.ndarray]) -> list[Any]:
                 # buffer was last sent in round j - n, issued before this loop reached j)
                 for j in range(i, min(i + n, len(chunks))):
                     if j not in filled:
-                        filled[j] = pool.submit(_fill, ring.events[j % n], ring.host[j % n],
-                                                chunks[j][0])
+                        filled[j] = pool.submit(_fill, device, ring.events[j % n],
+                                                ring.host[j % n], chunks[j][0])
                 filled.pop(i).result()
                 b = i % n
                 cp.cuda.runtime.memcpyAsync(address, ring.memory[b].ptr, src.size, to_device,

@@ -70,6 +70,10 @@ class _FakeCuda:
             memcpyDeviceToHost, memcpyHostToDevice = 2, 1
 
             @staticmethod
+            def setDevice(device):
+                assert device == -1  # the stand-in's device id (current_device_id)
+
+            @staticmethod
             def memcpyAsync(dst, src, n, kind, stream):
                 with fake.queue.lock:
                     fake.queue.ops.append(("copy", dst, src, n))
