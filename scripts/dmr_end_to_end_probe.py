@@ -1,10 +1,10 @@
 """End to end on the GPU, before and after issue 19's host-side changes, in one process.
 
     python3 scripts/dmr_end_to_end_probe.py [--size 2000000] [--inputs uniform holes]
-        [--json PATH]
+        [--runs 3] [--json PATH]
 
 Per input (the benchmark's generators and seed, ``--size`` triangles in): the steady end
-to end time of ``refine_with_stats(device="gpu")`` (best of 3) with its parts, then the
+to end time of ``refine_with_stats(device="gpu")`` (best of ``--runs``) with its parts, then the
 same with the earlier host-side paths put back for the call (``old_paths``): pageable
 copies both ways (CuPy's ``get``/``asarray``), the big arrays' value checks on the host,
 and GPU-stuck triangles finished with the whole mesh moved to the host, the output then
@@ -135,6 +135,7 @@ def main() -> None:
     p.add_argument("--size", type=int, default=2_000_000)
     p.add_argument("--inputs", nargs="+", default=["uniform", "clustered", "holes"],
                    choices=bench.KINDS)
+    p.add_argument("--runs", type=int, default=3)
     p.add_argument("--json")
     args = p.parse_args()
     print(f"device: {backend.gpu_properties(0)['name']}", flush=True)
@@ -142,10 +143,10 @@ def main() -> None:
     rows = []
     for kind in args.inputs:
         mesh = bench.make_input(kind, args.size)
-        new_s, new = steady(mesh)
+        new_s, new = steady(mesh, args.runs)
         with old_paths():
-            old_s, old = steady(mesh)
-        new_again_s, _ = steady(mesh, 2)  # the order's share of the difference
+            old_s, old = steady(mesh, args.runs)
+        new_again_s, _ = steady(mesh, args.runs)  # the order's share of the difference
         row = {"input": kind, "size": args.size, "new_s": new_s, "old_s": old_s,
                "new_again_s": new_again_s, "gain": old_s / min(new_s, new_again_s),
                "new": parts(new), "old": parts(old)}
