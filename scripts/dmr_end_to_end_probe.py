@@ -9,7 +9,8 @@ same with the earlier host-side paths put back for the call (``old_paths``): pag
 copies both ways (CuPy's ``get``/``asarray``), the big arrays' value checks on the host,
 and GPU-stuck triangles finished with the whole mesh moved to the host, the output then
 built there. Then the copies alone: the refined mesh's output arrays through
-``morphgpu.transfer`` against ``get``, and the input's arrays against ``asarray``.
+``morphgpu.transfer`` against ``get``, and the input's arrays against ``asarray``; and
+the loop alone at deferral depths 2 and 3 (rounds, loop seconds, triangles out).
 """
 
 from __future__ import annotations
@@ -99,13 +100,29 @@ def parts(st: dict) -> dict:
     return out
 
 
-def copies(mesh: dict, runs: int = 5) -> dict:
-    """The output's and the input's copies alone: ring against CuPy's, interleaved."""
-    cp = backend.cupy_module()
+def _prepared(mesh: dict):
     ours, _ = api.prepare(mesh, "gpu")
     ours = api._morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices
-    refined, _ = gpu.refine_gpu(ours, 30.0, None)
+    return ours
+
+
+def depths(mesh: dict, runs: int = 3) -> dict:
+    """The loop alone at deferral depths 2 and 3, interleaved, best of ``runs``."""
+    ours, best = _prepared(mesh), {}
+    for _ in range(runs):
+        for depth in (2, 3):
+            _, st = gpu.refine_gpu(ours, 30.0, None, defer_depth=depth)
+            row = (st["gpu_loop_seconds"], st["rounds"], st["refinements"])
+            best[depth] = min(best.get(depth, row), row)
+    return {f"depth{d}": {"loop_s": r[0], "rounds": r[1], "refinements": r[2]}
+            for d, r in best.items()}
+
+
+def copies(mesh: dict, runs: int = 5) -> dict:
+    """The output's and the input's copies alone: ring against CuPy's, interleaved."""
+    cp = backend.cupy_module()
+    refined, _ = gpu.refine_gpu(_prepared(mesh), 30.0, None)
     arrays = [a for a in to_triangle_dict(refined).values() if backend.is_cupy_array(a)]
     inputs = [np.asarray(mesh[k]) for k in ("vertices", "triangles", "vertex_markers")
               if k in mesh]
@@ -152,6 +169,7 @@ def main() -> None:
                "new": parts(new), "old": parts(old)}
         if kind != "holes":
             row["copies"] = copies(mesh)
+        row["depths"] = depths(mesh)
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.json:
