@@ -278,6 +278,9 @@ def _row(args, record, triangle, kind: str, target: int, device: str, tmp: str) 
         # its steps (api.prepare_parts: validate, triangulate, mesh, checks, layout)
         **{f"prepare_{k}_s": v for k, v in steady_stats.get("prepare_parts", {}).items()},
         finish_s=steady_stats.get("finish_seconds", 0.0),
+        # the host's windows around the GPU-stuck triangles (morphgpu/dmr/finish.py)
+        finish_windows=steady_stats.get("finish_windows", 0),
+        finish_window_triangles=steady_stats.get("finish_window_triangles", 0),
         output_s=steady_stats["output_seconds"],
         loop_s=loop_s,
         end_to_end_s=steady_s,

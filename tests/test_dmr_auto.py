@@ -126,3 +126,65 @@ def test_the_triangle_side_validates_once_and_reads_only_sizes(fake_gpu, monkeyp
     assert api._auto_on_gpu(nan, 30.0, 0.1) == "gpu"  # where the checks name the problem
     with pytest.raises(ValueError, match="finite"):
         api.prepare(nan)
+
+
+def _triangle_pair():
+    triangle = pytest.importorskip("triangle")
+    mesh = api.random_mesh(400, seed=9)
+    tin = {k: mesh[k] for k in ("vertices", "triangles", "segments")}
+    return triangle.triangulate(tin, "rpq30Q"), triangle.triangulate(tin, "rpq30nQ")
+
+
+def test_lazy_neighbors_are_triangles_own_and_seen_by_every_dict_reader():
+    import copy
+    import pickle
+
+    from morphgpu.dmr.mesh import LazyNeighbors
+
+    plain, with_n = _triangle_pair()
+    want = with_n["neighbors"]
+    readers = {
+        "getitem": lambda d: d["neighbors"], "get": lambda d: d.get("neighbors"),
+        "dict": lambda d: dict(d)["neighbors"], "unpack": lambda d: {**d}["neighbors"],
+        "kwargs": lambda d: (lambda **kw: kw["neighbors"])(**d),
+        "items": lambda d: dict(d.items())["neighbors"],
+        "values": lambda d: list(d.values())[list(d.keys()).index("neighbors")],
+        "copy": lambda d: d.copy()["neighbors"], "copy.copy": lambda d: copy.copy(d)["neighbors"],
+        "pickle": lambda d: pickle.loads(pickle.dumps(d))["neighbors"],
+        "or": lambda d: (d | {})["neighbors"], "ror": lambda d: ({} | d)["neighbors"],
+        "pop": lambda d: d.pop("neighbors"), "setdefault": lambda d: d.setdefault("neighbors"),
+    }
+    for name, read in readers.items():
+        lazy = LazyNeighbors(plain)
+        assert "neighbors" in lazy and len(lazy) == len(plain) + 1
+        got = read(lazy)
+        assert got.dtype == want.dtype == np.int32, name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    lazy = LazyNeighbors(plain)
+    lazy["neighbors"] = "mine"  # a value set replaces it, as in any dict
+    assert lazy["neighbors"] == "mine" and len(lazy) == len(plain) + 1
+    lazy = LazyNeighbors(plain)
+    lazy.update(neighbors="theirs")
+    assert dict(lazy)["neighbors"] == "theirs"
+    lazy = LazyNeighbors(plain)
+    del lazy["neighbors"]
+    assert "neighbors" not in lazy and len(lazy) == len(plain) and "neighbors" not in dict(lazy)
+    assert sorted(LazyNeighbors(plain)) == sorted(with_n)
+
+
+def test_auto_on_triangle_leaves_neighbors_until_read(monkeypatch):
+    # the Triangle side runs without -n (its cost is 5-10% of the run) and still returns
+    # Triangle's neighbours when they are read
+    from morphgpu.dmr import mesh as mesh_module
+
+    mesh = api.random_mesh(300, seed=5)
+    built = []
+    real = mesh_module.build_neighbors
+    monkeypatch.setattr(mesh_module, "build_neighbors",
+                        lambda *a: built.append(1) or real(*a))
+    out, stats = api.refine_by_triangle(mesh, min_angle=30.0)
+    assert "n" not in stats["switches"] and built == []
+    _, source = api.prepare(mesh)  # builds our own mesh's neighbours: one call
+    verdict = check_mesh(out, source, min_angle=30.0)  # reads out["neighbors"]
+    assert verdict["ok"], verdict["problems"][:5]
+    assert built == [1, 1]

@@ -246,3 +246,22 @@ def test_a_segment_that_is_not_a_triangle_edge_is_rejected():
             "triangles": np.array([[0, 1, 2], [0, 2, 3]]), "segments": np.array([[1, 3]])}
     with pytest.raises(ValueError, match=r"segment 0 \(1, 3\) is not an edge"):
         api.refine(mesh, device="cpu")
+
+
+@given(n=st.integers(3, 200), dx=st.integers(-3, 3), dy=st.integers(-3, 3),
+       repeat=st.integers(0, 150), off=st.one_of(st.none(), st.integers(0, 199)),
+       nudge=st.sampled_from([1e-9, 1.0, 2.0**-40]))
+def test_all_collinear_is_exact_past_its_first_points(n, dx, dy, repeat, off, nudge):
+    # integer points on one line (some repeated at the front, so the first points may
+    # all be equal or collinear), with perhaps one moved off it, late or early
+    k = np.arange(n, dtype=np.float64)
+    k[:min(repeat, n)] = 0.0
+    v = np.stack([3.0 + dx * k, -1.0 + dy * k], axis=1)
+    if off is not None:
+        v[off % n] += [nudge * (dy or 1), -nudge * dx]  # perpendicular (or any, if dx = dy = 0)
+    pts = [(Fraction(float(a)), Fraction(float(b))) for a, b in v]
+    first = next((p for p in pts if p != pts[0]), None)
+    expect = first is None or all(
+        (first[0] - pts[0][0]) * (p[1] - pts[0][1]) == (first[1] - pts[0][1]) * (p[0] - pts[0][0])
+        for p in pts)
+    assert api._all_collinear(v) == expect

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from morphgpu import backend
 from morphgpu.conflict import claim_priority
 from morphgpu.dmr import api
-from morphgpu.dmr.check import check_mesh, triangle_angles_deg
-from morphgpu.dmr.cpu import badness_key, gives_way
+from morphgpu.dmr.check import check_mesh
+from morphgpu.dmr.cpu import gives_way, order_key
 from morphgpu.dmr.mesh import to_triangle_dict
 
 pytest.importorskip("triangle")
@@ -68,13 +68,21 @@ def test_gives_way_exactly_to_an_outranking_bad_triangle_nearby(
     assert not waits[bad.tolist().index(max(rank, key=rank.get))]
 
 
-def test_badness_key_orders_by_smallest_angle():
-    x = np.array([0.0, 1.0, 0.5, 0.5, 0.5])
-    y = np.array([0.0, 0.0, 0.1, 0.5, 0.9])
-    tri = np.array([[0, 1, 2], [0, 1, 3], [0, 1, 4]])
-    smallest = triangle_angles_deg(np.c_[x, y], tri).min(axis=1)
-    key = badness_key(x, y, tri)
-    assert list(np.argsort(key)) == list(np.argsort(-smallest))
+@given(st.lists(st.floats(-1e3, 1e3), min_size=6, max_size=6).filter(
+    lambda c: len({(c[0], c[1]), (c[2], c[3]), (c[4], c[5])}) == 3))
+def test_order_key_puts_the_shorter_shortest_edge_first(c):
+    # two triangles sharing nothing; the key orders them as their shortest edges do
+    # (up to float32 ties: equal keys then, never the wrong way round)
+    x = np.array([c[0], c[2], c[4], 0.0, 1.0, 0.5])
+    y = np.array([c[1], c[3], c[5], 0.0, 0.0, 0.25])
+    tri = np.array([[0, 1, 2], [3, 4, 5]])
+    p = np.stack([x, y], axis=1)[tri]
+    shortest = np.linalg.norm(p - p[:, [1, 2, 0]], axis=2).min(axis=1)
+    key = order_key(x, y, tri).astype(np.int64)
+    first, want = np.sign(key[0] - key[1]), np.sign(shortest[1] - shortest[0])
+    assert first in (0, want)
+    if abs(shortest[0] / shortest[1] - 1) > 1e-6:  # past float32 rounding
+        assert first == want
 
 
 def test_no_deferral_when_depth_is_zero():

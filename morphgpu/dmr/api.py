@@ -36,7 +36,7 @@ import numpy as np
 from .. import backend, device_reduce
 from ..csr import check_declared_size
 from ..reorder import morton_order
-from .mesh import Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
+from .mesh import LazyNeighbors, Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
 
 # Ruppert/Shewchuk: termination is proven up to about 20.7°, observed up to about 33.8°.
 TERMINATION_ANGLE = 33.8
@@ -86,16 +86,21 @@ def _host(value: Any, name: str, dtype: Any, width: int | None) -> np.ndarray:
     return arr
 
 
-def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64) -> dict[str, np.ndarray]:
+def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64, *,
+               values: bool = True) -> dict[str, np.ndarray]:
     """The user's dict checked, as host arrays (indices as ``index_dtype``; None: int32
-    and int64 arrays as they are, other integers as int64)."""
+    and int64 arrays as they are, other integers as int64). ``values=False``: the passes
+    over the two big arrays' values (the vertices' scale, the triangles' index range) are
+    left to the caller, which makes them on the device after the upload
+    (:func:`_checked_on_device`); everything else is checked here."""
     if not isinstance(mesh, dict) or "vertices" not in mesh:
         raise ValueError("mesh: expected a Triangle-style dict with at least 'vertices'")
     out: dict[str, np.ndarray] = {}
     v = _host(mesh["vertices"], "vertices", np.float64, 2)
     if len(v) < 3:
         raise ValueError(f"mesh['vertices']: need at least 3 vertices, got {len(v)}")
-    _check_scale(v, "vertices")  # finite, not too large, not too small
+    if values:
+        _check_scale(v, "vertices")  # finite, not too large, not too small
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
@@ -103,9 +108,9 @@ def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64) -> dict[str, n
             integral = np.asarray(raw).dtype.kind in "iu"  # the usual case: no float detour
             # integers are range-checked in their own dtype, then converted once
             arr = _host(raw, name, None if integral else np.float64, width)
-            if len(arr) and (
+            if len(arr) and (not integral or values or name != "triangles") and (
                 (not integral and np.any(arr != np.round(arr)))
-                or arr.min() < 0 or arr.max() >= len(v)
+                or _out_of_range(arr, len(v))
             ):
                 raise ValueError(f"mesh['{name}']: indices must be integers in [0, {len(v)})")
             keep = index_dtype is None and arr.dtype in (np.int32, np.int64)
@@ -120,13 +125,17 @@ def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64) -> dict[str, n
             if raw.size and (
                 raw.dtype.kind not in "iufb"
                 or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw)))
-                or raw.min() < -(2**31) or raw.max() >= 2**31
+                or (not _fits_int32(raw.dtype)
+                    and (raw.min() < -(2**31) or raw.max() >= 2**31))
             ):
                 raise ValueError(
                     f"mesh['{name}']: markers must be integers that fit in 32 bits "
                     f"(Triangle keeps them in an int)"
                 )
-            out[name] = raw.astype(np.int64)
+            # an int32 array (Triangle's) is kept for the device path, which converts
+            # it there; otherwise int64, as before
+            keep = index_dtype is None and raw.dtype == np.int32
+            out[name] = raw if keep else raw.astype(np.int64)
     if "segments" in out and len(out["segments"]):
         s = out["segments"]
         if np.any(s[:, 0] == s[:, 1]):
@@ -142,6 +151,21 @@ def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64) -> dict[str, n
     return out
 
 
+def _fits_int32(dtype: np.dtype) -> bool:
+    """Every value of an integer (or bool) dtype fits in 32 signed bits."""
+    return dtype.kind == "b" or (dtype.kind in "iu" and dtype.itemsize < 4) or (
+        dtype.kind == "i" and dtype.itemsize == 4)
+
+
+def _out_of_range(indices: np.ndarray, n: int) -> bool:
+    """Any index outside [0, n)? Integers in one pass: viewed as unsigned, a negative
+    one is larger than any n; floats by their minimum and maximum."""
+    if indices.dtype.kind in "iu":
+        unsigned = indices.view(np.dtype(f"u{indices.dtype.itemsize}"))
+        return int(unsigned.max()) >= n
+    return bool(indices.min() < 0 or indices.max() >= n)
+
+
 # Coordinates Triangle (and our predicates) handle: products of a few coordinate
 # differences must neither underflow nor overflow a double. Triangle segfaults on a
 # domain 1e-200 wide; these bounds leave a wide margin on both sides.
@@ -149,12 +173,13 @@ MAX_COORDINATE = 1e75
 MIN_EXTENT = 1e-75
 
 
-def _check_scale(v: np.ndarray, name: str) -> None:
+def _check_scale(v: Any, name: str) -> None:
     """Finite coordinates of a supported magnitude and extent, from one min and one max
-    pass (a NaN or an infinity shows in them: NumPy's min and max propagate NaN)."""
+    pass per column (a NaN or an infinity shows in them: NumPy's min and max propagate
+    NaN, and so does device_reduce.min_max, which answers for CuPy arrays)."""
     # per column: NumPy's min(axis=0) over an n×2 array is about 25x slower than these
-    lo = np.array([v[:, 0].min(), v[:, 1].min()])
-    hi = np.array([v[:, 0].max(), v[:, 1].max()])
+    (x_lo, x_hi), (y_lo, y_hi) = device_reduce.min_max(v[:, 0]), device_reduce.min_max(v[:, 1])
+    lo, hi = np.array([x_lo, y_lo]), np.array([x_hi, y_hi])
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         raise ValueError(f"mesh['{name}']: coordinates must be finite (found NaN or inf)")
     top = float(max(np.abs(lo).max(), np.abs(hi).max()))
@@ -176,18 +201,24 @@ def _all_collinear(v: np.ndarray) -> bool:
     """Exactly: do all points lie on one line (Triangle crashes on such input)?"""
     from .predicates import ORIENT_BOUND, orient2d_signs  # noqa: PLC0415
 
-    differs = (v[:, 0] != v[0, 0]) | (v[:, 1] != v[0, 1])
-    k = int(np.argmax(differs))
-    if not differs[k]:
+    # Each test on the first points alone first: they nearly always answer, where the
+    # passes over the whole array cost 13 ms at 1M points (issue 19).
+    for part in (v[:64], v):
+        differs = (part[:, 0] != v[0, 0]) | (part[:, 1] != v[0, 1])
+        if differs.any():
+            break
+    else:
         return True
-    a, b = v[0], v[k]
-    # the float filter over all points first: any point it puts clearly off the line
-    # answers (the usual case, in one vectorised pass); exact signs only where it cannot
+    a, b = v[0], part[int(np.argmax(differs))]
+    # the float filter: any point it puts clearly off the line answers (the usual case);
+    # exact signs only where it cannot decide
+    for part in (v[:64], v):
+        x, y = part[:, 0], part[:, 1]
+        left = (a[0] - x) * (b[1] - y)
+        right = (a[1] - y) * (b[0] - x)
+        if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
+            return False
     x, y = v[:, 0], v[:, 1]
-    left = (a[0] - x) * (b[1] - y)
-    right = (a[1] - y) * (b[0] - x)
-    if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
-        return False
     ones = np.ones(len(v))
     return not orient2d_signs(a[0] * ones, a[1] * ones, b[0] * ones, b[1] * ones,
                               x, y).any()
@@ -220,9 +251,28 @@ def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
+def _checked_on_device(m: dict[str, np.ndarray]) -> dict[str, Any]:
+    """``m`` (validated with ``values=False``) with its big arrays on the device, moved
+    through the pinned ring (morphgpu.transfer), and the value checks ``_validated`` left
+    out made there: the vertices' scale (device_reduce.min_max per column, as on the
+    host) and the triangles' index range. Issue 19: at 2M triangles these passes took
+    13 ms on the H100's host, the uploads most of the 14 ms of building the mesh."""
+    from .. import transfer  # noqa: PLC0415
+
+    names = [k for k in ("vertices", "triangles", "vertex_markers") if k in m]
+    dev = dict(zip(names, transfer.to_device_many([m[k] for k in names])))
+    _check_scale(dev["vertices"], "vertices")
+    tri, n = dev.get("triangles"), len(dev["vertices"])
+    if tri is not None and len(tri) and device_reduce.any_true((tri < 0) | (tri >= n)):
+        raise ValueError(f"mesh['triangles']: indices must be integers in [0, {n})")
+    return {**m, **dev}
+
+
 def _to_mesh(m: dict[str, np.ndarray], side: str) -> Mesh:
     # mesh_from_arrays moves the arrays to ``side`` and rejects zero-area triangles while
     # it orients them
+    if side == "gpu":
+        m = _checked_on_device(m)
     mesh = mesh_from_arrays(
         m["vertices"], m["triangles"], m.get("segments"), m.get("segment_markers"),
         m.get("vertex_markers"), m.get("holes"), side=side,
@@ -245,22 +295,26 @@ def prepare(mesh: dict[str, Any], side: str = "cpu",
     """(our mesh, built on ``side``; the triangulated input, on the host) from a user's dict.
 
     For ``side="gpu"`` the index arrays keep their integer dtype on the host (Triangle's
-    int32: half the bytes to copy) and become int64 on the device. ``parts``: receives
-    the seconds of each step (validate, triangulate, mesh), the device synchronised at
-    the end of each.
+    int32: half the bytes to copy) and become int64 on the device, and the checks of the
+    big arrays' values run there (:func:`_checked_on_device`). ``parts``: receives the
+    seconds of each step (validate, triangulate, mesh), the device synchronised at the
+    end of each.
     """
     t0 = time.perf_counter()
-    src = _validated(mesh, np.int64 if side == "cpu" else None)
+    gpu = side == "gpu"
+    src = _validated(mesh, None if gpu else np.int64, values=not gpu)
     t1 = time.perf_counter()
     if "triangles" not in src or len(src["triangles"]) == 0:
+        if gpu:
+            _check_scale(src["vertices"], "vertices")  # before Triangle sees them
         tri_out = initial_triangulation(src)
         src = {**src, **{k: np.asarray(v) for k, v in tri_out.items()}}
         for name in ("triangles", "segments"):
             if name in src and side == "cpu":
                 src[name] = src[name].astype(np.int64)
         for name in ("vertex_markers", "segment_markers"):
-            if name in src:
-                src[name] = src[name].astype(np.int64).ravel()
+            if name in src:  # Triangle's int32 stays for the device, which converts it
+                src[name] = src[name].astype(np.int32 if gpu else np.int64).ravel()
     t2 = time.perf_counter()
     ours = _to_mesh(src, side)
     if parts is not None:
@@ -500,9 +554,11 @@ def warm_up_gpu() -> float:
     _warmed.add(device)  # first: the refinements below come through _refine_ours
     t0 = time.perf_counter()
     try:
+        from .. import transfer  # noqa: PLC0415
         from .predicates import orient2d_signs  # noqa: PLC0415
 
         device_reduce.warm_up()  # the floor's reductions (one build, issue 19)
+        transfer.warm_up()  # the pinned ring and its threads (allocated once)
         # CuPy's scans (nonzero/flatnonzero, boolean indexing, cumsum) add a block-sum
         # kernel (cupy_bsum_shfl) for arrays past 512 elements, one build per (input,
         # output) dtype, and scan the 512-element blocks' sums with the same code: an
@@ -601,8 +657,10 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
     if out_side == "gpu":
         result = {k: backend.to_side(v, "gpu") for k, v in result.items()}
     else:
-        result = {k: backend.to_host(v) if backend.is_cupy_array(v) else v
-                  for k, v in result.items()}
+        from .. import transfer  # noqa: PLC0415
+
+        moved = [k for k, v in result.items() if backend.is_cupy_array(v)]
+        result.update(zip(moved, transfer.to_host_many([result[k] for k in moved])))
     if isinstance(mesh, dict) and mesh.get("vertex_attributes") is not None:
         attributes = _carried_attributes(
             mesh["vertex_attributes"], src["vertices"], backend.to_host(result["vertices"]))
@@ -619,7 +677,9 @@ def area_switch(max_area: float) -> str:
 def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
                        max_area: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`refine_with_stats` by Triangle (``-rpq<angle>a<area>``, with ``-a`` for
-    per-triangle limits), our input checks first; the output is Triangle's, host side."""
+    per-triangle limits), our input checks first; the output is Triangle's, host side,
+    with ``neighbors`` built on first use (:class:`mesh.LazyNeighbors`: Triangle's ``-n``
+    cost 5-10% of its run, and plain Triangle, without it, is what this competes with)."""
     triangle = _triangle_module()
     t0 = time.perf_counter()
     src = _validated(mesh, np.int32)  # Triangle's dtype: handed on without a copy
@@ -646,7 +706,7 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
         opts += area_switch(max_area)
     if "triangle_max_area" in tin or ("regions" in tin and not has_triangles):
         opts += "a"
-    opts += "nQ"
+    opts += "Q"  # no n: the neighbours are built on first use (mesh.LazyNeighbors)
     if max_area is not None:
         # The same upfront refusal as our own path: an area bound whose mesh cannot fit.
         # Without input triangles, the domain's are Triangle's unrefined mesh of it.
@@ -671,7 +731,7 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
     stats = {"engine": "triangle", "switches": opts, "device": "cpu (Triangle)",
              "rounds": None, "total_seconds": seconds, "triangles_in": n_in,
              "triangles_out": len(out["triangles"])}
-    return dict(out), stats
+    return LazyNeighbors(out), stats
 
 
 def _carried_attributes(attrs: Any, src_vertices: np.ndarray, out_vertices: np.ndarray,

@@ -31,8 +31,8 @@ MAX_CAVITY = 4096
 MIN_SPLIT_FRACTION = 1e-9
 # A bad triangle gives way to a higher-ranked bad one within this many edge steps
 # (:func:`gives_way`): 0 off, 1 its neighbours, 2 theirs too, 3 (the most the kernel does)
-# theirs again.
-DEFER_DEPTH = 2
+# theirs again. 3: see morphgpu/dmr/gpu.py's module doc (output size).
+DEFER_DEPTH = 3
 
 
 @dataclass
@@ -190,16 +190,30 @@ def split_point(ax, ay, bx, by, a_input: bool, b_input: bool) -> tuple[float, fl
     return ax + f * (bx - ax), ay + f * (by - ay)
 
 
+class WindowEdge(Exception):
+    """A plan would walk into, or grow its cavity over, a frozen triangle: the mesh
+    handed over is a window of a larger one, and this plan needs more of it."""
+
+
 class Planner:
-    """Builds cavities on a GrowableMesh (read-only)."""
+    """Builds cavities on a GrowableMesh (read-only).
+
+    ``frozen``: triangles that are only the rim of a window cut from a larger mesh (their
+    neighbours beyond the window are not here). A plan may use one as a ring triangle
+    (outside its cavity: only the shared edge matters), never walk into one or take it
+    into its cavity: it raises :class:`WindowEdge` instead, so a window never makes a
+    plan that the whole mesh would not.
+    """
 
     def __init__(
-        self, m: GrowableMesh, min_split: float, n_input: int, off_k: float = 0.0
+        self, m: GrowableMesh, min_split: float, n_input: int, off_k: float = 0.0,
+        frozen: set[int] | None = None,
     ) -> None:
         self.m = m
         self.min_split = min_split
         self.n_input = n_input  # vertices below this index are input vertices
         self.off_k = off_k  # see insertion_point
+        self.frozen = frozen or set()
 
     # Coordinates are read as Python floats (``item``): the predicates run in Python, where
     # NumPy scalars cost several times more per operation and round the same way.
@@ -223,6 +237,8 @@ class Planner:
                 if o < 0 or o in inside or m.seg.item(t, k) != 0:
                     continue
                 if self._in_circle(o, px, py):
+                    if o in self.frozen:
+                        raise WindowEdge(o)
                     inside.add(o)
                     stack.append(o)
                     if len(inside) > MAX_CAVITY:
@@ -253,6 +269,8 @@ class Planner:
         a_in, b_in = a < self.n_input, b < self.n_input
         px, py = split_point(ax, ay, bx, by, a_in, b_in)
         o = int(m.nbr[t, k])
+        if o in self.frozen:
+            raise WindowEdge(o)
         seeds = [t] if o < 0 else [t, o]
         cavity, boundary = self._grow(seeds, px, py, (t, k) if o < 0 else None)
         if cavity is None or not self._star(boundary, px, py):
@@ -261,7 +279,10 @@ class Planner:
         return Plan((px, py), cavity, boundary, (a, b, int(m.seg[t, k])), apex=apex)
 
     def plan(self, t: int) -> Plan | None:
-        """The cavity of bad triangle t, or None when it cannot be refined safely now."""
+        """The cavity of bad triangle t, or None when it cannot be refined safely now
+        (:class:`WindowEdge` when it would need a frozen triangle)."""
+        if t in self.frozen:
+            raise WindowEdge(t)
         plan = self._plan(t)
         if plan is not None:
             plan.origin = t
@@ -281,6 +302,8 @@ class Planner:
                     if m.seg[cur, k] != 0:  # the circumcentre lies beyond a segment
                         return self.split_plan(cur, k)
                     cur = int(m.nbr[cur, k])
+                    if cur in self.frozen:
+                        raise WindowEdge(cur)
                     break
             else:
                 break
@@ -331,20 +354,23 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             split_code if v in split_ends else 0, split_code if u in split_ends else 0, code
         )
         if o >= 0:
-            ot = m.tri[o]
-            k = int(np.nonzero((ot != u) & (ot != v))[0][0])
+            # the corner of o that is neither u nor v names the shared edge (plain
+            # Python: a NumPy call per ring triangle cost more than the rest of the loop)
+            ot = m.tri[o].tolist()
+            k = 0 if ot[0] != u and ot[0] != v else 1 if ot[1] != u and ot[1] != v else 2
             m.nbr[o, k] = s
 
 
-def badness_key(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
-    """The cosine of each triangle's smallest angle as float32 bits (uint32): a larger key
-    is a worse triangle (the kernel's key in ``bad_rank``)."""
+def order_key(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Each triangle's place in the refinement order as uint32, larger first: the shorter
+    its shortest edge, the earlier (the bits of the squared length as float32, counted
+    down from the top; the kernel's key in ``bad_rank``). Triangle's own order: its bad
+    triangle queues are keyed by the squared shortest edge, shortest first."""
     px, py = x[tri], y[tri]
     ex = px[:, [2, 0, 1]] - px[:, [1, 2, 0]]
     ey = py[:, [2, 0, 1]] - py[:, [1, 2, 0]]
-    len2 = np.sort(ex * ex + ey * ey, axis=1)
-    cos_small = (len2[:, 1] + len2[:, 2] - len2[:, 0]) / (2.0 * np.sqrt(len2[:, 1] * len2[:, 2]))
-    return np.maximum(cos_small, 0.0).astype(np.float32).view(np.uint32)
+    shortest2 = (ex * ex + ey * ey).min(axis=1)
+    return np.uint32(0xFFFFFFFF) - shortest2.astype(np.float32).view(np.uint32)
 
 
 def gives_way(
@@ -353,12 +379,13 @@ def gives_way(
     """Which of the ``bad`` triangles give way this round to a bad triangle that outranks
     them within ``depth`` edge steps (the kernel's ``defers``).
 
-    The order, highest first: the worse triangle (``key``, from :func:`badness_key`), then
-    the round's hashed priority, then the slot. Worst first is Triangle's order, with
-    fewer and better-spread insertions than an arbitrary one; and the cavities of close
-    bad triangles nearly always overlap, so at most one of them could win: the others
-    would plan only to lose. The highest-ranked bad triangle never gives way, so a round
-    with bad triangles keeps a claimant.
+    The order, highest first: the shorter shortest edge (``key``, from :func:`order_key`),
+    then the round's hashed priority, then the slot. Shortest edge first is Triangle's
+    order; with it the refined meshes are as small as Triangle's (module doc of
+    morphgpu/dmr/gpu.py); and the cavities of close bad triangles nearly always overlap,
+    so at most one of them could win: the others would plan only to lose. The
+    highest-ranked bad triangle never gives way, so a round with bad triangles keeps a
+    claimant.
     """
     from ..conflict import claim_marks, claim_priority  # noqa: PLC0415
 
@@ -468,7 +495,7 @@ def refine_cpu(
         if len(bad) == 0:
             break
         waiting = gives_way(
-            m.nbr, bad, badness_key(m.x, m.y, m.tri[bad]), m.nt, rnd, defer_depth
+            m.nbr, bad, order_key(m.x, m.y, m.tri[bad]), m.nt, rnd, defer_depth
         )
         stats["gave_way"] += int(waiting.sum())
         m.reserve(m.nt + 2 * len(bad), m.nv + len(bad))
@@ -525,26 +552,37 @@ def refine_cpu(
 
 def finish_cpu(
     mesh: Mesh, min_angle: float, max_area: float | None, candidates: np.ndarray, *,
+    min_split: float | None = None, frozen: np.ndarray | None = None,
     max_batches: int = 100_000,
 ) -> tuple[Mesh, dict]:
     """Refine the few ``candidates`` (and what their refinement creates) in sequence.
 
-    The GPU path's hand-over: a few triangles the GPU gave up on, in a mesh of millions.
-    With a handful of claimants per round, rounds mostly add cost (over half the plans
-    lose to a neighbour's and are redone), so here each bad triangle is planned on the
-    current mesh and applied at once: Bowyer–Watson insertion in sequence, no claims.
-    Badness is still tested in vectorised batches: a batch is everything queued so far;
-    a batch entry whose slot an earlier insertion of the batch rewrote is skipped, since
-    that insertion queued the slot for the next batch. The mesh's arrays are taken over.
+    The GPU path's hand-over: a few triangles the GPU gave up on, in a window cut from a
+    mesh of millions (``morphgpu.dmr.finish``). With a handful of claimants per round,
+    rounds mostly add cost (over half the plans lose to a neighbour's and are redone), so
+    here each bad triangle is planned on the current mesh and applied at once:
+    Bowyer–Watson insertion in sequence, no claims. Badness is still tested in vectorised
+    batches: a batch is everything queued so far; a batch entry whose slot an earlier
+    insertion of the batch rewrote is skipped, since that insertion queued the slot for
+    the next batch. The mesh's arrays are taken over.
+
+    ``min_split``: the segment-length floor (default: from this mesh's extent; a window
+    passes the whole mesh's). ``frozen``: the window's rim (see :class:`Planner`); a bad
+    triangle whose plan reaches it is left for a larger window. ``stats["left"]``: the
+    triangles still bad at the end (``stats["stuck"]`` of them failed here, the others
+    reached the rim: ``stats["outside"]``).
     """
-    m = GrowableMesh(mesh, growth=1.02)  # a few refinements must not copy a big mesh at 1.5x
-    span = max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
+    m = GrowableMesh(mesh, growth=1.5)
+    if min_split is None:
+        min_split = MIN_SPLIT_FRACTION * max(np.ptp(mesh.x), np.ptp(mesh.y), 1e-300)
     planner = Planner(
-        m, MIN_SPLIT_FRACTION * span, mesh.extra.get("n_input", mesh.n_vertices),
+        m, min_split, mesh.extra.get("n_input", mesh.n_vertices),
         off_centre_constant(min_angle),
+        frozen=None if frozen is None else set(np.asarray(frozen).tolist()),
     )
     queue = np.unique(np.asarray(candidates, dtype=np.int64))
     failed: set[int] = set()
+    outside: set[int] = set()  # plans that reached the rim (a larger window may do them)
     stats = {"rounds": 0, "refinements": 0, "claimants": 0, "aborted": 0}
     last_failed = None
     for _ in range(max_batches):
@@ -564,10 +602,16 @@ def finish_cpu(
         for t in bad.tolist():
             if t in rewritten:
                 continue
-            plan = planner.plan(t)
+            outside.discard(t)
+            try:
+                plan = planner.plan(t)
+            except WindowEdge:
+                outside.add(t)
+                continue
             if plan is None:  # left alone unless an insertion rewrites its slot
                 failed.add(t)
                 continue
+            failed.discard(t)
             m.reserve(m.nt + len(plan.boundary), m.nv + 1)
             nt_before = m.nt
             apply_plan(m, plan, mesh.segment_markers)
@@ -582,8 +626,10 @@ def finish_cpu(
             f"dmr: {max_batches} batches did not finish the GPU's stuck triangles"
         )
     stats["claimants"] = stats["refinements"]
-    still = np.array(sorted(failed), dtype=np.int64)
-    remaining = bad_mask(m.x, m.y, m.tri[still], m.seg[still], min_angle, max_area, m.apex)
-    stats["stuck"] = int(remaining.sum())
+    left = np.array(sorted(failed | outside), dtype=np.int64)
+    left = left[bad_mask(m.x, m.y, m.tri[left], m.seg[left], min_angle, max_area, m.apex)]
+    stats["left"] = left
+    stats["outside"] = int(np.isin(left, np.fromiter(outside, np.int64, len(outside))).sum())
+    stats["stuck"] = len(left) - stats["outside"]
     stats["abort_ratio"] = 0.0
     return m.to_mesh(), stats
