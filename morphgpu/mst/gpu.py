@@ -205,7 +205,7 @@ class BoruvkaGPU:
     entries (u, v) with u < v are candidates (half the worklist). ``what`` starts the
     messages of the errors the kernels detect (NaN weights, a false ``symmetric``).
     A later launch overwrites the forest buffer, so results are read between launches.
-    ``defines``: extra compile-time defines (benchmarks/mst_profile.py's MST_PROFILE and
+    ``defines``: extra compile-time defines (scripts/mst_profile.py's MST_PROFILE and
     pass plans).
     """
 
@@ -322,6 +322,7 @@ class BoruvkaGPU:
         """
         self.grid.launch(*self._boruvka_args)
         self._write_matrix = write_forest and write_matrix
+        self._matrix_out = None
         if not write_forest:
             return
         # The same block count: the writer's blocks own the words the counts cover.
