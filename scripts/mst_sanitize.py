@@ -2,7 +2,7 @@
 
     compute-sanitizer --tool memcheck python3 scripts/mst_sanitize.py
 
-Covers both candidate modes (symmetric and general), the two-pass (light/heavy) path,
+Covers both candidate modes (symmetric and general), several passes of increasing key,
 rows long enough for the block-per-row sweep,
 the three weight-key kinds and every grid-barrier mode; each forest is compared edge for
 edge with the NumPy path, so a run the sanitizer passes but that computes a wrong forest
@@ -42,7 +42,7 @@ def cases() -> dict[str, CSRGraph]:
     uniform = generators.random_weights(generators.gnm(900, 2000, device="cpu"))
     return {
         "grid 30x20 ecl int32": ecl_weights(generators.grid2d(30, 20, device="cpu")),
-        "kron 9 ecl (two passes)": ecl_weights(generators.kronecker(9, 16, device="cpu")),
+        "kron 9 ecl (several passes)": ecl_weights(generators.kronecker(9, 16, device="cpu")),
         "gnm float32": uniform.with_weights(uniform.weights.astype(np.float32)),
         "gnm float64 ranks": uniform,
         "directed multigraph int64": general,

@@ -48,6 +48,9 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
             ("mst-float32", {"MST_KEY_KIND": 2, "MST_WEIGHT_T": "float", "MST_WEIGHT_FLOAT": 1}),
             ("mst-float64", {"MST_KEY_KIND": 3, "MST_WEIGHT_T": "double", "MST_WEIGHT_FLOAT": 1}),
             ("mst-int64", {"MST_KEY_KIND": 4, "MST_WEIGHT_T": "long long"}),
+            # scripts/mst_profile.py's builds: phase stamps, another pass plan
+            ("mst-profile", {"MST_KEY_KIND": 1, "MST_WEIGHT_T": "int", "MST_PROFILE": None,
+                             "MST_FIRST_PASS_HALVES": 8, "MST_MAX_PASSES": 2}),
         ]
     # the exact builds a wing can request (its fixed list, issue 19), beside the above
     for rel, requests in _REQUESTS.items():

@@ -23,6 +23,7 @@ from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
 from morphgpu import backend
 from morphgpu.csr import CSRGraph
 from morphgpu.mst import boruvka, minimum_spanning_tree
+from morphgpu.mst import keys as keymod
 
 # The device fixture is a plain string, safe to share between generated examples.
 SHARED_FIXTURE_OK = settings(
@@ -153,12 +154,33 @@ def test_undirected_csrgraph_uses_half_and_agrees(device, n, m):
     check_forest(graph.to_scipy(), half, exact=True)
 
 
-def test_dense_graph_takes_two_passes_and_stays_right(device):
-    # Average degree >= 4 splits light and heavy edges; the answer must not change.
+def test_dense_graph_takes_several_passes_and_stays_right(device):
+    # 30 entries per vertex: the edges go in five passes of increasing key; the answer
+    # must not change.
     graph = symmetric_graph(400, 6000, seed=3)
-    assert graph.n_edges >= 4 * graph.n_vertices
+    keys = keymod.weight_keys(np, graph.weights)
+    assert len(keymod.pass_limits(keys, graph.n_vertices)) == 5
     result = boruvka(graph, device=device)
     check_forest(graph.to_scipy(), result, exact=True)
+
+
+def test_pass_plan_follows_the_key_quantiles():
+    n = 1000
+    rng = np.random.default_rng(8)
+    # Under 3 entries per vertex: one pass.
+    assert keymod.pass_limits(rng.integers(0, 2**20, 2999).astype(np.uint32), n) == [
+        keymod.ALL_KEYS]
+    # 8 per vertex, distinct keys: passes up to the sampled quantiles of 1.5 and 3 per
+    # vertex (3 / 16 and 6 / 16 of the entries), then the rest.
+    keys = rng.permutation(8 * n).astype(np.uint32)
+    low, high, last = keymod.pass_limits(keys, n)
+    assert last == keymod.ALL_KEYS
+    assert 0.1 < low / keys.size < 0.3 and 0.28 < high / keys.size < 0.48
+    # Ties: a limit equal to the one before, or to the largest key, would make an empty
+    # pass and is skipped.
+    assert keymod.pass_limits(np.full(8 * n, 7, dtype=np.uint32), n) == [7, keymod.ALL_KEYS]
+    top = np.full(8 * n, keymod.ALL_KEYS, dtype=np.uint32)
+    assert keymod.pass_limits(top, n) == [keymod.ALL_KEYS]
 
 
 def test_disconnected_with_isolated_vertices(device):
@@ -299,8 +321,9 @@ def test_tiny_graphs(device, n):
 def test_rounds_are_logarithmic(device):
     # Every round at least halves the components that still have an edge out, per pass.
     graph = symmetric_graph(4096, 30000, seed=5)
+    passes = len(keymod.pass_limits(keymod.weight_keys(np, graph.weights), 4096))
     result = boruvka(graph, device=device)
-    assert 1 <= result.n_rounds <= 2 * (math.ceil(math.log2(4096)) + 1)
+    assert 1 <= result.n_rounds <= passes * (math.ceil(math.log2(4096)) + 1)
 
 
 def test_result_side_follows_input(device):
@@ -376,7 +399,7 @@ def cp_asarray(a):
 
 def hub_graph(n: int, extra: int, seed: int) -> CSRGraph:
     """Vertex 0 joined to every other vertex (a row far past the kernel's 1024-entry
-    "huge row" limit) plus random edges: at least 8 entries per vertex, so two passes."""
+    "huge row" limit) plus random edges: at least 8 entries per vertex, so several passes."""
     rng = np.random.default_rng(seed)
     u = np.concatenate([np.zeros(n - 1, dtype=np.int64), rng.integers(0, n, extra)])
     v = np.concatenate([np.arange(1, n), rng.integers(0, n, extra)])
@@ -416,7 +439,7 @@ def test_gpu_and_cpu_give_identical_forests(seed):
 def test_kernel_narrowed_weights_give_the_cpu_forest(dtype, narrows):
     # float64 / int64 weights are keyed by the kernel through float32 / int32 when every
     # weight narrows exactly; one that does not sends the call to host keys (a relaunch).
-    graph = symmetric_graph(4000, 40000, seed=12)  # two passes (>= 8 entries per vertex)
+    graph = symmetric_graph(4000, 40000, seed=12)  # several passes (>= 3 entries per vertex)
     weights = graph.weights.astype(dtype) - dtype(500)
     if not narrows:
         weights[7] = dtype(2**40) if dtype == np.int64 else dtype(0.1)

@@ -347,56 +347,69 @@ def minimum_spanning_tree(csgraph: Any, overwrite: bool = False, *, device: str 
     # row r's edges start where the first source >= r does.
     rows = xp.arange(n + 1, dtype=src.dtype)
     indptr = xp.searchsorted(src, rows, side="left").astype(index_dtype(n), copy=False)
-    dst = dst.astype(index_dtype(n))
+    return _tree_matrix(csgraph, side, n, data, dst.astype(index_dtype(n)), indptr)
+
+
+def _tree_matrix(csgraph: Any, side: str, n: int, data: Any, indices: Any, indptr: Any) -> Any:
+    """minimum_spanning_tree's result type for ``csgraph`` (see its docstring)."""
     if side == "gpu":
         import cupyx.scipy.sparse as cusp  # noqa: PLC0415
 
-        return cusp.csr_matrix((data, dst, indptr), shape=(n, n))
+        return cusp.csr_matrix((data, indices, indptr), shape=(n, n))
     if isinstance(csgraph, sp.spmatrix):
-        return sp.csr_matrix((data, dst, indptr), shape=(n, n))
-    return sp.csr_array((data, dst, indptr), shape=(n, n))
+        return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    return sp.csr_array((data, indices, indptr), shape=(n, n))
 
 
 def _gpu_matrix(csgraph: Any) -> Any:
-    """``minimum_spanning_tree`` of a GPU input on the GPU, or None for a host input (the
-    general path copies its forest back and builds SciPy's matrix there).
+    """``minimum_spanning_tree`` on the GPU for an input on either side (None for an empty
+    host input, which the general path answers).
 
-    The result's arrays come from one kernel (mst_write_matrix) after the one read that
-    sizes them (the stats); the runner and its buffers are kept with the graph, which
-    graph_cache keeps while the matrix is unchanged, so a repeated call only binds the
-    weights; the cache's fingerprint check is queued ahead of the kernels and confirmed
-    after the stats read (a read that waits for nothing), and a matrix changed in place
-    is solved again on its rebuilt graph.
+    The result's arrays are written by mst_write_matrix, queued right behind the forest
+    writer (sized for n - 1 edges, the size read from the kernels' stats on the device),
+    so the GPU never waits for the host within the call, and a host input's result comes
+    back in one copy (the three arrays share one buffer): a host matrix costs one copy
+    each way, its weights over and its tree back, besides the stats read. The runner and
+    its buffers are kept with the graph, which graph_cache keeps while the matrix is
+    unchanged (for a SciPy matrix with its GPU structure, made once), so a repeated call
+    only binds the weights; a CuPy matrix's fingerprint check is queued ahead of the
+    kernels and confirmed after them (a second read, which waits for nothing), and a
+    matrix changed in place is solved again on its rebuilt graph.
     """
-    import cupyx.scipy.sparse as cusp  # noqa: PLC0415
-
     from .. import graph_cache  # noqa: PLC0415
     from . import gpu  # noqa: PLC0415
 
     for _ in range(2):
         pending: list = []
         prep = _prepare(csgraph, None, _MST_WHAT, pending=pending)
-        if prep.side != "gpu":
-            return None
-        n = prep.n
+        n, side = prep.n, prep.side
         if n == 0:
+            if side != "gpu":
+                return None
             graph_cache.confirm(pending)
             cp = backend.cupy_module()
-            return cusp.csr_matrix(
-                (cp.zeros(0, dtype=np.float64), cp.zeros(0, dtype=np.int32),
-                 cp.zeros(1, dtype=np.int32)), shape=(0, 0))
+            return _tree_matrix(csgraph, side, 0, cp.zeros(0, dtype=np.float64),
+                                cp.zeros(0, dtype=np.int32), cp.zeros(1, dtype=np.int32))
+        owner: Any = prep.graph
+        structure: Any = prep
+        if side != "gpu":
+            # Kept only where graph_cache keeps the GPU copy of a matrix's structure (its
+            # host arrays are read-only meanwhile); other host graphs cross every call.
+            structure = graph_cache.structure_on(prep.graph, "gpu", only_cached=True)
+            if structure is None:
+                owner, structure = object(), prep
 
-        def make(prep: _Prepared = prep) -> tuple[int, Any, Any]:
-            vdt, edt = index_dtype(prep.n), index_dtype(prep.indices.size)
-            return (prep.n, prep.indptr.astype(edt, copy=False),
-                    prep.indices.astype(vdt, copy=False))
+        def make(g: Any = structure, n: int = n) -> tuple[int, Any, Any]:
+            vdt, edt = index_dtype(n), index_dtype(g.indices.size)
+            indptr = backend.to_side(g.indptr, "gpu").astype(edt, copy=False)
+            return n, indptr, backend.to_side(g.indices, "gpu").astype(vdt, copy=False)
 
-        owner = prep.graph if prep.graph is not None else object()
+        weights = backend.to_side(prep.weights, "gpu")
         with backend.gpu_memory_guard(f"boruvka on {n} vertices"):
-            runner = gpu.kept_runner(owner, make, prep.weights, symmetric=prep.symmetric,
+            runner = gpu.kept_runner(owner, make, weights, symmetric=prep.symmetric,
                                      what=_MST_WHAT)
-            runner.launch()
-            data, indices, indptr = runner.matrix()
+            runner.launch(write_matrix=True)
+            data, indices, indptr = runner.matrix(side)
         if not pending or graph_cache.confirm(pending):
-            return cusp.csr_matrix((data, indices, indptr), shape=(n, n))
+            return _tree_matrix(csgraph, side, n, data, indices, indptr)
     raise RuntimeError(f"{_MST_WHAT}: the matrix changed while it was being read")

@@ -8,8 +8,9 @@ Each round (paper §5/§8.4, extended as in gpu.py):
    chose each other (the same edge) form the only possible cycle, broken by letting the
    smaller id be the root; pointer jumping then labels every vertex with its root.
 
-On graphs of average degree >= 8 the edges are processed in two passes, the light ones
-first (keys.light_threshold), exactly as on the GPU, so both report the same rounds.
+The edges are processed in passes of increasing key (keys.pass_limits: one pass below
+3 entries per vertex), exactly as on the GPU, so both report the same rounds; each pass
+continues from the forest of the ones before.
 """
 
 from __future__ import annotations
@@ -92,17 +93,17 @@ def minimum_spanning_forest(
     src, dst, positions = candidate_edges(n, indptr, indices, symmetric)
     cand_keys = weight_keys[positions].astype(np.uint64)
     packed = (cand_keys << np.uint64(32)) | positions.astype(np.uint64)
-    threshold = keymod.light_threshold(weight_keys, n)
     component = np.arange(n, dtype=np.int64)
-    light = cand_keys <= np.uint64(threshold)
-    chosen, rounds = boruvka_rounds(n, src[light], dst[light], packed[light], component)
-    if threshold != keymod.NO_THRESHOLD:
-        heavy = ~light
-        more, more_rounds = boruvka_rounds(
-            n, src[heavy], dst[heavy], packed[heavy], component
-        )
+    chosen: list[np.ndarray] = []
+    rounds = 0
+    low = -1
+    signed_keys = cand_keys.astype(np.int64)  # pass 0's lower bound is -1
+    for limit in keymod.pass_limits(weight_keys, n):
+        taken = (signed_keys > low) & (signed_keys <= limit)
+        more, more_rounds = boruvka_rounds(n, src[taken], dst[taken], packed[taken], component)
         chosen += more
         rounds += more_rounds
+        low = limit
     if not chosen:
         return np.zeros(0, dtype=np.int64), rounds
     tree = np.concatenate(chosen) & np.uint64(0xFFFFFFFF)

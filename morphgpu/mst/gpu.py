@@ -1,32 +1,36 @@
-"""Borůvka on the GPU: two kernels (kernels/boruvka.cu) launched back to back, one read.
+"""Borůvka on the GPU: kernels/boruvka.cu's kernels launched back to back, one read.
 
-``mst_boruvka`` is persistent and runs every round; ``mst_write_forest`` follows it
-without a host read in between and writes the finished forest (CSR positions, sources,
-targets, weights, in position order) with its size and total weight. The host then
-reads one small ``stats`` array and slices the forest buffer: no sort, no gathers, no
-reduction on the host side. A call costs two allocations (one scratch buffer carved
+``mst_boruvka`` is persistent and runs every pass and round; ``mst_write_forest`` follows
+it without a host read in between and writes the finished forest (CSR positions,
+sources, targets, weights, in position order) with its size and total weight. The host
+then reads one small ``stats`` array and slices the forest buffer: no sort, no gathers,
+no reduction on the host side. A call costs two allocations (one scratch buffer carved
 into every working array, one forest buffer), three launches (the barrier reset and the
 two kernels), one synchronising read, and, for host-side results, one more copy. This
 matters on road graphs, where the whole forest takes a few hundred microseconds.
 
 Weight keys are prepared on the host only when the kernel cannot map the weights itself:
 it maps int32 and float32 weights bit-wise, and float64 (int64) weights through float32
-(int32), checking that every weight narrows exactly; where one does not, the first
-launch stops early with STAT_INEXACT and the runner maps the keys on the host
+(int32), checking that every weight narrows exactly while it writes the narrowed keys
+into the scratch (the builds then read 4 bytes per key); where one does not, the launch
+stops before its first build with STAT_INEXACT and the runner maps the keys on the host
 (keys.weight_keys: through float32 where exact, else ranks) and launches again. NaN
 weights are found by the kernel.
 
 The SciPy door (``minimum_spanning_tree`` on a CuPy matrix) keeps one runner per cached
 graph (``kept_runner``: its buffers and plan, weights rebound each call), runs the graph
 as not declared symmetric (the kernel then skips an entry whose reverse twin orders
-first, so a matrix stored both ways pushes half its entries) and builds its CSR result
-with ``mst_write_matrix`` after the one stats read.
+first, so a matrix stored both ways pushes half its entries) and queues
+``mst_write_matrix`` right behind the forest writer (``launch(write_matrix=True)``): the
+CSR result is written into arrays sized for n - 1 edges before the host reads anything,
+so the call's one stats read finds the result finished.
 """
 
 from __future__ import annotations
 
 import functools
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +45,8 @@ HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are l
 SMALL_PLAN_BYTES = 256 * 2**20
 MATRIX_BLOCKS = 4096  # mst_write_matrix is grid-stride: enough blocks to fill any GPU
 _KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2, "float64": 3, "int64": 4}
+_NARROWED_KINDS = ("float64", "int64")  # the kernel writes their keys into "narrowed"
+PROFILE_ROWS = 1024  # boruvka.cu's mst_profile rows (MST_PROFILE builds)
 # The weight types the kernel copies and sums (MST_WEIGHT_T); narrower ones are widened.
 _WEIGHT_CTYPE = {
     np.dtype(np.int32): "int",
@@ -55,7 +61,7 @@ _ALIGN = 256
 # boruvka.cu's Stat slots.
 STAT_ROUNDS = 0
 STAT_OVERFLOW = 1
-STAT_THRESHOLD = 2
+STAT_PASSES = 2
 STAT_FOREST_EDGES = 3
 STAT_TOTAL = 4
 STAT_ZERO_EDGES = 5
@@ -124,20 +130,23 @@ def _aligned(nbytes: int) -> int:
 
 @functools.lru_cache(maxsize=64)
 def scratch_layout(
-    n: int, m: int, capacity: int, huge_capacity: int, vid_bytes: int, blocks: int
+    n: int, m: int, capacity: int, huge_capacity: int, vid_bytes: int, blocks: int,
+    narrowed: bool = False,
 ) -> tuple[dict[str, tuple[int, int]], int]:
     """Byte (offset, size) of every working array in one scratch buffer, and its size.
 
     The order is the kernel's argument order; each array starts on a 256-byte boundary.
+    ``narrowed``: the kernel narrows float64/int64 weights into m uint32 keys.
     """
     edge_bytes = 16 if vid_bytes == 4 else 24  # boruvka.cu's Edge
     sizes = {
         "parent": max(n, 1) * vid_bytes,
-        "lightest": 2 * max(n, 1) * 8,
+        "lightest": max(n, 1) * 8,
         "wl0": capacity * edge_bytes,
         "wl1": capacity * edge_bytes,
-        "counters": 5 * 8,
+        "counters": 4 * 8,
         "huge_rows": huge_capacity * vid_bytes,
+        "narrowed": (m if narrowed else 0) * 4,
         "tree_bits": max(-(-m // 32), 1) * 4,
         "block_sums": 2 * blocks * 8,
         "stats": STAT_SLOTS * 8,
@@ -179,6 +188,16 @@ class GPUForest:
     n_rounds: int
 
 
+def matrix_layout(n: int, vid_bytes: int) -> tuple[int, int, int]:
+    """(byte offset of indices, byte offset of indptr, total bytes) of the buffer that
+    holds minimum_spanning_tree's CSR arrays for up to n - 1 edges: data (float64) first,
+    then indices and indptr (n + 1) in the vertex-id type, each 8-byte aligned."""
+    capacity = max(n - 1, 1)
+    indices_at = 8 * capacity
+    indptr_at = indices_at + -(-capacity * vid_bytes // 8) * 8
+    return indices_at, indptr_at, indptr_at + (n + 1) * vid_bytes
+
+
 class BoruvkaGPU:
     """Buffers and kernels for one graph; :meth:`launch` may be repeated.
 
@@ -186,6 +205,8 @@ class BoruvkaGPU:
     entries (u, v) with u < v are candidates (half the worklist). ``what`` starts the
     messages of the errors the kernels detect (NaN weights, a false ``symmetric``).
     A later launch overwrites the forest buffer, so results are read between launches.
+    ``defines``: extra compile-time defines (scripts/mst_profile.py's MST_PROFILE and
+    pass plans).
     """
 
     def __init__(
@@ -198,6 +219,7 @@ class BoruvkaGPU:
         symmetric: bool,
         barrier_mode: barrier.BarrierMode = "xiao-feng",
         what: str = "graph",
+        defines: Mapping[str, Any] | None = None,
     ) -> None:
         cp = backend.cupy_module()
         self.n = int(n)
@@ -205,6 +227,7 @@ class BoruvkaGPU:
         self.symmetric = bool(symmetric)
         self.what = what
         self.barrier_mode = barrier_mode
+        self.extra_defines = dict(defines or {})
         self.weights = kernel_weights(cp, weights, self.m)
         self.weight_dtype = np.dtype(self.weights.dtype)
         self.indptr = indptr
@@ -214,6 +237,8 @@ class BoruvkaGPU:
         self.huge_capacity = self.m // HUGE_ROW + 1
         self.scratch = None
         self.forest_buffer = None
+        self._write_matrix = False
+        self._matrix_out: Any = None
         kind = keymod.key_kind(self.weights)
         self._bind(kind, self.weights if kind != "keys" else keymod.weight_keys(cp, self.weights))
 
@@ -230,11 +255,13 @@ class BoruvkaGPU:
             MST_WEIGHT_T=_WEIGHT_CTYPE[self.weight_dtype],
             MST_WEIGHT_FLOAT=int(self.weight_dtype.kind == "f"),
         )
+        defines.update(self.extra_defines)
         self._defines = tuple(sorted(defines.items()))
         self.grid, self.writer = _kernels(self._defines, self.barrier_mode)
         vid_bytes = np.dtype(indices.dtype).itemsize
         layout, scratch_bytes = scratch_layout(
-            self.n, self.m, self.capacity, self.huge_capacity, vid_bytes, self.grid.grid
+            self.n, self.m, self.capacity, self.huge_capacity, vid_bytes, self.grid.grid,
+            kind in _NARROWED_KINDS,
         )
         n_forest_words = forest_words(max(self.n - 1, 1), self.weight_dtype.itemsize)
         if self.scratch is None or self.scratch.size != scratch_bytes:
@@ -262,7 +289,8 @@ class BoruvkaGPU:
             np.int64(self.n), np.int64(self.m), np.int32(self.symmetric),
             np.int64(self.capacity), np.int64(self.huge_capacity),
             part["parent"], part["lightest"], part["wl0"], part["wl1"], part["counters"],
-            part["huge_rows"], part["tree_bits"], part["block_sums"], part["stats"],
+            part["huge_rows"], part["narrowed"], part["tree_bits"], part["block_sums"],
+            part["stats"],
         )  # fmt: skip
         self._writer_args = (
             indptr, indices, self.weights, np.int64(self.n), np.int64(self.m),
@@ -285,16 +313,32 @@ class BoruvkaGPU:
         self.keys = weights if kind != "keys" else keymod.weight_keys(cp, weights)
         self._arguments()
 
-    def launch(self, *, write_forest: bool = True) -> None:
+    def launch(self, *, write_forest: bool = True, write_matrix: bool = False) -> None:
         """Run the whole forest computation (asynchronous; nothing is read back).
 
-        ``write_forest=False`` runs the rounds only (benchmarks time the two kernels
-        apart); the forest buffer and its stats are then not ready to read.
+        ``write_forest=False`` runs the rounds only (benchmarks time the kernels apart);
+        the forest buffer and its stats are then not ready to read. ``write_matrix``
+        also queues minimum_spanning_tree's CSR arrays (new ones, read by :meth:`matrix`).
         """
         self.grid.launch(*self._boruvka_args)
-        if write_forest:
-            # The same block count: the writer's blocks own the words the counts cover.
-            self.writer((self.grid.grid,), (BLOCK,), self._writer_args)
+        self._write_matrix = write_forest and write_matrix
+        self._matrix_out = None
+        if not write_forest:
+            return
+        # The same block count: the writer's blocks own the words the counts cover.
+        self.writer((self.grid.grid,), (BLOCK,), self._writer_args)
+        if self._write_matrix:
+            cp = backend.cupy_module()
+            _, _, nbytes = matrix_layout(self.n, np.dtype(self.indices.dtype).itemsize)
+            with backend.gpu_memory_guard("minimum_spanning_tree result"):
+                buffer = cp.empty(nbytes, dtype=cp.uint8)
+            data, indices, indptr = self._matrix_views(buffer)
+            grid, block = kernels.launch_config(self.n + 1, BLOCK, max_blocks=MATRIX_BLOCKS)
+            _matrix_kernel(self._defines, self.barrier_mode)(
+                grid, block,
+                (self.forest_buffer, self.stats, np.int64(self.n), data, indices, indptr),
+            )
+            self._matrix_out = buffer
 
     def read_stats(self) -> np.ndarray:
         """The kernels' stats (one synchronising read), after checking what they found."""
@@ -306,10 +350,10 @@ class BoruvkaGPU:
                 f"{self.what}: weight of CSR entry {int(stats[STAT_FIRST_NAN])} is NaN"
             )
         if stats[STAT_INEXACT]:
-            # A weight the kernel could not narrow exactly (it stopped after the first
+            # A weight the kernel could not narrow exactly (it stopped before its first
             # build): keys mapped here instead, the same buffers, one more launch and read.
             self._bind("keys", keymod.weight_keys(backend.cupy_module(), self.weights))
-            self.launch()
+            self.launch(write_matrix=self._write_matrix)
             return self.read_stats()
         if stats[STAT_OVERFLOW]:
             raise ValueError(
@@ -344,32 +388,57 @@ class BoruvkaGPU:
             n_rounds=int(stats[STAT_ROUNDS]),
         )
 
-    def matrix(self) -> tuple[Any, Any, Any]:
-        """The last launch's forest as SciPy's CSR arrays of it on the GPU: (data as
+    def matrix(self, side: backend.Side = "gpu") -> tuple[Any, Any, Any]:
+        """The last launch's forest as SciPy's CSR arrays of it on ``side``: (data as
         float64, indices, indptr of n + 1), in the index dtype of ``indices``, stored zeros
-        dropped (minimum_spanning_tree's result). One synchronising read (the stats: the
-        result's size), a second only where a tree edge weighs zero, then one launch
-        (mst_write_matrix). The arrays are new: a later launch leaves them as they are.
+        dropped (minimum_spanning_tree's result), from a launch with ``write_matrix``.
+        One synchronising read (the stats: the result's size) and, for "cpu", one copy of
+        the buffer the three arrays share; only where a tree edge weighs zero, CuPy's
+        masking, a second read and a copy per array. The arrays are the call's own: a
+        later launch leaves them as they are.
         """
+        if self._matrix_out is None:
+            raise RuntimeError("matrix(): the last launch did not write the matrix")
         cp = backend.cupy_module()
         stats = self.read_stats()
+        buffer = self._matrix_out
+        self._matrix_out = None
         k = int(stats[STAT_FOREST_EDGES])
-        buffer = self.forest_buffer[: forest_words(k, self.weight_dtype.itemsize)]
-        _, src, dst, weights = split_forest(buffer, k, self.weight_dtype)
-        if stats[STAT_ZERO_EDGES]:
-            keep = cp.flatnonzero(weights != 0)  # its size is read back
-            src, dst, weights = src[keep], dst[keep], weights[keep]
-            k = int(keep.size)
+        if not stats[STAT_ZERO_EDGES]:
+            if side == "cpu":
+                buffer = buffer.get()
+            data, indices, indptr = self._matrix_views(buffer)
+            return data[:k], indices[:k], indptr
+        # Rare: zero-weight tree edges, which SciPy's result does not store.
+        data, indices, _ = self._matrix_views(buffer)
+        forest = self.forest_buffer[: forest_words(k, self.weight_dtype.itemsize)]
+        _, src, _, weights = split_forest(forest, k, self.weight_dtype)
+        keep = cp.flatnonzero(weights != 0)  # its size is read back
+        rows = cp.arange(self.n + 1, dtype=src.dtype)
+        indptr = cp.searchsorted(src[keep], rows, side="left").astype(indices.dtype)
+        arrays = (data[keep], indices[keep], indptr)
+        return tuple(backend.to_side(a, side) for a in arrays)  # type: ignore[return-value]
+
+    def _matrix_views(self, buffer: Any) -> tuple[Any, Any, Any]:
+        """(data, indices, indptr) views of a matrix buffer (CuPy, or its NumPy copy)."""
         vdt = np.dtype(self.indices.dtype)
-        with backend.gpu_memory_guard("minimum_spanning_tree result"):
-            data = cp.empty(k, dtype=np.float64)
-            indices = cp.empty(k, dtype=vdt)
-            indptr = cp.empty(self.n + 1, dtype=vdt)
-        grid, block = kernels.launch_config(max(k, self.n + 1), BLOCK, max_blocks=MATRIX_BLOCKS)
-        _matrix_kernel(self._defines, self.barrier_mode)(
-            grid, block, (src, dst, weights, np.int64(k), np.int64(self.n), data, indices, indptr)
-        )
-        return data, indices, indptr
+        indices_at, indptr_at, _ = matrix_layout(self.n, vdt.itemsize)
+        capacity = indices_at // 8
+        return (buffer[:indices_at].view(np.float64),
+                buffer[indices_at : indices_at + capacity * vdt.itemsize].view(vdt),
+                buffer[indptr_at:].view(vdt))
+
+    def profile(self) -> np.ndarray:
+        """The last launch's phase stamps (built with the MST_PROFILE define): rows of
+        (phase | pass << 8 | round << 16, count, clock64, global ns); row 0 holds the
+        number of rows and passes and the start's clock and time."""
+        cp = backend.cupy_module()
+        defs = _variant_defines(dict(self._defines), self.barrier_mode)
+        module = kernels.load_module(KERNEL_PATH, defines=defs,
+                                     cooperative=self.barrier_mode == "cooperative")
+        table = cp.ndarray((PROFILE_ROWS, 4), dtype=cp.uint64,
+                           memptr=module.get_global("mst_profile")).get()
+        return table[: int(table[0, 0])]
 
     def collect(self) -> tuple[Any, int]:
         """(sorted CSR positions of the tree edges as a CuPy array, rounds)."""

@@ -13,9 +13,9 @@ itself (it checks the narrowing, saving the host a pass and a read); other weigh
 mapped here: exactly-float32 float64 through float32, int64 within int32 as int32,
 anything else by its rank among the distinct weights (one sort, still exact).
 
-The light-edge threshold (the first of two passes on graphs of average degree >= 8, after
-the ECL-MST idea of filtering heavy edges out of the first rounds) is chosen here from a
-fixed hashed sample, so the CPU and GPU paths split the edges identically.
+The pass plan (edges in passes of increasing key, see kernels/boruvka.cu's notes) is
+chosen here from a fixed hashed sample of keys, exactly as the kernel chooses it, so the
+CPU and GPU paths split the edges identically and report the same rounds.
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ import numpy as np
 from .. import backend
 from ..hashing import mix32
 
-NO_THRESHOLD = 0xFFFFFFFF
-SAMPLE_SIZE = 64
-# Pass 1 gets about this many candidate CSR entries per vertex: enough light edges to
-# connect most of the graph, few enough that the second pass sees mostly internal edges.
-LIGHT_ENTRIES_PER_VERTEX = 4
+ALL_KEYS = 0xFFFFFFFF  # the last pass's upper key bound
+SAMPLE_SIZE = 256
+# Pass 0 covers about FIRST_PASS_HALVES / 2 CSR entries per vertex (1.5: past a random
+# graph's giant component, with few edges that are nobody's lightest to rescan); each
+# later pass doubles the entries covered; at most MAX_PASSES passes (boruvka.cu's
+# MST_FIRST_PASS_HALVES and MST_MAX_PASSES).
+FIRST_PASS_HALVES = 3
+MAX_PASSES = 8
 MAX_POSITIONS = 2**32
 
 
@@ -87,26 +90,25 @@ def _rank_keys(xp: Any, w: Any) -> Any:
 
 
 def sample_positions(m: int) -> np.ndarray:
-    """The CSR positions whose keys choose the light-edge threshold (same on both sides)."""
+    """The CSR positions whose keys choose the pass plan (same on both sides)."""
     i = np.arange(SAMPLE_SIZE, dtype=np.uint32)
     return (mix32(i).astype(np.uint64) % np.uint64(max(m, 1))).astype(np.int64)
 
 
-def threshold_index(n: int, m: int) -> int:
-    """Which sorted sample is the threshold, or -1 for a single pass.
-
-    Two passes only pay where the light one keeps at most about half the entries.
-    """
-    if m < 2 * LIGHT_ENTRIES_PER_VERTEX * n or m == 0:
-        return -1
-    return min(SAMPLE_SIZE - 1, (LIGHT_ENTRIES_PER_VERTEX * n * SAMPLE_SIZE) // m)
-
-
-def light_threshold(keys: np.ndarray, n: int) -> int:
-    """The key at or below which an edge belongs to the first pass (NO_THRESHOLD: one pass)."""
+def pass_limits(keys: np.ndarray, n: int, *, first_halves: int = FIRST_PASS_HALVES,
+                max_passes: int = MAX_PASSES) -> list[int]:
+    """The largest key of each pass (pass p takes the keys in (limit[p - 1], limit[p]]);
+    the last is ALL_KEYS. A pass is split off while the entries above its sampled
+    quantile are at least as many as those below; limits that would leave a pass empty
+    (equal to the one before, or ALL_KEYS) are skipped."""
     m = int(keys.size)
-    index = threshold_index(n, m)
-    if index < 0:
-        return NO_THRESHOLD
-    sample = np.sort(np.asarray(keys)[sample_positions(m)])
-    return int(sample[index])
+    limits: list[int] = []
+    target = max(first_halves * n // 2, 1)
+    if m and 2 * target <= m:
+        sample = np.sort(np.asarray(keys)[sample_positions(m)])
+        while len(limits) < max_passes - 1 and 2 * target <= m:
+            limit = int(sample[target * SAMPLE_SIZE // m])
+            if (not limits or limit > limits[-1]) and limit != ALL_KEYS:
+                limits.append(limit)
+            target *= 2
+    return limits + [ALL_KEYS]

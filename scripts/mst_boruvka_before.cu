@@ -1,0 +1,663 @@
+// The Borůvka kernels as of 075da42 (one light/heavy split at 4 entries per vertex, a
+// double-buffered lightest array, coherent finds everywhere), kept only so
+// scripts/mst_profile.py can time the kernel before issue 20's session-11 changes against
+// the current one in the same process. Not part of the package.
+// Borůvka minimum spanning forest in ONE persistent kernel: every round stays on the
+// device, separated by mg::grid_sync, and the host reads nothing until the forest is done.
+//
+// Past the paper's component-based Borůvka (§5, §8.4), where its CPU won on sparse graphs:
+// - components are a union-find (parent array, CAS linking of roots, path halving in
+//   every find) instead of node-to-component / component-to-nodes maps rebuilt per round;
+// - the active edge set is an explicit worklist of edges between different components,
+//   refiltered every round, so it shrinks as components merge (no adjacency-list merging,
+//   no rescans of dead edges);
+// - a component's lightest edge is one 64-bit atomicMin of (weight key << 32 | CSR
+//   position): unique values, so ties break by position and every mutually-lightest pair
+//   picks the same edge (the paper's smaller-id cycle break becomes implicit: CAS linking
+//   cannot form cycles);
+// - on graphs of average degree >= 8 a first pass uses only edges at or below a sampled
+//   light-key threshold, and the heavy edges enter afterwards already filtered against
+//   the light forest (the idea of ECL-MST's filtering, threshold rule our own).
+//
+// Phases, r counting every edge-producing phase (the CSR build and every filter):
+//   build/filter r: (a build sweeps huge rows after one more barrier)
+//                   push edges between different roots into wl[r%2], count in
+//                   counters[r%3], offer each to lightest[r%2][root] of both ends; a
+//                   filter also resets lightest[(r-1)%2] at the roots its input used;
+//   barrier;
+//   join r:         an edge that is the lightest of either end is a tree edge: unite the
+//                   ends, set its CSR position's bit in tree_bits;
+//   barrier.
+// Three counters rotate so a counter is zeroed (in join r, for filter r+1) long after
+// its last reader.
+//
+// Output: after the last round each block counts the tree bits of its range of bit words;
+// mst_write_forest, launched right behind, turns the counts into ranks and writes the
+// forest ready for the caller, in CSR-position order (no sort), with its size and total
+// weight in `stats`, so the host launches nothing else and reads back once.
+//
+// Weight keys (MST_KEY_KIND): 0 reads precomputed uint32 keys, 1 maps int32 weights, 2
+// maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py),
+// 3 maps float64 weights through float32 and 4 int64 weights through int32, both only
+// exact when every weight survives the narrowing: the kernel checks that while it builds
+// the first worklist, and where one does not it stops after that phase with
+// STAT_INEXACT set, so the host maps the weights itself (keys.weight_keys) and runs again.
+// SciPy's float64 and CuPy's int64 weights so cost no host pass and no read before launch.
+// MST_WEIGHT_T is the C type of the weights themselves (copied to the output and summed:
+// in int64 arithmetic, wrapping like NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
+#include <morphgpu/common.cuh>
+#include <morphgpu/hash.cuh>
+#include <morphgpu/barrier.cuh>
+#include <morphgpu/worklist.cuh>
+
+#ifndef MST_KEY_KIND
+#define MST_KEY_KIND 0
+#endif
+#ifndef MST_BLOCK
+#define MST_BLOCK 256
+#endif
+#ifndef MST_WEIGHT_T
+#define MST_WEIGHT_T int
+#endif
+#ifndef MST_WEIGHT_FLOAT
+#define MST_WEIGHT_FLOAT 0
+#endif
+
+namespace {
+
+using mg::eid_t;
+using mg::i64;
+using mg::u64;
+using mg::vid_t;
+typedef MST_WEIGHT_T weight_t;
+
+constexpr u64 NO_EDGE = ~0ull;
+constexpr unsigned NO_THRESHOLD = 0xffffffffu;
+constexpr int SAMPLE_SIZE = 64;        // keys.SAMPLE_SIZE
+constexpr i64 LIGHT_PER_VERTEX = 4;    // keys.LIGHT_ENTRIES_PER_VERTEX
+constexpr int SMALL_ROW = 8;           // rows up to this length are scanned by one thread
+// Rows longer than this (hubs of R-MAT/Kronecker graphs) would keep one warp busy long
+// after the others finish; they are deferred and then swept a block per row.
+constexpr i64 HUGE_ROW = 1024;
+
+// A worklist entry: the roots of its ends when it was pushed, and its packed order value.
+struct Edge {
+    vid_t u;
+    vid_t v;
+    u64 packed;
+};
+
+__device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 j) {
+#if MST_KEY_KIND == 1
+    return (unsigned)__ldg((const int*)source + j) ^ 0x80000000u;
+#elif MST_KEY_KIND == 2
+    unsigned bits = __float_as_uint(__ldg((const float*)source + j));
+    // -0.0 keys as +0.0: equal weights, so the tie goes by CSR position, as in SciPy.
+    if (bits == 0x80000000u) bits = 0u;
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#elif MST_KEY_KIND == 3
+    // Exact only when the weight is a float32 (checked: weight_narrows).
+    unsigned bits = __float_as_uint((float)__ldg((const double*)source + j));
+    if (bits == 0x80000000u) bits = 0u;
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#elif MST_KEY_KIND == 4
+    // Exact only when the weight is an int32 (checked: weight_narrows).
+    return (unsigned)(int)__ldg((const long long*)source + j) ^ 0x80000000u;
+#else
+    return __ldg((const unsigned*)source + j);
+#endif
+}
+
+// Whether the key of weight w orders it exactly (kinds 3 and 4 narrow the weight first).
+// Kind 3's weights are doubles and kind 4's long longs (gpu.py: MST_WEIGHT_T follows the
+// dtype), so the check reads each weight once, together with the NaN check.
+__device__ __forceinline__ bool weight_narrows(MST_WEIGHT_T w) {
+#if MST_KEY_KIND == 3
+    // NaN fails too (the host reports the NaN first); so do doubles that are float32
+    // subnormals, which the conversion may flush to zero (rank keys take them).
+    return (double)(float)w == (double)w;
+#elif MST_KEY_KIND == 4
+    return (long long)w >= -2147483648ll && (long long)w <= 2147483647ll;
+#else
+    (void)w;
+    return true;
+#endif
+}
+
+// Block-wide: the light-edge threshold (keys.light_threshold), computed redundantly by
+// every block so no barrier is spent on it: 64 sampled keys, the one of the wanted rank.
+__device__ unsigned block_light_threshold(const void* __restrict__ source, i64 n, i64 m) {
+    __shared__ unsigned sample[SAMPLE_SIZE];
+    __shared__ unsigned threshold;
+    // Two passes only where the light pass keeps at most about half the entries.
+    const bool two_passes = m > 0 && m >= 2 * LIGHT_PER_VERTEX * n;
+    i64 wanted = (LIGHT_PER_VERTEX * n * SAMPLE_SIZE) / (m > 0 ? m : 1);
+    if (wanted > SAMPLE_SIZE - 1) wanted = SAMPLE_SIZE - 1;
+    const int t = threadIdx.x;
+    if (t == 0) threshold = NO_THRESHOLD;
+    if (two_passes && t < SAMPLE_SIZE) {
+        sample[t] = key_at(source, (i64)((u64)mg::mix32((unsigned)t) % (u64)m));
+    }
+    __syncthreads();
+    if (two_passes && t < SAMPLE_SIZE) {
+        const unsigned mine = sample[t];
+        int rank = 0;
+        for (int k = 0; k < SAMPLE_SIZE; ++k) {
+            const unsigned other = sample[k];
+            rank += (other < mine) || (other == mine && k < t);
+        }
+        if (rank == wanted) threshold = mine;
+    }
+    __syncthreads();
+    return threshold;
+}
+
+__device__ __forceinline__ vid_t parent_of(const vid_t* parent, vid_t x) {
+    return mg::load_volatile(parent + x);
+}
+
+// Root of x with path halving. The store only ever replaces a non-root's parent by one
+// of its ancestors, so it cannot undo a link and never touches a root's slot (the only
+// slots linking CASes on); racing halvings are benign for the same reason.
+__device__ vid_t find_root(vid_t* parent, vid_t x) {
+    while (true) {
+        const vid_t p = parent_of(parent, x);
+        if (p == x) return x;
+        const vid_t g = parent_of(parent, p);
+        if (g == p) return p;
+        *(volatile vid_t*)(parent + x) = g;
+        x = g;
+    }
+}
+
+__device__ __forceinline__ bool link_root(vid_t* parent, vid_t root, vid_t to) {
+    if (sizeof(vid_t) == 8) {
+        auto* slot = (unsigned long long*)(parent + root);
+        return atomicCAS(slot, (unsigned long long)root, (unsigned long long)to) ==
+               (unsigned long long)root;
+    }
+    auto* slot = (int*)(parent + root);
+    return atomicCAS(slot, (int)root, (int)to) == (int)root;
+}
+
+// Larger root under smaller: links only go down in id, so no cycle can form.
+__device__ void unite(vid_t* parent, vid_t a, vid_t b) {
+    while (true) {
+        a = find_root(parent, a);
+        b = find_root(parent, b);
+        if (a == b) return;
+        if (a < b) {
+            const vid_t t = a;
+            a = b;
+            b = t;
+        }
+        if (link_root(parent, a, b)) return;
+    }
+}
+
+// One slot of a global queue per calling thread, one atomicAdd per converged group.
+__device__ __forceinline__ u64 reserve_slot(u64* tail) {
+    const unsigned active = __activemask();
+    const unsigned lane = mg::lane_id();
+    const int leader = __ffs(active) - 1;
+    u64 base = 0;
+    if ((int)lane == leader) base = atomicAdd(tail, (u64)__popc(active));
+    base = __shfl_sync(active, base, leader);
+    return base + (u64)__popc(active & ((1u << lane) - 1u));
+}
+
+struct Worklist {
+    Edge* items;
+    u64* tail;
+    i64 capacity;
+};
+
+__device__ __forceinline__ void offer(u64* lightest, vid_t root, u64 packed) {
+    // Most offers lose; reading first skips the atomic for them.
+    if (mg::load_volatile(lightest + root) > packed) atomicMin(lightest + root, packed);
+}
+
+__device__ __forceinline__ void push_edge(const Worklist& out, u64* lightest, vid_t ru,
+                                          vid_t rv, u64 packed) {
+    const u64 slot = reserve_slot(out.tail);
+    // Past capacity the tail still counts: the host sees count > capacity and reports it.
+    if (slot < (u64)out.capacity) out.items[slot] = Edge{ru, rv, packed};
+    offer(lightest, ru, packed);
+    offer(lightest, rv, packed);
+}
+
+struct Graph {
+    const eid_t* indptr;
+    const vid_t* indices;
+    const void* keys;
+    i64 n;
+    int symmetric;
+};
+
+// Whether row v holds an entry (v, u) that orders before `packed`, the entry (u, v) with
+// v < u: then (u, v) is a parallel edge that is never any component's lightest (its twin
+// joins the same two components and is lighter), so it need not enter the worklist. A
+// matrix stored both ways (SciPy's and CuPy's inputs to minimum_spanning_tree, which are
+// read with symmetric=0) so keeps about half its entries, as a declared-symmetric graph
+// does, without assuming anything: the search is a binary search for u, exact on sorted
+// rows; on unsorted ones it may miss the twin (the entry is then kept, as before), and
+// whatever it finds is a real entry (v, u). Rows up to SMALL_ROW are scanned instead.
+__device__ __forceinline__ bool twin_dominates(const Graph& g, vid_t v, vid_t u, u64 packed) {
+    i64 lo = (i64)g.indptr[v];
+    const i64 end = (i64)g.indptr[v + 1];
+    const bool scan = end - lo <= SMALL_ROW;
+    if (!scan) {
+        i64 hi = end;  // the lower bound of u in [lo, end)
+        while (lo < hi) {
+            const i64 mid = lo + ((hi - lo) >> 1);
+            if (__ldg(g.indices + mid) < u) lo = mid + 1;
+            else hi = mid;
+        }
+    }
+    // A short row whole; a long one from the lower bound while it names u (parallel
+    // edges of a multigraph lie side by side in a sorted row).
+    for (i64 k = lo; k < end; ++k) {
+        const vid_t t = __ldg(g.indices + k);
+        if (t == u && (((u64)key_at(g.keys, k) << 32) | (u64)k) < packed) return true;
+        if (t != u && !scan) return false;
+    }
+    return false;
+}
+
+// The CSR entry j of row u (whose root is ru) as a candidate of this pass.
+template <bool HEAVY_PASS>
+__device__ __forceinline__ void consider_entry(const Graph& g, vid_t* parent, vid_t u,
+                                               vid_t ru, i64 j, unsigned threshold,
+                                               const Worklist& out, u64* lightest) {
+    const vid_t v = __ldg(g.indices + j);
+    if (g.symmetric ? (v <= u) : (v == u)) return;
+    const unsigned key = key_at(g.keys, j);
+    if (HEAVY_PASS ? (key <= threshold) : (key > threshold)) return;
+    const vid_t rv = HEAVY_PASS ? find_root(parent, v) : v;
+    if (ru == rv) return;
+    const u64 packed = ((u64)key << 32) | (u64)j;
+    if (!g.symmetric && v < u && twin_dominates(g, v, u, packed)) return;
+    push_edge(out, lightest, ru, rv, packed);
+}
+
+struct HugeRows {
+    vid_t* rows;
+    u64* count;
+    i64 capacity;
+};
+
+// Build phase: every CSR entry of the pass. Short rows go one per thread; a warp takes
+// the long rows of its lanes together, one row at a time, so rows do not stall a lane;
+// huge rows are only listed here (sweep_huge_rows takes them after a barrier).
+template <bool HEAVY_PASS>
+__device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold,
+                               const Worklist& out, u64* lightest, const HugeRows& huge) {
+    const unsigned lane = mg::lane_id();
+    const i64 stride = mg::global_stride();
+    for (i64 base = mg::global_tid() - lane; base < g.n; base += stride) {
+        const i64 u = base + lane;
+        i64 begin = 0, end = 0;
+        vid_t ru = (vid_t)u;
+        if (u < g.n) {
+            begin = (i64)g.indptr[u];
+            end = (i64)g.indptr[u + 1];
+            if (HEAVY_PASS) ru = find_root(parent, (vid_t)u);
+        }
+        const bool small = end - begin <= SMALL_ROW;
+        if (small) {
+            for (i64 j = begin; j < end; ++j) {
+                consider_entry<HEAVY_PASS>(g, parent, (vid_t)u, ru, j, threshold, out, lightest);
+            }
+        }
+        unsigned long_rows = __ballot_sync(0xffffffffu, !small);
+        while (long_rows) {
+            const int owner = __ffs(long_rows) - 1;
+            long_rows &= long_rows - 1;
+            const vid_t row = (vid_t)__shfl_sync(0xffffffffu, u, owner);
+            const vid_t row_root = __shfl_sync(0xffffffffu, ru, owner);
+            const i64 row_begin = __shfl_sync(0xffffffffu, begin, owner);
+            const i64 row_end = __shfl_sync(0xffffffffu, end, owner);
+            if (row_end - row_begin > HUGE_ROW) {
+                if (lane == 0) {
+                    const u64 slot = atomicAdd(huge.count, 1ull);
+                    // The capacity (entries / HUGE_ROW + 1) bounds the number of huge rows.
+                    if (slot < (u64)huge.capacity) huge.rows[slot] = row;
+                }
+                continue;
+            }
+            for (i64 j = row_begin + lane; j < row_end; j += 32) {
+                consider_entry<HEAVY_PASS>(g, parent, row, row_root, j, threshold, out, lightest);
+            }
+        }
+    }
+}
+
+// After a barrier: each block takes whole huge rows (a row has >= HUGE_ROW entries, so a
+// block's threads stay busy, and blocks share the rows round-robin).
+template <bool HEAVY_PASS>
+__device__ void sweep_huge_rows(const Graph& g, vid_t* parent, unsigned threshold,
+                                const Worklist& out, u64* lightest, const HugeRows& huge) {
+    const u64 count = mg::load_volatile(huge.count);
+    for (u64 h = blockIdx.x; h < count; h += gridDim.x) {
+        const vid_t row = huge.rows[h];
+        const vid_t root = HEAVY_PASS ? find_root(parent, row) : row;
+        const i64 end = (i64)g.indptr[row + 1];
+        for (i64 j = (i64)g.indptr[row] + threadIdx.x; j < end; j += blockDim.x) {
+            consider_entry<HEAVY_PASS>(g, parent, row, root, j, threshold, out, lightest);
+        }
+    }
+}
+
+// Slots of the kernel's `stats` (gpu.py's STAT_* names mirror them).
+enum Stat : int {
+    STAT_ROUNDS = 0,
+    STAT_OVERFLOW = 1,       // 1: a worklist overflowed (declared symmetric, but is not)
+    STAT_THRESHOLD = 2,      // the light-edge threshold used
+    STAT_FOREST_EDGES = 3,
+    STAT_TOTAL = 4,          // the forest's weight: int64 bits, or double bits
+    STAT_ZERO_EDGES = 5,     // forest edges of weight zero (minimum_spanning_tree drops them)
+    STAT_FIRST_NAN = 6,      // the first CSR entry whose weight is NaN (~0: none)
+    STAT_BLOCKS_DONE = 7,    // mst_write_forest's blocks that have added their total
+    STAT_BARRIER_ABORT = 8,  // mst_boruvka's barrier abort word, read with the stats
+    STAT_INEXACT = 9,        // 1: a weight does not narrow to its key (kinds 3, 4): no forest
+    STAT_SLOTS = 10
+};
+
+// Block-wide: the sum of every thread's value, on every thread.
+template <typename T>
+__device__ __forceinline__ T block_sum(T value) {
+    T total;
+    mg::block_exclusive_sum<MST_BLOCK, T>(value, &total);
+    return total;
+}
+
+// The row holding CSR position p: the last row starting at or before p (empty rows
+// share their start with the next row, so the last of them is the one holding p).
+__device__ __forceinline__ vid_t row_of(const eid_t* __restrict__ indptr, vid_t n, eid_t p) {
+    vid_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const vid_t mid = lo + ((hi - lo + 1) >> 1);
+        if (__ldg(indptr + mid) <= p) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+// The words of tree_bits this block owns in the output: a contiguous range, the same in
+// both kernels (both run on gridDim.x blocks), so counts and ranks line up.
+struct WordRange {
+    i64 begin;
+    i64 end;
+};
+
+__device__ __forceinline__ WordRange block_words(i64 m) {
+    const i64 words = (m + 31) >> 5;
+    const i64 per_block = (words + gridDim.x - 1) / gridDim.x;
+    const i64 begin = min(words, (i64)blockIdx.x * per_block);
+    return WordRange{begin, min(words, begin + per_block)};
+}
+
+// Block-wide, in the last phase of mst_boruvka: how many tree edges this block's words
+// hold, into block_sums[blockIdx.x] (mst_write_forest turns the counts into ranks).
+__device__ void count_tree_bits(i64 m, const unsigned* tree_bits, u64* block_sums) {
+    const WordRange range = block_words(m);
+    u64 mine = 0;
+    for (i64 w = range.begin + threadIdx.x; w < range.end; w += MST_BLOCK) {
+        mine += __popc(tree_bits[w]);
+    }
+    const u64 in_block = block_sum<u64>(mine);
+    if (threadIdx.x == 0) block_sums[blockIdx.x] = in_block;
+}
+
+}  // namespace
+
+// Arguments: the graph (CSR, weight keys, the weights themselves), sizes, then the
+// working arrays (gpu.py carves them from one allocation): parent (n), lightest (2n),
+// two worklists (capacity Edges each), counters (5: [0..2] worklist tails, rotating, [3]
+// and [4] huge rows of pass 0 and 1), huge_rows (huge_capacity), tree_bits (ceil(m / 32)
+// words), block_sums (2 * gridDim.x) and stats (STAT_SLOTS, see Stat). Nothing needs
+// zeroing before a launch except the barrier state.
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
+    const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+    const void* __restrict__ keys, const weight_t* __restrict__ weights, i64 n, i64 m,
+    int symmetric, i64 capacity, i64 huge_capacity, vid_t* parent, u64* lightest_both,
+    Edge* wl0, Edge* wl1, u64* counters, vid_t* huge_rows, unsigned* tree_bits,
+    u64* block_sums, u64* stats, unsigned* barrier_state) {
+    mg::GridBarrier bar(barrier_state);
+    const i64 tid = mg::global_tid();
+    const i64 stride = mg::global_stride();
+    const Graph g{indptr, indices, keys, n, symmetric};
+
+    for (i64 v = tid; v < n; v += stride) {
+        parent[v] = (vid_t)v;
+        lightest_both[v] = NO_EDGE;
+        lightest_both[n + v] = NO_EDGE;
+    }
+    const i64 words = (m + 31) >> 5;
+    for (i64 w = tid; w < words; w += stride) tree_bits[w] = 0u;
+    if (tid < 5) counters[tid] = 0;
+    if (tid < STAT_SLOTS) stats[tid] = tid == STAT_FIRST_NAN ? NO_EDGE : 0ull;
+    const unsigned threshold = block_light_threshold(keys, n, m);
+    if (tid == 0) stats[STAT_THRESHOLD] = threshold;
+    mg::grid_sync(bar);
+#if MST_WEIGHT_FLOAT || MST_KEY_KIND == 3 || MST_KEY_KIND == 4
+    // NaN has no place in the order; the host raises a ValueError naming this entry.
+    // Narrowed keys must be exact (read after the first build's barrier, see below).
+    bool exact = true;
+    for (i64 j = tid; j < m; j += stride) {
+        const weight_t w = __ldg(weights + j);
+#if MST_WEIGHT_FLOAT
+        if (w != w) atomicMin(stats + STAT_FIRST_NAN, (u64)j);
+#endif
+        exact &= weight_narrows(w);
+    }
+    if (!exact) stats[STAT_INEXACT] = 1;
+#endif
+
+    const int passes = threshold == NO_THRESHOLD ? 1 : 2;
+    int r = 0;
+    for (int pass = 0; pass < passes; ++pass) {
+        if (pass == 1) {
+            // Flatten the light forest so the heavy pass's finds take one step.
+            for (i64 v = tid; v < n; v += stride) parent[v] = find_root(parent, (vid_t)v);
+            if (tid == 0) counters[r % 3] = 0;
+            mg::grid_sync(bar);
+        }
+        {
+            const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
+            const HugeRows huge{huge_rows, counters + 3 + pass, huge_capacity};
+            u64* lightest = lightest_both + (r & 1) * n;
+            if (pass == 0) build_from_csr<false>(g, parent, threshold, out, lightest, huge);
+            else build_from_csr<true>(g, parent, threshold, out, lightest, huge);
+            mg::grid_sync(bar);
+            // Every thread reads the same flag (set before this barrier only), so every
+            // thread leaves; the host maps the keys and launches again.
+            if (pass == 0 && mg::load_volatile(stats + STAT_INEXACT)) return;
+            if (pass == 0) sweep_huge_rows<false>(g, parent, threshold, out, lightest, huge);
+            else sweep_huge_rows<true>(g, parent, threshold, out, lightest, huge);
+        }
+        mg::grid_sync(bar);
+        while (true) {
+            const u64 count = mg::load_volatile(counters + r % 3);
+            if (count == 0) break;
+            if (count > (u64)capacity) {
+                if (tid == 0) stats[STAT_OVERFLOW] = 1;
+                return;  // every thread read the same count, so every thread leaves
+            }
+            // join r
+            const Edge* joined = (r & 1) ? wl1 : wl0;
+            const u64* lightest = lightest_both + (r & 1) * n;
+            for (i64 i = tid; i < (i64)count; i += stride) {
+                const Edge e = joined[i];
+                if (e.packed == lightest[e.u] || e.packed == lightest[e.v]) {
+                    unite(parent, e.u, e.v);
+                    const unsigned p = (unsigned)(e.packed & 0xffffffffull);
+                    atomicOr(tree_bits + (p >> 5), 1u << (p & 31u));
+                }
+            }
+            if (tid == 0) {
+                counters[(r + 1) % 3] = 0;
+                stats[STAT_ROUNDS] += 1;
+            }
+            mg::grid_sync(bar);
+            // filter r + 1
+            ++r;
+            const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
+            u64* lightest_now = lightest_both + (r & 1) * n;
+            u64* lightest_before = lightest_both + ((r + 1) & 1) * n;
+            for (i64 i = tid; i < (i64)count; i += stride) {
+                const Edge e = joined[i];
+                lightest_before[e.u] = NO_EDGE;
+                lightest_before[e.v] = NO_EDGE;
+                const vid_t ru = find_root(parent, e.u);
+                const vid_t rv = find_root(parent, e.v);
+                if (ru != rv) push_edge(out, lightest_now, ru, rv, e.packed);
+            }
+            mg::grid_sync(bar);
+        }
+        ++r;
+    }
+    // The last join lies two barriers back (its filter found nothing left).
+    count_tree_bits(m, tree_bits, block_sums);
+}
+
+// Launched right after mst_boruvka (no host read between), on as many blocks: the forest
+// as four arrays of k = (tree edges) entries back to back in `forest` (CSR positions,
+// sources, targets as int64, then the weights as weight_t), in position order, plus its
+// size, weight and zero-weight edges in `stats`. A tree edge's index is the number of
+// tree bits before its own: the blocks before this one (block_sums), then a block-wide
+// prefix sum over each tile of this block's words. A separate kernel keeps the persistent
+// one's register count, hence its occupancy, as it was (48 registers, 5 blocks per SM).
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
+    const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+    const weight_t* __restrict__ weights, i64 n, i64 m, const unsigned* __restrict__ tree_bits,
+    u64* block_sums, u64* stats, i64* forest, const unsigned* __restrict__ barrier_abort) {
+    // The host learns of a barrier timeout from the one read of the stats it makes anyway.
+    if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_BARRIER_ABORT] = *barrier_abort;
+    // After an overflow or inexact keys mst_boruvka left early: no counts, nothing to write.
+    if (mg::load_volatile(stats + STAT_OVERFLOW) || mg::load_volatile(stats + STAT_INEXACT)) {
+        return;
+    }
+    u64 before = 0, all = 0;
+    for (i64 b = threadIdx.x; b < (i64)gridDim.x; b += MST_BLOCK) {
+        const u64 count = block_sums[b];
+        all += count;
+        if (b < (i64)blockIdx.x) before += count;
+    }
+    before = block_sum<u64>(before);
+    const u64 k = block_sum<u64>(all);
+    if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_FOREST_EDGES] = k;
+    // A forest has at most n - 1 edges (the buffer's capacity); more is a bug the host
+    // reports. Every thread read the same k, so every thread leaves.
+    if (k >= (u64)n) return;
+
+    i64* edge_ids = forest;
+    i64* sources = forest + k;
+    i64* targets = forest + 2 * k;
+    weight_t* forest_weights = (weight_t*)(forest + 3 * k);
+#if MST_WEIGHT_FLOAT
+    double total = 0.0;
+#else
+    u64 total = 0;  // unsigned: wraps modulo 2^64 like NumPy's int64 sum, without UB
+#endif
+    u64 zeros = 0;
+    // Edges, not words, are spread over the threads: a word holds up to 32 tree edges,
+    // each needing a binary search for its row, and a thread per word would run those
+    // searches one after another.
+    __shared__ unsigned tile_bits[MST_BLOCK];
+    __shared__ unsigned tile_start[MST_BLOCK];  // the tile's edges before each word
+    u64 base = before;
+    const WordRange range = block_words(m);
+    for (i64 tile = range.begin; tile < range.end; tile += MST_BLOCK) {
+        const i64 w = tile + threadIdx.x;
+        const unsigned bits = w < range.end ? tree_bits[w] : 0u;
+        unsigned tile_edges;
+        const unsigned start =
+            mg::block_exclusive_sum<MST_BLOCK, unsigned>(__popc(bits), &tile_edges);
+        tile_bits[threadIdx.x] = bits;
+        tile_start[threadIdx.x] = start;
+        __syncthreads();
+        for (unsigned e = threadIdx.x; e < tile_edges; e += MST_BLOCK) {
+            // The tile's e-th edge lies in the last word starting at or before e (words
+            // without edges share their start with the next word that has one).
+            int lo = 0, hi = MST_BLOCK - 1;
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (tile_start[mid] <= e) lo = mid;
+                else hi = mid - 1;
+            }
+            unsigned word = tile_bits[lo];
+            for (unsigned skip = e - tile_start[lo]; skip; --skip) word &= word - 1;
+            const i64 p = ((tile + lo) << 5) + (__ffs(word) - 1);
+            const u64 rank = base + e;
+            const weight_t weight = weights[p];
+            edge_ids[rank] = p;
+            sources[rank] = (i64)row_of(indptr, (vid_t)n, (eid_t)p);
+            targets[rank] = (i64)__ldg(indices + p);
+            forest_weights[rank] = weight;
+#if MST_WEIGHT_FLOAT
+            total += (double)weight;
+#else
+            total += (u64)(i64)weight;
+#endif
+            zeros += weight == (weight_t)0;
+        }
+        base += tile_edges;
+        __syncthreads();  // the next tile reuses tile_bits and tile_start
+    }
+    if (zeros) atomicAdd(stats + STAT_ZERO_EDGES, zeros);
+#if MST_WEIGHT_FLOAT
+    // Summed in a fixed order (per thread, per block, then the blocks in order by the
+    // block that finishes last), so a graph's total is the same on every run.
+    __shared__ bool last_block;
+    const double in_block_total = block_sum<double>(total);
+    double* block_totals = (double*)(block_sums + gridDim.x);
+    if (threadIdx.x == 0) {
+        block_totals[blockIdx.x] = in_block_total;
+        __threadfence();
+        last_block = atomicAdd(stats + STAT_BLOCKS_DONE, 1ull) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last_block) {
+        __threadfence();
+        double part = 0.0;
+        for (i64 b = threadIdx.x; b < (i64)gridDim.x; b += MST_BLOCK) {
+            part += mg::load_volatile(block_totals + b);
+        }
+        const double grand = block_sum<double>(part);
+        if (threadIdx.x == 0) stats[STAT_TOTAL] = (u64)__double_as_longlong(grand);
+    }
+#else
+    const u64 in_block_total = block_sum<u64>(total);
+    if (threadIdx.x == 0 && in_block_total) atomicAdd(stats + STAT_TOTAL, in_block_total);
+#endif
+}
+
+// minimum_spanning_tree's result, after the host read the forest's size: the forest's k
+// edges (sources, targets, weights in position order, as mst_write_forest left them, or
+// the ones of them that weigh nonzero) as SciPy's CSR matrix of the forest: data as
+// double, indices and indptr (n + 1 entries) as vid_t. Edges in position order are in
+// row order, and in a row in stored order, so row r starts at the first source >= r.
+// One grid-stride pass over max(k, n + 1) indices does all three arrays.
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_matrix(
+    const i64* __restrict__ sources, const i64* __restrict__ targets,
+    const weight_t* __restrict__ weights, i64 k, i64 n, double* __restrict__ data,
+    vid_t* __restrict__ out_indices, vid_t* __restrict__ out_indptr) {
+    const i64 stride = mg::global_stride();
+    const i64 items = k > n + 1 ? k : n + 1;
+    for (i64 i = mg::global_tid(); i < items; i += stride) {
+        if (i < k) {
+            data[i] = (double)__ldg(weights + i);
+            out_indices[i] = (vid_t)__ldg(targets + i);
+        }
+        if (i <= n) {
+            i64 lo = 0, hi = k;  // the first edge whose source is >= i
+            while (lo < hi) {
+                const i64 mid = lo + ((hi - lo) >> 1);
+                if (__ldg(sources + mid) < i) lo = mid + 1;
+                else hi = mid;
+            }
+            out_indptr[i] = (vid_t)lo;
+        }
+    }
+}

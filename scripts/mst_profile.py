@@ -1,0 +1,205 @@
+"""Where the Borůvka kernel spends its time, pass by pass and round by round, and the
+kernel before issue 20's session-11 changes (scripts/mst_boruvka_before.cu, as of
+075da42) timed in the same process. Needs a GPU.
+
+    python3 scripts/mst_profile.py [--graphs "random 2^23" "kron 21"] [--repeat 5]
+
+Per graph (benchmarks/mst.py's graphs, ECL-MST's weight rule), all CUDA-event medians:
+- ``rounds``: the persistent rounds kernel alone (no forest writer), before and after, in
+  boruvka()'s configuration (int32 weights, declared symmetric) and the SciPy door's
+  (float64 weights, read as not symmetric: the twin check), and after with the float64
+  weights negated;
+- ``calls``: boruvka() on the CSRGraph, the door's kernels (rounds, forest writer, CSR
+  result) on a runner, and minimum_spanning_tree() on a cupyx csr_matrix (float64): the
+  door's host share is the last minus the one before;
+- ``phases``: MST_PROFILE stamps of the new kernel (int32, symmetric) under its own pass
+  plan and two others compiled in through MST_FIRST_PASS_HALVES / MST_MAX_PASSES: the
+  plan before (4 entries per vertex, two passes) and ECL-MST's (3, two passes). Each
+  phase's microseconds (block 0's clock64 between barriers, scaled to the %globaltimer
+  total) and the worklist size after it. Every forest equals the default build's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import numpy as np  # noqa: E402
+
+from morphgpu import backend, barrier, kernels  # noqa: E402
+from morphgpu.mst import boruvka, minimum_spanning_tree  # noqa: E402
+from morphgpu.mst import gpu as mst_gpu  # noqa: E402
+from morphgpu.mst import keys as keymod  # noqa: E402
+from morphgpu.mst.ecl_weights import ecl_weights  # noqa: E402
+
+BEFORE = Path(__file__).with_name("mst_boruvka_before.cu").resolve()
+PLANS = {
+    "new plan (1.5/vertex, doubling)": {},
+    "plan before (4/vertex, 2 passes)": {"MST_FIRST_PASS_HALVES": 8, "MST_MAX_PASSES": 2},
+    "ECL-MST's plan (3/vertex, 2 passes)": {"MST_FIRST_PASS_HALVES": 6, "MST_MAX_PASSES": 2},
+}
+PHASES = {1: "init", 2: "narrow", 3: "flatten", 4: "build", 5: "huge", 6: "join", 7: "filter"}
+DEFAULT_GRAPHS = ["road NY", "random 2^20 deg 4", "kron 21", "random 2^23 deg 8"]
+
+
+def say(*parts: Any) -> None:
+    print(*parts, flush=True)
+
+
+def event_ms(fn: Any, repeat: int) -> float:
+    cp = backend.cupy_module()
+    fn()
+    cp.cuda.get_current_stream().synchronize()
+    times = []
+    for _ in range(repeat):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def before_kernel(g: Any, weights: Any, symmetric: bool) -> Any:
+    """A launcher of the kernel before (its own buffers, its argument list)."""
+    cp = backend.cupy_module()
+    kind = keymod.key_kind(weights)
+    defines = kernels.index_defines(g.indices.dtype, g.indptr.dtype)
+    defines.update(MST_KEY_KIND=mst_gpu._KEY_KIND_CODE[kind], MST_BLOCK=mst_gpu.BLOCK,
+                   MST_WEIGHT_T=mst_gpu._WEIGHT_CTYPE[np.dtype(weights.dtype)],
+                   MST_WEIGHT_FLOAT=int(weights.dtype.kind == "f"))
+    grid = barrier.PersistentGrid(kernels.get_kernel(BEFORE, "mst_boruvka", defines=defines),
+                                  block=mst_gpu.BLOCK)
+    n, m = g.n_vertices, g.n_edges
+    vid = np.dtype(g.indices.dtype)
+    capacity = m // 2 + 1 if symmetric else max(m, 1)
+    huge = m // mst_gpu.HUGE_ROW + 1
+    edge_bytes = 16 if vid.itemsize == 4 else 24
+    stats = cp.zeros(10, dtype=cp.uint64)
+    args = (g.indptr, g.indices, weights, weights, np.int64(n), np.int64(m),
+            np.int32(symmetric), np.int64(capacity), np.int64(huge),
+            cp.empty(n, dtype=vid), cp.empty(2 * n, dtype=cp.uint64),
+            cp.empty(capacity * edge_bytes, dtype=cp.uint8),
+            cp.empty(capacity * edge_bytes, dtype=cp.uint8), cp.zeros(5, dtype=cp.uint64),
+            cp.empty(huge, dtype=vid), cp.empty(-(-m // 32) + 1, dtype=cp.uint32),
+            cp.empty(2 * grid.grid, dtype=cp.uint64), stats)
+
+    def launch() -> None:
+        grid.launch(*args)
+
+    launch.rounds = lambda: int(stats[0].get())  # type: ignore[attr-defined]
+    return launch
+
+
+def rounds_rows(label: str, g: Any, repeat: int) -> None:
+    """The rounds kernel before and after, in boruvka's and the door's configurations."""
+    cp = backend.cupy_module()
+    f64 = g.weights.astype(cp.float64)
+    for config, weights, symmetric in (("int32 symmetric", g.weights, True),
+                                       ("float64 general", f64, False),
+                                       ("float64 negated general", -f64, False)):
+        after = mst_gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, weights,
+                                   symmetric=symmetric)
+        new_ms = event_ms(lambda r=after: r.launch(write_forest=False), repeat)
+        after.launch()
+        new_rounds = after.collect()[1]
+        old = before_kernel(g, weights, symmetric)
+        old_ms = event_ms(old, repeat)
+        say(f"{label} | rounds kernel, {config}: before {old_ms:.3f} ms ({old.rounds()} rounds)"
+            f" | after {new_ms:.3f} ms ({new_rounds} rounds) | after/before "
+            f"{new_ms / old_ms:.3f}")
+        del after, old
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def call_rows(label: str, g: Any, repeat: int) -> None:
+    """Whole calls: boruvka, the door's kernels on a runner, the door itself."""
+    import cupyx.scipy.sparse as cusp  # noqa: PLC0415
+
+    cp = backend.cupy_module()
+    whole = event_ms(lambda: boruvka(g, device="gpu"), repeat)
+    matrix = cusp.csr_matrix(g.to_scipy().astype(np.float64))
+    runner = mst_gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, matrix.data,
+                                symmetric=False)
+    kernels_ms = event_ms(lambda r=runner: r.launch(write_matrix=True), repeat)
+    runner.matrix()
+    door = event_ms(lambda a=matrix: minimum_spanning_tree(a, device="gpu"), repeat)
+    say(f"{label} | calls: boruvka {whole:.3f} ms | door kernels {kernels_ms:.3f} ms | "
+        f"door {door:.3f} ms (host share {door - kernels_ms:.3f} ms)")
+    del runner, matrix
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def phase_rows(label: str, g: Any, reference: np.ndarray) -> None:
+    """MST_PROFILE stamps of the new kernel under each pass plan."""
+    for plan, defines in PLANS.items():
+        runner = mst_gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, g.weights,
+                                    symmetric=True, defines={"MST_PROFILE": None, **defines})
+        runner.launch()
+        positions, rounds = runner.collect()
+        same = np.array_equal(positions.get(), reference)
+        table = runner.profile().astype(np.int64)
+        cycles = np.diff(table[:, 2])
+        total_ns = int(table[-1, 3] - table[0, 3])
+        us = cycles / max(int(cycles.sum()), 1) * total_ns / 1e3
+        say(f"{label} | phases, {plan}: {int(table[0, 1])} passes, {rounds} rounds, "
+            f"{total_ns / 1e3:.1f} us to the last barrier, forest "
+            f"{'identical' if same else 'DIFFERENT'}")
+        by_phase: dict[str, float] = {}
+        line: list[str] = []
+        for row, t in zip(table[1:], us):
+            code, count = int(row[0]), int(row[1])
+            phase, pass_no, round_no = PHASES.get(code & 0xFF, "?"), (code >> 8) & 0xFF, code >> 16
+            by_phase[phase] = by_phase.get(phase, 0.0) + t
+            if phase in ("flatten", "build") and line:
+                say("    " + "  ".join(line))
+                line = []
+            if phase in ("init", "narrow", "flatten"):
+                line.append(f"[{phase} {t:.0f}us]")
+            elif phase in ("build", "huge"):
+                line.append(f"p{pass_no} {phase} {t:.0f}us->{count}")
+            elif phase == "join":
+                line.append(f"r{round_no} join {count}:{t:.0f}us")
+            else:
+                line.append(f"filter {t:.0f}us->{count}")
+        if line:
+            say("    " + "  ".join(line))
+        say("    totals: " + "  ".join(f"{k} {v:.0f}us" for k, v in by_phase.items()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="*", default=DEFAULT_GRAPHS,
+                        help="benchmarks/mst.py graph labels (substrings)")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    import mst as mst_benchmark  # noqa: PLC0415  (benchmarks/mst.py: its graphs)
+
+    cp = backend.cupy_module()
+    say(f"# mst profile on {backend.gpu_properties()['name']}")
+    for label, build in mst_benchmark._graphs(quick=False):
+        if not any(s in label for s in args.graphs):
+            continue
+        g = ecl_weights(build())
+        host_keys = keymod.weight_keys(np, backend.to_host(g.weights))
+        say(f"== {label}: {g.n_vertices} vertices, {g.n_edges} entries, "
+            f"{len(keymod.pass_limits(host_keys, g.n_vertices))} passes planned")
+        reference = boruvka(g, device="gpu").edge_ids.get()
+        rounds_rows(label, g, args.repeat)
+        call_rows(label, g, args.repeat)
+        phase_rows(label, g, reference)
+        del g
+        cp.get_default_memory_pool().free_all_blocks()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
