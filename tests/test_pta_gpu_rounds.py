@@ -111,8 +111,7 @@ class NumpyKernels:
                      words, objects, node_of_bit, null_bit, obj_size, node_of_var, bit_of_var,
                      n_vars, n_nodes,
                      table, mask, keys, capacity, merges, merge_capacity, counters, claim,
-                     changed_at, clock, occupied, block_words, bitmap_words, ext_blocks,
-                     chunk_blocks):
+                     changed_at, clock, occupied, block_words, bitmap_words, ext_blocks):
         stamp = int(clock[0])
         W, B, bmw, n = int(words), int(block_words), int(bitmap_words), int(n_nodes)
         overflow = counters[gpu.OVERFLOW:]

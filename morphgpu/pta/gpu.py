@@ -113,8 +113,8 @@ class CudaKernels:
     def take_delta(self, n_rows: int, *args: Any) -> None:
         self._flat(self._delta, n_rows * WARP, args)
 
-    def eval_complex(self, n_items: int, *args: Any) -> None:
-        self._flat(self._complex, n_items * WARP, args)
+    def eval_complex(self, n_constraints: int, *args: Any) -> None:
+        self._flat(self._complex, n_constraints * WARP, args)
 
     def merge_rows(self, n_items: int, *args: Any) -> None:
         self._flat(self._merge, n_items, args)
@@ -197,10 +197,6 @@ HUB_MIN = 64
 # the smallest id reaching it and takes those nodes out, so the next can find the cycles
 # downstream of them; cycles left over are found in a later round's call.
 CYCLE_PASSES = 2
-# Blocks of a pointer's delta row per work item of eval_complex (a power of two <= 64).
-# One warp per constraint let the constraint with the largest delta set a round's length
-# (mplayer's later rounds: 7-12 ms each for 50-330 M objects).
-EVAL_CHUNK_BLOCKS = 8
 
 
 def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
@@ -215,8 +211,6 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     D = cp.zeros_like(P)
     changed_at = cp.full(n, -1, dtype=cp.int32)  # clock value when rules outside sweeps grew
     block_words, bitmap_words = _block_layout(W)
-    n_blocks = -(-W // block_words)
-    eval_chunks = -(-n_blocks // EVAL_CHUNK_BLOCKS)  # eval_complex's work items per row
     swept_at = cp.full(2 * n, -1, dtype=cp.int32)  # per sweep parity: stamp of the last gain
     # Per sweep % 3: the blocks each node gained in its last sweep (see propagate).
     gained_blocks = cp.zeros(3 * n * bitmap_words, dtype=cp.uint64)
@@ -426,14 +420,13 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
             if hi > n_lsg:  # HCD facts: claims of this run only
                 claim.fill(-1)
             dev.eval_complex(
-                (hi - lo) * eval_chunks, c_kind[lo:hi], c_src[lo:hi], c_dst[lo:hi], c_off[lo:hi],
+                hi - lo, c_kind[lo:hi], c_src[lo:hi], c_dst[lo:hi], c_off[lo:hi],
                 np.int64(hi - lo), D, dblocks, P, np.int64(W), objects, node_of_bit,
                 np.int64(null_bit), obj_size,
                 node_of_var, bit_of_var, np.int64(lay.n_vars), np.int64(n), table["keys"],
                 np.uint64(table["mask"]), key_buf, np.int64(capacity), merge_buf,
                 np.int64(merge_capacity), counters, claim, changed_at, clock, occupied,
-                np.int64(block_words), np.int64(bitmap_words), ext_blocks,
-                np.int64(EVAL_CHUNK_BLOCKS))
+                np.int64(block_words), np.int64(bitmap_words), ext_blocks)
             c = [int(x) for x in backend.to_host(counters)]
             gep |= c[GEP] & 0xFFFFFFFF
             raw += c[RAW]

@@ -255,33 +255,25 @@ extern "C" __global__ void eval_complex(
     const i64* obj_size, const i64* node_of_var, const i64* bit_of_var, i64 n_vars,
     i64 n_nodes, i64* table, u64 mask, i64* keys, i64 capacity, i64* merges,
     i64 merge_capacity, u64* counters, i64* claim, int* changed_at, const int* clock,
-    u64* occupied, i64 block_words, i64 bitmap_words, u64* ext_blocks, i64 chunk_blocks) {
+    u64* occupied, i64 block_words, i64 bitmap_words, u64* ext_blocks) {
     const unsigned lane = mg::lane_id();
     const int stamp = *clock;
     int* gep_changed = (int*)(counters + 1);
     u64* overflow = counters + 4;
     u64 raw = 0;
-    // Work items: (constraint, chunk of chunk_blocks blocks of its pointer's row), a warp
-    // each, so one constraint whose pointer gained tens of thousands of objects is read by
-    // many warps instead of setting the length of the whole launch. chunk_blocks is a power
-    // of two up to 64, so a chunk's blocks lie in one word of the delta-block bitmap.
-    const i64 n_blocks = (words + block_words - 1) / block_words;
-    const i64 n_chunks = (n_blocks + chunk_blocks - 1) / chunk_blocks;
-    const u64 chunk_mask = chunk_blocks >= 64 ? ~0ull : (1ull << chunk_blocks) - 1ull;
-    for (i64 item = warp_global_id(); item < n_complex * n_chunks; item += warp_count()) {
-        const i64 c = item / n_chunks, first_block = (item % n_chunks) * chunk_blocks;
+    for (i64 c = warp_global_id(); c < n_complex; c += warp_count()) {
         const int k = kind[c];
         const i64 src = c_src[c], dst = c_dst[c], off = c_off[c];
         const i64 ptr = (k == 3) ? dst : src;
-        i64 hot = -1;  // warp-uniform: the node this item handled last (see below)
+        i64 hot = -1;  // warp-uniform: the node this constraint handled last (see below)
         const u64* drow = D + ptr * words;
-        {
-            u64 bits = (dblocks[ptr * bitmap_words + (first_block >> 6)] >> (first_block & 63)) &
-                       chunk_mask;
+        const u64 mine = (i64)lane < bitmap_words ? dblocks[ptr * bitmap_words + lane] : 0ull;
+        for (i64 q = 0; q < bitmap_words; ++q) {
+            u64 bits = __shfl_sync(0xffffffffu, mine, (int)q);
             while (bits) {
                 const int t = __ffsll((long long)bits) - 1;
                 bits &= bits - 1;
-                const i64 b = first_block + t;
+                const i64 b = q * 64 + t;
                 const i64 w_begin = b * block_words, w_end = min(words, (b + 1) * block_words);
                 for (i64 w0 = w_begin; w0 < w_end; w0 += WARP) {  // warp-uniform bounds
                     const i64 w = w0 + lane;
