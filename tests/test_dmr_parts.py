@@ -107,6 +107,21 @@ def test_checker_rejects_broken_meshes():
     assert not check_mesh(good, src)["ok"]
 
 
+def test_checker_domain_area_ignores_the_inputs_orientation():
+    # the input may list a triangle clockwise (the refinement orients it): the domain is
+    # the same square, and the output of the square must pass; a triangle missing from
+    # the output must still fail on the area
+    v = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    given = {"vertices": v, "triangles": np.array([[2, 1, 0], [0, 2, 3]])}  # one clockwise
+    out = {"vertices": v, "triangles": np.array([[0, 1, 2], [0, 2, 3]]),
+           "segments": np.array([[0, 1], [1, 2], [2, 3], [3, 0]])}
+    verdict = check_mesh(out, given)
+    assert verdict["ok"], verdict["problems"]
+    half = {"vertices": v, "triangles": np.array([[0, 1, 2]]),
+            "segments": np.array([[0, 1], [1, 2], [2, 0]])}
+    assert "differs from the domain" in " ".join(check_mesh(half, given)["problems"])
+
+
 def test_poly_roundtrip(tmp_path):
     data = triangle.get_data("double_hex")
     out = api.refine(data, device="cpu")
