@@ -118,6 +118,17 @@ def test_grid_points_cocircular(device):
     _refined_ok({"vertices": g}, device, max_area=0.3)
 
 
+def test_given_triangles_with_a_clockwise_one(device):
+    # the warm-up's grid: triangles given (the first clockwise), cocircular corners
+    # everywhere; the output covers the same square
+    grid, max_area = api._warm_up_inputs()[1]
+    (ux, uy), (vx, vy) = grid["vertices"][grid["triangles"][0][1:]] - grid["vertices"][
+        grid["triangles"][0][0]]
+    assert ux * vy - uy * vx < 0
+    _, _, verdict = _refined_ok(grid, device, max_area=max_area)
+    assert abs(verdict["area"] - 1.0) < 1e-12
+
+
 def test_bad_arguments():
     mesh = api.random_mesh(20, seed=0)
     with pytest.raises(ValueError, match="min_angle"):

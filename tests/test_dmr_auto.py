@@ -188,3 +188,53 @@ def test_auto_on_triangle_leaves_neighbors_until_read(monkeypatch):
     verdict = check_mesh(out, source, min_angle=30.0)  # reads out["neighbors"]
     assert verdict["ok"], verdict["problems"][:5]
     assert built == [1, 1]
+
+
+def _bad(case: str) -> tuple[dict, str]:
+    mesh = {k: np.array(v) for k, v in api.random_mesh(300, seed=4).items()}
+    tri, seg, v = mesh["triangles"], mesh["segments"], mesh["vertices"]
+    if case == "index past the end":
+        tri[7, 1] = len(v)
+    elif case == "negative index":
+        tri[0, 2] = -1
+    elif case == "int64 index that wraps to a valid int32":
+        mesh["triangles"] = tri.astype(np.int64)
+        mesh["triangles"][3, 0] = 2**32 + 1
+    elif case == "segment index":
+        seg[2, 1] = 10**6
+    elif case == "segment to itself":
+        seg[2, 1] = seg[2, 0]
+    elif case == "nan":
+        v[150, 1] = np.nan
+    elif case == "inf":
+        v[299, 0] = -np.inf
+    elif case == "huge":
+        v[10, 0] = 1e200
+    elif case == "tiny extent":
+        v *= 1e-300
+    where = "vertices" if case in ("nan", "inf", "huge", "tiny extent") else (
+        "segments" if case.startswith("segment") else "triangles")
+    return mesh, rf"mesh\['{where}'\]"
+
+
+BAD_CASES = ["index past the end", "negative index", "int64 index that wraps to a valid int32",
+             "segment index", "segment to itself", "nan", "inf", "huge", "tiny extent"]
+
+
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_auto_on_triangle_names_what_is_wrong(case, capfd):
+    # the Triangle side leaves int32 triangles' index range to Triangle (-r rejects it);
+    # the error still names the argument, as our paths' do
+    mesh, match = _bad(case)
+    with pytest.raises(ValueError, match=match):
+        api.refine_with_stats(mesh, min_angle=30.0, device="auto")
+    capfd.readouterr()  # Triangle prints its own complaint on stdout
+
+
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_our_paths_name_what_is_wrong(case, device):
+    # on the GPU the vertices' scale and the triangles' range are checked on the device
+    # after the upload (api._checked_on_device)
+    mesh, match = _bad(case)
+    with pytest.raises(ValueError, match=match):
+        api.refine_with_stats(mesh, min_angle=30.0, device=device)

@@ -126,13 +126,13 @@ def _skinny(mesh) -> np.ndarray:
     return np.nonzero(angles.min(axis=1) < 30.0)[0]
 
 
-def _finish_in_windows(ours, xp, candidates, hops, spare=0):
+def _finish_in_windows(ours, xp, candidates, hops, spare=0, max_area=None):
     from morphgpu.dmr.cpu import MIN_SPLIT_FRACTION
     from morphgpu.dmr.finish import finish_stuck
 
     slots = _Slots(ours, xp, spare)
     span = max(np.ptp(ours.x), np.ptp(ours.y))
-    stats = finish_stuck(slots, candidates, ours.segment_markers, 30.0, None,
+    stats = finish_stuck(slots, candidates, ours.segment_markers, 30.0, max_area,
                          n_input=ours.n_vertices, min_split=MIN_SPLIT_FRACTION * span,
                          hops=hops)
     return slots, stats
@@ -200,6 +200,20 @@ def test_windows_keep_shell_apexes_and_markers(xp):
     assert stats["stuck"] == whole_stats["stuck"] == 0
     new = slice(ours.n_vertices, out.n_vertices)
     assert set(np.unique(out.vertex_markers[new])) <= set(np.unique(whole.vertex_markers))
+
+
+def test_windows_finish_the_warm_up_grid(xp):
+    # what the GPU test below hands the host, on both sides: the warm-up grid (one input
+    # triangle clockwise, cocircular corners), some of its triangles stuck, finished in
+    # windows under the area bound; the output covers the whole square
+    grid, max_area = api._warm_up_inputs()[1]
+    ours, source = _prepared(grid)
+    stuck = np.arange(0, ours.n_triangles, 7)
+    slots, stats = _finish_in_windows(ours, xp, stuck, hops=1, max_area=max_area)
+    assert stats["stuck"] == 0 and stats["refinements"] > 0
+    verdict = check_mesh(to_triangle_dict(slots.host_mesh(ours)), source, min_angle=None)
+    assert verdict["ok"], verdict["problems"][:5]
+    assert abs(verdict["area"] - 1.0) < 1e-12
 
 
 @pytest.mark.gpu

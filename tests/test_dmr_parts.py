@@ -107,6 +107,21 @@ def test_checker_rejects_broken_meshes():
     assert not check_mesh(good, src)["ok"]
 
 
+def test_checker_domain_area_ignores_the_inputs_orientation():
+    # the input may list a triangle clockwise (the refinement orients it): the domain is
+    # the same square, and the output of the square must pass; a triangle missing from
+    # the output must still fail on the area
+    v = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    given = {"vertices": v, "triangles": np.array([[2, 1, 0], [0, 2, 3]])}  # one clockwise
+    out = {"vertices": v, "triangles": np.array([[0, 1, 2], [0, 2, 3]]),
+           "segments": np.array([[0, 1], [1, 2], [2, 3], [3, 0]])}
+    verdict = check_mesh(out, given)
+    assert verdict["ok"], verdict["problems"]
+    half = {"vertices": v, "triangles": np.array([[0, 1, 2]]),
+            "segments": np.array([[0, 1], [1, 2], [2, 0]])}
+    assert "differs from the domain" in " ".join(check_mesh(half, given)["problems"])
+
+
 def test_poly_roundtrip(tmp_path):
     data = triangle.get_data("double_hex")
     out = api.refine(data, device="cpu")
@@ -265,3 +280,36 @@ def test_all_collinear_is_exact_past_its_first_points(n, dx, dy, repeat, off, nu
         (first[0] - pts[0][0]) * (p[1] - pts[0][1]) == (first[1] - pts[0][1]) * (p[0] - pts[0][0])
         for p in pts)
     assert api._all_collinear(v) == expect
+
+
+def _scale_problem(v: np.ndarray) -> str | None:
+    """The vertices' scale check, written plainly: per column min and max."""
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        return "finite"
+    if max(np.abs(lo).max(), np.abs(hi).max()) > api.MAX_COORDINATE:
+        return "magnitude"
+    extent = float((hi - lo).max())
+    return "span only" if 0 < extent < api.MIN_EXTENT else None
+
+
+@given(n=st.integers(3, 150), scale=st.sampled_from([1e-300, 1e-80, 1e-76, 1.0, 1e74, 2e75,
+                                                     1e150, 1e300]),
+       offset=st.sampled_from([0.0, 1.0, -7e74, 3e75]),
+       special=st.one_of(st.none(), st.tuples(st.integers(0, 299),
+                                              st.sampled_from([np.nan, np.inf, -np.inf]))),
+       seed=st.integers(0, 2**16))
+@example(n=3, scale=1e-300, offset=0.0, special=None, seed=0)
+@example(n=100, scale=1e-300, offset=1.0, special=None, seed=1)
+def test_scale_check_agrees_with_min_and_max_per_column(n, scale, offset, special, seed):
+    # the fast check (one sum of squares, the first points) against the plain one, on
+    # NaN/inf anywhere, magnitudes around the bound and extents around the smallest
+    v = offset + scale * np.random.default_rng(seed).random((n, 2))
+    if special is not None:
+        v.reshape(-1)[special[0] % (2 * n)] = special[1]
+    expect = _scale_problem(v)
+    if expect is None:
+        api._check_scale(v, "vertices")
+    else:
+        with pytest.raises(ValueError, match=expect):
+            api._check_scale(v, "vertices")

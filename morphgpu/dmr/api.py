@@ -26,6 +26,7 @@ linear interpolation over the input vertices (exact for linear data).
 from __future__ import annotations
 
 import logging
+import math
 import time
 import warnings
 from collections.abc import Callable
@@ -62,6 +63,15 @@ _ANGLE_GROWTH = ((0.0, 1.0), (10.0, 1.13), (20.0, 1.6), (25.0, 2.0), (30.0, 2.85
 _AREA_GROWTH = 1.55
 
 
+def _angle_growth(min_angle: float) -> float:
+    """``_ANGLE_GROWTH`` interpolated at ``min_angle`` (in (0, 60)): plain floats, as
+    np.interp, without its array set-up (issue 19: the device="auto" side pays it)."""
+    for (a0, g0), (a1, g1) in zip(_ANGLE_GROWTH, _ANGLE_GROWTH[1:]):
+        if min_angle <= a1:
+            return g0 + (g1 - g0) * (min_angle - a0) / (a1 - a0)
+    return _ANGLE_GROWTH[-1][1]
+
+
 def _triangle_module():
     try:
         import triangle  # noqa: PLC0415
@@ -74,10 +84,13 @@ def _triangle_module():
 
 
 def _host(value: Any, name: str, dtype: Any, width: int | None) -> np.ndarray:
-    try:
-        arr = np.asarray(backend.to_host(value), dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"mesh['{name}']: not a numeric array ({exc})") from exc
+    if type(value) is np.ndarray and (dtype is None or value.dtype == dtype):
+        arr = value  # the usual case, without the conversions' calls (issue 19)
+    else:
+        try:
+            arr = np.asarray(backend.to_host(value), dtype=dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"mesh['{name}']: not a numeric array ({exc})") from exc
     if width is not None:
         if arr.size == 0:
             return arr.reshape(0, width)
@@ -87,12 +100,16 @@ def _host(value: Any, name: str, dtype: Any, width: int | None) -> np.ndarray:
 
 
 def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64, *,
-               values: bool = True) -> dict[str, np.ndarray]:
+               values: bool = True, triangle_checks_int32: bool = False,
+               ) -> dict[str, np.ndarray]:
     """The user's dict checked, as host arrays (indices as ``index_dtype``; None: int32
     and int64 arrays as they are, other integers as int64). ``values=False``: the passes
     over the two big arrays' values (the vertices' scale, the triangles' index range) are
     left to the caller, which makes them on the device after the upload
-    (:func:`_checked_on_device`); everything else is checked here."""
+    (:func:`_checked_on_device`); everything else is checked here.
+    ``triangle_checks_int32``: int32 triangles are handed to Triangle as they are, and
+    Triangle (``-r``) rejects an index out of range itself (the caller names the problem
+    with a full check after Triangle's error), so their range pass is left out."""
     if not isinstance(mesh, dict) or "vertices" not in mesh:
         raise ValueError("mesh: expected a Triangle-style dict with at least 'vertices'")
     out: dict[str, np.ndarray] = {}
@@ -104,11 +121,15 @@ def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64, *,
     out["vertices"] = v
     for name, width in (("triangles", 3), ("segments", 2)):
         if mesh.get(name) is not None:
-            raw = backend.to_host(mesh[name])
+            raw = mesh[name]
+            if type(raw) is not np.ndarray:
+                raw = backend.to_host(raw)
             integral = np.asarray(raw).dtype.kind in "iu"  # the usual case: no float detour
             # integers are range-checked in their own dtype, then converted once
             arr = _host(raw, name, None if integral else np.float64, width)
-            if len(arr) and (not integral or values or name != "triangles") and (
+            trusted = name == "triangles" and (not values or (
+                triangle_checks_int32 and arr.dtype == np.int32))
+            if len(arr) and (not integral or not trusted) and (
                 (not integral and np.any(arr != np.round(arr)))
                 or _out_of_range(arr, len(v))
             ):
@@ -132,10 +153,12 @@ def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64, *,
                     f"mesh['{name}']: markers must be integers that fit in 32 bits "
                     f"(Triangle keeps them in an int)"
                 )
-            # an int32 array (Triangle's) is kept for the device path, which converts
-            # it there; otherwise int64, as before
-            keep = index_dtype is None and raw.dtype == np.int32
-            out[name] = raw if keep else raw.astype(np.int64)
+            # int32 (they fit) for Triangle; an int32 array (Triangle's) is kept for the
+            # device path, which converts it there; otherwise int64, as before
+            if index_dtype is np.int32 or (index_dtype is None and raw.dtype == np.int32):
+                out[name] = raw.astype(np.int32, copy=False)
+            else:
+                out[name] = raw.astype(np.int64)
     if "segments" in out and len(out["segments"]):
         s = out["segments"]
         if np.any(s[:, 0] == s[:, 1]):
@@ -173,22 +196,46 @@ MAX_COORDINATE = 1e75
 MIN_EXTENT = 1e-75
 
 
+# The first points the cheap tests look at before any pass over the whole array.
+HEAD_POINTS = 64
+
+
 def _check_scale(v: Any, name: str) -> None:
-    """Finite coordinates of a supported magnitude and extent, from one min and one max
-    pass per column (a NaN or an infinity shows in them: NumPy's min and max propagate
-    NaN, and so does device_reduce.min_max, which answers for CuPy arrays)."""
-    # per column: NumPy's min(axis=0) over an n×2 array is about 25x slower than these
-    (x_lo, x_hi), (y_lo, y_hi) = device_reduce.min_max(v[:, 0]), device_reduce.min_max(v[:, 1])
-    lo, hi = np.array([x_lo, y_lo]), np.array([x_hi, y_hi])
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+    """Finite coordinates of a supported magnitude and extent. Finiteness and magnitude:
+    on the device one min and one max pass (device_reduce.min_max: NaN shows in both);
+    on the host one BLAS pass first, the sum of squares, which is finite and small
+    exactly when no coordinate is NaN, infinite or large (a quarter of the bound squared:
+    far beyond the sum's rounding); min and max name the problem otherwise. The extent
+    (the larger of the columns' spans) is at least any coordinate difference among the
+    first points, which nearly always settles it, else per column. Issue 19: right after
+    a Triangle run, at 5k points, one pass cost 35 us, min and max 70 us and the four
+    strided passes with their small NumPy steps about 100 us, most of what
+    ``device="auto"`` added to Triangle at 10k triangles."""
+    if not backend.is_cupy_array(v):
+        flat = v.reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN answer below
+            squares = float(np.dot(flat, flat))
+        if squares <= MAX_COORDINATE * MAX_COORDINATE / 4:
+            lo = hi = 0.0  # the magnitude is fine: only the extent below is left
+        else:
+            lo, hi = device_reduce.min_max(v)
+    else:
+        lo, hi = device_reduce.min_max(v)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"mesh['{name}']: coordinates must be finite (found NaN or inf)")
-    top = float(max(np.abs(lo).max(), np.abs(hi).max()))
+    top = max(-lo, hi)
     if top > MAX_COORDINATE:
         raise ValueError(
             f"mesh['{name}']: coordinates up to {top:.3g} in magnitude; at most "
             f"{MAX_COORDINATE:g} are supported (scale the input)"
         )
-    extent = float((hi - lo).max())
+    head = backend.to_host(v[:HEAD_POINTS]).tolist()  # plain floats: no NumPy set-up
+    x0, y0 = head[0]
+    if any(abs(x - x0) >= MIN_EXTENT or abs(y - y0) >= MIN_EXTENT for x, y in head):
+        return
+    # per column: NumPy's min(axis=0) over an n×2 array is about 25x slower than these
+    (x_lo, x_hi), (y_lo, y_hi) = device_reduce.min_max(v[:, 0]), device_reduce.min_max(v[:, 1])
+    extent = max(x_hi - x_lo, y_hi - y_lo)
     if 0 < extent < MIN_EXTENT:
         raise ValueError(
             f"mesh['{name}']: the vertices span only {extent:.3g}; at least {MIN_EXTENT:g} "
@@ -201,24 +248,28 @@ def _all_collinear(v: np.ndarray) -> bool:
     """Exactly: do all points lie on one line (Triangle crashes on such input)?"""
     from .predicates import ORIENT_BOUND, orient2d_signs  # noqa: PLC0415
 
-    # Each test on the first points alone first: they nearly always answer, where the
-    # passes over the whole array cost 13 ms at 1M points (issue 19).
-    for part in (v[:64], v):
-        differs = (part[:, 0] != v[0, 0]) | (part[:, 1] != v[0, 1])
-        if differs.any():
-            break
-    else:
+    # The first points nearly always answer, in plain floats (the same IEEE double steps
+    # as the array code below: 58 us of NumPy calls on 64 points, issue 19), where the
+    # passes over the whole array cost 13 ms at 1M points.
+    head = v[:HEAD_POINTS].tolist()
+    (ax, ay) = head[0]
+    bx, by = next(((x, y) for x, y in head if x != ax or y != ay), (ax, ay))
+    if (bx, by) != (ax, ay):
+        for x, y in head:
+            left, right = (ax - x) * (by - y), (ay - y) * (bx - x)
+            if abs(left - right) > ORIENT_BOUND * (abs(left) + abs(right)):
+                return False
+    differs = (v[:, 0] != v[0, 0]) | (v[:, 1] != v[0, 1])
+    if not differs.any():
         return True
-    a, b = v[0], part[int(np.argmax(differs))]
+    a, b = v[0], v[int(np.argmax(differs))]
     # the float filter: any point it puts clearly off the line answers (the usual case);
     # exact signs only where it cannot decide
-    for part in (v[:64], v):
-        x, y = part[:, 0], part[:, 1]
-        left = (a[0] - x) * (b[1] - y)
-        right = (a[1] - y) * (b[0] - x)
-        if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
-            return False
     x, y = v[:, 0], v[:, 1]
+    left = (a[0] - x) * (b[1] - y)
+    right = (a[1] - y) * (b[0] - x)
+    if np.any(np.abs(left - right) > ORIENT_BOUND * (np.abs(left) + np.abs(right))):
+        return False
     ones = np.ones(len(v))
     return not orient2d_signs(a[0] * ones, a[1] * ones, b[0] * ones, b[1] * ones,
                               x, y).any()
@@ -460,8 +511,7 @@ def estimate_output_triangles(src: dict[str, np.ndarray], min_angle: float,
     is not computed (a PSLG's needs its constrained triangulation)."""
     tri = src.get("triangles")
     n_in = len(tri) if tri is not None and len(tri) else 2 * len(src["vertices"])
-    angles, growth = zip(*_ANGLE_GROWTH)
-    estimate = float(np.interp(float(min_angle), angles, growth)) * n_in
+    estimate = _angle_growth(float(min_angle)) * n_in
     if max_area is None or estimate >= at_least:
         return estimate
     if tri is None or not len(tri):
@@ -488,8 +538,7 @@ def _auto_on_gpu(mesh: dict[str, Any], min_angle: float, max_area: float | None)
         given = mesh.get("triangles")
         vertices = mesh["vertices"]
         n_in = len(given) if given is not None and len(given) else 2 * len(vertices)
-        angles, growth = zip(*_ANGLE_GROWTH)
-        estimate = float(np.interp(float(min_angle), angles, growth)) * n_in
+        estimate = _angle_growth(float(min_angle)) * n_in
         if estimate < AUTO_GPU_MIN_TRIANGLES and max_area is not None:
             v = np.asarray(backend.to_host(vertices), dtype=np.float64)
             x, y = v[:, 0], v[:, 1]
@@ -682,7 +731,8 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
     cost 5-10% of its run, and plain Triangle, without it, is what this competes with)."""
     triangle = _triangle_module()
     t0 = time.perf_counter()
-    src = _validated(mesh, np.int32)  # Triangle's dtype: handed on without a copy
+    # Triangle's dtype: handed on without a copy; Triangle checks int32 triangles' range
+    src = _validated(mesh, np.int32, triangle_checks_int32=True)
     tin: dict[str, Any] = {"vertices": src["vertices"]}
     for name, width in (("triangles", 3), ("segments", 2), ("segment_markers", 1),
                         ("vertex_markers", 1)):
@@ -723,6 +773,7 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
     try:
         out = triangle.triangulate(tin, opts)
     except RuntimeError as exc:
+        _validated(mesh)  # every check: names the argument where it is one of ours
         raise ValueError(f"mesh: Triangle could not refine the input ({exc})") from exc
     if "triangles" not in out or len(out["triangles"]) == 0:
         raise ValueError("mesh: the input has no area to mesh")

@@ -98,14 +98,23 @@ def small_input_angle_vertices(vertices: np.ndarray, segments: np.ndarray, limit
     return out
 
 
-def _polygon_area(pts: np.ndarray, tri: np.ndarray) -> float:
+def _twice_areas(pts: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Twice each triangle's signed area (positive counter-clockwise)."""
     p = pts[tri]
-    return float(
-        0.5 * np.sum(
-            (p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1])
-            - (p[:, 1, 1] - p[:, 0, 1]) * (p[:, 2, 0] - p[:, 0, 0])
-        )
-    )
+    return ((p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1])
+            - (p[:, 1, 1] - p[:, 0, 1]) * (p[:, 2, 0] - p[:, 0, 0]))
+
+
+def _polygon_area(pts: np.ndarray, tri: np.ndarray) -> float:
+    """The output's area, signed: a flipped triangle takes its area off (and is reported
+    as flipped besides)."""
+    return float(0.5 * np.sum(_twice_areas(pts, tri)))
+
+
+def _domain_area(pts: np.ndarray, tri: np.ndarray) -> float:
+    """The input's area: its triangles in either orientation (the refinement orients a
+    clockwise input triangle; its area is the domain's all the same)."""
+    return float(0.5 * np.sum(np.abs(_twice_areas(pts, tri))))
 
 
 def check_mesh(
@@ -159,7 +168,7 @@ def check_mesh(
     area = _polygon_area(pts, tri)
     figures["area"] = area
     if domain_area is None and source is not None and "triangles" in source:
-        domain_area = _polygon_area(
+        domain_area = _domain_area(
             np.asarray(source["vertices"], float), np.asarray(source["triangles"], np.int64)
         )
     if domain_area is not None and abs(area - domain_area) > 1e-9 * max(1.0, abs(domain_area)):
@@ -196,11 +205,7 @@ def check_mesh(
                 f"(smallest {angles.min():.3f}°) away from small input angles"
             )
     if max_area is not None:
-        p = pts[tri]
-        areas = 0.5 * np.abs(
-            (p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1])
-            - (p[:, 1, 1] - p[:, 0, 1]) * (p[:, 2, 0] - p[:, 0, 0])
-        )
+        areas = 0.5 * np.abs(_twice_areas(pts, tri))
         figures["max_area"] = float(areas.max())
         if areas.max() > max_area * (1 + 1e-9):
             problems.append(f"largest area {areas.max()!r} exceeds {max_area!r}")

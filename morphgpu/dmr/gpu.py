@@ -26,8 +26,20 @@ uniform / clustered / holes, output over Triangle's (rounds): worst angle first,
 with a third of the aborted plans (abort ratio 0.16 against 0.39). A sequential
 refinement in each order (one insertion at a time) gave 1.09 by angle and 1.03 by edge
 (uniform, 6k triangles in): the order, not the parallel rounds, made most of the
-difference. Running out of ``max_rounds`` is a RuntimeError. The arrays are sized after
-the first round from its number of bad triangles, so growth copies are rare.
+difference. Depth 3 stays, though depth 2 runs the GPU loop faster (H100, 2M triangles
+in, same process: uniform 0.049 against 0.054 s, 88 against 106 rounds; holes 0.042
+against 0.048 s): its outputs are 2-4% larger and pass 1.05x Triangle's on PSLGs of
+the sizes device="auto" starts sending to the GPU. CPU twin, shortest edge first,
+output over Triangle's at depth 2 / depth 3 (triangles in):
+
+    holes      28k 1.061/1.037  42k 1.052/1.024  70k 1.045/1.019  209k 1.033/1.010  696k 1.027/1.006
+    uniform    60k 1.032/1.012  100k 1.035/1.011  300k 1.030/1.006  1M 1.025/1.003
+    clustered  100k 1.021/1.002  300k 1.022/1.000  1M 1.021/1.001
+
+(the GPU at 2M, from the same run's refinements: about 1.024 at depth 2 on uniform and
+holes, 1.002/1.003 at depth 3; scripts/dmr_defer_depth_sizes.py makes the table). Running
+out of ``max_rounds`` is a RuntimeError. The arrays are sized after the first round from
+its number of bad triangles, so growth copies are rare.
 
 Triangles the GPU gives up on (uncertain predicate sign, cavity or walk beyond the local
 bounds) are marked stuck and retried (with the kernels built for larger cavities) while
