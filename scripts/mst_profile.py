@@ -16,9 +16,10 @@ Per graph (benchmarks/mst.py's graphs, ECL-MST's weight rule), all CUDA-event me
   GPU's work queued, not waited for; the reads on an idle GPU), and the functions where a
   profiled run of door calls spends its host time (cProfile, own time per call);
 - ``phases``: MST_PROFILE stamps of the new kernel under its own pass rule (int32,
-  declared symmetric; and the door's float64 with symmetry found), the same with the live
-  rule off (MST_LIVE_SPLIT_SHARE 0: every planned split, the plan before) and ECL-MST's
-  plan (3 per vertex, two passes). Each phase's microseconds (block 0's clock64 between
+  declared symmetric; and the door's float64 with symmetry found), the same with rows of
+  9-32 entries walked by the warp as before (MST_SMALL_ROW 8), with the live rule off
+  (MST_LIVE_SPLIT_SHARE 0: every planned split, the plan before) and ECL-MST's plan (3 per
+  vertex, two passes). Each phase's microseconds (block 0's clock64 between
   barriers, scaled to the %globaltimer total) and the worklist size after it (a flatten:
   the live sample out of 1024 that decided the pass). Every forest equals the default
   build's.
@@ -48,6 +49,7 @@ from morphgpu.mst.ecl_weights import ecl_weights  # noqa: E402
 BEFORE = Path(__file__).with_name("mst_boruvka_before.cu").resolve()
 PLANS = {
     "live rule (this kernel)": {},
+    "live rule, rows of 9-32 by the warp (MST_SMALL_ROW=8, as before)": {"MST_SMALL_ROW": 8},
     "live rule off (doubling, the plan before)": {"MST_LIVE_SPLIT_SHARE": 0},
     "ECL-MST's plan (3/vertex, 2 passes)": {"MST_FIRST_PASS_HALVES": 6, "MST_MAX_PASSES": 2},
 }

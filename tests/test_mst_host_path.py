@@ -681,3 +681,26 @@ def test_host_matrix_door_copies_weights_over_and_the_tree_back_once(stand_in):
     assert (changed != scipy_mst(matrix)).nnz == 0
     # A sparse array gives a sparse array, as SciPy's call does.
     assert isinstance(minimum_spanning_tree(sp.csr_array(matrix), device="gpu"), sp.csr_array)
+
+
+@pytest.mark.parametrize("narrows", [True, False])
+def test_carried_words_come_back_with_the_stats_even_after_a_relaunch(stand_in, narrows):
+    # The door copies graph_cache's fingerprints behind its kernels; weights that do not
+    # narrow make the runner rebind (a new scratch, a new stats block) and launch again:
+    # the copies must follow.
+    rows = np.array([0, 0, 1, 1, 2, 3, 4, 4])
+    cols = np.array([1, 2, 2, 3, 3, 4, 0, 5])
+    weights = np.arange(1.0, 9.0) if narrows else np.array(
+        [0.5, 1e-3, 2.0, 0.1, 1e300, -0.0, 3.0, 0.1])
+    g = on_device(CSRGraph.from_edges(rows, cols, weights, n_vertices=7))
+    runner = gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, g.weights, symmetric=False,
+                            find_symmetry=True)
+    runner.launch(write_matrix=True)
+    fingerprints = np.array([11, 2**63 + 5], dtype=np.uint64).view(FakeDeviceArray)
+    assert runner.carry([fingerprints[:1], fingerprints[1:]])
+    stand_in.clear()
+    runner.matrix()
+    assert stand_in.launches.count("mst_boruvka") == (0 if narrows else 1)  # the relaunch
+    assert stand_in.syncs.count("get") == (1 if narrows else 2)
+    assert [list(a) for a in runner.carried()] == [[11], [2**63 + 5]]
+    assert not runner.carry([np.zeros(gpu.CARRY_WORDS + 1, np.uint64).view(FakeDeviceArray)])

@@ -277,6 +277,7 @@ class BoruvkaGPU:
         self._matrix_arrays: Any = None
         self.last_stats: np.ndarray | None = None  # the latest read of the stats
         self._carried: list[int] = []
+        self._carry_arrays: list[Any] = []
         kind = keymod.key_kind(self.weights)
         self._bind(kind, self.weights if kind != "keys" else keymod.weight_keys(cp, self.weights))
 
@@ -368,6 +369,7 @@ class BoruvkaGPU:
         self._rounds.launch(self.grid.grid, BLOCK)
         self._write_matrix = write_forest and write_matrix
         self._matrix_out = self._matrix_arrays = None
+        self._carry_arrays: list[Any] = []
         if not write_forest:
             return
         # The same block count: the writer's blocks own the words the counts cover.
@@ -404,6 +406,7 @@ class BoruvkaGPU:
             self.stats[at : at + size] = a
             at += size
         self._carried = sizes
+        self._carry_arrays = list(arrays)  # copied again behind a relaunch (read_stats)
         return True
 
     def carried(self) -> list[np.ndarray]:
@@ -425,9 +428,13 @@ class BoruvkaGPU:
             )
         if stats[STAT_INEXACT]:
             # A weight the kernel could not narrow exactly (it stopped before its first
-            # build): keys mapped here instead, the same buffers, one more launch and read.
+            # build): keys mapped here instead, one more launch and read (the stats block
+            # may be a new one: what was carried is copied again).
+            carried = self._carry_arrays
             self._bind("keys", keymod.weight_keys(backend.cupy_module(), self.weights))
             self.launch(write_matrix=self._write_matrix)
+            if carried:
+                self.carry(carried)
             return self.read_stats()
         if stats[STAT_OVERFLOW]:
             raise ValueError(

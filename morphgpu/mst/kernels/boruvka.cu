@@ -150,7 +150,20 @@ constexpr u64 NO_EDGE = ~0ull;
 constexpr unsigned ALL_KEYS = 0xffffffffu;  // the last pass's upper key bound
 constexpr int SAMPLE_SIZE = 256;            // keys.SAMPLE_SIZE
 constexpr int MAX_PASSES = MST_MAX_PASSES;
-constexpr int SMALL_ROW = 8;                // rows up to this length are scanned by one thread
+// Rows up to SMALL_ROW entries are scanned by one thread (its lanes' rows side by side),
+// longer ones by the whole warp, one row after another. At 8, a uniform graph of degree 8
+// (Poisson: 41% of its rows, 55% of its entries above 8) sends each warp through ~13 rows
+// in turn, a round trip to memory or more per row while the other lanes wait; H100,
+// uniform 2^23: 2.3-3.6 ms a build for 67M entries whose indices and keys would stream in
+// ~0.2 ms, which that serial walk would explain (not yet measured apart). A thread's row
+// of up to 32 entries sits in 4 sectors of indices and of keys, which its later entries
+// read from L1; rows past 32 keep the warp (a row takes ceil(len / 32) steps).
+// scripts/mst_profile.py times MST_SMALL_ROW=8 against it.
+#ifndef MST_SMALL_ROW
+#define MST_SMALL_ROW 32
+#endif
+constexpr int SMALL_ROW = MST_SMALL_ROW;
+constexpr int TWIN_SCAN_ROW = 8;            // twin_dominates scans rows up to this length
 // Rows longer than this (hubs of R-MAT/Kronecker graphs) would keep one warp busy long
 // after the others finish; they are deferred and then swept in chunks of HUGE_CHUNK
 // entries, a block per chunk. A huge row has at most len / HUGE_ROW chunks, so the list
@@ -472,11 +485,11 @@ struct Graph {
 // read with symmetric=0) so keeps about half its entries, as a declared-symmetric graph
 // does, without assuming anything: the search is a binary search for u, exact on sorted
 // rows; on unsorted ones it may miss the twin (the entry is then kept, as before), and
-// whatever it finds is a real entry (v, u). Rows up to SMALL_ROW are scanned instead.
+// whatever it finds is a real entry (v, u). Rows up to TWIN_SCAN_ROW are scanned instead.
 __device__ __forceinline__ bool twin_dominates(const Graph& g, vid_t v, vid_t u, u64 packed) {
     i64 lo = (i64)g.indptr[v];
     const i64 end = (i64)g.indptr[v + 1];
-    const bool scan = end - lo <= SMALL_ROW;
+    const bool scan = end - lo <= TWIN_SCAN_ROW;
     if (!scan) {
         i64 hi = end;  // the lower bound of u in [lo, end)
         while (lo < hi) {
