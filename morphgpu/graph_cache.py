@@ -43,6 +43,7 @@ The rule (also in the user docs, :doc:`/api/graphs`):
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,13 +280,15 @@ def fingerprint_host(a: Any) -> int:
     return int(terms.sum(dtype=np.uint64))
 
 
-def confirm(pending: list) -> bool:
+def confirm(pending: list, values: list | None = None) -> bool:
     """Whether every graph that :func:`graph_of` handed out with ``pending`` was still its
-    matrix's (one read back of the fingerprints queued then); a stale entry is dropped, so
-    validating the matrix again builds its graph afresh."""
+    matrix's (one read back of the fingerprints queued then; ``values``: the fingerprints
+    of each pending item, already read back with something else); a stale entry is
+    dropped, so validating the matrix again builds its graph afresh."""
     fresh = True
-    for key, entry, on_device in pending:
-        if tuple(int(x) for x in on_device.get()) != entry.fingerprint:
+    for i, (key, entry, on_device) in enumerate(pending):
+        found = on_device.get() if values is None else values[i]
+        if tuple(int(x) for x in found) != entry.fingerprint:
             fresh = False
             if _entries.get(key) is entry:
                 _drop(key)
@@ -298,11 +301,18 @@ def fingerprint(arrays: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(x) for x in fingerprint_on_device(arrays).get())
 
 
+@functools.cache
+def _fingerprint_kernel() -> Any:
+    # One RawKernel object, which keeps its function per device: get_kernel makes a new
+    # one each call, whose first launch looks the function up again.
+    return kernels.get_kernel(FINGERPRINT_FILE, "fingerprint_bytes")
+
+
 def fingerprint_on_device(arrays: tuple[Any, ...]) -> Any:
     """Each CuPy array's fingerprint into a uint64 device array, one launch per array and
     nothing read back."""
     cp = backend.cupy_module()
-    kernel = kernels.get_kernel(FINGERPRINT_FILE, "fingerprint_bytes")
+    kernel = _fingerprint_kernel()
     out = cp.zeros(len(arrays), dtype=cp.uint64)
     sms = backend.gpu_properties(backend.current_device_id())["multiprocessors"]
     for j, a in enumerate(arrays):

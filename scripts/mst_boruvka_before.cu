@@ -1,7 +1,8 @@
-// The Borůvka kernels as of 075da42 (one light/heavy split at 4 entries per vertex, a
-// double-buffered lightest array, coherent finds everywhere), kept only so
-// scripts/mst_profile.py can time the kernel before issue 20's session-11 changes against
-// the current one in the same process. Not part of the package.
+// The Borůvka kernels as of 5a99125 (main before session 12: passes of doubling size
+// whatever the live rest, a block per huge row, the door's matrices always read as
+// general, zero-weight tree edges left to the host), kept only so scripts/mst_profile.py
+// can time the kernel before issue 20's session-12 changes against the current one in
+// the same process. Not part of the package.
 // Borůvka minimum spanning forest in ONE persistent kernel: every round stays on the
 // device, separated by mg::grid_sync, and the host reads nothing until the forest is done.
 //
@@ -15,36 +16,68 @@
 //   position): unique values, so ties break by position and every mutually-lightest pair
 //   picks the same edge (the paper's smaller-id cycle break becomes implicit: CAS linking
 //   cannot form cycles);
-// - on graphs of average degree >= 8 a first pass uses only edges at or below a sampled
-//   light-key threshold, and the heavy edges enter afterwards already filtered against
-//   the light forest (the idea of ECL-MST's filtering, threshold rule our own).
+// - the edges enter in passes of increasing weight key (the idea of ECL-MST's light-edge
+//   filter, taken further; pass rule our own, see "Passes" below).
 //
-// Phases, r counting every edge-producing phase (the CSR build and every filter):
-//   build/filter r: (a build sweeps huge rows after one more barrier)
-//                   push edges between different roots into wl[r%2], count in
-//                   counters[r%3], offer each to lightest[r%2][root] of both ends; a
-//                   filter also resets lightest[(r-1)%2] at the roots its input used;
+// Passes. On an expander (uniform random graphs, Kronecker) Borůvka's worklist stops
+// shrinking after a few rounds: the edges that are no component's lightest keep joining
+// different components until the last rounds, so every round rescans them (uniform 2^23,
+// degree 8, all edges in one pass: 224M edge-rounds for 33.5M edges; ECL-MST's single
+// light pass of 3 entries per vertex: 42M; simulation in NumPy of the rounds). Passes of
+// geometrically growing size cut that: pass 0 takes the entries with keys at or below
+// the sampled quantile of FIRST_PASS_HALVES / 2 entries per vertex (1.5: past a random
+// graph's giant component, with few edges left over to rescan), every later pass doubles
+// the entries covered, and a pass is split off only while the entries above it are at
+// least as many as those below; the last pass takes the rest. Entries of a later pass
+// whose ends the earlier passes joined are dropped while the pass is built (one find per
+// entry on a flattened forest), before they cost a round. Same simulation: 18M
+// edge-rounds on uniform 2^23 (passes at 1.5 and 3 per vertex), 8.9M -> 7.5M on
+// Kronecker 21; road networks (under 3 entries per vertex) keep one pass.
+//
+// Phases of pass p, r counting every edge-producing phase (builds and filters):
+//   flatten (p > 0): every vertex points at its root; barrier;
+//   build r: every CSR entry whose key lies in pass p's range and whose ends lie in
+//            different components goes into wl[r%2] (count in counters[r%3]) and is
+//            offered to lightest[root] at its far end; a row's entries are offered at
+//            its own root once, as the row's minimum (a hub row's offers would otherwise
+//            all hit one word); rows longer than HUGE_ROW are listed (pass 0) and swept
+//            a block per row after one more barrier;
 //   barrier;
-//   join r:         an edge that is the lightest of either end is a tree edge: unite the
-//                   ends, set its CSR position's bit in tree_bits;
+//   join r:  an edge that is the lightest of either end is a tree edge: unite the ends,
+//            set its CSR position's bit in tree_bits; the edge that won a root resets
+//            that root's lightest (no other edge can match it, so the others still to
+//            read it compare unequal either way), so the next offers start clean;
+//   barrier;
+//   filter r + 1: the edges whose ends now lie in different roots go into the other
+//            worklist and are offered at both roots;
 //   barrier.
 // Three counters rotate so a counter is zeroed (in join r, for filter r+1) long after
-// its last reader.
+// its last reader. Reads of the forest in a filter or build use plain (cacheable) loads:
+// no root changes there, and path halving only ever replaces a parent by an ancestor, so
+// a stale parent still leads to the root; only join's unite needs coherent loads.
 //
 // Output: after the last round each block counts the tree bits of its range of bit words;
 // mst_write_forest, launched right behind, turns the counts into ranks and writes the
 // forest ready for the caller, in CSR-position order (no sort), with its size and total
-// weight in `stats`, so the host launches nothing else and reads back once.
+// weight in `stats`; mst_write_matrix (minimum_spanning_tree's CSR result) may follow it
+// without a host read, taking the size from `stats`. The host launches nothing else and
+// reads back once.
 //
 // Weight keys (MST_KEY_KIND): 0 reads precomputed uint32 keys, 1 maps int32 weights, 2
 // maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py),
 // 3 maps float64 weights through float32 and 4 int64 weights through int32, both only
-// exact when every weight survives the narrowing: the kernel checks that while it builds
-// the first worklist, and where one does not it stops after that phase with
-// STAT_INEXACT set, so the host maps the weights itself (keys.weight_keys) and runs again.
-// SciPy's float64 and CuPy's int64 weights so cost no host pass and no read before launch.
-// MST_WEIGHT_T is the C type of the weights themselves (copied to the output and summed:
-// in int64 arithmetic, wrapping like NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
+// exact when every weight survives the narrowing: the kernel checks that in one pass over
+// the weights before the first build, which also writes the narrowed keys into `narrowed`
+// (m words), so the builds read 4 bytes per key instead of 8; where one weight does not
+// narrow it stops there with STAT_INEXACT set, so the host maps the weights itself
+// (keys.weight_keys) and runs again. SciPy's float64 and CuPy's int64 weights so cost no
+// host pass and no read before launch. MST_WEIGHT_T is the C type of the weights
+// themselves (copied to the output and summed: in int64 arithmetic, wrapping like
+// NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
+//
+// MST_PROFILE: block 0 stamps the end of every phase (its clock64() and %globaltimer, the
+// worklist size after it) into mst_profile, for benchmarks/mst_profile.py; row 0 holds
+// the number of rows written and the start.
 #include <morphgpu/common.cuh>
 #include <morphgpu/hash.cuh>
 #include <morphgpu/barrier.cuh>
@@ -62,6 +95,22 @@
 #ifndef MST_WEIGHT_FLOAT
 #define MST_WEIGHT_FLOAT 0
 #endif
+// The pass plan (keys.FIRST_PASS_HALVES, keys.MAX_PASSES); the host's twin uses the same
+// values, and benchmarks/mst_profile.py overrides them to time other plans.
+#ifndef MST_FIRST_PASS_HALVES
+#define MST_FIRST_PASS_HALVES 3
+#endif
+#ifndef MST_MAX_PASSES
+#define MST_MAX_PASSES 8
+#endif
+// Kinds 3 and 4 narrow the weights into `narrowed`; the builds read those keys.
+#define MST_NARROWS (MST_KEY_KIND == 3 || MST_KEY_KIND == 4)
+
+#ifdef MST_PROFILE
+// At global scope, so the host finds it by this name (gpu.py's profile()).
+constexpr int PROFILE_ROWS = 1024;  // gpu.PROFILE_ROWS
+__device__ unsigned long long mst_profile[PROFILE_ROWS][4];
+#endif
 
 namespace {
 
@@ -72,13 +121,34 @@ using mg::vid_t;
 typedef MST_WEIGHT_T weight_t;
 
 constexpr u64 NO_EDGE = ~0ull;
-constexpr unsigned NO_THRESHOLD = 0xffffffffu;
-constexpr int SAMPLE_SIZE = 64;        // keys.SAMPLE_SIZE
-constexpr i64 LIGHT_PER_VERTEX = 4;    // keys.LIGHT_ENTRIES_PER_VERTEX
-constexpr int SMALL_ROW = 8;           // rows up to this length are scanned by one thread
+constexpr unsigned ALL_KEYS = 0xffffffffu;  // the last pass's upper key bound
+constexpr int SAMPLE_SIZE = 256;            // keys.SAMPLE_SIZE
+constexpr int MAX_PASSES = MST_MAX_PASSES;
+constexpr int SMALL_ROW = 8;                // rows up to this length are scanned by one thread
 // Rows longer than this (hubs of R-MAT/Kronecker graphs) would keep one warp busy long
 // after the others finish; they are deferred and then swept a block per row.
 constexpr i64 HUGE_ROW = 1024;
+static_assert(MST_BLOCK >= SAMPLE_SIZE, "a block samples one key per thread");
+static_assert(MAX_PASSES >= 1 && MAX_PASSES <= 32, "pass count");
+
+#ifdef MST_PROFILE
+enum Phase : unsigned { PH_INIT = 1, PH_NARROW, PH_FLATTEN, PH_BUILD, PH_HUGE, PH_JOIN, PH_FILTER };
+// Block 0's thread 0 after a barrier: (phase | pass << 8 | round << 16, count, clock,
+// global ns).
+__device__ __forceinline__ void profile_stamp(int* row, unsigned phase, int pass, int round,
+                                              u64 count) {
+    if (blockIdx.x == 0 && threadIdx.x == 0 && *row < PROFILE_ROWS) {
+        mst_profile[*row][0] = phase | ((u64)pass << 8) | ((u64)round << 16);
+        mst_profile[*row][1] = count;
+        mst_profile[*row][2] = clock64();
+        mst_profile[*row][3] = mg::global_timer_ns();
+        ++*row;
+    }
+}
+#define MST_STAMP(phase, pass, round, count) profile_stamp(&profile_row, phase, pass, round, count)
+#else
+#define MST_STAMP(phase, pass, round, count) ((void)0)
+#endif
 
 // A worklist entry: the roots of its ends when it was pushed, and its packed order value.
 struct Edge {
@@ -87,6 +157,21 @@ struct Edge {
     u64 packed;
 };
 
+#if MST_NARROWS
+// Kind 3: a float64 weight through float32; kind 4: an int64 weight through int32. Exact
+// only when the weight survives the narrowing (checked: weight_narrows).
+__device__ __forceinline__ unsigned narrow_key(weight_t w) {
+#if MST_KEY_KIND == 3
+    unsigned bits = __float_as_uint((float)w);
+    if (bits == 0x80000000u) bits = 0u;  // -0.0 keys as +0.0
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+#else
+    return (unsigned)(int)w ^ 0x80000000u;
+#endif
+}
+#endif
+
+// The key of weight j read from the weights themselves (the sample, the narrowing pass).
 __device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 j) {
 #if MST_KEY_KIND == 1
     return (unsigned)__ldg((const int*)source + j) ^ 0x80000000u;
@@ -95,70 +180,104 @@ __device__ __forceinline__ unsigned key_at(const void* __restrict__ source, i64 
     // -0.0 keys as +0.0: equal weights, so the tie goes by CSR position, as in SciPy.
     if (bits == 0x80000000u) bits = 0u;
     return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-#elif MST_KEY_KIND == 3
-    // Exact only when the weight is a float32 (checked: weight_narrows).
-    unsigned bits = __float_as_uint((float)__ldg((const double*)source + j));
-    if (bits == 0x80000000u) bits = 0u;
-    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-#elif MST_KEY_KIND == 4
-    // Exact only when the weight is an int32 (checked: weight_narrows).
-    return (unsigned)(int)__ldg((const long long*)source + j) ^ 0x80000000u;
+#elif MST_NARROWS
+    return narrow_key(__ldg((const weight_t*)source + j));
 #else
     return __ldg((const unsigned*)source + j);
 #endif
 }
 
-// Whether the key of weight w orders it exactly (kinds 3 and 4 narrow the weight first).
-// Kind 3's weights are doubles and kind 4's long longs (gpu.py: MST_WEIGHT_T follows the
-// dtype), so the check reads each weight once, together with the NaN check.
+// The key of entry j as the builds read it: from `narrowed` for kinds 3 and 4 (written
+// in this launch, so a plain load, not the read-only path), else key_at.
+__device__ __forceinline__ unsigned build_key(const void* __restrict__ keys, i64 j) {
+#if MST_NARROWS
+    return ((const unsigned*)keys)[j];
+#else
+    return key_at(keys, j);
+#endif
+}
+
+#if MST_NARROWS
+// Whether narrow_key orders weight w exactly: kind 3's weights are doubles and kind 4's
+// long longs (gpu.py: MST_WEIGHT_T follows the dtype), so the check reads each weight
+// once, together with the NaN check.
 __device__ __forceinline__ bool weight_narrows(MST_WEIGHT_T w) {
 #if MST_KEY_KIND == 3
     // NaN fails too (the host reports the NaN first); so do doubles that are float32
     // subnormals, which the conversion may flush to zero (rank keys take them).
     return (double)(float)w == (double)w;
-#elif MST_KEY_KIND == 4
-    return (long long)w >= -2147483648ll && (long long)w <= 2147483647ll;
 #else
-    (void)w;
-    return true;
+    return (long long)w >= -2147483648ll && (long long)w <= 2147483647ll;
 #endif
 }
+#endif
 
-// Block-wide: the light-edge threshold (keys.light_threshold), computed redundantly by
-// every block so no barrier is spent on it: 64 sampled keys, the one of the wanted rank.
-__device__ unsigned block_light_threshold(const void* __restrict__ source, i64 n, i64 m) {
-    __shared__ unsigned sample[SAMPLE_SIZE];
-    __shared__ unsigned threshold;
-    // Two passes only where the light pass keeps at most about half the entries.
-    const bool two_passes = m > 0 && m >= 2 * LIGHT_PER_VERTEX * n;
-    i64 wanted = (LIGHT_PER_VERTEX * n * SAMPLE_SIZE) / (m > 0 ? m : 1);
-    if (wanted > SAMPLE_SIZE - 1) wanted = SAMPLE_SIZE - 1;
+// The pass plan: limit[p] is the largest key of pass p (pass p takes the keys in
+// (limit[p - 1], limit[p]]; the last limit is ALL_KEYS).
+struct PassPlan {
+    unsigned limit[MAX_PASSES];
+    int count;
+};
+
+// Block-wide: the pass plan (keys.pass_limits), computed redundantly by every block so no
+// barrier is spent on it: SAMPLE_SIZE sampled keys sorted by rank, then the quantile of
+// FIRST_PASS_HALVES / 2 entries per vertex, doubled per pass, while the entries above the
+// quantile are at least as many as those below it; a limit equal to the one before
+// (ties) or to ALL_KEYS would make an empty pass and is skipped.
+__device__ void block_pass_plan(const void* __restrict__ source, i64 n, i64 m, PassPlan* plan) {
+    __shared__ unsigned sorted[SAMPLE_SIZE];
     const int t = threadIdx.x;
-    if (t == 0) threshold = NO_THRESHOLD;
-    if (two_passes && t < SAMPLE_SIZE) {
-        sample[t] = key_at(source, (i64)((u64)mg::mix32((unsigned)t) % (u64)m));
+    const i64 first = max((i64)MST_FIRST_PASS_HALVES * n / 2, (i64)1);  // entries of pass 0
+    const bool sampling = m > 0 && 2 * first <= m;
+    unsigned mine = 0;
+    if (sampling && t < SAMPLE_SIZE) {
+        mine = key_at(source, (i64)((u64)mg::mix32((unsigned)t) % (u64)m));
+        sorted[t] = mine;
     }
     __syncthreads();
-    if (two_passes && t < SAMPLE_SIZE) {
-        const unsigned mine = sample[t];
-        int rank = 0;
+    int rank = 0;
+    if (sampling && t < SAMPLE_SIZE) {
         for (int k = 0; k < SAMPLE_SIZE; ++k) {
-            const unsigned other = sample[k];
+            const unsigned other = sorted[k];
             rank += (other < mine) || (other == mine && k < t);
         }
-        if (rank == wanted) threshold = mine;
     }
     __syncthreads();
-    return threshold;
+    if (sampling && t < SAMPLE_SIZE) sorted[rank] = mine;
+    __syncthreads();
+    if (t == 0) {
+        int count = 0;
+        if (sampling) {
+            for (i64 target = first; count < MAX_PASSES - 1 && 2 * target <= m; target *= 2) {
+                const unsigned limit = sorted[target * SAMPLE_SIZE / m];
+                if ((count == 0 || limit > plan->limit[count - 1]) && limit != ALL_KEYS) {
+                    plan->limit[count++] = limit;
+                }
+            }
+        }
+        plan->limit[count++] = ALL_KEYS;
+        plan->count = count;
+    }
+    __syncthreads();
 }
+
+// The keys pass p takes: (lo, hi], lo = -1 for the first pass.
+struct KeyRange {
+    i64 lo;
+    i64 hi;
+    __device__ __forceinline__ bool holds(unsigned key) const {
+        return (i64)key > lo && (i64)key <= hi;
+    }
+};
 
 __device__ __forceinline__ vid_t parent_of(const vid_t* parent, vid_t x) {
     return mg::load_volatile(parent + x);
 }
 
-// Root of x with path halving. The store only ever replaces a non-root's parent by one
-// of its ancestors, so it cannot undo a link and never touches a root's slot (the only
-// slots linking CASes on); racing halvings are benign for the same reason.
+// Root of x with path halving, coherent (join's unite, while roots are being linked).
+// The store only ever replaces a non-root's parent by one of its ancestors, so it cannot
+// undo a link and never touches a root's slot (the only slots linking CASes on); racing
+// halvings are benign for the same reason.
 __device__ vid_t find_root(vid_t* parent, vid_t x) {
     while (true) {
         const vid_t p = parent_of(parent, x);
@@ -166,6 +285,22 @@ __device__ vid_t find_root(vid_t* parent, vid_t x) {
         const vid_t g = parent_of(parent, p);
         if (g == p) return p;
         *(volatile vid_t*)(parent + x) = g;
+        x = g;
+    }
+}
+
+// Root of x with path halving, in a phase where no root changes (filters, builds, the
+// flattening): plain loads may be served by L1 (the barrier before the phase made the
+// links visible), and a stale parent is still an ancestor, so the walk ends at the root.
+// The late rounds' edges all lead to a few roots, whose slots a coherent load would
+// fetch from one L2 line each for every edge.
+__device__ __forceinline__ vid_t find_root_stable(vid_t* parent, vid_t x) {
+    while (true) {
+        const vid_t p = parent[x];
+        if (p == x) return x;
+        const vid_t g = parent[p];
+        if (g == p) return p;
+        parent[x] = g;
         x = g;
     }
 }
@@ -217,19 +352,38 @@ __device__ __forceinline__ void offer(u64* lightest, vid_t root, u64 packed) {
     if (mg::load_volatile(lightest + root) > packed) atomicMin(lightest + root, packed);
 }
 
-__device__ __forceinline__ void push_edge(const Worklist& out, u64* lightest, vid_t ru,
-                                          vid_t rv, u64 packed) {
+__device__ __forceinline__ void store_edge(const Worklist& out, vid_t ru, vid_t rv, u64 packed) {
     const u64 slot = reserve_slot(out.tail);
     // Past capacity the tail still counts: the host sees count > capacity and reports it.
     if (slot < (u64)out.capacity) out.items[slot] = Edge{ru, rv, packed};
-    offer(lightest, ru, packed);
-    offer(lightest, rv, packed);
+}
+
+// The smaller of two packed values over a full warp, on every lane.
+__device__ __forceinline__ u64 warp_min(u64 value) {
+    for (int d = 16; d > 0; d >>= 1) {
+        const u64 other = __shfl_xor_sync(0xffffffffu, value, d);
+        value = other < value ? other : value;
+    }
+    return value;
+}
+
+// Block-wide: the smallest value of the block, on thread 0.
+__device__ u64 block_min(u64 value) {
+    __shared__ u64 warp_mins[MST_BLOCK / 32];
+    value = warp_min(value);
+    if (mg::lane_id() == 0) warp_mins[mg::warp_id()] = value;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < MST_BLOCK / 32; ++w) value = warp_mins[w] < value ? warp_mins[w] : value;
+    }
+    __syncthreads();  // warp_mins is free for the next call
+    return value;
 }
 
 struct Graph {
     const eid_t* indptr;
     const vid_t* indices;
-    const void* keys;
+    const void* keys;  // what build_key reads
     i64 n;
     int symmetric;
 };
@@ -258,26 +412,31 @@ __device__ __forceinline__ bool twin_dominates(const Graph& g, vid_t v, vid_t u,
     // edges of a multigraph lie side by side in a sorted row).
     for (i64 k = lo; k < end; ++k) {
         const vid_t t = __ldg(g.indices + k);
-        if (t == u && (((u64)key_at(g.keys, k) << 32) | (u64)k) < packed) return true;
+        if (t == u && (((u64)build_key(g.keys, k) << 32) | (u64)k) < packed) return true;
         if (t != u && !scan) return false;
     }
     return false;
 }
 
-// The CSR entry j of row u (whose root is ru) as a candidate of this pass.
-template <bool HEAVY_PASS>
-__device__ __forceinline__ void consider_entry(const Graph& g, vid_t* parent, vid_t u,
-                                               vid_t ru, i64 j, unsigned threshold,
-                                               const Worklist& out, u64* lightest) {
+// The CSR entry j of row u (whose root is ru) as a candidate of this pass: stored in the
+// worklist and offered at its far end's root if it joins two components; its packed
+// value is returned for the caller to offer at ru once per row (NO_EDGE: not a candidate).
+// The first pass runs on the identity forest, so it needs no find.
+template <bool FIRST>
+__device__ __forceinline__ u64 consider_entry(const Graph& g, vid_t* parent, vid_t u, vid_t ru,
+                                              i64 j, const KeyRange& range, const Worklist& out,
+                                              u64* lightest) {
     const vid_t v = __ldg(g.indices + j);
-    if (g.symmetric ? (v <= u) : (v == u)) return;
-    const unsigned key = key_at(g.keys, j);
-    if (HEAVY_PASS ? (key <= threshold) : (key > threshold)) return;
-    const vid_t rv = HEAVY_PASS ? find_root(parent, v) : v;
-    if (ru == rv) return;
+    if (g.symmetric ? (v <= u) : (v == u)) return NO_EDGE;
+    const unsigned key = build_key(g.keys, j);
+    if (!range.holds(key)) return NO_EDGE;
+    const vid_t rv = FIRST ? v : find_root_stable(parent, v);
+    if (ru == rv) return NO_EDGE;
     const u64 packed = ((u64)key << 32) | (u64)j;
-    if (!g.symmetric && v < u && twin_dominates(g, v, u, packed)) return;
-    push_edge(out, lightest, ru, rv, packed);
+    if (!g.symmetric && v < u && twin_dominates(g, v, u, packed)) return NO_EDGE;
+    store_edge(out, ru, rv, packed);
+    offer(lightest, rv, packed);
+    return packed;
 }
 
 struct HugeRows {
@@ -288,9 +447,10 @@ struct HugeRows {
 
 // Build phase: every CSR entry of the pass. Short rows go one per thread; a warp takes
 // the long rows of its lanes together, one row at a time, so rows do not stall a lane;
-// huge rows are only listed here (sweep_huge_rows takes them after a barrier).
-template <bool HEAVY_PASS>
-__device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold,
+// huge rows are only listed here (the first pass; sweep_huge_rows takes them after a
+// barrier, in every pass).
+template <bool FIRST>
+__device__ void build_from_csr(const Graph& g, vid_t* parent, const KeyRange& range,
                                const Worklist& out, u64* lightest, const HugeRows& huge) {
     const unsigned lane = mg::lane_id();
     const i64 stride = mg::global_stride();
@@ -301,13 +461,17 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold
         if (u < g.n) {
             begin = (i64)g.indptr[u];
             end = (i64)g.indptr[u + 1];
-            if (HEAVY_PASS) ru = find_root(parent, (vid_t)u);
+            if (!FIRST && end > begin) ru = find_root_stable(parent, (vid_t)u);
         }
         const bool small = end - begin <= SMALL_ROW;
         if (small) {
+            u64 best = NO_EDGE;
             for (i64 j = begin; j < end; ++j) {
-                consider_entry<HEAVY_PASS>(g, parent, (vid_t)u, ru, j, threshold, out, lightest);
+                const u64 packed =
+                    consider_entry<FIRST>(g, parent, (vid_t)u, ru, j, range, out, lightest);
+                best = packed < best ? packed : best;
             }
+            if (best != NO_EDGE) offer(lightest, ru, best);
         }
         unsigned long_rows = __ballot_sync(0xffffffffu, !small);
         while (long_rows) {
@@ -318,33 +482,43 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, unsigned threshold
             const i64 row_begin = __shfl_sync(0xffffffffu, begin, owner);
             const i64 row_end = __shfl_sync(0xffffffffu, end, owner);
             if (row_end - row_begin > HUGE_ROW) {
-                if (lane == 0) {
+                if (FIRST && lane == 0) {
                     const u64 slot = atomicAdd(huge.count, 1ull);
                     // The capacity (entries / HUGE_ROW + 1) bounds the number of huge rows.
                     if (slot < (u64)huge.capacity) huge.rows[slot] = row;
                 }
                 continue;
             }
+            u64 best = NO_EDGE;
             for (i64 j = row_begin + lane; j < row_end; j += 32) {
-                consider_entry<HEAVY_PASS>(g, parent, row, row_root, j, threshold, out, lightest);
+                const u64 packed =
+                    consider_entry<FIRST>(g, parent, row, row_root, j, range, out, lightest);
+                best = packed < best ? packed : best;
             }
+            best = warp_min(best);
+            if (lane == 0 && best != NO_EDGE) offer(lightest, row_root, best);
         }
     }
 }
 
 // After a barrier: each block takes whole huge rows (a row has >= HUGE_ROW entries, so a
 // block's threads stay busy, and blocks share the rows round-robin).
-template <bool HEAVY_PASS>
-__device__ void sweep_huge_rows(const Graph& g, vid_t* parent, unsigned threshold,
+template <bool FIRST>
+__device__ void sweep_huge_rows(const Graph& g, vid_t* parent, const KeyRange& range,
                                 const Worklist& out, u64* lightest, const HugeRows& huge) {
-    const u64 count = mg::load_volatile(huge.count);
+    const u64 listed = mg::load_volatile(huge.count);
+    const u64 count = listed < (u64)huge.capacity ? listed : (u64)huge.capacity;
     for (u64 h = blockIdx.x; h < count; h += gridDim.x) {
         const vid_t row = huge.rows[h];
-        const vid_t root = HEAVY_PASS ? find_root(parent, row) : row;
+        const vid_t root = FIRST ? row : find_root_stable(parent, row);
         const i64 end = (i64)g.indptr[row + 1];
+        u64 best = NO_EDGE;
         for (i64 j = (i64)g.indptr[row] + threadIdx.x; j < end; j += blockDim.x) {
-            consider_entry<HEAVY_PASS>(g, parent, row, root, j, threshold, out, lightest);
+            const u64 packed = consider_entry<FIRST>(g, parent, row, root, j, range, out, lightest);
+            best = packed < best ? packed : best;
         }
+        best = block_min(best);
+        if (threadIdx.x == 0 && best != NO_EDGE) offer(lightest, root, best);
     }
 }
 
@@ -352,7 +526,7 @@ __device__ void sweep_huge_rows(const Graph& g, vid_t* parent, unsigned threshol
 enum Stat : int {
     STAT_ROUNDS = 0,
     STAT_OVERFLOW = 1,       // 1: a worklist overflowed (declared symmetric, but is not)
-    STAT_THRESHOLD = 2,      // the light-edge threshold used
+    STAT_PASSES = 2,         // passes of the plan (block_pass_plan)
     STAT_FOREST_EDGES = 3,
     STAT_TOTAL = 4,          // the forest's weight: int64 bits, or double bits
     STAT_ZERO_EDGES = 5,     // forest edges of weight zero (minimum_spanning_tree drops them)
@@ -409,74 +583,105 @@ __device__ void count_tree_bits(i64 m, const unsigned* tree_bits, u64* block_sum
     if (threadIdx.x == 0) block_sums[blockIdx.x] = in_block;
 }
 
-}  // namespace
-
-// Arguments: the graph (CSR, weight keys, the weights themselves), sizes, then the
-// working arrays (gpu.py carves them from one allocation): parent (n), lightest (2n),
-// two worklists (capacity Edges each), counters (5: [0..2] worklist tails, rotating, [3]
-// and [4] huge rows of pass 0 and 1), huge_rows (huge_capacity), tree_bits (ceil(m / 32)
-// words), block_sums (2 * gridDim.x) and stats (STAT_SLOTS, see Stat). Nothing needs
-// zeroing before a launch except the barrier state.
-extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
-    const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
-    const void* __restrict__ keys, const weight_t* __restrict__ weights, i64 n, i64 m,
-    int symmetric, i64 capacity, i64 huge_capacity, vid_t* parent, u64* lightest_both,
-    Edge* wl0, Edge* wl1, u64* counters, vid_t* huge_rows, unsigned* tree_bits,
-    u64* block_sums, u64* stats, unsigned* barrier_state) {
-    mg::GridBarrier bar(barrier_state);
-    const i64 tid = mg::global_tid();
-    const i64 stride = mg::global_stride();
-    const Graph g{indptr, indices, keys, n, symmetric};
-
-    for (i64 v = tid; v < n; v += stride) {
-        parent[v] = (vid_t)v;
-        lightest_both[v] = NO_EDGE;
-        lightest_both[n + v] = NO_EDGE;
-    }
-    const i64 words = (m + 31) >> 5;
-    for (i64 w = tid; w < words; w += stride) tree_bits[w] = 0u;
-    if (tid < 5) counters[tid] = 0;
-    if (tid < STAT_SLOTS) stats[tid] = tid == STAT_FIRST_NAN ? NO_EDGE : 0ull;
-    const unsigned threshold = block_light_threshold(keys, n, m);
-    if (tid == 0) stats[STAT_THRESHOLD] = threshold;
-    mg::grid_sync(bar);
-#if MST_WEIGHT_FLOAT || MST_KEY_KIND == 3 || MST_KEY_KIND == 4
-    // NaN has no place in the order; the host raises a ValueError naming this entry.
-    // Narrowed keys must be exact (read after the first build's barrier, see below).
+#if MST_WEIGHT_FLOAT || MST_NARROWS
+// Every weight once: NaN has no place in the order (the host raises a ValueError naming
+// the first such entry); narrowed keys must be exact, and are written for the builds.
+// Not inlined: inside the kernel body this loop alone raised its register count (57 for
+// float32 weights against 40), and with it cut the blocks per SM from 6 to 4.
+__device__ __noinline__ void check_weights(const weight_t* __restrict__ weights, i64 m,
+                                           unsigned* narrowed, u64* stats) {
     bool exact = true;
-    for (i64 j = tid; j < m; j += stride) {
+    for (i64 j = mg::global_tid(); j < m; j += mg::global_stride()) {
         const weight_t w = __ldg(weights + j);
 #if MST_WEIGHT_FLOAT
         if (w != w) atomicMin(stats + STAT_FIRST_NAN, (u64)j);
 #endif
+#if MST_NARROWS
         exact &= weight_narrows(w);
+        narrowed[j] = narrow_key(w);
+#else
+        (void)narrowed;
+#endif
     }
     if (!exact) stats[STAT_INEXACT] = 1;
+}
 #endif
 
-    const int passes = threshold == NO_THRESHOLD ? 1 : 2;
+}  // namespace
+
+// Arguments: the graph (CSR, weight keys, the weights themselves), sizes, then the
+// working arrays (gpu.py carves them from one allocation): parent (n), lightest (n), two
+// worklists (capacity Edges each), counters (4: [0..2] worklist tails, rotating, [3] huge
+// rows), huge_rows (huge_capacity), narrowed (m keys for kinds 3 and 4, else unused),
+// tree_bits (ceil(m / 32) words), block_sums (2 * gridDim.x) and stats (STAT_SLOTS, see
+// Stat). Nothing needs zeroing before a launch except the barrier state.
+extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
+    const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+    const void* __restrict__ keys, const weight_t* __restrict__ weights, i64 n, i64 m,
+    int symmetric, i64 capacity, i64 huge_capacity, vid_t* parent, u64* lightest,
+    Edge* wl0, Edge* wl1, u64* counters, vid_t* huge_rows, unsigned* narrowed,
+    unsigned* tree_bits, u64* block_sums, u64* stats, unsigned* barrier_state) {
+    mg::GridBarrier bar(barrier_state);
+    const i64 tid = mg::global_tid();
+    const i64 stride = mg::global_stride();
+#ifdef MST_PROFILE
+    int profile_row = 1;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        mst_profile[0][2] = clock64();
+        mst_profile[0][3] = mg::global_timer_ns();
+    }
+#endif
+
+    for (i64 v = tid; v < n; v += stride) {
+        parent[v] = (vid_t)v;
+        lightest[v] = NO_EDGE;
+    }
+    const i64 words = (m + 31) >> 5;
+    for (i64 w = tid; w < words; w += stride) tree_bits[w] = 0u;
+    if (tid < 4) counters[tid] = 0;
+    if (tid < STAT_SLOTS) stats[tid] = tid == STAT_FIRST_NAN ? NO_EDGE : 0ull;
+    __shared__ PassPlan plan;
+    block_pass_plan(keys, n, m, &plan);
+    if (tid == 0) stats[STAT_PASSES] = (u64)plan.count;
+    mg::grid_sync(bar);
+    MST_STAMP(PH_INIT, 0, 0, (u64)plan.count);
+#if MST_WEIGHT_FLOAT || MST_NARROWS
+    check_weights(weights, m, narrowed, stats);
+#endif
+#if MST_NARROWS
+    mg::grid_sync(bar);
+    MST_STAMP(PH_NARROW, 0, 0, 0);
+    // Every thread reads the same flag, so every thread leaves; the host maps the keys
+    // and launches again.
+    if (mg::load_volatile(stats + STAT_INEXACT)) return;
+    const Graph g{indptr, indices, narrowed, n, symmetric};
+#else
+    (void)narrowed;
+    const Graph g{indptr, indices, keys, n, symmetric};
+#endif
+
     int r = 0;
-    for (int pass = 0; pass < passes; ++pass) {
-        if (pass == 1) {
-            // Flatten the light forest so the heavy pass's finds take one step.
-            for (i64 v = tid; v < n; v += stride) parent[v] = find_root(parent, (vid_t)v);
+    for (int pass = 0; pass < plan.count; ++pass) {
+        const KeyRange range{pass == 0 ? -1 : (i64)plan.limit[pass - 1], (i64)plan.limit[pass]};
+        if (pass > 0) {
+            // Flatten the forest so this pass's finds take one step.
+            for (i64 v = tid; v < n; v += stride) parent[v] = find_root_stable(parent, (vid_t)v);
             if (tid == 0) counters[r % 3] = 0;
             mg::grid_sync(bar);
+            MST_STAMP(PH_FLATTEN, pass, r, 0);
         }
         {
             const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
-            const HugeRows huge{huge_rows, counters + 3 + pass, huge_capacity};
-            u64* lightest = lightest_both + (r & 1) * n;
-            if (pass == 0) build_from_csr<false>(g, parent, threshold, out, lightest, huge);
-            else build_from_csr<true>(g, parent, threshold, out, lightest, huge);
+            const HugeRows huge{huge_rows, counters + 3, huge_capacity};
+            if (pass == 0) build_from_csr<true>(g, parent, range, out, lightest, huge);
+            else build_from_csr<false>(g, parent, range, out, lightest, huge);
             mg::grid_sync(bar);
-            // Every thread reads the same flag (set before this barrier only), so every
-            // thread leaves; the host maps the keys and launches again.
-            if (pass == 0 && mg::load_volatile(stats + STAT_INEXACT)) return;
-            if (pass == 0) sweep_huge_rows<false>(g, parent, threshold, out, lightest, huge);
-            else sweep_huge_rows<true>(g, parent, threshold, out, lightest, huge);
+            MST_STAMP(PH_BUILD, pass, r, mg::load_volatile(out.tail));
+            if (pass == 0) sweep_huge_rows<true>(g, parent, range, out, lightest, huge);
+            else sweep_huge_rows<false>(g, parent, range, out, lightest, huge);
+            mg::grid_sync(bar);
+            MST_STAMP(PH_HUGE, pass, r, mg::load_volatile(out.tail));
         }
-        mg::grid_sync(bar);
         while (true) {
             const u64 count = mg::load_volatile(counters + r % 3);
             if (count == 0) break;
@@ -486,10 +691,15 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
             }
             // join r
             const Edge* joined = (r & 1) ? wl1 : wl0;
-            const u64* lightest = lightest_both + (r & 1) * n;
             for (i64 i = tid; i < (i64)count; i += stride) {
                 const Edge e = joined[i];
-                if (e.packed == lightest[e.u] || e.packed == lightest[e.v]) {
+                const bool by_u = lightest[e.u] == e.packed;
+                const bool by_v = lightest[e.v] == e.packed;
+                if (by_u || by_v) {
+                    // The winner of a root clears its slot for the next offers (see the
+                    // phases above).
+                    if (by_u) lightest[e.u] = NO_EDGE;
+                    if (by_v) lightest[e.v] = NO_EDGE;
                     unite(parent, e.u, e.v);
                     const unsigned p = (unsigned)(e.packed & 0xffffffffull);
                     atomicOr(tree_bits + (p >> 5), 1u << (p & 31u));
@@ -500,25 +710,33 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
                 stats[STAT_ROUNDS] += 1;
             }
             mg::grid_sync(bar);
+            MST_STAMP(PH_JOIN, pass, r, count);
             // filter r + 1
             ++r;
             const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
-            u64* lightest_now = lightest_both + (r & 1) * n;
-            u64* lightest_before = lightest_both + ((r + 1) & 1) * n;
             for (i64 i = tid; i < (i64)count; i += stride) {
                 const Edge e = joined[i];
-                lightest_before[e.u] = NO_EDGE;
-                lightest_before[e.v] = NO_EDGE;
-                const vid_t ru = find_root(parent, e.u);
-                const vid_t rv = find_root(parent, e.v);
-                if (ru != rv) push_edge(out, lightest_now, ru, rv, e.packed);
+                const vid_t ru = find_root_stable(parent, e.u);
+                const vid_t rv = find_root_stable(parent, e.v);
+                if (ru != rv) {
+                    store_edge(out, ru, rv, e.packed);
+                    offer(lightest, ru, e.packed);
+                    offer(lightest, rv, e.packed);
+                }
             }
             mg::grid_sync(bar);
+            MST_STAMP(PH_FILTER, pass, r, mg::load_volatile(out.tail));
         }
         ++r;
     }
     // The last join lies two barriers back (its filter found nothing left).
     count_tree_bits(m, tree_bits, block_sums);
+#ifdef MST_PROFILE
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        mst_profile[0][0] = (u64)profile_row;
+        mst_profile[0][1] = (u64)plan.count;
+    }
+#endif
 }
 
 // Launched right after mst_boruvka (no host read between), on as many blocks: the forest
@@ -633,31 +851,35 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
 #endif
 }
 
-// minimum_spanning_tree's result, after the host read the forest's size: the forest's k
-// edges (sources, targets, weights in position order, as mst_write_forest left them, or
-// the ones of them that weigh nonzero) as SciPy's CSR matrix of the forest: data as
-// double, indices and indptr (n + 1 entries) as vid_t. Edges in position order are in
-// row order, and in a row in stored order, so row r starts at the first source >= r.
-// One grid-stride pass over max(k, n + 1) indices does all three arrays.
+// minimum_spanning_tree's result, launched right behind mst_write_forest (no host read
+// between): the forest's k edges (k from `stats`; sources, targets and weights in
+// position order, as mst_write_forest laid them out in `forest`) as SciPy's CSR matrix
+// of the forest: data as double, indices and indptr (n + 1 entries) as vid_t, into
+// arrays of capacity n - 1 edges (the host keeps the first k). Edges in position order
+// are in row order, and in a row in stored order, so row r starts at the first source
+// >= r. One grid-stride pass over n + 1 indices does all three arrays. Where the launch
+// found no forest (an overflow, inexact keys: k is then 0) it writes an empty matrix,
+// which the host discards; zero-weight tree edges are the host's to drop (STAT_ZERO_EDGES).
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_matrix(
-    const i64* __restrict__ sources, const i64* __restrict__ targets,
-    const weight_t* __restrict__ weights, i64 k, i64 n, double* __restrict__ data,
-    vid_t* __restrict__ out_indices, vid_t* __restrict__ out_indptr) {
+    const i64* __restrict__ forest, const u64* __restrict__ stats, i64 n,
+    double* __restrict__ data, vid_t* __restrict__ out_indices, vid_t* __restrict__ out_indptr) {
+    const i64 k = (i64)stats[STAT_FOREST_EDGES];
+    if (k >= n) return;  // not a forest: the host reports it
+    const i64* sources = forest + k;
+    const i64* targets = forest + 2 * k;
+    const weight_t* weights = (const weight_t*)(forest + 3 * k);
     const i64 stride = mg::global_stride();
-    const i64 items = k > n + 1 ? k : n + 1;
-    for (i64 i = mg::global_tid(); i < items; i += stride) {
+    for (i64 i = mg::global_tid(); i <= n; i += stride) {
         if (i < k) {
-            data[i] = (double)__ldg(weights + i);
-            out_indices[i] = (vid_t)__ldg(targets + i);
+            data[i] = (double)weights[i];
+            out_indices[i] = (vid_t)targets[i];
         }
-        if (i <= n) {
-            i64 lo = 0, hi = k;  // the first edge whose source is >= i
-            while (lo < hi) {
-                const i64 mid = lo + ((hi - lo) >> 1);
-                if (__ldg(sources + mid) < i) lo = mid + 1;
-                else hi = mid;
-            }
-            out_indptr[i] = (vid_t)lo;
+        i64 lo = 0, hi = k;  // the first edge whose source is >= i
+        while (lo < hi) {
+            const i64 mid = lo + ((hi - lo) >> 1);
+            if (__ldg(sources + mid) < i) lo = mid + 1;
+            else hi = mid;
         }
+        out_indptr[i] = (vid_t)lo;
     }
 }

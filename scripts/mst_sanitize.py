@@ -2,11 +2,12 @@
 
     compute-sanitizer --tool memcheck python3 scripts/mst_sanitize.py
 
-Covers both candidate modes (symmetric and general), several passes of increasing key,
-rows long enough for the block-per-row sweep,
-the three weight-key kinds and every grid-barrier mode; each forest is compared edge for
-edge with the NumPy path, so a run the sanitizer passes but that computes a wrong forest
-still fails (exit code 1).
+Covers the three candidate modes (declared symmetric, general, and symmetry found by the
+kernel: checked, then read from the memo, then the door's matrix writer), several passes
+of increasing key (and the live sample that may merge them), rows long enough for the
+chunked huge-row sweep, the three weight-key kinds and every grid-barrier mode; each
+forest is compared edge for edge with the NumPy path, so a run the sanitizer passes but
+that computes a wrong forest still fails (exit code 1).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -66,6 +68,21 @@ def main() -> int:
             same &= rounds == expected.n_rounds
             failures += not same
             print(f"{label:28s} {mode:11s} rounds {rounds:2d} {'ok' if same else 'MISMATCH'}")
+        # The door's configuration: symmetry found (a check, then the memo), the matrix.
+        runner = BoruvkaGPU(
+            graph.n_vertices, gpu_graph.indptr, gpu_graph.indices, gpu_graph.weights,
+            symmetric=False, find_symmetry=True,
+        )
+        keep = expected.weights != 0
+        n = graph.n_vertices
+        want = sp.csr_matrix((expected.weights[keep].astype(np.float64),
+                              (expected.src[keep], expected.dst[keep])), shape=(n, n))
+        for launch in ("checked", "remembered"):
+            runner.launch(write_matrix=True)
+            data, indices, indptr = (a.get() for a in runner.matrix())
+            same = (sp.csr_matrix((data, indices, indptr), shape=(n, n)) != want).nnz == 0
+            failures += not same
+            print(f"{label:28s} door, {launch:10s} {'ok' if same else 'MISMATCH'}")
     print("mst sanitize:", "FAILED" if failures else "all forests identical to the CPU's")
     return 1 if failures else 0
 

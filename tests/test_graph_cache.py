@@ -208,6 +208,26 @@ def test_structure_on_keeps_cpu_side_without_copy():
     assert graph_cache.structure_on(g, "cpu") is g
 
 
+def test_confirm_takes_fingerprints_read_back_elsewhere():
+    # A caller that brought the queued fingerprints back with its own read passes them;
+    # a mismatch drops the entry as a read of its own would.
+    m = sp.random(40, 40, density=0.1, format="csr", random_state=3)
+    graph_cache.graph_of(m, True, lambda x: validate_graph(x.tocoo()))
+    entry = graph_cache._entries[id(m)]
+    entry.fingerprint = (11, 12)
+
+    class Unread:
+        def get(self):
+            raise AssertionError("confirm read the device although values were given")
+
+    pending = [(id(m), entry, Unread())]
+    assert graph_cache.confirm(pending, [np.array([11, 12], dtype=np.uint64)])
+    assert not pending and graph_cache.cached(m)
+    pending = [(id(m), entry, Unread())]
+    assert not graph_cache.confirm(pending, [np.array([11, 13], dtype=np.uint64)])
+    assert not graph_cache.cached(m)
+
+
 def test_fingerprint_host_sees_any_one_word():
     a = np.arange(11, dtype=np.int32)
     f = graph_cache.fingerprint_host(a)

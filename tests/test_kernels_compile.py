@@ -51,6 +51,9 @@ def _variants(path: Path) -> list[tuple[str, dict]]:
             # scripts/mst_profile.py's builds: phase stamps, another pass plan
             ("mst-profile", {"MST_KEY_KIND": 1, "MST_WEIGHT_T": "int", "MST_PROFILE": None,
                              "MST_FIRST_PASS_HALVES": 8, "MST_MAX_PASSES": 2}),
+            ("mst-profile-static", {"MST_KEY_KIND": 3, "MST_WEIGHT_T": "double",
+                                    "MST_WEIGHT_FLOAT": 1, "MST_PROFILE": None,
+                                    "MST_LIVE_SPLIT_SHARE": 0, "MST_SMALL_ROW": 8}),
         ]
     # the exact builds a wing can request (its fixed list, issue 19), beside the above
     for rel, requests in _REQUESTS.items():

@@ -416,6 +416,49 @@ def test_hub_rows_in_both_passes(device):
     check_forest(graph.to_scipy(), result, exact=True)
 
 
+def test_a_hub_of_many_chunks(device):
+    # Vertex 0's row holds 24999 entries: 13 chunks of 2048 for the kernel's blocks.
+    graph = hub_graph(25000, 60000, seed=8)
+    result = boruvka(graph, device=device)
+    check_forest(graph.to_scipy(), result, exact=True)
+
+
+def _passes_run(graph: CSRGraph) -> tuple[int, int]:
+    """(passes planned from the key sample, passes the CPU twin ran) on ``graph``."""
+    from morphgpu.mst import cpu  # noqa: PLC0415
+
+    keys = keymod.weight_keys(np, graph.weights)
+    runs = []
+    original = cpu.boruvka_rounds
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        return original(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cpu, "boruvka_rounds", counted)
+        cpu.minimum_spanning_forest(graph.n_vertices, graph.indptr.astype(np.int64),
+                                    graph.indices, keys, symmetric=True)
+    return len(keymod.pass_limits(keys, graph.n_vertices)), len(runs)
+
+
+def test_later_passes_merge_once_little_of_the_rest_is_live(device):
+    # A Kronecker graph's first pass joins its hubs, so most later entries lie inside one
+    # component: the rest goes in one pass. A uniform graph of the same density still
+    # has much of the rest live after its first pass: the planned split stands.
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.mst.ecl_weights import ecl_weights  # noqa: PLC0415
+
+    hubs = ecl_weights(generators.kronecker(12, 16, device="cpu"))
+    planned, ran = _passes_run(hubs)
+    assert planned >= 4 and ran == 2
+    uniform = ecl_weights(generators.gnm(2**14, 2**16, seed=2, device="cpu"))
+    planned, ran = _passes_run(uniform)
+    assert planned == ran == 3
+    for graph in (hubs, uniform):
+        check_forest(graph.to_scipy(), boruvka(graph, device=device), exact=True)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", range(4))
 def test_gpu_and_cpu_give_identical_forests(seed):
@@ -431,6 +474,81 @@ def test_gpu_and_cpu_give_identical_forests(seed):
         assert gpu.total_weight == cpu.total_weight
     else:
         assert gpu.total_weight == pytest.approx(cpu.total_weight, rel=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scale", [12, 14])
+def test_gpu_and_cpu_plan_alike_on_hub_graphs(scale):
+    # The live sample decides later splits on the device: same passes, rounds and forest
+    # as the CPU twin, declared symmetric or not.
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.mst.ecl_weights import ecl_weights  # noqa: PLC0415
+
+    graph = ecl_weights(generators.kronecker(scale, 16, device="cpu"))
+    cpu = boruvka(graph, device="cpu")
+    for symmetric in (True, False):
+        gpu = boruvka(graph.to("gpu"), device="gpu", symmetric=symmetric)
+        assert np.array_equal(backend.to_host(gpu.edge_ids), cpu.edge_ids)
+        assert gpu.n_rounds == cpu.n_rounds and gpu.total_weight == cpu.total_weight
+
+
+def _stored(graph: CSRGraph, case: str) -> CSRGraph:
+    """``graph`` (stored both ways) as a case of the symmetry check: its upper or lower
+    triangle alone, or one lower entry made lighter or heavier than its twin."""
+    rows = np.repeat(np.arange(graph.n_vertices), np.diff(graph.indptr))
+    cols, w = graph.indices, graph.weights.copy()
+    keep = np.ones(cols.size, dtype=bool)
+    lower = np.flatnonzero(cols < rows)
+    if case == "upper":
+        keep[lower] = False
+    elif case == "lower":
+        keep[cols > rows] = False
+    elif case == "lighter below":
+        w[lower[7]] -= 5
+    elif case == "heavier below":
+        w[lower[7]] += 5
+    out = sp.csr_matrix((w[keep], (rows[keep], cols[keep])), shape=graph.shape)
+    return CSRGraph(out.indptr, out.indices, out.data, graph.n_vertices, True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case,symmetric", [
+    ("both ways", True), ("upper", True), ("lower", False), ("lighter below", False),
+    ("heavier below", True)])
+def test_kernel_finds_symmetry_and_keeps_the_verdict(case, symmetric):
+    # Found symmetric: every entry below the diagonal has a twin that orders before it
+    # (an upper triangle alone too: nothing below); then the half read gives the forest
+    # of the whole. The verdict is kept for the same content and found again after a
+    # change.
+    from morphgpu.mst import gpu as mst_gpu  # noqa: PLC0415
+
+    cp = backend.cupy_module()
+    graph = _stored(symmetric_graph(3000, 24000, seed=21), case)
+    expected = boruvka(graph, device="cpu", symmetric=False)
+    g = graph.to("gpu")
+    memo = cp.zeros(2, dtype=cp.uint64)
+    for _ in range(2):  # the second launch reads the memo
+        runner = mst_gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, g.weights,
+                                    symmetric=False, find_symmetry=True, symmetry_memo=memo)
+        runner.launch()
+        positions, rounds = runner.collect()
+        assert bool(runner.last_stats[mst_gpu.STAT_SYMMETRIC_RUN]) == symmetric
+        assert int(memo[1].get()) == 1 + symmetric
+        assert np.array_equal(positions.get(), expected.edge_ids)
+        assert rounds == expected.n_rounds
+    if symmetric:  # one lower entry lighter than its twin: checked again, not symmetric
+        rows = np.repeat(np.arange(graph.n_vertices), np.diff(graph.indptr))
+        below = np.flatnonzero(graph.indices < rows)
+        if below.size:
+            weights = graph.weights.copy()
+            weights[below[3]] = 0
+            changed = CSRGraph(graph.indptr, graph.indices, weights, graph.n_vertices, True)
+            runner.set_weights(cp.asarray(weights))
+            runner.launch()
+            positions, _ = runner.collect()
+            assert not runner.last_stats[mst_gpu.STAT_SYMMETRIC_RUN]
+            expected = boruvka(changed, device="cpu")
+            assert np.array_equal(positions.get(), expected.edge_ids)
 
 
 @pytest.mark.gpu

@@ -201,28 +201,37 @@ def _block_words(words: int, blocks: int, b: int) -> tuple[int, int]:
     return begin, min(words, begin + per_block)
 
 
-class FakeBoruvkaGrid:
-    """mst_boruvka's contract: stats, tree bits and per-block counts (NumPy Borůvka)."""
+def _dominated_below(n, indptr, indices, keys) -> bool:
+    """The kernel's "found symmetric" condition, by brute force: every entry (u, v) with
+    v < u has an entry (v, u) that orders before it by (key, position)."""
+    rows = np.searchsorted(indptr[1:], np.arange(indices.size), side="right")
+    order = {}
+    for p, (u, v) in enumerate(zip(rows.tolist(), indices.tolist())):
+        order.setdefault((u, v), []).append((int(keys[p]), p))
+    for p, (u, v) in enumerate(zip(rows.tolist(), indices.tolist())):
+        if v < u and not any(t < (int(keys[p]), p) for t in order.get((v, u), [])):
+            return False
+    return True
 
-    grid = 3  # blocks: the writer must be launched on as many
+
+class FakeRoundsKernel:
+    """mst_boruvka's contract: stats, tree bits and per-block counts of tree edges and of
+    zero-weight tree edges (NumPy Borůvka); in mode 2 the symmetry verdict, kept in the
+    memo with a fingerprint of the keys and structure, and the run in the mode found."""
+
     abort_after_launch = False  # a test sets it to play a barrier timeout
 
-    def __init__(self) -> None:
-        self.state = np.zeros(2 * self.grid + 1, dtype=np.uint32).view(FakeDeviceArray)
+    def __init__(self, grid: FakeBoruvkaGrid) -> None:
+        self.grid = grid
 
-    def check(self) -> None:
-        if self.state[-1]:
-            self.state[-1] = 0
-            raise RuntimeError("persistent kernel mst_boruvka: a grid barrier timed out")
-
-    def launch(self, *args) -> None:
+    def __call__(self, values: dict) -> None:
+        v = {k: _plain(x) for k, x in values.items()}
         if self.abort_after_launch:
-            self.state[-1] = 1
-        LEDGER.launches += ["barrier reset", "mst_boruvka"]
-        (indptr, indices, keys, weights, n, m, symmetric, _cap, _huge, *_work,
-         tree_bits, block_sums, stats) = args  # fmt: skip
-        keys, weights = keys.view(np.ndarray), weights.view(np.ndarray)
-        stats = _bytes_as(stats, np.uint64)
+            v["barrier_state"][-1] = 1
+        LEDGER.launches.append("mst_boruvka")
+        keys, weights = v["keys"], v["weights"]
+        n, m = int(v["n"]), int(v["m"])
+        stats = _bytes_as(v["stats"], np.uint64)
         stats[:] = 0
         nan = np.flatnonzero(np.isnan(weights)) if weights.dtype.kind == "f" else []
         stats[gpu.STAT_FIRST_NAN] = nan[0] if len(nan) else gpu.NO_NAN
@@ -239,69 +248,134 @@ class FakeBoruvkaGrid:
                 return
         if keys.dtype != np.uint32:  # the kernel maps these weights itself
             keys = keymod.weight_keys(np, keys)
+        indptr = v["indptr"].astype(np.int64)
+        symmetric = int(v["symmetric"])
+        if symmetric == gpu.MODE_FIND_SYMMETRY:
+            memo = v["symmetry_memo"]
+            fingerprint = hash((keys.tobytes(), v["indices"].tobytes(), indptr.tobytes()))
+            fingerprint &= 2**64 - 1
+            if memo[1] == 0 or memo[0] != fingerprint:
+                LEDGER.launches.append("symmetry check")
+                memo[0], memo[1] = fingerprint, 1 + _dominated_below(n, indptr, v["indices"], keys)
+            symmetric = int(memo[1] == 2)
+            stats[gpu.STAT_SYMMETRIC_RUN] = symmetric
         positions, rounds = cpu.minimum_spanning_forest(
-            int(n), indptr.view(np.ndarray).astype(np.int64), indices.view(np.ndarray), keys,
-            symmetric=bool(symmetric),
-        )
+            n, indptr, v["indices"], keys, symmetric=bool(symmetric))
         stats[gpu.STAT_ROUNDS] = rounds
-        bits = _bytes_as(tree_bits, np.uint32)
+        bits = _bytes_as(v["tree_bits"], np.uint32)
         bits[:] = 0
         np.bitwise_or.at(bits, positions >> 5, (1 << (positions & 31)).astype(np.uint32))
-        words = (int(m) + 31) // 32
-        counts = _bytes_as(block_sums, np.uint64)
-        for b in range(self.grid):
-            begin, end = _block_words(words, self.grid, b)
-            counts[b] = sum(int(x).bit_count() for x in bits[begin:end])
+        words = (m + 31) // 32
+        counts = _bytes_as(v["block_sums"], np.uint64)
+        blocks = self.grid.grid
+        for b in range(blocks):
+            begin, end = _block_words(words, blocks, b)
+            inside = positions[(positions >= 32 * begin) & (positions < 32 * end)]
+            counts[b] = inside.size
+            counts[2 * blocks + b] = np.count_nonzero(weights[inside] == 0)
 
 
-def fake_writer(grid, block, args) -> None:
-    """mst_write_forest's contract: the forest back to back, size, total, zero edges."""
+class FakeBoruvkaGrid:
+    """A PersistentGrid whose kernel is FakeRoundsKernel."""
+
+    grid = 3  # blocks: the writer must be launched on as many
+    mode = "xiao-feng"
+
+    def __init__(self) -> None:
+        self.state = np.zeros(2 * self.grid + 1, dtype=np.uint32).view(FakeDeviceArray)
+        self.kernel = FakeRoundsKernel(self)
+
+    def reset(self) -> None:
+        LEDGER.launches.append("barrier reset")
+
+    def check(self) -> None:
+        if self.state[-1]:
+            self.state[-1] = 0
+            raise RuntimeError("persistent kernel mst_boruvka: a grid barrier timed out")
+
+
+def fake_writer(values: dict) -> None:
+    """mst_write_forest's contract: the forest back to back, size, total, zero edges, and
+    each edge's count of nonzero-weight edges before it."""
     LEDGER.launches.append("mst_write_forest")
-    assert grid == (FakeBoruvkaGrid.grid,) and block == (gpu.BLOCK,)
-    indptr, indices, weights, n, m, tree_bits, block_sums, stats, forest, abort = args
-    stats = _bytes_as(stats, np.uint64)
-    stats[gpu.STAT_BARRIER_ABORT] = abort[0]
+    v = {k: _plain(x) for k, x in values.items()}
+    stats = _bytes_as(v["stats"], np.uint64)
+    stats[gpu.STAT_BARRIER_ABORT] = v["barrier_abort"][0]
     if stats[gpu.STAT_INEXACT] or stats[gpu.STAT_OVERFLOW]:
         return
-    k = int(_bytes_as(block_sums, np.uint64)[: grid[0]].sum())
+    blocks = FakeBoruvkaGrid.grid
+    counts = _bytes_as(v["block_sums"], np.uint64)
+    k = int(counts[:blocks].sum())
     stats[gpu.STAT_FOREST_EDGES] = k
-    bits = _bytes_as(tree_bits, np.uint32)[: (int(m) + 31) // 32]
+    bits = _bytes_as(v["tree_bits"], np.uint32)[: (int(v["m"]) + 31) // 32]
     flags = np.unpackbits(bits.view(np.uint8), bitorder="little")
     positions = np.flatnonzero(flags)
     assert positions.size == k
-    out = forest.view(np.ndarray)
-    w = weights.view(np.ndarray)[positions]
+    out = v["forest"]
+    w = v["weights"][positions]
     out[:k] = positions
-    out[k : 2 * k] = np.searchsorted(indptr.view(np.ndarray)[1:], positions, side="right")
-    out[2 * k : 3 * k] = indices.view(np.ndarray)[positions]
+    out[k : 2 * k] = np.searchsorted(v["indptr"][1:], positions, side="right")
+    out[2 * k : 3 * k] = v["indices"][positions]
     out[3 * k :].view(np.uint8)[: w.nbytes] = w.view(np.uint8)
     if w.dtype.kind == "f":
         stats[gpu.STAT_TOTAL] = np.float64(w.astype(np.float64).sum()).view(np.uint64)
     else:
         stats[gpu.STAT_TOTAL] = w.astype(np.int64).sum(dtype=np.int64).view(np.uint64)
-    stats[gpu.STAT_ZERO_EDGES] = np.count_nonzero(w == 0)
+    zeros = w == 0
+    stats[gpu.STAT_ZERO_EDGES] = np.count_nonzero(zeros)
+    assert stats[gpu.STAT_ZERO_EDGES] == counts[2 * blocks : 3 * blocks].sum()
+    nonzero = _bytes_as(v["nonzero_before"], np.int64)
+    nonzero[: k + 1] = np.concatenate([[0], np.cumsum(~zeros)])
 
 
-def fake_matrix_kernel(defines, mode):
-    """mst_write_matrix's contract for the build ``defines`` name: SciPy's CSR arrays of
-    the forest (data as float64), its size k taken from the stats, into arrays with room
-    for n - 1 edges."""
-    ctype = dict(defines)["MST_WEIGHT_T"]
-    weight_dtype = next(dt for dt, c in gpu._WEIGHT_CTYPE.items() if c == ctype)
+def fake_matrix_writer(values: dict) -> None:
+    """mst_write_matrix's contract: SciPy's CSR arrays of the forest's nonzero-weight
+    edges (data as float64), sizes from the stats, into arrays with room for n - 1 edges."""
+    LEDGER.launches.append("mst_write_matrix")
+    v = {k: _plain(x) for k, x in values.items()}
+    n, data, indices, indptr = int(v["n"]), v["data"], v["indices"], v["indptr"]
+    assert data.dtype == np.float64 and indices.dtype == indptr.dtype
+    assert data.size == indices.size == max(n - 1, 1) and indptr.size == n + 1
+    stats = _bytes_as(v["stats"], np.uint64)
+    k = int(stats[gpu.STAT_FOREST_EDGES])
+    weight_dtype = FakePacked.weight_dtype
+    _, src, dst, weights = gpu.split_forest(v["forest"], k, weight_dtype)
+    nonzero = _bytes_as(v["nonzero_before"], np.int64)[: k + 1]
+    keep = weights != 0
+    data[nonzero[:k][keep]] = weights[keep]
+    indices[nonzero[:k][keep]] = dst[keep]
+    indptr[:] = nonzero[np.searchsorted(src, np.arange(n + 1), side="left")]
 
-    def fake_matrix_writer(grid, block, args) -> None:
-        LEDGER.launches.append("mst_write_matrix")
-        assert block == (gpu.BLOCK,) and 1 <= grid[0] <= gpu.MATRIX_BLOCKS
-        forest, stats, n, data, indices, indptr = _plain(args)
-        assert data.dtype == np.float64 and indices.dtype == indptr.dtype
-        assert data.size == indices.size == max(int(n) - 1, 1) and indptr.size == int(n) + 1
-        k = int(stats.view(np.uint64)[gpu.STAT_FOREST_EDGES])
-        _, src, dst, weights = gpu.split_forest(forest, k, weight_dtype)
-        data[:k] = weights
-        indices[:k] = dst
-        indptr[:] = np.searchsorted(src, np.arange(int(n) + 1), side="left")
 
-    return fake_matrix_writer
+class FakePacked:
+    """direct_launch.PackedLaunch's contract for the fake kernels: values by parameter
+    name, slots rewritten by name, a launch calls the kernel with them."""
+
+    weight_dtype = None  # the weights' dtype of the last rounds launch (the matrix kernel's)
+
+    def __init__(self, kernel, params, values, *, cooperative) -> None:
+        assert set(values) == set(params), set(values) ^ set(params)
+        self.kernel, self.values = kernel, dict(values)
+
+    def set(self, **changed) -> None:
+        assert set(changed) <= set(self.values)
+        self.values.update(changed)
+
+    def launch(self, blocks, block, **changed) -> None:
+        self.set(**changed)
+        if isinstance(self.kernel, FakeRoundsKernel):
+            FakePacked.weight_dtype = self.values["weights"].dtype
+            assert blocks == FakeBoruvkaGrid.grid
+        elif self.kernel is fake_writer:
+            assert blocks == FakeBoruvkaGrid.grid  # the writer's blocks own the counts
+        else:
+            assert 1 <= blocks <= gpu.MATRIX_BLOCKS
+        assert block == gpu.BLOCK
+        self.kernel(self.values)
+
+
+def _fake_kernels(defines, mode):
+    return FakeBoruvkaGrid(), fake_writer, fake_matrix_writer
 
 
 @pytest.fixture
@@ -309,8 +383,8 @@ def stand_in(monkeypatch):
     """The stand-in CuPy and kernels in place; yields the ledger, cleared."""
     fake = FakeCuPy()
     monkeypatch.setattr(backend, "_probe_cupy", lambda: (fake, None))
-    monkeypatch.setattr(gpu, "_kernels", lambda defines, mode: (FakeBoruvkaGrid(), fake_writer))
-    monkeypatch.setattr(gpu, "_matrix_kernel", fake_matrix_kernel)
+    monkeypatch.setattr(gpu, "_kernels", _fake_kernels)
+    monkeypatch.setattr(gpu, "_packed", FakePacked)
     sparse = types.ModuleType("cupyx.scipy.sparse")
     sparse.csr_matrix = lambda arrays, shape: sp.csr_matrix(_plain(arrays), shape=shape)
     scipy_pkg = types.ModuleType("cupyx.scipy")
@@ -386,7 +460,7 @@ def test_host_matrix_is_copied_over_and_back_once_each_way(stand_in):
 
 
 def test_a_barrier_timeout_is_reported_from_the_one_read(stand_in, monkeypatch):
-    monkeypatch.setattr(FakeBoruvkaGrid, "abort_after_launch", True)
+    monkeypatch.setattr(FakeRoundsKernel, "abort_after_launch", True)
     with pytest.raises(RuntimeError, match="timed out"):
         boruvka(on_device(road_like(seed=3)), device="gpu")
     assert stand_in.syncs == ["get"]
@@ -405,19 +479,29 @@ def test_float32_nan_is_found_by_the_kernel_without_an_extra_read(stand_in):
 
 
 @pytest.mark.parametrize("with_zeros", [False, True])
-def test_minimum_spanning_tree_masks_only_when_a_tree_edge_weighs_zero(stand_in, with_zeros):
+@pytest.mark.parametrize("stored", ["declared undirected", "read as directed"])
+def test_minimum_spanning_tree_leaves_zero_weight_edges_out_on_the_device(
+        stand_in, with_zeros, stored):
     graph = road_like(seed=3, weights=np.float32)
     if not with_zeros:
         graph = graph.with_weights(graph.weights + np.float32(1))
+    if stored == "read as directed":
+        graph = CSRGraph(graph.indptr, graph.indices, graph.weights, graph.n_vertices, True)
+    expected = scipy_mst(graph.to_scipy())
+    forest = boruvka(graph, device="cpu")
+    assert (np.count_nonzero(forest.weights == 0) > 0) == with_zeros
+    stand_in.clear()
     ours = minimum_spanning_tree(on_device(graph), device="gpu")
-    assert (ours != scipy_mst(graph.to_scipy())).nnz == 0
-    # The matrix is queued behind the forest writer; only zero-weight tree edges (rare)
-    # cost CuPy's masking afterwards, and its read of the mask's size.
-    assert stand_in.launches == [
-        "barrier reset", "mst_boruvka", "mst_write_forest", "mst_write_matrix"] + (
-        ["not_equal.__call__", "flatnonzero", "arange", "gather", "searchsorted", "astype",
-         "gather", "gather"] if with_zeros else [])
-    assert stand_in.syncs == (["get", "nonzero"] if with_zeros else ["get"])
+    assert (ours != expected).nnz == 0 and ours.nnz == expected.nnz
+    assert ours.nnz == forest.n_edges - np.count_nonzero(forest.weights == 0)
+    # The matrix is queued behind the forest writer, which also ranks the edges of nonzero
+    # weight: zero-weight tree edges cost no masking and no further read.
+    launches = ["barrier reset", "mst_boruvka", "mst_write_forest", "mst_write_matrix"]
+    if stored == "read as directed":  # the first call checks the symmetry, and keeps it
+        launches = ["zeros", "barrier reset", "mst_boruvka", "symmetry check",
+                    "mst_write_forest", "mst_write_matrix"]
+    assert stand_in.launches == launches
+    assert stand_in.syncs == ["get"]
 
 
 WEIGHT_DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64, np.int8, bool]
@@ -444,7 +528,8 @@ def test_every_weight_type_comes_back_as_the_numpy_path_gives_it(n, edges, dtype
     with pytest.MonkeyPatch.context() as mp:
         fake = FakeCuPy()
         mp.setattr(backend, "_probe_cupy", lambda: (fake, None))
-        mp.setattr(gpu, "_kernels", lambda defines, mode: (FakeBoruvkaGrid(), fake_writer))
+        mp.setattr(gpu, "_kernels", _fake_kernels)
+        mp.setattr(gpu, "_packed", FakePacked)
         LEDGER.clear()
         result = boruvka(on_device(graph), device="gpu")
         assert LEDGER.launches[-2:] == ["mst_boruvka", "mst_write_forest"]
@@ -463,7 +548,8 @@ def test_scratch_arrays_do_not_overlap():
         assert a + size_a <= b and b % 256 == 0
     last, size = spans[-1]
     assert last + size <= total
-    assert layout["tree_bits"][1] >= 7000 // 8 and layout["block_sums"][1] == 2 * 528 * 8
+    assert layout["tree_bits"][1] >= 7000 // 8 and layout["block_sums"][1] == 3 * 528 * 8
+    assert layout["huge_chunks"][1] == 7 * 4 and layout["nonzero_before"][1] >= 1001 * 8
 
 
 def test_runner_launches_apart_and_reads_back_positions(stand_in):
@@ -569,16 +655,52 @@ def test_host_matrix_door_copies_weights_over_and_the_tree_back_once(stand_in):
     expected = scipy_mst(matrix)
     tree = minimum_spanning_tree(matrix, device="gpu")
     assert isinstance(tree, sp.csr_matrix) and (tree != expected).nnz == 0
-    assert stand_in.launches[-4:] == ["barrier reset", "mst_boruvka", "mst_write_forest",
-                                      "mst_write_matrix"]
+    # A SciPy matrix is not declared symmetric: the first call finds it so (and keeps
+    # the verdict with the graph).
+    assert stand_in.launches[-6:] == ["zeros", "barrier reset", "mst_boruvka",
+                                      "symmetry check", "mst_write_forest", "mst_write_matrix"]
     assert stand_in.host_to_device == 3  # indptr and indices (kept by graph_cache), weights
-    # Again: the structure and the runner are kept; the weights cross, then the stats and
-    # the result's one buffer come back.
+    # Again: the structure, the runner and the verdict are kept; the weights cross, then
+    # the stats and the result's one buffer come back.
     stand_in.clear()
     again = minimum_spanning_tree(matrix, device="gpu")
     assert (again != expected).nnz == 0 and isinstance(again, sp.csr_matrix)
+    assert stand_in.launches == ["barrier reset", "mst_boruvka", "mst_write_forest",
+                                 "mst_write_matrix"]
     assert stand_in.host_to_device == 1 and stand_in.device_to_host == 2
     assert stand_in.syncs == ["get", "get"]
     assert stand_in.allocations == 2  # the weights' copy and the result buffer
+    # New weights in place (a canonical matrix's data is live): checked again, and found
+    # not symmetric when one direction of an edge changed.
+    rows = np.searchsorted(matrix.indptr[1:], np.arange(matrix.nnz), side="right")
+    lower = int(np.flatnonzero(matrix.indices < rows)[0])
+    matrix.data[lower] = 0.25  # lighter than its twin: the lower entry now counts
+    stand_in.clear()
+    changed = minimum_spanning_tree(matrix, device="gpu")
+    assert "symmetry check" in stand_in.launches
+    assert (changed != scipy_mst(matrix)).nnz == 0
     # A sparse array gives a sparse array, as SciPy's call does.
     assert isinstance(minimum_spanning_tree(sp.csr_array(matrix), device="gpu"), sp.csr_array)
+
+
+@pytest.mark.parametrize("narrows", [True, False])
+def test_carried_words_come_back_with_the_stats_even_after_a_relaunch(stand_in, narrows):
+    # The door copies graph_cache's fingerprints behind its kernels; weights that do not
+    # narrow make the runner rebind (a new scratch, a new stats block) and launch again:
+    # the copies must follow.
+    rows = np.array([0, 0, 1, 1, 2, 3, 4, 4])
+    cols = np.array([1, 2, 2, 3, 3, 4, 0, 5])
+    weights = np.arange(1.0, 9.0) if narrows else np.array(
+        [0.5, 1e-3, 2.0, 0.1, 1e300, -0.0, 3.0, 0.1])
+    g = on_device(CSRGraph.from_edges(rows, cols, weights, n_vertices=7))
+    runner = gpu.BoruvkaGPU(g.n_vertices, g.indptr, g.indices, g.weights, symmetric=False,
+                            find_symmetry=True)
+    runner.launch(write_matrix=True)
+    fingerprints = np.array([11, 2**63 + 5], dtype=np.uint64).view(FakeDeviceArray)
+    assert runner.carry([fingerprints[:1], fingerprints[1:]])
+    stand_in.clear()
+    runner.matrix()
+    assert stand_in.launches.count("mst_boruvka") == (0 if narrows else 1)  # the relaunch
+    assert stand_in.syncs.count("get") == (1 if narrows else 2)
+    assert [list(a) for a in runner.carried()] == [[11], [2**63 + 5]]
+    assert not runner.carry([np.zeros(gpu.CARRY_WORDS + 1, np.uint64).view(FakeDeviceArray)])

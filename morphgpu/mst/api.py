@@ -366,15 +366,18 @@ def _gpu_matrix(csgraph: Any) -> Any:
     host input, which the general path answers).
 
     The result's arrays are written by mst_write_matrix, queued right behind the forest
-    writer (sized for n - 1 edges, the size read from the kernels' stats on the device),
-    so the GPU never waits for the host within the call, and a host input's result comes
-    back in one copy (the three arrays share one buffer): a host matrix costs one copy
-    each way, its weights over and its tree back, besides the stats read. The runner and
+    writer (sized for n - 1 edges, the size read from the kernels' stats on the device;
+    zero-weight tree edges left out there too), so the GPU never waits for the host within
+    the call, and a host input's result comes back in one copy (the three arrays share one
+    buffer): a host matrix costs one copy each way, its weights over and its tree back,
+    besides the stats read. A matrix stored both ways (every entry below the diagonal
+    matched by a twin at least as light above it) runs as a symmetric graph: the kernel
+    checks that once per matrix content and keeps the verdict with the graph. The runner and
     its buffers are kept with the graph, which graph_cache keeps while the matrix is
     unchanged (for a SciPy matrix with its GPU structure, made once), so a repeated call
     only binds the weights; a CuPy matrix's fingerprint check is queued ahead of the
-    kernels and confirmed after them (a second read, which waits for nothing), and a
-    matrix changed in place is solved again on its rebuilt graph.
+    kernels and its result copied behind them into the words the stats read brings back
+    (no second read), and a matrix changed in place is solved again on its rebuilt graph.
     """
     from .. import graph_cache  # noqa: PLC0415
     from . import gpu  # noqa: PLC0415
@@ -406,10 +409,14 @@ def _gpu_matrix(csgraph: Any) -> Any:
 
         weights = backend.to_side(prep.weights, "gpu")
         with backend.gpu_memory_guard(f"boruvka on {n} vertices"):
+            # A matrix stored both ways runs as symmetric (half the entries read past
+            # their column), which the kernel finds and remembers with the graph.
             runner = gpu.kept_runner(owner, make, weights, symmetric=prep.symmetric,
-                                     what=_MST_WHAT)
+                                     what=_MST_WHAT, find_symmetry=True)
             runner.launch(write_matrix=True)
+            # The matrix's fingerprints come back with the kernels' stats: one read.
+            carried = bool(pending) and runner.carry([item[2] for item in pending])
             data, indices, indptr = runner.matrix(side)
-        if not pending or graph_cache.confirm(pending):
+        if not pending or graph_cache.confirm(pending, runner.carried() if carried else None):
             return _tree_matrix(csgraph, side, n, data, indices, indptr)
     raise RuntimeError(f"{_MST_WHAT}: the matrix changed while it was being read")

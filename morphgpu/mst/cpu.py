@@ -9,8 +9,9 @@ Each round (paper §5/§8.4, extended as in gpu.py):
    smaller id be the root; pointer jumping then labels every vertex with its root.
 
 The edges are processed in passes of increasing key (keys.pass_limits: one pass below
-3 entries per vertex), exactly as on the GPU, so both report the same rounds; each pass
-continues from the forest of the ones before.
+3 entries per vertex; a later pass takes every remaining key once keys.split_continues
+finds too little of the rest live), exactly as on the GPU, so both report the same
+rounds; each pass continues from the forest of the ones before.
 """
 
 from __future__ import annotations
@@ -98,12 +99,26 @@ def minimum_spanning_forest(
     rounds = 0
     low = -1
     signed_keys = cand_keys.astype(np.int64)  # pass 0's lower bound is -1
-    for limit in keymod.pass_limits(weight_keys, n):
+    limits = keymod.pass_limits(weight_keys, n)
+    sample = keymod.live_sample_positions(indices.size)
+    sample_rows = np.searchsorted(indptr[1:], sample, side="right")
+    sample_cols = indices[sample].astype(np.int64) if indices.size else sample
+    sample_keys = weight_keys[sample].astype(np.int64) if indices.size else sample
+    p = 0
+    while p < len(limits):
+        if 0 < p < len(limits) - 1:
+            live = int(np.count_nonzero(
+                (sample_keys > low) & (sample_rows != sample_cols)
+                & (component[sample_rows] != component[sample_cols])))
+            if not keymod.split_continues(live):
+                limits = limits[:p] + [keymod.ALL_KEYS]
+        limit = limits[p]
         taken = (signed_keys > low) & (signed_keys <= limit)
         more, more_rounds = boruvka_rounds(n, src[taken], dst[taken], packed[taken], component)
         chosen += more
         rounds += more_rounds
         low = limit
+        p += 1
     if not chosen:
         return np.zeros(0, dtype=np.int64), rounds
     tree = np.concatenate(chosen) & np.uint64(0xFFFFFFFF)

@@ -5,9 +5,12 @@ it without a host read in between and writes the finished forest (CSR positions,
 sources, targets, weights, in position order) with its size and total weight. The host
 then reads one small ``stats`` array and slices the forest buffer: no sort, no gathers,
 no reduction on the host side. A call costs two allocations (one scratch buffer carved
-into every working array, one forest buffer), three launches (the barrier reset and the
-two kernels), one synchronising read, and, for host-side results, one more copy. This
-matters on road graphs, where the whole forest takes a few hundred microseconds.
+into every working array, one forest buffer), three launches (the barrier reset, a
+memset, and the two kernels), one synchronising read, and, for host-side results, one
+more copy. This matters on road graphs, where the whole forest takes a few hundred
+microseconds. The kernels' arguments are packed once per runner
+(morphgpu.direct_launch): a launch through CuPy converts every argument again (the rounds
+kernel has 22).
 
 Weight keys are prepared on the host only when the kernel cannot map the weights itself:
 it maps int32 and float32 weights bit-wise, and float64 (int64) weights through float32
@@ -18,12 +21,14 @@ stops before its first build with STAT_INEXACT and the runner maps the keys on t
 weights are found by the kernel.
 
 The SciPy door (``minimum_spanning_tree`` on a CuPy matrix) keeps one runner per cached
-graph (``kept_runner``: its buffers and plan, weights rebound each call), runs the graph
-as not declared symmetric (the kernel then skips an entry whose reverse twin orders
-first, so a matrix stored both ways pushes half its entries) and queues
-``mst_write_matrix`` right behind the forest writer (``launch(write_matrix=True)``): the
-CSR result is written into arrays sized for n - 1 edges before the host reads anything,
-so the call's one stats read finds the result finished.
+graph (``kept_runner``: its buffers and plan, weights rebound each call), lets the kernel
+find whether the matrix is stored both ways (``find_symmetry``: it then runs as a
+declared-symmetric graph; the verdict is kept on the device with a fingerprint of the
+keys and structure, in a memo kept with the graph, so only a changed matrix is checked
+again) and queues ``mst_write_matrix`` right behind the forest writer
+(``launch(write_matrix=True)``): the CSR result, zero-weight tree edges left out as SciPy
+leaves them out, is written into arrays sized for n - 1 edges before the host reads
+anything, so the call's one stats read finds the result finished.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, barrier, kernels
+from .. import backend, barrier, direct_launch, kernels
 from . import keys as keymod
 
 KERNEL_PATH = "mst/kernels/boruvka.cu"
@@ -68,8 +73,30 @@ STAT_ZERO_EDGES = 5
 STAT_FIRST_NAN = 6
 STAT_BARRIER_ABORT = 8
 STAT_INEXACT = 9
-STAT_SLOTS = 10
+STAT_FINGERPRINT = 10
+STAT_ASYMMETRIC = 11
+STAT_LIVE_SAMPLE = 12
+STAT_SYMMETRIC_RUN = 13
+STAT_SLOTS = 14
+# Words past the kernels' slots that the host fills by device copies (BoruvkaGPU.carry),
+# so that the stats read brings them back too.
+CARRY_WORDS = 4
 NO_NAN = 2**64 - 1
+
+# The kernels' parameters, in boruvka.cu's order (the packed launches name their slots).
+ROUNDS_PARAMS = (
+    "indptr", "indices", "keys", "weights", "n", "m", "symmetric", "symmetry_memo",
+    "capacity", "huge_capacity", "parent", "lightest", "wl0", "wl1", "counters",
+    "huge_rows", "huge_chunks", "narrowed", "tree_bits", "block_sums", "stats",
+    "barrier_state",
+)  # fmt: skip
+WRITER_PARAMS = (
+    "indptr", "indices", "weights", "n", "m", "tree_bits", "block_sums", "stats", "forest",
+    "nonzero_before", "barrier_abort",
+)  # fmt: skip
+MATRIX_PARAMS = ("forest", "nonzero_before", "stats", "n", "data", "indices", "indptr")
+# boruvka.cu's modes: 0 general, 1 declared symmetric, 2 found symmetric or not.
+MODE_GENERAL, MODE_SYMMETRIC, MODE_FIND_SYMMETRY = 0, 1, 2
 
 
 def _variant_defines(defines: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -85,29 +112,24 @@ def _variant_defines(defines: dict[str, Any], mode: str) -> dict[str, Any]:
 @functools.lru_cache(maxsize=32)
 def _kernels(
     defines: tuple[tuple[str, Any], ...], mode: str
-) -> tuple[barrier.PersistentGrid, Any]:
-    # One grid (and barrier state) per variant: launches are sequential on one stream.
+) -> tuple[barrier.PersistentGrid, Any, Any]:
+    """The rounds kernel's grid (and barrier state: launches are sequential on one stream),
+    the forest writer and the matrix writer, all of one module (one compile)."""
     grid = barrier.persistent_kernel(
         KERNEL_PATH, "mst_boruvka", mode=mode, block=BLOCK, defines=dict(defines)  # type: ignore[arg-type]
     )
-    writer = kernels.get_kernel(
-        KERNEL_PATH,
-        "mst_write_forest",
-        defines=_variant_defines(dict(defines), mode),
-        cooperative=mode == "cooperative",
-    )
-    return grid, writer
+    module = {"path": KERNEL_PATH, "defines": _variant_defines(dict(defines), mode),
+              "cooperative": mode == "cooperative"}
+    writer = kernels.get_kernel(name="mst_write_forest", **module)
+    matrix = kernels.get_kernel(name="mst_write_matrix", **module)
+    return grid, writer, matrix
 
 
-@functools.lru_cache(maxsize=32)
-def _matrix_kernel(defines: tuple[tuple[str, Any], ...], mode: str) -> Any:
-    # The same module as _kernels' writer (same defines), so no further compile.
-    return kernels.get_kernel(
-        KERNEL_PATH,
-        "mst_write_matrix",
-        defines=_variant_defines(dict(defines), mode),
-        cooperative=mode == "cooperative",
-    )
+def _packed(kernel: Any, params: tuple[str, ...], values: dict[str, Any], *,
+            cooperative: bool) -> Any:
+    """A launch of ``kernel`` with its arguments packed once (tests stand a NumPy
+    emulation in here)."""
+    return direct_launch.PackedLaunch(kernel, params, values, cooperative=cooperative)
 
 
 def kernel_weights(xp: Any, weights: Any, m: int) -> Any:
@@ -135,7 +157,7 @@ def scratch_layout(
 ) -> tuple[dict[str, tuple[int, int]], int]:
     """Byte (offset, size) of every working array in one scratch buffer, and its size.
 
-    The order is the kernel's argument order; each array starts on a 256-byte boundary.
+    The order is the kernels' argument order; each array starts on a 256-byte boundary.
     ``narrowed``: the kernel narrows float64/int64 weights into m uint32 keys.
     """
     edge_bytes = 16 if vid_bytes == 4 else 24  # boruvka.cu's Edge
@@ -146,10 +168,12 @@ def scratch_layout(
         "wl1": capacity * edge_bytes,
         "counters": 4 * 8,
         "huge_rows": huge_capacity * vid_bytes,
+        "huge_chunks": huge_capacity * 4,
         "narrowed": (m if narrowed else 0) * 4,
         "tree_bits": max(-(-m // 32), 1) * 4,
-        "block_sums": 2 * blocks * 8,
-        "stats": STAT_SLOTS * 8,
+        "block_sums": 3 * blocks * 8,  # tree edges, float totals, zero-weight tree edges
+        "stats": (STAT_SLOTS + CARRY_WORDS) * 8,
+        "nonzero_before": (max(n, 1) + 1) * 8,  # mst_write_forest's ranks for the matrix
     }
     layout: dict[str, tuple[int, int]] = {}
     offset = 0
@@ -202,11 +226,14 @@ class BoruvkaGPU:
     """Buffers and kernels for one graph; :meth:`launch` may be repeated.
 
     ``symmetric``: every edge is stored in both directions with one weight, so only the
-    entries (u, v) with u < v are candidates (half the worklist). ``what`` starts the
-    messages of the errors the kernels detect (NaN weights, a false ``symmetric``).
-    A later launch overwrites the forest buffer, so results are read between launches.
-    ``defines``: extra compile-time defines (scripts/mst_profile.py's MST_PROFILE and
-    pass plans).
+    entries (u, v) with u < v are candidates (half the worklist). ``find_symmetry`` (with
+    ``symmetric`` False): the kernel finds whether the graph may run so (see boruvka.cu's
+    "Symmetry found"), keeping its verdict in ``symmetry_memo`` (two uint64 words, zero
+    before the first launch; a new one per runner when None; pass the same one for the
+    same graph to check it once). ``what`` starts the messages of the errors the kernels
+    detect (NaN weights, a false ``symmetric``). A later launch overwrites the forest
+    buffer, so results are read between launches. ``defines``: extra compile-time defines
+    (scripts/mst_profile.py's MST_PROFILE and pass plans).
     """
 
     def __init__(
@@ -217,6 +244,8 @@ class BoruvkaGPU:
         weights: Any,
         *,
         symmetric: bool,
+        find_symmetry: bool = False,
+        symmetry_memo: Any = None,
         barrier_mode: barrier.BarrierMode = "xiao-feng",
         what: str = "graph",
         defines: Mapping[str, Any] | None = None,
@@ -225,6 +254,11 @@ class BoruvkaGPU:
         self.n = int(n)
         self.m = int(indices.size)
         self.symmetric = bool(symmetric)
+        self.mode = (MODE_SYMMETRIC if self.symmetric
+                     else MODE_FIND_SYMMETRY if find_symmetry else MODE_GENERAL)
+        if self.mode == MODE_FIND_SYMMETRY and symmetry_memo is None:
+            symmetry_memo = cp.zeros(2, dtype=cp.uint64)
+        self.symmetry_memo = symmetry_memo
         self.what = what
         self.barrier_mode = barrier_mode
         self.extra_defines = dict(defines or {})
@@ -232,13 +266,18 @@ class BoruvkaGPU:
         self.weight_dtype = np.dtype(self.weights.dtype)
         self.indptr = indptr
         self.indices = indices
-        # The worklist never holds more than the candidate entries of one pass.
+        # The worklist never holds more than the candidate entries of one pass (a graph
+        # found symmetric has fewer than one not known to be).
         self.capacity = self.m // 2 + 1 if self.symmetric else max(self.m, 1)
         self.huge_capacity = self.m // HUGE_ROW + 1
         self.scratch = None
         self.forest_buffer = None
         self._write_matrix = False
         self._matrix_out: Any = None
+        self._matrix_arrays: Any = None
+        self.last_stats: np.ndarray | None = None  # the latest read of the stats
+        self._carried: list[int] = []
+        self._carry_arrays: list[Any] = []
         kind = keymod.key_kind(self.weights)
         self._bind(kind, self.weights if kind != "keys" else keymod.weight_keys(cp, self.weights))
 
@@ -257,7 +296,7 @@ class BoruvkaGPU:
         )
         defines.update(self.extra_defines)
         self._defines = tuple(sorted(defines.items()))
-        self.grid, self.writer = _kernels(self._defines, self.barrier_mode)
+        self.grid, writer, matrix = _kernels(self._defines, self.barrier_mode)
         vid_bytes = np.dtype(indices.dtype).itemsize
         layout, scratch_bytes = scratch_layout(
             self.n, self.m, self.capacity, self.huge_capacity, vid_bytes, self.grid.grid,
@@ -278,25 +317,30 @@ class BoruvkaGPU:
                 if self.forest_buffer is None:
                     self.forest_buffer = cp.empty(n_forest_words, dtype=cp.int64)
         self.scratch_bytes = scratch_bytes
-        self._part = {name: self.scratch[at : at + size] for name, (at, size) in layout.items()}
-        self.stats = self._part["stats"].view(cp.uint64)
-        self._arguments()
-
-    def _arguments(self) -> None:
-        indptr, indices, part = self.indptr, self.indices, self._part
-        self._boruvka_args = (
-            indptr, indices, self.keys, self.weights,
-            np.int64(self.n), np.int64(self.m), np.int32(self.symmetric),
-            np.int64(self.capacity), np.int64(self.huge_capacity),
-            part["parent"], part["lightest"], part["wl0"], part["wl1"], part["counters"],
-            part["huge_rows"], part["narrowed"], part["tree_bits"], part["block_sums"],
-            part["stats"],
-        )  # fmt: skip
-        self._writer_args = (
-            indptr, indices, self.weights, np.int64(self.n), np.int64(self.m),
-            part["tree_bits"], part["block_sums"], part["stats"], self.forest_buffer,
-            self.grid.state[2 * self.grid.grid:],
-        )  # fmt: skip
+        part = {name: self.scratch[at : at + size] for name, (at, size) in layout.items()}
+        self._part = part
+        self.stats = part["stats"].view(cp.uint64)
+        cooperative = self.barrier_mode == "cooperative"
+        self._rounds = _packed(self.grid.kernel, ROUNDS_PARAMS, {
+            "indptr": indptr, "indices": indices, "keys": self.keys, "weights": self.weights,
+            "n": np.int64(self.n), "m": np.int64(self.m), "symmetric": np.int32(self.mode),
+            # Read only in MODE_FIND_SYMMETRY; any device word stands in otherwise.
+            "symmetry_memo": self.symmetry_memo if self.symmetry_memo is not None
+            else part["stats"],
+            "capacity": np.int64(self.capacity), "huge_capacity": np.int64(self.huge_capacity),
+            **{name: part[name] for name in ROUNDS_PARAMS[10:21]},
+            "barrier_state": self.grid.state,
+        }, cooperative=cooperative)
+        # The writers use no grid barrier: plain launches.
+        self._writer = _packed(writer, WRITER_PARAMS, {
+            "indptr": indptr, "indices": indices, "weights": self.weights,
+            "n": np.int64(self.n), "m": np.int64(self.m), "tree_bits": part["tree_bits"],
+            "block_sums": part["block_sums"], "stats": part["stats"],
+            "forest": self.forest_buffer, "nonzero_before": part["nonzero_before"],
+            "barrier_abort": self.grid.state[2 * self.grid.grid :],
+        }, cooperative=False)
+        self._matrix = matrix
+        self._matrix_launch: Any = None  # packed at the first launch that writes a matrix
 
     def set_weights(self, weights: Any) -> None:
         """New weights of the same dtype for the same structure: only the arguments change
@@ -311,7 +355,8 @@ class BoruvkaGPU:
             self._bind(kind, weights if kind != "keys" else keymod.weight_keys(cp, weights))
             return
         self.keys = weights if kind != "keys" else keymod.weight_keys(cp, weights)
-        self._arguments()
+        self._rounds.set(keys=self.keys, weights=weights)
+        self._writer.set(weights=weights)
 
     def launch(self, *, write_forest: bool = True, write_matrix: bool = False) -> None:
         """Run the whole forest computation (asynchronous; nothing is read back).
@@ -320,25 +365,57 @@ class BoruvkaGPU:
         the forest buffer and its stats are then not ready to read. ``write_matrix``
         also queues minimum_spanning_tree's CSR arrays (new ones, read by :meth:`matrix`).
         """
-        self.grid.launch(*self._boruvka_args)
+        self.grid.reset()
+        self._rounds.launch(self.grid.grid, BLOCK)
         self._write_matrix = write_forest and write_matrix
-        self._matrix_out = None
+        self._matrix_out = self._matrix_arrays = None
+        self._carry_arrays: list[Any] = []
         if not write_forest:
             return
         # The same block count: the writer's blocks own the words the counts cover.
-        self.writer((self.grid.grid,), (BLOCK,), self._writer_args)
+        self._writer.launch(self.grid.grid, BLOCK)
         if self._write_matrix:
             cp = backend.cupy_module()
             _, _, nbytes = matrix_layout(self.n, np.dtype(self.indices.dtype).itemsize)
             with backend.gpu_memory_guard("minimum_spanning_tree result"):
                 buffer = cp.empty(nbytes, dtype=cp.uint8)
             data, indices, indptr = self._matrix_views(buffer)
-            grid, block = kernels.launch_config(self.n + 1, BLOCK, max_blocks=MATRIX_BLOCKS)
-            _matrix_kernel(self._defines, self.barrier_mode)(
-                grid, block,
-                (self.forest_buffer, self.stats, np.int64(self.n), data, indices, indptr),
-            )
+            if self._matrix_launch is None:
+                self._matrix_launch = _packed(self._matrix, MATRIX_PARAMS, {
+                    "forest": self.forest_buffer,
+                    "nonzero_before": self._part["nonzero_before"],
+                    "stats": self._part["stats"], "n": np.int64(self.n),
+                    "data": data, "indices": indices, "indptr": indptr,
+                }, cooperative=False)
+            (blocks,), (block,) = kernels.launch_config(self.n + 1, BLOCK,
+                                                        max_blocks=MATRIX_BLOCKS)
+            self._matrix_launch.launch(blocks, block, data=data, indices=indices, indptr=indptr)
             self._matrix_out = buffer
+            self._matrix_arrays = (data, indices, indptr)
+
+    def carry(self, arrays: list[Any]) -> bool:
+        """Copy small uint64 device arrays (CARRY_WORDS words in all at most) into the stats
+        block past the kernels' slots, queued behind the last launch, so the next stats
+        read brings them back as well (:meth:`carried`): a read of their own saved. False,
+        and nothing queued, where they do not fit."""
+        sizes = [int(a.size) for a in arrays]
+        if sum(sizes) > CARRY_WORDS:
+            return False
+        at = STAT_SLOTS
+        for a, size in zip(arrays, sizes):
+            self.stats[at : at + size] = a
+            at += size
+        self._carried = sizes
+        self._carry_arrays = list(arrays)  # copied again behind a relaunch (read_stats)
+        return True
+
+    def carried(self) -> list[np.ndarray]:
+        """The arrays :meth:`carry` queued, as the latest stats read brought them back."""
+        out, at = [], STAT_SLOTS
+        for size in self._carried:
+            out.append(self.last_stats[at : at + size])  # type: ignore[index]
+            at += size
+        return out
 
     def read_stats(self) -> np.ndarray:
         """The kernels' stats (one synchronising read), after checking what they found."""
@@ -351,9 +428,13 @@ class BoruvkaGPU:
             )
         if stats[STAT_INEXACT]:
             # A weight the kernel could not narrow exactly (it stopped before its first
-            # build): keys mapped here instead, the same buffers, one more launch and read.
+            # build): keys mapped here instead, one more launch and read (the stats block
+            # may be a new one: what was carried is copied again).
+            carried = self._carry_arrays
             self._bind("keys", keymod.weight_keys(backend.cupy_module(), self.weights))
             self.launch(write_matrix=self._write_matrix)
+            if carried:
+                self.carry(carried)
             return self.read_stats()
         if stats[STAT_OVERFLOW]:
             raise ValueError(
@@ -363,6 +444,7 @@ class BoruvkaGPU:
         n_tree = int(stats[STAT_FOREST_EDGES])
         if n_tree >= max(self.n, 1):
             raise RuntimeError(f"boruvka kernel: {n_tree} forest edges on {self.n} vertices")
+        self.last_stats = stats
         return stats
 
     def forest(self, side: backend.Side = "gpu") -> GPUForest:
@@ -391,33 +473,19 @@ class BoruvkaGPU:
     def matrix(self, side: backend.Side = "gpu") -> tuple[Any, Any, Any]:
         """The last launch's forest as SciPy's CSR arrays of it on ``side``: (data as
         float64, indices, indptr of n + 1), in the index dtype of ``indices``, stored zeros
-        dropped (minimum_spanning_tree's result), from a launch with ``write_matrix``.
-        One synchronising read (the stats: the result's size) and, for "cpu", one copy of
-        the buffer the three arrays share; only where a tree edge weighs zero, CuPy's
-        masking, a second read and a copy per array. The arrays are the call's own: a
-        later launch leaves them as they are.
+        dropped (minimum_spanning_tree's result: mst_write_matrix leaves the zero-weight
+        tree edges out itself), from a launch with ``write_matrix``. One synchronising read
+        (the stats: the result's size) and, for "cpu", one copy of the buffer the three
+        arrays share. The arrays are the call's own: a later launch leaves them as they are.
         """
         if self._matrix_out is None:
             raise RuntimeError("matrix(): the last launch did not write the matrix")
-        cp = backend.cupy_module()
         stats = self.read_stats()
-        buffer = self._matrix_out
-        self._matrix_out = None
-        k = int(stats[STAT_FOREST_EDGES])
-        if not stats[STAT_ZERO_EDGES]:
-            if side == "cpu":
-                buffer = buffer.get()
-            data, indices, indptr = self._matrix_views(buffer)
-            return data[:k], indices[:k], indptr
-        # Rare: zero-weight tree edges, which SciPy's result does not store.
-        data, indices, _ = self._matrix_views(buffer)
-        forest = self.forest_buffer[: forest_words(k, self.weight_dtype.itemsize)]
-        _, src, _, weights = split_forest(forest, k, self.weight_dtype)
-        keep = cp.flatnonzero(weights != 0)  # its size is read back
-        rows = cp.arange(self.n + 1, dtype=src.dtype)
-        indptr = cp.searchsorted(src[keep], rows, side="left").astype(indices.dtype)
-        arrays = (data[keep], indices[keep], indptr)
-        return tuple(backend.to_side(a, side) for a in arrays)  # type: ignore[return-value]
+        buffer, arrays = self._matrix_out, self._matrix_arrays
+        self._matrix_out = self._matrix_arrays = None
+        stored = int(stats[STAT_FOREST_EDGES]) - int(stats[STAT_ZERO_EDGES])
+        data, indices, indptr = self._matrix_views(buffer.get()) if side == "cpu" else arrays
+        return data[:stored], indices[:stored], indptr
 
     def _matrix_views(self, buffer: Any) -> tuple[Any, Any, Any]:
         """(data, indices, indptr) views of a matrix buffer (CuPy, or its NumPy copy)."""
@@ -475,38 +543,44 @@ def spanning_forest(
 # runner and allocating its scratch. Only for small plans, so a kept runner never holds
 # much memory beyond its graph's own, and only for callers whose results do not view the
 # runner's buffers (the next launch overwrites them): minimum_spanning_tree's matrix.
+# The symmetry memos (two device words each) are kept with the graph whatever its size.
 _runners: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], BoruvkaGPU]] = (
     weakref.WeakKeyDictionary()
 )
+_memos: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
 
 
 def kept_runner(
-    owner: Any, make: Any, weights: Any, *, symmetric: bool, what: str
+    owner: Any, make: Any, weights: Any, *, symmetric: bool, what: str,
+    find_symmetry: bool = False,
 ) -> BoruvkaGPU:
     """The runner kept with ``owner`` for these weights' dtype (its weights replaced), or
-    a new one, ``make()`` giving (n, indptr, indices) on the GPU, kept when small.
+    a new one, ``make()`` giving (n, indptr, indices) on the GPU, kept when small; with
+    ``find_symmetry``, its symmetry memo is ``owner``'s, kept whatever the runner's size.
 
-    The key holds the device and the current stream: a runner's buffers are used by one
-    stream's launches in order, never by two at once.
+    The key holds the device and the current stream: a runner's buffers (and a memo) are
+    used by one stream's launches in order, never by two at once.
     """
     cp = backend.cupy_module()
-    key = (
-        backend.current_device_id(),
-        getattr(cp.cuda.get_current_stream(), "ptr", 0),
-        np.dtype(weights.dtype),
-        bool(symmetric),
-        what,
-    )
+    place = (backend.current_device_id(), getattr(cp.cuda.get_current_stream(), "ptr", 0))
+    key = (*place, np.dtype(weights.dtype), bool(symmetric), bool(find_symmetry), what)
     try:
         kept = _runners.setdefault(owner, {})
+        memos = _memos.setdefault(owner, {})
     except TypeError:  # not weakly referable: nothing kept
-        kept = {}
+        kept, memos = {}, {}
     runner = kept.get(key)
     if runner is not None:
         runner.set_weights(weights)
         return runner
+    memo = None
+    if find_symmetry and not symmetric:
+        memo = memos.get(place)
+        if memo is None:
+            memo = memos[place] = cp.zeros(2, dtype=cp.uint64)
     n, indptr, indices = make()
-    runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric, what=what)
+    runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric,
+                        find_symmetry=find_symmetry, symmetry_memo=memo, what=what)
     if runner.scratch_bytes <= SMALL_PLAN_BYTES:
         kept[key] = runner
     return runner

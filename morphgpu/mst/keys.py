@@ -14,8 +14,10 @@ mapped here: exactly-float32 float64 through float32, int64 within int32 as int3
 anything else by its rank among the distinct weights (one sort, still exact).
 
 The pass plan (edges in passes of increasing key, see kernels/boruvka.cu's notes) is
-chosen here from a fixed hashed sample of keys, exactly as the kernel chooses it, so the
-CPU and GPU paths split the edges identically and report the same rounds.
+chosen here from a fixed hashed sample of keys, exactly as the kernel chooses it, and cut
+short after a pass where a fixed hashed sample of entries finds too little of the rest
+live (:func:`split_continues`), so the CPU and GPU paths split the edges identically and
+report the same rounds.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ SAMPLE_SIZE = 256
 # MST_FIRST_PASS_HALVES and MST_MAX_PASSES).
 FIRST_PASS_HALVES = 3
 MAX_PASSES = 8
+# After a pass, LIVE_SAMPLE hashed CSR entries (LIVE_SALT) are checked: the planned split
+# after the next pass stands only while at least 1 / LIVE_SPLIT_SHARE of them lie above the
+# passes done and join two components; else the next pass takes every remaining key
+# (boruvka.cu's LIVE_SAMPLE, LIVE_SALT, MST_LIVE_SPLIT_SHARE, and its notes on why).
+LIVE_SAMPLE = 1024
+LIVE_SALT = 0x9E3779B9
+LIVE_SPLIT_SHARE = 4
 MAX_POSITIONS = 2**32
 
 
@@ -112,3 +121,15 @@ def pass_limits(keys: np.ndarray, n: int, *, first_halves: int = FIRST_PASS_HALV
                 limits.append(limit)
             target *= 2
     return limits + [ALL_KEYS]
+
+
+def live_sample_positions(m: int) -> np.ndarray:
+    """The CSR positions whose liveness decides each later split (same on both sides)."""
+    i = np.arange(LIVE_SAMPLE, dtype=np.uint32) ^ np.uint32(LIVE_SALT)
+    return (mix32(i).astype(np.uint64) % np.uint64(max(m, 1))).astype(np.int64)
+
+
+def split_continues(live: int) -> bool:
+    """Whether the planned split after the next pass stands, ``live`` of the LIVE_SAMPLE
+    sampled entries lying above the passes done with their ends in two components."""
+    return LIVE_SPLIT_SHARE * live >= LIVE_SAMPLE

@@ -19,24 +19,37 @@
 // different components until the last rounds, so every round rescans them (uniform 2^23,
 // degree 8, all edges in one pass: 224M edge-rounds for 33.5M edges; ECL-MST's single
 // light pass of 3 entries per vertex: 42M; simulation in NumPy of the rounds). Passes of
-// geometrically growing size cut that: pass 0 takes the entries with keys at or below
-// the sampled quantile of FIRST_PASS_HALVES / 2 entries per vertex (1.5: past a random
-// graph's giant component, with few edges left over to rescan), every later pass doubles
-// the entries covered, and a pass is split off only while the entries above it are at
-// least as many as those below; the last pass takes the rest. Entries of a later pass
-// whose ends the earlier passes joined are dropped while the pass is built (one find per
-// entry on a flattened forest), before they cost a round. Same simulation: 18M
-// edge-rounds on uniform 2^23 (passes at 1.5 and 3 per vertex), 8.9M -> 7.5M on
-// Kronecker 21; road networks (under 3 entries per vertex) keep one pass.
+// growing size cut that: pass 0 takes the entries with keys at or below the sampled
+// quantile of FIRST_PASS_HALVES / 2 entries per vertex (1.5: past a random graph's giant
+// component, with few edges left over to rescan); a later pass doubles the entries
+// covered, and is split off only while the entries above it are at least as many as
+// those below AND the rest is still live: every pass reads all m CSR entries, so it pays
+// only where it saves rescans of many live edges. After each pass block 0 samples
+// LIVE_SAMPLE hashed entries: those above the pass's keys whose ends still lie in two
+// components stand for the live rest; under a quarter of the sample, the next pass takes
+// every remaining key (H100 phase tables: a pass's scan of m entries costs what rounds
+// cost on roughly m/4 to m/2 live entries, and a later pass's rounds touch each live
+// edge about 1.2-2 times). Entries of a later pass whose ends the earlier passes joined
+// are dropped while the pass is built (one find per entry on a flattened forest), before
+// they cost a round. NumPy simulation of the rounds, live rest after pass 0: uniform 2^23
+// degree 8 0.52 m (split again at 3 per vertex, then 0.05 m: the rest), Kronecker 21
+// 0.13 m and R-MAT 20 0.16 m (two passes: Kronecker 21 7.7M edge-rounds in five passes
+// -> 10.6M in two, three scans of 63.5M entries fewer); road networks (under 3 entries
+// per vertex) keep one pass. The sample depends only on the forest, not on timing, so
+// the plan (and the rounds) are the same on every run and in the CPU twin (cpu.py).
 //
 // Phases of pass p, r counting every edge-producing phase (builds and filters):
-//   flatten (p > 0): every vertex points at its root; barrier;
+//   flatten (p > 0): every vertex points at its root; block 0 first samples the live
+//            rest (see Passes), which decides after the barrier whether pass p is the
+//            last; barrier;
 //   build r: every CSR entry whose key lies in pass p's range and whose ends lie in
 //            different components goes into wl[r%2] (count in counters[r%3]) and is
 //            offered to lightest[root] at its far end; a row's entries are offered at
 //            its own root once, as the row's minimum (a hub row's offers would otherwise
-//            all hit one word); rows longer than HUGE_ROW are listed (pass 0) and swept
-//            a block per row after one more barrier;
+//            all hit one word); rows longer than HUGE_ROW are listed in pass 0 as chunks
+//            of HUGE_CHUNK entries and swept a block per chunk after one more barrier
+//            (a block per row left one block on Kronecker 21's 103K-entry hub for
+//            ~550 us of every pass's ~1.2 ms scan);
 //   barrier;
 //   join r:  an edge that is the lightest of either end is a tree edge: unite the ends,
 //            set its CSR position's bit in tree_bits; the edge that won a root resets
@@ -51,12 +64,26 @@
 // no root changes there, and path halving only ever replaces a parent by an ancestor, so
 // a stale parent still leads to the root; only join's unite needs coherent loads.
 //
-// Output: after the last round each block counts the tree bits of its range of bit words;
-// mst_write_forest, launched right behind, turns the counts into ranks and writes the
-// forest ready for the caller, in CSR-position order (no sort), with its size and total
-// weight in `stats`; mst_write_matrix (minimum_spanning_tree's CSR result) may follow it
-// without a host read, taking the size from `stats`. The host launches nothing else and
-// reads back once.
+// Symmetry found, not declared (symmetric = 2, minimum_spanning_tree's matrices): a
+// matrix stored both ways runs as a declared-symmetric graph (only the entries (u, v)
+// with u < v are read past their column) when every entry (u, v) with v < u has a twin
+// (v, u) that orders before it (twin_dominates: same pair, lighter, or as light and, lying
+// in an earlier row, earlier): such an entry is never a tree edge, so dropping all of
+// them changes no forest, round or pass. Checking that costs a binary search per entry,
+// so the verdict is kept in `symmetry_memo` with a fingerprint of what it depends on
+// (keys, indices, indptr; summed in the weight pass every launch of this mode makes
+// anyway): a later launch on the same content reads the verdict, a changed matrix is
+// checked again. Kronecker 21, H100: float64 door (general) 10.4 ms against 6.2 ms for
+// the same rounds declared symmetric.
+//
+// Output: after the last round each block counts the tree bits of its range of bit words
+// (and the tree edges of weight zero among them); mst_write_forest, launched right
+// behind, turns the counts into ranks and writes the forest ready for the caller, in
+// CSR-position order (no sort), with its size and total weight in `stats`, and for each
+// edge how many edges of nonzero weight precede it; mst_write_matrix
+// (minimum_spanning_tree's CSR result, which holds no stored zeros) may follow it without
+// a host read, taking the sizes from `stats` and dropping the zero-weight edges itself.
+// The host launches nothing else and reads back once.
 //
 // Weight keys (MST_KEY_KIND): 0 reads precomputed uint32 keys, 1 maps int32 weights, 2
 // maps float32 weights bit-wise (order-preserving; the host does the rest, see keys.py),
@@ -71,8 +98,8 @@
 // NumPy's, or in double when MST_WEIGHT_FLOAT is 1).
 //
 // MST_PROFILE: block 0 stamps the end of every phase (its clock64() and %globaltimer, the
-// worklist size after it) into mst_profile, for benchmarks/mst_profile.py; row 0 holds
-// the number of rows written and the start.
+// worklist size after it; a flatten stamps the live sample) into mst_profile, for
+// scripts/mst_profile.py; row 0 holds the number of rows written and the start.
 #include <morphgpu/common.cuh>
 #include <morphgpu/hash.cuh>
 #include <morphgpu/barrier.cuh>
@@ -90,13 +117,17 @@
 #ifndef MST_WEIGHT_FLOAT
 #define MST_WEIGHT_FLOAT 0
 #endif
-// The pass plan (keys.FIRST_PASS_HALVES, keys.MAX_PASSES); the host's twin uses the same
-// values, and benchmarks/mst_profile.py overrides them to time other plans.
+// The pass plan (keys.FIRST_PASS_HALVES, keys.MAX_PASSES, keys.LIVE_SPLIT_SHARE); the
+// host's twin uses the same values, and scripts/mst_profile.py overrides them to time
+// other plans (MST_LIVE_SPLIT_SHARE 0: every planned split, whatever the live rest).
 #ifndef MST_FIRST_PASS_HALVES
 #define MST_FIRST_PASS_HALVES 3
 #endif
 #ifndef MST_MAX_PASSES
 #define MST_MAX_PASSES 8
+#endif
+#ifndef MST_LIVE_SPLIT_SHARE
+#define MST_LIVE_SPLIT_SHARE 4
 #endif
 // Kinds 3 and 4 narrow the weights into `narrowed`; the builds read those keys.
 #define MST_NARROWS (MST_KEY_KIND == 3 || MST_KEY_KIND == 4)
@@ -119,15 +150,40 @@ constexpr u64 NO_EDGE = ~0ull;
 constexpr unsigned ALL_KEYS = 0xffffffffu;  // the last pass's upper key bound
 constexpr int SAMPLE_SIZE = 256;            // keys.SAMPLE_SIZE
 constexpr int MAX_PASSES = MST_MAX_PASSES;
-constexpr int SMALL_ROW = 8;                // rows up to this length are scanned by one thread
+// Rows up to SMALL_ROW entries are scanned by one thread (its lanes' rows side by side),
+// longer ones by the whole warp, one row after another. At 8, a uniform graph of degree 8
+// (Poisson: 41% of its rows, 55% of its entries above 8) sends each warp through ~13 rows
+// in turn, a round trip to memory or more per row while the other lanes wait; H100,
+// uniform 2^23: 2.3-3.6 ms a build for 67M entries whose indices and keys would stream in
+// ~0.2 ms, which that serial walk would explain (not yet measured apart). A thread's row
+// of up to 32 entries sits in 4 sectors of indices and of keys, which its later entries
+// read from L1; rows past 32 keep the warp (a row takes ceil(len / 32) steps).
+// scripts/mst_profile.py times MST_SMALL_ROW=8 against it.
+#ifndef MST_SMALL_ROW
+#define MST_SMALL_ROW 32
+#endif
+constexpr int SMALL_ROW = MST_SMALL_ROW;
+constexpr int TWIN_SCAN_ROW = 8;            // twin_dominates scans rows up to this length
 // Rows longer than this (hubs of R-MAT/Kronecker graphs) would keep one warp busy long
-// after the others finish; they are deferred and then swept a block per row.
+// after the others finish; they are deferred and then swept in chunks of HUGE_CHUNK
+// entries, a block per chunk. A huge row has at most len / HUGE_ROW chunks, so the list
+// (gpu.py: entries // HUGE_ROW + 1 slots) holds every chunk.
 constexpr i64 HUGE_ROW = 1024;
+constexpr i64 HUGE_CHUNK = 2 * HUGE_ROW;
+// Hashed CSR entries sampled after a pass (keys.LIVE_SAMPLE, keys.LIVE_SALT): the next
+// pass splits only while at least 1 / MST_LIVE_SPLIT_SHARE of them are live above it.
+constexpr int LIVE_SAMPLE = 1024;
+constexpr unsigned LIVE_SALT = 0x9e3779b9u;
+// The symmetry check's threads each take this many consecutive entries (one row search).
+constexpr i64 VERIFY_CHUNK = 16;
+constexpr u64 FP_WEYL = 0x9E3779B97F4A7C15ull;  // kernels/fingerprint.cu's constant
 static_assert(MST_BLOCK >= SAMPLE_SIZE, "a block samples one key per thread");
 static_assert(MAX_PASSES >= 1 && MAX_PASSES <= 32, "pass count");
 
 #ifdef MST_PROFILE
-enum Phase : unsigned { PH_INIT = 1, PH_NARROW, PH_FLATTEN, PH_BUILD, PH_HUGE, PH_JOIN, PH_FILTER };
+enum Phase : unsigned {
+    PH_INIT = 1, PH_NARROW, PH_FLATTEN, PH_BUILD, PH_HUGE, PH_JOIN, PH_FILTER, PH_VERIFY
+};
 // Block 0's thread 0 after a barrier: (phase | pass << 8 | round << 16, count, clock,
 // global ns).
 __device__ __forceinline__ void profile_stamp(int* row, unsigned phase, int pass, int round,
@@ -144,6 +200,45 @@ __device__ __forceinline__ void profile_stamp(int* row, unsigned phase, int pass
 #else
 #define MST_STAMP(phase, pass, round, count) ((void)0)
 #endif
+
+// Slots of the kernel's `stats` (gpu.py's STAT_* names mirror them).
+enum Stat : int {
+    STAT_ROUNDS = 0,
+    STAT_OVERFLOW = 1,       // 1: a worklist overflowed (declared symmetric, but is not)
+    STAT_PASSES = 2,         // passes run (block_pass_plan's, cut short by the live sample)
+    STAT_FOREST_EDGES = 3,
+    STAT_TOTAL = 4,          // the forest's weight: int64 bits, or double bits
+    STAT_ZERO_EDGES = 5,     // forest edges of weight zero (minimum_spanning_tree drops them)
+    STAT_FIRST_NAN = 6,      // the first CSR entry whose weight is NaN (~0: none)
+    STAT_BLOCKS_DONE = 7,    // mst_write_forest's blocks that have added their total
+    STAT_BARRIER_ABORT = 8,  // mst_boruvka's barrier abort word, read with the stats
+    STAT_INEXACT = 9,        // 1: a weight does not narrow to its key (kinds 3, 4): no forest
+    STAT_FINGERPRINT = 10,   // symmetric = 2: the keys' and structure's fingerprint
+    STAT_ASYMMETRIC = 11,    // symmetric = 2: 1 once an entry without a dominating twin is found
+    STAT_LIVE_SAMPLE = 12,   // the live sample of the latest pass decision (block 0)
+    STAT_SYMMETRIC_RUN = 13, // symmetric = 2: 1 when the launch ran as symmetric
+    STAT_SLOTS = 14
+};
+
+// Block-wide: the sum of every thread's value, on every thread.
+template <typename T>
+__device__ __forceinline__ T block_sum(T value) {
+    T total;
+    mg::block_exclusive_sum<MST_BLOCK, T>(value, &total);
+    return total;
+}
+
+// The row holding CSR position p: the last row starting at or before p (empty rows
+// share their start with the next row, so the last of them is the one holding p).
+__device__ __forceinline__ vid_t row_of(const eid_t* __restrict__ indptr, vid_t n, eid_t p) {
+    vid_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const vid_t mid = lo + ((hi - lo + 1) >> 1);
+        if (__ldg(indptr + mid) <= p) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
 
 // A worklist entry: the roots of its ends when it was pushed, and its packed order value.
 struct Edge {
@@ -390,11 +485,11 @@ struct Graph {
 // read with symmetric=0) so keeps about half its entries, as a declared-symmetric graph
 // does, without assuming anything: the search is a binary search for u, exact on sorted
 // rows; on unsorted ones it may miss the twin (the entry is then kept, as before), and
-// whatever it finds is a real entry (v, u). Rows up to SMALL_ROW are scanned instead.
+// whatever it finds is a real entry (v, u). Rows up to TWIN_SCAN_ROW are scanned instead.
 __device__ __forceinline__ bool twin_dominates(const Graph& g, vid_t v, vid_t u, u64 packed) {
     i64 lo = (i64)g.indptr[v];
     const i64 end = (i64)g.indptr[v + 1];
-    const bool scan = end - lo <= SMALL_ROW;
+    const bool scan = end - lo <= TWIN_SCAN_ROW;
     if (!scan) {
         i64 hi = end;  // the lower bound of u in [lo, end)
         while (lo < hi) {
@@ -434,16 +529,19 @@ __device__ __forceinline__ u64 consider_entry(const Graph& g, vid_t* parent, vid
     return packed;
 }
 
+// The chunks of the huge rows, listed in pass 0: chunk h covers the entries
+// [indptr[rows[h]] + chunks[h] * HUGE_CHUNK, + HUGE_CHUNK) of its row.
 struct HugeRows {
     vid_t* rows;
+    unsigned* chunks;
     u64* count;
     i64 capacity;
 };
 
 // Build phase: every CSR entry of the pass. Short rows go one per thread; a warp takes
 // the long rows of its lanes together, one row at a time, so rows do not stall a lane;
-// huge rows are only listed here (the first pass; sweep_huge_rows takes them after a
-// barrier, in every pass).
+// huge rows are only listed here (the first pass, chunk by chunk; sweep_huge_rows takes
+// them after a barrier, in every pass).
 template <bool FIRST>
 __device__ void build_from_csr(const Graph& g, vid_t* parent, const KeyRange& range,
                                const Worklist& out, u64* lightest, const HugeRows& huge) {
@@ -477,10 +575,18 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, const KeyRange& ra
             const i64 row_begin = __shfl_sync(0xffffffffu, begin, owner);
             const i64 row_end = __shfl_sync(0xffffffffu, end, owner);
             if (row_end - row_begin > HUGE_ROW) {
-                if (FIRST && lane == 0) {
-                    const u64 slot = atomicAdd(huge.count, 1ull);
-                    // The capacity (entries / HUGE_ROW + 1) bounds the number of huge rows.
-                    if (slot < (u64)huge.capacity) huge.rows[slot] = row;
+                if (FIRST) {
+                    const u64 pieces = (u64)((row_end - row_begin + HUGE_CHUNK - 1) / HUGE_CHUNK);
+                    u64 first = 0;
+                    if (lane == 0) first = atomicAdd(huge.count, pieces);
+                    first = __shfl_sync(0xffffffffu, first, 0);
+                    for (u64 k = lane; k < pieces; k += 32) {
+                        // At most entries / HUGE_ROW chunks in all: the capacity holds them.
+                        if (first + k < (u64)huge.capacity) {
+                            huge.rows[first + k] = row;
+                            huge.chunks[first + k] = (unsigned)k;
+                        }
+                    }
                 }
                 continue;
             }
@@ -496,8 +602,9 @@ __device__ void build_from_csr(const Graph& g, vid_t* parent, const KeyRange& ra
     }
 }
 
-// After a barrier: each block takes whole huge rows (a row has >= HUGE_ROW entries, so a
-// block's threads stay busy, and blocks share the rows round-robin).
+// After a barrier: each block takes whole chunks of huge rows (HUGE_CHUNK entries keep a
+// block's threads busy; blocks share the chunks round-robin, so a hub of any length is
+// spread over many blocks), offering each chunk's minimum at the row's root.
 template <bool FIRST>
 __device__ void sweep_huge_rows(const Graph& g, vid_t* parent, const KeyRange& range,
                                 const Worklist& out, u64* lightest, const HugeRows& huge) {
@@ -506,50 +613,17 @@ __device__ void sweep_huge_rows(const Graph& g, vid_t* parent, const KeyRange& r
     for (u64 h = blockIdx.x; h < count; h += gridDim.x) {
         const vid_t row = huge.rows[h];
         const vid_t root = FIRST ? row : find_root_stable(parent, row);
-        const i64 end = (i64)g.indptr[row + 1];
+        const i64 begin = (i64)g.indptr[row] + (i64)huge.chunks[h] * HUGE_CHUNK;
+        const i64 row_end = (i64)g.indptr[row + 1];
+        const i64 end = begin + HUGE_CHUNK < row_end ? begin + HUGE_CHUNK : row_end;
         u64 best = NO_EDGE;
-        for (i64 j = (i64)g.indptr[row] + threadIdx.x; j < end; j += blockDim.x) {
+        for (i64 j = begin + threadIdx.x; j < end; j += blockDim.x) {
             const u64 packed = consider_entry<FIRST>(g, parent, row, root, j, range, out, lightest);
             best = packed < best ? packed : best;
         }
         best = block_min(best);
         if (threadIdx.x == 0 && best != NO_EDGE) offer(lightest, root, best);
     }
-}
-
-// Slots of the kernel's `stats` (gpu.py's STAT_* names mirror them).
-enum Stat : int {
-    STAT_ROUNDS = 0,
-    STAT_OVERFLOW = 1,       // 1: a worklist overflowed (declared symmetric, but is not)
-    STAT_PASSES = 2,         // passes of the plan (block_pass_plan)
-    STAT_FOREST_EDGES = 3,
-    STAT_TOTAL = 4,          // the forest's weight: int64 bits, or double bits
-    STAT_ZERO_EDGES = 5,     // forest edges of weight zero (minimum_spanning_tree drops them)
-    STAT_FIRST_NAN = 6,      // the first CSR entry whose weight is NaN (~0: none)
-    STAT_BLOCKS_DONE = 7,    // mst_write_forest's blocks that have added their total
-    STAT_BARRIER_ABORT = 8,  // mst_boruvka's barrier abort word, read with the stats
-    STAT_INEXACT = 9,        // 1: a weight does not narrow to its key (kinds 3, 4): no forest
-    STAT_SLOTS = 10
-};
-
-// Block-wide: the sum of every thread's value, on every thread.
-template <typename T>
-__device__ __forceinline__ T block_sum(T value) {
-    T total;
-    mg::block_exclusive_sum<MST_BLOCK, T>(value, &total);
-    return total;
-}
-
-// The row holding CSR position p: the last row starting at or before p (empty rows
-// share their start with the next row, so the last of them is the one holding p).
-__device__ __forceinline__ vid_t row_of(const eid_t* __restrict__ indptr, vid_t n, eid_t p) {
-    vid_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        const vid_t mid = lo + ((hi - lo + 1) >> 1);
-        if (__ldg(indptr + mid) <= p) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
 }
 
 // The words of tree_bits this block owns in the output: a contiguous range, the same in
@@ -567,55 +641,153 @@ __device__ __forceinline__ WordRange block_words(i64 m) {
 }
 
 // Block-wide, in the last phase of mst_boruvka: how many tree edges this block's words
-// hold, into block_sums[blockIdx.x] (mst_write_forest turns the counts into ranks).
-__device__ void count_tree_bits(i64 m, const unsigned* tree_bits, u64* block_sums) {
+// hold, into block_sums[blockIdx.x], and how many of them weigh zero, into
+// block_sums[2 * gridDim.x + blockIdx.x] (mst_write_forest turns both into ranks).
+// Not inlined: counting the zero-weight edges here raised the kernel body's register
+// count from 40 to 47 (5 blocks per SM instead of 6).
+__device__ __noinline__ void count_tree_bits(i64 m, const unsigned* tree_bits,
+                                             const weight_t* __restrict__ weights,
+                                             u64* block_sums) {
     const WordRange range = block_words(m);
-    u64 mine = 0;
+    u64 mine = 0, zeros = 0;
     for (i64 w = range.begin + threadIdx.x; w < range.end; w += MST_BLOCK) {
-        mine += __popc(tree_bits[w]);
+        const unsigned bits = tree_bits[w];
+        mine += __popc(bits);
+        for (unsigned b = bits; b; b &= b - 1) {
+            zeros += __ldg(weights + ((w << 5) + (__ffs(b) - 1))) == (weight_t)0;
+        }
     }
     const u64 in_block = block_sum<u64>(mine);
-    if (threadIdx.x == 0) block_sums[blockIdx.x] = in_block;
+    const u64 zeros_in_block = block_sum<u64>(zeros);
+    if (threadIdx.x == 0) {
+        block_sums[blockIdx.x] = in_block;
+        block_sums[2 * gridDim.x + blockIdx.x] = zeros_in_block;
+    }
 }
 
-#if MST_WEIGHT_FLOAT || MST_NARROWS
-// Every weight once: NaN has no place in the order (the host raises a ValueError naming
-// the first such entry); narrowed keys must be exact, and are written for the builds.
-// Not inlined: inside the kernel body this loop alone raised its register count (57 for
-// float32 weights against 40), and with it cut the blocks per SM from 6 to 4.
-__device__ __noinline__ void check_weights(const weight_t* __restrict__ weights, i64 m,
-                                           unsigned* narrowed, u64* stats) {
+// Every weight once, where the kernel needs that: with float weights or narrowed keys
+// (NaN has no place in the order: the host raises a ValueError naming the first such
+// entry; narrowed keys must be exact, and are written for the builds), and with
+// `fingerprint` (symmetric = 2) the fingerprint of what the symmetry verdict depends on:
+// the sum, modulo 2^64, of a mix64 term per entry (its key and column, with its
+// position) and per indptr word, into stats[STAT_FINGERPRINT] (a changed key, column or
+// row start changes its term, a bijection of it, so the sum changes unless several
+// changes cancel: about 2^-64). Not inlined: inside the kernel body this loop alone raised
+// its register count (57 for float32 weights against 40), and with it cut the blocks per
+// SM from 6 to 4.
+__device__ __noinline__ void scan_weights(const weight_t* __restrict__ weights,
+                                          const void* __restrict__ keys,
+                                          const eid_t* __restrict__ indptr,
+                                          const vid_t* __restrict__ indices, i64 n, i64 m,
+                                          unsigned* narrowed, u64* stats, bool fingerprint) {
     bool exact = true;
+    u64 sum = 0;
     for (i64 j = mg::global_tid(); j < m; j += mg::global_stride()) {
+        unsigned key = 0;
+#if MST_WEIGHT_FLOAT || MST_NARROWS
         const weight_t w = __ldg(weights + j);
+#else
+        (void)weights;
+#endif
 #if MST_WEIGHT_FLOAT
         if (w != w) atomicMin(stats + STAT_FIRST_NAN, (u64)j);
 #endif
 #if MST_NARROWS
         exact &= weight_narrows(w);
-        narrowed[j] = narrow_key(w);
+        key = narrow_key(w);
+        narrowed[j] = key;
 #else
         (void)narrowed;
+        if (fingerprint) key = key_at(keys, j);
 #endif
+        if (fingerprint) {
+            const vid_t v = __ldg(indices + j);
+            sum += mg::mix64(((u64)key << 32 | (u64)(unsigned)v) + (u64)j * FP_WEYL);
+            if (sizeof(vid_t) > 4) sum += mg::mix64((u64)v + ((u64)j + (u64)m) * FP_WEYL);
+        }
+    }
+    if (fingerprint) {
+        for (i64 i = mg::global_tid(); i <= n; i += mg::global_stride()) {
+            sum += mg::mix64((u64)__ldg(indptr + i) + ((u64)i + 2 * (u64)m) * FP_WEYL);
+        }
+        const u64 in_block = block_sum<u64>(sum);
+        if (threadIdx.x == 0 && in_block) atomicAdd(stats + STAT_FINGERPRINT, in_block);
     }
     if (!exact) stats[STAT_INEXACT] = 1;
 }
-#endif
+
+// Every thread, after the barrier behind scan_weights (symmetric = 2): the memo's verdict
+// when it was made for this launch's fingerprint (1: general, 2: symmetric), else 0 (see
+// "Symmetry found" above). Every thread reads the memo before the barrier after which
+// thread 0 rewrites it, so all take the same branch (and the same number of barriers).
+__device__ __forceinline__ u64 remembered_verdict(const u64* memo, const u64* stats) {
+    const u64 known = mg::load_volatile(memo + 1);  // 0: none
+    return known != 0 && mg::load_volatile(memo) == mg::load_volatile(stats + STAT_FINGERPRINT)
+               ? known
+               : 0;
+}
+
+// Grid-wide, where no verdict is remembered: every entry (u, v) with v < u is checked for
+// a dominating twin, VERIFY_CHUNK consecutive entries a thread (one row search a chunk,
+// so a hub's entries spread over many threads); the first failure sets STAT_ASYMMETRIC,
+// which cuts the others short. Not inlined (it runs once per matrix): the kernel body
+// keeps its register count.
+__device__ __noinline__ void check_symmetry(const Graph& g, i64 m, u64* stats) {
+    const i64 chunks = (m + VERIFY_CHUNK - 1) / VERIFY_CHUNK;
+    for (i64 c = mg::global_tid(); c < chunks; c += mg::global_stride()) {
+        if (mg::load_volatile(stats + STAT_ASYMMETRIC)) return;
+        i64 j = c * VERIFY_CHUNK;
+        const i64 end = j + VERIFY_CHUNK < m ? j + VERIFY_CHUNK : m;
+        vid_t u = row_of(g.indptr, (vid_t)g.n, (eid_t)j);
+        i64 row_end = (i64)g.indptr[u + 1];
+        for (; j < end; ++j) {
+            while (j >= row_end) {  // rows end inside the chunk (empty ones too)
+                ++u;
+                row_end = (i64)g.indptr[u + 1];
+            }
+            const vid_t v = __ldg(g.indices + j);
+            if (v < u && !twin_dominates(g, v, u, ((u64)build_key(g.keys, j) << 32) | (u64)j)) {
+                stats[STAT_ASYMMETRIC] = 1;
+                return;
+            }
+        }
+    }
+}
+
+// Block-wide (block 0, while the other blocks flatten): how many of LIVE_SAMPLE hashed
+// CSR entries have a key above `lower` (beyond the passes done) and ends in two
+// components. Every entry counts, whatever the mode, so a graph plans alike declared
+// symmetric or not; no root changes meanwhile, so every run counts the same.
+__device__ __noinline__ u64 block_live_rest(const Graph& g, vid_t* parent, i64 m, i64 lower) {
+    u64 live = 0;
+    for (int i = threadIdx.x; i < LIVE_SAMPLE; i += MST_BLOCK) {
+        const i64 j = (i64)((u64)mg::mix32((unsigned)i ^ LIVE_SALT) % (u64)m);
+        if ((i64)build_key(g.keys, j) <= lower) continue;
+        const vid_t v = __ldg(g.indices + j);
+        const vid_t u = row_of(g.indptr, (vid_t)g.n, (eid_t)j);
+        if (u != v && find_root_stable(parent, u) != find_root_stable(parent, v)) ++live;
+    }
+    return block_sum<u64>(live);
+}
 
 }  // namespace
 
-// Arguments: the graph (CSR, weight keys, the weights themselves), sizes, then the
-// working arrays (gpu.py carves them from one allocation): parent (n), lightest (n), two
-// worklists (capacity Edges each), counters (4: [0..2] worklist tails, rotating, [3] huge
-// rows), huge_rows (huge_capacity), narrowed (m keys for kinds 3 and 4, else unused),
-// tree_bits (ceil(m / 32) words), block_sums (2 * gridDim.x) and stats (STAT_SLOTS, see
+// Arguments: the graph (CSR, weight keys, the weights themselves), sizes, the mode
+// (symmetric: 0 general, 1 declared symmetric, 2 found symmetric or not, see "Symmetry
+// found"; its verdict kept in symmetry_memo, 2 words the caller zeroes once and keeps
+// with the graph, unused by the other modes), then the working arrays (gpu.py carves them
+// from one allocation): parent (n), lightest (n), two worklists (capacity Edges each),
+// counters (4: [0..2] worklist tails, rotating, [3] huge chunks), huge_rows and
+// huge_chunks (huge_capacity each), narrowed (m keys for kinds 3 and 4, else unused),
+// tree_bits (ceil(m / 32) words), block_sums (3 * gridDim.x) and stats (STAT_SLOTS, see
 // Stat). Nothing needs zeroing before a launch except the barrier state.
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     const void* __restrict__ keys, const weight_t* __restrict__ weights, i64 n, i64 m,
-    int symmetric, i64 capacity, i64 huge_capacity, vid_t* parent, u64* lightest,
-    Edge* wl0, Edge* wl1, u64* counters, vid_t* huge_rows, unsigned* narrowed,
-    unsigned* tree_bits, u64* block_sums, u64* stats, unsigned* barrier_state) {
+    int symmetric, u64* symmetry_memo, i64 capacity, i64 huge_capacity, vid_t* parent,
+    u64* lightest, Edge* wl0, Edge* wl1, u64* counters, vid_t* huge_rows,
+    unsigned* huge_chunks, unsigned* narrowed, unsigned* tree_bits, u64* block_sums,
+    u64* stats, unsigned* barrier_state) {
     mg::GridBarrier bar(barrier_state);
     const i64 tid = mg::global_tid();
     const i64 stride = mg::global_stride();
@@ -637,37 +809,70 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
     if (tid < STAT_SLOTS) stats[tid] = tid == STAT_FIRST_NAN ? NO_EDGE : 0ull;
     __shared__ PassPlan plan;
     block_pass_plan(keys, n, m, &plan);
-    if (tid == 0) stats[STAT_PASSES] = (u64)plan.count;
     mg::grid_sync(bar);
     MST_STAMP(PH_INIT, 0, 0, (u64)plan.count);
-#if MST_WEIGHT_FLOAT || MST_NARROWS
-    check_weights(weights, m, narrowed, stats);
-#endif
-#if MST_NARROWS
+    const bool verify = symmetric == 2;
+    if (MST_WEIGHT_FLOAT || MST_NARROWS || verify) {
+        scan_weights(weights, keys, indptr, indices, n, m, narrowed, stats, verify);
+    }
+    // (A barrier in every mode, though only the narrowing and symmetry modes need one: with
+    // it the body keeps 40 registers in every weight kind, 6 blocks per SM; without, ptxas
+    // gave int32 and float32 builds 48 and 61.)
     mg::grid_sync(bar);
     MST_STAMP(PH_NARROW, 0, 0, 0);
+#if MST_NARROWS
     // Every thread reads the same flag, so every thread leaves; the host maps the keys
     // and launches again.
     if (mg::load_volatile(stats + STAT_INEXACT)) return;
-    const Graph g{indptr, indices, narrowed, n, symmetric};
+    Graph g{indptr, indices, narrowed, n, symmetric == 1};
 #else
-    (void)narrowed;
-    const Graph g{indptr, indices, keys, n, symmetric};
+    Graph g{indptr, indices, keys, n, symmetric == 1};
 #endif
+    if (verify) {
+        u64 verdict = remembered_verdict(symmetry_memo, stats);
+        if (verdict == 0) {
+            check_symmetry(g, m, stats);
+            mg::grid_sync(bar);
+            verdict = mg::load_volatile(stats + STAT_ASYMMETRIC) ? 1 : 2;
+            if (tid == 0) {
+                symmetry_memo[0] = mg::load_volatile(stats + STAT_FINGERPRINT);
+                symmetry_memo[1] = verdict;
+            }
+        }
+        g.symmetric = verdict == 2;
+        if (tid == 0) stats[STAT_SYMMETRIC_RUN] = verdict - 1;
+        MST_STAMP(PH_VERIFY, 0, 0, verdict);
+    }
 
     int r = 0;
     for (int pass = 0; pass < plan.count; ++pass) {
-        const KeyRange range{pass == 0 ? -1 : (i64)plan.limit[pass - 1], (i64)plan.limit[pass]};
         if (pass > 0) {
+            // Whether this pass is the last: block 0 samples the live rest above the
+            // passes done while the other blocks flatten (see "Passes").
+            const bool deciding = MST_LIVE_SPLIT_SHARE > 0 && pass < plan.count - 1;
+            if (deciding && blockIdx.x == 0) {
+                const u64 live = block_live_rest(g, parent, m, (i64)plan.limit[pass - 1]);
+                if (threadIdx.x == 0) stats[STAT_LIVE_SAMPLE] = live;
+            }
             // Flatten the forest so this pass's finds take one step.
             for (i64 v = tid; v < n; v += stride) parent[v] = find_root_stable(parent, (vid_t)v);
             if (tid == 0) counters[r % 3] = 0;
             mg::grid_sync(bar);
-            MST_STAMP(PH_FLATTEN, pass, r, 0);
+            u64 live = 0;
+            if (deciding) {
+                live = mg::load_volatile(stats + STAT_LIVE_SAMPLE);
+                if (threadIdx.x == 0 && (u64)MST_LIVE_SPLIT_SHARE * live < (u64)LIVE_SAMPLE) {
+                    plan.limit[pass] = ALL_KEYS;
+                    plan.count = pass + 1;
+                }
+                __syncthreads();  // every thread read plan.count before the barrier above
+            }
+            MST_STAMP(PH_FLATTEN, pass, r, live);
         }
+        const KeyRange range{pass == 0 ? -1 : (i64)plan.limit[pass - 1], (i64)plan.limit[pass]};
         {
             const Worklist out{(r & 1) ? wl1 : wl0, counters + r % 3, capacity};
-            const HugeRows huge{huge_rows, counters + 3, huge_capacity};
+            const HugeRows huge{huge_rows, huge_chunks, counters + 3, huge_capacity};
             if (pass == 0) build_from_csr<true>(g, parent, range, out, lightest, huge);
             else build_from_csr<false>(g, parent, range, out, lightest, huge);
             mg::grid_sync(bar);
@@ -724,8 +929,9 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
         }
         ++r;
     }
+    if (tid == 0) stats[STAT_PASSES] = (u64)plan.count;
     // The last join lies two barriers back (its filter found nothing left).
-    count_tree_bits(m, tree_bits, block_sums);
+    count_tree_bits(m, tree_bits, weights, block_sums);
 #ifdef MST_PROFILE
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         mst_profile[0][0] = (u64)profile_row;
@@ -737,32 +943,48 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_boruvka(
 // Launched right after mst_boruvka (no host read between), on as many blocks: the forest
 // as four arrays of k = (tree edges) entries back to back in `forest` (CSR positions,
 // sources, targets as int64, then the weights as weight_t), in position order, plus its
-// size, weight and zero-weight edges in `stats`. A tree edge's index is the number of
-// tree bits before its own: the blocks before this one (block_sums), then a block-wide
-// prefix sum over each tile of this block's words. A separate kernel keeps the persistent
-// one's register count, hence its occupancy, as it was (48 registers, 5 blocks per SM).
+// size, weight and zero-weight edges in `stats`, and in nonzero_before[i] (k + 1 slots)
+// how many of the edges before edge i weigh something (mst_write_matrix's ranks). A tree
+// edge's index is the number of tree bits before its own: the blocks before this one
+// (block_sums), then a block-wide prefix sum over each tile of this block's words; the
+// zero-weight edges before it likewise (block_sums' third part, then a prefix sum over
+// the tile's edges). A separate kernel keeps the persistent one's register count, hence
+// its occupancy, as it was.
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
     const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     const weight_t* __restrict__ weights, i64 n, i64 m, const unsigned* __restrict__ tree_bits,
-    u64* block_sums, u64* stats, i64* forest, const unsigned* __restrict__ barrier_abort) {
+    u64* block_sums, u64* stats, i64* forest, i64* nonzero_before,
+    const unsigned* __restrict__ barrier_abort) {
     // The host learns of a barrier timeout from the one read of the stats it makes anyway.
     if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_BARRIER_ABORT] = *barrier_abort;
     // After an overflow or inexact keys mst_boruvka left early: no counts, nothing to write.
     if (mg::load_volatile(stats + STAT_OVERFLOW) || mg::load_volatile(stats + STAT_INEXACT)) {
         return;
     }
-    u64 before = 0, all = 0;
+    const u64* zero_counts = block_sums + 2 * gridDim.x;
+    u64 before = 0, all = 0, zeros_before = 0, all_zeros = 0;
     for (i64 b = threadIdx.x; b < (i64)gridDim.x; b += MST_BLOCK) {
         const u64 count = block_sums[b];
+        const u64 zeros = zero_counts[b];
         all += count;
-        if (b < (i64)blockIdx.x) before += count;
+        all_zeros += zeros;
+        if (b < (i64)blockIdx.x) {
+            before += count;
+            zeros_before += zeros;
+        }
     }
     before = block_sum<u64>(before);
     const u64 k = block_sum<u64>(all);
-    if (blockIdx.x == 0 && threadIdx.x == 0) stats[STAT_FOREST_EDGES] = k;
+    zeros_before = block_sum<u64>(zeros_before);
+    all_zeros = block_sum<u64>(all_zeros);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        stats[STAT_FOREST_EDGES] = k;
+        stats[STAT_ZERO_EDGES] = all_zeros;
+    }
     // A forest has at most n - 1 edges (the buffer's capacity); more is a bug the host
     // reports. Every thread read the same k, so every thread leaves.
     if (k >= (u64)n) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) nonzero_before[k] = (i64)(k - all_zeros);
 
     i64* edge_ids = forest;
     i64* sources = forest + k;
@@ -773,7 +995,6 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
 #else
     u64 total = 0;  // unsigned: wraps modulo 2^64 like NumPy's int64 sum, without UB
 #endif
-    u64 zeros = 0;
     // Edges, not words, are spread over the threads: a word holds up to 32 tree edges,
     // each needing a binary search for its row, and a thread per word would run those
     // searches one after another.
@@ -790,35 +1011,46 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
         tile_bits[threadIdx.x] = bits;
         tile_start[threadIdx.x] = start;
         __syncthreads();
-        for (unsigned e = threadIdx.x; e < tile_edges; e += MST_BLOCK) {
-            // The tile's e-th edge lies in the last word starting at or before e (words
-            // without edges share their start with the next word that has one).
-            int lo = 0, hi = MST_BLOCK - 1;
-            while (lo < hi) {
-                const int mid = (lo + hi + 1) >> 1;
-                if (tile_start[mid] <= e) lo = mid;
-                else hi = mid - 1;
-            }
-            unsigned word = tile_bits[lo];
-            for (unsigned skip = e - tile_start[lo]; skip; --skip) word &= word - 1;
-            const i64 p = ((tile + lo) << 5) + (__ffs(word) - 1);
-            const u64 rank = base + e;
-            const weight_t weight = weights[p];
-            edge_ids[rank] = p;
-            sources[rank] = (i64)row_of(indptr, (vid_t)n, (eid_t)p);
-            targets[rank] = (i64)__ldg(indices + p);
-            forest_weights[rank] = weight;
+        // Every thread takes the same number of steps: each ends with a block-wide count
+        // of the step's zero-weight edges.
+        for (unsigned step = 0; step < tile_edges; step += MST_BLOCK) {
+            const unsigned e = step + threadIdx.x;
+            bool zero = false;
+            u64 rank = 0;
+            if (e < tile_edges) {
+                // The tile's e-th edge lies in the last word starting at or before e (words
+                // without edges share their start with the next word that has one).
+                int lo = 0, hi = MST_BLOCK - 1;
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) >> 1;
+                    if (tile_start[mid] <= e) lo = mid;
+                    else hi = mid - 1;
+                }
+                unsigned word = tile_bits[lo];
+                for (unsigned skip = e - tile_start[lo]; skip; --skip) word &= word - 1;
+                const i64 p = ((tile + lo) << 5) + (__ffs(word) - 1);
+                rank = base + e;
+                const weight_t weight = weights[p];
+                edge_ids[rank] = p;
+                sources[rank] = (i64)row_of(indptr, (vid_t)n, (eid_t)p);
+                targets[rank] = (i64)__ldg(indices + p);
+                forest_weights[rank] = weight;
 #if MST_WEIGHT_FLOAT
-            total += (double)weight;
+                total += (double)weight;
 #else
-            total += (u64)(i64)weight;
+                total += (u64)(i64)weight;
 #endif
-            zeros += weight == (weight_t)0;
+                zero = weight == (weight_t)0;
+            }
+            u64 step_zeros;
+            const u64 zeros_here =
+                mg::block_exclusive_sum<MST_BLOCK, u64>((u64)zero, &step_zeros);
+            if (e < tile_edges) nonzero_before[rank] = (i64)(rank - (zeros_before + zeros_here));
+            zeros_before += step_zeros;
         }
         base += tile_edges;
         __syncthreads();  // the next tile reuses tile_bits and tile_start
     }
-    if (zeros) atomicAdd(stats + STAT_ZERO_EDGES, zeros);
 #if MST_WEIGHT_FLOAT
     // Summed in a fixed order (per thread, per block, then the blocks in order by the
     // block that finishes last), so a graph's total is the same on every run.
@@ -847,17 +1079,19 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_forest(
 }
 
 // minimum_spanning_tree's result, launched right behind mst_write_forest (no host read
-// between): the forest's k edges (k from `stats`; sources, targets and weights in
-// position order, as mst_write_forest laid them out in `forest`) as SciPy's CSR matrix
-// of the forest: data as double, indices and indptr (n + 1 entries) as vid_t, into
-// arrays of capacity n - 1 edges (the host keeps the first k). Edges in position order
-// are in row order, and in a row in stored order, so row r starts at the first source
-// >= r. One grid-stride pass over n + 1 indices does all three arrays. Where the launch
-// found no forest (an overflow, inexact keys: k is then 0) it writes an empty matrix,
-// which the host discards; zero-weight tree edges are the host's to drop (STAT_ZERO_EDGES).
+// between): the forest's edges of nonzero weight (SciPy's result stores no zeros) as
+// SciPy's CSR matrix: data as double, indices and indptr (n + 1 entries) as vid_t, into
+// arrays of capacity n - 1 edges (the host keeps the first k - zeros, both from `stats`).
+// Edge i (sources, targets and weights in position order, as mst_write_forest laid them
+// out in `forest`) goes to slot nonzero_before[i]; edges in position order are in row
+// order, and in a row in stored order, so row r starts at nonzero_before[the first edge
+// whose source is >= r]. One grid-stride pass over n + 1 indices does all three arrays.
+// Where the launch found no forest (an overflow, inexact keys: k is then 0) it writes an
+// empty matrix, which the host discards.
 extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_matrix(
-    const i64* __restrict__ forest, const u64* __restrict__ stats, i64 n,
-    double* __restrict__ data, vid_t* __restrict__ out_indices, vid_t* __restrict__ out_indptr) {
+    const i64* __restrict__ forest, const i64* __restrict__ nonzero_before,
+    const u64* __restrict__ stats, i64 n, double* __restrict__ data,
+    vid_t* __restrict__ out_indices, vid_t* __restrict__ out_indptr) {
     const i64 k = (i64)stats[STAT_FOREST_EDGES];
     if (k >= n) return;  // not a forest: the host reports it
     const i64* sources = forest + k;
@@ -866,8 +1100,12 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_matrix(
     const i64 stride = mg::global_stride();
     for (i64 i = mg::global_tid(); i <= n; i += stride) {
         if (i < k) {
-            data[i] = (double)weights[i];
-            out_indices[i] = (vid_t)targets[i];
+            const weight_t weight = weights[i];
+            if (weight != (weight_t)0) {
+                const i64 slot = nonzero_before[i];
+                data[slot] = (double)weight;
+                out_indices[slot] = (vid_t)targets[i];
+            }
         }
         i64 lo = 0, hi = k;  // the first edge whose source is >= i
         while (lo < hi) {
@@ -875,6 +1113,6 @@ extern "C" __global__ void __launch_bounds__(MST_BLOCK) mst_write_matrix(
             if (__ldg(sources + mid) < i) lo = mid + 1;
             else hi = mid;
         }
-        out_indptr[i] = (vid_t)lo;
+        out_indptr[i] = (vid_t)(k == 0 ? 0 : nonzero_before[lo]);
     }
 }
