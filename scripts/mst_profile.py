@@ -1,8 +1,12 @@
 """Where the Borůvka kernel and the SciPy door spend their time, pass by pass and round by
-round, and the kernel before issue 20's session-12 changes (scripts/mst_boruvka_before.cu,
-as of 5a99125) timed in the same process. Needs a GPU.
+round, and optionally an earlier kernel timed in the same process. Needs a GPU.
 
     python3 scripts/mst_profile.py [--graphs "random 2^23" "kron 21"] [--repeat 5]
+                                   [--before BORUVKA_CU]
+
+--before names a copy of morphgpu/mst/kernels/boruvka.cu as of 5a99125 (its argument list),
+kept outside the repository, e.g. ``git show 5a99125:morphgpu/mst/kernels/boruvka.cu >
+/tmp/boruvka_5a99125.cu``; without it the ``rounds`` rows time this kernel alone.
 
 Per graph (benchmarks/mst.py's graphs, ECL-MST's weight rule), all CUDA-event medians:
 - ``rounds``: the persistent rounds kernel alone (no forest writer), before and after, in
@@ -28,7 +32,6 @@ Per graph (benchmarks/mst.py's graphs, ECL-MST's weight rule), all CUDA-event me
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import harness  # noqa: E402
 import numpy as np  # noqa: E402
 
 from morphgpu import backend, barrier, kernels  # noqa: E402
@@ -46,7 +50,7 @@ from morphgpu.mst import gpu as mst_gpu  # noqa: E402
 from morphgpu.mst import keys as keymod  # noqa: E402
 from morphgpu.mst.ecl_weights import ecl_weights  # noqa: E402
 
-BEFORE = Path(__file__).with_name("mst_boruvka_before.cu").resolve()
+BEFORE: Path | None = None  # --before
 PLANS = {
     "live rule (this kernel)": {},
     "live rule, rows of 9-32 by the warp (MST_SMALL_ROW=8, as before)": {"MST_SMALL_ROW": 8},
@@ -63,18 +67,8 @@ def say(*parts: Any) -> None:
 
 
 def event_ms(fn: Any, repeat: int) -> float:
-    cp = backend.cupy_module()
-    fn()
-    cp.cuda.get_current_stream().synchronize()
-    times = []
-    for _ in range(repeat):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
+    """Median milliseconds of ``fn`` (CUDA events): benchmarks/harness.py."""
+    return harness.gpu_seconds(fn, repeat=repeat) * 1e3
 
 
 def before_kernel(g: Any, weights: Any, symmetric: bool) -> Any:
@@ -133,13 +127,17 @@ def rounds_rows(label: str, g: Any, repeat: int) -> None:
         new_rounds = after.collect()[1]
         found = "" if symmetric else (
             f", found {'symmetric' if after.last_stats[mst_gpu.STAT_SYMMETRIC_RUN] else 'general'}")
-        old = before_kernel(g, weights, symmetric)
-        old_ms = event_ms(old, repeat)
-        say(f"{label} | rounds kernel, {config}: before {old_ms:.3f} ms ({old.rounds()} rounds)"
-            f" | after {new_ms:.3f} ms ({new_rounds} rounds, "
-            f"{int(after.last_stats[mst_gpu.STAT_PASSES])} passes{found}) | after/before "
-            f"{new_ms / old_ms:.3f}")
-        del after, old
+        now = (f"{new_ms:.3f} ms ({new_rounds} rounds, "
+               f"{int(after.last_stats[mst_gpu.STAT_PASSES])} passes{found})")
+        if BEFORE is None:
+            say(f"{label} | rounds kernel, {config}: {now}")
+        else:
+            old = before_kernel(g, weights, symmetric)
+            old_ms = event_ms(old, repeat)
+            say(f"{label} | rounds kernel, {config}: before {old_ms:.3f} ms ({old.rounds()} "
+                f"rounds) | after {now} | after/before {new_ms / old_ms:.3f}")
+            del old
+        del after
         cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -285,7 +283,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--door-host-below", type=int, default=5_000_000,
                         help="the door's host breakdown on graphs of at most this many entries")
+    parser.add_argument("--before", type=Path,
+                        help="boruvka.cu as of 5a99125, outside the repository (see above)")
     args = parser.parse_args()
+    global BEFORE
+    BEFORE = args.before.resolve() if args.before else None
     import mst as mst_benchmark  # noqa: PLC0415  (benchmarks/mst.py: its graphs)
 
     cp = backend.cupy_module()
