@@ -197,6 +197,10 @@ HUB_MIN = 64
 # the smallest id reaching it and takes those nodes out, so the next can find the cycles
 # downstream of them; cycles left over are found in a later round's call.
 CYCLE_PASSES = 2
+# A round searches for cycles once the edges added since the last search reach
+# 1 / CYCLE_EDGE_SHARE of the known ones: a search costs ~0.5 ms whatever it finds, and the
+# later rounds of a solve add a few edges each.
+CYCLE_EDGE_SHARE = 16
 
 
 def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
@@ -290,6 +294,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     cycle_counts = cp.zeros(16, dtype=cp.uint64)
     trim_flags = cp.empty(n, dtype=cp.int32)
     cycle_edges = {"cap": 0, "src": None, "dst": None}  # the live edges it compacts
+    pending = {"edges": 0}  # new edges since the last cycle search
     stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
                              "grid": dev.grid, "delta_objects": 0, "slow_merges": 0,
                              "table_rebuilds": 0, "retries": 0, "cycles_collapsed": 0,
@@ -492,7 +497,9 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         round_counts.append({"new": n_new, "merged": merged_now, "delta_objects": raw})
         table["fill"] += n_new
         found = 0
-        if n_new or relabel is not None:  # else no edge is new: no cycle either
+        pending["edges"] += n_new
+        if pending["edges"] and pending["edges"] * CYCLE_EDGE_SHARE >= keys.size:
+            pending["edges"] = 0
             found, relabel = collapse_cycles(relabel, key_buf[:n_new])
             merged_now += found  # merged edges may outnumber new ones: go on regardless
         round_counts[-1]["cycle_members"] = found
