@@ -24,7 +24,8 @@ an edge from every object an HCD fact merged in that same round, keys that the m
 turned into self loops or repeats (22 million in one php round, all sorted on the device
 to be dropped).
 
-Cycles: in each round's merge (and before the first propagation), ``find_cycles``
+Cycles: before the first propagation, and in a round's merge once the edges added since
+the last search reach 1 / CYCLE_EDGE_SHARE of the known ones, ``find_cycles``
 (kernels/cycles.cu) finds strongly connected components of the copy edges, the known ones
 and the round's new ones, on the device, and the solver merges each into its smallest
 node as it applies HCD merges (``merge``: rows ORed, labels relabelled), so one
@@ -294,7 +295,7 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     cycle_counts = cp.zeros(16, dtype=cp.uint64)
     trim_flags = cp.empty(n, dtype=cp.int32)
     cycle_edges = {"cap": 0, "src": None, "dst": None}  # the live edges it compacts
-    pending = {"edges": 0}  # new edges since the last cycle search
+    pending_edges = 0  # new edges since the last cycle search
     stats: dict[str, Any] = {"rounds": 0, "edges_added": 0, "nodes_merged": 0,
                              "grid": dev.grid, "delta_objects": 0, "slow_merges": 0,
                              "table_rebuilds": 0, "retries": 0, "cycles_collapsed": 0,
@@ -497,9 +498,9 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         round_counts.append({"new": n_new, "merged": merged_now, "delta_objects": raw})
         table["fill"] += n_new
         found = 0
-        pending["edges"] += n_new
-        if pending["edges"] and pending["edges"] * CYCLE_EDGE_SHARE >= keys.size:
-            pending["edges"] = 0
+        pending_edges += n_new
+        if pending_edges and pending_edges * CYCLE_EDGE_SHARE >= keys.size:
+            pending_edges = 0
             found, relabel = collapse_cycles(relabel, key_buf[:n_new])
             merged_now += found  # merged edges may outnumber new ones: go on regardless
         round_counts[-1]["cycle_members"] = found
