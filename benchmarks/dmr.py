@@ -329,6 +329,14 @@ def _row(args, record, triangle, kind: str, target: int, device: str, tmp: str) 
         triangle_over_auto=paired_triangle_s / auto_s,
         valid=ok,
         min_angle=round(smallest, 3),
+        # a PSLG's constrained triangulation (morphgpu/dmr/cdt.py): who built it, why not
+        # the GPU where it fell back, its seconds (Triangle's CDT of the segment vertices
+        # and the device's insertion rounds, to the mesh), rounds
+        cdt_engine=steady_stats.get("cdt", {}).get("engine"),
+        cdt_fallback=steady_stats.get("cdt", {}).get("reason"),
+        cdt_s=steady_stats.get("cdt", {}).get("seconds_with_segment_cdt"),
+        cdt_insert_loop_s=steady_stats.get("cdt", {}).get("loop_seconds"),
+        cdt_rounds=steady_stats.get("cdt", {}).get("rounds"),
         **extra,
     )
 

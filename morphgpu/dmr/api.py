@@ -353,11 +353,21 @@ def prepare(mesh: dict[str, Any], side: str = "cpu",
     """
     t0 = time.perf_counter()
     gpu = side == "gpu"
+    fallback = None  # why the GPU's constrained triangulation left the input to Triangle
     src = _validated(mesh, None if gpu else np.int64, values=not gpu)
     t1 = time.perf_counter()
     if "triangles" not in src or len(src["triangles"]) == 0:
         if gpu:
             _check_scale(src["vertices"], "vertices")  # before Triangle sees them
+            built = _cdt_on_gpu(src)
+            if isinstance(built, str):
+                fallback = built
+            elif built is not None:
+                t2 = time.perf_counter()
+                if parts is not None:
+                    backend.synchronize()
+                    parts.update(validate=t1 - t0, triangulate=t2 - t1, mesh=0.0)
+                return built
         tri_out = initial_triangulation(src)
         src = {**src, **{k: np.asarray(v) for k, v in tri_out.items()}}
         for name in ("triangles", "segments"):
@@ -368,11 +378,47 @@ def prepare(mesh: dict[str, Any], side: str = "cpu",
                 src[name] = src[name].astype(np.int32 if gpu else np.int64).ravel()
     t2 = time.perf_counter()
     ours = _to_mesh(src, side)
+    if fallback is not None:
+        ours.extra["cdt"] = {"engine": "triangle", "reason": fallback}
     if parts is not None:
         backend.synchronize()
         parts.update(validate=t1 - t0, triangulate=t2 - t1,
                      mesh=time.perf_counter() - t2)
     return ours, src
+
+
+def _cdt_on_gpu(src: dict[str, np.ndarray]) -> tuple[Mesh, dict[str, np.ndarray]] | str | None:
+    """A PSLG's constrained triangulation on the GPU (cdt.py: Triangle triangulates the
+    segment vertices, the device inserts the others), as our mesh, with ``src`` completed
+    as Triangle's output would (segments, markers); None where Triangle is to triangulate
+    the whole input: no segments (Triangle's convex hull, ``-c``), collinear input (its
+    error); a string, why, for an input the insertion does not handle
+    (:class:`cdt.Unsupported`: logged, and named in the statistics' ``cdt``)."""
+    from . import cdt, cdt_gpu  # noqa: PLC0415
+
+    if "segments" not in src or not len(src["segments"]) or _all_collinear(src["vertices"]):
+        return None
+    t0 = time.perf_counter()
+    try:
+        base = cdt.segment_vertex_cdt(src, _triangle_module())
+        from .. import transfer  # noqa: PLC0415
+
+        (vertices,) = transfer.to_device_many([src["vertices"]])
+        x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
+        tri, stats = cdt_gpu.insert_gpu(base, x, y)
+    except cdt.Unsupported as exc:
+        log.info("morphgpu.dmr.refine: the constrained triangulation on the GPU does not "
+                 "handle this input (%s): Triangle triangulates all of it", exc)
+        return str(exc)
+    mesh = mesh_from_arrays(vertices, tri, base.segments, base.segment_markers,
+                            base.vertex_markers, src.get("holes"), side="gpu")
+    if "regions" in src:
+        mesh.extra["regions"] = src["regions"]
+    stats["seconds_with_segment_cdt"] = time.perf_counter() - t0
+    mesh.extra["cdt"] = stats
+    done = {**src, "segments": base.segments, "segment_markers": base.segment_markers,
+            "vertex_markers": base.vertex_markers}
+    return mesh, done
 
 
 def _real(value: Any, name: str, expected: str) -> float:
@@ -675,6 +721,7 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
     t0 = time.perf_counter()
     parts: dict[str, float] = {}
     ours, src = prepare(mesh, side, parts)
+    cdt_stats = ours.extra.pop("cdt", None)  # the GPU's constrained triangulation, or why not
     tc = time.perf_counter()
     _check_resolution(ours)  # both on the mesh's side: the device's for side == "gpu"
     if max_area is not None:
@@ -701,6 +748,8 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
         total_seconds=time.perf_counter() - t0, triangles_in=ours.n_triangles,
         triangles_out=refined.n_triangles,
     )
+    if cdt_stats is not None:
+        stats["cdt"] = cdt_stats
     t2 = time.perf_counter()
     result = to_triangle_dict(refined)  # where the refined mesh lives
     if out_side == "gpu":

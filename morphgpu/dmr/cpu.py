@@ -333,13 +333,20 @@ class Planner:
         )
 
 
-def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None:
-    """Re-triangulate one cavity as a fan from its new vertex (slots reused first)."""
-    p = m.nv
-    m.x[p], m.y[p] = plan.point
-    m.vmark[p] = 0 if plan.split is None else segment_markers[plan.split[2] - 1]
-    m.apex[p] = plan.apex
-    m.nv += 1
+def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray,
+               vertex: int | None = None) -> list[int]:
+    """Re-triangulate one cavity as a fan from its new vertex (slots reused first);
+    returns the slots written, in the order of ``plan.boundary``. ``vertex``: an existing
+    vertex to insert (the constrained triangulation's free vertices, cdt.insert_cpu)
+    instead of a new one at ``plan.point``."""
+    if vertex is None:
+        p = m.nv
+        m.x[p], m.y[p] = plan.point
+        m.vmark[p] = 0 if plan.split is None else segment_markers[plan.split[2] - 1]
+        m.apex[p] = plan.apex
+        m.nv += 1
+    else:
+        p = vertex
     n_new = len(plan.boundary)
     slots = plan.cavity[:n_new] + list(range(m.nt, m.nt + max(0, n_new - len(plan.cavity))))
     m.nt += max(0, n_new - len(plan.cavity))
@@ -360,6 +367,7 @@ def apply_plan(m: GrowableMesh, plan: Plan, segment_markers: np.ndarray) -> None
             ot = m.tri[o].tolist()
             k = 0 if ot[0] != u and ot[0] != v else 1 if ot[1] != u and ot[1] != v else 2
             m.nbr[o, k] = s
+    return slots
 
 
 def order_key(x: np.ndarray, y: np.ndarray, tri: np.ndarray) -> np.ndarray:

@@ -272,6 +272,9 @@ class Variant:
             for name in (
                 "find_bad", "plan_and_race", "prioritycheck", "check", "ring_check_and_apply",
                 "list_stuck",
+                # the constrained triangulation's insertion rounds (cdt_gpu.py)
+                "cdt_locate", "cdt_pick_reset", "cdt_pick", "cdt_claim", "cdt_plan_and_race",
+                "cdt_apply", "cdt_relocate",
             )
         }
         self.plans: Plans | None = None

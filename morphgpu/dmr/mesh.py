@@ -235,7 +235,7 @@ def to_triangle_dict(mesh: Mesh) -> dict[str, Any]:
     }
     if len(mesh.holes):
         out["holes"] = mesh.holes
-    out.update({k: v for k, v in mesh.extra.items() if k not in ("n_input", "vertex_apex")})
+    out.update({k: v for k, v in mesh.extra.items() if k not in ("n_input", "vertex_apex", "cdt")})
     return out
 
 

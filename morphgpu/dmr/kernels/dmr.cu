@@ -761,3 +761,301 @@ extern "C" __global__ void __launch_bounds__(DMR_BLOCK) refine_tail(
         mg::grid_sync(bar);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Constrained Delaunay triangulation of a PSLG's free vertices (host side: morphgpu/dmr/
+// cdt.py and cdt_gpu.py; CPU twin: cdt.insert_cpu). Triangle builds the CDT of the segment
+// vertices alone over their convex hull (the triangles outside the domain flagged by the
+// host, never touched); every other input vertex ("free", index fi into free_ids) is then
+// inserted in rounds, the refinement's Bowyer-Watson cavities and claim protocol with a
+// given vertex instead of a circumcentre:
+//   cdt_locate      each free vertex walks to its triangle (a thread walks a run of
+//                   consecutive vertices, Morton-sorted, each from the last one's triangle)
+//   cdt_pick        per triangle, one of its vertices (nearest its centroid; a vertex whose
+//                   cavity was too big last time goes last): an atomicMin of a 64-bit key
+//   cdt_claim       the picked vertices -> claim list
+//   cdt_plan_and_race, prioritycheck, check: the cavity (never across a segment), as in
+//                   the refinement
+//   cdt_apply       ring check, the fan around the vertex; written slots stamped
+//   cdt_relocate    a vertex whose triangle was rewritten walks around the new fan's apex
+//                   to its triangle there (the fan covers the old cavity exactly); the
+//                   vertices still waiting -> the next round's list
+// A cavity never crosses a segment and is empty-circle within what it can see, so every
+// round leaves a CDT of the vertices inserted so far. A sign the float filter cannot decide
+// (a vertex on a segment or an edge, a duplicate vertex, cocircular points) marks the vertex
+// stuck; the host then hands the whole input to Triangle (cdt_gpu.py says so in the stats).
+#define CDT_DONE -1      // inserted
+#define CDT_OUTSIDE -2   // in a hole or outside the domain: left out, as Triangle leaves it
+#define CDT_STUCK -3     // undecided sign or a walk past its bound
+#define CDT_C_CLAIMS 0   // counters (u64): claimants this round (may pass the cap)
+#define CDT_C_NEXT0 1    // 1 and 2: the lengths of the two active lists
+#define CDT_C_TRIANGLES 3
+#define CDT_C_INSERTED 4
+#define CDT_C_STUCK 5
+#define CDT_C_OUTSIDE 6
+#define CDT_C_BIG 7      // plans whose cavity passed MAX_CAVITY (retried later)
+
+// The pick key: the squared distance to the triangle's centroid (float bits; +inf for a
+// vertex whose cavity was too big: others of the triangle first), then the vertex.
+__device__ __forceinline__ u64 cdt_key(const MeshView& m, vid_t t, double px, double py,
+                                       bool big, i64 fi) {
+    const vid_t a = corner(m, t, 0), b = corner(m, t, 1), c = corner(m, t, 2);
+    const double cx = (m.x[a] + m.x[b] + m.x[c]) / 3.0, cy = (m.y[a] + m.y[b] + m.y[c]) / 3.0;
+    const float d2 = (float)((px - cx) * (px - cx) + (py - cy) * (py - cy));
+    const unsigned bits = big ? 0x7F800000u : __float_as_uint(d2);
+    return ((u64)bits << 32) | (u64)(unsigned)fi;
+}
+
+extern "C" __global__ void cdt_locate(const double* x, const double* y, vid_t* tri, vid_t* nbr,
+                                      int* seg, const unsigned char* outside,
+                                      const vid_t* free_ids, i64 n_free, i64 run, vid_t start,
+                                      i64 max_walk, vid_t* loc, u64* counters) {
+    const MeshView m{x, y, tri, nbr, seg};
+    for (i64 r = mg::global_tid(); r * run < n_free; r += mg::global_stride()) {
+        vid_t cur = start;
+        const i64 stop = (r + 1) * run < n_free ? (r + 1) * run : n_free;
+        for (i64 fi = r * run; fi < stop; ++fi) {
+            const vid_t p = free_ids[fi];
+            const double px = x[p], py = y[p];
+            // A remembering stochastic walk (never back across the edge it came through;
+            // the first edge tried varies): it ends in any triangulation of the hull.
+            vid_t prev = -1;
+            vid_t code = CDT_STUCK;
+            for (i64 step = 0; step < max_walk; ++step) {
+                const int k0 = (int)(mg::claim_priority((u64)step, (u64)fi) % 3u);
+                int next_k = -1;
+                bool unsure = false;
+                for (int j = 0; j < 3; ++j) {
+                    const int k = (k0 + j) % 3;
+                    const vid_t o = nbr[3 * (i64)cur + k];
+                    if (o >= 0 && o == prev) continue;
+                    const vid_t u = corner(m, cur, k + 1), v = corner(m, cur, k + 2);
+                    const int s = orient(x[u], y[u], x[v], y[v], px, py);
+                    if (s == -1) {
+                        next_k = k;
+                        break;
+                    }
+                    if (s == kUnknown) unsure = true;
+                }
+                if (next_k < 0) {
+                    code = unsure ? CDT_STUCK : (outside[cur] ? CDT_OUTSIDE : cur);
+                    break;
+                }
+                const vid_t o = nbr[3 * (i64)cur + next_k];
+                if (o < 0) {  // beyond the hull of the segment vertices
+                    code = CDT_OUTSIDE;
+                    break;
+                }
+                prev = cur;
+                cur = o;
+            }
+            loc[fi] = code;
+            if (code == CDT_STUCK) atomicAdd(counters + CDT_C_STUCK, 1ull);
+            else if (code == CDT_OUTSIDE) atomicAdd(counters + CDT_C_OUTSIDE, 1ull);
+        }
+    }
+}
+
+// The active list: `list[0 .. *n_list)`, or with list == nullptr every free vertex below
+// n_all (the first round).
+__device__ __forceinline__ i64 cdt_list_length(const vid_t* list, const u64* n_list, i64 n_all) {
+    return list ? (i64)mg::load_volatile(n_list) : n_all;
+}
+
+// Also zeroes the claim count cdt_claim adds to.
+extern "C" __global__ void cdt_pick_reset(const vid_t* list, const u64* n_list, i64 n_all,
+                                          const vid_t* loc, u64* pick, u64* n_claims) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *n_claims = 0;
+    const i64 n = cdt_list_length(list, n_list, n_all);
+    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
+        const vid_t t = loc[list ? list[i] : i];
+        if (t >= 0) pick[t] = ~0ull;
+    }
+}
+
+extern "C" __global__ void cdt_pick(const double* x, const double* y, vid_t* tri, vid_t* nbr,
+                                    int* seg, const vid_t* free_ids, const vid_t* list,
+                                    const u64* n_list, i64 n_all, const vid_t* loc,
+                                    const unsigned char* big, u64* pick) {
+    const MeshView m{x, y, tri, nbr, seg};
+    const i64 n = cdt_list_length(list, n_list, n_all);
+    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
+        const i64 fi = list ? list[i] : i;
+        const vid_t t = loc[fi];
+        if (t < 0) continue;
+        const vid_t p = free_ids[fi];
+        atomicMin(pick + t, cdt_key(m, t, x[p], y[p], big[fi] != 0, fi));
+    }
+}
+
+// The picked vertices -> claims (the first max_claims of them; *n_claims counts them all).
+// Also empties the list the coming relocate fills.
+extern "C" __global__ void cdt_claim(const vid_t* list, const u64* n_list, i64 n_all,
+                                     const vid_t* loc, const u64* pick, vid_t* claims,
+                                     i64 max_claims, u64* n_claims, u64* n_next) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *n_next = 0;
+    const i64 n = cdt_list_length(list, n_list, n_all);
+    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
+        const i64 i = base + threadIdx.x;
+        const i64 fi = i < n ? (list ? list[i] : i) : -1;
+        const vid_t t = fi >= 0 ? loc[fi] : -1;
+        const bool picked = t >= 0 && (unsigned)pick[t] == (unsigned)fi;
+        const i64 slot = mg::block_reserve<DMR_BLOCK>(n_claims, picked ? 1 : 0);
+        if (picked && slot < max_claims) claims[slot] = (vid_t)fi;
+    }
+}
+
+extern "C" __global__ void cdt_plan_and_race(
+    const double* x, const double* y, vid_t* tri, vid_t* nbr, int* seg, const vid_t* free_ids,
+    const vid_t* claims, i64 n_claims, u64 round, vid_t* loc, unsigned char* big, u64* marks,
+    unsigned* mark_round, vid_t* hood, int* n_cavity, int* n_hood, u64* counters) {
+    const MeshView m{x, y, tri, nbr, seg};
+    for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        n_cavity[i] = -1;
+        const vid_t fi = claims[i];
+        const vid_t t = loc[fi];
+        const vid_t p = free_ids[fi];
+        const double px = x[p], py = y[p];
+        Cavity cav;
+        cav.n = 1;
+        cav.tri[0] = t;
+        const GrowResult grown = grow_cavity(m, cav, px, py);
+        if (grown == kTooBig) {
+            big[fi] = 1;
+            atomicAdd(counters + CDT_C_BIG, 1ull);
+            continue;
+        }
+        vid_t bu[MAX_BOUNDARY], bv[MAX_BOUNDARY], bo[MAX_BOUNDARY];
+        int bseg[MAX_BOUNDARY];
+        const int nb = grown == kGrown ? cavity_boundary(m, cav, -1, px, py, bu, bv, bo, bseg)
+                                       : -1;
+        // an interior vertex's cavity is a disc whose fan has two triangles more; anything
+        // else (an undecided sign, a vertex on the cavity's boundary) is not ours to insert
+        if (nb != cav.n + 2) {
+            loc[fi] = CDT_STUCK;
+            atomicAdd(counters + CDT_C_STUCK, 1ull);
+            continue;
+        }
+        vid_t* h = hood + i * MAX_HOOD;
+        int nh = 0;
+        for (int j = 0; j < cav.n; ++j) h[nh++] = cav.tri[j];
+        for (int j = 0; j < nb; ++j)
+            if (bo[j] >= 0) h[nh++] = bo[j];
+        n_cavity[i] = cav.n;
+        n_hood[i] = nh;
+        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        mg::conflict_race(marks, h, cav.n, mark);
+        for (int j = 0; j < cav.n; ++j) mark_round[h[j]] = (unsigned)(round + 1);
+    }
+}
+
+// A cavity winner: the refinement's ring check (ring_check_and_apply_one: the lower mark
+// waits where a ring triangle lies in another winner's cavity), then the fan around the
+// given vertex; every slot written gets this round's stamp, for cdt_relocate.
+extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tri, vid_t* nbr,
+                                     int* seg, const vid_t* free_ids, const vid_t* claims,
+                                     i64 n_claims, u64 round, const u64* marks,
+                                     const unsigned* mark_round, const vid_t* hood,
+                                     const int* n_cavity, const int* n_hood, vid_t* loc,
+                                     unsigned* written, u64* counters) {
+    const MeshView m{x, y, tri, nbr, seg};
+    for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        if (n_cavity[i] < 0) continue;
+        const vid_t* h = hood + i * MAX_HOOD;
+        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        bool wait = false;
+        for (int j = n_cavity[i]; j < n_hood[i] && !wait; ++j) {
+            const vid_t o = h[j];
+            if (mark_round[o] != (unsigned)(round + 1)) continue;
+            const u64 held = marks[o];
+            const i64 holder = (i64)mg::mark_claimant(held);
+            wait = holder != i && holder < n_claims && n_cavity[holder] >= 0 && held > mark;
+        }
+        if (wait) continue;
+        Cavity cav;
+        cav.n = n_cavity[i];
+        for (int j = 0; j < cav.n; ++j) cav.tri[j] = h[j];
+        const vid_t fi = claims[i];
+        const vid_t p = free_ids[fi];
+        const double px = x[p], py = y[p];
+        vid_t bu[MAX_BOUNDARY], bv[MAX_BOUNDARY], bo[MAX_BOUNDARY], slot[MAX_BOUNDARY];
+        int bseg[MAX_BOUNDARY];
+        const int nb = cavity_boundary(m, cav, -1, px, py, bu, bv, bo, bseg);
+        if (nb != cav.n + 2) continue;  // cannot happen: the same inputs passed the plan
+        const i64 first = (i64)atomicAdd(counters + CDT_C_TRIANGLES, 2ull);
+        for (int j = 0; j < nb; ++j) slot[j] = j < cav.n ? cav.tri[j] : (vid_t)(first + j - cav.n);
+        const unsigned stamp = (unsigned)(round + 1);
+        for (int j = 0; j < nb; ++j) {
+            const vid_t u = bu[j], v = bv[j], s = slot[j];
+            vid_t after = -1, before = -1;
+            for (int q = 0; q < nb; ++q) {
+                if (bu[q] == v) after = slot[q];
+                if (bv[q] == u) before = slot[q];
+            }
+            const i64 e = 3 * (i64)s;
+            tri[e] = u;
+            tri[e + 1] = v;
+            tri[e + 2] = p;
+            nbr[e] = after;
+            nbr[e + 1] = before;
+            nbr[e + 2] = bo[j];
+            seg[e] = 0;
+            seg[e + 1] = 0;
+            seg[e + 2] = bseg[j];
+            written[s] = stamp;
+            const vid_t o = bo[j];
+            if (o >= 0) {
+                const i64 oe = 3 * (i64)o;
+                int k = 0;
+                for (; k < 3; ++k)
+                    if (tri[oe + k] != u && tri[oe + k] != v) break;
+                nbr[oe + k] = s;
+            }
+        }
+        loc[fi] = CDT_DONE;
+        atomicAdd(counters + CDT_C_INSERTED, 1ull);
+    }
+}
+
+// The vertices of the list still waiting: one whose triangle was rewritten this round
+// walks around that fan's apex (tri[3t+2]) to its triangle; all of them -> the next list.
+extern "C" __global__ void cdt_relocate(const double* x, const double* y, const vid_t* tri,
+                                        const vid_t* nbr, const vid_t* free_ids,
+                                        const vid_t* list, const u64* n_list, i64 n_all,
+                                        vid_t* loc, const unsigned* written, unsigned stamp,
+                                        vid_t* next, u64* n_next, u64* counters) {
+    const i64 n = cdt_list_length(list, n_list, n_all);
+    for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
+        const i64 i = base + threadIdx.x;
+        const i64 fi = i < n ? (list ? list[i] : i) : -1;
+        vid_t t = fi >= 0 ? loc[fi] : -1;
+        if (t >= 0 && written[t] == stamp) {
+            const vid_t p = free_ids[fi];
+            const double px = x[p], py = y[p];
+            vid_t found = CDT_STUCK;
+            for (int step = 0; step <= MAX_BOUNDARY && t >= 0; ++step) {
+                const i64 e = 3 * (i64)t;
+                const vid_t u = tri[e], v = tri[e + 1], q = tri[e + 2];
+                // (u, v, q) counter-clockwise: edge 1 runs q -> u, edge 0 v -> q
+                const int s1 = orient(x[q], y[q], x[u], y[u], px, py);
+                if (s1 == -1) {
+                    t = nbr[e + 1];
+                    continue;
+                }
+                const int s0 = orient(x[v], y[v], x[q], y[q], px, py);
+                if (s0 == -1) {
+                    t = nbr[e];
+                    continue;
+                }
+                if (s1 == 1 && s0 == 1) found = t;
+                break;
+            }
+            loc[fi] = found;
+            if (found == CDT_STUCK) atomicAdd(counters + CDT_C_STUCK, 1ull);
+            t = found;
+        }
+        const bool keep = t >= 0;
+        const i64 slot = mg::block_reserve<DMR_BLOCK>(n_next, keep ? 1 : 0);
+        if (keep) next[slot] = (vid_t)fi;
+    }
+}

@@ -1,0 +1,144 @@
+"""The constrained triangulation's insertion rounds on the GPU: the host side of
+kernels/dmr.cu's ``cdt_*`` kernels (the mechanism, and its CPU twin: cdt.py).
+
+One location launch (each thread walks a run of ``RUN`` Morton-consecutive free vertices,
+each from the last one's triangle), then rounds of seven launches and one small host read
+(the claim count, which sizes the plan buffers, with the other counters): pick, claim,
+plan and race, priority check, check, apply, relocate. The mesh arrays are sized once: an
+inserted vertex adds exactly two triangles, so ``t0 + 2 * free`` slots hold the end. A
+round that inserts nothing (every claimant's cavity too big for the build) moves on to the
+large-cavity build; a stuck vertex (a sign the float filter cannot decide) ends the path
+with :class:`cdt.Unsupported`, and the caller triangulates with Triangle instead.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from . import gpu
+from .cdt import SegmentCDT, Unsupported
+
+# Free vertices one thread locates in sequence (each walk starts at the last one's
+# triangle, a Morton neighbour's: short walks).
+RUN = 32
+MAX_LOCATE_WALK = 1 << 22  # steps; a walk this long is taken as stuck
+# counters (u64; kernels/dmr.cu's CDT_C_*)
+C_CLAIMS, C_NEXT0, C_TRIANGLES, C_INSERTED, C_STUCK, C_OUTSIDE, C_BIG = 0, 1, 3, 4, 5, 6, 7
+N_COUNTERS = 8
+
+
+def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
+               ) -> tuple[Any, dict[str, Any]]:
+    """Insert ``base.free_ids`` into ``base`` on the device (``x``, ``y``: every input
+    vertex's coordinates, CuPy float64). Returns (the domain's triangles, CuPy int32
+    (k, 3), input vertex ids; statistics). Raises :class:`cdt.Unsupported` on a stuck
+    vertex."""
+    cp = backend.cupy_module()
+    variants = gpu.build_variants(cp, None)  # loaded once per process (gpu.py)
+    t_start = time.perf_counter()
+    sms = backend.gpu_properties()["multiprocessors"]
+    block = gpu.BLOCK
+    t0, nf = len(base.tri), len(base.free_ids)
+    cap = t0 + 2 * nf
+    if 3 * cap > gpu.INT32_LIMIT:
+        raise Unsupported(f"{cap} triangle slots exceed the 32-bit build's index range")
+    backend.require_gpu_bytes(cap * 64 + nf * 24, "dmr constrained triangulation")
+    tri = cp.empty(3 * cap, dtype=cp.int32)
+    nbr = cp.empty(3 * cap, dtype=cp.int32)
+    seg = cp.empty(3 * cap, dtype=cp.int32)
+    for dev, host in ((tri, base.tri), (nbr, base.nbr), (seg, base.seg)):
+        dev[: 3 * t0] = cp.asarray(host.reshape(-1), dtype=cp.int32)
+    outside = cp.asarray(base.outside.astype(np.uint8))
+    from ..reorder import morton_order  # noqa: PLC0415
+
+    free = cp.asarray(base.free_ids.astype(np.int32))
+    if nf:
+        free = free[morton_order(x[free], y[free])]
+    counters = cp.asarray(np.array([0, 0, 0, t0, 0, 0, 0, 0], dtype=np.uint64))
+    loc = cp.empty(max(1, nf), dtype=cp.int32)
+    stats: dict[str, Any] = {"engine": "gpu insertion", "rounds": 0, "claimants": 0,
+                             "large_rounds": 0, "segment_vertex_triangles": t0,
+                             "free_vertices": nf}
+    if nf:
+        threads = -(-nf // RUN)
+        variants[0].k["cdt_locate"](
+            (-(-threads // block),), (block,),
+            (x, y, tri, nbr, seg, outside, free, np.int64(nf), np.int64(RUN), np.int32(0),
+             np.int64(MAX_LOCATE_WALK), loc, counters))
+    pick = cp.empty(cap, dtype=cp.uint64)
+    big = cp.zeros(max(1, nf), dtype=cp.uint8)
+    written = cp.zeros(cap, dtype=cp.uint32)
+    marks = cp.zeros(cap, dtype=cp.uint64)
+    mark_round = cp.zeros(cap, dtype=cp.uint32)
+    lists = [cp.empty(max(1, nf), dtype=cp.int32) for _ in range(2)]
+    claims = cp.empty(max(1, nf), dtype=cp.int32)
+    max_claims = min(max(1, nf), gpu.MAX_CLAIMANTS)
+    grid = (sms * 8,)
+    level, last_inserted = 0, 0
+    cp.cuda.get_current_stream().synchronize()
+    t_loop = time.perf_counter()
+    n_claims = 0
+    for rnd in range(max_rounds):
+        v = variants[level]
+        first = rnd == 0
+        here = C_NEXT0 + rnd % 2
+        there = C_NEXT0 + (rnd + 1) % 2
+        lst = np.uint64(0) if first else lists[rnd % 2]  # 0: a null pointer, every vertex
+        n_list = counters[here:here + 1]
+        args = (lst, n_list, np.int64(nf))
+        v.k["cdt_pick_reset"](grid, (block,), (*args, loc, pick, counters[C_CLAIMS:C_CLAIMS + 1]))
+        v.k["cdt_pick"](grid, (block,), (x, y, tri, nbr, seg, free, *args, loc, big, pick))
+        v.k["cdt_claim"](grid, (block,), (*args, loc, pick, claims, np.int64(max_claims),
+                                          counters[C_CLAIMS:C_CLAIMS + 1],
+                                          counters[there:there + 1]))
+        read = [int(c) for c in counters.get()]
+        if read[C_STUCK]:
+            raise Unsupported(f"{read[C_STUCK]} free vertices with an undecided sign (on a "
+                              f"segment or an edge, a duplicate, cocircular points)")
+        if not first and read[C_INSERTED] == last_inserted:
+            # the last round inserted nothing: every claimant's cavity was too big
+            if level + 1 >= gpu.LEVELS:
+                raise Unsupported("cavities larger than the largest build")
+            level += 1
+            v = variants[level]
+            big.data.memset_async(0, big.nbytes)  # no fill kernel (gpu.py, _grown)
+        last_inserted = read[C_INSERTED]
+        n_claims = min(read[C_CLAIMS], max_claims)
+        if n_claims == 0:
+            break
+        plans = v.plans_for(n_claims)
+        cgrid = (-(-n_claims // block),)
+        common = (np.int64(n_claims), np.uint64(rnd))
+        v.k["cdt_plan_and_race"](
+            cgrid, (block,),
+            (x, y, tri, nbr, seg, free, claims, *common, loc, big, marks, mark_round,
+             plans.hood, plans.n_cavity, plans.n_hood, counters))
+        v.k["prioritycheck"](cgrid, (block,),
+                             (marks, plans.hood, plans.n_cavity, plans.n_hood, *common))
+        v.k["check"](cgrid, (block,), (marks, plans.hood, plans.n_cavity, *common))
+        v.k["cdt_apply"](
+            cgrid, (block,),
+            (x, y, tri, nbr, seg, free, claims, *common, marks, mark_round, plans.hood,
+             plans.n_cavity, plans.n_hood, loc, written, counters))
+        v.k["cdt_relocate"](
+            grid, (block,),
+            (x, y, tri, nbr, free, *args, loc, written, np.uint32(rnd + 1),
+             lists[(rnd + 1) % 2], counters[there:there + 1], counters))
+        stats["rounds"] += 1
+        stats["claimants"] += n_claims
+        stats["large_rounds"] += level
+    else:
+        raise Unsupported(f"{max_rounds} insertion rounds left free vertices")
+    nt = read[C_TRIANGLES]
+    stats.update(inserted=read[C_INSERTED], outside=read[C_OUTSIDE], big=read[C_BIG])
+    shaped = tri[: 3 * nt].reshape(nt, 3)
+    kept = cp.asarray(np.flatnonzero(~base.outside).astype(np.int64))
+    out = cp.concatenate([shaped[kept], shaped[t0:]])
+    cp.cuda.get_current_stream().synchronize()
+    stats["loop_seconds"] = time.perf_counter() - t_loop
+    stats["seconds"] = time.perf_counter() - t_start
+    return out, stats
