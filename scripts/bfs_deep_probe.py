@@ -339,8 +339,8 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphs", default="delaunay-1M,delaunay-4M,grid-del-2000,"
-                        "grid-del-4000,grid-4000,road-COL")
+    parser.add_argument("--graphs", default="delaunay-1M,grid-del-2000,grid-4000,road-COL,"
+                        "delaunay-4M,grid-del-4000")
     parser.add_argument("--roots", type=int, default=6)
     parser.add_argument("--before", type=Path, default=REPO / ".probe" / "bfs-deep-before")
     parser.add_argument("--no-profile", action="store_true")
