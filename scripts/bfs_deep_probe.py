@@ -275,9 +275,9 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
     copy = relabel.preparation(ws)
     if copy is not None:
         row["relabel_prep_s"] = round(copy.seconds, 4)
-        row["line_locality_given"] = round(copy.locality_given, 4)
-        row["line_locality_copy"] = round(copy.locality_copy, 4)
-        row["auto_uses_copy"] = copy.graph is not None
+        row["wavefront_locality_given"] = round(copy.locality_given, 4)
+        row["wavefront_locality_copy"] = round(copy.locality_copy, 4)
+        row["auto_uses_copy"] = relabel.serves_better(copy)
     times: dict[str, list[float]] = {k: [] for k in runs}
     levels: list[int] = []
     equal: dict[str, bool] = {k: True for k in runs}
@@ -320,8 +320,9 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
     row["failed"] = failed
     print(f"   levels {levels}; SciPy equal on the first root: "
           f"{row.get('scipy_equal_first_root')}; relabel prep "
-          f"{row.get('relabel_prep_s')} s, line locality {row.get('line_locality_given')} "
-          f"-> {row.get('line_locality_copy')}", flush=True)
+          f"{row.get('relabel_prep_s')} s, vertices per level and line "
+          f"{row.get('wavefront_locality_given')} -> {row.get('wavefront_locality_copy')}",
+          flush=True)
     if do_profile:
         try:
             row["profile_given"] = profile(g, ws, roots[0])

@@ -89,6 +89,11 @@ def build(ws: Workspace, distances: Callable[[int], Any]) -> Copy:
     return copy
 
 
+def serves_better(copy: Copy) -> bool:
+    """Whether the copy's ids serve a wavefront with fewer cache lines than the given ids."""
+    return copy.locality_copy > copy.locality_given
+
+
 def chosen(ws: Workspace, relabel: bool | str,
            distances: Callable[[int], Any]) -> Copy | None:
     """The copy this search runs on, or None (as given). ``relabel``: True (build now if
@@ -105,11 +110,11 @@ def chosen(ws: Workspace, relabel: bool | str,
             if earlier < 1:
                 return None
             copy = build(ws, distances)
-            if copy.locality_copy <= copy.locality_given:
-                copy = dataclasses.replace(copy, graph=None, perm=None, inverse=None,
-                                           inverse_host=None)
-                _copies[ws] = copy
-        return copy if copy.graph is not None else None
+            if not serves_better(copy):
+                _copies[ws] = dataclasses.replace(copy, graph=None, perm=None, inverse=None,
+                                                  inverse_host=None)
+                return None
+        return copy if copy.graph is not None and serves_better(copy) else None
     if relabel is not True:
         raise ValueError(f"relabel must be True, False or 'auto', not {relabel!r}")
     return build(ws, distances)
