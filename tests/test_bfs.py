@@ -860,3 +860,58 @@ def test_async_queue_capacity_rule():
     for n in (1, 7, 2048, 10**6, 25 * 10**6):
         assert asynchronous.queue_capacity(n) >= 2 * n + 4096
     assert variants.check("async").cpu_direction == "top-down"
+
+
+def _shuffled_grid() -> CSRGraph:
+    from morphgpu import generators, reorder  # noqa: PLC0415
+
+    grid = generators.grid2d(120, 90, device="cpu")
+    return reorder.apply(grid, np.random.default_rng(5).permutation(grid.n_vertices))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["persistent", "async"])
+def test_gpu_relabelled_copy(variant):
+    """Searches on the locality-relabelled copy (gpu/relabel.py) answer in the caller's
+    ids: distances exact against SciPy, parents through Graph500's checks, with and without
+    parents; a shuffled grid, a directed graph, components, 64-bit ids, no edges."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import relabel  # noqa: PLC0415
+
+    keep = ("directed", "components", "64-bit ids", "no edges")
+    cases = [("shuffled grid", _shuffled_grid(), [0, 5000])] + [
+        c for c in _async_cases() if c[0] in keep]
+    for label, host, sources in cases:
+        g = host.to("gpu")
+        for source in sources:
+            for parents in (True, False):
+                dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=parents,
+                                          relabel=True)
+                assert (parent is None) == (not parents), label
+                _check_gpu(host, source, dist, parent)
+        copy = relabel.preparation(gpu.workspace(g))
+        assert copy is not None and copy.graph is not None, label
+        assert copy.graph.n_vertices == host.n_vertices
+
+
+@pytest.mark.gpu
+def test_gpu_relabel_auto_from_the_second_search():
+    """relabel="auto" (persistent's default): the first search of a graph runs as given and
+    builds nothing; the second builds the copy and, on a shuffled grid (scattered ids),
+    keeps and uses it; answers exact throughout."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import relabel  # noqa: PLC0415
+
+    host = _shuffled_grid()
+    g = host.to("gpu")
+    ws = gpu.workspace(g)
+    dist, parent, _ = gpu.run(g, 3, variant="persistent", want_parents=True)
+    _check_gpu(host, 3, dist, parent)
+    assert relabel.preparation(ws) is None
+    for source in (77, 9000):
+        dist, parent, _ = gpu.run(g, source, variant="persistent", want_parents=True)
+        _check_gpu(host, source, dist, parent)
+    copy = relabel.preparation(ws)
+    assert copy is not None and copy.graph is not None
+    assert copy.locality_copy > 1.5 * copy.locality_given
+    assert copy.seconds > 0

@@ -202,3 +202,75 @@ def test_degree_order(n, m, seed):
     p = parent_new[inverse]
     parent = np.where(p >= 0, perm[np.maximum(p, 0)], -1)
     graph500_check(g.indptr, g.indices, source, dist, parent)
+
+
+def hop_distances(graph: CSRGraph):
+    """distances(source) for landmark_order: SciPy's unweighted shortest paths, -1 where
+    unreached (an independent BFS)."""
+    from scipy.sparse.csgraph import shortest_path
+
+    matrix = graph.to("cpu").to_scipy()
+    calls = []
+
+    def distances(source: int) -> np.ndarray:
+        calls.append(source)
+        d = shortest_path(matrix, unweighted=True, indices=source)
+        return np.where(np.isinf(d), -1, d).astype(np.int32)
+
+    return distances, calls
+
+
+def test_landmark_order_restores_wavefront_locality_of_a_shuffled_grid():
+    grid = generators.grid2d(64, 48, device="cpu")
+    mixed = shuffled(grid, seed=3)
+    distances, calls = hop_distances(mixed)
+    fields: dict = {}
+    perm = reorder.landmark_order(mixed, distances, fields)
+    assert sorted(perm.tolist()) == list(range(grid.n_vertices))
+    assert len(calls) == 4 and set(fields) == {"a", "c"}
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(perm.size)
+    assert fields["a"].min() == 0 and fields["c"].min() == 0  # distances from vertices
+    plain, _ = hop_distances(grid)
+    for source in (0, 1000, 2000):
+        dist = distances(source)
+        # shuffled: a level's vertices lie in about as many lines as it has vertices; the
+        # row-major grid is no better (its levels are diagonals); the order serves 2-4
+        scattered = reorder.wavefront_locality(dist)
+        row_major = reorder.wavefront_locality(plain(source))
+        assert max(scattered, row_major) < 1.4
+        assert reorder.wavefront_locality(dist, inverse) > 1.5 * max(scattered, row_major)
+
+
+def test_landmark_order_puts_unreached_vertices_last_in_id_order():
+    # a path 0-1-2-3-4, then isolated 5, 6 and a separate edge 7-8
+    src = np.array([0, 1, 2, 3, 7])
+    dst = np.array([1, 2, 3, 4, 8])
+    g = CSRGraph.from_edges(src, dst, n_vertices=9, symmetrize=True)
+    distances, _ = hop_distances(g)
+    perm = reorder.landmark_order(g, distances)
+    assert sorted(perm[:5].tolist()) == [0, 1, 2, 3, 4]  # the largest degree's component
+    assert perm[5:].tolist() == [5, 6, 7, 8]
+    empty = CSRGraph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
+                                n_vertices=0)
+    assert reorder.landmark_order(empty, distances).size == 0
+
+
+def test_line_locality_counts_edges_within_one_line():
+    # 0-1 and 30-31 share line 0; 31-32 and 5-40 cross lines: 4 of 8 stored entries
+    g = CSRGraph.from_edges(np.array([0, 30, 31, 5]), np.array([1, 31, 32, 40]),
+                            n_vertices=64, symmetrize=True)
+    assert reorder.line_locality(g) == pytest.approx(0.5)
+    assert reorder.line_locality(g, line=64) == 1.0
+
+
+def test_wavefront_locality_counts_vertices_per_level_and_line():
+    # levels 0: {0}, 1: {1, 33}, 2: {2, 3, 64}; -1 unreached
+    dist = np.full(70, -1, dtype=np.int32)
+    dist[[0, 1, 33, 2, 3, 64]] = [0, 1, 1, 2, 2, 2]
+    # (0, line 0), (1, 0), (1, 1), (2, 0), (2, 2): 6 vertices over 5 pairs
+    assert reorder.wavefront_locality(dist) == pytest.approx(6 / 5)
+    ids = np.arange(70)
+    ids[33], ids[64] = 4, 5  # renumbered into line 0: one pair per level
+    assert reorder.wavefront_locality(dist, ids) == pytest.approx(2.0)
+    assert reorder.wavefront_locality(np.full(3, -1)) == 1.0

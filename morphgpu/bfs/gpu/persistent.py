@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from . import launch, modules
-from .workspace import Workspace
+from . import relabel as relabel_module
+from .workspace import Workspace, workspace
 
 ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
 OPTIONS = 2 | 4  # persistent.cu OPT_SPREAD | OPT_HYSTERESIS
@@ -66,16 +67,29 @@ def _widest_frontier(ws: Workspace) -> int:
 
 
 def run_persistent(ws: Workspace, source: int, want_parents: bool, *,
-                   enter_local: int = ENTER_LOCAL,
-                   blocks: int | None = None) -> tuple[Any, Any]:
+                   enter_local: int = ENTER_LOCAL, blocks: int | None = None,
+                   relabel: bool | str = "auto") -> tuple[Any, Any]:
     """One launch of persistent.cu on ``ws``'s graph. ``enter_local``: the frontier length
     at or under which block 0 takes over (0: every level on the grid); ``blocks``: the
     launch's blocks (None: chosen from the graph and the widest frontier seen); both exist
-    so tests can drive every kind of level on small graphs."""
+    so tests can drive every kind of level on small graphs. ``relabel``: search the
+    locality-relabelled copy (gpu/relabel.py: True, False, or "auto")."""
+    copy = relabel_module.chosen(
+        ws, relabel, lambda s: _search(ws, s, False, enter_local, blocks)[0])
+    if copy is None:
+        return _search(ws, source, want_parents, enter_local, blocks)
+    inner = workspace(copy.graph)
+    dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents,
+                           enter_local, blocks)
+    return relabel_module.back(ws, copy, dist, parent)
+
+
+def _search(ws: Workspace, source: int, want_parents: bool, enter_local: int,
+            blocks: int | None) -> tuple[Any, Any]:
     g = ws.g
     width = ws.ell_width
     bits = bitmap_bytes(g.n_vertices, width)
-    key = ("persistent", enter_local, bits)
+    key = ("persistent", enter_local, bits, OPTIONS)  # OPTIONS: a probe may change it
     call = ws._launches.get(key)
     if call is None:
         grid = modules.persistent_grid(

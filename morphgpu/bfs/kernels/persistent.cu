@@ -117,6 +117,7 @@ constexpr i64 SHORT_ROWS_MAX = 64;
 constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not local_row
 constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
 constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up
+constexpr int OPT_NO_PRECHECK = 8;  // CSR grid levels claim without loading labels first
 
 #ifdef MG_BFS_PROFILE
 // Block 0's view: rounds of each kind, levels run inside block 0, give-ups, and cycles
@@ -815,6 +816,7 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
     const bool local_batch = options & OPT_LOCAL_BATCH;
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
+    const bool precheck = !(options & OPT_NO_PRECHECK);
     const Adjacency adj = MG_ADJ(graph);  // CSR, or a dynamic graph's pages (MG_PAGED)
     __shared__ PersistentShared shm;
 #if MG_BFS_USE_BITMAP
@@ -901,7 +903,7 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
                 // graphs of 1M / 4M random points (degree <= 20) 1.78x / 1.85x faster (6.13
                 // -> 3.45 ms, 14.8 -> 8.0 ms per search; their grid levels had cost ~13 us).
                 expand_short_rows_claim<UNROLL>(adj, in, n_cur, dist, parent,
-                                                level + 1, out, out_tail, spread);
+                                                level + 1, out, out_tail, spread, precheck);
             } else {
                 const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
                 for (i64 base = (i64)blockIdx.x * BLOCK; base < n_cur;

@@ -198,10 +198,15 @@ __device__ __forceinline__ void expand_rows_grid(FlatRows<CAP>& s, const eid_t* 
 // occupies one warp on each of many SMs instead of all warps of a few SMs, whose load
 // throughput, not latency, bounded the level. Either order covers every item once (the
 // rank is a bijection onto the grid's warps, and the stride is the grid's thread count).
+//
+// precheck = false: no label loads before the claims (one dependent round trip fewer; a
+// CAS on a labelled vertex writes nothing), as expand_ell_claim does. Worth it where the
+// level's latency, not its atomics' throughput, bounds it (deep graphs).
 template <int ROW, typename Adj>
 __device__ void expand_short_rows_claim(const Adj& adj, const vid_t* in, i64 n_in, int* dist,
                                         vid_t* parent, int next_level, vid_t* out,
-                                        u64* out_tail, bool spread = false) {
+                                        u64* out_tail, bool spread = false,
+                                        bool precheck = true) {
     const unsigned lane = lane_id();
     const i64 first = spread
         ? ((i64)warp_id() * gridDim.x + blockIdx.x) * 32
@@ -224,7 +229,8 @@ __device__ void expand_short_rows_claim(const Adj& adj, const vid_t* in, i64 n_i
 #pragma unroll
             for (int t = 0; t < ROW; ++t) w[t] = (c + t < e) ? adj.at(c + t) : (vid_t)0;
 #pragma unroll
-            for (int t = 0; t < ROW; ++t) mine[t] = (c + t < e) && __ldcg(dist + w[t]) == -1;
+            for (int t = 0; t < ROW; ++t)
+                mine[t] = (c + t < e) && (!precheck || __ldcg(dist + w[t]) == -1);
             int count = 0;
 #pragma unroll
             for (int t = 0; t < ROW; ++t) {

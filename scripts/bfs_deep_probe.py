@@ -1,0 +1,367 @@
+"""Deep graphs (issue 22): main's persistent and async kernels against this tree's, in one
+process, on Delaunay graphs of random points, grids with deleted edges, a full grid and a
+shared road network.
+
+    python3 scripts/bfs_deep_probe.py [--graphs delaunay-1M,grid-4000] [--roots 6]
+                                      [--before .probe/bfs-deep-before] [--json out.json]
+
+--before DIR holds main's persistent.cu and asynchronous.cu (copies kept outside the
+repository's history, e.g. `git show main:morphgpu/bfs/kernels/persistent.cu`); they are
+compiled from there and launched as main launches them. Per graph: ms per search and
+us per level of each variant (CUDA events around the whole call, parents asked for, roots
+interleaved, mean over the roots; levels = the search's largest label + 1), the
+locality-relabelled copy's preparation time (reported apart, not in any search), every
+variant's distances equal to main's persistent on every root and to SciPy's on the first,
+and parents one level up. With the profile build (MG_BFS_PROFILE) of this tree's
+persistent kernel, one root: rounds of each kind and block 0's cycles per grid round and
+in its barrier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import numpy as np  # noqa: E402
+
+from morphgpu import backend, barrier, generators, kernels  # noqa: E402
+from morphgpu.bfs import gpu  # noqa: E402
+from morphgpu.bfs.gpu import asynchronous, launch, modules, persistent, relabel  # noqa: E402
+from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
+
+GRAPHS: dict[str, Callable[[], Any]] = {}
+
+
+def _graphs() -> None:
+    import harness  # noqa: PLC0415
+    import road_like  # noqa: PLC0415
+
+    GRAPHS.update({
+        "delaunay-1M": lambda: road_like.delaunay(1_000_000, device="gpu"),
+        "delaunay-4M": lambda: road_like.delaunay(4_000_000, device="gpu"),
+        "grid-del-2000": lambda: road_like.grid_with_deletions(2000, 2000, device="gpu"),
+        "grid-del-4000": lambda: road_like.grid_with_deletions(4000, 4000, device="gpu"),
+        "grid-4000": lambda: generators.grid2d(4000, 4000, device="gpu"),
+    })
+    for label, thunk in harness.road_graph_thunks("gpu"):
+        if label.endswith("COL"):
+            GRAPHS["road-COL"] = thunk
+
+
+def persistent_defines(g: Any, ws: Any, profile: bool = False) -> tuple[dict, int]:
+    width = ws.ell_width
+    bits = persistent.bitmap_bytes(g.n_vertices, width)
+    defines = {**modules.csr_defines(g.indices.dtype, g.indptr.dtype),
+               "MG_BFS_BLOCK": modules.PERSISTENT_BLOCK, "MG_BFS_LOCAL_CAP": modules.LOCAL_CAP,
+               "MG_BFS_ELL_K": width, "MG_BFS_IDLE_WAIT": 1}
+    if bits:
+        defines["MG_BFS_LOCAL_BITMAP"] = 1
+    if profile:
+        defines["MG_BFS_PROFILE"] = 1
+    return defines, bits
+
+
+class BeforePersistent:
+    """main's persistent.cu, launched as main's gpu/persistent.py launches it."""
+
+    def __init__(self, path: Path, ws: Any) -> None:
+        g = ws.g
+        self.ws = ws
+        defines, bits = persistent_defines(g, ws)
+        grid = barrier.persistent_kernel(str(path), "bfs_persistent", mode="cooperative",
+                                         block=modules.PERSISTENT_BLOCK, defines=defines,
+                                         shared_mem=bits)
+        self.call = persistent.prepare(
+            grid, (g.indptr, g.indices), queues=ws.queues, tails=ws.tails, ctrl=ws.ctrl,
+            n=g.n_vertices, enter_local=persistent.ENTER_LOCAL, max_degree=ws.max_degree,
+            ell=ws.ell() if ws.ell_width else None)
+        self.calls = 0
+        self.widest = 0
+
+    def __call__(self, source: int) -> tuple[Any, Any]:
+        ws, g, cp = self.ws, self.ws.g, self.ws.cp
+        self.calls += 1  # main re-reads the widest frontier at its 2nd, 4th, 8th, ... call
+        if self.calls >= 2 and self.calls & (self.calls - 1) == 0:
+            self.widest = int(ws.ctrl[persistent.CTRL_WIDEST_FRONTIER].get())
+        widest = self.widest
+        blocks = launch.grid_blocks(self.call.grid, g.n_vertices, widest=widest)
+        dist = cp.empty(g.n_vertices, dtype=cp.int32)
+        parent = cp.empty(g.n_vertices, dtype=g.indices.dtype)
+        self.call(blocks, dist=dist, parent=parent, source=g.indices.dtype.type(source))
+        return dist, parent
+
+
+class BeforeAsync:
+    """main's asynchronous.cu (no `ell` argument), launched as main's asynchronous.py."""
+
+    def __init__(self, path: Path, ws: Any) -> None:
+        g = ws.g
+        self.ws = ws
+        defines = {**kernels.index_defines(g.indices.dtype, g.indptr.dtype),
+                   "MG_ASYNC_BLOCK": asynchronous.BLOCK, "MG_ASYNC_LOCAL": asynchronous.LOCAL,
+                   "MG_ASYNC_KEEP": asynchronous.KEEP, "MG_ASYNC_UNROLL": asynchronous.UNROLL,
+                   "MG_ASYNC_SLEEP_NS": asynchronous.SLEEP_NS}
+        self.grid = barrier.persistent_kernel(str(path), "bfs_async", mode="cooperative",
+                                              block=asynchronous.BLOCK, defines=defines)
+
+    def __call__(self, source: int) -> tuple[Any, Any]:
+        ws, g, cp = self.ws, self.ws.g, self.ws.cp
+        st = asynchronous.state(ws)
+        if st.queue is None:  # this tree's runner makes the buffers (same layout as main)
+            asynchronous.run_async(ws, source, False, relabel=False)
+        rev = ws.reverse()
+        n = g.n_vertices
+        dist = cp.empty(n, dtype=cp.int32)
+        parent = cp.empty(n, dtype=g.indices.dtype)
+        grid = self.grid
+        grid.kernel((asynchronous.grid_blocks(grid, n, None),), (grid.block,),
+                    (g.indptr, g.indices, rev.indptr, rev.indices, dist, parent, st.queue,
+                     np.uint64(st.capacity), st.ctrl, np.int64(n),
+                     g.indices.dtype.type(source), grid.state), shared_mem=grid.shared_mem)
+        grid.check()
+        words = st.ctrl[asynchronous.C_OVERFLOW:asynchronous.C_STATS + 5].get()
+        if words[0]:
+            raise RuntimeError("main's async overflowed its queue")
+        return dist, parent
+
+
+def with_options(options: int, fn: Callable[[], Any]) -> Any:
+    """fn() with persistent.OPTIONS set to ``options`` (prepared launches key on it)."""
+    saved = persistent.OPTIONS
+    persistent.OPTIONS = options
+    try:
+        return fn()
+    finally:
+        persistent.OPTIONS = saved
+
+
+def variants(g: Any, ws: Any, before: Path) -> dict[str, Callable[[int], Any]]:
+    out: dict[str, Callable[[int], Any]] = {}
+    out["main persistent"] = BeforePersistent(before / "persistent.cu", ws)
+    out["persistent"] = lambda s: persistent.run_persistent(ws, s, True, relabel=False)
+    out["persistent relabelled"] = lambda s: persistent.run_persistent(ws, s, True,
+                                                                       relabel=True)
+    if not ws.ell_width:  # CSR grid levels: claims without the label loads first
+        no_pre = persistent.OPTIONS | 8
+        out["persistent no-precheck"] = lambda s: with_options(
+            no_pre, lambda: persistent.run_persistent(ws, s, True, relabel=False))
+        out["persistent relabelled no-precheck"] = lambda s: with_options(
+            no_pre, lambda: persistent.run_persistent(ws, s, True, relabel=True))
+    out["main async"] = BeforeAsync(before / "asynchronous.cu", ws)
+    if ws.ell_width:
+        out["async csr"] = lambda s: asynchronous.run_async(ws, s, True, ell=False)
+    out["async"] = lambda s: asynchronous.run_async(ws, s, True)
+    out["async relabelled"] = lambda s: asynchronous.run_async(ws, s, True, relabel=True)
+    out["auto"] = lambda s: gpu.run(g, s, variant="auto", want_parents=True)[:2]
+    return out
+
+
+def timed(cp: Any, fn: Callable[[], Any]) -> tuple[Any, float]:
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    out = fn()
+    stop.record()
+    stop.synchronize()
+    return out, cp.cuda.get_elapsed_time(start, stop)
+
+
+def scipy_reference(g: Any, root: int) -> np.ndarray:
+    from scipy.sparse import csgraph  # noqa: PLC0415
+
+    from morphgpu.bfs.order import distances_from_fifo  # noqa: PLC0415
+
+    host = g.to("cpu")
+    matrix = host.to_scipy()
+    order, pred = csgraph.breadth_first_order(matrix, root, directed=True,
+                                              return_predecessors=True)
+    return distances_from_fifo(order, pred, host.n_vertices)
+
+
+def parents_ok(cp: Any, dist: Any, parent: Any, source: int) -> bool:
+    reached = dist > 0
+    p = parent[reached].astype(cp.int64)
+    return bool(cp.all(dist[p] == dist[reached] - 1)) and int(parent[source]) == source
+
+
+def clock_mhz(cp: Any) -> float:
+    """The SM clock the profile's cycles are divided by (the device's rated clock)."""
+    device = cp.cuda.runtime.getDevice()
+    try:
+        return cp.cuda.runtime.deviceGetAttribute(13, device) / 1e3  # cudaDevAttrClockRate
+    except Exception:  # noqa: BLE001
+        return float(cp.cuda.runtime.getDeviceProperties(device).get("clockRate", 1.98e6)) / 1e3
+
+
+def profile(g: Any, ws: Any, source: int) -> dict[str, Any]:
+    """One search by the MG_BFS_PROFILE build of this tree's persistent.cu (block 0's
+    counters: PROFILE_* in the kernel)."""
+    cp = ws.cp
+    defines, bits = persistent_defines(g, ws, profile=True)
+    grid = barrier.persistent_kernel(modules.PERSISTENT_FILE, "bfs_persistent",
+                                     mode="cooperative", block=modules.PERSISTENT_BLOCK,
+                                     defines=defines, shared_mem=bits)
+    module = kernels.load_module(modules.PERSISTENT_FILE,
+                                 defines={**defines, **barrier.mode_defines("cooperative")},
+                                 cooperative=True)
+    call = persistent.prepare(
+        grid, (g.indptr, g.indices), queues=ws.queues, tails=ws.tails, ctrl=ws.ctrl,
+        n=g.n_vertices, enter_local=persistent.ENTER_LOCAL, max_degree=ws.max_degree,
+        ell=ws.ell() if ws.ell_width else None)
+    widest = int(ws.ctrl[persistent.CTRL_WIDEST_FRONTIER].get())
+    blocks = launch.grid_blocks(grid, g.n_vertices, widest=widest)
+    dist = cp.empty(g.n_vertices, dtype=cp.int32)
+    call(blocks, dist=dist, parent=launch.NULL, source=g.indices.dtype.type(source))
+    cp.cuda.get_current_stream().synchronize()
+    ptr = module.get_global("mg_bfs_profile")
+    words = cp.ndarray((8,), dtype=cp.uint64, memptr=ptr).get().astype(np.int64)
+    local_rounds, local_levels, grid_rounds, give_ups, local_c, grid_c, bar_c, total_c = words
+    mhz = clock_mhz(cp)
+    per = max(int(grid_rounds), 1)
+    return {
+        "blocks": blocks, "levels": int(dist.max()) + 1, "local_rounds": int(local_rounds),
+        "local_levels": int(local_levels), "grid_rounds": int(grid_rounds),
+        "give_ups": int(give_ups), "clock_mhz": mhz,
+        "us_per_local_level": float(local_c) / max(int(local_levels), 1) / mhz,
+        "us_per_grid_round": float(grid_c) / per / mhz,
+        "us_barrier_per_grid_round": float(bar_c) / per / mhz,
+        "total_ms": float(total_c) / mhz / 1e3,
+    }
+
+
+def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
+          do_profile: bool) -> dict[str, Any]:
+    cp = backend.cupy_module()
+    t0 = time.perf_counter()
+    g = build()
+    cp.cuda.get_current_stream().synchronize()
+    build_s = time.perf_counter() - t0
+    ws = workspace(g)
+    deg = cp.diff(g.indptr)
+    candidates = cp.flatnonzero(deg > 0).get()
+    rng = np.random.default_rng(22)
+    roots = [int(r) for r in rng.choice(candidates, size=min(n_roots, candidates.size),
+                                        replace=False)]
+    row: dict[str, Any] = {"graph": name, "n": g.n_vertices, "m": g.n_edges,
+                           "max_degree": ws.max_degree, "ell_width": ws.ell_width,
+                           "build_s": round(build_s, 2), "roots": roots}
+    print(f"== {name}: n={g.n_vertices} m={g.n_edges} max degree {ws.max_degree} "
+          f"(built in {build_s:.1f} s)", flush=True)
+    runs = variants(g, ws, before)
+    # Warm-up on the first root: compiles, the relabelled copy (timed apart), auto's second
+    # call (its copy decision).
+    first_s: dict[str, float] = {}
+    failed: dict[str, str] = {}
+    for label, fn in runs.items():
+        t = time.perf_counter()
+        try:
+            fn(roots[0])
+            if label == "auto":
+                fn(roots[0])
+            cp.cuda.get_current_stream().synchronize()
+        except Exception as exc:  # noqa: BLE001  (report, go on with the others)
+            failed[label] = f"{type(exc).__name__}: {exc}"
+            print(f"   {label}: FAILED {failed[label]}", flush=True)
+        first_s[label] = time.perf_counter() - t
+    runs = {k: v for k, v in runs.items() if k not in failed}
+    copy = relabel.preparation(ws)
+    if copy is not None:
+        row["relabel_prep_s"] = round(copy.seconds, 4)
+        row["wavefront_locality_given"] = round(copy.locality_given, 4)
+        row["wavefront_locality_copy"] = round(copy.locality_copy, 4)
+        row["auto_uses_copy"] = relabel.serves_better(copy)
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    levels: list[int] = []
+    equal: dict[str, bool] = {k: True for k in runs}
+    parents: dict[str, bool] = {k: True for k in runs}
+    for i, root in enumerate(roots):
+        ref = None
+        for label, fn in runs.items():
+            (dist, parent), ms = timed(cp, lambda fn=fn, root=root: fn(root))
+            times[label].append(ms)
+            if ref is None:
+                ref = dist
+                levels.append(int(dist.max()) + 1)
+                if i == 0:
+                    sp = scipy_reference(g, root)
+                    row["scipy_equal_first_root"] = bool(np.array_equal(ref.get(), sp))
+            else:
+                equal[label] &= bool(cp.array_equal(dist, ref))
+            parents[label] &= parents_ok(cp, dist, parent, root)
+    row["levels"] = levels
+    row["variants"] = {}
+    base = float(np.mean(times["main persistent"]))
+    for label in runs:
+        ms = np.asarray(times[label])
+        per_level = ms * 1e3 / np.asarray(levels)
+        entry = {"ms_mean": round(float(ms.mean()), 4), "us_per_level": round(
+            float(per_level.mean()), 3), "x_main_persistent": round(base / float(ms.mean()), 3),
+                 "equal_to_main": equal[label], "parents_ok": parents[label],
+                 "first_call_s": round(first_s[label], 3)}
+        row["variants"][label] = entry
+        print(f"   {label:36s} {entry['ms_mean']:9.3f} ms  {entry['us_per_level']:7.3f} us/level"
+              f"  x{entry['x_main_persistent']:.3f} vs main persistent  equal={equal[label]}"
+              f" parents={parents[label]}", flush=True)
+    for label in ("async", "async relabelled"):
+        inner = ws
+        if label == "async relabelled" and copy is not None and copy.graph is not None:
+            inner = workspace(copy.graph)
+        if label in runs:
+            stats = asynchronous.last_stats(inner)
+            row[f"{label} stats (last root)"] = stats
+    row["failed"] = failed
+    print(f"   levels {levels}; SciPy equal on the first root: "
+          f"{row.get('scipy_equal_first_root')}; relabel prep "
+          f"{row.get('relabel_prep_s')} s, vertices per level and line "
+          f"{row.get('wavefront_locality_given')} -> {row.get('wavefront_locality_copy')}",
+          flush=True)
+    if do_profile:
+        try:
+            row["profile_given"] = profile(g, ws, roots[0])
+            print(f"   profile (given ids): {row['profile_given']}", flush=True)
+            if copy is not None and copy.graph is not None:
+                inner = workspace(copy.graph)
+                row["profile_relabelled"] = profile(copy.graph, inner,
+                                                    int(copy.inverse_host[roots[0]]))
+                print(f"   profile (relabelled): {row['profile_relabelled']}", flush=True)
+        except Exception as exc:  # noqa: BLE001
+            row["profile_error"] = f"{type(exc).__name__}: {exc}"
+            print(f"   profile failed: {row['profile_error']}", flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", default="delaunay-1M,grid-del-2000,grid-4000,road-COL,"
+                        "delaunay-4M,grid-del-4000")
+    parser.add_argument("--roots", type=int, default=6)
+    parser.add_argument("--before", type=Path, default=REPO / ".probe" / "bfs-deep-before")
+    parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    cp = backend.cupy_module()
+    print(f"device: {backend.gpu_properties()['name']}", flush=True)
+    _graphs()
+    rows = []
+    for name in [w.strip() for w in args.graphs.split(",") if w.strip()]:
+        if name not in GRAPHS:
+            print(f"== {name}: not available", flush=True)
+            continue
+        rows.append(probe(name, GRAPHS[name], args.roots, args.before.resolve(),
+                          not args.no_profile))
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1, default=str))
+        gpu.workspace_module.workspaces.clear()
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
