@@ -76,7 +76,15 @@ def _dmr_requests() -> list[tuple[str, dict]]:
     return out
 
 
-_REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests}
+def _sp_walk_requests() -> list[tuple[str, dict]]:
+    """The local search as sp/gpu.py builds it: a fixed clause width (its loops unroll)."""
+    from morphgpu.sp import gpu  # noqa: PLC0415
+
+    base = {"LS_BLOCK": gpu.LS_BLOCK, "LS_GROUP": gpu.LS_GROUP, "MG_BARRIER_COOP": None}
+    return [(f"width{w}", {**base, "LS_WIDTH": w}) for w in (3, gpu.FIXED_WIDTH_MAX)]
+
+
+_REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests, "sp/kernels/walk.cu": _sp_walk_requests}
 
 
 CASES = [

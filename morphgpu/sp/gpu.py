@@ -74,6 +74,8 @@ class GPUEngine:
         # 1M, seeds 5/6, same process and rounds: local search 1.83/1.89 s with every
         # resident block (264), 1.76/1.73 with 132, 1.72/1.73 with 64, 1.74/1.69 with 32.
         walk_defines = {**defines, "LS_BLOCK": LS_BLOCK, "LS_GROUP": LS_GROUP}
+        if 1 <= w <= FIXED_WIDTH_MAX:
+            walk_defines["LS_WIDTH"] = w  # propose's loops unroll (kernels/walk.cu)
         sms = backend.gpu_properties()["multiprocessors"]
         self._walk = barrier.persistent_kernel("sp/kernels/walk.cu", "ls_rounds",
                                                mode="cooperative", block=LS_BLOCK,

@@ -30,9 +30,11 @@ from .. import conflict
 from . import rules
 from .factor import FactorGraph
 
-# A proposal's 32-bit claim priority: freebies first, then the hashed (round, clause)
-# priority of conflict.claim_priority in the remaining bits.
-FREEBIE_BIT = np.uint64(1 << 31)
+# A proposal's claim priority, as kernels/walk.cu builds it below its round tag (the top
+# ROUND_TAG_BITS bits there, the same for every claimant of a round): freebies first,
+# then the top bits of the hashed (round, clause) priority of conflict.claim_priority.
+ROUND_TAG_BITS = 20
+FREEBIE_BIT = np.uint64(1 << (31 - ROUND_TAG_BITS))
 
 
 @dataclass
@@ -149,7 +151,8 @@ def _claim(state: ClauseState, unsat: np.ndarray, chosen: np.ndarray, freebie: n
     offsets = np.zeros(chosen.size + 1, dtype=np.int64)
     np.cumsum(stop - start, out=offsets[1:])
     hoods = state.var_clauses[_ranges(start, stop)]
-    hashed = conflict.claim_priority(round_, unsat).astype(np.uint64) >> np.uint64(1)
+    hashed = conflict.claim_priority(round_, unsat).astype(np.uint64) >> np.uint64(
+        ROUND_TAG_BITS + 1)
     priority = np.where(freebie, FREEBIE_BIT, np.uint64(0)) | hashed
     return conflict.claim(offsets, hoods, priority, n_elements=fg.n_clauses)
 

@@ -6,18 +6,24 @@
 // variable alone satisfies).
 //
 // ls_rounds: the NumPy twin is morphgpu/sp/walk.py (conflict_free_walk); one persistent
-// kernel, three phases per round separated by mg::grid_sync:
+// kernel, two phases per round separated by mg::grid_sync:
 //   propose  every unsatisfied clause (of the round's list, see ls_rounds) proposes one
 //            movable variable (a freebie, break 0, when it has one, else a probSAT pick
 //            weighted by table[min(break, 63)]), appends (variable, mark) to the proposals
-//            (one atomic per block, mg::block_reserve) and races its mark onto the
-//            variable's clauses (conflict.cuh phase 1; claimant = clause);
-//   claim    prioritycheck (phase 2, atomicMax; freebies carry the top priority bit);
-//   flip     check (phase 3); a winner flips its variable and updates the counts of the
-//            variable's clauses. Claim and flip give each proposal LS_GROUP lanes, each
-//            running conflict.cuh's loops on its share of the hood. Winners share no clause, so each clause has at most one
+//            (one atomic per block, mg::block_reserve) and raises its mark on the
+//            variable's clauses with atomicMax (conflict.cuh's prioritycheck phase; the
+//            race phase is not needed, see "Round-tagged marks");
+//   flip     check (conflict.cuh phase 3); a winner flips its variable and updates the
+//            counts of the variable's clauses, LS_GROUP lanes per proposal, each running
+//            conflict.cuh's loop on its share of the hood. Winners share no clause, so each clause has at most one
 //            writer in the phase and plain stores suffice there; break counts of other
 //            variables are atomicAdds, since many clauses may touch one variable.
+// Round-tagged marks: a mark's priority holds the round (its low ROUND_TAG_BITS bits) in
+// its top bits, so every mark of a round is above every mark left from earlier rounds
+// and atomicMax alone leaves on each claimed clause the highest mark of this round's
+// claimants: the race phase (plain stores that overwrite stale marks) and its grid
+// barrier go. The winners are the same as with race + prioritycheck for the same
+// priorities. When the tag wraps (every 2^ROUND_TAG_BITS rounds) the marks are cleared.
 // After the propose phase's barrier every thread reads the same proposal count (= the
 // unsatisfied clauses) and stuck flag, so all threads leave the loop together.
 //
@@ -51,7 +57,12 @@ __device__ __forceinline__ double uniform_hash(u64 seed, u64 round, u64 item) {
 #ifndef LS_BLOCK
 #define LS_BLOCK 256
 #endif
-#define FREEBIE_BIT 0x80000000u
+// A proposal's 32-bit claim priority: the round tag, then the freebie bit, then the top
+// bits of the hashed (round, clause) priority (walk.py builds the same without the tag,
+// which is the same for every claimant of a round).
+#define ROUND_TAG_BITS 20
+#define ROUND_TAG_MASK ((1u << ROUND_TAG_BITS) - 1u)
+#define FREEBIE_BIT (1u << (31 - ROUND_TAG_BITS))
 #define FULL_WARP 0xffffffffu
 // Lanes per proposal in the claim and flip phases (a power of two, at most 32): a round is
 // latency-bound (a few hundred proposals), so a hood (~13 clauses at K=3, ratio 4.2) is
@@ -60,6 +71,15 @@ __device__ __forceinline__ double uniform_hash(u64 seed, u64 round, u64 item) {
 #define LS_GROUP 8
 #endif
 #define GROUPS_PER_WARP (32 / LS_GROUP)
+
+// LS_WIDTH, when the host defines it (clause widths up to 8), makes the clause width a
+// constant in propose: its loops over the clause's literals unroll, so the loads of the
+// literals and of their break counts are issued together instead of one chain per literal.
+#ifdef LS_WIDTH
+#define CLAUSE_WIDTH(w) LS_WIDTH
+#else
+#define CLAUSE_WIDTH(w) (w)
+#endif
 
 // Launch over the clauses with breaks zeroed.
 extern "C" __global__ void ls_state(
@@ -88,6 +108,7 @@ __device__ __forceinline__ vid_t propose(
     i64 a, int width, const vid_t* lit_var, const int* breaks, const unsigned char* frozen,
     const double* weight_table, u64 seed, u64 round, bool* freebie)
 {
+    width = CLAUSE_WIDTH(width);
     const i64 base = a * width;
     int n_freebies = 0;
     double total = 0.0;
@@ -202,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     // Solo: once a round has at most block_tail proposals (0: never), block 0 runs the
     // rest of the search alone, its barriers block-wide (__syncthreads orders its global
     // accesses too); the other blocks leave. The long WalkSAT tail has a few dozen false
-    // clauses per round, where the grid barriers (three per round, ~2 us each) are most
+    // clauses per round, where the grid barriers (two per round, ~2 us each) are most
     // of a round's time. Every thread reads the same proposal count after the barrier, so
     // all decide together; a solo block still handles any count, only more slowly.
     bool solo = false;
@@ -217,7 +238,13 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         eid_t* next = lists + ((r + 1) % 2) * n_clauses;
         u64* next_count = list_count + (r + 1) % 3;
         const i64 n_cur = (i64)mg::load_volatile(list_count + r % 3);
-        // propose + race. Uniform trip count per block: block_reserve is block-wide.
+        const unsigned tag = (unsigned)(round & ROUND_TAG_MASK);
+        if (tag == 0 && round != 0) {
+            // The tag wrapped: marks left from earlier rounds may be above this round's.
+            for (i64 c = tid; c < n_clauses; c += stride) marks[c] = 0;
+            round_sync(bar, solo);
+        }
+        // propose + claim. Uniform trip count per block: block_reserve is block-wide.
         for (i64 first = solo ? 0 : (i64)blockIdx.x * LS_BLOCK; first < n_cur; first += stride) {
             const i64 i = first + threadIdx.x;
             vid_t v = -1;
@@ -233,14 +260,16 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             }
             const i64 slot = mg::block_reserve<LS_BLOCK>(next_count, v >= 0 ? 1 : 0);
             if (v >= 0) {
-                const unsigned hashed = mg::claim_priority(round, (u64)a) >> 1;
-                const u64 mark = mg::claim_mark(freebie ? (FREEBIE_BIT | hashed) : hashed,
-                                                (unsigned)a);
+                const unsigned hashed = mg::claim_priority(round, (u64)a) >> (ROUND_TAG_BITS + 1);
+                const unsigned priority = (tag << (32 - ROUND_TAG_BITS))
+                                          | (freebie ? FREEBIE_BIT : 0u) | hashed;
+                const u64 mark = mg::claim_mark(priority, (unsigned)a);
                 next[slot] = (eid_t)a;
                 prop_var[slot] = v;
                 prop_mark[slot] = mark;
                 const i64 off = var_offsets[v];
-                mg::conflict_race(marks, var_clauses + off, (int)(var_offsets[v + 1] - off), mark);
+                mg::conflict_prioritymax(marks, var_clauses + off,
+                                         (int)(var_offsets[v + 1] - off), mark);
             }
         }
         round_sync(bar, solo);
@@ -253,8 +282,8 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         if (solo && n_prop > 8 * (i64)block_tail) {
             // Too many proposals for one block: hand back so the host relaunches the grid
             // at round r. Clearing this round's count restores the state round r started
-            // from (the clause lists are untouched; the re-run proposals, same hashes, race
-            // the same marks again).
+            // from (the clause lists are untouched; the re-run proposals, same hashes,
+            // raise the same marks again, which changes nothing).
             if (threadIdx.x == 0) { list_count[(r + 1) % 3] = 0; outcome[1] = r; outcome[3] = 1; }
             break;
         }
@@ -267,17 +296,6 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             n_warps = stride / 32;
         }
         if (leader) list_count[(r + 2) % 3] = 0;
-        // prioritycheck, LS_GROUP lanes per proposal, each over its share of the hood
-        // (atomicMax without reading the old value back: the check phase decides).
-        for (i64 p = tid / LS_GROUP; p < n_prop; p += stride / LS_GROUP) {
-            const vid_t v = prop_var[p];
-            const i64 off = var_offsets[v];
-            i64 begin;
-            int size;
-            group_share(off, var_offsets[v + 1] - off, share, &begin, &size);
-            mg::conflict_prioritymax(marks, var_clauses + begin, size, prop_mark[p]);
-        }
-        round_sync(bar, solo);
         // check + flip, LS_GROUP lanes per proposal; whole warps iterate together so the
         // group vote (a ballot) and __syncwarp see every lane.
         for (i64 first = warp * GROUPS_PER_WARP; first < n_prop; first += n_warps * GROUPS_PER_WARP) {
