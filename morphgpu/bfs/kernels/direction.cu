@@ -249,6 +249,82 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
     }
 }
 
+// Steps of the grid-stride loop over the labels that phase B's scan takes per block
+// reservation, and how many label (then degree) loads a thread issues before using any.
+constexpr int SCAN_STEPS = 32;
+constexpr int SCAN_UNROLL = 8;
+static_assert(SCAN_STEPS % SCAN_UNROLL == 0 && SCAN_STEPS <= 32, "steps are bits of a word");
+
+// Block-wide. Phase B without the frontier bitmap: lists the vertices labelled `level`
+// (in `queue` when write_queue, always counted in next->vertices), the hubs among them in
+// hub_out, and sums their out-degrees. queue_from_status reserves slots at every grid
+// step (per step: a label load, the degree loads, two __syncthreads and two dependent
+// global atomics by thread 0), which made the scan a chain of ~50 round trips per thread
+// on Kronecker 21 (17-20 us of the level, H100). Here a thread loads the labels of up to
+// SCAN_STEPS of its vertices SCAN_UNROLL at a time, then their degrees, and the block
+// reserves both lists' slots once, with one prefix sum of the packed counts (a thread's
+// counts are <= 32, a block's < 2^32) and two independent atomics. The queue is in
+// thread-major order within each block's stretch (any order is a valid queue; top-down
+// levels deal it out entry by entry, MG_BFS_SPREAD_QUEUE).
+template <int BLOCK>
+__device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, int level,
+                                  vid_t* queue, bool write_queue, vid_t* hub_out,
+                                  FrontierStats* next, i64 hub_degree) {
+    __shared__ u64 block_base[2];
+    const i64 stride = (i64)gridDim.x * BLOCK;
+    i64 edges = 0;
+    for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < n; chunk += SCAN_STEPS * stride) {
+        unsigned in = 0u, hub = 0u;
+        for (int s0 = 0; s0 < SCAN_STEPS; s0 += SCAN_UNROLL) {
+            if (chunk + s0 * stride >= n) break;  // block-uniform
+            int label[SCAN_UNROLL];
+#pragma unroll
+            for (int t = 0; t < SCAN_UNROLL; ++t) {
+                const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
+                label[t] = v < n ? __ldcg(dist + v) : -1;
+            }
+#pragma unroll
+            for (int t = 0; t < SCAN_UNROLL; ++t)
+                if (label[t] == level) in |= 1u << (s0 + t);
+        }
+        for (int s0 = 0; s0 < SCAN_STEPS; s0 += SCAN_UNROLL) {
+            if (((in >> s0) & ((1u << SCAN_UNROLL) - 1u)) == 0u) continue;
+            i64 degree[SCAN_UNROLL];
+#pragma unroll
+            for (int t = 0; t < SCAN_UNROLL; ++t) {
+                const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
+                degree[t] = (in >> (s0 + t)) & 1u ? adj.degree(v) : 0;
+            }
+#pragma unroll
+            for (int t = 0; t < SCAN_UNROLL; ++t) {
+                edges += degree[t];
+                if (degree[t] > hub_degree) hub |= 1u << (s0 + t);
+            }
+        }
+        const u64 packed = ((u64)__popc(in) << 32) | (u64)__popc(hub);
+        u64 total;
+        const u64 offset = block_exclusive_sum<BLOCK, u64>(packed, &total);
+        if (threadIdx.x == 0) {
+            const u64 found = total >> 32, hubs = total & 0xffffffffull;
+            block_base[0] = found ? atomicAdd(&next->vertices, found) : 0ull;
+            block_base[1] = hubs ? atomicAdd(&next->hubs, hubs) : 0ull;
+        }
+        __syncthreads();
+        i64 slot = (i64)(block_base[0] + (offset >> 32));
+        i64 hub_slot = (i64)(block_base[1] + (offset & 0xffffffffull));
+        for (unsigned bits = in; bits != 0u; bits &= bits - 1u) {
+            const int s = __ffs(bits) - 1;
+            const vid_t v = (vid_t)(chunk + s * stride + threadIdx.x);
+            if (write_queue) queue[slot++] = v;
+            if ((hub >> s) & 1u) hub_out[hub_slot++] = v;
+        }
+        __syncthreads();  // block_base is rewritten by the next stretch
+    }
+    i64 block_edges;
+    block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
+    if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
+}
+
 // Two blocks per SM, as before the warp bottom-up existed: without the minimum ptxas
 // squeezes the kernel to 40 registers and spills.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK, 2)
@@ -417,9 +493,14 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #ifdef MG_BFS_PROFILE
             profile_stamp(level + 1, 1, clock64());
 #endif
-            queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
-                                     keep_queue && rule != RULE_BOTTOM_UP, hubs_of(level + 1),
-                                     frontier_bits, warp_reserve != 0);
+            if (frontier_bits)
+                queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
+                                         keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), frontier_bits, warp_reserve != 0);
+            else
+                queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue,
+                                         keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
         const i64 n_f = (i64)load_volatile(&next->vertices);
@@ -448,7 +529,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     }
     // The map back (see the header): every block left the loop after the same barrier, so
     // every label and parent is written.
-    if (out_dist) bfs::map_back(dist, parent, out_perm, out_inverse, n, out_dist, out_parent);
+    if (out_dist)
+        bfs::map_back(dist, parent, out_perm, out_inverse, n, bottom_up_end, source, out_dist,
+                      out_parent);
 #ifdef MG_BFS_PROFILE
     profile_stamp(0, 3, clock64());  // block 0's share of the map back done
 #endif
