@@ -53,6 +53,12 @@ from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 # modules._direction_grid_on's defines at main 1ac73c1 (what the earlier kernel ran with).
 BEFORE_DEFINES = {"MG_BFS_BLOCK": 512, "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_FLAT": 0,
                   "MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 2}
+# The tree's kernel with one change undone (compile-time defines), each timed as a row.
+VARIANTS = {
+    "new, claims per warp": {"MG_BFS_CLAIM_BUFFER": 0},
+    "new, map back 1/thread": {"MG_BFS_MAP_BACK_BATCH": 1},
+    "new, bottom-up 2x1": {"MG_BFS_BU_PROBE": 1},
+}
 GRAPHS = {
     "kron21": (lambda: generators.kronecker(21, 16, device="gpu"),
                lambda: road_like.kronecker_input_degrees(21, 16, device="gpu")),
@@ -81,21 +87,19 @@ def before_grid(before: Path, layout: tuple, profile: bool) -> barrier.Persisten
     return grid
 
 
-def new_grid(layout: tuple, profile: bool) -> barrier.PersistentGrid:
-    """The tree's direction.cu as modules.direction_grid builds it, optionally profiled."""
-    grid = modules.direction_grid(layout)
-    if not profile:
-        return grid
-    defines = {**dict(layout), "MG_BFS_BLOCK": modules.DIRECTION_BLOCK,
-               "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_FLAT": 0,
-               "MG_BFS_BU_BATCH": modules.BOTTOM_UP_BATCH[0],
-               "MG_BFS_BU_PROBE": modules.BOTTOM_UP_BATCH[1], "MG_BFS_PROFILE": None,
+def new_grid(layout: tuple, extra: dict[str, Any]) -> barrier.PersistentGrid:
+    """The tree's direction.cu as modules.direction_grid builds it, with ``extra`` defines
+    (a variant, or MG_BFS_PROFILE)."""
+    if not extra:
+        return modules.direction_grid(layout)
+    grid = barrier.persistent_kernel(modules.DIRECTION_FILE, "bfs_direction_persistent",
+                                     mode="cooperative", block=modules.DIRECTION_BLOCK,
+                                     defines={**modules.direction_defines(layout), **extra})
+    defines = {**modules.direction_defines(layout), **extra,
                **barrier.mode_defines("cooperative")}
-    module = kernels.load_module(modules.DIRECTION_FILE, defines=defines, cooperative=True)
-    out = barrier.PersistentGrid(module.get_function("bfs_direction_persistent"),
-                                 block=modules.DIRECTION_BLOCK, mode="cooperative")
-    out.module = module
-    return out
+    grid.module = kernels.load_module(modules.DIRECTION_FILE, defines=defines,
+                                      cooperative=True)  # the same cached module
+    return grid
 
 
 def load_before_direction(before: Path, grids: dict) -> Any:
@@ -214,6 +218,9 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
         "new, relabel off": direction.DirectionCall(ws, rule="beamer", use_cache=True,
                                                     relabel=False),
     }
+    for label, extra in VARIANTS.items():
+        if label in args.variant_list:
+            calls[label] = with_grid(new, new_grid(layout, extra))
     # First calls, and the checks on the first root.
     reference = scipy_distances(g, roots[0])
     edge_keys = cp.repeat(cp.arange(g.n_vertices, dtype=cp.int64),
@@ -253,13 +260,13 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
                        "median_us": 1e6 * float(np.median(ts)),
                        "gteps": harmonic_teps(edges, ts) / 1e9,
                        "x_before": base / float(np.mean(ts))}
-        print(f"{name:10s} {label:18s} mean {rows[label]['mean_us']:8.1f} us  median "
+        print(f"{name:10s} {label:24s} mean {rows[label]['mean_us']:8.1f} us  median "
               f"{rows[label]['median_us']:8.1f} us  {rows[label]['gteps']:7.1f} GTEPS  "
               f"x{rows[label]['x_before']:.3f} vs before", flush=True)
     out[name] = {"n": g.n_vertices, "m": g.n_edges, "roots": len(roots), "rows": rows}
 
     if args.profile_roots:
-        pro_new = with_grid(new, new_grid(layout, True))
+        pro_new = with_grid(new, new_grid(layout, {"MG_BFS_PROFILE": None}))
         pro_old = with_grid(calls["before"], before_grid(before, layout, True))
         out[name]["profile"] = []
         for root in roots[:args.profile_roots]:
@@ -281,8 +288,15 @@ def main() -> None:
     parser.add_argument("--graphs", default="kron21,kron22,uniform22")
     parser.add_argument("--roots", type=int, default=32)
     parser.add_argument("--profile-roots", type=int, default=2)
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="rows of the tree's kernel with one change undone (comma-"
+                             f"separated; default all of: {', '.join(VARIANTS)}; '' none)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    args.variant_list = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = set(args.variant_list) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown variants {sorted(unknown)}; known: {list(VARIANTS)}")
     print(f"# {backend.device_name('gpu')}", flush=True)
     out: dict[str, Any] = {"device": backend.device_name("gpu")}
     try:
