@@ -15,7 +15,8 @@ own DirectionCall over the same workspace as the tree's.
 Rows per graph, each timed with CUDA events around one call (the GPU idle before it):
 ``before`` and ``new`` (DirectionCall of each kernel: the launch and its result arrays),
 ``new bfs()`` (the whole public call, as benchmarks/bfs.py times it) and ``new, relabel
-off`` (the tree's kernel on the graph as given). GTEPS are Graph500's (undirected input
+off`` (the tree's kernel on the graph as given) and one per entry of VARIANTS (the tree's
+kernel with one change undone by a define). GTEPS are Graph500's (undirected input
 edges of the searched component, Kronecker duplicates as generated; harmonic mean over the
 roots), as benchmarks/bfs.py counts them. Checks: every row's distances equal ``before``'s
 on every root and SciPy's on the first; on the first root every row's parents are valid
