@@ -61,4 +61,13 @@ __device__ __forceinline__ void map_back(const int* dist_new, const mg::vid_t* p
     }
 }
 
+// Every new id may have been reached (relabel_back.cu's form, after a search whose copy
+// has no trimmed tail).
+__device__ __forceinline__ void map_back(const int* dist_new, const mg::vid_t* parent_new,
+                                         const mg::vid_t* __restrict__ perm,
+                                         const mg::vid_t* __restrict__ inverse, mg::i64 n,
+                                         int* dist, mg::vid_t* parent) {
+    map_back(dist_new, parent_new, perm, inverse, n, n, (mg::vid_t)-1, dist, parent);
+}
+
 }  // namespace bfs
