@@ -223,8 +223,7 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
             calls[label] = with_grid(new, new_grid(layout, extra))
     # First calls, and the checks on the first root.
     reference = scipy_distances(host, roots[0])
-    edge_keys = cp.repeat(cp.arange(g.n_vertices, dtype=cp.int64),
-                          cp.diff(g.indptr).astype(cp.int64)) * g.n_vertices + g.indices
+    edge_keys = g.edge_sources().astype(cp.int64) * g.n_vertices + g.indices
     edge_keys.sort()
     for label, call in calls.items():
         dist, parent, _ = call(roots[0], True)
