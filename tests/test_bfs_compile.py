@@ -36,7 +36,8 @@ PERSISTENT = [
 DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None},
              {"MG_BFS_SPREAD_QUEUE": 1, "MG_BARRIER_COOP": None},
              {"MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_PROFILE": None, **INT64},
-             {"MG_BFS_FUSED_FLAT": 0, "MG_BFS_BU_BATCH": 1, "MG_BARRIER_COOP": None},
+             {"MG_BFS_CLAIM_BUFFER": 0, "MG_BFS_BU_BATCH": 1, "MG_BARRIER_COOP": None},
+             {"MG_BFS_MAP_BACK_BATCH": 1, "MG_BFS_PROFILE": None, **INT64},
              {"MG_BFS_BU_BATCH": 4, "MG_BFS_BU_PROBE": 2, "MG_BARRIER_COOP": None},
              {"MG_BFS_BU_BATCH": 8, "MG_BFS_BU_PROBE": 1, **INT64},
              {"MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 4, "MG_BFS_SPREAD_QUEUE": 1}]

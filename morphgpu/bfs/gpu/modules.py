@@ -77,12 +77,16 @@ def direction_grid(layout: tuple) -> barrier.PersistentGrid:
     return _direction_grid_on(current_device(), layout)
 
 
+def direction_defines(layout: tuple) -> dict[str, Any]:
+    """direction.cu's compile-time settings for one adjacency layout (the profile probe,
+    scripts/bfs_wide_probe.py, builds its variants over these)."""
+    return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK, "MG_BFS_SPREAD_QUEUE": 1,
+            "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
+
+
 @functools.lru_cache(maxsize=16)
 def _direction_grid_on(device_id: int, layout: tuple) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
-    defines = {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK,
-               "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_FLAT": 0,
-               "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
     return barrier.persistent_kernel(DIRECTION_FILE, "bfs_direction_persistent",
                                      mode="cooperative", block=DIRECTION_BLOCK,
-                                     defines=defines)
+                                     defines=direction_defines(layout))

@@ -8,11 +8,12 @@
 //      bottom-up: every unvisited vertex looks for an in-neighbour at L, with the
 //      frontier's hubs cached in shared memory (HubCache);
 //   -- grid barrier --
-//   B. queue generation by scanning labels == L + 1 (queue_from_status): the next queue
-//      (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
+//   B. queue generation by scanning labels == L + 1 (queue_from_labels below; with the
+//      bitmap, queue_from_status): the next queue (when a top-down level may follow), the
+//      hubs, and {vertices, edges, hubs};
 //   -- grid barrier --
 //   every block reads the statistics and applies the same rule.
-// warp_reserve: queue generation reserves slots per warp (traversal/queue.cuh).
+// warp_reserve: with the bitmap, queue generation reserves slots per warp (traversal/queue.cuh).
 // flat_hubs: a top-down level expands the frontier's hubs over the whole grid as one flat
 // edge array (expand_rows_grid) instead of one block per hub.
 // warp_bottom_up selects adopt_parent_warp (a warp finishes each long row) over one thread
@@ -93,13 +94,16 @@
 #ifndef MG_BFS_FUSED_TOP_DOWN
 #define MG_BFS_FUSED_TOP_DOWN 1
 #endif
-// MG_BFS_FUSED_FLAT (with MG_BFS_FUSED_TOP_DOWN): a top-down level whose frontier's hubs
-// go to the flat table is fused too: the flat expansion and the other rows both claim and
-// enqueue (ClaimCountVisit), so that level also skips the scan of all n labels. Off: on
-// Kronecker 21 (H200) the scan it saves (~8 us at that level) went to the claims' atomics
-// over the hubs' long rows, and whole calls were no faster (gpu.FUSED_FLAT).
-#ifndef MG_BFS_FUSED_FLAT
-#define MG_BFS_FUSED_FLAT 0
+// A top-down level whose frontier's hubs go to the flat table is not fused: fusing it too
+// (claims over the hubs' long rows instead of the scan of all n labels) was measured and
+// removed (MG_BFS_FUSED_FLAT; Kronecker 21, H200: the scan it saved, ~8 us, went to the
+// claims' atomics over the hubs' rows, and whole calls were no faster).
+// MG_BFS_CLAIM_BUFFER (fused top-down levels): a block collects the vertices it claims in
+// shared memory and reserves their queue slots with one global atomic per flush (ClaimBuffer
+// below) instead of one per warp and expansion round (warp_enqueue on the one queue tail:
+// ~34,000 atomics on one address in uniform 2^22's level that discovers ~0.9M vertices).
+#ifndef MG_BFS_CLAIM_BUFFER
+#define MG_BFS_CLAIM_BUFFER 1
 #endif
 // MG_BFS_BU_BATCH (> 1, fused bottom-up levels): each thread takes that many of its
 // vertices through the bottom-up step together (adopt_parents_batch in traversal/
@@ -154,10 +158,12 @@ __device__ __forceinline__ void profile_stamp(int row, int column, unsigned long
 __device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
 #endif
 
-// A fused top-down level's visitor (see the header): ClaimVisit's claim and warp-aggregated
-// enqueue, plus the statistics queue_from_status would have gathered: the winner adds the
-// new vertex's out-degree to its thread's *edges and lists it in hub_out if it is a hub
-// (one atomic per hub; hubs are few).
+// A fused top-down level's visitor (see the header): ClaimVisit's claim, plus the
+// statistics queue_from_status would have gathered: the winner adds the new vertex's
+// out-degree to its thread's *edges and lists it in hub_out if it is a hub (one atomic per
+// hub; hubs are few). The winners go to the queue through the block's ClaimBuffer (when
+// `buffer` is non-null: slots by one shared atomic per warp; a winner past its capacity
+// goes straight to the queue) or through warp_enqueue.
 struct ClaimCountVisit {
     int* dist;
     vid_t* parent;  // may be null
@@ -169,6 +175,9 @@ struct ClaimCountVisit {
     vid_t* hub_out;
     u64* hub_tail;
     i64* edges;  // the calling thread's running sum
+    vid_t* buffer;  // shared: the block's claims not yet in out_queue (or null)
+    u64* buffered;  // shared: claims put in `buffer` (or past it) since the last flush
+    u64 capacity;
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
         const bool mine = claim_label(dist, dst, next_level);
@@ -178,39 +187,146 @@ struct ClaimCountVisit {
             *edges += degree;
             if (degree > hub_degree) hub_out[atomicAdd(hub_tail, 1ull)] = dst;
         }
-        warp_enqueue(out_queue, out_tail, mine, dst);
+        bool direct = mine;
+        if (buffer) {
+            const unsigned active = __activemask();
+            const unsigned pushing = __ballot_sync(active, mine);
+            if (pushing == 0u) return;
+            const int leader = __ffs(pushing) - 1;
+            u64 first = 0ull;
+            if ((int)lane_id() == leader) first = atomicAdd(buffered, (u64)__popc(pushing));
+            first = __shfl_sync(active, first, leader);
+            const u64 slot = first + (u64)__popc(pushing & ((1u << lane_id()) - 1u));
+            direct = mine && slot >= capacity;
+            if (mine && !direct) buffer[slot] = dst;
+        }
+        warp_enqueue(out_queue, out_tail, direct, dst);
     }
 };
 
+// The block's claims of a fused top-down level, kept in shared memory (the level scratch,
+// which a fused top-down level does not otherwise use) until a flush moves them to the
+// queue with one global atomic.
+constexpr int CLAIM_SLOTS = 16384 / (int)sizeof(vid_t);
+
+// Block-wide, at a block-uniform point: the buffered claims to out_queue; the counter is
+// read after a __syncthreads, so every thread sees every warp's reservation.
+template <int BLOCK>
+__device__ void flush_claims(vid_t* buffer, u64* buffered, vid_t* out_queue, u64* out_tail) {
+    __shared__ u64 base;
+    __syncthreads();
+    const int count = (int)min(*buffered, (u64)CLAIM_SLOTS);
+    if (count == 0) return;  // block-uniform: no one wrote the buffer
+    if (threadIdx.x == 0) base = atomicAdd(out_tail, (u64)count);
+    __syncthreads();
+    for (int i = threadIdx.x; i < count; i += BLOCK) out_queue[base + i] = buffer[i];
+    __syncthreads();
+    if (threadIdx.x == 0) *buffered = 0ull;
+    __syncthreads();
+}
+
 // Steps of the grid-stride loop whose discoveries a thread remembers in one word before
-// enqueueing them (longer loops go in chunks of this many steps).
+// enqueueing them (longer loops go in chunks of this many steps), and how many label or
+// degree loads a thread issues before using any.
 constexpr int FUSED_STEPS = 64;
-static_assert(FUSED_STEPS % MG_BFS_BU_BATCH == 0, "a batch never straddles two words");
+constexpr int LOAD_UNROLL = 8;
+static_assert(LOAD_UNROLL % MG_BFS_BU_BATCH == 0, "a batch never straddles two label loads");
+static_assert(FUSED_STEPS % LOAD_UNROLL == 0 && FUSED_STEPS <= 64, "steps are bits of a u64");
+
+// The out-degrees of the thread's vertices chunk + s * stride + threadIdx.x for the bits s
+// of `found`, LOAD_UNROLL rows' bounds loaded before any is used: adds them to *edges and
+// returns the bits of those above hub_degree.
+__device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i64 chunk,
+                                             i64 stride, i64 hub_degree, i64* edges) {
+    u64 hub = 0ull;
+    for (int s0 = 0; s0 < FUSED_STEPS; s0 += LOAD_UNROLL) {
+        if (((found >> s0) & ((1ull << LOAD_UNROLL) - 1ull)) == 0ull) continue;
+        i64 degree[LOAD_UNROLL];
+#pragma unroll
+        for (int t = 0; t < LOAD_UNROLL; ++t) {
+            const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
+            degree[t] = (found >> (s0 + t)) & 1ull ? adj.degree(v) : 0;
+        }
+#pragma unroll
+        for (int t = 0; t < LOAD_UNROLL; ++t) {
+            *edges += degree[t];
+            if (degree[t] > hub_degree) hub |= 1ull << (s0 + t);
+        }
+    }
+    return hub;
+}
+
+// Block-wide. Lists the thread's vertices chunk + s * stride + threadIdx.x for the bits s
+// of `found` in `queue` (when write_queue; they are counted in next->vertices either way)
+// and those of `hub` in hub_out, with ONE reservation per block for both lists: a prefix
+// sum of the packed counts (a thread's are <= 64, a block's < 2^32) and two independent
+// atomics. (Reserving at every grid step, reserve_two, cost two __syncthreads and a global
+// atomic round trip per step: ~10 round trips per thread on Kronecker 21, ~30 on uniform
+// 2^22, in every level that lists its frontier.) Within a block's stretch the entries are
+// in thread-major order: any order is a valid queue, and top-down levels deal the queue
+// out entry by entry (MG_BFS_SPREAD_QUEUE).
+template <int BLOCK>
+__device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* queue,
+                          bool write_queue, vid_t* hub_out, FrontierStats* next) {
+    __shared__ u64 block_base[2];
+    const u64 packed = ((u64)__popcll(found) << 32) | (u64)__popcll(hub);
+    u64 total;
+    const u64 offset = block_exclusive_sum<BLOCK, u64>(packed, &total);
+    if (threadIdx.x == 0) {
+        const u64 n_found = total >> 32, n_hubs = total & 0xffffffffull;
+        block_base[0] = n_found ? atomicAdd(&next->vertices, n_found) : 0ull;
+        block_base[1] = n_hubs ? atomicAdd(&next->hubs, n_hubs) : 0ull;
+    }
+    __syncthreads();
+    i64 slot = (i64)(block_base[0] + (offset >> 32));
+    i64 hub_slot = (i64)(block_base[1] + (offset & 0xffffffffull));
+    for (u64 bits = write_queue ? found : hub; bits != 0ull; bits &= bits - 1ull) {
+        const int s = __ffsll((long long)bits) - 1;
+        const vid_t v = (vid_t)(chunk + s * stride + threadIdx.x);
+        if (write_queue) queue[slot++] = v;
+        if ((hub >> s) & 1ull) hub_out[hub_slot++] = v;
+    }
+    __syncthreads();  // block_base is rewritten by the next call
+}
 
 // Block-wide. One bottom-up level that also builds the next frontier (see the header):
 // pass 1 runs the bottom-up step over the thread's vertices with no block barrier (a long
-// row delays only its own warp) and sets bit s for each vertex it labelled; pass 2 lists
-// them, block step by block step, through reserve_two, and sums their out-degrees.
+// row delays only its own warp) and sets bit s for each vertex it labelled; pass 2 sums
+// their out-degrees and lists them (list_found).
 template <int BLOCK, typename Cache>
 __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
                                   vid_t* parent, i64 end, int level, const Cache* cache,
                                   vid_t* queue, bool write_queue, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
-    __shared__ TwoReservations reservations;
-    if (threadIdx.x == 0) reservations.count[0] = reservations.count[1] = 0u;
-    __syncthreads();
     const i64 stride = (i64)gridDim.x * BLOCK;
-    i64 edges = 0, counted = 0;
+    i64 edges = 0;
     for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < end; chunk += FUSED_STEPS * stride) {
         u64 labelled = 0ull;
         if (MG_BFS_BU_BATCH > 1) {
-            for (int step = 0; step < FUSED_STEPS; step += MG_BFS_BU_BATCH) {
-                const i64 base = chunk + step * stride;  // block-uniform
-                if (base >= end) break;
-                labelled |= (u64)adopt_parents_batch<MG_BFS_BU_BATCH, MG_BFS_BU_PROBE>(
-                                rev, dist, parent, base + threadIdx.x,
-                                stride, end, level, cache, (const unsigned*)nullptr)
-                            << step;
+            // The thread's unvisited vertices, LOAD_UNROLL labels in flight at a time, then
+            // the bottom-up step for those among them (a level with few unvisited
+            // vertices is mostly these loads: one round trip per LOAD_UNROLL steps instead
+            // of one per batch).
+            for (int s0 = 0; s0 < FUSED_STEPS; s0 += LOAD_UNROLL) {
+                if (chunk + s0 * stride >= end) break;  // block-uniform
+                int label[LOAD_UNROLL];
+#pragma unroll
+                for (int t = 0; t < LOAD_UNROLL; ++t) {
+                    const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
+                    label[t] = v < end ? __ldcg(dist + v) : 0;
+                }
+                unsigned open = 0u;
+#pragma unroll
+                for (int t = 0; t < LOAD_UNROLL; ++t)
+                    if (label[t] == -1) open |= 1u << t;
+                for (int t = 0; t < LOAD_UNROLL && (open >> t) != 0u; t += MG_BFS_BU_BATCH) {
+                    const unsigned mine = (open >> t) & ((1u << MG_BFS_BU_BATCH) - 1u);
+                    labelled |= (u64)adopt_parents_batch<MG_BFS_BU_BATCH, MG_BFS_BU_PROBE>(
+                                    rev, dist, parent,
+                                    chunk + (s0 + t) * stride + threadIdx.x, stride, mine,
+                                    level, cache, (const unsigned*)nullptr)
+                                << (s0 + t);
+                }
             }
         } else {
             for (int step = 0; step < FUSED_STEPS; ++step) {
@@ -221,32 +337,48 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
                     labelled |= 1ull << step;
             }
         }
-        for (int step = 0; step < FUSED_STEPS; ++step) {
-            const i64 base = chunk + step * stride;  // block-uniform
-            if (base >= end) break;
-            const i64 v = base + threadIdx.x;
-            const bool found = (labelled >> step) & 1ull;
-            bool hub = false;
-            if (found) {
-                const i64 degree = adj.degree(v);
-                edges += degree;
-                hub = degree > hub_degree;
-            }
-            if (!write_queue) counted += found;
-            i64 slot, hub_slot;
-            reserve_two(reservations, &next->vertices, write_queue && found, &next->hubs, hub,
-                        &slot, &hub_slot);
-            if (write_queue && found) queue[slot] = (vid_t)v;
-            if (hub) hub_out[hub_slot] = (vid_t)v;
-        }
+        const u64 hub = found_degrees(adj, labelled, chunk, stride, hub_degree, &edges);
+        list_found<BLOCK>(labelled, hub, chunk, stride, queue, write_queue, hub_out, next);
     }
-    i64 block_edges, block_counted;
+    i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
-    block_exclusive_sum<BLOCK, i64>(counted, &block_counted);
-    if (threadIdx.x == 0) {
-        if (block_edges) atomicAdd(&next->edges, (u64)block_edges);
-        if (block_counted) atomicAdd(&next->vertices, (u64)block_counted);
+    if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
+}
+
+// Block-wide. Phase B without the frontier bitmap: lists the vertices labelled `level`
+// (in `queue` when write_queue, always counted in next->vertices), the hubs among them in
+// hub_out, and sums their out-degrees. queue_from_status reserves slots at every grid
+// step (per step: a label load, the degree loads, two __syncthreads and a global atomic
+// round trip by thread 0), which made the scan a chain of ~50 round trips per thread on
+// Kronecker 21 (17-20 us of the level, H100). Here a thread loads the labels of up to
+// FUSED_STEPS of its vertices LOAD_UNROLL at a time, then their degrees, and lists them
+// with one reservation per block (list_found).
+template <int BLOCK>
+__device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, int level,
+                                  vid_t* queue, bool write_queue, vid_t* hub_out,
+                                  FrontierStats* next, i64 hub_degree) {
+    const i64 stride = (i64)gridDim.x * BLOCK;
+    i64 edges = 0;
+    for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < n; chunk += FUSED_STEPS * stride) {
+        u64 in = 0ull;
+        for (int s0 = 0; s0 < FUSED_STEPS; s0 += LOAD_UNROLL) {
+            if (chunk + s0 * stride >= n) break;  // block-uniform
+            int label[LOAD_UNROLL];
+#pragma unroll
+            for (int t = 0; t < LOAD_UNROLL; ++t) {
+                const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
+                label[t] = v < n ? __ldcg(dist + v) : -1;
+            }
+#pragma unroll
+            for (int t = 0; t < LOAD_UNROLL; ++t)
+                if (label[t] == level) in |= 1ull << (s0 + t);
+        }
+        const u64 hub = found_degrees(adj, in, chunk, stride, hub_degree, &edges);
+        list_found<BLOCK>(in, hub, chunk, stride, queue, write_queue, hub_out, next);
     }
+    i64 block_edges;
+    block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
+    if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
 }
 
 // Two blocks per SM, as before the warp bottom-up existed: without the minimum ptxas
@@ -266,7 +398,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     __shared__ union {
         HubCache<MG_BFS_HUB_SLOTS> cache;
         FlatRows<MG_BFS_FLAT_HUBS> flat;
+        vid_t claims[CLAIM_SLOTS];  // fused top-down levels (ClaimCountVisit)
     } level_scratch;
+    __shared__ u64 claims_buffered;
     HubCache<MG_BFS_HUB_SLOTS>& cache = level_scratch.cache;
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
@@ -346,7 +480,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             // they fit the flat table; the queue's other rows to expand_gather.
             const i64 n_hubs = (i64)load_volatile(&here->hubs);
             const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
-            if (fuse_top_down && (MG_BFS_FUSED_FLAT || !flat)) {
+            if (fuse_top_down && !flat) {
                 const i64 out_edges = (i64)load_volatile(&here->edges);
                 const i64 bound = n - visited < out_edges ? n - visited : out_edges;
                 fused = cur_queue != queue || bound <= queue_b_cap;
@@ -354,20 +488,27 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             if (fused) {
                 written_queue = cur_queue == queue ? queue_b : queue;
                 i64 edges = 0;
+                vid_t* const buffer = MG_BFS_CLAIM_BUFFER ? level_scratch.claims : nullptr;
+                if (threadIdx.x == 0) claims_buffered = 0ull;  // read after expand_gather's
+                                                             // first __syncthreads
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
-                                            hubs_of(level + 1), &next->hubs, &edges};
-                if (flat)
-                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
-                                                              hubs_of(level), n_hubs, claim);
+                                            hubs_of(level + 1), &next->hubs, &edges,
+                                            buffer, &claims_buffered, (u64)CLAIM_SLOTS};
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
-                    bool has = i < n_queue;
+                    const bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
-                    if (flat && has) has = adj.degree(v) <= hub_degree;
                     expand_gather<BLOCK>(gather, adj, has, v, claim);
+                    // expand_gather ends with a __syncthreads: the count is the block's
+                    if (buffer && claims_buffered >= (u64)CLAIM_SLOTS / 2)
+                        flush_claims<BLOCK>(buffer, &claims_buffered, written_queue,
+                                            &next->vertices);
                 }
+                if (buffer)
+                    flush_claims<BLOCK>(buffer, &claims_buffered, written_queue,
+                                        &next->vertices);
                 i64 block_edges;
                 block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
                 if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
@@ -417,9 +558,14 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #ifdef MG_BFS_PROFILE
             profile_stamp(level + 1, 1, clock64());
 #endif
-            queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
-                                     keep_queue && rule != RULE_BOTTOM_UP, hubs_of(level + 1),
-                                     frontier_bits, warp_reserve != 0);
+            if (frontier_bits)
+                queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
+                                         keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), frontier_bits, warp_reserve != 0);
+            else
+                queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue,
+                                         keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
         const i64 n_f = (i64)load_volatile(&next->vertices);
@@ -448,7 +594,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     }
     // The map back (see the header): every block left the loop after the same barrier, so
     // every label and parent is written.
-    if (out_dist) bfs::map_back(dist, parent, out_perm, out_inverse, n, out_dist, out_parent);
+    if (out_dist)
+        bfs::map_back(dist, parent, out_perm, out_inverse, n, bottom_up_end, source, out_dist,
+                      out_parent);
 #ifdef MG_BFS_PROFILE
     profile_stamp(0, 3, clock64());  // block 0's share of the map back done
 #endif

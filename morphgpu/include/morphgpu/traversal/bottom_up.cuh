@@ -98,11 +98,13 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
                         frontier_bits);
 }
 
-// The bottom-up step for BATCH vertices of one thread at once: v0, v0 + stride, ...,
-// those below `end` and unvisited. One vertex at a time, a thread waits on four dependent
-// loads per vertex (its label, its row bounds, its first in-neighbours, their labels); here
-// each of those loads is issued for all BATCH vertices before any is used, so a thread has
-// BATCH requests in flight instead of one. The first PROBE in-neighbours of each row are
+// The bottom-up step for BATCH vertices of one thread at once: v0 + t * stride for the
+// bits t of `open` (the caller's unvisited vertices: it loads their labels beforehand, as
+// many at a time as it likes; only v's own thread labels v in a bottom-up step, so a label
+// read early is still current). One vertex at a time, a thread waits on dependent loads
+// per vertex (its row bounds, its first in-neighbours, their labels); here each of those
+// loads is issued for all BATCH vertices before any is used, so a thread has BATCH
+// requests in flight instead of one. The first PROBE in-neighbours of each row are
 // probed so; a row without a hit among them is finished by scan_in_row. The result has
 // bit t set when vertex v0 + t * stride was labelled. Same labels as adopt_parent one
 // vertex after another: a vertex labelled in this step gets level + 1, which no probe
@@ -110,16 +112,10 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
 template <int BATCH, int PROBE, typename Adj, typename Cache>
 __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
                                                         int* dist, vid_t* parent, i64 v0,
-                                                        i64 stride, i64 end, int level,
+                                                        i64 stride, unsigned open, int level,
                                                         const Cache* cache,
                                                         const unsigned* frontier_bits) {
     static_assert(BATCH * PROBE <= 32, "hits are one bit each in a 32-bit word");
-    unsigned open = 0u;
-#pragma unroll
-    for (int t = 0; t < BATCH; ++t) {
-        const i64 v = v0 + t * stride;
-        if (v < end && __ldcg(dist + v) == -1) open |= 1u << t;
-    }
     if (open == 0u) return 0u;
     eid_t first[BATCH], last[BATCH];
 #pragma unroll
