@@ -287,12 +287,12 @@ def main() -> None:
     parser.add_argument("--graphs", default="kron21,kron22,uniform22")
     parser.add_argument("--roots", type=int, default=32)
     parser.add_argument("--profile-roots", type=int, default=2)
-    parser.add_argument("--variants", default=",".join(VARIANTS),
-                        help="rows of the tree's kernel with one change undone (comma-"
-                             f"separated; default all of: {', '.join(VARIANTS)}; '' none)")
+    parser.add_argument("--variants", default=";".join(VARIANTS),
+                        help="rows of the tree's kernel with one change undone (';'-"
+                             f"separated; default all of: {'; '.join(VARIANTS)}; '' none)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    args.variant_list = [v.strip() for v in args.variants.split(",") if v.strip()]
+    args.variant_list = [v.strip() for v in args.variants.split(";") if v.strip()]
     unknown = set(args.variant_list) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants {sorted(unknown)}; known: {list(VARIANTS)}")
