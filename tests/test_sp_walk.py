@@ -240,3 +240,66 @@ def test_gpu_rounds_handed_to_one_block(block_tail):
     values = frozen_engine.assignment()
     assert np.all(values[:30] == (fixed[:30] > 0))
     assert ok == satisfies(g.clauses(), values)
+
+
+def _walk_hash(seed: int, round_: int, items: np.ndarray) -> np.ndarray:
+    """kernels/walk.cu's uniform_hash(seed, round, item) in NumPy (uint64 arithmetic)."""
+    m64 = (1 << 64) - 1
+    with np.errstate(over="ignore"):
+        x = np.uint64((seed * 0x9E3779B97F4A7C15 + round_ * 0xBF58476D1CE4E5B9) & m64) \
+            + items.astype(np.uint64)
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return (x >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,block_tail,max_rounds", [
+    (300, 1 << 30, 3000),  # one block from the first round: its groups hold 2 clauses
+    (300, 96, 3000),       # each and spill the rest while a round has > 128 of them
+    (300, 1, 3000),        # solo rounds handed back to the grid
+    (40_000, 96, 40),      # the grid's groups spill too (> 2 x 64 x blocks clauses)
+])
+def test_gpu_rounds_equal_the_numpy_twin(monkeypatch, n, block_tail, max_rounds):
+    """ls_rounds against walk.conflict_free_walk fed the kernel's random numbers: the same
+    proposals and priorities give the same winners, so after the same rounds both sides
+    hold the same assignment and counted the same flips (any lost, doubled or misplaced
+    flip of the groups' held or spilled proposals shows here)."""
+    if not backend.gpu_available():
+        pytest.skip("no GPU")
+    f = sp.random_ksat(n, 3, ratio=4.0, seed=11)
+    start = np.random.default_rng(5).random(n) < 0.5
+    engine = engine_for("gpu", f, seed=3)
+    engine.block_tail = block_tail
+    engine.values = backend.to_side(start.astype(np.uint8), "gpu", dtype=np.uint8)
+    gpu_solved = engine.local_search(max_rounds, freeze_fixed=False, init=False, max_flips=0)
+    gpu_values = engine.assignment()
+    seed = engine.rounds_seed % 2**64
+    states = []
+
+    class Traced(walk.ClauseState):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            states.append(self)
+
+    monkeypatch.setattr(walk, "ClauseState", Traced)
+    rounds = [0]
+
+    def draw(count: int) -> np.ndarray:
+        unsat = np.flatnonzero(states[-1].true_count == 0)
+        assert unsat.size == count
+        u = _walk_hash(seed, rounds[0], unsat)
+        rounds[0] += 1
+        return u
+
+    fg = factor.build(f, "cpu")
+    values = start.copy()
+    twin = walk.conflict_free_walk(fg, values, np.zeros(n, dtype=bool), max_rounds=max_rounds,
+                                   draw=draw)
+    assert gpu_solved == twin.solved
+    assert engine.local_search_rounds_run == twin.rounds
+    assert engine.local_search_flips_run == twin.flips
+    assert np.array_equal(gpu_values, values)

@@ -349,7 +349,8 @@ class GPUEngine:
         lists = cp.empty(2 * m, dtype=fg.var_edges.dtype)
         false_now = cp.flatnonzero(true_count == 0)
         lists[: false_now.size] = false_now.astype(lists.dtype)
-        list_count = cp.zeros(3, dtype=cp.uint64)
+        # Three list counts (rotating), then two spilled-proposal counts (kernels/walk.cu).
+        list_count = cp.zeros(5, dtype=cp.uint64)
         list_count[0] = false_now.size
         del false_now
         prop_var = cp.empty(m, dtype=fg.lit_var.dtype)

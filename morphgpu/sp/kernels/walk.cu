@@ -6,16 +6,18 @@
 // variable alone satisfies).
 //
 // ls_rounds: the NumPy twin is morphgpu/sp/walk.py (conflict_free_walk); one persistent
-// kernel, two phases per round separated by mg::grid_sync:
-//   propose  every unsatisfied clause (of the round's list, see ls_rounds) proposes one
-//            movable variable (a freebie, break 0, when it has one, else a probSAT pick
-//            weighted by table[min(break, 63)]), appends (variable, mark) to the proposals
-//            (one atomic per block, mg::block_reserve) and raises its mark on the
-//            variable's clauses with atomicMax (conflict.cuh's prioritycheck phase; the
+// kernel, two phases per round separated by mg::grid_sync, a group of LS_GROUP lanes per
+// unsatisfied clause of the round's list (see ls_rounds):
+//   propose  the group proposes one movable variable of its clause (a freebie, break 0,
+//            when it has one, else a probSAT pick weighted by table[min(break, 63)]),
+//            appends the clause to the next list (one atomic per block,
+//            mg::block_reserve) and raises its mark on the variable's clauses with
+//            atomicMax, each lane on its share (conflict.cuh's prioritycheck phase; the
 //            race phase is not needed, see "Round-tagged marks");
 //   flip     check (conflict.cuh phase 3); a winner flips its variable and updates the
-//            counts of the variable's clauses, LS_GROUP lanes per proposal, each running
-//            conflict.cuh's loop on its share of the hood. Winners share no clause, so each clause has at most one
+//            counts of the variable's clauses, each lane its share. The group keeps its
+//            proposal, its share of the hood and the variable's value in registers
+//            across the barrier. Winners share no clause, so each clause has at most one
 //            writer in the phase and plain stores suffice there; break counts of other
 //            variables are atomicAdds, since many clauses may touch one variable.
 // Round-tagged marks: a mark's priority holds the round (its low ROUND_TAG_BITS bits) in
@@ -102,46 +104,89 @@ extern "C" __global__ void ls_state(
     }
 }
 
-// The proposal of unsatisfied clause a: a freebie (uniformly among them) if it has one,
-// else a pick weighted by break count. Returns -1 when no variable of a may move.
-__device__ __forceinline__ vid_t propose(
-    i64 a, int width, const vid_t* lit_var, const int* breaks, const unsigned char* frozen,
-    const double* weight_table, u64 seed, u64 round, bool* freebie)
+// Proposals whose state a group keeps in registers from the propose phase to the flip
+// phase (its first LS_HELD clauses of a round; the rest go through prop_var / prop_mark),
+// and hood entries per lane kept there (a lane's share of a hood beyond them is reloaded).
+#ifndef LS_HELD
+#define LS_HELD 2
+#endif
+#define HOOD_REGS 4
+
+// The proposal of unsatisfied clause a, made by the LS_GROUP lanes of a group: lane q
+// loads literals q, q + LS_GROUP, ... (and their frozen flags and break counts) at once,
+// then every lane walks the literals in order through shuffles, so the sums and the pick
+// are the sequential ones (walk.py's order): a freebie (uniformly among them) if a has
+// one, else a pick weighted by break count. Every lane of the warp calls it (full-mask
+// shuffles; `active` false for a group without an unsatisfied clause). Returns -1 when
+// inactive or when no variable of a may move.
+__device__ __forceinline__ vid_t propose_group(
+    bool active, i64 a, int width, int share, int group_first, const vid_t* lit_var,
+    const int* breaks, const unsigned char* frozen, const double* weight_table, u64 seed,
+    u64 round, bool* freebie)
 {
     width = CLAUSE_WIDTH(width);
     const i64 base = a * width;
+    // Chunk 0's literal stays in registers for the second pass (the only chunk for K <= 8).
+    vid_t v0 = -1;
+    int b0 = 0;
     int n_freebies = 0;
     double total = 0.0;
-    for (int j = 0; j < width; ++j) {
-        const vid_t v = lit_var[base + j];
-        if (v < 0 || frozen[v]) continue;
-        const int b = breaks[v];
-        n_freebies += b == 0;
-        total += weight_table[min(b, BREAK_TABLE_SIZE - 1)];
+    for (int j0 = 0; j0 < width; j0 += LS_GROUP) {
+        const int j = j0 + share;
+        vid_t v = -1;
+        int b = 0;
+        if (active && j < width) {
+            v = lit_var[base + j];
+            if (v >= 0 && frozen[v]) v = -1;
+            if (v >= 0) b = breaks[v];
+        }
+        if (j0 == 0) { v0 = v; b0 = b; }
+        const int span = min(LS_GROUP, width - j0);
+        for (int t = 0; t < span; ++t) {
+            const vid_t vt = __shfl_sync(FULL_WARP, v, group_first + t);
+            const int bt = __shfl_sync(FULL_WARP, b, group_first + t);
+            if (vt < 0) continue;
+            n_freebies += bt == 0;
+            total += weight_table[min(bt, BREAK_TABLE_SIZE - 1)];
+        }
     }
     *freebie = n_freebies > 0;
-    if (total <= 0.0) return -1;
-    const double u = uniform_hash(seed, round, (u64)a);
-    vid_t chosen = -1;
-    if (n_freebies > 0) {
-        int left = min((int)(u * n_freebies), n_freebies - 1);
-        for (int j = 0; j < width; ++j) {
-            const vid_t v = lit_var[base + j];
-            if (v < 0 || frozen[v] || breaks[v] != 0) continue;
-            chosen = v;
-            if (left-- == 0) break;
-        }
-        return chosen;
-    }
+    const bool go = active && total > 0.0;
+    const double u = go ? uniform_hash(seed, round, (u64)a) : 0.0;
+    int left = n_freebies > 0 ? min((int)(u * n_freebies), n_freebies - 1) : 0;
     double rest = u * total;
-    for (int j = 0; j < width; ++j) {
-        const vid_t v = lit_var[base + j];
-        if (v < 0 || frozen[v]) continue;
-        chosen = v;
-        rest -= weight_table[min(breaks[v], BREAK_TABLE_SIZE - 1)];
-        if (rest < 0.0) break;
+    vid_t chosen = -1;
+    bool done = !go;
+    for (int j0 = 0; j0 < width; j0 += LS_GROUP) {
+        vid_t v = v0;
+        int b = b0;
+        if (j0 > 0) {
+            const int j = j0 + share;
+            v = -1;
+            b = 0;
+            if (go && j < width) {
+                v = lit_var[base + j];
+                if (v >= 0 && frozen[v]) v = -1;
+                if (v >= 0) b = breaks[v];
+            }
+        }
+        const int span = min(LS_GROUP, width - j0);
+        for (int t = 0; t < span; ++t) {
+            const vid_t vt = __shfl_sync(FULL_WARP, v, group_first + t);
+            const int bt = __shfl_sync(FULL_WARP, b, group_first + t);
+            if (done || vt < 0) continue;
+            if (n_freebies > 0) {
+                if (bt != 0) continue;
+                chosen = vt;
+                if (left-- == 0) done = true;
+            } else {
+                chosen = vt;
+                rest -= weight_table[min(bt, BREAK_TABLE_SIZE - 1)];
+                if (rest < 0.0) done = true;
+            }
+        }
     }
-    return chosen;
+    return go ? chosen : -1;
 }
 
 // Lane q's contiguous share [*begin, *begin + *size) of a hood of d entries at off, when
@@ -153,38 +198,81 @@ __device__ __forceinline__ void group_share(i64 off, i64 d, int q, i64* begin, i
     *size = (int)(min(first + chunk, off + d) - first);
 }
 
-// One lane's share of flipping v to `now` (a winner: no other winner shares a clause with
-// v, and v occurs once per clause, so every clause here has one writer): update the
-// clauses' counts and the break counts their changes imply; a clause made false is
-// appended to next_list (at *next_count).
+// Flipping a winner v to `now`, on one of its clauses c (where v occurs positively or
+// not): no other winner shares c, and v occurs once in c, so c has one writer and plain
+// stores suffice; break counts of other variables are atomicAdds; *own_change collects
+// v's own break change; a clause made false is appended to next_list (at *next_count).
+__device__ __forceinline__ void flip_clause(
+    vid_t tag, bool now, eid_t c, bool positive, int* true_count, vid_t* true_xor,
+    int* breaks, eid_t* next_list, u64* next_count, int* own_change)
+{
+    const int before = true_count[c];
+    const vid_t tags = true_xor[c] ^ tag;  // the xor after the flip
+    true_xor[c] = tags;
+    if (positive == now) {  // its literal became true
+        true_count[c] = before + 1;
+        if (before == 0) *own_change += 1;  // v alone satisfies c now
+        else if (before == 1) atomicAdd(breaks + ((tags ^ tag) - 1), -1);  // the former sole one
+    } else {
+        true_count[c] = before - 1;
+        if (before == 1) {  // c is false now
+            *own_change -= 1;
+            next_list[atomicAdd(next_count, 1ull)] = c;
+        } else if (before == 2) {
+            atomicAdd(breaks + (tags - 1), 1);  // the other one is sole now
+        }
+    }
+}
+
+// One lane's share of flipping v to `now`, loaded from the hood arrays.
 __device__ __forceinline__ void flip_share(
     vid_t v, bool now, i64 begin, int size, const eid_t* var_clauses,
     const unsigned char* var_positive, int* true_count, vid_t* true_xor, int* breaks,
     eid_t* next_list, u64* next_count)
 {
-    const vid_t tag = v + 1;
     int own_change = 0;
     for (int i = 0; i < size; ++i) {
         const i64 k = begin + i;
-        const eid_t c = var_clauses[k];
-        const int before = true_count[c];
-        const vid_t tags = true_xor[c] ^ tag;  // the xor after the flip
-        true_xor[c] = tags;
-        if ((var_positive[k] != 0) == now) {  // its literal became true
-            true_count[c] = before + 1;
-            if (before == 0) own_change += 1;  // v alone satisfies c now
-            else if (before == 1) atomicAdd(breaks + ((tags ^ tag) - 1), -1);  // the former sole one
-        } else {
-            true_count[c] = before - 1;
-            if (before == 1) {  // c is false now
-                own_change -= 1;
-                next_list[atomicAdd(next_count, 1ull)] = c;
-            } else if (before == 2) {
-                atomicAdd(breaks + (tags - 1), 1);  // the other one is sole now
-            }
-        }
+        flip_clause(v + 1, now, var_clauses[k], var_positive[k] != 0, true_count, true_xor,
+                    breaks, next_list, next_count, &own_change);
     }
     if (own_change != 0) atomicAdd(breaks + v, own_change);
+}
+
+// A proposal a group holds from its propose phase to its flip phase; each lane keeps its
+// share of the hood (the first HOOD_REGS clauses and their signs) and v's value after a
+// flip (read before the barrier: only v's winner writes it, in the flip phase).
+struct HeldProposal {
+    vid_t v;  // -1: none
+    bool now;
+    int size;
+    i64 begin;
+    u64 mark;
+    unsigned positive;  // bit i: v occurs positively in hood[i]
+    eid_t hood[HOOD_REGS];
+};
+
+// Group-wide claim of proposal (v, mark): each lane raises the mark on its share of v's
+// clauses, keeping the first HOOD_REGS of them (and signs) for the flip phase.
+__device__ __forceinline__ void claim_share(
+    vid_t v, u64 mark, int share, const i64* var_offsets, const eid_t* var_clauses,
+    const unsigned char* var_positive, u64* marks, HeldProposal* held)
+{
+    const i64 off = var_offsets[v];
+    group_share(off, var_offsets[v + 1] - off, share, &held->begin, &held->size);
+    held->positive = 0u;
+#pragma unroll
+    for (int i = 0; i < HOOD_REGS; ++i) {
+        if (i < held->size) {
+            held->hood[i] = var_clauses[held->begin + i];
+            held->positive |= (var_positive[held->begin + i] != 0 ? 1u : 0u) << i;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < HOOD_REGS; ++i)
+        if (i < held->size) atomicMax(&marks[held->hood[i]], mark);
+    for (int i = HOOD_REGS; i < held->size; ++i)
+        atomicMax(&marks[var_clauses[held->begin + i]], mark);
 }
 
 __device__ __forceinline__ void round_sync(mg::GridBarrier& bar, bool solo) {
@@ -196,15 +284,21 @@ __device__ __forceinline__ void round_sync(mg::GridBarrier& bar, bool solo) {
 // made false, so a round costs in proportion to the unsatisfied clauses, not to the
 // formula. A clause enters a list at most once per round (one winner touches it), so
 // each list needs at most n_clauses slots. Round r writes list (r+1) % 2: its proposals
-// first (their slots index prop_var / prop_mark), then, in the flip phase, the clauses
-// it breaks, all counted in list_count[(r+1) % 3]; slot (r+2) % 3, last read in round
-// r-1, is cleared once every thread has passed round r's first barrier.
+// first, then, in the flip phase, the clauses it breaks, all counted in
+// list_count[(r+1) % 3]; slot (r+2) % 3, last read in round r-1, is cleared once every
+// thread has passed round r's first barrier.
+// Groups of LS_GROUP lanes take the round's clauses (a group its first LS_HELD clauses in
+// registers, HeldProposal): the same group proposes, claims, checks and flips, so the
+// flip phase starts from the marks' loads, not from a chain of prop_var -> var_offsets ->
+// var_clauses loads. Proposals past a group's LS_HELD are spilled: prop_var / prop_mark at
+// slots counted in list_count[3 + r % 2] (the other one cleared with slot (r+2) % 3), and
+// flipped as before from those arrays.
 // Rounds are numbered from r0 (a relaunch continues at the round it was handed back at).
 // outcome[0]: 1 when an unsatisfied clause had no movable variable (the search cannot
 // fix it); outcome[1]: the round it stopped at (= rounds run since round 0); outcome[2]: 1
 // when every clause is satisfied; outcome[3]: 1 when a solo block handed back (relaunch).
 // flips_done (u64) receives the flips made. The host fills lists[0] with the clauses
-// false at the start and list_count[0] with their number (list_count[1, 2] = 0).
+// false at the start and list_count[0] with their number (list_count[1..4] = 0).
 extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     i64 n_clauses, int width, const vid_t* __restrict__ lit_var,
     const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_clauses,
@@ -218,14 +312,18 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     const bool leader = mg::global_tid() == 0;
     const unsigned lane = mg::lane_id();
     const int share = (int)(lane % LS_GROUP);  // this lane's share of a proposal's hood
+    const int group_first = (int)(lane / LS_GROUP * LS_GROUP);
     const unsigned group_mask = (LS_GROUP == 32 ? FULL_WARP : ((1u << LS_GROUP) - 1u))
-                                << (lane / LS_GROUP * LS_GROUP);
+                                << group_first;
+    const i64 group_in_block = threadIdx.x / LS_GROUP;
+    constexpr i64 groups_per_block = LS_BLOCK / LS_GROUP;
     // Solo: once a round has at most block_tail proposals (0: never), block 0 runs the
     // rest of the search alone, its barriers block-wide (__syncthreads orders its global
-    // accesses too); the other blocks leave. The long WalkSAT tail has a few dozen false
-    // clauses per round, where the grid barriers (two per round, ~2 us each) are most
-    // of a round's time. Every thread reads the same proposal count after the barrier, so
-    // all decide together; a solo block still handles any count, only more slowly.
+    // accesses too); the other blocks leave after that round's flips and barrier. The
+    // long WalkSAT tail has a few dozen false clauses per round, where the grid barriers
+    // (two per round, ~2 us each) are most of a round's time. Every thread reads the same
+    // proposal count after the barrier, so all decide together; a solo block still handles
+    // any count, only more slowly.
     bool solo = false;
     i64 tid = mg::global_tid();
     i64 stride = mg::global_stride();
@@ -237,6 +335,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         const eid_t* cur = lists + (r % 2) * n_clauses;
         eid_t* next = lists + ((r + 1) % 2) * n_clauses;
         u64* next_count = list_count + (r + 1) % 3;
+        u64* spill_count = list_count + 3 + r % 2;
         const i64 n_cur = (i64)mg::load_volatile(list_count + r % 3);
         const unsigned tag = (unsigned)(round & ROUND_TAG_MASK);
         if (tag == 0 && round != 0) {
@@ -244,32 +343,66 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             for (i64 c = tid; c < n_clauses; c += stride) marks[c] = 0;
             round_sync(bar, solo);
         }
-        // propose + claim. Uniform trip count per block: block_reserve is block-wide.
-        for (i64 first = solo ? 0 : (i64)blockIdx.x * LS_BLOCK; first < n_cur; first += stride) {
-            const i64 i = first + threadIdx.x;
-            vid_t v = -1;
+        // The proposal of the group's clause in the stretch at `at` (v -1: none), its slot
+        // in the next list reserved; block-wide (block_reserve).
+        auto propose_at = [&](i64 at, vid_t* v_out, u64* mark_out) -> int {
+            const i64 i = at + group_in_block;
             i64 a = -1;
-            bool freebie = false;
+            bool active = false;
             if (i < n_cur) {
                 a = (i64)cur[i];
-                if (true_count[a] == 0) {
-                    v = propose(a, width, lit_var, breaks, frozen, weight_table, seed, round,
-                                &freebie);
-                    if (v < 0) outcome[0] = 1;
-                }
+                active = true_count[a] == 0;
             }
-            const i64 slot = mg::block_reserve<LS_BLOCK>(next_count, v >= 0 ? 1 : 0);
+            bool freebie = false;
+            const vid_t v = propose_group(active, a, width, share, group_first, lit_var,
+                                          breaks, frozen, weight_table, seed, round, &freebie);
+            if (active && v < 0 && share == 0) outcome[0] = 1;
+            const int counted = (v >= 0 && share == 0) ? 1 : 0;
+            const i64 slot = mg::block_reserve<LS_BLOCK>(next_count, counted);
+            *v_out = v;
+            *mark_out = 0;
             if (v >= 0) {
                 const unsigned hashed = mg::claim_priority(round, (u64)a) >> (ROUND_TAG_BITS + 1);
                 const unsigned priority = (tag << (32 - ROUND_TAG_BITS))
                                           | (freebie ? FREEBIE_BIT : 0u) | hashed;
-                const u64 mark = mg::claim_mark(priority, (unsigned)a);
-                next[slot] = (eid_t)a;
-                prop_var[slot] = v;
-                prop_mark[slot] = mark;
-                const i64 off = var_offsets[v];
-                mg::conflict_prioritymax(marks, var_clauses + off,
-                                         (int)(var_offsets[v + 1] - off), mark);
+                *mark_out = mg::claim_mark(priority, (unsigned)a);
+                if (share == 0) next[slot] = (eid_t)a;
+            }
+            return counted;
+        };
+        // propose + claim, a group per clause: its first LS_HELD clauses held, the rest
+        // spilled. Block-uniform trip counts (block_reserve is block-wide).
+        HeldProposal held[LS_HELD];
+        i64 first = solo ? 0 : (i64)blockIdx.x * groups_per_block;
+        const i64 step = stride / LS_GROUP;
+#pragma unroll
+        for (int h = 0; h < LS_HELD; ++h) {
+            held[h].v = -1;
+            held[h].size = 0;
+            if (first < n_cur) {
+                vid_t v;
+                u64 mark;
+                propose_at(first, &v, &mark);
+                first += step;
+                if (v >= 0) {
+                    held[h].v = v;
+                    held[h].mark = mark;
+                    held[h].now = values[v] == 0;
+                    claim_share(v, mark, share, var_offsets, var_clauses, var_positive, marks,
+                                &held[h]);
+                }
+            }
+        }
+        for (; first < n_cur; first += step) {
+            vid_t v;
+            u64 mark;
+            const int counted = propose_at(first, &v, &mark);
+            const i64 at = mg::block_reserve<LS_BLOCK>(spill_count, counted);
+            if (v >= 0) {
+                if (share == 0) { prop_var[at] = v; prop_mark[at] = mark; }
+                HeldProposal scratch;
+                claim_share(v, mark, share, var_offsets, var_clauses, var_positive, marks,
+                            &scratch);
             }
         }
         round_sync(bar, solo);
@@ -281,37 +414,65 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         }
         if (solo && n_prop > 8 * (i64)block_tail) {
             // Too many proposals for one block: hand back so the host relaunches the grid
-            // at round r. Clearing this round's count restores the state round r started
+            // at round r. Clearing this round's counts restores the state round r started
             // from (the clause lists are untouched; the re-run proposals, same hashes,
             // raise the same marks again, which changes nothing).
-            if (threadIdx.x == 0) { list_count[(r + 1) % 3] = 0; outcome[1] = r; outcome[3] = 1; }
+            if (threadIdx.x == 0) {
+                list_count[(r + 1) % 3] = 0;
+                list_count[3] = list_count[4] = 0;
+                outcome[1] = r;
+                outcome[3] = 1;
+            }
             break;
         }
-        if (!solo && n_prop <= (i64)block_tail) {
-            if (blockIdx.x != 0) break;
-            solo = true;
-            tid = threadIdx.x;
-            stride = blockDim.x;
-            warp = tid / 32;
-            n_warps = stride / 32;
+        const bool go_solo = !solo && n_prop <= (i64)block_tail;
+        const i64 n_spill = (i64)mg::load_volatile(spill_count);
+        if (leader) { list_count[(r + 2) % 3] = 0; list_count[3 + (r + 1) % 2] = 0; }
+        // check + flip of the held proposals: the group that claimed flips.
+#pragma unroll
+        for (int h = 0; h < LS_HELD; ++h) {
+            const HeldProposal& p = held[h];
+            bool ok = true;
+            if (p.v >= 0) {
+#pragma unroll
+                for (int k = 0; k < HOOD_REGS; ++k)
+                    if (k < p.size && mg::load_volatile(&marks[p.hood[k]]) != p.mark) ok = false;
+                for (int k = HOOD_REGS; k < p.size; ++k)
+                    if (mg::load_volatile(&marks[var_clauses[p.begin + k]]) != p.mark) ok = false;
+            }
+            const unsigned votes = __ballot_sync(FULL_WARP, ok);
+            if (p.v >= 0 && (votes & group_mask) == group_mask) {
+                if (share == 0) { values[p.v] = p.now ? 1 : 0; my_flips += 1; }
+                int own_change = 0;
+#pragma unroll
+                for (int k = 0; k < HOOD_REGS; ++k)
+                    if (k < p.size)
+                        flip_clause(p.v + 1, p.now, p.hood[k], ((p.positive >> k) & 1u) != 0,
+                                    true_count, true_xor, breaks, next, next_count,
+                                    &own_change);
+                for (int k = HOOD_REGS; k < p.size; ++k)
+                    flip_clause(p.v + 1, p.now, var_clauses[p.begin + k],
+                                var_positive[p.begin + k] != 0, true_count, true_xor, breaks,
+                                next, next_count, &own_change);
+                if (own_change != 0) atomicAdd(breaks + p.v, own_change);
+            }
         }
-        if (leader) list_count[(r + 2) % 3] = 0;
-        // check + flip, LS_GROUP lanes per proposal; whole warps iterate together so the
-        // group vote (a ballot) and __syncwarp see every lane.
-        for (i64 first = warp * GROUPS_PER_WARP; first < n_prop; first += n_warps * GROUPS_PER_WARP) {
-            const i64 p = first + (i64)(lane / LS_GROUP);
+        // check + flip of the spilled proposals, LS_GROUP lanes per proposal; whole warps
+        // iterate together so the ballot below sees every lane.
+        for (i64 f = warp * GROUPS_PER_WARP; f < n_spill; f += n_warps * GROUPS_PER_WARP) {
+            const i64 p = f + (i64)(lane / LS_GROUP);
             vid_t v = -1;
             i64 begin = 0;
             int size = 0;
             bool share_ok = true;
-            if (p < n_prop) {
+            if (p < n_spill) {
                 v = prop_var[p];
                 const i64 off = var_offsets[v];
                 group_share(off, var_offsets[v + 1] - off, share, &begin, &size);
                 share_ok = mg::conflict_check(marks, var_clauses + begin, size, prop_mark[p]);
             }
             const unsigned votes = __ballot_sync(FULL_WARP, share_ok);
-            const bool won = p < n_prop && (votes & group_mask) == group_mask;
+            const bool won = p < n_spill && (votes & group_mask) == group_mask;
             const bool now = won && values[v] == 0;  // v's value after the flip
             __syncwarp();  // the group has read the old value before its first lane writes
             if (won) {
@@ -321,6 +482,14 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             }
         }
         round_sync(bar, solo);
+        if (go_solo) {
+            if (blockIdx.x != 0) break;
+            solo = true;
+            tid = threadIdx.x;
+            stride = blockDim.x;
+            warp = tid / 32;
+            n_warps = stride / 32;
+        }
     }
     if (my_flips) atomicAdd(flips_done, my_flips);
 }
