@@ -3,21 +3,26 @@
 Per round the host launches ``take_delta`` (only the rows that loads, stores, geps and HCD
 facts point through, and of those only rows changed since the last round), then
 ``eval_complex`` twice: over the HCD facts, whose merge requests (few: a device claim per
-node keeps one per merged node) go to the host for a union and are applied at once
-(``merge_rows`` ORs rows and this round's deltas on the device; constraints, variables and
-leaders are relabelled by a gather each), and then over the loads, stores and geps, which
-so produce edges between the merged leaders. Each evaluation reads back one small counter
-vector (new edges, merge requests, gep bit added, table overflow: the buffer sizes and the
-stopping decision need it). Every produced edge key (dst*n+src) and merge request first
-goes through a device hash set of the known keys, so the host receives only distinct, new
-edges: the rounds re-produce known edges in bulk (constraints that merges made identical,
-objects a merged leader sees anew). A round without merges then sorts only its batch and
-``merge_batch`` places it into the sorted incoming (dst*n+src) and outgoing (src*n+dst)
-key lists, one binary search per key, no host sync. A round with merges relabels the known
-keys too (``_relabel_keys``: three launches around one tagged sort) and rebuilds the key
-table. Then the persistent ``propagate`` kernel loops over sweeps on the device
-(mg::grid_sync between sweeps) until nothing changes; the hubs it pulls in chunks are
-listed on the device before the launch.
+node keeps one per merged node) are joined on the device (``union_pairs``,
+``list_merges``: each group's smallest node leads) and applied at once (``merge_rows`` ORs
+rows; ``relabel_labels`` maps constraints, variables and leaders through ``leader``), and
+then over the loads, stores and geps, which so produce edges between the merged leaders.
+The host reads the round's counters once, after both evaluations (HCD pairs and members
+merged, new edges, gep bit added, table overflow: the buffer sizes and the stopping
+decision need them); the merges in between take their counts from device words. Before,
+each evaluation read its counters back, the merge pairs came to the host for a union
+(SciPy) and the relabelling was a dozen array operations: per round four host reads
+where there are now one or two. Every produced edge key (dst*n+src) and merge request
+first goes through a device hash set of the known keys, so the host receives only
+distinct, new edges: the rounds re-produce known edges in bulk (constraints that merges
+made identical, objects a merged leader sees anew). A round without merges then sorts
+its batch and the batch's reversed keys in one sort and ``merge_batch`` places them
+into the sorted incoming (dst*n+src) and outgoing (src*n+dst) key lists, one binary
+search per key, no host sync. A round with merges (or a cycle search) relabels the known
+keys too (``_relabel_keys``: three launches around one tagged sort, one read of the kept
+count and of the cycle members merged) and rebuilds the key table. Then the persistent
+``propagate`` kernel loops over sweeps on the device (mg::grid_sync between sweeps) until
+nothing changes; the hubs it pulls in chunks are listed on the device before the launch.
 
 Why merges come between the two evaluations: evaluated together, a round's loads produced
 an edge from every object an HCD fact merged in that same round, keys that the merge then
@@ -28,8 +33,10 @@ Cycles: before the first propagation, and in a round's merge once the edges adde
 the last search reach 1 / CYCLE_EDGE_SHARE of the known ones, ``find_cycles``
 (kernels/cycles.cu) finds strongly connected components of the copy edges, the known ones
 and the round's new ones, on the device, and the solver merges each into its smallest
-node as it applies HCD merges (``merge``: rows ORed, labels relabelled), so one
-relabelling of the edge keys serves both. A cycle's nodes hold one
+node as it applies HCD merges (``merge``: rows ORed, labels relabelled, the member count
+read by the device alone), so one relabelling of the edge keys serves both; a searched
+round relabels whether or not the search found a cycle (that spares its count a host
+read of its own). A cycle's nodes hold one
 set at the fixed point, so this is exact; without it the set went round the cycle sweep
 after sweep, one copy per node, and every load and store through a member read the same
 new objects again.
@@ -66,7 +73,7 @@ import numpy as np
 
 from .. import backend, barrier, kernels
 from . import dense
-from .layout import Layout, union_leaders
+from .layout import Layout
 
 KERNEL_FILE = "pta/kernels/pta.cu"
 CYCLES_FILE = "pta/kernels/cycles.cu"
@@ -88,6 +95,10 @@ class CudaKernels:
         self._delta = mod.get_function("take_delta")
         self._complex = mod.get_function("eval_complex")
         self._merge = mod.get_function("merge_rows")
+        self._relabel_labels = mod.get_function("relabel_labels")
+        self._union_pairs = mod.get_function("union_pairs")
+        self._list_merges = mod.get_function("list_merges")
+        self._pair_keys = mod.get_function("pair_keys")
         self._insert = mod.get_function("insert_keys")
         self._merge_batch = mod.get_function("merge_batch")
         self._relabel_tag = mod.get_function("relabel_tag")
@@ -102,6 +113,9 @@ class CudaKernels:
             CYCLES_FILE, "find_cycles", mode=barrier_mode, block=CYCLES_BLOCK,
             max_blocks=backend.gpu_properties()["multiprocessors"])
         self.grid = self._prop.grid
+        # Launches whose item count lives on the device (merge_rows: members x words) take
+        # a fixed grid and stride over it.
+        self._device_sized = 8 * backend.gpu_properties()["multiprocessors"] * BLOCK
 
     @staticmethod
     def _flat(kernel: Any, n_items: int, args: tuple) -> None:
@@ -117,8 +131,20 @@ class CudaKernels:
     def eval_complex(self, n_constraints: int, *args: Any) -> None:
         self._flat(self._complex, n_constraints * WARP, args)
 
-    def merge_rows(self, n_items: int, *args: Any) -> None:
-        self._flat(self._merge, n_items, args)
+    def merge_rows(self, *args: Any) -> None:
+        self._flat(self._merge, self._device_sized, args)
+
+    def relabel_labels(self, n_items: int, *args: Any) -> None:
+        self._flat(self._relabel_labels, n_items, args)
+
+    def union_pairs(self, n_items: int, *args: Any) -> None:
+        self._flat(self._union_pairs, n_items, args)
+
+    def list_merges(self, n_items: int, *args: Any) -> None:
+        self._flat(self._list_merges, n_items, args)
+
+    def pair_keys(self, n_items: int, *args: Any) -> None:
+        self._flat(self._pair_keys, n_items, args)
 
     def insert_keys(self, n_items: int, *args: Any) -> None:
         self._flat(self._insert, n_items, args)
@@ -181,7 +207,9 @@ N_NEW, GEP, N_MERGE, RAW, OVERFLOW = range(5)
 MIN_TABLE = 1 << 16
 MAX_TABLE = 1 << 28  # slots (2 GiB): past this an overflowing round keeps its repeats
 MIN_KEY_BUFFER = 1 << 16  # first sizes of the round's edge and merge-request buffers
-MIN_MERGE_BUFFER = 1 << 12
+# Merge pairs are about one per merged node (at most a few thousand a round): a buffer
+# that holds them spares the round a second HCD evaluation (and a host read) to grow it.
+MIN_MERGE_BUFFER = 1 << 16
 NULL = np.uint64(0)  # a null device pointer (merge_batch tests `if (flag)`)
 # Hubs: a node with more than HUB_MIN in-edges is pulled by one warp per HUB_CHUNK of them
 # (kernels/pta.cu chunks_of); HUB_CHUNK = 0 pulls every node with one warp (the path
@@ -226,16 +254,32 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     queued_at = cp.full(n, -1, dtype=cp.int32)  # stamp of the sweep that last queued a node
     hub_chunk, hub_min = int(HUB_CHUNK), max(int(HUB_MIN), int(HUB_CHUNK))
     todo = {"lists": cp.empty(3 * n, dtype=i64), "cap": n}  # three rotating lists to pull
-    todo_tail = cp.zeros(3, dtype=cp.uint64)
+    # propagate's counters, zeroed together before each launch: [0:2] hub_counts (sweep
+    # 0's extra items, hubs: list_hub_chunks), [2:5] todo_tail (the three lists' lengths).
+    prop_counts = cp.zeros(5, dtype=cp.uint64)
+    hub_counts, todo_tail = prop_counts[:2], prop_counts[2:]
     clock = cp.ones(1, dtype=cp.int32)
     take_clock = cp.zeros(2, dtype=cp.int32)  # clock at the last two takes (round parity)
     error = cp.zeros(1, dtype=cp.int32)
-    counters = cp.zeros(5, dtype=cp.uint64)
+    # What the host reads once per round, in one copy (see the round loop): the HCD
+    # evaluation's counters, the HCD merges' member count, then the loads', stores' and
+    # geps' counters (their OVERFLOW word last: sticky until the table is rebuilt, so one
+    # fill zeroes everything else).
+    readback = cp.zeros(11, dtype=cp.uint64)
+    hcd_counters, hcd_members = readback[:5], readback[5:6]
+    counters = readback[6:]
     claim = cp.empty(n, dtype=i64)  # per node: smallest HCD partner asking for it this round
+    # HCD merges on the device (union_pairs / list_merges): a forest over the nodes, a
+    # listed flag per node (neither is ever reset: a merged node never comes back) and
+    # the merge lists.
+    parent = cp.arange(n, dtype=i64)
+    listed = cp.zeros(n, dtype=cp.int32)
+    hcd_member = cp.empty(n, dtype=i64)
+    hcd_root = cp.empty(n, dtype=i64)
 
     objects = cp.asarray(lay.objects, dtype=i64)
     obj_size = cp.asarray(lay.obj_size, dtype=i64)
-    node_of_var = cp.asarray(lay.node_of_var, dtype=i64)
+    node_of_var = cp.array(lay.node_of_var, dtype=i64)  # relabelled in place: a copy
     # The node of each bit's object, relabelled with node_of_var after merges; and the
     # null object's bit (-1: not an object here), which stores skip.
     node_of_bit = node_of_var[objects]
@@ -332,7 +376,6 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     # Sweep 0's items: the n plain ones, then the hubs' further chunks (list_hub_chunks).
     active = {"items": all_nodes, "cap": n}
     hubs = cp.empty(n, dtype=i64)
-    hub_counts = cp.zeros(2, dtype=cp.uint64)
 
     def propagate() -> None:
         if keys.size == 0:
@@ -348,12 +391,11 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
             active["items"] = cp.empty(active["cap"], dtype=i64)
             active["items"][:n] = all_nodes
         ph = timed("propagate")
-        hub_counts.fill(0)
+        prop_counts.fill(0)
         if hub_chunk:
             dev.list_hub_chunks(n, in_ptr, np.int64(n), np.int64(hub_min), np.int64(hub_chunk),
                                 active["items"], hubs, hub_counts, gained_blocks,
                                 np.int64(bitmap_words))
-        todo_tail.fill(0)
         # Sweep 0 visits every node; one without in-edges costs a warp two reads.
         dev.propagate(P, np.int64(W), np.int64(block_words), np.int64(bitmap_words),
                       active["items"], hub_counts, np.int64(n), in_ptr, in_src, in_new,
@@ -366,33 +408,25 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         ph[2].record()
         events.append(ph)
 
-    def merge(member: Any, new_leader: Any) -> Any:
-        """Merge the current leaders ``member`` into ``new_leader`` (current leaders too):
-        rows and bitmaps on the device, then every node label the solver keeps (a
-        constraint's pointer end excepted). Returns the relabelling (the edge keys are the
-        caller's: it relabels them with its round's new keys)."""
-        nonlocal leader, node_of_var, node_of_bit, c_src, c_dst
-        k = int(member.size)
-        dev.merge_rows(k * W, P, member, new_leader, np.int64(k), np.int64(W), changed_at,
-                       ext_blocks, clock, occupied, np.int64(block_words),
-                       np.int64(bitmap_words))
-        relabel = cp.arange(n, dtype=i64)
-        relabel[member] = new_leader
-        leader = relabel[leader]
-        node_of_var = relabel[node_of_var]
-        node_of_bit = relabel[node_of_bit]
-        # The pointer end keeps its node (the store's dst, everyone else's src).
-        store = c_kind == 3
-        c_src = cp.where(store, relabel[c_src], c_src)
-        c_dst = cp.where(store, c_dst, relabel[c_dst])
-        return relabel
+    n_labels = n + lay.n_vars + int(lay.objects.size) + n_complex
 
-    def collapse_cycles(relabel: Any, batch: Any) -> tuple[int, Any]:
+    def merge(member: Any, root: Any, count: Any) -> None:
+        """Merge the current leaders ``member[:count]`` into ``root[:count]`` (current
+        leaders that stay), the count a device word the host does not read: rows and
+        bitmaps, then every node label the solver keeps (a constraint's pointer end
+        excepted) through ``leader``, which then relabels the edge keys too (they hold
+        leaders of before the merge). Two launches whatever merged."""
+        dev.merge_rows(P, member, root, count, np.int64(W), changed_at, ext_blocks, clock,
+                       occupied, np.int64(block_words), np.int64(bitmap_words), leader)
+        dev.relabel_labels(n_labels, count, leader, np.int64(n), node_of_var,
+                           np.int64(lay.n_vars), node_of_bit, np.int64(lay.objects.size),
+                           c_kind, c_src, c_dst, np.int64(n_complex))
+
+    def collapse_cycles(batch: Any) -> None:
         """Merge the nodes of the copy graph's cycles (kernels/cycles.cu finds them; a
         cycle's nodes share one set at the fixed point): the known edges mapped through
-        ``relabel`` (this round's HCD merges; None: none) and the round's new ``batch``.
-        Returns how many nodes stopped leading and the relabelling of the known keys that
-        both kinds of merge make together (None: nothing merged)."""
+        ``leader`` (the round's HCD merges) and the round's new ``batch``. How many merged
+        stays on the device (cycle_counts[1]) until the key relabelling reads it."""
         ph = timed("cycles")
         total = int(keys.size + batch.size)
         if cycle_edges["cap"] < total:
@@ -400,66 +434,50 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
             cycle_edges["src"] = cp.empty(cycle_edges["cap"], dtype=i64)
             cycle_edges["dst"] = cp.empty(cycle_edges["cap"], dtype=i64)
         cycle_counts.fill(0)
-        dev.find_cycles(np.int64(n), keys, np.int64(keys.size),
-                        NULL if relabel is None else relabel, batch, np.int64(batch.size),
-                        colour, mark, trim_flags, candidates, cycle_edges["src"],
-                        cycle_edges["dst"], cycle_member, cycle_root, cycle_counts,
-                        np.int32(CYCLE_PASSES))
-        counts = backend.to_host(cycle_counts)
-        found = int(counts[1])
-        stats["cycle_sweeps"] += int(counts[6])
-        if found:
-            again = merge(cycle_member[:found], cycle_root[:found])
-            relabel = again if relabel is None else again[relabel]
+        dev.find_cycles(np.int64(n), keys, np.int64(keys.size), leader, batch,
+                        np.int64(batch.size), colour, mark, trim_flags, candidates,
+                        cycle_edges["src"], cycle_edges["dst"], cycle_member, cycle_root,
+                        cycle_counts, np.int32(CYCLE_PASSES))
+        merge(cycle_member, cycle_root, cycle_counts[1:2])
         ph[2].record()
         events.append(ph)
-        stats["cycles_collapsed"] += found
-        return found, relabel
 
-    def evaluate(lo: int, hi: int) -> list[int]:
-        """eval_complex over constraints [lo, hi), rerun until its buffers and the key
-        table held everything; the counters of the last run."""
-        nonlocal capacity, key_buf, merge_capacity, merge_buf
-        gep = raw = 0
-        while True:
-            counters[:OVERFLOW].fill(0)
-            if hi > n_lsg:  # HCD facts: claims of this run only
-                claim.fill(-1)
-            dev.eval_complex(
-                hi - lo, c_kind[lo:hi], c_src[lo:hi], c_dst[lo:hi], c_off[lo:hi],
-                np.int64(hi - lo), D, dblocks, P, np.int64(W), objects, node_of_bit,
-                np.int64(null_bit), obj_size,
-                node_of_var, bit_of_var, np.int64(lay.n_vars), np.int64(n), table["keys"],
-                np.uint64(table["mask"]), key_buf, np.int64(capacity), merge_buf,
-                np.int64(merge_capacity), counters, claim, changed_at, clock, occupied,
-                np.int64(block_words), np.int64(bitmap_words), ext_blocks)
-            c = [int(x) for x in backend.to_host(counters)]
-            gep |= c[GEP] & 0xFFFFFFFF
-            raw += c[RAW]
-            table_full = c[OVERFLOW] and table["keys"].size < MAX_TABLE
-            if c[N_NEW] <= capacity and c[N_MERGE] <= merge_capacity and not table_full:
-                c[GEP], c[RAW] = gep, raw
-                return c
-            # Keys past a buffer's end are in the table but were not written, and an
-            # overflowed table let repeats through: grow what was short, forget the
-            # keys (rebuild from the known edges) and evaluate again. The counts of an
-            # overflowed run overestimate its distinct keys, so one retry suffices.
-            if c[N_NEW] > capacity:
-                capacity = int(c[N_NEW] * 1.5)
-                key_buf = cp.empty(capacity, dtype=i64)
-            if c[N_MERGE] > merge_capacity:
-                merge_capacity = int(c[N_MERGE] * 1.5)
-                merge_buf = cp.empty(merge_capacity, dtype=i64)
-            stats["retries"] += 1
-            rebuild_table(4 * (int(keys.size) + c[N_NEW] + c[N_MERGE]) if c[OVERFLOW] else 0)
+    def run_complex(lo: int, hi: int, ctr: Any) -> None:
+        """eval_complex over constraints [lo, hi) with counter vector ``ctr``."""
+        dev.eval_complex(
+            hi - lo, c_kind[lo:hi], c_src[lo:hi], c_dst[lo:hi], c_off[lo:hi],
+            np.int64(hi - lo), D, dblocks, P, np.int64(W), objects, node_of_bit,
+            np.int64(null_bit), obj_size,
+            node_of_var, bit_of_var, np.int64(lay.n_vars), np.int64(n), table["keys"],
+            np.uint64(table["mask"]), key_buf, np.int64(capacity), merge_buf,
+            np.int64(merge_capacity), ctr, claim, changed_at, clock, occupied,
+            np.int64(block_words), np.int64(bitmap_words), ext_blocks)
+
+    def hcd_merges() -> None:
+        """Evaluate the HCD facts and apply their merges, all on the device: pairs, their
+        union (smallest node leads), rows and labels. No host read."""
+        claim.fill(-1)
+        run_complex(n_lsg, n_complex, hcd_counters)
+        dev.union_pairs(merge_capacity, merge_buf, hcd_counters[N_MERGE:N_MERGE + 1],
+                        np.int64(merge_capacity), np.int64(n), parent)
+        dev.list_merges(2 * merge_capacity, merge_buf, hcd_counters[N_MERGE:N_MERGE + 1],
+                        np.int64(merge_capacity), np.int64(n), parent, listed, hcd_member,
+                        hcd_root, hcd_members)
+        merge(hcd_member, hcd_root, hcd_members)
+
+    def read_round() -> list[int]:
+        """The round's one host read: HCD counters, HCD members merged, then the others'
+        counters (see readback)."""
+        return [int(x) for x in backend.to_host(readback)]
 
     rebuild_table()
     if keys.size:
-        found, relabel = collapse_cycles(None, keys[:0])
-        if found:
-            keys, in_new, in_src, out_keys = _relabel_keys(cp, dev, keys, keys[:0], relabel, n)
-            out_dst = out_keys % n
-            rebuild_table()
+        collapse_cycles(keys[:0])
+        keys, in_new, in_src, out_keys, found = _relabel_keys(
+            cp, dev, keys, keys[:0], leader, n, cycle_counts[1:2])
+        stats["cycles_collapsed"] += found
+        out_dst = out_keys % n
+        rebuild_table()
     propagate()
     for rnd in range(max_rounds):
         stats["rounds"] += 1
@@ -473,63 +491,94 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         # The HCD facts first, and their merges at once: the loads and stores then produce
         # edges between the merged leaders. Evaluated together (before), a php round
         # produced 22 million keys ending at nodes that the same round merged, almost all
-        # self loops or repeats once relabelled, and sorted them all.
-        relabel = None
-        merged_now = 0
-        raw = 0
+        # self loops or repeats once relabelled, and sorted them all. Both evaluations'
+        # counters come back in one read after the second (the merges between them happen
+        # on the device): one host round trip a round where there were three.
+        readback[:OVERFLOW + 6].fill(0)  # all but the table's sticky overflow word
         if n_hcd:
-            c = evaluate(n_lsg, n_complex)
+            hcd_merges()
+        if n_lsg:
+            run_complex(0, n_lsg, counters)
+        r = read_round()
+        h, merged_now, c = r[:5], r[5], r[6:]
+        # Buffers too small: keys (or merge pairs) past a buffer's end are in the table
+        # but were not written. Grow what was short, forget the keys (rebuild the table
+        # from the known edges) and evaluate again. An overflowed table let repeats
+        # through: the general merge drops them (a repeated merge pair is harmless); the
+        # counts of an overflowed run overestimate its distinct keys, so one retry
+        # suffices. The HCD facts are evaluated again alone: the loads' and stores' edges
+        # of the first run hold leaders that the further merges relabel with the rest.
+        raw = h[RAW]
+        while h[N_MERGE] > merge_capacity:
+            merge_capacity = int(h[N_MERGE] * 1.5)
+            merge_buf = cp.empty(merge_capacity, dtype=i64)
+            stats["retries"] += 1
+            rebuild_table(4 * (int(keys.size) + c[N_NEW] + h[N_MERGE]))
+            readback[:6].fill(0)
+            hcd_merges()
+            h = [int(x) for x in backend.to_host(readback[:6])]
+            merged_now, raw = merged_now + h[5], raw + h[RAW]
+        table["fill"] += h[N_MERGE]
+        gep = c[GEP] & 0xFFFFFFFF
+        while n_lsg and (c[N_NEW] > capacity
+                         or (c[OVERFLOW] and table["keys"].size < MAX_TABLE)):
+            if c[N_NEW] > capacity:
+                capacity = int(c[N_NEW] * 1.5)
+                key_buf = cp.empty(capacity, dtype=i64)
+            stats["retries"] += 1
+            rebuild_table(4 * (int(keys.size) + c[N_NEW]) if c[OVERFLOW] else 0)
             raw += c[RAW]
-            n_req = c[N_MERGE]
-            table["fill"] += n_req
-            remap = _leaders_after(backend.to_host(merge_buf[:n_req]), n) if n_req else None
-            if remap is not None:
-                member, new_leader = (cp.asarray(x) for x in remap)
-                merged_now = int(member.size)
-                stats["nodes_merged"] += merged_now
-                relabel = merge(member, new_leader)
-        c = evaluate(0, n_lsg) if n_lsg else [0] * 5
+            counters[:OVERFLOW].fill(0)
+            run_complex(0, n_lsg, counters)
+            c = [int(x) for x in backend.to_host(counters)]
+            gep |= c[GEP] & 0xFFFFFFFF
+        stats["nodes_merged"] += merged_now
         ph[2].record()
         events.append(ph)
         n_new = c[N_NEW]
-        gep_seen = c[GEP] != 0
+        gep_seen = gep != 0
         raw += c[RAW]
         stats["delta_objects"] += raw
         round_counts.append({"new": n_new, "merged": merged_now, "delta_objects": raw})
         table["fill"] += n_new
         found = 0
+        searched = False
         pending_edges += n_new
         if pending_edges and pending_edges * CYCLE_EDGE_SHARE >= keys.size:
             pending_edges = 0
-            found, relabel = collapse_cycles(relabel, key_buf[:n_new])
-            merged_now += found  # merged edges may outnumber new ones: go on regardless
-        round_counts[-1]["cycle_members"] = found
+            searched = True
+            collapse_cycles(key_buf[:n_new])
         ph = timed("merge")
-        if relabel is not None or c[OVERFLOW]:
+        if merged_now or searched or c[OVERFLOW]:
             # Merges (HCD facts', cycles') relabel the known edges (some collapse or become
             # self loops) and an overflowed table may have let known or repeated keys
-            # through.
+            # through. A searched round takes this path whether or not it found a cycle
+            # (the count stays on the device until this relabelling's one read).
             stats["slow_merges"] += 1
             round_counts[-1]["general_merge"] = 1
             old_size = int(keys.size)
-            keys, in_new, in_src, out_keys = _relabel_keys(
-                cp, dev, keys, key_buf[:n_new], all_nodes if relabel is None else relabel, n)
+            keys, in_new, in_src, out_keys, found = _relabel_keys(
+                cp, dev, keys, key_buf[:n_new], leader, n,
+                cycle_counts[1:2] if searched else None)
             out_dst = out_keys % n
             added = int(keys.size) - old_size
             rebuild_table()
         elif n_new:
-            batch = cp.sort(key_buf[:n_new])
+            # The batch and its reversed keys (biased past every key) in one sort.
+            both = cp.empty(2 * n_new, dtype=i64)
+            dev.pair_keys(n_new, key_buf, np.int64(n_new), np.int64(n), both)
+            both = cp.sort(both)
             merged = cp.empty(keys.size + n_new, dtype=i64)
             in_new = cp.empty(merged.size, dtype=cp.uint8)
             in_src = cp.empty(merged.size, dtype=i64)
-            dev.merge_batch(int(merged.size), keys, np.int64(keys.size), batch,
-                            np.int64(n_new), merged, in_new, in_src, np.int64(n))
+            dev.merge_batch(int(merged.size), keys, np.int64(keys.size), both,
+                            np.int64(n_new), np.int64(0), merged, in_new, in_src, np.int64(n))
             keys = merged
-            out_batch = cp.sort((batch % n) * n + batch // n)
             merged = cp.empty(keys.size, dtype=i64)
             out_dst = cp.empty(keys.size, dtype=i64)
-            dev.merge_batch(int(merged.size), out_keys, np.int64(out_keys.size), out_batch,
-                            np.int64(n_new), merged, NULL, out_dst, np.int64(n))
+            dev.merge_batch(int(merged.size), out_keys, np.int64(out_keys.size),
+                            both[n_new:], np.int64(n_new), np.int64(n * n), merged, NULL,
+                            out_dst, np.int64(n))
             out_keys = merged
             added = n_new
             if 2 * table["fill"] > table["keys"].size:
@@ -537,6 +586,10 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
         else:
             in_new = cp.zeros(keys.size, dtype=cp.uint8)
             added = 0
+        if searched:
+            round_counts[-1]["cycle_members"] = found
+            stats["cycles_collapsed"] += found
+            merged_now += found  # merged edges may outnumber new ones: go on regardless
         ph[2].record()
         events.append(ph)
         stats["edges_added"] += max(0, added)
@@ -582,12 +635,13 @@ def _block_layout(words: int) -> tuple[int, int]:
     return block_words, -(-n_blocks // 64)
 
 
-def _relabel_keys(cp: Any, dev: Any, old: Any, new: Any, relabel: Any, n: int
-                  ) -> tuple[Any, Any, Any, Any]:
+def _relabel_keys(cp: Any, dev: Any, old: Any, new: Any, relabel: Any, n: int,
+                  also: Any = None) -> tuple[Any, Any, Any, Any, int]:
     """The known edge keys ``old`` (dst * n + src, sorted) and the round's ``new`` ones,
     both ends mapped through ``relabel``, sorted, without repeats or self loops: (keys, a
     uint8 flag per key, 1 for an edge that only ``new`` holds, the sources, the sorted
-    reversed keys src * n + dst).
+    reversed keys src * n + dst, the value of the uint64 device word ``also`` (None: 0),
+    read with the kept count).
 
     Three launches around one sort of both lists tagged in their lowest bit (known 0, new
     1: the first of equal keys tells whether the edge was known) and one scan, with one
@@ -597,7 +651,8 @@ def _relabel_keys(cp: Any, dev: Any, old: Any, new: Any, relabel: Any, n: int
     """
     total = int(old.size) + int(new.size)
     if not total:
-        return old, cp.zeros(0, dtype=cp.uint8), old, old
+        extra = int(backend.to_host(also)[0]) if also is not None else 0
+        return old, cp.zeros(0, dtype=cp.uint8), old, old, extra
     tagged = cp.empty(total, dtype=cp.int64)
     dev.relabel_tag(total, old, np.int64(old.size), new, np.int64(new.size), relabel,
                     np.int64(n), tagged)
@@ -605,27 +660,15 @@ def _relabel_keys(cp: Any, dev: Any, old: Any, new: Any, relabel: Any, n: int
     position = cp.empty(total, dtype=cp.int64)
     dev.first_of_key(total, tagged, np.int64(total), position)
     position = cp.cumsum(position)
-    kept = int(backend.to_host(position[-1:])[0]) if total else 0
+    if also is None:
+        kept, extra = int(backend.to_host(position[-1:])[0]), 0
+    else:
+        both = backend.to_host(cp.concatenate([position[-1:], also.view(cp.int64)]))
+        kept, extra = int(both[0]), int(both[1])
     keys = cp.empty(kept, dtype=cp.int64)
     is_new = cp.empty(kept, dtype=cp.uint8)
     src = cp.empty(kept, dtype=cp.int64)
     reversed_keys = cp.empty(kept, dtype=cp.int64)
     dev.scatter_kept(total, tagged, position, np.int64(total), np.int64(n), keys, is_new, src,
                      reversed_keys)
-    return keys, is_new, src, cp.sort(reversed_keys)
-
-
-def _leaders_after(pairs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(member, leader) of every current leader that merging ``pairs`` (a * n + b) absorbs.
-
-    The pairs are few (objects newly found behind HCD pointers), so the union is computed
-    on the host; each component's smallest node leads it.
-    """
-    a, b = pairs // n, pairs % n
-    keep = a != b
-    a, b = a[keep], b[keep]
-    if not a.size:
-        return None
-    nodes, lead = union_leaders(a, b)
-    moved = lead != nodes
-    return nodes[moved], lead[moved]
+    return keys, is_new, src, cp.sort(reversed_keys), extra

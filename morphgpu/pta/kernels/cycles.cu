@@ -77,11 +77,12 @@ __device__ __forceinline__ void note_change(u64* counters, int sweep) {
 
 }  // namespace
 
-// The edges: old_keys[0, n_old) with both ends mapped through relabel (null: as they are)
-// and new_keys[0, n_new), each as dst * n_nodes + src (the solver's known edges and its
-// round's new ones, before they are merged into one list: this runs inside the round's
-// merge, so one relabelling of the keys serves both kinds of merge); self loops and
-// repeats are harmless. edge_src/edge_dst: room for n_old + n_new each; trim: an int per
+// The edges: old_keys[0, n_old) and new_keys[0, n_new), each as dst * n_nodes + src, both
+// ends mapped through relabel (null: as they are; the solver passes its leader array,
+// which maps a node of before the round's merges to its leader and a leader to itself):
+// the solver's known edges and its round's new ones, before they are merged into one
+// list (this runs inside the round's merge, so one relabelling of the keys serves both
+// kinds of merge); self loops and repeats are harmless. edge_src/edge_dst: room for n_old + n_new each; trim: an int per
 // node.
 extern "C" __global__ void find_cycles(i64 n_nodes, const i64* old_keys, i64 n_old,
                                        const i64* relabel, const i64* new_keys, i64 n_new,
@@ -116,7 +117,7 @@ extern "C" __global__ void find_cycles(i64 n_nodes, const i64* old_keys, i64 n_o
         const i64 key = e < n_old ? old_keys[e] : new_keys[e - n_old];
         *u = key % n_nodes;
         *v = key / n_nodes;
-        if (relabel && e < n_old) {
+        if (relabel) {
             *u = relabel[*u];
             *v = relabel[*v];
         }

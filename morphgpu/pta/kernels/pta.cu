@@ -361,8 +361,10 @@ extern "C" __global__ void eval_complex(
 // Merges a sorted batch of distinct keys, none of them in `old` (sorted), into `out`:
 // every key finds its place by one binary search in the other list (no ties: the lists are
 // disjoint), so a round that adds a few thousand edges to a list of 10^5-10^6 costs one
-// launch instead of a sort of the whole list. flag (optional): 1 for a batch key, 0 for an
-// old one; low = key % n_nodes (the CSR's neighbour column). One thread per key.
+// launch instead of a sort of the whole list. The batch holds its keys plus `bias` (the
+// round's in- and out-keys are sorted as one list, the out-keys biased past every
+// in-key: pair_keys). flag (optional): 1 for a batch key, 0 for an old one;
+// low = key % n_nodes (the CSR's neighbour column). One thread per key.
 __device__ __forceinline__ i64 lower_bound(const i64* a, i64 n, i64 key) {
     i64 lo = 0, hi = n;
     while (lo < hi) {
@@ -374,23 +376,36 @@ __device__ __forceinline__ i64 lower_bound(const i64* a, i64 n, i64 key) {
 }
 
 extern "C" __global__ void merge_batch(const i64* old, i64 n_old, const i64* batch, i64 n_batch,
-                                       i64* out, unsigned char* flag, i64* low, i64 n_nodes) {
+                                       i64 bias, i64* out, unsigned char* flag, i64* low,
+                                       i64 n_nodes) {
     const i64 total = n_old + n_batch;
     for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
         i64 key, pos;
         unsigned char f;
         if (i < n_old) {
             key = old[i];
-            pos = i + lower_bound(batch, n_batch, key);
+            pos = i + lower_bound(batch, n_batch, key + bias);
             f = 0;
         } else {
-            key = batch[i - n_old];
+            key = batch[i - n_old] - bias;
             pos = (i - n_old) + lower_bound(old, n_old, key);
             f = 1;
         }
         out[pos] = key;
         if (flag) flag[pos] = f;
         low[pos] = key % n_nodes;
+    }
+}
+
+// The round's new edge keys (dst * n + src) and their reversed keys (src * n + dst) biased
+// by n * n, in one list for one sort (the batch of both merge_batch calls): out[i] =
+// keys[i], out[n_keys + i] = n * n + reversed. Keys stay below 2 n^2, as the table's merge
+// pairs do.
+extern "C" __global__ void pair_keys(const i64* keys, i64 n_keys, i64 n_nodes, i64* out) {
+    for (i64 i = mg::global_tid(); i < n_keys; i += mg::global_stride()) {
+        const i64 key = keys[i];
+        out[i] = key;
+        out[n_keys + i] = n_nodes * n_nodes + (key % n_nodes) * n_nodes + key / n_nodes;
     }
 }
 
@@ -403,21 +418,111 @@ extern "C" __global__ void merge_batch(const i64* old, i64 n_old, const i64* bat
 // was marked before: one merged node then sent its whole set down every out-edge. The
 // leader pulls nothing extra: at the end of the last propagation every member held its
 // in-neighbours' sets, and the leader now holds the members'. What the complex rules have
-// read stays with each pointer node (take_delta), so nothing else moves. One thread per
-// (member, word).
-extern "C" __global__ void merge_rows(u64* P, const i64* member, const i64* leader,
-                                      i64 n_members, i64 words, int* changed_at,
+// read stays with each pointer node (take_delta), so nothing else moves. The leader also
+// takes each member's own ext_blocks: blocks that a gep or address-of rule grew in the
+// member since the last propagation have not reached the member's out-neighbours yet,
+// and equal rows would not mark them (before: a gep grew a member, a cycle merged it into
+// a leader that held the same row, and the member's out-neighbours never got the block;
+// tests/test_pta_gpu_rounds.py's propagate stand-in checks this invariant).
+// The members (current leaders) and their new leaders (current leaders that stay) are
+// member[0, *count), root[0, *count), with the count on the device (written by
+// list_merges or find_cycles: the host never reads it before the launch); leader[member]
+// = root here, and relabel_labels then maps every label through `leader`. Grid-stride
+// over (member, word); the host launches a fixed grid.
+extern "C" __global__ void merge_rows(u64* P, const i64* member, const i64* root,
+                                      const u64* count, i64 words, int* changed_at,
                                       u64* ext_blocks, const int* clock, u64* occupied,
-                                      i64 block_words, i64 bitmap_words) {
-    const i64 total = n_members * words;
+                                      i64 block_words, i64 bitmap_words, i64* leader) {
+    const i64 total = (i64)*count * words;
     for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
-        const i64 m = member[i / words], L = leader[i / words], w = i % words;
+        const i64 m = member[i / words], L = root[i / words], w = i % words;
         const u64 mine = P[m * words + w];
         if (atomicOr(&P[L * words + w], mine) != mine)
             mark_occupied(ext_blocks, L, w, block_words, bitmap_words);
-        if (w < bitmap_words)  // bitmap_words <= words
+        if (w < bitmap_words) {  // bitmap_words <= words
             atomicOr(&occupied[L * bitmap_words + w], occupied[m * bitmap_words + w]);
-        if (w == 0) changed_at[L] = *clock;
+            const u64 grown = ext_blocks[m * bitmap_words + w];
+            if (grown) atomicOr(&ext_blocks[L * bitmap_words + w], grown);
+        }
+        if (w == 0) {
+            changed_at[L] = *clock;
+            leader[m] = L;
+        }
+    }
+}
+
+// After merge_rows: every node label the solver keeps goes to its new leader, label =
+// leader[label] (one step: a label is a leader of before the merge, and leader[] of such
+// a node is now its new leader, which maps to itself; a thread reading leader[m] while m's
+// own thread rewrites it reads the same value): leader itself, node_of_var, node_of_bit,
+// and each complex constraint's end other than its pointer (the store's src, everyone
+// else's dst: a pointer end keeps its node, see take_delta). Nothing to do when *count
+// is 0 (most rounds' cycle-less or merge-less case costs one launch that returns).
+extern "C" __global__ void relabel_labels(const u64* count, i64* leader, i64 n_nodes,
+                                          i64* node_of_var, i64 n_vars, i64* node_of_bit,
+                                          i64 n_bits, const int* kind, i64* c_src, i64* c_dst,
+                                          i64 n_complex) {
+    if (*count == 0ull) return;
+    const i64 total = n_nodes + n_vars + n_bits + n_complex;
+    for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
+        i64* label;
+        if (i < n_nodes) label = leader + i;
+        else if (i < n_nodes + n_vars) label = node_of_var + (i - n_nodes);
+        else if (i < n_nodes + n_vars + n_bits) label = node_of_bit + (i - n_nodes - n_vars);
+        else {
+            const i64 c = i - n_nodes - n_vars - n_bits;
+            label = kind[c] == 3 ? c_src + c : c_dst + c;
+        }
+        const i64 x = *label;
+        const i64 to = mg::load_volatile(leader + x);
+        if (to != x) *label = to;
+    }
+}
+
+// HCD merges on the device: the round's merge pairs (y * n + a, counted in *n_pairs, at
+// most `capacity` written) join their nodes; each group's smallest node leads it, as on
+// the host path (layout.union_leaders). union_pairs links roots of `parent` (a forest over
+// the nodes, every current leader its own root: members never come back as pair ends,
+// so it needs no reset) by CAS, the larger root under the smaller: a root only ever goes
+// under a smaller id, so the forest stays acyclic and each group's root ends as its
+// smallest node. list_merges (a later launch: every link done) writes each pair end that
+// is not its group's root once (listed[], likewise never reset) as (member, root), the
+// number in *n_members: merge_rows' lists. Pairs are few (about one per merged node).
+__device__ __forceinline__ i64 find_root(const i64* parent, i64 v) {
+    for (i64 p = mg::load_volatile(parent + v); p != v; p = mg::load_volatile(parent + v)) v = p;
+    return v;
+}
+
+extern "C" __global__ void union_pairs(const i64* pairs, const u64* n_pairs, i64 capacity,
+                                       i64 n_nodes, i64* parent) {
+    const i64 total = min((i64)*n_pairs, capacity);
+    for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
+        i64 a = pairs[i] % n_nodes, b = pairs[i] / n_nodes;
+        while (true) {
+            a = find_root(parent, a);
+            b = find_root(parent, b);
+            if (a == b) break;
+            const i64 hi = max(a, b), lo = min(a, b);
+            if ((i64)atomicCAS((unsigned long long*)(parent + hi), (unsigned long long)hi,
+                               (unsigned long long)lo) == hi)
+                break;
+        }
+    }
+}
+
+extern "C" __global__ void list_merges(const i64* pairs, const u64* n_pairs, i64 capacity,
+                                       i64 n_nodes, const i64* parent, int* listed,
+                                       i64* member, i64* root, u64* n_members) {
+    const i64 total = 2 * min((i64)*n_pairs, capacity);
+    for (i64 i = mg::global_tid(); i < total; i += mg::global_stride()) {
+        const i64 pair = pairs[i >> 1];
+        const i64 v = (i & 1) ? pair / n_nodes : pair % n_nodes;
+        const i64 r = find_root(parent, v);
+        if (r != v && atomicExch(listed + v, 1) == 0) {
+            const i64 at = (i64)atomicAdd(n_members, 1ull);
+            member[at] = v;
+            root[at] = r;
+        }
     }
 }
 
