@@ -24,7 +24,8 @@
 // Statistics rotate over three slots: level L reads slot L % 3, fills (L + 1) % 3 and
 // zeroes (L + 2) % 3, which nobody reads after level L - 1's decision and which level
 // L + 1 fills (a fused level fills its slot in the same phase, so it must be zeroed one
-// barrier earlier than phase A).
+// barrier earlier than phase A). Each block reads a slot once, after the barrier that
+// completes it (block_stats), and keeps the figures for the next level.
 //
 // MG_BFS_FUSED_BOTTOM_UP (when the hub lists can be double-buffered, see below, and neither
 // the bitmap nor the warp bottom-up is on): a bottom-up level enqueues what it discovers
