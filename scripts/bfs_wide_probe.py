@@ -16,11 +16,14 @@ Rows per graph, each timed with CUDA events around one call (the GPU idle before
 ``before`` and ``new`` (DirectionCall of each kernel: the launch and its result arrays),
 ``new bfs()`` (the whole public call, as benchmarks/bfs.py times it) and ``new, relabel
 off`` (the tree's kernel on the graph as given) and one per entry of VARIANTS (the tree's
-kernel with one change undone by a define). GTEPS are Graph500's (undirected input
-edges of the searched component, Kronecker duplicates as generated; harmonic mean over the
-roots), as benchmarks/bfs.py counts them. Checks: every row's distances equal ``before``'s
-on every root and SciPy's on the first; on the first root every row's parents are valid
-(each parent edge exists and is one level up), checked on the GPU.
+kernel with one change undone or varied by a define). Each row also gives the host's
+median time from the call to its kernel launch and to its return (perf_counter; every
+row launches through direct_launch.PackedLaunch, which the probe stamps). GTEPS are
+Graph500's (undirected input edges of the searched component, Kronecker duplicates as
+generated; harmonic mean over the roots), as benchmarks/bfs.py counts them. Checks: every
+row's distances equal ``before``'s on every root and SciPy's on the first; on the first
+root every row's parents are valid (each parent edge exists and is one level up), checked
+on the GPU.
 ``--profile-roots``: the tree's and the earlier kernel built with MG_BFS_PROFILE, block
 0's clock per level (phase A, then phase B when not fused), in µs at the device's
 reported clock rate.
@@ -41,12 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import harness  # noqa: E402
 import numpy as np  # noqa: E402
 import road_like  # noqa: E402
 from bfs import harmonic_teps, pick_roots  # noqa: E402
 
-from morphgpu import backend, barrier, generators, kernels  # noqa: E402
+from morphgpu import backend, barrier, direct_launch, generators, kernels  # noqa: E402
 from morphgpu.bfs import bfs  # noqa: E402
 from morphgpu.bfs.gpu import direction, modules  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
@@ -54,11 +56,14 @@ from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 # modules._direction_grid_on's defines at main 1ac73c1 (what the earlier kernel ran with).
 BEFORE_DEFINES = {"MG_BFS_BLOCK": 512, "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_FLAT": 0,
                   "MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 2}
-# The tree's kernel with one change undone (compile-time defines), each timed as a row.
+# The tree's kernel with one change undone or varied (compile-time defines), each timed as
+# a row.
 VARIANTS = {
-    "new, claims per warp": {"MG_BFS_CLAIM_BUFFER": 0},
-    "new, map back 1/thread": {"MG_BFS_MAP_BACK_BATCH": 1},
-    "new, bottom-up 2x1": {"MG_BFS_BU_PROBE": 1},
+    "new, bottom-up batch 2x1": {"MG_BFS_BU_PIPELINE": 0, "MG_BFS_BU_SLOTS": 2,
+                                 "MG_BFS_BU_PROBE": 1},
+    "new, pipeline 4x2": {"MG_BFS_BU_SLOTS": 4, "MG_BFS_BU_PROBE": 2},
+    "new, pipeline 6x1": {"MG_BFS_BU_SLOTS": 6, "MG_BFS_BU_PROBE": 1},
+    "new, Beamer's return": {"MG_BFS_STAY_BOTTOM_UP": 0},
 }
 GRAPHS = {
     "kron21": (lambda: generators.kronecker(21, 16, device="gpu"),
@@ -136,6 +141,35 @@ def public_call(g: Any) -> Any:
         result = bfs(g, root, variant="beamer", device="gpu", predecessors=want_parents)
         return result.distances, result.predecessors, None
     return call
+
+
+# Host clock at each packed launch (direction.cu's calls all launch through
+# direct_launch.PackedLaunch), so a row's host time before its launch can be reported.
+_launched: list[float] = []
+_packed_launch = direct_launch.PackedLaunch.launch
+
+
+def _stamped_launch(self: Any, *args: Any, **kwargs: Any) -> None:
+    _launched.append(time.perf_counter())
+    _packed_launch(self, *args, **kwargs)
+
+
+direct_launch.PackedLaunch.launch = _stamped_launch
+
+
+def timed_call(cp: Any, fn: Any) -> tuple[float, float, float, Any]:
+    """(seconds between CUDA events around ``fn()`` with the GPU idle before it, host
+    seconds from the call to its launch, host seconds of the whole call, its result)."""
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    _launched.clear()
+    t0 = time.perf_counter()
+    out = fn()
+    t1 = time.perf_counter()
+    stop.record()
+    stop.synchronize()
+    before_launch = (_launched[0] - t0) if _launched else float("nan")
+    return cp.cuda.get_elapsed_time(start, stop) / 1e3, before_launch, t1 - t0, out
 
 
 def parents_valid(cp: Any, g: Any, edge_keys: Any, root: int, dist: Any, parent: Any) -> bool:
@@ -238,12 +272,15 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
 
     degrees = input_degrees if input_degrees is not None else g.degrees()
     times: dict[str, list[float]] = {label: [] for label in calls}
+    host: dict[str, list[tuple[float, float]]] = {label: [] for label in calls}
     edges: list[float] = []
     for root in roots:
         dists = {}
         for label, call in calls.items():
-            seconds, (dist, _, _) = harness.event_seconds(lambda c=call, r=root: c(r, True))
+            seconds, to_launch, call_s, (dist, _, _) = timed_call(
+                cp, lambda c=call, r=root: c(r, True))
             times[label].append(seconds)
+            host[label].append((to_launch, call_s))
             dists[label] = dist
         for label, dist in dists.items():
             if not bool(cp.array_equal(dist, dists["before"])):
@@ -255,13 +292,18 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
     rows = {}
     base = float(np.mean(times["before"]))
     for label, ts in times.items():
+        to_launch, call_s = np.median(np.array(host[label]), axis=0)
         rows[label] = {"mean_us": 1e6 * float(np.mean(ts)),
                        "median_us": 1e6 * float(np.median(ts)),
                        "gteps": harmonic_teps(edges, ts) / 1e9,
-                       "x_before": base / float(np.mean(ts))}
-        print(f"{name:10s} {label:24s} mean {rows[label]['mean_us']:8.1f} us  median "
+                       "x_before": base / float(np.mean(ts)),
+                       "host_to_launch_us": 1e6 * float(to_launch),
+                       "host_call_us": 1e6 * float(call_s)}
+        print(f"{name:10s} {label:26s} mean {rows[label]['mean_us']:8.1f} us  median "
               f"{rows[label]['median_us']:8.1f} us  {rows[label]['gteps']:7.1f} GTEPS  "
-              f"x{rows[label]['x_before']:.3f} vs before", flush=True)
+              f"x{rows[label]['x_before']:.3f} vs before  host: launch at "
+              f"{rows[label]['host_to_launch_us']:.1f} us, returns at "
+              f"{rows[label]['host_call_us']:.1f} us (medians)", flush=True)
     out[name] = {"n": g.n_vertices, "m": g.n_edges, "roots": len(roots), "rows": rows}
 
     if args.profile_roots:

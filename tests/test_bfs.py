@@ -317,6 +317,29 @@ def test_gpu_direction_loops(variant, options):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["beamer", "bottom-up"])
+def test_gpu_direction_many_vertices_per_thread(variant):
+    """Graphs of more vertices than the direction kernel has threads (~135k on an H100),
+    so bottom-up levels keep several of a thread's vertices in flight at once (the
+    pipelined step): rows from empty to long, symmetric and directed, exact against SciPy,
+    parents by Graph500's checks."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    rng = np.random.default_rng(23)
+    n = 1 << 20  # also the degree-relabelled copy's size (RELABEL_MIN_VERTICES)
+    m = 2 * n
+    src = np.concatenate([rng.integers(0, n, m), np.repeat(rng.integers(0, n, 8), 3000)])
+    dst = np.concatenate([rng.integers(0, n, m), rng.integers(0, n, 8 * 3000)])
+    for directed in (False, True):
+        g = CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=not directed).to("gpu")
+        host = g.to("cpu")
+        source = int(np.argmax(np.diff(host.indptr))) if directed else int(src[0])
+        dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True)
+        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+        np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+
+
+@pytest.mark.gpu
 def test_gpu_hybrid_switches_to_two_phase():
     """A switch of 0 queued edges makes every hybrid level two-phase."""
     from morphgpu.bfs import gpu  # noqa: PLC0415

@@ -168,7 +168,10 @@ def bfs(
     ``PartitionedGraph.from_edge_chunks(generators.kronecker_edge_chunks(26), ...)``), so
     a graph larger than one GPU's memory is never held whole; it is searched in its parts.
     """
-    if partitions is not None or devices is not None or _is_partitioned(graph):
+    # A CSRGraph needs no look at the partitioned module (its import statement alone is
+    # host time before every search's launch).
+    if partitions is not None or devices is not None or (
+            type(graph) is not CSRGraph and _is_partitioned(graph)):
         return _bfs_partitioned(graph, source, variant, device, predecessors, previous,
                                 partitions, devices)
     if isinstance(graph, DynamicGraph):

@@ -24,7 +24,8 @@
 // Statistics rotate over three slots: level L reads slot L % 3, fills (L + 1) % 3 and
 // zeroes (L + 2) % 3, which nobody reads after level L - 1's decision and which level
 // L + 1 fills (a fused level fills its slot in the same phase, so it must be zeroed one
-// barrier earlier than phase A).
+// barrier earlier than phase A). Each block reads a slot once, after the barrier that
+// completes it (block_stats), and keeps the figures for the next level.
 //
 // MG_BFS_FUSED_BOTTOM_UP (when the hub lists can be double-buffered, see below, and neither
 // the bitmap nor the warp bottom-up is on): a bottom-up level enqueues what it discovers
@@ -98,23 +99,30 @@
 // (claims over the hubs' long rows instead of the scan of all n labels) was measured and
 // removed (MG_BFS_FUSED_FLAT; Kronecker 21, H200: the scan it saved, ~8 us, went to the
 // claims' atomics over the hubs' rows, and whole calls were no faster).
-// MG_BFS_CLAIM_BUFFER (fused top-down levels): a block collects the vertices it claims in
-// shared memory and reserves their queue slots with one global atomic per flush (ClaimBuffer
-// below) instead of one per warp and expansion round (warp_enqueue on the one queue tail:
-// ~34,000 atomics on one address in uniform 2^22's level that discovers ~0.9M vertices).
-#ifndef MG_BFS_CLAIM_BUFFER
-#define MG_BFS_CLAIM_BUFFER 1
+// Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
+// MG_BFS_BU_SLOTS slots at once, probing MG_BFS_BU_PROBE in-neighbours per slot and round
+// (adopt_pipelined below). MG_BFS_BU_PIPELINE=0 gives the step before it: batches of
+// MG_BFS_BU_SLOTS vertices, each probing MG_BFS_BU_PROBE in-neighbours and then finishing
+// its row alone (adopt_parents_batch in traversal/bottom_up.cuh; 2 x 1 measured best of
+// it, H100, 32 roots: 1.036x / 1.029x / 1.004x faster than 2 x 2 on Kronecker 21 / 22 /
+// uniform 2^22).
+#ifndef MG_BFS_BU_PIPELINE
+#define MG_BFS_BU_PIPELINE 1
 #endif
-// MG_BFS_BU_BATCH (> 1, fused bottom-up levels): each thread takes that many of its
-// vertices through the bottom-up step together (adopt_parents_batch in traversal/
-// bottom_up.cuh), probing the first MG_BFS_BU_PROBE in-neighbours of each before scanning
-// any row further; 1 is one vertex after another. 2 x 2 measured best (gpu.BOTTOM_UP_BATCH);
-// 4 x 2 and 8 x 1 spill registers under the two-blocks-per-SM bound.
-#ifndef MG_BFS_BU_BATCH
-#define MG_BFS_BU_BATCH 2
+#ifndef MG_BFS_BU_SLOTS
+#define MG_BFS_BU_SLOTS 4
 #endif
 #ifndef MG_BFS_BU_PROBE
-#define MG_BFS_BU_PROBE 2
+#define MG_BFS_BU_PROBE 1
+#endif
+// MG_BFS_STAY_BOTTOM_UP (Beamer's rule): a bottom-up level hands back to top-down only
+// when the new frontier is small (n_f < n / beta) AND its out-edges m_f outnumber the
+// edges still unexplored, m_u, which bound what a bottom-up level can probe. Beamer's rule
+// alone returned to top-down on a frontier whose every edge leads to visited vertices:
+// uniform 2^22 spent 24-31 us expanding ~0.1M vertices' 1.5-2M edges to find nothing,
+// where a bottom-up level reads the labels once and probes the few unvisited rows.
+#ifndef MG_BFS_STAY_BOTTOM_UP
+#define MG_BFS_STAY_BOTTOM_UP 1
 #endif
 // bottom_up_end: bottom-up levels visit vertices [0, bottom_up_end) only; the caller
 // passes one past the last vertex with an in-neighbour (gpu/workspace.py, Workspace.bottom_up_end),
@@ -161,9 +169,10 @@ __device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
 // A fused top-down level's visitor (see the header): ClaimVisit's claim, plus the
 // statistics queue_from_status would have gathered: the winner adds the new vertex's
 // out-degree to its thread's *edges and lists it in hub_out if it is a hub (one atomic per
-// hub; hubs are few). The winners go to the queue through the block's ClaimBuffer (when
-// `buffer` is non-null: slots by one shared atomic per warp; a winner past its capacity
-// goes straight to the queue) or through warp_enqueue.
+// hub; hubs are few); winners reserve queue slots per warp (warp_enqueue). (Collecting a
+// block's claims in shared memory and reserving once per flush, MG_BFS_CLAIM_BUFFER, was
+// measured and removed: H100, 32 roots, per-warp claims 1.026x / 1.015x faster on Kronecker
+// 21 / 22, 0.977x on uniform 2^22.)
 struct ClaimCountVisit {
     int* dist;
     vid_t* parent;  // may be null
@@ -175,9 +184,6 @@ struct ClaimCountVisit {
     vid_t* hub_out;
     u64* hub_tail;
     i64* edges;  // the calling thread's running sum
-    vid_t* buffer;  // shared: the block's claims not yet in out_queue (or null)
-    u64* buffered;  // shared: claims put in `buffer` (or past it) since the last flush
-    u64 capacity;
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
         const bool mine = claim_label(dist, dst, next_level);
@@ -187,50 +193,17 @@ struct ClaimCountVisit {
             *edges += degree;
             if (degree > hub_degree) hub_out[atomicAdd(hub_tail, 1ull)] = dst;
         }
-        bool direct = mine;
-        if (buffer) {
-            const unsigned active = __activemask();
-            const unsigned pushing = __ballot_sync(active, mine);
-            if (pushing == 0u) return;
-            const int leader = __ffs(pushing) - 1;
-            u64 first = 0ull;
-            if ((int)lane_id() == leader) first = atomicAdd(buffered, (u64)__popc(pushing));
-            first = __shfl_sync(active, first, leader);
-            const u64 slot = first + (u64)__popc(pushing & ((1u << lane_id()) - 1u));
-            direct = mine && slot >= capacity;
-            if (mine && !direct) buffer[slot] = dst;
-        }
-        warp_enqueue(out_queue, out_tail, direct, dst);
+        warp_enqueue(out_queue, out_tail, mine, dst);
     }
 };
-
-// The block's claims of a fused top-down level, kept in shared memory (the level scratch,
-// which a fused top-down level does not otherwise use) until a flush moves them to the
-// queue with one global atomic.
-constexpr int CLAIM_SLOTS = 16384 / (int)sizeof(vid_t);
-
-// Block-wide, at a block-uniform point: the buffered claims to out_queue; the counter is
-// read after a __syncthreads, so every thread sees every warp's reservation.
-template <int BLOCK>
-__device__ void flush_claims(vid_t* buffer, u64* buffered, vid_t* out_queue, u64* out_tail) {
-    __shared__ u64 base;
-    __syncthreads();
-    const int count = (int)min(*buffered, (u64)CLAIM_SLOTS);
-    if (count == 0) return;  // block-uniform: no one wrote the buffer
-    if (threadIdx.x == 0) base = atomicAdd(out_tail, (u64)count);
-    __syncthreads();
-    for (int i = threadIdx.x; i < count; i += BLOCK) out_queue[base + i] = buffer[i];
-    __syncthreads();
-    if (threadIdx.x == 0) *buffered = 0ull;
-    __syncthreads();
-}
 
 // Steps of the grid-stride loop whose discoveries a thread remembers in one word before
 // enqueueing them (longer loops go in chunks of this many steps), and how many label or
 // degree loads a thread issues before using any.
 constexpr int FUSED_STEPS = 64;
 constexpr int LOAD_UNROLL = 8;
-static_assert(LOAD_UNROLL % MG_BFS_BU_BATCH == 0, "a batch never straddles two label loads");
+static_assert(MG_BFS_BU_PIPELINE || LOAD_UNROLL % MG_BFS_BU_SLOTS == 0,
+              "a batch never straddles two label loads");
 static_assert(FUSED_STEPS % LOAD_UNROLL == 0 && FUSED_STEPS <= 64, "steps are bits of a u64");
 
 // The out-degrees of the thread's vertices chunk + s * stride + threadIdx.x for the bits s
@@ -289,10 +262,109 @@ __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* que
     __syncthreads();  // block_base is rewritten by the next call
 }
 
+// The bottom-up step for the thread's unvisited vertices v0 + s * stride, s the bits of
+// `open` (their labels read beforehand: only v's own thread labels v in a bottom-up step,
+// so a label read early stays current); returns the bits of those it labelled. SLOTS
+// vertices are in flight at once, each slot at its own stage: its row bounds, then PROBE
+// in-neighbour ids, then their labels; a hit labels the vertex and frees the slot, a miss
+// sends it back for the next PROBE ids, an exhausted row frees it, and a free slot takes
+// the thread's next vertex. Every round issues each busy slot's loads before using any,
+// so a round costs one memory round trip for all SLOTS vertices, wherever each of them
+// is. (A batch of vertices that finished each row alone, adopt_parents_batch, made a
+// chain of two dependent trips per few neighbours for every vertex without an early hit:
+// uniform 2^22's widest bottom-up level, ~3.2M unvisited vertices and ~4.5 probes each
+// until a hit, took ~300 us on an H100.) Same labels as adopt_parent one vertex after
+// another: a vertex labelled here gets level + 1, which no probe (looking for `level`) can
+// mistake; the parent is the first hit in row order among the probes of its round.
+template <int SLOTS, int PROBE, typename Adj, typename Cache>
+__device__ __forceinline__ u64 adopt_pipelined(const Adj& rev, int* dist, vid_t* parent,
+                                               i64 v0, i64 stride, u64 open, int level,
+                                               const Cache* cache) {
+    // A slot's state in one word: the step of its vertex << 2 | its stage.
+    enum { FREE = 0, BOUNDS = 1, IDS = 2, LABELS = 3 };
+    int state[SLOTS];
+    eid_t k[SLOTS], end[SLOTS];
+    vid_t u[SLOTS][PROBE];
+#pragma unroll
+    for (int s = 0; s < SLOTS; ++s) {
+        state[s] = FREE;
+        k[s] = end[s] = 0;
+#pragma unroll
+        for (int p = 0; p < PROBE; ++p) u[s][p] = (vid_t)-1;
+    }
+    u64 labelled = 0ull;
+    while (true) {
+        bool busy = false;
+#pragma unroll
+        for (int s = 0; s < SLOTS; ++s) {
+            if (state[s] == FREE && open != 0ull) {
+                state[s] = (__ffsll((long long)open) - 1) << 2 | BOUNDS;
+                open &= open - 1ull;
+            }
+            busy |= state[s] != FREE;
+        }
+        if (!busy) break;
+        // Issue: each busy slot's loads, into its own registers (a load does not wait;
+        // its first use does), none used before all are issued.
+        int label[SLOTS][PROBE];
+#pragma unroll
+        for (int s = 0; s < SLOTS; ++s) {
+            const int stage = state[s] & 3;
+            if (stage == BOUNDS) {
+                const i64 v = v0 + (state[s] >> 2) * stride;
+                k[s] = rev.begin(v);
+                end[s] = rev.end(v);
+            }
+#pragma unroll
+            for (int p = 0; p < PROBE; ++p) {
+                label[s][p] = -1;
+                if (stage == IDS)
+                    u[s][p] = k[s] + p < end[s] ? rev.at(k[s] + (eid_t)p) : (vid_t)-1;
+                else if (stage == LABELS && u[s][p] >= 0)
+                    label[s][p] = cache && cache->holds(u[s][p]) ? level : dist[u[s][p]];
+            }
+        }
+        // Use: each slot moves on by one stage.
+#pragma unroll
+        for (int s = 0; s < SLOTS; ++s) {
+            const int stage = state[s] & 3;
+            if (stage == BOUNDS) {
+                state[s] = k[s] < end[s] ? state[s] + 1 : FREE;  // BOUNDS + 1 == IDS
+            } else if (stage == IDS) {
+                state[s] += 1;  // IDS + 1 == LABELS
+            } else if (stage == LABELS) {
+                int hit = -1;
+#pragma unroll
+                for (int p = PROBE - 1; p >= 0; --p)
+                    if (label[s][p] == level) hit = p;
+                if (hit >= 0) {
+                    const int step = state[s] >> 2;
+                    const i64 v = v0 + step * stride;
+                    dist[v] = level + 1;
+                    if (parent) {
+                        vid_t found = u[s][0];
+#pragma unroll
+                        for (int p = 1; p < PROBE; ++p)
+                            if (hit == p) found = u[s][p];
+                        parent[v] = found;
+                    }
+                    labelled |= 1ull << step;
+                    state[s] = FREE;
+                } else {
+                    k[s] += (eid_t)PROBE;
+                    state[s] = k[s] < end[s] ? state[s] - 1 : FREE;  // LABELS - 1 == IDS
+                }
+            }
+        }
+    }
+    return labelled;
+}
+
 // Block-wide. One bottom-up level that also builds the next frontier (see the header):
-// pass 1 runs the bottom-up step over the thread's vertices with no block barrier (a long
-// row delays only its own warp) and sets bit s for each vertex it labelled; pass 2 sums
-// their out-degrees and lists them (list_found).
+// pass 1 reads the labels of the thread's vertices, LOAD_UNROLL at a time, and runs the
+// bottom-up step over the unvisited ones with no block barrier (a long row delays only its
+// own warp), setting bit s for each vertex it labelled; pass 2 sums their out-degrees and
+// lists them (list_found).
 template <int BLOCK, typename Cache>
 __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
                                   vid_t* parent, i64 end, int level, const Cache* cache,
@@ -301,40 +373,33 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0;
     for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < end; chunk += FUSED_STEPS * stride) {
-        u64 labelled = 0ull;
-        if (MG_BFS_BU_BATCH > 1) {
-            // The thread's unvisited vertices, LOAD_UNROLL labels in flight at a time, then
-            // the bottom-up step for those among them (a level with few unvisited
-            // vertices is mostly these loads: one round trip per LOAD_UNROLL steps instead
-            // of one per batch).
-            for (int s0 = 0; s0 < FUSED_STEPS; s0 += LOAD_UNROLL) {
-                if (chunk + s0 * stride >= end) break;  // block-uniform
-                int label[LOAD_UNROLL];
+        u64 open = 0ull;
+        for (int s0 = 0; s0 < FUSED_STEPS; s0 += LOAD_UNROLL) {
+            if (chunk + s0 * stride >= end) break;  // block-uniform
+            int label[LOAD_UNROLL];
 #pragma unroll
-                for (int t = 0; t < LOAD_UNROLL; ++t) {
-                    const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
-                    label[t] = v < end ? __ldcg(dist + v) : 0;
-                }
-                unsigned open = 0u;
-#pragma unroll
-                for (int t = 0; t < LOAD_UNROLL; ++t)
-                    if (label[t] == -1) open |= 1u << t;
-                for (int t = 0; t < LOAD_UNROLL && (open >> t) != 0u; t += MG_BFS_BU_BATCH) {
-                    const unsigned mine = (open >> t) & ((1u << MG_BFS_BU_BATCH) - 1u);
-                    labelled |= (u64)adopt_parents_batch<MG_BFS_BU_BATCH, MG_BFS_BU_PROBE>(
-                                    rev, dist, parent,
-                                    chunk + (s0 + t) * stride + threadIdx.x, stride, mine,
-                                    level, cache, (const unsigned*)nullptr)
-                                << (s0 + t);
-                }
+            for (int t = 0; t < LOAD_UNROLL; ++t) {
+                const i64 v = chunk + (s0 + t) * stride + threadIdx.x;
+                label[t] = v < end ? __ldcg(dist + v) : 0;
             }
+#pragma unroll
+            for (int t = 0; t < LOAD_UNROLL; ++t)
+                if (label[t] == -1) open |= 1ull << (s0 + t);
+        }
+        const i64 v0 = chunk + threadIdx.x;
+        u64 labelled = 0ull;
+        if (MG_BFS_BU_PIPELINE) {
+            labelled = adopt_pipelined<MG_BFS_BU_SLOTS, MG_BFS_BU_PROBE>(
+                rev, dist, parent, v0, stride, open, level, cache);
         } else {
-            for (int step = 0; step < FUSED_STEPS; ++step) {
-                const i64 v = chunk + step * stride + threadIdx.x;
-                if (v >= end) break;
-                if (__ldcg(dist + v) == -1 &&
-                    adopt_parent(rev, dist, parent, (vid_t)v, level, cache))
-                    labelled |= 1ull << step;
+            constexpr int BATCH = MG_BFS_BU_SLOTS;
+            for (int t = 0; t < FUSED_STEPS && (open >> t) != 0ull; t += BATCH) {
+                const unsigned mine = (unsigned)(open >> t) & ((1u << BATCH) - 1u);
+                if (mine == 0u) continue;
+                labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
+                                rev, dist, parent, v0 + t * stride, stride, mine, level,
+                                cache, (const unsigned*)nullptr)
+                            << t;
             }
         }
         const u64 hub = found_degrees(adj, labelled, chunk, stride, hub_degree, &edges);
@@ -381,6 +446,24 @@ __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, 
     if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
 }
 
+// A frontier's statistics as every thread of the block sees them: thread 0 reads the
+// slot (its words are summed by global atomics during the level, complete after the grid
+// barrier) and hands it on through shared memory. Every thread reading the slot itself
+// made each word a load by every warp of the grid to one address: ~4,200 warps x 6 words
+// per top-down level, served one after another by one L2 slice. Called right after a grid
+// barrier (which ends with a __syncthreads, so no thread still reads the previous
+// broadcast).
+__device__ __forceinline__ FrontierStats block_stats(const FrontierStats* slot) {
+    __shared__ u64 words[3];
+    if (threadIdx.x == 0) {
+        words[0] = load_volatile(&slot->vertices);
+        words[1] = load_volatile(&slot->edges);
+        words[2] = load_volatile(&slot->hubs);
+    }
+    __syncthreads();
+    return FrontierStats{words[0], words[1], words[2]};
+}
+
 // Two blocks per SM, as before the warp bottom-up existed: without the minimum ptxas
 // squeezes the kernel to 40 registers and spills.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK, 2)
@@ -398,9 +481,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     __shared__ union {
         HubCache<MG_BFS_HUB_SLOTS> cache;
         FlatRows<MG_BFS_FLAT_HUBS> flat;
-        vid_t claims[CLAIM_SLOTS];  // fused top-down levels (ClaimCountVisit)
     } level_scratch;
-    __shared__ u64 claims_buffered;
     HubCache<MG_BFS_HUB_SLOTS>& cache = level_scratch.cache;
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
@@ -453,11 +534,12 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #endif
 
     bool bottom_up = rule == RULE_BOTTOM_UP;
-    i64 reached_edges = (i64)load_volatile(&stats[0].edges);
+    // The current frontier's statistics, carried from the read after the level that made it.
+    FrontierStats frontier = block_stats(&stats[0]);
+    i64 reached_edges = (i64)frontier.edges;
     i64 unexplored = total_edges - reached_edges;
     int last_level = 0;
     for (int level = 0;; ++level) {
-        FrontierStats* here = &stats[level % 3];
         FrontierStats* next = &stats[(level + 1) % 3];
         FrontierStats* after_next = &stats[(level + 2) % 3];
         if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -474,41 +556,30 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         vid_t* written_queue = queue;  // where this level's frontier L + 1 goes
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
-            const i64 n_queue = (i64)load_volatile(&here->vertices);
+            const i64 n_queue = (i64)frontier.vertices;
             // The frontier's hubs (degree > hub_degree, listed in hub_queue by the same
             // queue generation that wrote the queue) go to the whole grid at once when
             // they fit the flat table; the queue's other rows to expand_gather.
-            const i64 n_hubs = (i64)load_volatile(&here->hubs);
+            const i64 n_hubs = (i64)frontier.hubs;
             const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
             if (fuse_top_down && !flat) {
-                const i64 out_edges = (i64)load_volatile(&here->edges);
+                const i64 out_edges = (i64)frontier.edges;
                 const i64 bound = n - visited < out_edges ? n - visited : out_edges;
                 fused = cur_queue != queue || bound <= queue_b_cap;
             }
             if (fused) {
                 written_queue = cur_queue == queue ? queue_b : queue;
                 i64 edges = 0;
-                vid_t* const buffer = MG_BFS_CLAIM_BUFFER ? level_scratch.claims : nullptr;
-                if (threadIdx.x == 0) claims_buffered = 0ull;  // read after expand_gather's
-                                                             // first __syncthreads
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
-                                            hubs_of(level + 1), &next->hubs, &edges,
-                                            buffer, &claims_buffered, (u64)CLAIM_SLOTS};
+                                            hubs_of(level + 1), &next->hubs, &edges};
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     const bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
                     expand_gather<BLOCK>(gather, adj, has, v, claim);
-                    // expand_gather ends with a __syncthreads: the count is the block's
-                    if (buffer && claims_buffered >= (u64)CLAIM_SLOTS / 2)
-                        flush_claims<BLOCK>(buffer, &claims_buffered, written_queue,
-                                            &next->vertices);
                 }
-                if (buffer)
-                    flush_claims<BLOCK>(buffer, &claims_buffered, written_queue,
-                                        &next->vertices);
                 i64 block_edges;
                 block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
                 if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
@@ -527,7 +598,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             }
         } else {
             if (use_cache) {
-                const i64 hubs = (i64)load_volatile(&here->hubs);
+                const i64 hubs = (i64)frontier.hubs;
                 cache.fill(hubs_of(level), hubs < MG_BFS_HUB_SLOTS ? hubs : MG_BFS_HUB_SLOTS);
             }
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
@@ -568,9 +639,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                                          hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
-        const i64 n_f = (i64)load_volatile(&next->vertices);
-        const i64 m_f = (i64)load_volatile(&next->edges);
-        const i64 hubs = (i64)load_volatile(&next->hubs);
+        frontier = block_stats(next);
+        const i64 n_f = (i64)frontier.vertices;
+        const i64 m_f = (i64)frontier.edges;
+        const i64 hubs = (i64)frontier.hubs;
 #ifdef MG_BFS_PROFILE
         profile_stamp(level + 1, 2, clock64());
         profile_stamp(level + 1, 3, (unsigned long long)(bottom_up ? 1 : 0) | (fused ? 2ull : 0ull)
@@ -589,7 +661,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 bottom_up = true;
         } else if (rule == RULE_BEAMER) {
             if (!bottom_up && (double)m_f > (double)unexplored / alpha) bottom_up = true;
-            else if (bottom_up && (double)n_f < (double)n / beta) bottom_up = false;
+            else if (bottom_up && (double)n_f < (double)n / beta &&
+                     (!MG_BFS_STAY_BOTTOM_UP || m_f > unexplored))
+                bottom_up = false;
         }
     }
     // The map back (see the header): every block left the loop after the same barrier, so

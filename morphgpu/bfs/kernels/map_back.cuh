@@ -7,21 +7,15 @@
 // this after its last grid barrier, this SM's L1 may hold lines of the labels read before
 // other blocks wrote them.
 //
-// One vertex at a time, a thread waited on four dependent gathers per vertex (inverse, the
-// label, the parent, perm of the parent): ~16 such chains per thread on Kronecker 21 were
-// ~40 us after the last level (H100). Here a thread takes MAP_BACK_BATCH vertices at once,
-// each load issued for all of them before any is used, and the label and the parent are
-// loaded together (the parent slot of an unreached vertex is read but not used: it holds
-// whatever the search left there), so a batch costs three round trips, not four per vertex.
-// reach_end: no new id at or past it has an in-neighbour (Workspace.bottom_up_end), so
-// such a vertex is reached only if it is the source: its labels are not read at all (~40 %
-// of a Kronecker graph's vertices are isolated, and relabelling puts them last).
+// The label and the parent are loaded together (the parent slot of an unreached vertex is
+// read but not used: it holds whatever the search left there). reach_end: no new id at or
+// past it has an in-neighbour (Workspace.bottom_up_end), so such a vertex is reached only
+// if it is the source: its labels are not read at all (~40 % of a Kronecker graph's
+// vertices are isolated, and relabelling puts them last). Taking 4 vertices per thread,
+// every load issued for all four before any is used, measured equal (H100, 32 roots:
+// 1.02x / 1.00x / 1.00x on Kronecker 21 / 22 / uniform 2^22) and was removed.
 #pragma once
 #include <morphgpu/common.cuh>
-
-#ifndef MG_BFS_MAP_BACK_BATCH
-#define MG_BFS_MAP_BACK_BATCH 4
-#endif
 
 namespace bfs {
 
@@ -32,32 +26,13 @@ __device__ __forceinline__ void map_back(const int* dist_new, const mg::vid_t* p
                                          int* dist, mg::vid_t* parent) {
     using mg::i64;
     using mg::vid_t;
-    constexpr int BATCH = MG_BFS_MAP_BACK_BATCH;
-    const i64 stride = mg::global_stride();
-    for (i64 base = mg::global_tid(); base < n; base += BATCH * stride) {
-        vid_t w[BATCH];
-#pragma unroll
-        for (int t = 0; t < BATCH; ++t) {
-            const i64 v = base + t * stride;
-            w[t] = v < n ? inverse[v] : (vid_t)-1;
-        }
-        int d[BATCH];
-        vid_t p[BATCH];
-#pragma unroll
-        for (int t = 0; t < BATCH; ++t) {
-            const bool may_reach = w[t] >= 0 && ((i64)w[t] < reach_end || w[t] == source);
-            d[t] = may_reach ? __ldcg(dist_new + w[t]) : -1;
-            p[t] = may_reach && parent ? __ldcg(parent_new + w[t]) : (vid_t)0;
-        }
-#pragma unroll
-        for (int t = 0; t < BATCH; ++t) p[t] = d[t] >= 0 && parent ? perm[p[t]] : (vid_t)-1;
-#pragma unroll
-        for (int t = 0; t < BATCH; ++t) {
-            const i64 v = base + t * stride;
-            if (v >= n) continue;
-            dist[v] = d[t];
-            if (parent) parent[v] = p[t];
-        }
+    for (i64 v = mg::global_tid(); v < n; v += mg::global_stride()) {
+        const vid_t w = inverse[v];
+        const bool may_reach = (i64)w < reach_end || w == source;
+        const int d = may_reach ? __ldcg(dist_new + w) : -1;
+        const vid_t p = may_reach && parent ? __ldcg(parent_new + w) : (vid_t)0;
+        dist[v] = d;
+        if (parent) parent[v] = d >= 0 ? perm[p] : (vid_t)-1;
     }
 }
 
