@@ -1,20 +1,26 @@
-"""Deep graphs (issue 22): main's persistent and async kernels against this tree's, in one
+"""Deep graphs (issue 22): main's persistent kernel against this tree's variants, in one
 process, on Delaunay graphs of random points, grids with deleted edges, a full grid and a
 shared road network.
 
     python3 scripts/bfs_deep_probe.py [--graphs delaunay-1M,grid-4000] [--roots 6]
                                       [--before .probe/bfs-deep-before] [--json out.json]
 
---before DIR holds main's persistent.cu and asynchronous.cu (copies kept outside the
-repository's history, e.g. `git show main:morphgpu/bfs/kernels/persistent.cu`); they are
-compiled from there and launched as main launches them. Per graph: ms per search and
-us per level of each variant (CUDA events around the whole call, parents asked for, roots
-interleaved, mean over the roots; levels = the search's largest label + 1), the
-locality-relabelled copy's preparation time (reported apart, not in any search), every
-variant's distances equal to main's persistent on every root and to SciPy's on the first,
-and parents one level up. With the profile build (MG_BFS_PROFILE) of this tree's
-persistent kernel, one root: rounds of each kind and block 0's cycles per grid round and
-in its barrier.
+--before DIR holds main's persistent.cu as it was before the deep-graph work (copies kept
+outside the repository's history: `git show 1ac73c1:morphgpu/bfs/kernels/persistent.cu`);
+it is compiled from there (with this tree's headers) and launched as main launched it.
+Per graph: ms per search and us per level of each variant (CUDA events around the whole
+call, parents asked for, mean over the roots; levels = the search's largest label + 1);
+the variants run in a rotated order at each root (root i starts at variant i), so no
+variant always follows the same one (the 2026-11-26 run had this tree's persistent 0.87-0.90x
+main's on Delaunay graphs with the same machine code: compiled SASS identical but for
+register names, so the order is suspect). Per-root times are in the JSON. The
+locality-relabelled copy's preparation time is reported apart (not in any search), after
+a copy of a small graph has been built once, so it leaves out first-use compiles (the
+first run's 10.96 s on Delaunay 1M against 0.09 s on 4M); the warm-up's own seconds are
+printed. Every variant's distances equal to main's persistent on every root and to SciPy's
+on the first, and parents one level up. With the profile build (MG_BFS_PROFILE) of this
+tree's persistent kernel, one root: rounds of each kind and block 0's cycles per grid
+round and in its barrier (CSR graphs: also with the flat, pre-check-free grid levels).
 """
 
 from __future__ import annotations
@@ -100,40 +106,6 @@ class BeforePersistent:
         return dist, parent
 
 
-class BeforeAsync:
-    """main's asynchronous.cu (no `ell` argument), launched as main's asynchronous.py."""
-
-    def __init__(self, path: Path, ws: Any) -> None:
-        g = ws.g
-        self.ws = ws
-        defines = {**kernels.index_defines(g.indices.dtype, g.indptr.dtype),
-                   "MG_ASYNC_BLOCK": asynchronous.BLOCK, "MG_ASYNC_LOCAL": asynchronous.LOCAL,
-                   "MG_ASYNC_KEEP": asynchronous.KEEP, "MG_ASYNC_UNROLL": asynchronous.UNROLL,
-                   "MG_ASYNC_SLEEP_NS": asynchronous.SLEEP_NS}
-        self.grid = barrier.persistent_kernel(str(path), "bfs_async", mode="cooperative",
-                                              block=asynchronous.BLOCK, defines=defines)
-
-    def __call__(self, source: int) -> tuple[Any, Any]:
-        ws, g, cp = self.ws, self.ws.g, self.ws.cp
-        st = asynchronous.state(ws)
-        if st.queue is None:  # this tree's runner makes the buffers (same layout as main)
-            asynchronous.run_async(ws, source, False, relabel=False)
-        rev = ws.reverse()
-        n = g.n_vertices
-        dist = cp.empty(n, dtype=cp.int32)
-        parent = cp.empty(n, dtype=g.indices.dtype)
-        grid = self.grid
-        grid.kernel((asynchronous.grid_blocks(grid, n, None),), (grid.block,),
-                    (g.indptr, g.indices, rev.indptr, rev.indices, dist, parent, st.queue,
-                     np.uint64(st.capacity), st.ctrl, np.int64(n),
-                     g.indices.dtype.type(source), grid.state), shared_mem=grid.shared_mem)
-        grid.check()
-        words = st.ctrl[asynchronous.C_OVERFLOW:asynchronous.C_STATS + 5].get()
-        if words[0]:
-            raise RuntimeError("main's async overflowed its queue")
-        return dist, parent
-
-
 def with_options(options: int, fn: Callable[[], Any]) -> Any:
     """fn() with persistent.OPTIONS set to ``options`` (prepared launches key on it)."""
     saved = persistent.OPTIONS
@@ -147,20 +119,21 @@ def with_options(options: int, fn: Callable[[], Any]) -> Any:
 def variants(g: Any, ws: Any, before: Path) -> dict[str, Callable[[int], Any]]:
     out: dict[str, Callable[[int], Any]] = {}
     out["main persistent"] = BeforePersistent(before / "persistent.cu", ws)
-    out["persistent"] = lambda s: persistent.run_persistent(ws, s, True, relabel=False)
-    out["persistent relabelled"] = lambda s: persistent.run_persistent(ws, s, True,
-                                                                       relabel=True)
-    if not ws.ell_width:  # CSR grid levels: claims without the label loads first
-        no_pre = persistent.OPTIONS | 8
-        out["persistent no-precheck"] = lambda s: with_options(
-            no_pre, lambda: persistent.run_persistent(ws, s, True, relabel=False))
-        out["persistent relabelled no-precheck"] = lambda s: with_options(
-            no_pre, lambda: persistent.run_persistent(ws, s, True, relabel=True))
-    out["main async"] = BeforeAsync(before / "asynchronous.cu", ws)
-    if ws.ell_width:
-        out["async csr"] = lambda s: asynchronous.run_async(ws, s, True, ell=False)
+
+    def tree(options: int, relabel: bool) -> Callable[[int], Any]:
+        return lambda s: with_options(options, lambda: persistent.run_persistent(
+            ws, s, True, relabel=relabel))
+
+    base = persistent.OPTIONS
+    rows = [("", 0)]
+    if not ws.ell_width:  # CSR grid levels: the forms persistent.cu's option bits select
+        rows += [(" no-precheck", persistent.OPT_NO_PRECHECK),
+                 (" flat", persistent.OPT_FLAT_ROWS),
+                 (" flat no-precheck", persistent.OPT_FLAT_ROWS | persistent.OPT_NO_PRECHECK)]
+    for suffix, bits in rows:
+        out["persistent" + suffix] = tree(base | bits, False)
+        out["persistent relabelled" + suffix] = tree(base | bits, True)
     out["async"] = lambda s: asynchronous.run_async(ws, s, True)
-    out["async relabelled"] = lambda s: asynchronous.run_async(ws, s, True, relabel=True)
     out["auto"] = lambda s: gpu.run(g, s, variant="auto", want_parents=True)[:2]
     return out
 
@@ -201,9 +174,11 @@ def clock_mhz(cp: Any) -> float:
         return float(cp.cuda.runtime.getDeviceProperties(device).get("clockRate", 1.98e6)) / 1e3
 
 
-def profile(g: Any, ws: Any, source: int) -> dict[str, Any]:
+def profile(g: Any, ws: Any, source: int, options: int | None = None) -> dict[str, Any]:
     """One search by the MG_BFS_PROFILE build of this tree's persistent.cu (block 0's
-    counters: PROFILE_* in the kernel)."""
+    counters: PROFILE_* in the kernel), with persistent.OPTIONS or ``options``."""
+    if options is not None:
+        return with_options(options, lambda: profile(g, ws, source))
     cp = ws.cp
     defines, bits = persistent_defines(g, ws, profile=True)
     grid = barrier.persistent_kernel(modules.PERSISTENT_FILE, "bfs_persistent",
@@ -282,20 +257,24 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
     levels: list[int] = []
     equal: dict[str, bool] = {k: True for k in runs}
     parents: dict[str, bool] = {k: True for k in runs}
+    labels = list(runs)
     for i, root in enumerate(roots):
-        ref = None
-        for label, fn in runs.items():
-            (dist, parent), ms = timed(cp, lambda fn=fn, root=root: fn(root))
+        dists: dict[str, Any] = {}
+        turn = i % len(labels)
+        for label in labels[turn:] + labels[:turn]:
+            (dist, parent), ms = timed(cp, lambda fn=runs[label], root=root: fn(root))
             times[label].append(ms)
-            if ref is None:
-                ref = dist
-                levels.append(int(dist.max()) + 1)
-                if i == 0:
-                    sp = scipy_reference(g, root)
-                    row["scipy_equal_first_root"] = bool(np.array_equal(ref.get(), sp))
-            else:
-                equal[label] &= bool(cp.array_equal(dist, ref))
+            dists[label] = dist
             parents[label] &= parents_ok(cp, dist, parent, root)
+            del parent
+        ref = dists["main persistent"]
+        levels.append(int(ref.max()) + 1)
+        if i == 0:
+            sp = scipy_reference(g, root)
+            row["scipy_equal_first_root"] = bool(np.array_equal(ref.get(), sp))
+        for label, dist in dists.items():
+            equal[label] &= bool(cp.array_equal(dist, ref))
+        del dists, ref
     row["levels"] = levels
     row["variants"] = {}
     base = float(np.mean(times["main persistent"]))
@@ -305,18 +284,14 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
         entry = {"ms_mean": round(float(ms.mean()), 4), "us_per_level": round(
             float(per_level.mean()), 3), "x_main_persistent": round(base / float(ms.mean()), 3),
                  "equal_to_main": equal[label], "parents_ok": parents[label],
-                 "first_call_s": round(first_s[label], 3)}
+                 "first_call_s": round(first_s[label], 3),
+                 "ms_per_root": [round(t, 4) for t in times[label]]}
         row["variants"][label] = entry
         print(f"   {label:36s} {entry['ms_mean']:9.3f} ms  {entry['us_per_level']:7.3f} us/level"
               f"  x{entry['x_main_persistent']:.3f} vs main persistent  equal={equal[label]}"
               f" parents={parents[label]}", flush=True)
-    for label in ("async", "async relabelled"):
-        inner = ws
-        if label == "async relabelled" and copy is not None and copy.graph is not None:
-            inner = workspace(copy.graph)
-        if label in runs:
-            stats = asynchronous.last_stats(inner)
-            row[f"{label} stats (last root)"] = stats
+    if "async" in runs:
+        row["async stats (last root)"] = asynchronous.last_stats(ws)
     row["failed"] = failed
     print(f"   levels {levels}; SciPy equal on the first root: "
           f"{row.get('scipy_equal_first_root')}; relabel prep "
@@ -327,6 +302,11 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
         try:
             row["profile_given"] = profile(g, ws, roots[0])
             print(f"   profile (given ids): {row['profile_given']}", flush=True)
+            if not ws.ell_width:
+                flat = persistent.OPTIONS | persistent.OPT_FLAT_ROWS | persistent.OPT_NO_PRECHECK
+                row["profile_given_flat_no_precheck"] = profile(g, ws, roots[0], flat)
+                print(f"   profile (given ids, flat no-precheck): "
+                      f"{row['profile_given_flat_no_precheck']}", flush=True)
             if copy is not None and copy.graph is not None:
                 inner = workspace(copy.graph)
                 row["profile_relabelled"] = profile(copy.graph, inner,
@@ -350,6 +330,14 @@ def main() -> None:
     cp = backend.cupy_module()
     print(f"device: {backend.gpu_properties()['name']}", flush=True)
     _graphs()
+    t = time.perf_counter()
+    small = workspace(generators.grid2d(300, 200, device="gpu"))
+    persistent.run_persistent(small, 0, True, relabel=True)
+    cp.cuda.get_current_stream().synchronize()
+    print(f"relabel warm-up (first-use compiles; a 300x200 grid's copy): "
+          f"{time.perf_counter() - t:.2f} s, of which the copy's build "
+          f"{relabel.preparation(small).seconds:.2f} s", flush=True)
+    del small
     rows = []
     for name in [w.strip() for w in args.graphs.split(",") if w.strip()]:
         if name not in GRAPHS:

@@ -370,12 +370,20 @@ def test_gpu_persistent_options(options):
 
 
 @pytest.mark.gpu
-def test_gpu_persistent_short_rows():
-    """Grid levels over CSR rows of degree 9-64 (a thread per row, several chunks of 8): a
-    Delaunay mesh (degree <= ~20) and a ring of cliques of 40, whose grid and one-block
-    levels both run (enter_local 64 and the default)."""
+@pytest.mark.parametrize("grid_rows", [0, 8, 16, 16 | 8],
+                         ids=["chunked", "no-precheck", "flat", "flat-no-precheck"])
+def test_gpu_persistent_short_rows(grid_rows, monkeypatch):
+    """Grid levels over CSR rows of degree 9-64, by each form of persistent.cu's grid
+    levels (option bits: a thread per row in chunks of 8 or a warp's edges dealt out flat,
+    with or without the label pre-check): a Delaunay mesh (degree <= ~20), the same with
+    64-bit ids, a ring of cliques of 40, and a random directed graph whose rows hold 0-40
+    edges (empty rows in the frontier); grid and one-block levels both run (enter_local 64
+    and the default), or grid levels only (0)."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import persistent  # noqa: PLC0415
+
+    monkeypatch.setattr(persistent, "OPTIONS", persistent.OPTIONS | grid_rows)
 
     k, n_cliques = 40, 60
     src, dst = [], []
@@ -390,15 +398,25 @@ def test_gpu_persistent_short_rows():
         dst.append(np.array(link[::-1]))
     ring = CSRGraph.from_edges(np.concatenate(src), np.concatenate(dst),
                                n_vertices=k * n_cliques)
-    for host in (generators.delaunay_graph(20000, device="cpu"), ring):
+    mesh = generators.delaunay_graph(20000, device="cpu")
+    wide_ids = CSRGraph(mesh.indptr.astype(np.int64), mesh.indices.astype(np.int64), None,
+                        mesh.n_vertices, False)
+    rng = np.random.default_rng(9)
+    n = 6000
+    out_degree = rng.integers(0, 41, n)
+    directed = CSRGraph.from_edges(np.repeat(np.arange(n), out_degree),
+                                   rng.integers(0, n, int(out_degree.sum())), n_vertices=n,
+                                   symmetrize=False)
+    for host in (mesh, wide_ids, ring, directed):
         g = host.to("gpu")
         assert 8 < gpu.workspace(g).max_degree <= 64
         for source in (0, 7, host.n_vertices - 1):
-            for enter_local in (64, 2048):
-                dist, parent, _ = gpu.run(g, source, variant="persistent",
-                                          want_parents=True, enter_local=enter_local)
-                graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
-                np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+            for enter_local in (0, 64, 2048):
+                for parents in (True, False):
+                    dist, parent, _ = gpu.run(g, source, variant="persistent",
+                                              want_parents=parents, enter_local=enter_local,
+                                              relabel=False)
+                    _check_gpu(host, source, dist, parent)
 
 
 def bounded_degree_graphs() -> list[tuple[str, CSRGraph, list[int]]]:
@@ -893,8 +911,7 @@ def _shuffled_grid() -> CSRGraph:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", ["persistent", "async"])
-def test_gpu_relabelled_copy(variant):
+def test_gpu_relabelled_copy():
     """Searches on the locality-relabelled copy (gpu/relabel.py) answer in the caller's
     ids: distances exact against SciPy, parents through Graph500's checks, with and without
     parents; a shuffled grid, a directed graph, components, 64-bit ids, no edges."""
@@ -908,8 +925,8 @@ def test_gpu_relabelled_copy(variant):
         g = host.to("gpu")
         for source in sources:
             for parents in (True, False):
-                dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=parents,
-                                          relabel=True)
+                dist, parent, _ = gpu.run(g, source, variant="persistent",
+                                          want_parents=parents, relabel=True)
                 assert (parent is None) == (not parents), label
                 _check_gpu(host, source, dist, parent)
         copy = relabel.preparation(gpu.workspace(g))

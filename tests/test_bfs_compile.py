@@ -1,7 +1,6 @@
 """The BFS kernels' compile-time alternatives compile (tests/test_kernels_compile.py covers
 the defaults): the persistent kernel's ELL rows at both widths and index widths, with and
-without the one-block edge queue and its filter, and the profile script's other builds;
-the async kernel's ELL hops.
+without the one-block edge queue and its filter, and the profile script's other builds.
 nvcc -ptx here stands in for NVRTC on the GPU machine; skipped where nvcc is absent."""
 
 from __future__ import annotations
@@ -41,14 +40,8 @@ DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None},
              {"MG_BFS_BU_SLOTS": 4, "MG_BFS_BU_PROBE": 2, "MG_BARRIER_COOP": None},
              {"MG_BFS_BU_SLOTS": 8, "MG_BFS_BU_PROBE": 1, **INT64},
              {"MG_BFS_BU_SLOTS": 2, "MG_BFS_BU_PROBE": 4, "MG_BFS_SPREAD_QUEUE": 1}]
-# The async kernel's hops over ELL rows (MG_ASYNC_ELL_K), both widths and index widths.
-ASYNC = [{"MG_ASYNC_ELL_K": 4, "MG_BARRIER_COOP": None},
-         {"MG_ASYNC_ELL_K": 8, "MG_BARRIER_COOP": None},
-         {"MG_ASYNC_ELL_K": 4, **INT64},
-         {"MG_ASYNC_ELL_K": 8, "MG_BARRIER_COOP": None, **INT64}]
 CASES = ([("bfs/kernels/persistent.cu", {"MG_BFS_BLOCK": 1024, **d}) for d in PERSISTENT]
-         + [("bfs/kernels/direction.cu", {"MG_BFS_BLOCK": 512, **d}) for d in DIRECTION]
-         + [("bfs/kernels/asynchronous.cu", d) for d in ASYNC])
+         + [("bfs/kernels/direction.cu", {"MG_BFS_BLOCK": 512, **d}) for d in DIRECTION])
 
 
 @pytest.mark.parametrize("path,defines", CASES, ids=[str(d) for _, d in CASES])

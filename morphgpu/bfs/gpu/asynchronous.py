@@ -52,7 +52,12 @@ Measured (H100, benchmarks/bfs.py, 64 roots, same process as ``persistent``): gr
 4-25M vertices 1.13-1.28x faster (grid 4000x4000: 21.7 against 27.7 ms, 3.6 us per hop);
 the shared road networks 1.33x slower, a 1M-vertex grid 1.05x slower, Delaunay graphs of
 random points (ids without locality) 4x (1M) to 26x (4M) slower. ``auto`` therefore keeps
-``persistent`` for deep graphs; this variant runs by name.
+``persistent`` for deep graphs; this variant runs by name. Hops over the workspace's ELL
+rows (each lane relaxing its item's whole row after one load) and searches on the
+locality-relabelled copy were measured and deleted (H100, 2026-11-26, scripts/
+bfs_deep_probe.py, same process): ELL hops 68 against 22 ms on grid 4000x4000 (label
+-correcting work grows when lanes relax whole rows far ahead of the wavefront), the copy
+364 against 23 ms on a 4000x4000 grid with deleted edges.
 """
 
 from __future__ import annotations
@@ -65,11 +70,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import backend, barrier, kernels
-from . import relabel as relabel_module
 from .launch import NULL
 from .modules import current_device
 from .persistent import run_persistent
-from .workspace import workspace
 
 if TYPE_CHECKING:
     from .workspace import Workspace
@@ -129,15 +132,15 @@ def last_stats(ws: Workspace) -> dict[str, int]:
 
 
 def _grid(vid: str, eid: str, local: int, keep: int, unroll: int,
-          sleep_ns: int, ell_width: int = 0) -> barrier.PersistentGrid:
+          sleep_ns: int) -> barrier.PersistentGrid:
     """The cooperative grid for the current GPU (cached per device, like modules.py's
     persistent grids: a grid holds one device's barrier state and size)."""
-    return _grid_on(current_device(), vid, eid, local, keep, unroll, sleep_ns, ell_width)
+    return _grid_on(current_device(), vid, eid, local, keep, unroll, sleep_ns)
 
 
 @functools.lru_cache(maxsize=16)
 def _grid_on(device_id: int, vid: str, eid: str, local: int, keep: int, unroll: int,
-             sleep_ns: int, ell_width: int) -> barrier.PersistentGrid:
+             sleep_ns: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
     defines = {
         **kernels.index_defines(np.dtype(vid), np.dtype(eid)),
@@ -146,7 +149,6 @@ def _grid_on(device_id: int, vid: str, eid: str, local: int, keep: int, unroll: 
         "MG_ASYNC_KEEP": keep,
         "MG_ASYNC_UNROLL": unroll,
         "MG_ASYNC_SLEEP_NS": sleep_ns,
-        "MG_ASYNC_ELL_K": ell_width,
     }
     # Cooperative: the driver refuses a launch whose blocks cannot all be resident, so the
     # kernel's spin-waits (queue slots, the outstanding count) cannot wait on a block that
@@ -168,32 +170,15 @@ def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, blocks: int | Non
 
 def run_async(ws: Workspace, source: int, want_parents: bool, *,
               capacity: int | None = None, blocks: int | None = None, local: int = LOCAL,
-              keep: int = KEEP, unroll: int = UNROLL, sleep_ns: int = SLEEP_NS,
-              ell: bool = True, relabel: bool | str = False) -> tuple[Any, Any]:
+              keep: int = KEEP, unroll: int = UNROLL,
+              sleep_ns: int = SLEEP_NS) -> tuple[Any, Any]:
     """One launch of asynchronous.cu: (int32 distances with -1 unreached, parents or None).
 
     ``capacity``: slots of the global queue (default queue_capacity(n), grown after an
     overflow); small values force the overflow path (tests). ``blocks``:
     blocks of the launch (default: see grid_blocks). ``local``, ``keep``, ``unroll``,
-    ``sleep_ns``: the kernel's MG_ASYNC_* constants, compiled per value. ``ell``: hops
-    read the workspace's ELL rows where the graph has them (maximum degree <= 8).
-    ``relabel``: search the locality-relabelled copy (gpu/relabel.py; off by default:
-    :func:`state` and :func:`last_stats` then describe the copy's workspace, not ``ws``).
+    ``sleep_ns``: the kernel's MG_ASYNC_* constants, compiled per value.
     """
-    options = dict(capacity=capacity, blocks=blocks, local=local, keep=keep, unroll=unroll,
-                   sleep_ns=sleep_ns, ell=ell)
-    copy = relabel_module.chosen(
-        ws, relabel, lambda s: run_persistent(ws, s, False, relabel=False)[0])
-    if copy is None:
-        return _search(ws, source, want_parents, **options)
-    dist, parent = _search(workspace(copy.graph), int(copy.inverse_host[source]),
-                           want_parents, **options)
-    return relabel_module.back(ws, copy, dist, parent)
-
-
-def _search(ws: Workspace, source: int, want_parents: bool, *, capacity: int | None,
-            blocks: int | None, local: int, keep: int, unroll: int, sleep_ns: int,
-            ell: bool) -> tuple[Any, Any]:
     g = ws.g
     cp = ws.cp
     n = g.n_vertices
@@ -212,17 +197,15 @@ def _search(ws: Workspace, source: int, want_parents: bool, *, capacity: int | N
         st.ctrl = cp.zeros(CTRL_WORDS, dtype=cp.uint64)
     # Parents are found among in-neighbours: the graph itself when symmetric.
     rev = ws.reverse() if want_parents else g
-    width = ws.ell_width if ell else 0
     grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), int(local), int(keep),
-                 int(unroll), int(sleep_ns), width)
+                 int(unroll), int(sleep_ns))
     dist = cp.empty(n, dtype=cp.int32)
     parent = cp.empty(n, dtype=g.indices.dtype) if want_parents else None
     vid = g.indices.dtype.type
     grid.kernel((grid_blocks(grid, n, blocks),), (grid.block,),
                 (g.indptr, g.indices, rev.indptr, rev.indices, dist,
                  NULL if parent is None else parent, st.queue, np.uint64(cap), st.ctrl,
-                 np.int64(n), vid(source), ws.ell() if width else NULL, grid.state),
-                shared_mem=grid.shared_mem)
+                 np.int64(n), vid(source), grid.state), shared_mem=grid.shared_mem)
     grid.check()  # cooperative: the driver refused any grid that could not be resident
     words = st.ctrl[C_OVERFLOW:C_STATS + len(STAT_NAMES)].get()
     overflow = bool(words[0])
@@ -238,7 +221,7 @@ def _search(ws: Workspace, source: int, want_parents: bool, *, capacity: int | N
             free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
             if 8 * 2 * cap <= free // 2:
                 st.grow_to = 2 * cap
-        return run_persistent(ws, source, want_parents, relabel=False)
+        return run_persistent(ws, source, want_parents)
     if words[C_ERROR - C_OVERFLOW]:
         raise RuntimeError("async BFS: a reached vertex has no in-neighbour one level up "
                            "(kernels/asynchronous.cu; a bug, please report)")

@@ -1,4 +1,4 @@
-"""Deep searches (``persistent``, ``async``) on a locality-relabelled copy of the graph.
+"""Deep searches (``persistent``) on a locality-relabelled copy of the graph.
 
 A graph whose vertex ids are scattered (a Delaunay graph of random points, any graph read
 in an arbitrary order) gives every level of a search a frontier whose labels and rows lie
@@ -15,6 +15,11 @@ where its ids are more local than the given ones for a wavefront (``reorder.
 wavefront_locality`` of one more search: vertices per level and 32-id line, about 1 for
 scattered ids, and for a grid numbered row by row, whose wavefronts are diagonals); a graph
 whose ids already serve its wavefronts is searched as given.
+
+``async`` searched the copy too until the H100 run of 2026-11-26 (scripts/bfs_deep_probe.py,
+same process): 5.3 ms against 3.4 ms as given on road COL, 364 ms against 23 ms on a
+4000² grid with deleted edges (its label-correcting work depends on the order in which
+ids meet), so only the level-synchronous search uses it.
 """
 
 from __future__ import annotations

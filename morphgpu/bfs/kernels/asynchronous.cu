@@ -76,7 +76,6 @@
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
-#include <morphgpu/traversal/ell.cuh>
 
 #ifndef MG_ASYNC_BLOCK
 #define MG_ASYNC_BLOCK 256
@@ -97,19 +96,6 @@
 // Longest sleep of an idle warp between polls (ns; doubles from 32).
 #ifndef MG_ASYNC_SLEEP_NS
 #define MG_ASYNC_SLEEP_NS 256
-#endif
-// MG_ASYNC_ELL_K (0 = off; 4 or 8): the graph also comes as fixed-width rows (traversal/
-// ell.cuh, the kernel's `ell` argument, built by the workspace for graphs of maximum degree
-// <= 8), and a hop reads them: each lane loads its item's row with the item's label (one
-// round trip, both addressed by the id alone) and relaxes the row's K entries itself. A hop
-// is then two dependent round trips (row and label, atomicMin) instead of three (row
-// bounds and label, neighbour ids, atomicMin); the CSR pass's warp-level merge path is not
-// needed for rows this short.
-#ifndef MG_ASYNC_ELL_K
-#define MG_ASYNC_ELL_K 0
-#endif
-#if defined(MG_PAGED) && MG_ASYNC_ELL_K > 0
-#error "the ELL rows are a copy of a CSR graph: a paged graph runs with MG_ASYNC_ELL_K=0"
 #endif
 
 using namespace mg;
@@ -241,59 +227,11 @@ __device__ __forceinline__ i64 warp_inclusive(i64 x) {
     return x;
 }
 
-
-// Warp-collective: push the lanes' found[] items (vertex nb[u], distance nd[u]) as one pass
-// of the traversal: the first `room` stay in the warp's ring, the rest go to the global
-// queue; the outstanding count grows by all of them first (header comment).
-template <int N>
-__device__ __forceinline__ void push_found(const bool (&found)[N], const vid_t (&nb)[N],
-                                           const int (&nd)[N], u64* ring, unsigned rhead,
-                                           unsigned& rtail, u64* queue, u64 capacity,
-                                           u64* ctrl, u64 (&stats)[S_COUNT]) {
-    const unsigned lane = lane_id();
-    int rank[N];
-    int c = 0;
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-        const unsigned m = __ballot_sync(FULL, found[u]);
-        rank[u] = c + __popc(m & lanes_below());
-        c += __popc(m);
-    }
-    if (c == 0) return;
-    const unsigned room = LOCAL - (rtail - rhead);
-    const int n_local = (unsigned)c < room ? c : (int)room;
-    const int n_global = c - n_local;
-    u64 gbase = 0;
-    if (lane == 0) {
-        stats[S_LOWERED] += (u64)c;
-        atomicAdd(ctrl + C_OUTSTANDING, (u64)c);
-        if (n_global > 0) {
-            __threadfence();  // the count before the items (header comment)
-            stats[S_GLOBAL] += (u64)n_global;
-            gbase = reserve_global(ctrl, (u64)n_global, capacity);
-        }
-    }
-    gbase = __shfl_sync(FULL, gbase, 0);
-    __syncwarp();
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-        if (!found[u]) continue;
-        const u64 it = pack(nb[u], nd[u]);
-        if (rank[u] < n_local) {
-            ring[(rtail + (unsigned)rank[u]) & LOCAL_MASK] = it;
-        } else if (gbase != EMPTY) {
-            st_release(queue + gbase + (u64)(rank[u] - n_local), it);
-        }
-    }
-    rtail += (unsigned)n_local;
-}
-
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(MG_ASYNC_BLOCK)
 bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u64* queue,
-          u64 capacity, u64* ctrl, i64 n, vid_t source, const vid_t* __restrict__ ell,
-          unsigned* barrier_state) {
+          u64 capacity, u64* ctrl, i64 n, vid_t source, unsigned* barrier_state) {
     const Adjacency adj = MG_ADJ(graph);
     const Adjacency radj = MG_ADJ(rev);
     GridBarrier bar(barrier_state);
@@ -360,47 +298,6 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
             overflow = ld_relaxed(ctrl + C_OVERFLOW);
         }
 
-#if MG_ASYNC_ELL_K > 0
-        (void)adj;
-        // The batch's items: each lane's row and its label, loaded together.
-        bool has = item != EMPTY;
-        const i64 v = has ? (i64)(item & VMASK) : 0;
-        const u64 recorded = item >> VBITS;
-        vid_t row[MG_ASYNC_ELL_K];
-        int cur = UNREACHED;
-        if (has) {
-            traversal::load_ell_row<MG_ASYNC_ELL_K>(ell, (vid_t)v, row);
-            cur = ld_relaxed_int(dist + v);
-        } else {
-            traversal::fill_ell_row<MG_ASYNC_ELL_K>(row);
-        }
-        int d = cur;
-        if (has && recorded != DSAT) {
-            d = (int)recorded;
-            if (cur < d) {  // stale: a later push of v carries the smaller distance
-                has = false;
-                stats[S_STALE] += 1;
-            }
-        }
-        if (has) stats[S_PROCESSED] += 1;
-        if (__shfl_sync(FULL, overflow, 0)) break;
-        {
-            bool found[MG_ASYNC_ELL_K];
-            int nd[MG_ASYNC_ELL_K];
-#pragma unroll
-            for (int j = 0; j < MG_ASYNC_ELL_K; ++j) {
-                nd[j] = has ? d + 1 : 0;
-                found[j] = false;
-                if (has && row[j] >= 0) {
-                    stats[S_EDGES] += 1;
-                    found[j] = atomicMin(dist + row[j], nd[j]) > nd[j];
-                }
-            }
-            push_found<MG_ASYNC_ELL_K>(found, row, nd, ring, rhead, rtail, queue, capacity,
-                                       ctrl, stats);
-        }
-#else
-        (void)ell;
         // The batch's items: row bounds and the current label, loaded together.
         bool has = item != EMPTY;
         const i64 v = has ? (i64)(item & VMASK) : 0;
@@ -457,10 +354,45 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
                     found[u] = atomicMin(dist + nb[u], nd[u]) > nd[u];
                 }
             }
-            push_found<UNROLL>(found, nb, nd, ring, rhead, rtail, queue, capacity, ctrl, stats);
+            // Ranks of the pass's pushes; the first `room` stay in the ring, the rest go
+            // to the global queue.
+            int rank[UNROLL];
+            int c = 0;
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const unsigned m = __ballot_sync(FULL, found[u]);
+                rank[u] = c + __popc(m & lanes_below());
+                c += __popc(m);
+            }
+            if (c == 0) continue;
+            const unsigned room = LOCAL - (rtail - rhead);
+            const int n_local = (unsigned)c < room ? c : (int)room;
+            const int n_global = c - n_local;
+            u64 gbase = 0;
+            if (lane == 0) {
+                stats[S_LOWERED] += (u64)c;
+                atomicAdd(ctrl + C_OUTSTANDING, (u64)c);
+                if (n_global > 0) {
+                    __threadfence();  // the count before the items (header comment)
+                    stats[S_GLOBAL] += (u64)n_global;
+                    gbase = reserve_global(ctrl, (u64)n_global, capacity);
+                }
+            }
+            gbase = __shfl_sync(FULL, gbase, 0);
+            __syncwarp();
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                if (!found[u]) continue;
+                const u64 it = pack(nb[u], nd[u]);
+                if (rank[u] < n_local) {
+                    ring[(rtail + (unsigned)rank[u]) & LOCAL_MASK] = it;
+                } else if (gbase != EMPTY) {
+                    st_release(queue + gbase + (u64)(rank[u] - n_local), it);
+                }
+            }
+            rtail += (unsigned)n_local;
         }
 
-#endif
         // Work sharing: while some warp is idle, the newest items above KEEP go to the
         // global queue, 32 at most per batch (the oldest, smallest distances stay here).
         const unsigned kept = rtail - rhead;

@@ -118,6 +118,7 @@ constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not lo
 constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
 constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up
 constexpr int OPT_NO_PRECHECK = 8;  // CSR grid levels claim without loading labels first
+constexpr int OPT_FLAT_ROWS = 16;   // CSR grid levels: a warp's edges dealt out flat
 
 #ifdef MG_BFS_PROFILE
 // Block 0's view: rounds of each kind, levels run inside block 0, give-ups, and cycles
@@ -806,6 +807,84 @@ __device__ int local_levels(LocalQueues& q, const Adjacency& adj, int* dist, vid
     return level;
 }
 
+// Grid levels over CSR rows of at most SHORT_ROWS_MAX edges (OPT_FLAT_ROWS), called by
+// whole warps. expand_short_rows_claim walks each lane's own row ROW edges at a time, so a
+// warp with one row longer than ROW (most warps of a Delaunay graph: mean degree 6, a few
+// rows of 9-24) repeats the id, label and claim round trips for every extra chunk while
+// its other lanes idle. Here the warp lays its 32 rows end to end (a warp prefix sum of
+// their lengths) and deals the edges out: lane l takes edges l, l + 32, ..., PER of them
+// per pass, each finding its row by a 5-step binary search over the lanes' starts with
+// shuffles (no memory), so a warp of up to 32 * PER edges issues all its id loads, then
+// all its label loads and claims, once. Same claims as expand_short_rows_claim: one
+// winner per vertex (atomicCAS), parent its row's vertex, queue slots reserved once per
+// warp and pass. PRECHECK: load the labels first and claim only unlabelled vertices (one
+// round trip more, fewer atomics).
+template <int PER, bool PRECHECK>
+__device__ void expand_rows_warp_flat(const Adjacency& adj, const vid_t* in, i64 n_in,
+                                      int* dist, vid_t* parent, int next_level, vid_t* out,
+                                      u64* out_tail, bool spread) {
+    const unsigned lane = lane_id();
+    const i64 first = spread ? ((i64)warp_id() * gridDim.x + blockIdx.x) * 32
+                             : global_tid() - lane;
+    for (i64 base = first; base < n_in; base += global_stride()) {
+        const i64 i = base + lane;
+        const vid_t v = i < n_in ? in[i] : (vid_t)0;
+        eid_t b = 0;
+        int length = 0;  // <= SHORT_ROWS_MAX, so a warp's sum fits an int
+        if (i < n_in) {
+            b = adj.begin(v);
+            length = (int)(adj.end(v) - b);
+        }
+        const int inclusive = warp_inclusive_sum(length);
+        const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+        const int start = inclusive - length;  // this lane's row in the warp's edge list
+        for (int done = 0; done < total; done += 32 * PER) {  // warp-uniform
+            vid_t w[PER], from[PER];
+            bool mine[PER];
+#pragma unroll
+            for (int t = 0; t < PER; ++t) {
+                const int k = done + t * 32 + (int)lane;
+                // The highest lane whose start is <= k owns edge k (an empty row shares
+                // the next row's start, and starts do not decrease with the lane).
+                int owner = 0;
+#pragma unroll
+                for (int step = 16; step > 0; step >>= 1) {
+                    const int s = __shfl_sync(0xffffffffu, start, owner + step);
+                    if (s <= k) owner += step;
+                }
+                const eid_t row = __shfl_sync(0xffffffffu, b, owner);
+                const int row_start = __shfl_sync(0xffffffffu, start, owner);
+                from[t] = __shfl_sync(0xffffffffu, v, owner);
+                mine[t] = k < total;
+                w[t] = mine[t] ? adj.at(row + (eid_t)(k - row_start)) : (vid_t)0;
+            }
+            if (PRECHECK) {
+#pragma unroll
+                for (int t = 0; t < PER; ++t) mine[t] = mine[t] && __ldcg(dist + w[t]) == -1;
+            }
+            int count = 0;
+#pragma unroll
+            for (int t = 0; t < PER; ++t) {
+                if (mine[t]) mine[t] = atomicCAS(dist + w[t], -1, next_level) == -1;
+                count += mine[t];
+            }
+            const int claimed = warp_inclusive_sum(count);
+            const int claims = __shfl_sync(0xffffffffu, claimed, 31);
+            if (claims == 0) continue;  // warp-uniform
+            u64 reserved = 0;
+            if (lane == 31) reserved = atomicAdd(out_tail, (u64)claims);
+            u64 slot = __shfl_sync(0xffffffffu, reserved, 31) + (u64)(claimed - count);
+#pragma unroll
+            for (int t = 0; t < PER; ++t) {
+                if (mine[t]) {
+                    if (parent) parent[w[t]] = from[t];
+                    out[slot++] = w[t];
+                }
+            }
+        }
+    }
+}
+
 // Labels start here too (every vertex -1, the source 0 and its own parent), so one launch
 // is the whole search.
 extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
@@ -817,6 +896,7 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
     const bool precheck = !(options & OPT_NO_PRECHECK);
+    const bool flat_rows = options & OPT_FLAT_ROWS;
     const Adjacency adj = MG_ADJ(graph);  // CSR, or a dynamic graph's pages (MG_PAGED)
     __shared__ PersistentShared shm;
 #if MG_BFS_USE_BITMAP
@@ -902,8 +982,16 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
                 // gathering. H100, same process, against gathering above degree 8: Delaunay
                 // graphs of 1M / 4M random points (degree <= 20) 1.78x / 1.85x faster (6.13
                 // -> 3.45 ms, 14.8 -> 8.0 ms per search; their grid levels had cost ~13 us).
-                expand_short_rows_claim<UNROLL>(adj, in, n_cur, dist, parent,
-                                                level + 1, out, out_tail, spread, precheck);
+                if (flat_rows && precheck)
+                    expand_rows_warp_flat<UNROLL, true>(adj, in, n_cur, dist, parent,
+                                                        level + 1, out, out_tail, spread);
+                else if (flat_rows)
+                    expand_rows_warp_flat<UNROLL, false>(adj, in, n_cur, dist, parent,
+                                                         level + 1, out, out_tail, spread);
+                else
+                    expand_short_rows_claim<UNROLL>(adj, in, n_cur, dist, parent,
+                                                    level + 1, out, out_tail, spread,
+                                                    precheck);
             } else {
                 const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
                 for (i64 base = (i64)blockIdx.x * BLOCK; base < n_cur;

@@ -1,6 +1,6 @@
 // Results of a search on the locality-relabelled copy of a graph (gpu/workspace.py,
 // Workspace.locality_relabelled) back in the caller's ids, one launch after the search
-// (persistent.py, asynchronous.py). The gather itself is map_back.cuh's, shared with
+// (persistent.py). The gather itself is map_back.cuh's, shared with
 // direction.cu, which runs it in its own launch's tail.
 #include <morphgpu/common.cuh>
 #include <bfs/kernels/map_back.cuh>
