@@ -16,7 +16,7 @@ Rounds (kernels/dmr.cu says why): on ``holes_pslg`` (36 segment vertices) with 1
 58.9k free vertices the CPU twin took 96 / 171 rounds with the hashed mark alone and one
 pass (the H100 took 131 / 578 / 1503 rounds at 35k / 700k / 3.5M free vertices: growing
 like n^0.6); with the count of waiting vertices first in the mark, 63 / 77; with that and
-two passes, 42 at 14.8k (three or four passes: 42 too).
+two passes, 42 / 51 (three or four passes at 14.8k: 42 too), and Triangle's triangles.
 """
 
 from __future__ import annotations
