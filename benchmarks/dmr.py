@@ -337,8 +337,24 @@ def _row(args, record, triangle, kind: str, target: int, device: str, tmp: str) 
         cdt_s=steady_stats.get("cdt", {}).get("seconds_with_segment_cdt"),
         cdt_insert_loop_s=steady_stats.get("cdt", {}).get("loop_seconds"),
         cdt_rounds=steady_stats.get("cdt", {}).get("rounds"),
+        # the first rounds' claimants and insertions (cdt_gpu.ROUND_LOG of them)
+        cdt_claims_head=steady_stats.get("cdt", {}).get("claims_per_round", [])[:16],
+        cdt_inserted_head=steady_stats.get("cdt", {}).get("inserted_per_round", [])[:16],
+        # where a first call (first_s) and the auto call (auto_s) spend their time, against
+        # the steady call's parts above: preparation (with the CDT), loop, output
+        **_parts("first", stats),
+        **_parts("auto", auto_stats),
         **extra,
     )
+
+
+def _parts(prefix: str, stats: dict) -> dict:
+    """A call's main parts (seconds), named ``prefix_*``."""
+    return {f"{prefix}_prepare_s": stats.get("prepare_seconds"),
+            f"{prefix}_cdt_s": stats.get("cdt", {}).get("seconds_with_segment_cdt"),
+            f"{prefix}_loop_s": stats.get("gpu_loop_seconds"),
+            f"{prefix}_output_s": stats.get("output_seconds"),
+            f"{prefix}_total_s": stats.get("total_seconds")}
 
 
 def add_args(parser) -> None:

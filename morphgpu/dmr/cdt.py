@@ -35,12 +35,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cpu import GrowableMesh, Plan, Planner, apply_plan, claim_cavities
+from .cpu import GrowableMesh, Plan, Planner, apply_plan
 from .mesh import Mesh, mesh_from_arrays
 from .predicates import orient2d
 
 # Loc codes of a free vertex (kernels/dmr.cu's CDT_* too).
 DONE, OUTSIDE, STUCK = -1, -2, -3
+# The claim protocol's passes per round and the bits of a mark's priority that hold the
+# claimed triangle's count of waiting vertices (kernels/dmr.cu's CDT_COUNT_BITS; the GPU
+# takes PASSES from here).
+PASSES = 2
+COUNT_BITS = 16
 
 
 class Unsupported(Exception):
@@ -186,6 +191,53 @@ def _pick_keys(m: GrowableMesh, loc: np.ndarray, px: np.ndarray, py: np.ndarray,
     return np.where(big, np.uint32(0x7F800000), d2)
 
 
+def claim_marks_of(waiting: np.ndarray, rnd: int) -> list[int]:
+    """cdt_mark's marks: the claimed triangle's count of waiting vertices first (capped
+    at COUNT_BITS bits), then the top bits of the round's hash, then the claimant."""
+    from ..conflict import claim_priority  # noqa: PLC0415
+
+    ids = np.arange(len(waiting), dtype=np.uint64)
+    hashed = claim_priority(rnd, ids).astype(np.uint64) >> np.uint64(COUNT_BITS)
+    counts = np.minimum(waiting, (1 << COUNT_BITS) - 1).astype(np.uint64)
+    prio = (counts << np.uint64(32 - COUNT_BITS)) | hashed
+    return ((prio << np.uint64(32)) | ids).tolist()
+
+
+def claim_in_passes(plans: list[Plan], waiting: np.ndarray, rnd: int) -> np.ndarray:
+    """The winners of one round (the twin of cdt_race .. cdt_ring_lock): ``PASSES`` passes
+    of the claim protocol; in each, the claimants still undecided whose cavity touches no
+    earlier winner's cavity or ring, and whose ring touches no earlier winner's cavity,
+    race their cavities (the highest mark on every triangle of its cavity wins it); a
+    cavity winner waits where its ring meets a higher cavity winner's cavity (kernels/
+    dmr.cu's ring rule), else wins and locks its cavity and ring."""
+    marks = claim_marks_of(waiting, rnd)
+    cavities = [list(p.cavity) for p in plans]
+    rings = [[o for _, _, o, _ in p.boundary if o >= 0] for p in plans]
+    undecided = set(range(len(plans)))
+    won = np.zeros(len(plans), dtype=bool)
+    locked_cavity: set[int] = set()
+    locked_ring: set[int] = set()
+    for _ in range(PASSES):
+        racers = [i for i in sorted(undecided)
+                  if not any(t in locked_cavity or t in locked_ring for t in cavities[i])
+                  and not any(o in locked_cavity for o in rings[i])]
+        undecided = set(racers)
+        best: dict[int, int] = {}
+        for i in racers:
+            for t in cavities[i]:
+                best[t] = max(best.get(t, 0), marks[i])
+        held = [i for i in racers if all(best[t] == marks[i] for t in cavities[i])]
+        owner = {t: i for i in held for t in cavities[i]}
+        for i in held:
+            if any(owner.get(o, i) != i and marks[owner[o]] > marks[i] for o in rings[i]):
+                continue  # waits; may race again in the next pass
+            won[i] = True
+            undecided.discard(i)
+            locked_cavity.update(cavities[i])
+            locked_ring.update(rings[i])
+    return won
+
+
 def insert_cpu(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int = 100_000,
                run: int = 64) -> tuple[np.ndarray, dict]:
     """The GPU's insertion rounds in NumPy and Python with exact predicates: (the domain's
@@ -224,6 +276,7 @@ def insert_cpu(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int = 100_
         first = np.ones(len(by), dtype=bool)
         first[1:] = t[by][1:] != t[by][:-1]
         claims = active[by[first]]
+        waiting = np.diff(np.append(np.flatnonzero(first), len(by)))  # per claimed triangle
         plans: list[Plan] = []
         for fi in claims.tolist():
             p = int(free[fi])
@@ -233,7 +286,7 @@ def insert_cpu(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int = 100_
                     boundary, px, py):
                 raise Unsupported(f"input vertex {p} lies on a segment or another vertex")
             plans.append(Plan((px, py), cavity, boundary, None, origin=fi))
-        winners = claim_cavities(plans, m.nt, rnd)
+        winners = claim_in_passes(plans, waiting, rnd)
         for plan, won in zip(plans, winners.tolist()):
             if won:
                 slots = apply_plan(m, plan, base.table, vertex=int(free[plan.origin]))
@@ -268,5 +321,6 @@ def triangulate_cpu(src: dict[str, np.ndarray], triangle) -> dict[str, np.ndarra
             "vertex_markers": base.vertex_markers.reshape(-1, 1)}
 
 
-__all__ = ["DONE", "OUTSIDE", "STUCK", "SegmentCDT", "Unsupported", "inside_triangles",
-           "insert_cpu", "segment_vertex_cdt", "triangulate_cpu"]
+__all__ = ["COUNT_BITS", "DONE", "OUTSIDE", "PASSES", "STUCK", "SegmentCDT", "Unsupported",
+           "claim_in_passes", "claim_marks_of", "inside_triangles", "insert_cpu",
+           "segment_vertex_cdt", "triangulate_cpu"]

@@ -2,13 +2,21 @@
 kernels/dmr.cu's ``cdt_*`` kernels (the mechanism, and its CPU twin: cdt.py).
 
 One location launch (each thread walks a run of ``RUN`` Morton-consecutive free vertices,
-each from the last one's triangle), then rounds of seven launches and one small host read
-(the claim count, which sizes the plan buffers, with the other counters): pick, claim,
-plan and race, priority check, check, apply, relocate. The mesh arrays are sized once: an
-inserted vertex adds exactly two triangles, so ``t0 + 2 * free`` slots hold the end. A
-round that inserts nothing (every claimant's cavity too big for the build) moves on to the
-large-cavity build; a stuck vertex (a sign the float filter cannot decide) ends the path
-with :class:`cdt.Unsupported`, and the caller triangulates with Triangle instead.
+each from the last one's triangle) and one pick launch, then rounds of one small host read
+(the claim count, which sizes the plan launches, with the other counters) and
+``4 + 4 * PASSES`` launches: claim; read; plan; ``PASSES`` times race, priority check,
+check, ring check and lock; apply; relocate and pick for the next round. The mesh arrays
+are sized once: an inserted vertex adds exactly two triangles, so ``t0 + 2 * free`` slots
+hold the end. A round that inserts nothing (every claimant's cavity too big for the
+build) moves on to the large-cavity build; a stuck vertex (a sign the float filter cannot
+decide) ends the path with :class:`cdt.Unsupported`, and the caller triangulates with
+Triangle instead.
+
+Rounds (kernels/dmr.cu says why): on ``holes_pslg`` (36 segment vertices) with 14.8k /
+58.9k free vertices the CPU twin took 96 / 171 rounds with the hashed mark alone and one
+pass (the H100 took 131 / 578 / 1503 rounds at 35k / 700k / 3.5M free vertices: growing
+like n^0.6); with the count of waiting vertices first in the mark, 63 / 77; with that and
+two passes, 42 / 51 (three or four passes at 14.8k: 42 too), and Triangle's triangles.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import numpy as np
 
 from .. import backend
 from . import gpu
-from .cdt import SegmentCDT, Unsupported
+from .cdt import PASSES, SegmentCDT, Unsupported
 
 # Free vertices one thread locates in sequence (each walk starts at the last one's
 # triangle, a Morton neighbour's: short walks).
@@ -29,6 +37,7 @@ MAX_LOCATE_WALK = 1 << 22  # steps; a walk this long is taken as stuck
 # counters (u64; kernels/dmr.cu's CDT_C_*)
 C_CLAIMS, C_NEXT0, C_TRIANGLES, C_INSERTED, C_STUCK, C_OUTSIDE, C_BIG = 0, 1, 3, 4, 5, 6, 7
 N_COUNTERS = 8
+ROUND_LOG = 64  # rounds whose claim and insertion counts the statistics keep
 
 
 def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
@@ -46,7 +55,7 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
     cap = t0 + 2 * nf
     if 3 * cap > gpu.INT32_LIMIT:
         raise Unsupported(f"{cap} triangle slots exceed the 32-bit build's index range")
-    backend.require_gpu_bytes(cap * 64 + nf * 24, "dmr constrained triangulation")
+    backend.require_gpu_bytes(cap * 72 + nf * 40, "dmr constrained triangulation")
     tri = cp.empty(3 * cap, dtype=cp.int32)
     nbr = cp.empty(3 * cap, dtype=cp.int32)
     seg = cp.empty(3 * cap, dtype=cp.int32)
@@ -62,72 +71,98 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
     loc = cp.empty(max(1, nf), dtype=cp.int32)
     stats: dict[str, Any] = {"engine": "gpu insertion", "rounds": 0, "claimants": 0,
                              "large_rounds": 0, "segment_vertex_triangles": t0,
-                             "free_vertices": nf}
+                             "free_vertices": nf, "passes": PASSES, "claims_per_round": [],
+                             "inserted_per_round": []}
+    k0 = variants[0].k
     if nf:
         threads = -(-nf // RUN)
-        variants[0].k["cdt_locate"](
+        k0["cdt_locate"](
             (-(-threads // block),), (block,),
             (x, y, tri, nbr, seg, outside, free, np.int64(nf), np.int64(RUN), np.int32(0),
              np.int64(MAX_LOCATE_WALK), loc, counters))
     pick = cp.empty(cap, dtype=cp.uint64)
+    pick.data.memset_async(0xFF, pick.nbytes)  # ~0: no vertex offered yet
+    count = cp.zeros(cap, dtype=cp.uint32)
     big = cp.zeros(max(1, nf), dtype=cp.uint8)
     written = cp.zeros(cap, dtype=cp.uint32)
     marks = cp.zeros(cap, dtype=cp.uint64)
     mark_round = cp.zeros(cap, dtype=cp.uint32)
+    lock = cp.zeros(cap, dtype=cp.uint32)
     lists = [cp.empty(max(1, nf), dtype=cp.int32) for _ in range(2)]
-    claims = cp.empty(max(1, nf), dtype=cp.int32)
     max_claims = min(max(1, nf), gpu.MAX_CLAIMANTS)
+    claims = cp.empty(max_claims, dtype=cp.int32)
+    cmark = cp.empty(max_claims, dtype=cp.uint64)
+    state = cp.empty(max_claims, dtype=cp.int32)
+    racing = cp.zeros(max_claims, dtype=cp.uint32)  # pass stamps are never 0
     grid = (sms * 8,)
+    # The first picks: every located vertex offers itself to its triangle (no slot holds
+    # the stamp, so none relocates); the waiting ones -> list 0.
+    first_n = counters[C_NEXT0:C_NEXT0 + 1]
+    k0["cdt_relocate_pick"](
+        grid, (block,),
+        (x, y, tri, nbr, seg, free, np.uint64(0), first_n, np.int64(nf), loc, written,
+         np.uint32(0xFFFFFFFF), big, pick, count, lists[0], first_n, counters))
     level, last_inserted = 0, 0
     cp.cuda.get_current_stream().synchronize()
     t_loop = time.perf_counter()
-    n_claims = 0
+    read = [0] * N_COUNTERS
     for rnd in range(max_rounds):
         v = variants[level]
-        first = rnd == 0
         here = C_NEXT0 + rnd % 2
         there = C_NEXT0 + (rnd + 1) % 2
-        lst = np.uint64(0) if first else lists[rnd % 2]  # 0: a null pointer, every vertex
-        n_list = counters[here:here + 1]
-        args = (lst, n_list, np.int64(nf))
-        v.k["cdt_pick_reset"](grid, (block,), (*args, loc, pick, counters[C_CLAIMS:C_CLAIMS + 1]))
-        v.k["cdt_pick"](grid, (block,), (x, y, tri, nbr, seg, free, *args, loc, big, pick))
-        v.k["cdt_claim"](grid, (block,), (*args, loc, pick, claims, np.int64(max_claims),
-                                          counters[C_CLAIMS:C_CLAIMS + 1],
-                                          counters[there:there + 1]))
+        args = (lists[rnd % 2], counters[here:here + 1], np.int64(nf))
+        v.k["cdt_claim"](grid, (block,),
+                         (*args, loc, pick, count, claims, np.int64(max_claims),
+                          counters[C_CLAIMS:C_CLAIMS + 1], counters[there:there + 1]))
         read = [int(c) for c in counters.get()]
         if read[C_STUCK]:
             raise Unsupported(f"{read[C_STUCK]} free vertices with an undecided sign (on a "
                               f"segment or an edge, a duplicate, cocircular points)")
-        if not first and read[C_INSERTED] == last_inserted:
+        if rnd and read[C_INSERTED] == last_inserted:
             # the last round inserted nothing: every claimant's cavity was too big
             if level + 1 >= gpu.LEVELS:
                 raise Unsupported("cavities larger than the largest build")
             level += 1
             v = variants[level]
             big.data.memset_async(0, big.nbytes)  # no fill kernel (gpu.py, _grown)
+        if rnd and rnd <= ROUND_LOG:
+            stats["inserted_per_round"].append(read[C_INSERTED] - last_inserted)
         last_inserted = read[C_INSERTED]
         n_claims = min(read[C_CLAIMS], max_claims)
         if n_claims == 0:
             break
+        if rnd < ROUND_LOG:
+            stats["claims_per_round"].append(n_claims)
         plans = v.plans_for(n_claims)
         cgrid = (-(-n_claims // block),)
-        common = (np.int64(n_claims), np.uint64(rnd))
-        v.k["cdt_plan_and_race"](
+        nc = np.int64(n_claims)
+        v.k["cdt_plan"](
             cgrid, (block,),
-            (x, y, tri, nbr, seg, free, claims, *common, loc, big, marks, mark_round,
-             plans.hood, plans.n_cavity, plans.n_hood, counters))
-        v.k["prioritycheck"](cgrid, (block,),
-                             (marks, plans.hood, plans.n_cavity, plans.n_hood, *common))
-        v.k["check"](cgrid, (block,), (marks, plans.hood, plans.n_cavity, *common))
+            (x, y, tri, nbr, seg, free, claims, nc, np.uint64(rnd), loc, big, pick, count,
+             cmark, state, plans.hood, plans.n_cavity, plans.n_hood, counters))
+        lock_stamp = np.uint32(2 * (rnd + 1))
+        for q in range(PASSES):
+            stamp = np.uint32(rnd * PASSES + q + 1)
+            v.k["cdt_race"](cgrid, (block,),
+                            (nc, stamp, lock_stamp, lock, plans.hood, plans.n_cavity,
+                             plans.n_hood, cmark, state, racing, marks, mark_round))
+            v.k["cdt_prioritycheck"](cgrid, (block,),
+                                     (nc, stamp, plans.hood, plans.n_cavity, cmark, racing,
+                                      marks))
+            v.k["cdt_check"](cgrid, (block,),
+                             (nc, stamp, plans.hood, plans.n_cavity, cmark, racing, marks))
+            v.k["cdt_ring_lock"](cgrid, (block,),
+                                 (nc, stamp, lock_stamp, plans.hood, plans.n_cavity,
+                                  plans.n_hood, cmark, racing, marks, mark_round, state,
+                                  lock))
         v.k["cdt_apply"](
             cgrid, (block,),
-            (x, y, tri, nbr, seg, free, claims, *common, marks, mark_round, plans.hood,
-             plans.n_cavity, plans.n_hood, loc, written, counters))
-        v.k["cdt_relocate"](
+            (x, y, tri, nbr, seg, free, claims, nc, np.uint64(rnd), state, plans.hood,
+             plans.n_cavity, loc, written, counters))
+        v.k["cdt_relocate_pick"](
             grid, (block,),
-            (x, y, tri, nbr, free, *args, loc, written, np.uint32(rnd + 1),
-             lists[(rnd + 1) % 2], counters[there:there + 1], counters))
+            (x, y, tri, nbr, seg, free, *args, loc, written, np.uint32(rnd + 1), big, pick,
+             count, lists[(rnd + 1) % 2], counters[there:there + 1], counters))
         stats["rounds"] += 1
         stats["claimants"] += n_claims
         stats["large_rounds"] += level

@@ -273,8 +273,8 @@ class Variant:
                 "find_bad", "plan_and_race", "prioritycheck", "check", "ring_check_and_apply",
                 "list_stuck",
                 # the constrained triangulation's insertion rounds (cdt_gpu.py)
-                "cdt_locate", "cdt_pick_reset", "cdt_pick", "cdt_claim", "cdt_plan_and_race",
-                "cdt_apply", "cdt_relocate",
+                "cdt_locate", "cdt_claim", "cdt_plan", "cdt_race", "cdt_prioritycheck",
+                "cdt_check", "cdt_ring_lock", "cdt_apply", "cdt_relocate_pick",
             )
         }
         self.plans: Plans | None = None

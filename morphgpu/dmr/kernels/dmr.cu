@@ -767,19 +767,31 @@ extern "C" __global__ void __launch_bounds__(DMR_BLOCK) refine_tail(
 // cdt.py and cdt_gpu.py; CPU twin: cdt.insert_cpu). Triangle builds the CDT of the segment
 // vertices alone over their convex hull (the triangles outside the domain flagged by the
 // host, never touched); every other input vertex ("free", index fi into free_ids) is then
-// inserted in rounds, the refinement's Bowyer-Watson cavities and claim protocol with a
-// given vertex instead of a circumcentre:
+// inserted in rounds, the refinement's Bowyer-Watson cavities with a given vertex instead
+// of a circumcentre:
 //   cdt_locate      each free vertex walks to its triangle (a thread walks a run of
 //                   consecutive vertices, Morton-sorted, each from the last one's triangle)
-//   cdt_pick        per triangle, one of its vertices (nearest its centroid; a vertex whose
-//                   cavity was too big last time goes last): an atomicMin of a 64-bit key
-//   cdt_claim       the picked vertices -> claim list
-//   cdt_plan_and_race, prioritycheck, check: the cavity (never across a segment), as in
-//                   the refinement
-//   cdt_apply       ring check, the fan around the vertex; written slots stamped
-//   cdt_relocate    a vertex whose triangle was rewritten walks around the new fan's apex
-//                   to its triangle there (the fan covers the old cavity exactly); the
-//                   vertices still waiting -> the next round's list
+//   cdt_claim       per triangle the vertex it picked (see cdt_relocate_pick) -> claims
+//   cdt_plan        the claimant's cavity (never across a segment) and ring, and its mark:
+//                   the triangle's count of waiting vertices first (CDT_COUNT_BITS), then
+//                   a per-round hash. Coarse-to-fine: a triangle holding many vertices
+//                   wins over its finer neighbours, so the mesh refines evenly and every
+//                   round's claimants spread over the domain (with the hash alone, crowded
+//                   coarse triangles kept losing to the fine ones around them: the round
+//                   count grew like n^0.6, 1503 rounds at 3.5M vertices on an H100)
+//   CDT_PASSES x (cdt_race, cdt_prioritycheck, cdt_check, cdt_ring_lock): the claim
+//                   protocol, repeated within the round among the claimants still
+//                   undecided whose cavity and ring touch no winner's (Luby's rounds on
+//                   the conflict graph: one pass leaves many claimants that lost only to a
+//                   claimant that itself lost or waited)
+//   cdt_apply       the winners' fans; written slots stamped
+//   cdt_relocate_pick
+//                   a vertex whose triangle was rewritten walks around the new fan's apex
+//                   to its triangle there (the fan covers the old cavity exactly); each
+//                   waiting vertex offers itself to its triangle for the next round
+//                   (nearest the centroid first: a 64-bit atomicMin; a vertex whose cavity
+//                   was too big goes last) and counts itself there; the waiting vertices
+//                   -> the next round's list
 // A cavity never crosses a segment and is empty-circle within what it can see, so every
 // round leaves a CDT of the vertices inserted so far. A sign the float filter cannot decide
 // (a vertex on a segment or an edge, a duplicate vertex, cocircular points) marks the vertex
@@ -794,6 +806,11 @@ extern "C" __global__ void __launch_bounds__(DMR_BLOCK) refine_tail(
 #define CDT_C_STUCK 5
 #define CDT_C_OUTSIDE 6
 #define CDT_C_BIG 7      // plans whose cavity passed MAX_CAVITY (retried later)
+#define CDT_COUNT_BITS 16  // the mark's priority: min(count, 2^16 - 1), then 16 hash bits
+// a claimant's state within a round (cdt_plan .. cdt_apply)
+#define CDT_UNDECIDED 0
+#define CDT_WINNER 1
+#define CDT_OUT -1       // no plan, or its cavity or ring met a winner's
 
 // The pick key: the squared distance to the triangle's centroid (float bits; +inf for a
 // vertex whose cavity was too big: others of the triangle first), then the vertex.
@@ -862,37 +879,14 @@ __device__ __forceinline__ i64 cdt_list_length(const vid_t* list, const u64* n_l
     return list ? (i64)mg::load_volatile(n_list) : n_all;
 }
 
-// Also zeroes the claim count cdt_claim adds to.
-extern "C" __global__ void cdt_pick_reset(const vid_t* list, const u64* n_list, i64 n_all,
-                                          const vid_t* loc, u64* pick, u64* n_claims) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) *n_claims = 0;
-    const i64 n = cdt_list_length(list, n_list, n_all);
-    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
-        const vid_t t = loc[list ? list[i] : i];
-        if (t >= 0) pick[t] = ~0ull;
-    }
-}
-
-extern "C" __global__ void cdt_pick(const double* x, const double* y, vid_t* tri, vid_t* nbr,
-                                    int* seg, const vid_t* free_ids, const vid_t* list,
-                                    const u64* n_list, i64 n_all, const vid_t* loc,
-                                    const unsigned char* big, u64* pick) {
-    const MeshView m{x, y, tri, nbr, seg};
-    const i64 n = cdt_list_length(list, n_list, n_all);
-    for (i64 i = mg::global_tid(); i < n; i += mg::global_stride()) {
-        const i64 fi = list ? list[i] : i;
-        const vid_t t = loc[fi];
-        if (t < 0) continue;
-        const vid_t p = free_ids[fi];
-        atomicMin(pick + t, cdt_key(m, t, x[p], y[p], big[fi] != 0, fi));
-    }
-}
-
-// The picked vertices -> claims (the first max_claims of them; *n_claims counts them all).
-// Also empties the list the coming relocate fills.
+// The picked vertices -> claims (the first max_claims of them; *n_claims counts them all;
+// a triangle past the cap has its pick and count reset here, as cdt_plan does for the
+// others). Zeroes the count of the list the coming cdt_relocate_pick fills. *n_claims is
+// zeroed by the host's previous read (cdt_gpu.py) or by the last round's cdt_apply.
 extern "C" __global__ void cdt_claim(const vid_t* list, const u64* n_list, i64 n_all,
-                                     const vid_t* loc, const u64* pick, vid_t* claims,
-                                     i64 max_claims, u64* n_claims, u64* n_next) {
+                                     const vid_t* loc, u64* pick, unsigned* count,
+                                     vid_t* claims, i64 max_claims, u64* n_claims,
+                                     u64* n_next) {
     if (blockIdx.x == 0 && threadIdx.x == 0) *n_next = 0;
     const i64 n = cdt_list_length(list, n_list, n_all);
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
@@ -902,18 +896,34 @@ extern "C" __global__ void cdt_claim(const vid_t* list, const u64* n_list, i64 n
         const bool picked = t >= 0 && (unsigned)pick[t] == (unsigned)fi;
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_claims, picked ? 1 : 0);
         if (picked && slot < max_claims) claims[slot] = (vid_t)fi;
+        if (picked && slot >= max_claims) {  // no other vertex of t matches ~0's low word
+            pick[t] = ~0ull;
+            count[t] = 0;
+        }
     }
 }
 
-extern "C" __global__ void cdt_plan_and_race(
+__device__ __forceinline__ u64 cdt_mark(unsigned count, u64 round, i64 i) {
+    const unsigned c = count < (1u << CDT_COUNT_BITS) ? count : (1u << CDT_COUNT_BITS) - 1;
+    const unsigned prio = (c << (32 - CDT_COUNT_BITS)) |
+                          (mg::claim_priority(round, (u64)i) >> CDT_COUNT_BITS);
+    return mg::claim_mark(prio, (unsigned)i);
+}
+
+extern "C" __global__ void cdt_plan(
     const double* x, const double* y, vid_t* tri, vid_t* nbr, int* seg, const vid_t* free_ids,
-    const vid_t* claims, i64 n_claims, u64 round, vid_t* loc, unsigned char* big, u64* marks,
-    unsigned* mark_round, vid_t* hood, int* n_cavity, int* n_hood, u64* counters) {
+    const vid_t* claims, i64 n_claims, u64 round, vid_t* loc, unsigned char* big, u64* pick,
+    unsigned* count, u64* cmark, int* state, vid_t* hood, int* n_cavity, int* n_hood,
+    u64* counters) {
     const MeshView m{x, y, tri, nbr, seg};
     for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        state[i] = CDT_OUT;
         n_cavity[i] = -1;
         const vid_t fi = claims[i];
         const vid_t t = loc[fi];
+        const unsigned waiting = count[t];
+        pick[t] = ~0ull;  // t is this claimant's alone: reset for the next round's picks
+        count[t] = 0;
         const vid_t p = free_ids[fi];
         const double px = x[p], py = y[p];
         Cavity cav;
@@ -943,35 +953,103 @@ extern "C" __global__ void cdt_plan_and_race(
             if (bo[j] >= 0) h[nh++] = bo[j];
         n_cavity[i] = cav.n;
         n_hood[i] = nh;
-        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
-        mg::conflict_race(marks, h, cav.n, mark);
-        for (int j = 0; j < cav.n; ++j) mark_round[h[j]] = (unsigned)(round + 1);
+        cmark[i] = cdt_mark(waiting, round, i);
+        state[i] = CDT_UNDECIDED;
     }
 }
 
-// A cavity winner: the refinement's ring check (ring_check_and_apply_one: the lower mark
-// waits where a ring triangle lies in another winner's cavity), then the fan around the
-// given vertex; every slot written gets this round's stamp, for cdt_relocate.
-extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tri, vid_t* nbr,
-                                     int* seg, const vid_t* free_ids, const vid_t* claims,
-                                     i64 n_claims, u64 round, const u64* marks,
-                                     const unsigned* mark_round, const vid_t* hood,
-                                     const int* n_cavity, const int* n_hood, vid_t* loc,
-                                     unsigned* written, u64* counters) {
-    const MeshView m{x, y, tri, nbr, seg};
+// One pass of the claim protocol. `pass` (round * CDT_PASSES + pass + 1, never 0) stamps
+// the marks raced in it (mark_round) and the claimants racing (racing); `lock_stamp`
+// (2 * (round + 1)) marks the triangles of this round's winners in `lock`: lock_stamp for
+// a ring triangle, lock_stamp + 1 for a cavity one (cdt_ring_lock). A claimant still
+// undecided races only when its cavity touches no winner's cavity or ring and its ring no
+// winner's cavity; otherwise it is out for the round.
+extern "C" __global__ void cdt_race(i64 n_claims, unsigned pass, unsigned lock_stamp,
+                                    const unsigned* lock, const vid_t* hood,
+                                    const int* n_cavity, const int* n_hood, const u64* cmark,
+                                    int* state, unsigned* racing, u64* marks,
+                                    unsigned* mark_round) {
     for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
-        if (n_cavity[i] < 0) continue;
+        if (state[i] != CDT_UNDECIDED) continue;
         const vid_t* h = hood + i * MAX_HOOD;
-        const u64 mark = mg::claim_mark(mg::claim_priority(round, (u64)i), (unsigned)i);
+        const int nc = n_cavity[i], nh = n_hood[i];
+        bool free_hood = true;
+        for (int j = 0; j < nh && free_hood; ++j) {
+            const unsigned l = lock[h[j]];
+            free_hood = j < nc ? (l >> 1) != (lock_stamp >> 1) : l != lock_stamp + 1;
+        }
+        if (!free_hood) {
+            state[i] = CDT_OUT;
+            continue;
+        }
+        racing[i] = pass;
+        mg::conflict_race(marks, h, nc, cmark[i]);
+        for (int j = 0; j < nc; ++j) mark_round[h[j]] = pass;
+    }
+}
+
+extern "C" __global__ void cdt_prioritycheck(i64 n_claims, unsigned pass, const vid_t* hood,
+                                             const int* n_cavity, const u64* cmark,
+                                             unsigned* racing, u64* marks) {
+    for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        if (racing[i] != pass) continue;
+        if (!mg::conflict_prioritycheck(marks, hood + i * MAX_HOOD, n_cavity[i], cmark[i]))
+            racing[i] = 0;  // lost this pass; may race again in the next
+    }
+}
+
+extern "C" __global__ void cdt_check(i64 n_claims, unsigned pass, const vid_t* hood,
+                                     const int* n_cavity, const u64* cmark, unsigned* racing,
+                                     const u64* marks) {
+    for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        if (racing[i] != pass) continue;
+        if (!mg::conflict_check(marks, hood + i * MAX_HOOD, n_cavity[i], cmark[i]))
+            racing[i] = 0;
+    }
+}
+
+// A cavity winner of this pass becomes a winner unless a triangle of its ring lies in the
+// cavity of another cavity winner of this pass with a higher mark (the refinement's
+// ring_check_and_apply_one: such conflicts are symmetric, so the lower waits and may race
+// again in the next pass if the higher's triangles leave it room). Winners lock their
+// cavity and ring for the passes after this one.
+extern "C" __global__ void cdt_ring_lock(i64 n_claims, unsigned pass, unsigned lock_stamp,
+                                         const vid_t* hood, const int* n_cavity,
+                                         const int* n_hood, const u64* cmark,
+                                         const unsigned* racing, const u64* marks,
+                                         const unsigned* mark_round, int* state,
+                                         unsigned* lock) {
+    for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        if (racing[i] != pass || state[i] != CDT_UNDECIDED) continue;
+        const vid_t* h = hood + i * MAX_HOOD;
+        const u64 mark = cmark[i];
         bool wait = false;
         for (int j = n_cavity[i]; j < n_hood[i] && !wait; ++j) {
             const vid_t o = h[j];
-            if (mark_round[o] != (unsigned)(round + 1)) continue;
+            if (mark_round[o] != pass) continue;
             const u64 held = marks[o];
             const i64 holder = (i64)mg::mark_claimant(held);
-            wait = holder != i && holder < n_claims && n_cavity[holder] >= 0 && held > mark;
+            wait = holder != i && holder < n_claims && racing[holder] == pass && held > mark;
         }
         if (wait) continue;
+        state[i] = CDT_WINNER;
+        for (int j = 0; j < n_hood[i]; ++j)
+            lock[h[j]] = j < n_cavity[i] ? lock_stamp + 1 : lock_stamp;
+    }
+}
+
+// The winners' fans around their vertices; every slot written gets this round's stamp,
+// for cdt_relocate_pick.
+extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tri, vid_t* nbr,
+                                     int* seg, const vid_t* free_ids, const vid_t* claims,
+                                     i64 n_claims, u64 round, const int* state,
+                                     const vid_t* hood, const int* n_cavity, vid_t* loc,
+                                     unsigned* written, u64* counters) {
+    const MeshView m{x, y, tri, nbr, seg};
+    if (blockIdx.x == 0 && threadIdx.x == 0) counters[CDT_C_CLAIMS] = 0;  // for cdt_claim
+    for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
+        if (state[i] != CDT_WINNER) continue;
+        const vid_t* h = hood + i * MAX_HOOD;
         Cavity cav;
         cav.n = n_cavity[i];
         for (int j = 0; j < cav.n; ++j) cav.tri[j] = h[j];
@@ -1018,20 +1096,25 @@ extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tr
 }
 
 // The vertices of the list still waiting: one whose triangle was rewritten this round
-// walks around that fan's apex (tri[3t+2]) to its triangle; all of them -> the next list.
-extern "C" __global__ void cdt_relocate(const double* x, const double* y, const vid_t* tri,
-                                        const vid_t* nbr, const vid_t* free_ids,
-                                        const vid_t* list, const u64* n_list, i64 n_all,
-                                        vid_t* loc, const unsigned* written, unsigned stamp,
-                                        vid_t* next, u64* n_next, u64* counters) {
+// (written[t] == stamp; the first call passes a stamp nothing holds) walks around that
+// fan's apex (tri[3t+2]) to its triangle; each then offers itself to its triangle for the
+// next round (pick, count); all of them -> the next list.
+extern "C" __global__ void cdt_relocate_pick(const double* x, const double* y, vid_t* tri,
+                                             vid_t* nbr, int* seg, const vid_t* free_ids,
+                                             const vid_t* list, const u64* n_list, i64 n_all,
+                                             vid_t* loc, const unsigned* written,
+                                             unsigned stamp, const unsigned char* big,
+                                             u64* pick, unsigned* count, vid_t* next,
+                                             u64* n_next, u64* counters) {
+    const MeshView m{x, y, tri, nbr, seg};
     const i64 n = cdt_list_length(list, n_list, n_all);
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
         const i64 i = base + threadIdx.x;
         const i64 fi = i < n ? (list ? list[i] : i) : -1;
         vid_t t = fi >= 0 ? loc[fi] : -1;
+        const vid_t p = fi >= 0 ? free_ids[fi] : 0;
+        const double px = fi >= 0 ? x[p] : 0.0, py = fi >= 0 ? y[p] : 0.0;
         if (t >= 0 && written[t] == stamp) {
-            const vid_t p = free_ids[fi];
-            const double px = x[p], py = y[p];
             vid_t found = CDT_STUCK;
             for (int step = 0; step <= MAX_BOUNDARY && t >= 0; ++step) {
                 const i64 e = 3 * (i64)t;
@@ -1055,6 +1138,10 @@ extern "C" __global__ void cdt_relocate(const double* x, const double* y, const 
             t = found;
         }
         const bool keep = t >= 0;
+        if (keep) {
+            atomicMin(pick + t, cdt_key(m, t, px, py, big[fi] != 0, fi));
+            atomicAdd(count + t, 1u);
+        }
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_next, keep ? 1 : 0);
         if (keep) next[slot] = (vid_t)fi;
     }
