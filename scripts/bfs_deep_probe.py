@@ -6,28 +6,39 @@ shared road network.
                                       [--before .probe/bfs-deep-before] [--json out.json]
 
 --before DIR holds main's persistent.cu as it was before the deep-graph work (copies kept
-outside the repository's history: `git show 1ac73c1:morphgpu/bfs/kernels/persistent.cu`);
-it is compiled from there (with this tree's headers) and launched as main launched it.
+outside the repository's history: `git show 1ac73c1:morphgpu/bfs/kernels/persistent.cu`)
+and main's traversal/expand.cuh of then (`git show 1ac73c1:morphgpu/include/morphgpu/
+traversal/expand.cuh > DIR/expand.cuh`; this tree's lost the lane-per-row grid levels main
+calls); it is compiled from a temporary copy that includes that expand.cuh (this tree's
+other headers) and launched as main launched it. The row "main kernel, tree launcher"
+launches that same kernel through this tree's run_persistent: equal to "main persistent"
+means the launch path costs nothing, so a gap between main's and this tree's rows is their
+kernels' (the 2026-11-26 runs had this tree's lane-per-row form 0.85-0.90x main's on
+Delaunay graphs with near-identical machine code).
 Per graph: ms per search and us per level of each variant (CUDA events around the whole
 call, parents asked for, mean over the roots; levels = the search's largest label + 1);
 the variants run in a rotated order at each root (root i starts at variant i), so no
 variant always follows the same one (the 2026-11-26 run had this tree's persistent 0.87-0.90x
 main's on Delaunay graphs with the same machine code: compiled SASS identical but for
-register names, so the order is suspect). Per-root times are in the JSON. The
+register names, so the order was suspect; run 2 rotated it and kept the gap). Per-root
+times are in the JSON. The
 locality-relabelled copy's preparation time is reported apart (not in any search), after
 a copy of a small graph has been built once, so it leaves out first-use compiles (the
 first run's 10.96 s on Delaunay 1M against 0.09 s on 4M); the warm-up's own seconds are
 printed. Every variant's distances equal to main's persistent on every root and to SciPy's
 on the first, and parents one level up. With the profile build (MG_BFS_PROFILE) of this
 tree's persistent kernel, one root: rounds of each kind and block 0's cycles per grid
-round and in its barrier (CSR graphs: also with the flat, pre-check-free grid levels).
+round and in its barrier.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -76,16 +87,41 @@ def persistent_defines(g: Any, ws: Any, profile: bool = False) -> tuple[dict, in
     return defines, bits
 
 
+@functools.cache
+def before_source(before: Path) -> Path:
+    """main's persistent.cu (``before``/persistent.cu) as a temporary copy that includes
+    main's expand.cuh of then (``before``/expand.cuh, fetched with git where missing)."""
+    expand = before / "expand.cuh"
+    if not expand.exists():
+        commit = (before / "MAIN_COMMIT").read_text().strip()
+        try:
+            text = subprocess.run(
+                ["git", "-C", str(REPO), "show",
+                 f"{commit}:morphgpu/include/morphgpu/traversal/expand.cuh"],
+                check=True, capture_output=True, text=True).stdout
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise SystemExit(f"{expand} missing and git could not give it ({exc}); run "
+                             f"git show {commit}:morphgpu/include/morphgpu/traversal/"
+                             f"expand.cuh > {expand}") from exc
+        expand = Path(tempfile.mkdtemp()) / "expand.cuh"
+        expand.write_text(text)
+    source = (before / "persistent.cu").read_text()
+    include = "#include <morphgpu/traversal/expand.cuh>"
+    if include not in source:
+        raise SystemExit(f"{before / 'persistent.cu'} does not include {include}")
+    out = Path(tempfile.mkdtemp()) / "persistent_main.cu"
+    out.write_text(source.replace(include, f'#include "{expand.resolve()}"'))
+    return out
+
+
 class BeforePersistent:
     """main's persistent.cu, launched as main's gpu/persistent.py launches it."""
 
     def __init__(self, path: Path, ws: Any) -> None:
         g = ws.g
         self.ws = ws
-        defines, bits = persistent_defines(g, ws)
-        grid = barrier.persistent_kernel(str(path), "bfs_persistent", mode="cooperative",
-                                         block=modules.PERSISTENT_BLOCK, defines=defines,
-                                         shared_mem=bits)
+        self.grid = before_grid(path, ws)
+        grid = self.grid
         self.call = persistent.prepare(
             grid, (g.indptr, g.indices), queues=ws.queues, tails=ws.tails, ctrl=ws.ctrl,
             n=g.n_vertices, enter_local=persistent.ENTER_LOCAL, max_degree=ws.max_degree,
@@ -106,6 +142,13 @@ class BeforePersistent:
         return dist, parent
 
 
+def before_grid(path: Path, ws: Any) -> Any:
+    defines, bits = persistent_defines(ws.g, ws)
+    return barrier.persistent_kernel(str(path), "bfs_persistent", mode="cooperative",
+                                     block=modules.PERSISTENT_BLOCK, defines=defines,
+                                     shared_mem=bits)
+
+
 def with_options(options: int, fn: Callable[[], Any]) -> Any:
     """fn() with persistent.OPTIONS set to ``options`` (prepared launches key on it)."""
     saved = persistent.OPTIONS
@@ -116,23 +159,30 @@ def with_options(options: int, fn: Callable[[], Any]) -> Any:
         persistent.OPTIONS = saved
 
 
+# An option bit neither kernel reads: the tree's launch cache keys on OPTIONS, so the
+# main-kernel-through-the-tree's-launcher row gets launches of its own.
+OPT_UNREAD = 1 << 20
+
+
 def variants(g: Any, ws: Any, before: Path) -> dict[str, Callable[[int], Any]]:
     out: dict[str, Callable[[int], Any]] = {}
-    out["main persistent"] = BeforePersistent(before / "persistent.cu", ws)
+    main_source = before_source(before)
+    out["main persistent"] = BeforePersistent(main_source, ws)
+    main_grid = out["main persistent"].grid
 
-    def tree(options: int, relabel: bool) -> Callable[[int], Any]:
-        return lambda s: with_options(options, lambda: persistent.run_persistent(
-            ws, s, True, relabel=relabel))
+    def main_through_tree(s: int) -> Any:
+        saved = modules.persistent_grid
+        modules.persistent_grid = lambda *args, **kwargs: main_grid
+        try:
+            return with_options(persistent.OPTIONS | OPT_UNREAD,
+                                lambda: persistent.run_persistent(ws, s, True, relabel=False))
+        finally:
+            modules.persistent_grid = saved
 
-    base = persistent.OPTIONS
-    rows = [("", 0)]
-    if not ws.ell_width:  # CSR grid levels: the forms persistent.cu's option bits select
-        rows += [(" no-precheck", persistent.OPT_NO_PRECHECK),
-                 (" flat", persistent.OPT_FLAT_ROWS),
-                 (" flat no-precheck", persistent.OPT_FLAT_ROWS | persistent.OPT_NO_PRECHECK)]
-    for suffix, bits in rows:
-        out["persistent" + suffix] = tree(base | bits, False)
-        out["persistent relabelled" + suffix] = tree(base | bits, True)
+    out["main kernel, tree launcher"] = main_through_tree
+    out["persistent"] = lambda s: persistent.run_persistent(ws, s, True, relabel=False)
+    out["persistent relabelled"] = lambda s: persistent.run_persistent(ws, s, True,
+                                                                      relabel=True)
     out["async"] = lambda s: asynchronous.run_async(ws, s, True)
     out["auto"] = lambda s: gpu.run(g, s, variant="auto", want_parents=True)[:2]
     return out
@@ -302,11 +352,6 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
         try:
             row["profile_given"] = profile(g, ws, roots[0])
             print(f"   profile (given ids): {row['profile_given']}", flush=True)
-            if not ws.ell_width:
-                flat = persistent.OPTIONS | persistent.OPT_FLAT_ROWS | persistent.OPT_NO_PRECHECK
-                row["profile_given_flat_no_precheck"] = profile(g, ws, roots[0], flat)
-                print(f"   profile (given ids, flat no-precheck): "
-                      f"{row['profile_given_flat_no_precheck']}", flush=True)
             if copy is not None and copy.graph is not None:
                 inner = workspace(copy.graph)
                 row["profile_relabelled"] = profile(copy.graph, inner,

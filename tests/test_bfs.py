@@ -370,20 +370,15 @@ def test_gpu_persistent_options(options):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("grid_rows", [0, 8, 16, 16 | 8],
-                         ids=["chunked", "no-precheck", "flat", "flat-no-precheck"])
-def test_gpu_persistent_short_rows(grid_rows, monkeypatch):
-    """Grid levels over CSR rows of degree 9-64, by each form of persistent.cu's grid
-    levels (option bits: a thread per row in chunks of 8 or a warp's edges dealt out flat,
-    with or without the label pre-check): a Delaunay mesh (degree <= ~20), the same with
-    64-bit ids, a ring of cliques of 40, and a random directed graph whose rows hold 0-40
+def test_gpu_persistent_short_rows():
+    """Grid levels over CSR rows of degree 9-64 (persistent.cu's expand_rows_warp_flat: a
+    warp's rows dealt out flat over its lanes, passes of up to 256 edges): a Delaunay mesh
+    (degree <= ~20), the same with 64-bit ids, a ring of cliques of 40 (rows of 39-40, so
+    a warp's 32 rows take several passes), and a random directed graph whose rows hold 0-40
     edges (empty rows in the frontier); grid and one-block levels both run (enter_local 64
     and the default), or grid levels only (0)."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
-    from morphgpu.bfs.gpu import persistent  # noqa: PLC0415
-
-    monkeypatch.setattr(persistent, "OPTIONS", persistent.OPTIONS | grid_rows)
 
     k, n_cliques = 40, 60
     src, dst = [], []

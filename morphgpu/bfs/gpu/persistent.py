@@ -25,13 +25,6 @@ from .workspace import Workspace, workspace
 
 ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
 OPTIONS = 2 | 4  # persistent.cu OPT_SPREAD | OPT_HYSTERESIS
-# Grid levels over CSR rows (graphs of maximum degree 9-64, e.g. Delaunay graphs), measured
-# by scripts/bfs_deep_probe.py against the default (each row by its own lane, 8 edges at a
-# time, labels loaded before the claims) and not yet on by default: claims without the
-# label pre-check, and a warp's edges dealt out flat over its lanes (persistent.cu
-# expand_rows_warp_flat).
-OPT_NO_PRECHECK = 8
-OPT_FLAT_ROWS = 16
 # Block 0's visited bitmap: dynamic shared memory, rounded up to BITMAP_BYTES_STEP so graphs
 # of similar size share a grid; 160 KB (1.31 M vertices) leaves room for the kernel's static
 # 45 KB within Hopper's 227 KB per block.

@@ -108,17 +108,15 @@ constexpr int LOCAL_ENTRY_BYTES = MG_BFS_USE_ELL_LOCAL ? (int)(2 * sizeof(vid_t)
 constexpr int LOCAL_CAP_FITS = (45 * 1024) / LOCAL_ENTRY_BYTES;
 constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP : LOCAL_CAP_FITS;
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
-constexpr int UNROLL = 8;  // edges of a row whose loads are issued together
-// Grid levels expand a thread per row up to this degree (a few UNROLL chunks), block-wide
-// gathering above it.
+constexpr int UNROLL = 8;  // edges per lane whose loads a grid level issues together
+// Grid levels deal a warp's rows out flat over its lanes up to this degree
+// (expand_rows_warp_flat), block-wide gathering above it.
 constexpr i64 SHORT_ROWS_MAX = 64;
 
 // Bits of bfs_persistent's `options` (morphgpu/bfs/gpu/persistent.py sets them).
 constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not local_row
 constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
 constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up
-constexpr int OPT_NO_PRECHECK = 8;  // CSR grid levels claim without loading labels first
-constexpr int OPT_FLAT_ROWS = 16;   // CSR grid levels: a warp's edges dealt out flat
 
 #ifdef MG_BFS_PROFILE
 // Block 0's view: rounds of each kind, levels run inside block 0, give-ups, and cycles
@@ -807,19 +805,29 @@ __device__ int local_levels(LocalQueues& q, const Adjacency& adj, int* dist, vid
     return level;
 }
 
-// Grid levels over CSR rows of at most SHORT_ROWS_MAX edges (OPT_FLAT_ROWS), called by
-// whole warps. expand_short_rows_claim walks each lane's own row ROW edges at a time, so a
-// warp with one row longer than ROW (most warps of a Delaunay graph: mean degree 6, a few
-// rows of 9-24) repeats the id, label and claim round trips for every extra chunk while
-// its other lanes idle. Here the warp lays its 32 rows end to end (a warp prefix sum of
-// their lengths) and deals the edges out: lane l takes edges l, l + 32, ..., PER of them
-// per pass, each finding its row by a 5-step binary search over the lanes' starts with
+// Grid levels over CSR rows of at most SHORT_ROWS_MAX edges, called by whole warps. A lane
+// per row walking its row UNROLL edges at a time (the form this replaced) made a warp with
+// one row longer than UNROLL (most warps of a Delaunay graph: mean degree 6, a few rows of
+// 9-24) repeat the id, label and claim round trips for every extra chunk while its other
+// lanes idled. Here the warp lays its 32 rows end to end (a warp prefix sum of their
+// lengths) and deals the edges out: lane l takes edges l, l + 32, ..., PER of them per
+// pass, each finding its row by a 5-step binary search over the lanes' starts with
 // shuffles (no memory), so a warp of up to 32 * PER edges issues all its id loads, then
-// all its label loads and claims, once. Same claims as expand_short_rows_claim: one
-// winner per vertex (atomicCAS), parent its row's vertex, queue slots reserved once per
-// warp and pass. PRECHECK: load the labels first and claim only unlabelled vertices (one
-// round trip more, fewer atomics).
-template <int PER, bool PRECHECK>
+// all its label loads, then its claims, once. One winner per vertex (atomicCAS), parent
+// its row's vertex, queue slots reserved once per warp and pass. The labels are loaded
+// before the claims (claims only for unlabelled vertices): H100, same process
+// (scripts/bfs_deep_probe.py, 2026-11-26), against the lane-per-row form: Delaunay 1M /
+// 4M 3.12 / 7.23 ms against 4.09 / 9.81 as given, 3.05 / 6.43 against 3.97 / 8.61 on the
+// relabelled copy; claiming without the pre-check was 2.95 / 7.62 as given, 3.02 / 6.63
+// relabelled, so the pre-check stays (it wins on the relabelled 4M, the copy auto picks).
+//
+// spread: the frontier's runs of 32 go to warp 0 of every block first, then warp 1 of
+// every block, ... (warp rank warp_id * gridDim.x + blockIdx.x), instead of filling block
+// 0, then block 1. A frontier of a few thousand vertices (a mesh or road level) then
+// occupies one warp on each of many SMs instead of all warps of a few SMs, whose load
+// throughput, not latency, bounded the level. Either order covers every item once (the
+// rank is a bijection onto the grid's warps, and the stride is the grid's thread count).
+template <int PER>
 __device__ void expand_rows_warp_flat(const Adjacency& adj, const vid_t* in, i64 n_in,
                                       int* dist, vid_t* parent, int next_level, vid_t* out,
                                       u64* out_tail, bool spread) {
@@ -858,10 +866,8 @@ __device__ void expand_rows_warp_flat(const Adjacency& adj, const vid_t* in, i64
                 mine[t] = k < total;
                 w[t] = mine[t] ? adj.at(row + (eid_t)(k - row_start)) : (vid_t)0;
             }
-            if (PRECHECK) {
 #pragma unroll
-                for (int t = 0; t < PER; ++t) mine[t] = mine[t] && __ldcg(dist + w[t]) == -1;
-            }
+            for (int t = 0; t < PER; ++t) mine[t] = mine[t] && __ldcg(dist + w[t]) == -1;
             int count = 0;
 #pragma unroll
             for (int t = 0; t < PER; ++t) {
@@ -895,8 +901,6 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
     const bool local_batch = options & OPT_LOCAL_BATCH;
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
-    const bool precheck = !(options & OPT_NO_PRECHECK);
-    const bool flat_rows = options & OPT_FLAT_ROWS;
     const Adjacency adj = MG_ADJ(graph);  // CSR, or a dynamic graph's pages (MG_PAGED)
     __shared__ PersistentShared shm;
 #if MG_BFS_USE_BITMAP
@@ -978,20 +982,13 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
             } else
 #endif
             if (max_degree <= SHORT_ROWS_MAX) {
-                // Short rows only: a thread per row, UNROLL edges at a time, no block-wide
-                // gathering. H100, same process, against gathering above degree 8: Delaunay
-                // graphs of 1M / 4M random points (degree <= 20) 1.78x / 1.85x faster (6.13
-                // -> 3.45 ms, 14.8 -> 8.0 ms per search; their grid levels had cost ~13 us).
-                if (flat_rows && precheck)
-                    expand_rows_warp_flat<UNROLL, true>(adj, in, n_cur, dist, parent,
-                                                        level + 1, out, out_tail, spread);
-                else if (flat_rows)
-                    expand_rows_warp_flat<UNROLL, false>(adj, in, n_cur, dist, parent,
-                                                         level + 1, out, out_tail, spread);
-                else
-                    expand_short_rows_claim<UNROLL>(adj, in, n_cur, dist, parent,
-                                                    level + 1, out, out_tail, spread,
-                                                    precheck);
+                // Short rows only: a warp's rows dealt out flat over its lanes, no
+                // block-wide gathering. H100, same process, against gathering above degree
+                // 8 (a thread per row then): Delaunay graphs of 1M / 4M random points
+                // (degree <= 20) 1.78x / 1.85x faster (6.13 -> 3.45 ms, 14.8 -> 8.0 ms per
+                // search; their grid levels had cost ~13 us); flat rows, see above.
+                expand_rows_warp_flat<UNROLL>(adj, in, n_cur, dist, parent, level + 1, out,
+                                              out_tail, spread);
             } else {
                 const ClaimVisit visit{dist, parent, level + 1, out, out_tail};
                 for (i64 base = (i64)blockIdx.x * BLOCK; base < n_cur;

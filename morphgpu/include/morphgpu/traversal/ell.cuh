@@ -51,8 +51,8 @@ __device__ __forceinline__ void fill_ell_row(vid_t (&row)[K]) {
 // trip, and a CAS on a labelled vertex writes nothing), and the warp reserves the output
 // slots of its winners with one atomicAdd. Round trips per level: the frontier entry, the
 // row, the claims. Must be called by whole warps (every lane, with or without a vertex).
-// `spread` places consecutive warps of the frontier on different blocks, as
-// expand_short_rows_claim does.
+// `spread` places consecutive warps of the frontier on different blocks, as the CSR grid
+// levels of bfs/kernels/persistent.cu (expand_rows_warp_flat) do.
 template <int K>
 __device__ void expand_ell_claim(const vid_t* __restrict__ ell, const vid_t* in, i64 n_in,
                                  int* dist, vid_t* parent, int next_level, vid_t* out,
