@@ -58,12 +58,8 @@ BEFORE_DEFINES = {"MG_BFS_BLOCK": 512, "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_F
                   "MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 2}
 # The tree's kernel with one change undone or varied (compile-time defines), each timed as
 # a row.
-VARIANTS = {
-    "new, bottom-up batch 2x1": {"MG_BFS_BU_PIPELINE": 0, "MG_BFS_BU_SLOTS": 2,
-                                 "MG_BFS_BU_PROBE": 1},
-    "new, pipeline 4x2": {"MG_BFS_BU_SLOTS": 4, "MG_BFS_BU_PROBE": 2},
-    "new, pipeline 6x1": {"MG_BFS_BU_SLOTS": 6, "MG_BFS_BU_PROBE": 1},
-    "new, Beamer's return": {"MG_BFS_STAY_BOTTOM_UP": 0},
+VARIANTS: dict[str, dict[str, Any]] = {
+    "new, bottom-up batch 2x2": {"MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 2},
 }
 GRAPHS = {
     "kron21": (lambda: generators.kronecker(21, 16, device="gpu"),

@@ -4,12 +4,11 @@ kernels/direction.cu (two grid barriers per level).
 
 Top-down levels write labels only (status array) and expand the frontier's hubs over the
 whole grid; the next queue comes from a scan of the labels, reserved per warp; bottom-up
-levels keep four vertices per thread in flight, each at its own stage (row bounds, an
-in-neighbour's id, its label), with the hub cache, and stop at the last vertex with an
-in-neighbour. The direction is picked per level from the new frontier's statistics:
+levels take a thread's vertices two at a time (both rows' bounds, first in-neighbours and
+their labels loaded before either is used), with the hub cache, and stop at the last vertex
+with an in-neighbour. The direction is picked per level from the new frontier's statistics:
 Enterprise's gamma (hubs in the frontier / all hubs > 30 %: bottom-up for good), Beamer's
-m_f > m_u / alpha and n_f < n / beta (back to top-down only where the frontier's edges
-also outnumber the unexplored ones), or forced.
+m_f > m_u / alpha and n_f < n / beta, or forced.
 
 Graphs of at least RELABEL_MIN_VERTICES vertices are searched as a copy relabelled by
 non-increasing degree (Workspace.degree_relabelled) and the results written back in the
