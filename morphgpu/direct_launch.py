@@ -101,6 +101,13 @@ class PackedLaunch:
             else:
                 self._cells[i].value = value.item() if isinstance(value, np.generic) else value
 
+    def cells(self, *names: str) -> tuple[Any, ...]:
+        """The C cells of the named slots, for a caller that rewrites them itself before
+        every launch (``cell.value = address`` or an int) instead of through :meth:`set`'s
+        per-name dispatch. Such a caller keeps the arrays whose addresses it writes
+        referenced while a queued launch may read them (set() does that for its caller)."""
+        return tuple(self._cells[self.slot[name]] for name in names)
+
     def launch(self, blocks: int, block: int, **changed: Any) -> None:
         """Rewrite ``changed`` and launch ``blocks`` x ``block`` threads on the current
         stream; launch errors raise (CUDADriverError)."""

@@ -14,16 +14,17 @@ own DirectionCall over the same workspace as the tree's.
 
 Rows per graph, each timed with CUDA events around one call (the GPU idle before it):
 ``before`` and ``new`` (DirectionCall of each kernel: the launch and its result arrays),
-``new bfs()`` (the whole public call, as benchmarks/bfs.py times it) and ``new, relabel
-off`` (the tree's kernel on the graph as given) and one per entry of VARIANTS (the tree's
-kernel with one change undone or varied by a define). Each row also gives the host's
-median time from the call to its kernel launch and to its return (perf_counter; every
-row launches through direct_launch.PackedLaunch, which the probe stamps). GTEPS are
-Graph500's (undirected input edges of the searched component, Kronecker duplicates as
-generated; harmonic mean over the roots), as benchmarks/bfs.py counts them. Checks: every
-row's distances equal ``before``'s on every root and SciPy's on the first; on the first
-root every row's parents are valid (each parent edge exists and is one level up), checked
-on the GPU.
+``new bfs()`` (the whole public call, as benchmarks/bfs.py times it: from the second call
+on a graph, its prepared path), ``new bfs(), full dispatch`` (the public call through its
+full path, as every call went before the prepared path), ``new, relabel off`` (the tree's
+kernel on the graph as given) and one per entry of VARIANTS (the tree's kernel with one
+define varied). Each row also gives the host's median time from the call to its kernel
+launch and to its return (perf_counter; every row launches through
+direct_launch.PackedLaunch, which the probe stamps). GTEPS are Graph500's (undirected input
+edges of the searched component, Kronecker duplicates as generated; harmonic mean over the
+roots), as benchmarks/bfs.py counts them. Checks: every row's distances equal
+``before``'s on every root and SciPy's on the first; on the first root every row's parents
+are valid (each parent edge exists and is one level up), checked on the GPU.
 ``--profile-roots``: the tree's and the earlier kernel built with MG_BFS_PROFILE, block
 0's clock per level (phase A, then phase B when not fused), in µs at the device's
 reported clock rate.
@@ -49,6 +50,7 @@ import road_like  # noqa: E402
 from bfs import harmonic_teps, pick_roots  # noqa: E402
 
 from morphgpu import backend, barrier, direct_launch, generators, kernels  # noqa: E402
+from morphgpu.bfs import api as bfs_api  # noqa: E402
 from morphgpu.bfs import bfs  # noqa: E402
 from morphgpu.bfs.gpu import direction, modules  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
@@ -58,12 +60,8 @@ BEFORE_DEFINES = {"MG_BFS_BLOCK": 512, "MG_BFS_SPREAD_QUEUE": 1, "MG_BFS_FUSED_F
                   "MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 2}
 # The tree's kernel with one change undone or varied (compile-time defines), each timed as
 # a row.
-VARIANTS = {
-    "new, bottom-up batch 2x1": {"MG_BFS_BU_PIPELINE": 0, "MG_BFS_BU_SLOTS": 2,
-                                 "MG_BFS_BU_PROBE": 1},
-    "new, pipeline 4x2": {"MG_BFS_BU_SLOTS": 4, "MG_BFS_BU_PROBE": 2},
-    "new, pipeline 6x1": {"MG_BFS_BU_SLOTS": 6, "MG_BFS_BU_PROBE": 1},
-    "new, Beamer's return": {"MG_BFS_STAY_BOTTOM_UP": 0},
+VARIANTS: dict[str, dict[str, Any]] = {
+    "new, bottom-up batch 2x2": {"MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 2},
 }
 GRAPHS = {
     "kron21": (lambda: generators.kronecker(21, 16, device="gpu"),
@@ -123,7 +121,9 @@ def load_before_direction(before: Path, grids: dict) -> Any:
 
 def with_grid(call: Any, grid: barrier.PersistentGrid) -> Any:
     """A copy of a DirectionCall whose prepared launch runs ``grid``'s kernel (same
-    arguments: a profile build of the same file)."""
+    arguments: a variant or profile build of the same file)."""
+    if isinstance(call, direction.DirectionCall):
+        return call.on_grid(grid)
     other = object.__new__(type(call))
     other.__dict__.update(call.__dict__)
     prepared = object.__new__(type(call.call))
@@ -135,9 +135,14 @@ def with_grid(call: Any, grid: barrier.PersistentGrid) -> Any:
     return other
 
 
-def public_call(g: Any) -> Any:
-    """bfs() on ``g`` as a DirectionCall-shaped callable (as benchmarks/bfs.py times it)."""
+def public_call(g: Any, dispatch: bool = False) -> Any:
+    """bfs() on ``g`` as a DirectionCall-shaped callable (as benchmarks/bfs.py times it).
+    ``dispatch``: through bfs()'s full path (argument checks, device and variant
+    resolution, gpu.search), as every call went before the prepared path, by hiding the
+    GPU package from bfs()'s first line."""
     def call(root: int, want_parents: bool) -> tuple[Any, Any, None]:
+        if dispatch:
+            bfs_api._gpu = None
         result = bfs(g, root, variant="beamer", device="gpu", predecessors=want_parents)
         return result.distances, result.predecessors, None
     return call
@@ -241,6 +246,7 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
           flush=True)
 
     ws = workspace(g)
+    ws.spare_results = {}  # the earlier DirectionCall's result arrays (gone from Workspace)
     layout = modules.layout_key(modules.csr_defines(g.indices.dtype, g.indptr.dtype))
     grids = {layout: before_grid(before, layout, False)}
     old_mod = load_before_direction(before, grids)
@@ -249,6 +255,7 @@ def probe_graph(name: str, args: argparse.Namespace, before: Path, out: dict) ->
         "before": old_mod.DirectionCall(ws, rule="beamer", use_cache=True, relabel="auto"),
         "new": new,
         "new bfs()": public_call(g),
+        "new bfs(), full dispatch": public_call(g, dispatch=True),
         "new, relabel off": direction.DirectionCall(ws, rule="beamer", use_cache=True,
                                                     relabel=False),
     }

@@ -320,9 +320,8 @@ def test_gpu_direction_loops(variant, options):
 @pytest.mark.parametrize("variant", ["beamer", "bottom-up"])
 def test_gpu_direction_many_vertices_per_thread(variant):
     """Graphs of more vertices than the direction kernel has threads (~135k on an H100),
-    so bottom-up levels keep several of a thread's vertices in flight at once (the
-    pipelined step): rows from empty to long, symmetric and directed, exact against SciPy,
-    parents by Graph500's checks."""
+    so bottom-up levels take several of a thread's vertices in batches: rows from empty to
+    long, symmetric and directed, exact against SciPy, parents by Graph500's checks."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(23)
@@ -538,6 +537,46 @@ def test_gpu_direction_relabelled(variant, options, monkeypatch):
                 graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
             else:
                 assert parent is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("relabel", [False, True])
+@pytest.mark.parametrize("variant", ["auto", "beamer", "direction-optimizing", "bottom-up"])
+def test_gpu_direction_prepared_bfs(variant, relabel, monkeypatch):
+    """bfs()'s prepared path (from the second call on a GPU CSRGraph with one variant):
+    every call returns arrays of its own (all results checked after all the calls, with
+    and without parents, sources as ints and NumPy ints), the variant that ran and the
+    device, the kernel's figures; bad sources still raise; on the graph as given and on
+    its degree-relabelled copy."""
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    if relabel:
+        monkeypatch.setattr(gpu.workspace_module, "RELABEL_MIN_VERTICES", 0)
+    g = generators.kronecker(12, 16, device="gpu")
+    host = g.to("cpu")
+    degrees = np.diff(host.indptr)
+    hub, other = int(np.argmax(degrees)), int(np.flatnonzero(degrees)[7])
+    isolated = np.flatnonzero(degrees == 0)
+    calls = [(hub, True), (other, False), (np.int64(other), True), (hub, False),
+             (np.int32(hub), True)]
+    if isolated.size:
+        calls.append((int(isolated[0]), True))
+    results = []
+    for source, parents in calls:
+        results.append((int(source), parents,
+                        bfs(g, source, variant=variant, device="gpu", predecessors=parents)))
+        assert gpu.prepared_search(g, variant) is not None
+    names = {r.variant for _, _, r in results}
+    assert len(names) == 1 and names <= {"beamer", "direction-optimizing", "bottom-up"}
+    assert gpu.workspace(g).searches[variant][1].relabelled == relabel
+    for source, parents, result in results:
+        assert result.device == "gpu" and result.source == source
+        assert (result.predecessors is not None) == parents
+        check_result(g, source, result, parents=parents)
+    for bad in (-1, g.n_vertices, True, 1.5):
+        with pytest.raises(ValueError, match="source"):
+            bfs(g, bad, variant=variant, device="gpu")
 
 
 @pytest.mark.gpu

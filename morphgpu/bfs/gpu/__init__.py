@@ -34,7 +34,7 @@ from typing import Any
 from .. import variants
 from .asynchronous import run_async
 from .coupled import run_frontier_classes, run_merge_path_coupled
-from .direction import run_direction
+from .direction import direction_call, run_direction
 from .launch import NULL, grid_blocks
 from .level import run_contract_expand, run_expand_contract, run_merge_path
 from .persistent import bitmap_bytes, run_persistent
@@ -44,7 +44,7 @@ from .workspace import Workspace, workspace
 workspace_module = importlib.import_module(__name__ + ".workspace")
 
 __all__ = ["NULL", "Workspace", "bitmap_bytes", "choose", "figures_on_device", "grid_blocks",
-           "run", "run_persistent", "search", "workspace"]
+           "prepared_search", "run", "run_persistent", "search", "workspace"]
 
 
 def choose(ws: Workspace, variant: str) -> str:
@@ -80,6 +80,23 @@ RUNNERS: dict[str, Any] = {
 }
 
 
+# Variants whose search is one prepared call per workspace (direction.DirectionCall): bfs()
+# keeps it in the workspace (Workspace.searches) and its later calls go straight to it
+# (prepared_search), without this module's dispatch.
+PREPARED: dict[str, Any] = {
+    "direction-optimizing": direction_call,
+    "beamer": partial(direction_call, rule="beamer"),
+    "bottom-up": partial(direction_call, rule="bottom-up"),
+}
+
+
+def prepared_search(g: Any, variant: str) -> tuple[str, Any] | None:
+    """(the variant that runs, its call (source, want_parents) -> (labels, parents or None,
+    figures)) that :func:`search` resolved for ``variant`` on ``g`` before, or None."""
+    ws = workspace_module.workspaces.get(g)
+    return None if ws is None else ws.searches.get(variant)
+
+
 def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
                    options: dict[str, Any]) -> tuple[tuple, str]:
     ws = workspace(g)
@@ -95,6 +112,15 @@ def search(g: Any, source: int, *, variant: str, want_parents: bool,
     """:func:`run` plus the search's figures (see figures_on_device). A runner returns
     (labels, parents) or, when its kernel counted them itself (direction.cu), (labels,
     parents, figures); for the others one more launch counts them."""
+    if not options:
+        ws = workspace(g)
+        name = choose(ws, variant)
+        prepared = PREPARED.get(name)
+        if prepared is not None:
+            call = prepared(ws)
+            ws.searches[variant] = (name, call)
+            dist, parent, figures = call(source, want_parents)
+            return dist, parent, name, figures
     out, name = _runner_output(g, source, variant, want_parents, options)
     figures = out[2] if len(out) == 3 else figures_on_device(g, out[0])
     return out[0], out[1], name, figures

@@ -4,23 +4,24 @@ kernels/direction.cu (two grid barriers per level).
 
 Top-down levels write labels only (status array) and expand the frontier's hubs over the
 whole grid; the next queue comes from a scan of the labels, reserved per warp; bottom-up
-levels keep four vertices per thread in flight, each at its own stage (row bounds, an
-in-neighbour's id, its label), with the hub cache, and stop at the last vertex with an
-in-neighbour. The direction is picked per level from the new frontier's statistics:
+levels take a thread's vertices two at a time (both rows' bounds, first in-neighbours and
+their labels loaded before either is used), with the hub cache, and stop at the last vertex
+with an in-neighbour. The direction is picked per level from the new frontier's statistics:
 Enterprise's gamma (hubs in the frontier / all hubs > 30 %: bottom-up for good), Beamer's
-m_f > m_u / alpha and n_f < n / beta (back to top-down only where the frontier's edges
-also outnumber the unexplored ones), or forced.
+m_f > m_u / alpha and n_f < n / beta, or forced.
 
 Graphs of at least RELABEL_MIN_VERTICES vertices are searched as a copy relabelled by
 non-increasing degree (Workspace.degree_relabelled) and the results written back in the
 caller's ids by the same launch's tail; the copy's search runs without the hub cache (the
 hubs' labels already share a few cache lines: 1.23x without it, H200 Kronecker 21).
-Each option set's launch is prepared once per workspace, and the next call's result arrays
-are allocated while this call's search runs.
+Each option set's launch is prepared once per workspace (a call rewrites its few per-call
+slots and launches), and the next call's result arrays are allocated while this call's
+search runs.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,9 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
 
 class DirectionCall:
     """One rule on one graph, resolved once: the graph (or its relabelled copy) searched
-    and the prepared launch. A call then costs the host one launch."""
+    and the prepared launch. A call then costs the host a few slot writes and one launch;
+    the next call's result arrays are allocated after it, while the search runs, so every
+    call returns arrays of its own (results never alias between calls)."""
 
     def __init__(self, ws: Workspace, *, rule: str, use_cache: bool,
                  relabel: bool | str) -> None:
@@ -77,18 +80,20 @@ class DirectionCall:
         self.cp = ws.cp
         self.n = g.n_vertices
         self.vid = g.indices.dtype
-        self.spares = ws.spare_results
         if relabel == "auto" and rule not in RELABEL_RULES:
             relabel = False
         self.relabelled = bool(g.n_vertices) and ws.relabel_pays(relabel)
         search_ws = ws
         perm = inverse = None
         self.inverse_host: np.ndarray | None = None
+        self.search_ws: Workspace | None = None
         if self.relabelled:
             relabelled, perm, inverse, self.inverse_host = ws.degree_relabelled()
             search_ws = workspace(relabelled)
+            # Keeps the relabelled graph's workspace alive (the caller's own workspace is
+            # not held: it holds this call, gpu.search's table).
+            self.search_ws = search_ws
             use_cache = False
-        self.search_ws = search_ws  # keeps the relabelled graph's workspace alive
         sg = search_ws.g
         rev = sg if rule == "top-down" else search_ws.reverse()
         grid = modules.direction_grid(
@@ -101,50 +106,75 @@ class DirectionCall:
                             bottom_up_end=(sg.n_vertices if rule == "top-down"
                                            else search_ws.bottom_up_end()),
                             perm=perm, inverse=inverse)
+        self.inner_dist = self.inner_parent = None
         if self.relabelled:
             # The search's own labels stay with the relabelled workspace, reused per call.
             self.inner_dist = search_ws.buffer("direction labels", (self.n,), np.int32)
             self.inner_parent = search_ws.buffer("direction parents", (self.n,), self.vid)
+        self._bind()
 
-    def _results(self, want_parents: bool) -> tuple[Any, Any, Any]:
-        """This call's label, parent and figures arrays: the spares allocated during the
-        last call, or new ones."""
-        spares, cp = self.spares, self.cp
-        dist = spares.pop("labels", None)
-        if dist is None:
-            dist = cp.empty(self.n, dtype=np.int32)
-        figures = spares.pop("figures", None)
-        if figures is None:
-            figures = cp.empty(3, dtype=np.uint64)
-        parent = None
-        if want_parents:
-            parent = spares.pop("parents", None)
-            if parent is None:
-                parent = cp.empty(self.n, dtype=self.vid)
-        return dist, parent, figures
+    def _bind(self) -> None:
+        """The packed launch and the cells a call rewrites; the first call's results."""
+        self.packed = self.call.pack(dist=self.inner_dist, parent=None,
+                                     source=self.vid.type(0))
+        self.cells = self.packed.cells("dist", "parent", "source", "out_dist", "out_parent",
+                                       "figures")
+        self.blocks, self.block = self.call.grid.grid, self.call.grid.block
+        self.inner_parent_ptr = 0 if self.inner_parent is None else self.inner_parent.data.ptr
+        self.spare: tuple[Any, Any, Any] | None = None  # the next call's results
+        self.in_flight: tuple[Any, ...] = ()  # what the last launch writes
+
+    def on_grid(self, grid: Any) -> DirectionCall:
+        """This call with ``grid``'s kernel (another build of direction.cu: the probe's)."""
+        other = copy.copy(self)
+        other.call = self.call.on_grid(grid)
+        other._bind()
+        return other
 
     def __call__(self, source: int, want_parents: bool) -> tuple[Any, Any, Any]:
         """(labels, parents or None, figures): the kernel writes the search's figures
-        (gpu.figures_on_device's three words) itself."""
-        dist, parent, figures = self._results(want_parents)
-        if not self.relabelled:
-            self.call(dist=dist, parent=launch.ptr(parent), source=self.vid.type(source),
-                      figures=figures)
+        (gpu.figures_on_device's three words) itself. ``source`` is a valid vertex id."""
+        cp, n = self.cp, self.n
+        spare = self.spare
+        if spare is None:
+            dist, figures, parent = (cp.empty(n, dtype=np.int32), cp.empty(3, dtype=np.uint64),
+                                     None)
         else:
+            dist, figures, parent = spare
+        if want_parents and parent is None:
+            parent = cp.empty(n, dtype=self.vid)
+        c_dist, c_parent, c_source, c_out_dist, c_out_parent, c_figures = self.cells
+        if self.relabelled:
             assert self.inverse_host is not None
-            self.call(dist=self.inner_dist,
-                      parent=self.inner_parent if want_parents else launch.NULL,
-                      source=self.vid.type(self.inverse_host[source]),
-                      out_dist=dist, out_parent=launch.ptr(parent), figures=figures)
-        # The next call's results, allocated while this search runs. H200, Kronecker 21:
-        # with the prepared launch and the trimmed, batched bottom-up levels, 269.3 -> 195.7
-        # us per call against none of them.
-        cp = self.cp
-        self.spares["labels"] = cp.empty(self.n, dtype=np.int32)
-        self.spares["figures"] = cp.empty(3, dtype=np.uint64)
-        if want_parents:
-            self.spares["parents"] = cp.empty(self.n, dtype=self.vid)
-        return dist, parent, figures
+            c_source.value = int(self.inverse_host[source])
+            c_parent.value = self.inner_parent_ptr if want_parents else 0
+            c_out_dist.value = dist.data.ptr
+            c_out_parent.value = parent.data.ptr if want_parents else 0
+        else:
+            c_source.value = int(source)
+            c_dist.value = dist.data.ptr
+            c_parent.value = parent.data.ptr if want_parents else 0
+        c_figures.value = figures.data.ptr
+        self.packed.launch(self.blocks, self.block)  # cooperative: no check after it
+        out = (dist, parent if want_parents else None, figures)
+        self.in_flight = out
+        # The next call's results, allocated while this search runs (host time after the
+        # launch). H200, Kronecker 21: with the prepared launch and the trimmed, batched
+        # bottom-up levels, 269.3 -> 195.7 us per call against none of them.
+        self.spare = (cp.empty(n, dtype=np.int32), cp.empty(3, dtype=np.uint64),
+                      cp.empty(n, dtype=self.vid) if want_parents else None)
+        return out
+
+
+def direction_call(ws: Workspace, *, rule: str = "gamma", use_cache: bool = True,
+                   relabel: bool | str = "auto") -> DirectionCall:
+    """The search by ``rule`` on ``ws``'s graph, made once per option set."""
+    key = ("direction", rule, bool(use_cache), relabel)
+    call = ws._launches.get(key)
+    if call is None:
+        call = DirectionCall(ws, rule=rule, use_cache=use_cache, relabel=relabel)
+        ws._launches[key] = call
+    return call
 
 
 def run_direction(ws: Workspace, source: int, want_parents: bool, *, rule: str = "gamma",
@@ -154,9 +184,5 @@ def run_direction(ws: Workspace, source: int, want_parents: bool, *, rule: str =
     search the degree-relabelled copy (True, False, or "auto": graphs of at least
     RELABEL_MIN_VERTICES vertices where the copy fits). Returns (labels, parents or None,
     the search's figures as gpu.figures_on_device gives them, written by the kernel)."""
-    key = ("direction", rule, bool(use_cache), relabel)
-    call = ws._launches.get(key)
-    if call is None:
-        call = DirectionCall(ws, rule=rule, use_cache=use_cache, relabel=relabel)
-        ws._launches[key] = call
-    return call(source, want_parents)
+    return direction_call(ws, rule=rule, use_cache=use_cache, relabel=relabel)(
+        source, want_parents)

@@ -3,6 +3,7 @@ argument slots are named after the kernel's parameters."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,12 +76,28 @@ class Prepared:
     def __call__(self, blocks: int | None = None, **per_call: Any) -> None:
         values = {name: _pointer_or_value(v) for name, v in per_call.items()}
         grid = self.grid
-        if self.packed is None:
-            self.packed = direct_launch.PackedLaunch(
-                grid.kernel, self.params, {**self.fixed, **values}, cooperative=True,
-                shared_mem=grid.shared_mem)
-        self.packed.launch(blocks or grid.grid, grid.block, **values)
+        self.pack(**values).launch(blocks or grid.grid, grid.block, **values)
         grid.check()
+
+    def pack(self, **per_call: Any) -> direct_launch.PackedLaunch:
+        """The packed launch, built now if it is not yet (``per_call``: the per-call slots'
+        first values, which type them; NULL or None for a pointer). Cooperative launches
+        need no check after them (PersistentGrid.check)."""
+        if self.packed is None:
+            values = {name: _pointer_or_value(v) for name, v in per_call.items()}
+            self.packed = direct_launch.PackedLaunch(
+                self.grid.kernel, self.params, {**self.fixed, **values}, cooperative=True,
+                shared_mem=self.grid.shared_mem)
+        return self.packed
+
+    def on_grid(self, grid: barrier.PersistentGrid) -> Prepared:
+        """The same arguments for ``grid``'s kernel (another build of the same file), not
+        packed yet."""
+        other = copy.copy(self)
+        other.grid = grid
+        other.fixed = {**self.fixed, "barrier_state": grid.state}
+        other.packed = None
+        return other
 
 
 def _pointer_or_value(value: Any) -> Any:

@@ -20,9 +20,9 @@ LEVEL_BLOCK = 256
 PERSISTENT_BLOCK = 1024
 DIRECTION_BLOCK = 512
 LOCAL_CAP = 3072  # edges a persistent level may have and still run inside one block
-# direction.cu's fused bottom-up levels: (vertices in flight per thread, in-neighbours
-# probed per vertex and round); see MG_BFS_BU_SLOTS there.
-BOTTOM_UP_BATCH = (4, 1)
+# direction.cu's fused bottom-up levels: (vertices per batch of a thread, in-neighbours each
+# probes before finishing its row alone); see MG_BFS_BU_BATCH there.
+BOTTOM_UP_BATCH = (2, 1)
 
 
 def current_device() -> int:
@@ -80,7 +80,7 @@ def direction_defines(layout: tuple) -> dict[str, Any]:
     """direction.cu's compile-time settings for one adjacency layout (the profile probe,
     scripts/bfs_wide_probe.py, builds its variants over these)."""
     return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK, "MG_BFS_SPREAD_QUEUE": 1,
-            "MG_BFS_BU_SLOTS": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
+            "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
 
 
 @functools.lru_cache(maxsize=16)

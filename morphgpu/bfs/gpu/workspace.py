@@ -70,8 +70,9 @@ class Workspace:
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
         self._relabel_fits: bool | None = None  # the copy within half the free memory
         self._bottom_up_end: int | None = None
-        # The next direction search's label and parent arrays (direction.DirectionCall).
-        self.spare_results: dict[str, Any] = {}
+        # bfs()'s resolved searches by variant name: (the variant that runs, a callable
+        # (source, want_parents) -> (labels, parents, figures)); see gpu.search.
+        self.searches: dict[str, tuple[str, Any]] = {}
         # the persistent runners' prepared calls, by option set
         self._launches: dict[tuple[Any, ...], Any] = {}
         self.persistent_calls = 0

@@ -100,29 +100,21 @@
 // removed (MG_BFS_FUSED_FLAT; Kronecker 21, H200: the scan it saved, ~8 us, went to the
 // claims' atomics over the hubs' rows, and whole calls were no faster).
 // Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
-// MG_BFS_BU_SLOTS slots at once, probing MG_BFS_BU_PROBE in-neighbours per slot and round
-// (adopt_pipelined below). MG_BFS_BU_PIPELINE=0 gives the step before it: batches of
-// MG_BFS_BU_SLOTS vertices, each probing MG_BFS_BU_PROBE in-neighbours and then finishing
-// its row alone (adopt_parents_batch in traversal/bottom_up.cuh; 2 x 1 measured best of
-// it, H100, 32 roots: 1.036x / 1.029x / 1.004x faster than 2 x 2 on Kronecker 21 / 22 /
-// uniform 2^22).
-#ifndef MG_BFS_BU_PIPELINE
-#define MG_BFS_BU_PIPELINE 1
-#endif
-#ifndef MG_BFS_BU_SLOTS
-#define MG_BFS_BU_SLOTS 4
+// batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before finishing
+// its row alone (adopt_parents_batch in traversal/bottom_up.cuh). 2 x 1 measured best
+// (H100, 32 roots: 1.036x / 1.029x / 1.004x faster than 2 x 2 on Kronecker 21 / 22 /
+// uniform 2^22). A pipeline that kept 4 vertices in flight per thread, each at its own
+// stage (row bounds, an id, its label), was measured and deleted: H100, 32 roots, same
+// process, the 2 x 1 batch 1.17x / 1.24x / 1.92x faster on Kronecker 21 / 22 / uniform
+// 2^22 (uniform's widest bottom-up level 866-940 us against 282-297), and 4 x 2 or 6 x 1
+// slots lost too. So did Beamer's return with a second condition (back to top-down only
+// where the frontier's out-edges also outnumber the unexplored ones): equal within noise,
+// so the plain rule stays.
+#ifndef MG_BFS_BU_BATCH
+#define MG_BFS_BU_BATCH 2
 #endif
 #ifndef MG_BFS_BU_PROBE
 #define MG_BFS_BU_PROBE 1
-#endif
-// MG_BFS_STAY_BOTTOM_UP (Beamer's rule): a bottom-up level hands back to top-down only
-// when the new frontier is small (n_f < n / beta) AND its out-edges m_f outnumber the
-// edges still unexplored, m_u, which bound what a bottom-up level can probe. Beamer's rule
-// alone returned to top-down on a frontier whose every edge leads to visited vertices:
-// uniform 2^22 spent 24-31 us expanding ~0.1M vertices' 1.5-2M edges to find nothing,
-// where a bottom-up level reads the labels once and probes the few unvisited rows.
-#ifndef MG_BFS_STAY_BOTTOM_UP
-#define MG_BFS_STAY_BOTTOM_UP 1
 #endif
 // bottom_up_end: bottom-up levels visit vertices [0, bottom_up_end) only; the caller
 // passes one past the last vertex with an in-neighbour (gpu/workspace.py, Workspace.bottom_up_end),
@@ -202,8 +194,7 @@ struct ClaimCountVisit {
 // degree loads a thread issues before using any.
 constexpr int FUSED_STEPS = 64;
 constexpr int LOAD_UNROLL = 8;
-static_assert(MG_BFS_BU_PIPELINE || LOAD_UNROLL % MG_BFS_BU_SLOTS == 0,
-              "a batch never straddles two label loads");
+static_assert(LOAD_UNROLL % MG_BFS_BU_BATCH == 0, "a batch never straddles two label loads");
 static_assert(FUSED_STEPS % LOAD_UNROLL == 0 && FUSED_STEPS <= 64, "steps are bits of a u64");
 
 // The out-degrees of the thread's vertices chunk + s * stride + threadIdx.x for the bits s
@@ -262,104 +253,6 @@ __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* que
     __syncthreads();  // block_base is rewritten by the next call
 }
 
-// The bottom-up step for the thread's unvisited vertices v0 + s * stride, s the bits of
-// `open` (their labels read beforehand: only v's own thread labels v in a bottom-up step,
-// so a label read early stays current); returns the bits of those it labelled. SLOTS
-// vertices are in flight at once, each slot at its own stage: its row bounds, then PROBE
-// in-neighbour ids, then their labels; a hit labels the vertex and frees the slot, a miss
-// sends it back for the next PROBE ids, an exhausted row frees it, and a free slot takes
-// the thread's next vertex. Every round issues each busy slot's loads before using any,
-// so a round costs one memory round trip for all SLOTS vertices, wherever each of them
-// is. (A batch of vertices that finished each row alone, adopt_parents_batch, made a
-// chain of two dependent trips per few neighbours for every vertex without an early hit:
-// uniform 2^22's widest bottom-up level, ~3.2M unvisited vertices and ~4.5 probes each
-// until a hit, took ~300 us on an H100.) Same labels as adopt_parent one vertex after
-// another: a vertex labelled here gets level + 1, which no probe (looking for `level`) can
-// mistake; the parent is the first hit in row order among the probes of its round.
-template <int SLOTS, int PROBE, typename Adj, typename Cache>
-__device__ __forceinline__ u64 adopt_pipelined(const Adj& rev, int* dist, vid_t* parent,
-                                               i64 v0, i64 stride, u64 open, int level,
-                                               const Cache* cache) {
-    // A slot's state in one word: the step of its vertex << 2 | its stage.
-    enum { FREE = 0, BOUNDS = 1, IDS = 2, LABELS = 3 };
-    int state[SLOTS];
-    eid_t k[SLOTS], end[SLOTS];
-    vid_t u[SLOTS][PROBE];
-#pragma unroll
-    for (int s = 0; s < SLOTS; ++s) {
-        state[s] = FREE;
-        k[s] = end[s] = 0;
-#pragma unroll
-        for (int p = 0; p < PROBE; ++p) u[s][p] = (vid_t)-1;
-    }
-    u64 labelled = 0ull;
-    while (true) {
-        bool busy = false;
-#pragma unroll
-        for (int s = 0; s < SLOTS; ++s) {
-            if (state[s] == FREE && open != 0ull) {
-                state[s] = (__ffsll((long long)open) - 1) << 2 | BOUNDS;
-                open &= open - 1ull;
-            }
-            busy |= state[s] != FREE;
-        }
-        if (!busy) break;
-        // Issue: each busy slot's loads, into its own registers (a load does not wait;
-        // its first use does), none used before all are issued.
-        int label[SLOTS][PROBE];
-#pragma unroll
-        for (int s = 0; s < SLOTS; ++s) {
-            const int stage = state[s] & 3;
-            if (stage == BOUNDS) {
-                const i64 v = v0 + (state[s] >> 2) * stride;
-                k[s] = rev.begin(v);
-                end[s] = rev.end(v);
-            }
-#pragma unroll
-            for (int p = 0; p < PROBE; ++p) {
-                label[s][p] = -1;
-                if (stage == IDS)
-                    u[s][p] = k[s] + p < end[s] ? rev.at(k[s] + (eid_t)p) : (vid_t)-1;
-                else if (stage == LABELS && u[s][p] >= 0)
-                    label[s][p] = cache && cache->holds(u[s][p]) ? level : dist[u[s][p]];
-            }
-        }
-        // Use: each slot moves on by one stage.
-#pragma unroll
-        for (int s = 0; s < SLOTS; ++s) {
-            const int stage = state[s] & 3;
-            if (stage == BOUNDS) {
-                state[s] = k[s] < end[s] ? state[s] + 1 : FREE;  // BOUNDS + 1 == IDS
-            } else if (stage == IDS) {
-                state[s] += 1;  // IDS + 1 == LABELS
-            } else if (stage == LABELS) {
-                int hit = -1;
-#pragma unroll
-                for (int p = PROBE - 1; p >= 0; --p)
-                    if (label[s][p] == level) hit = p;
-                if (hit >= 0) {
-                    const int step = state[s] >> 2;
-                    const i64 v = v0 + step * stride;
-                    dist[v] = level + 1;
-                    if (parent) {
-                        vid_t found = u[s][0];
-#pragma unroll
-                        for (int p = 1; p < PROBE; ++p)
-                            if (hit == p) found = u[s][p];
-                        parent[v] = found;
-                    }
-                    labelled |= 1ull << step;
-                    state[s] = FREE;
-                } else {
-                    k[s] += (eid_t)PROBE;
-                    state[s] = k[s] < end[s] ? state[s] - 1 : FREE;  // LABELS - 1 == IDS
-                }
-            }
-        }
-    }
-    return labelled;
-}
-
 // Block-wide. One bottom-up level that also builds the next frontier (see the header):
 // pass 1 reads the labels of the thread's vertices, LOAD_UNROLL at a time, and runs the
 // bottom-up step over the unvisited ones with no block barrier (a long row delays only its
@@ -388,19 +281,14 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
         }
         const i64 v0 = chunk + threadIdx.x;
         u64 labelled = 0ull;
-        if (MG_BFS_BU_PIPELINE) {
-            labelled = adopt_pipelined<MG_BFS_BU_SLOTS, MG_BFS_BU_PROBE>(
-                rev, dist, parent, v0, stride, open, level, cache);
-        } else {
-            constexpr int BATCH = MG_BFS_BU_SLOTS;
-            for (int t = 0; t < FUSED_STEPS && (open >> t) != 0ull; t += BATCH) {
-                const unsigned mine = (unsigned)(open >> t) & ((1u << BATCH) - 1u);
-                if (mine == 0u) continue;
-                labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
-                                rev, dist, parent, v0 + t * stride, stride, mine, level,
-                                cache, (const unsigned*)nullptr)
-                            << t;
-            }
+        constexpr int BATCH = MG_BFS_BU_BATCH;
+        for (int t = 0; t < FUSED_STEPS && (open >> t) != 0ull; t += BATCH) {
+            const unsigned mine = (unsigned)(open >> t) & ((1u << BATCH) - 1u);
+            if (mine == 0u) continue;
+            labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
+                            rev, dist, parent, v0 + t * stride, stride, mine, level, cache,
+                            (const unsigned*)nullptr)
+                        << t;
         }
         const u64 hub = found_degrees(adj, labelled, chunk, stride, hub_degree, &edges);
         list_found<BLOCK>(labelled, hub, chunk, stride, queue, write_queue, hub_out, next);
@@ -661,9 +549,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 bottom_up = true;
         } else if (rule == RULE_BEAMER) {
             if (!bottom_up && (double)m_f > (double)unexplored / alpha) bottom_up = true;
-            else if (bottom_up && (double)n_f < (double)n / beta &&
-                     (!MG_BFS_STAY_BOTTOM_UP || m_f > unexplored))
-                bottom_up = false;
+            else if (bottom_up && (double)n_f < (double)n / beta) bottom_up = false;
         }
     }
     // The map back (see the header): every block left the loop after the same barrier, so
