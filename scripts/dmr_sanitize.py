@@ -3,6 +3,9 @@
 Two runs of the same mesh: every round after the first in the persistent tail
 (refine_tail; the script fails if the tail ran no round), and every round from the host
 (tail_threshold=0), so both the per-phase kernels and the persistent one are covered.
+Then a PSLG with holes and no triangles, whose constrained triangulation the device builds
+by inserting the free vertices (dmr/cdt_gpu.py's kernels); the script fails if that
+insertion fell back to Triangle.
 """
 
 import sys
@@ -32,4 +35,11 @@ for threshold in (2**40, 0):
     if threshold and stats["tail_rounds"] == 0:
         print("dmr sanitize: the tail ran no round", flush=True)
         failed = True
+pslg = api.holes_pslg(3000, seed=5)
+result, stats = api.refine_with_stats(pslg, device="gpu")
+cdt = stats.get("cdt") or {}
+verdict = check_mesh({k: backend.to_host(v) for k, v in result.items()}, pslg, min_angle=30.0)
+print("dmr sanitize: PSLG with holes, cdt", cdt, "triangles", len(result["triangles"]),
+      "valid", verdict["ok"], verdict["problems"][:3], flush=True)
+failed |= not verdict["ok"] or cdt.get("engine") == "triangle"
 sys.exit(1 if failed else 0)
