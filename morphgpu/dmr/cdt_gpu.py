@@ -40,18 +40,48 @@ N_COUNTERS = 8
 ROUND_LOG = 64  # rounds whose claim and insertion counts the statistics keep
 
 
+def _free_in_morton_order(cp: Any, base: SegmentCDT, x: Any, y: Any) -> Any:
+    """The free vertices (on no segment), Morton-sorted, CuPy int32, built on the device:
+    every vertex's Morton order with the few segment vertices dropped (issue 19: the host's
+    flatnonzero, int32 conversion and pageable upload of 3.5M free ids cost ~10 ms)."""
+    from ..reorder import morton_order  # noqa: PLC0415
+
+    on_segment = cp.zeros(base.n_vertices, dtype=cp.uint8)
+    on_segment[cp.asarray(base.segment_vertices)] = 1
+    order = morton_order(x, y)
+    return order[on_segment[order] == 0].astype(cp.int32)
+
+
+class _Parts:
+    """Seconds of the set-up's steps, the device synchronised at each mark."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp, self.seconds, self.last = cp, {}, time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        self.cp.cuda.get_current_stream().synchronize()
+        now = time.perf_counter()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self.last, 6)
+        self.last = now
+
+
 def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
-               ) -> tuple[Any, dict[str, Any]]:
-    """Insert ``base.free_ids`` into ``base`` on the device (``x``, ``y``: every input
-    vertex's coordinates, CuPy float64). Returns (the domain's triangles, CuPy int32
-    (k, 3), input vertex ids; statistics). Raises :class:`cdt.Unsupported` on a stuck
-    vertex."""
+               ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """Insert the free vertices (those on no segment of ``base``) on the device (``x``,
+    ``y``: every input vertex's coordinates, CuPy float64). Returns the grown mesh's slots
+    and the domain's among them: (tri, nbr, seg: CuPy int32 (nt, 3), counter-clockwise,
+    input vertex ids, neighbour slots, segment codes indexing ``base.table``; the domain's
+    slots, CuPy int64, increasing; statistics, with ``parts``: the set-up's seconds).
+    The slots outside the domain are base slots (never rewritten) that only domain
+    triangles' ``nbr`` entries across a segment point to. Raises :class:`cdt.Unsupported`
+    on a stuck vertex."""
     cp = backend.cupy_module()
     variants = gpu.build_variants(cp, None)  # loaded once per process (gpu.py)
     t_start = time.perf_counter()
+    parts = _Parts(cp)
     sms = backend.gpu_properties()["multiprocessors"]
     block = gpu.BLOCK
-    t0, nf = len(base.tri), len(base.free_ids)
+    t0, nf = len(base.tri), base.n_vertices - len(base.segment_vertices)
     cap = t0 + 2 * nf
     if 3 * cap > gpu.INT32_LIMIT:
         raise Unsupported(f"{cap} triangle slots exceed the 32-bit build's index range")
@@ -62,11 +92,10 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
     for dev, host in ((tri, base.tri), (nbr, base.nbr), (seg, base.seg)):
         dev[: 3 * t0] = cp.asarray(host.reshape(-1), dtype=cp.int32)
     outside = cp.asarray(base.outside.astype(np.uint8))
-    from ..reorder import morton_order  # noqa: PLC0415
-
-    free = cp.asarray(base.free_ids.astype(np.int32))
-    if nf:
-        free = free[morton_order(x[free], y[free])]
+    free = _free_in_morton_order(cp, base, x, y)
+    if len(free) != nf:
+        raise Unsupported("the free vertices' count does not match")  # cannot happen
+    parts.mark("free_list")
     counters = cp.asarray(np.array([0, 0, 0, t0, 0, 0, 0, 0], dtype=np.uint64))
     loc = cp.empty(max(1, nf), dtype=cp.int32)
     stats: dict[str, Any] = {"engine": "gpu insertion", "rounds": 0, "claimants": 0,
@@ -80,6 +109,7 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
             (-(-threads // block),), (block,),
             (x, y, tri, nbr, seg, outside, free, np.int64(nf), np.int64(RUN), np.int32(0),
              np.int64(MAX_LOCATE_WALK), loc, counters))
+    parts.mark("locate")
     pick = cp.empty(cap, dtype=cp.uint64)
     pick.data.memset_async(0xFF, pick.nbytes)  # ~0: no vertex offered yet
     count = cp.zeros(cap, dtype=cp.uint32)
@@ -103,7 +133,7 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         (x, y, tri, nbr, seg, free, np.uint64(0), first_n, np.int64(nf), loc, written,
          np.uint32(0xFFFFFFFF), big, pick, count, lists[0], first_n, counters))
     level, last_inserted = 0, 0
-    cp.cuda.get_current_stream().synchronize()
+    parts.mark("first_picks")
     t_loop = time.perf_counter()
     read = [0] * N_COUNTERS
     for rnd in range(max_rounds):
@@ -170,10 +200,13 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         raise Unsupported(f"{max_rounds} insertion rounds left free vertices")
     nt = read[C_TRIANGLES]
     stats.update(inserted=read[C_INSERTED], outside=read[C_OUTSIDE], big=read[C_BIG])
-    shaped = tri[: 3 * nt].reshape(nt, 3)
-    kept = cp.asarray(np.flatnonzero(~base.outside).astype(np.int64))
-    out = cp.concatenate([shaped[kept], shaped[t0:]])
     cp.cuda.get_current_stream().synchronize()
     stats["loop_seconds"] = time.perf_counter() - t_loop
+    parts.mark("loop")
+    # the domain: the base's inside slots, then every slot the rounds added (never outside)
+    kept = cp.concatenate([cp.asarray(np.flatnonzero(~base.outside).astype(np.int64)),
+                           cp.arange(t0, nt, dtype=cp.int64)])  # cdt.domain_slots
+    shaped = [a[: 3 * nt].reshape(nt, 3) for a in (tri, nbr, seg)]
+    stats["parts"] = parts.seconds
     stats["seconds"] = time.perf_counter() - t_start
-    return out, stats
+    return (*shaped, kept, stats)
