@@ -5,7 +5,8 @@ One location launch (each thread walks a run of ``RUN`` Morton-consecutive free 
 each from the last one's triangle) and one pick launch, then rounds of one small host read
 (the claim count, which sizes the plan launches, with the other counters) and
 ``4 + 4 * PASSES`` launches: claim; read; plan; ``PASSES`` times race, priority check,
-check, ring check and lock; apply; relocate and pick for the next round. The mesh arrays
+check, ring check and lock; apply; relocate and pick for the next round (only the vertices
+of rewritten triangles offer themselves again: picks and counts persist). The mesh arrays
 are sized once: an inserted vertex adds exactly two triangles, so ``t0 + 2 * free`` slots
 hold the end. A round that inserts nothing (every claimant's cavity too big for the
 build) moves on to the large-cavity build; a stuck vertex (a sign the float filter cannot
@@ -125,13 +126,14 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
     state = cp.empty(max_claims, dtype=cp.int32)
     racing = cp.zeros(max_claims, dtype=cp.uint32)  # pass stamps are never 0
     grid = (sms * 8,)
-    # The first picks: every located vertex offers itself to its triangle (no slot holds
-    # the stamp, so none relocates); the waiting ones -> list 0.
+    # The first picks: every located vertex offers itself to its triangle (offer_all; no
+    # slot holds the stamp, so none relocates); the waiting ones -> list 0. Later rounds
+    # offer only the vertices of rewritten triangles: picks and counts persist.
     first_n = counters[C_NEXT0:C_NEXT0 + 1]
     k0["cdt_relocate_pick"](
         grid, (block,),
         (x, y, tri, nbr, seg, free, np.uint64(0), first_n, np.int64(nf), loc, written,
-         np.uint32(0xFFFFFFFF), big, pick, count, lists[0], first_n, counters))
+         np.uint32(0xFFFFFFFF), np.int32(1), big, pick, count, lists[0], first_n, counters))
     level, last_inserted = 0, 0
     parts.mark("first_picks")
     t_loop = time.perf_counter()
@@ -169,7 +171,7 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         v.k["cdt_plan"](
             cgrid, (block,),
             (x, y, tri, nbr, seg, free, claims, nc, np.uint64(rnd), loc, big, pick, count,
-             cmark, state, plans.hood, plans.n_cavity, plans.n_hood, counters))
+             written, cmark, state, plans.hood, plans.n_cavity, plans.n_hood, counters))
         lock_stamp = np.uint32(2 * (rnd + 1))
         for q in range(PASSES):
             stamp = np.uint32(rnd * PASSES + q + 1)
@@ -188,11 +190,11 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         v.k["cdt_apply"](
             cgrid, (block,),
             (x, y, tri, nbr, seg, free, claims, nc, np.uint64(rnd), state, plans.hood,
-             plans.n_cavity, loc, written, counters))
+             plans.n_cavity, loc, written, pick, count, counters))
         v.k["cdt_relocate_pick"](
             grid, (block,),
-            (x, y, tri, nbr, seg, free, *args, loc, written, np.uint32(rnd + 1), big, pick,
-             count, lists[(rnd + 1) % 2], counters[there:there + 1], counters))
+            (x, y, tri, nbr, seg, free, *args, loc, written, np.uint32(rnd + 1), np.int32(0),
+             big, pick, count, lists[(rnd + 1) % 2], counters[there:there + 1], counters))
         stats["rounds"] += 1
         stats["claimants"] += n_claims
         stats["large_rounds"] += level
