@@ -337,6 +337,10 @@ def _row(args, record, triangle, kind: str, target: int, device: str, tmp: str) 
         cdt_s=steady_stats.get("cdt", {}).get("seconds_with_segment_cdt"),
         cdt_insert_loop_s=steady_stats.get("cdt", {}).get("loop_seconds"),
         cdt_rounds=steady_stats.get("cdt", {}).get("rounds"),
+        # the CDT's steps (device synchronised at each): upload (vertices, scale check),
+        # segment_cdt (Triangle on the segment vertices), free_list (device: Morton sort),
+        # locate, first_picks (buffers, first picks), loop, mesh (markers, compaction+layout)
+        **{f"cdt_{k}_s": v for k, v in steady_stats.get("cdt", {}).get("parts", {}).items()},
         # the first rounds' claimants and insertions (cdt_gpu.ROUND_LOG of them)
         cdt_claims_head=steady_stats.get("cdt", {}).get("claims_per_round", [])[:16],
         cdt_inserted_head=steady_stats.get("cdt", {}).get("inserted_per_round", [])[:16],

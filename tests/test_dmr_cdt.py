@@ -146,3 +146,26 @@ def test_gpu_path_hands_unsupported_input_to_triangle(where):
     assert stats["cdt"]["engine"] == "triangle" and stats["cdt"]["reason"]
     verdict = check_mesh(out, mesh, min_angle=30.0)
     assert verdict["ok"], verdict["problems"][:5]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_inserted_slots_compacted_equal_the_rebuilt_mesh(case):
+    """What the GPU path builds its mesh from (api._cdt_on_gpu): the insertion's own
+    slots, the outside ones dropped (api._morton_layout with ``among``), against
+    mesh_from_arrays' rebuild from the triangles alone: the same triangles, orientation,
+    neighbours and segment codes."""
+    from morphgpu.dmr.mesh import Mesh, mesh_from_arrays  # noqa: PLC0415
+
+    mesh = _inputs()[case]
+    base = cdt.segment_vertex_cdt(api._validated(mesh), triangle)
+    v = np.asarray(mesh["vertices"], np.float64)
+    m, _ = cdt.insert_cpu_slots(base, v)
+    grown = Mesh(m.x[: len(v)], m.y[: len(v)], m.tri[: m.nt], m.nbr[: m.nt], m.seg[: m.nt],
+                 np.zeros(len(v), np.int64), base.table)
+    ours = api._morton_layout(grown, cdt.domain_slots(base, m.nt))
+    ref = mesh_from_arrays(v, ours.tri, base.segments, base.segment_markers)
+    np.testing.assert_array_equal(ours.tri, ref.tri)  # counter-clockwise already
+    np.testing.assert_array_equal(ours.nbr, ref.nbr)
+    np.testing.assert_array_equal(ours.seg, ref.seg)
+    np.testing.assert_array_equal(base.table, ref.segment_markers)
+    assert (ours.nbr < 0).sum() > 0 and (ours.seg[ours.nbr < 0] > 0).all()

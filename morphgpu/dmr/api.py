@@ -333,12 +333,15 @@ def _to_mesh(m: dict[str, np.ndarray], side: str) -> Mesh:
     return mesh
 
 
-def _morton_layout(mesh: Mesh) -> Mesh:
-    """Triangles in Morton order of their centroids, so cavities stay in one thread's range."""
-    t = [mesh.tri[:, i] for i in range(3)]  # element-wise (no CuPy mean: a reduction)
+def _morton_layout(mesh: Mesh, among: Any = None) -> Mesh:
+    """Triangles in Morton order of their centroids, so cavities stay in one thread's range.
+    ``among``: the slots to keep (the others are dropped, neighbours across to them -1)."""
+    tri = mesh.tri if among is None else mesh.tri[among]
+    t = [tri[:, i] for i in range(3)]  # element-wise (no CuPy mean: a reduction)
     cx = (mesh.x[t[0]] + mesh.x[t[1]] + mesh.x[t[2]]) / 3
     cy = (mesh.y[t[0]] + mesh.y[t[1]] + mesh.y[t[2]]) / 3
-    return permute_triangles(mesh, morton_order(cx, cy))
+    order = morton_order(cx, cy)
+    return permute_triangles(mesh, order if among is None else among[order])
 
 
 def prepare(mesh: dict[str, Any], side: str = "cpu",
@@ -358,8 +361,9 @@ def prepare(mesh: dict[str, Any], side: str = "cpu",
     t1 = time.perf_counter()
     if "triangles" not in src or len(src["triangles"]) == 0:
         if gpu:
-            _check_scale(src["vertices"], "vertices")  # before Triangle sees them
-            built = _cdt_on_gpu(src)
+            built = _cdt_on_gpu(src)  # checks the scale where it does not return None
+            if built is None:
+                _check_scale(src["vertices"], "vertices")  # before Triangle sees them
             if isinstance(built, str):
                 fallback = built
             elif built is not None:
@@ -389,31 +393,64 @@ def prepare(mesh: dict[str, Any], side: str = "cpu",
 
 def _cdt_on_gpu(src: dict[str, np.ndarray]) -> tuple[Mesh, dict[str, np.ndarray]] | str | None:
     """A PSLG's constrained triangulation on the GPU (cdt.py: Triangle triangulates the
-    segment vertices, the device inserts the others), as our mesh, with ``src`` completed
-    as Triangle's output would (segments, markers); None where Triangle is to triangulate
-    the whole input: no segments (Triangle's convex hull, ``-c``), collinear input (its
-    error); a string, why, for an input the insertion does not handle
-    (:class:`cdt.Unsupported`: logged, and named in the statistics' ``cdt``)."""
+    segment vertices, the device inserts the others), as our mesh, already in the Morton
+    layout (``extra['morton_layout']``), with ``src`` completed as Triangle's output would
+    (segments, markers); None where Triangle is to triangulate the whole input: no
+    segments (Triangle's convex hull, ``-c``), collinear input (its error); a string, why,
+    for an input the insertion does not handle (:class:`cdt.Unsupported`: logged, and
+    named in the statistics' ``cdt``). Checks the vertices' scale (on the device) where
+    it does not return None."""
     from . import cdt, cdt_gpu  # noqa: PLC0415
 
-    if "segments" not in src or not len(src["segments"]) or _all_collinear(src["vertices"]):
+    if "segments" not in src or not len(src["segments"]):
         return None
-    t0 = time.perf_counter()
-    try:
-        base = cdt.segment_vertex_cdt(src, _triangle_module())
-        from .. import transfer  # noqa: PLC0415
+    from .. import transfer  # noqa: PLC0415
 
-        (vertices,) = transfer.to_device_many([src["vertices"]])
-        x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
-        tri, stats = cdt_gpu.insert_gpu(base, x, y)
+    t0 = time.perf_counter()
+    parts: dict[str, float] = {}
+    (vertices,) = transfer.to_device_many([src["vertices"]])
+    # the whole array's scale on the device (one min and one max pass), before Triangle
+    # sees any vertex (issue 19: the host's pass took milliseconds at millions of points)
+    _check_scale(vertices, "vertices")
+    if _all_collinear(src["vertices"]):
+        return None
+    x, y = vertices[:, 0].copy(), vertices[:, 1].copy()
+    backend.synchronize()
+    parts["upload"] = time.perf_counter() - t0
+    try:
+        t1 = time.perf_counter()
+        base = cdt.segment_vertex_cdt(src, _triangle_module())
+        parts["segment_cdt"] = time.perf_counter() - t1
+        tri, nbr, seg, kept, stats = cdt_gpu.insert_gpu(base, x, y)
     except cdt.Unsupported as exc:
         log.info("morphgpu.dmr.refine: the constrained triangulation on the GPU does not "
                  "handle this input (%s): Triangle triangulates all of it", exc)
         return str(exc)
-    mesh = mesh_from_arrays(vertices, tri, base.segments, base.segment_markers,
-                            base.vertex_markers, src.get("holes"), side="gpu")
+    t2 = time.perf_counter()
+    cp = backend.cupy_module()
+    # the vertex markers: the input's (0 if none), -p's on the segment vertices
+    vm_in = base.input_vertex_markers
+    vm = (cp.zeros(len(x), dtype=cp.int64) if vm_in is None
+          else transfer.to_device_many([np.asarray(vm_in).ravel()])[0].astype(cp.int64))
+    vm[cp.asarray(base.segment_vertices)] = cp.asarray(base.segment_vertex_markers,
+                                                       dtype=cp.int64)
+    holes = src.get("holes")
+    # The insertion's own slots, not a rebuild from the triangles (mesh_from_arrays: an
+    # orientation pass, a sort of every half-edge for the neighbours, a search for the
+    # segment codes): the fans are counter-clockwise by the exact signs that built them,
+    # their neighbours and segment codes are kept by every round, and the domain's
+    # boundary is made of -p's segments, so dropping the outside slots leaves -1 exactly
+    # where the domain ends. One permutation keeps the domain's slots, in the Morton
+    # order the refinement wants.
+    holes = np.zeros((0, 2)) if holes is None else np.asarray(holes, np.float64).reshape(-1, 2)
+    grown = Mesh(x, y, tri, nbr, seg, vm, base.table, holes)
+    mesh = _morton_layout(grown, kept)
+    mesh.extra["morton_layout"] = True
     if "regions" in src:
         mesh.extra["regions"] = src["regions"]
+    backend.synchronize()
+    parts["mesh"] = time.perf_counter() - t2
+    stats["parts"] = {**parts, **stats.get("parts", {})}
     stats["seconds_with_segment_cdt"] = time.perf_counter() - t0
     mesh.extra["cdt"] = stats
     done = {**src, "segments": base.segments, "segment_markers": base.segment_markers,
@@ -728,7 +765,8 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
         _check_output_size(src, float(max_area), area=_mesh_area(ours))
     progress = _memory_guard(progress)
     tl = time.perf_counter()
-    ours = _morton_layout(ours)
+    if not ours.extra.pop("morton_layout", False):  # the GPU's CDT builds it laid out
+        ours = _morton_layout(ours)
     ours.extra["n_input"] = ours.n_vertices  # for concentric-shell segment splitting
     backend.synchronize()
     t1 = time.perf_counter()

@@ -61,11 +61,32 @@ class SegmentCDT:
     nbr: np.ndarray  # (t0, 3) int32
     seg: np.ndarray  # (t0, 3) int32 segment codes (mesh.edge_segment_codes)
     outside: np.ndarray  # (t0,) bool: not part of the domain (hole, exterior)
-    free_ids: np.ndarray  # the input vertices on no segment, int64, increasing
+    segment_vertices: np.ndarray  # the input vertices on a segment, int64, increasing
+    n_vertices: int  # input vertices
     segments: np.ndarray  # (s, 2) int64: -p's segments, input ids
     segment_markers: np.ndarray  # (s,) int32: -p's
-    vertex_markers: np.ndarray  # (n,) int32: every input vertex's output marker
+    segment_vertex_markers: np.ndarray  # (len(segment_vertices),) int32: -p's
+    input_vertex_markers: np.ndarray | None  # the input's, as given (None: none given)
     table: np.ndarray  # the segment marker table seg codes index
+
+    # The two per-vertex arrays below are built on demand: the GPU path builds its own on
+    # the device (api._cdt_on_gpu), and n-sized host passes cost milliseconds at millions
+    # of vertices (issue 19: flatnonzero over 3.5M vertices alone took several).
+    @property
+    def free_ids(self) -> np.ndarray:
+        """The input vertices on no segment, int64, increasing."""
+        free = np.ones(self.n_vertices, dtype=bool)
+        free[self.segment_vertices] = False
+        return np.flatnonzero(free)
+
+    @property
+    def vertex_markers(self) -> np.ndarray:
+        """(n,) int32: every input vertex's output marker (-p's on segment vertices, the
+        input's elsewhere, 0 if none given), as Triangle gives them."""
+        vm = (np.zeros(self.n_vertices, np.int32) if self.input_vertex_markers is None
+              else np.asarray(self.input_vertex_markers, np.int32).ravel().copy())
+        vm[self.segment_vertices] = self.segment_vertex_markers
+        return vm
 
 
 def _rows(tri: np.ndarray) -> np.ndarray:
@@ -80,10 +101,7 @@ def segment_vertex_cdt(src: dict[str, np.ndarray], triangle) -> SegmentCDT:
     apply."""
     segments = np.asarray(src["segments"], dtype=np.int64)
     n = len(src["vertices"])
-    on_segment = np.zeros(n, dtype=bool)
-    on_segment[segments.ravel()] = True
-    sv = np.flatnonzero(on_segment)
-    free_ids = np.flatnonzero(~on_segment)
+    sv = np.unique(segments.ravel())  # segments are few: no pass over all vertices
     if len(sv) < 3:
         raise Unsupported("fewer than 3 segment vertices")
     local = np.searchsorted(sv, segments).astype(np.int32)
@@ -118,24 +136,20 @@ def segment_vertex_cdt(src: dict[str, np.ndarray], triangle) -> SegmentCDT:
                                  dom_segments, dom_markers, side="cpu")
     except ValueError as exc:
         raise Unsupported(f"the segment vertices' mesh: {exc}") from exc
-    vertex_markers = (np.zeros(n, np.int32) if vm_in is None
-                      else np.asarray(vm_in, np.int32).ravel().copy())
-    vertex_markers[sv] = np.asarray(domain["vertex_markers"], np.int32).ravel()
     return SegmentCDT(
         tri=sv[np.asarray(small.tri, np.int64)].astype(np.int32),
         nbr=np.asarray(small.nbr, np.int32), seg=np.asarray(small.seg, np.int32),
-        outside=~inside, free_ids=free_ids, segments=sv[dom_segments],
-        segment_markers=dom_markers, vertex_markers=vertex_markers,
-        table=np.asarray(small.segment_markers),
+        outside=~inside, segment_vertices=sv, n_vertices=n, segments=sv[dom_segments],
+        segment_markers=dom_markers,
+        segment_vertex_markers=np.asarray(domain["vertex_markers"], np.int32).ravel(),
+        input_vertex_markers=vm_in, table=np.asarray(small.segment_markers),
     )
 
 
 def inside_triangles(base: SegmentCDT, tri: np.ndarray, n_triangles: int) -> np.ndarray:
     """The domain's triangles of a mesh grown from ``base``: its inside slots, then every
     slot added after them (the outside ones are never rewritten)."""
-    t0 = len(base.tri)
-    keep = np.concatenate([np.flatnonzero(~base.outside), np.arange(t0, n_triangles)])
-    return tri[keep]
+    return tri[domain_slots(base, n_triangles)]
 
 
 def _locate(m: GrowableMesh, outside: np.ndarray, px: float, py: float, start: int,
@@ -238,11 +252,27 @@ def claim_in_passes(plans: list[Plan], waiting: np.ndarray, rnd: int) -> np.ndar
     return won
 
 
+def domain_slots(base: SegmentCDT, n_triangles: int) -> np.ndarray:
+    """The domain's slots of a mesh grown from ``base`` to ``n_triangles`` slots: its
+    inside slots, then every slot added after them (the outside ones are never
+    rewritten), int64, increasing."""
+    t0 = len(base.tri)
+    return np.concatenate([np.flatnonzero(~base.outside), np.arange(t0, n_triangles)])
+
+
 def insert_cpu(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int = 100_000,
                run: int = 64) -> tuple[np.ndarray, dict]:
     """The GPU's insertion rounds in NumPy and Python with exact predicates: (the domain's
     triangles, counter-clockwise, input ids; statistics). Raises :class:`Unsupported` for
     a free vertex on a segment or on another vertex."""
+    m, stats = insert_cpu_slots(base, vertices, max_rounds=max_rounds, run=run)
+    return inside_triangles(base, m.tri[: m.nt], m.nt), stats
+
+
+def insert_cpu_slots(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int = 100_000,
+                     run: int = 64) -> tuple[GrowableMesh, dict]:
+    """:func:`insert_cpu`'s grown mesh itself, every slot (``m.nt`` of them; the domain's:
+    :func:`domain_slots`), as cdt_gpu.insert_gpu hands it over; and the statistics."""
     x = np.ascontiguousarray(vertices[:, 0], dtype=np.float64)
     y = np.ascontiguousarray(vertices[:, 1], dtype=np.float64)
     t0, nf = len(base.tri), len(base.free_ids)
@@ -302,7 +332,7 @@ def insert_cpu(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int = 100_
         active = active[loc[active] >= 0]
     else:
         raise RuntimeError(f"cdt: {max_rounds} rounds left vertices uninserted")
-    return inside_triangles(base, m.tri[: m.nt], m.nt), stats
+    return m, stats
 
 
 def _morton(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -322,5 +352,6 @@ def triangulate_cpu(src: dict[str, np.ndarray], triangle) -> dict[str, np.ndarra
 
 
 __all__ = ["COUNT_BITS", "DONE", "OUTSIDE", "PASSES", "STUCK", "SegmentCDT", "Unsupported",
-           "claim_in_passes", "claim_marks_of", "inside_triangles", "insert_cpu",
+           "claim_in_passes", "claim_marks_of", "domain_slots", "inside_triangles", "insert_cpu",
+           "insert_cpu_slots",
            "segment_vertex_cdt", "triangulate_cpu"]

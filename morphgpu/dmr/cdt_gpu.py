@@ -5,7 +5,8 @@ One location launch (each thread walks a run of ``RUN`` Morton-consecutive free 
 each from the last one's triangle) and one pick launch, then rounds of one small host read
 (the claim count, which sizes the plan launches, with the other counters) and
 ``4 + 4 * PASSES`` launches: claim; read; plan; ``PASSES`` times race, priority check,
-check, ring check and lock; apply; relocate and pick for the next round. The mesh arrays
+check, ring check and lock; apply; relocate and pick for the next round (only the vertices
+of rewritten triangles offer themselves again: picks and counts persist). The mesh arrays
 are sized once: an inserted vertex adds exactly two triangles, so ``t0 + 2 * free`` slots
 hold the end. A round that inserts nothing (every claimant's cavity too big for the
 build) moves on to the large-cavity build; a stuck vertex (a sign the float filter cannot
@@ -40,18 +41,48 @@ N_COUNTERS = 8
 ROUND_LOG = 64  # rounds whose claim and insertion counts the statistics keep
 
 
+def _free_in_morton_order(cp: Any, base: SegmentCDT, x: Any, y: Any) -> Any:
+    """The free vertices (on no segment), Morton-sorted, CuPy int32, built on the device:
+    every vertex's Morton order with the few segment vertices dropped (issue 19: the host's
+    flatnonzero, int32 conversion and pageable upload of 3.5M free ids cost ~10 ms)."""
+    from ..reorder import morton_order  # noqa: PLC0415
+
+    on_segment = cp.zeros(base.n_vertices, dtype=cp.uint8)
+    on_segment[cp.asarray(base.segment_vertices)] = 1
+    order = morton_order(x, y)
+    return order[on_segment[order] == 0].astype(cp.int32)
+
+
+class _Parts:
+    """Seconds of the set-up's steps, the device synchronised at each mark."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp, self.seconds, self.last = cp, {}, time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        self.cp.cuda.get_current_stream().synchronize()
+        now = time.perf_counter()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self.last, 6)
+        self.last = now
+
+
 def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
-               ) -> tuple[Any, dict[str, Any]]:
-    """Insert ``base.free_ids`` into ``base`` on the device (``x``, ``y``: every input
-    vertex's coordinates, CuPy float64). Returns (the domain's triangles, CuPy int32
-    (k, 3), input vertex ids; statistics). Raises :class:`cdt.Unsupported` on a stuck
-    vertex."""
+               ) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """Insert the free vertices (those on no segment of ``base``) on the device (``x``,
+    ``y``: every input vertex's coordinates, CuPy float64). Returns the grown mesh's slots
+    and the domain's among them: (tri, nbr, seg: CuPy int32 (nt, 3), counter-clockwise,
+    input vertex ids, neighbour slots, segment codes indexing ``base.table``; the domain's
+    slots, CuPy int64, increasing; statistics, with ``parts``: the set-up's seconds).
+    The slots outside the domain are base slots (never rewritten) that only domain
+    triangles' ``nbr`` entries across a segment point to. Raises :class:`cdt.Unsupported`
+    on a stuck vertex."""
     cp = backend.cupy_module()
     variants = gpu.build_variants(cp, None)  # loaded once per process (gpu.py)
     t_start = time.perf_counter()
+    parts = _Parts(cp)
     sms = backend.gpu_properties()["multiprocessors"]
     block = gpu.BLOCK
-    t0, nf = len(base.tri), len(base.free_ids)
+    t0, nf = len(base.tri), base.n_vertices - len(base.segment_vertices)
     cap = t0 + 2 * nf
     if 3 * cap > gpu.INT32_LIMIT:
         raise Unsupported(f"{cap} triangle slots exceed the 32-bit build's index range")
@@ -62,11 +93,10 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
     for dev, host in ((tri, base.tri), (nbr, base.nbr), (seg, base.seg)):
         dev[: 3 * t0] = cp.asarray(host.reshape(-1), dtype=cp.int32)
     outside = cp.asarray(base.outside.astype(np.uint8))
-    from ..reorder import morton_order  # noqa: PLC0415
-
-    free = cp.asarray(base.free_ids.astype(np.int32))
-    if nf:
-        free = free[morton_order(x[free], y[free])]
+    free = _free_in_morton_order(cp, base, x, y)
+    if len(free) != nf:
+        raise Unsupported("the free vertices' count does not match")  # cannot happen
+    parts.mark("free_list")
     counters = cp.asarray(np.array([0, 0, 0, t0, 0, 0, 0, 0], dtype=np.uint64))
     loc = cp.empty(max(1, nf), dtype=cp.int32)
     stats: dict[str, Any] = {"engine": "gpu insertion", "rounds": 0, "claimants": 0,
@@ -80,6 +110,7 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
             (-(-threads // block),), (block,),
             (x, y, tri, nbr, seg, outside, free, np.int64(nf), np.int64(RUN), np.int32(0),
              np.int64(MAX_LOCATE_WALK), loc, counters))
+    parts.mark("locate")
     pick = cp.empty(cap, dtype=cp.uint64)
     pick.data.memset_async(0xFF, pick.nbytes)  # ~0: no vertex offered yet
     count = cp.zeros(cap, dtype=cp.uint32)
@@ -95,15 +126,16 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
     state = cp.empty(max_claims, dtype=cp.int32)
     racing = cp.zeros(max_claims, dtype=cp.uint32)  # pass stamps are never 0
     grid = (sms * 8,)
-    # The first picks: every located vertex offers itself to its triangle (no slot holds
-    # the stamp, so none relocates); the waiting ones -> list 0.
+    # The first picks: every located vertex offers itself to its triangle (offer_all; no
+    # slot holds the stamp, so none relocates); the waiting ones -> list 0. Later rounds
+    # offer only the vertices of rewritten triangles: picks and counts persist.
     first_n = counters[C_NEXT0:C_NEXT0 + 1]
     k0["cdt_relocate_pick"](
         grid, (block,),
         (x, y, tri, nbr, seg, free, np.uint64(0), first_n, np.int64(nf), loc, written,
-         np.uint32(0xFFFFFFFF), big, pick, count, lists[0], first_n, counters))
+         np.uint32(0xFFFFFFFF), np.int32(1), big, pick, count, lists[0], first_n, counters))
     level, last_inserted = 0, 0
-    cp.cuda.get_current_stream().synchronize()
+    parts.mark("first_picks")
     t_loop = time.perf_counter()
     read = [0] * N_COUNTERS
     for rnd in range(max_rounds):
@@ -139,7 +171,7 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         v.k["cdt_plan"](
             cgrid, (block,),
             (x, y, tri, nbr, seg, free, claims, nc, np.uint64(rnd), loc, big, pick, count,
-             cmark, state, plans.hood, plans.n_cavity, plans.n_hood, counters))
+             written, cmark, state, plans.hood, plans.n_cavity, plans.n_hood, counters))
         lock_stamp = np.uint32(2 * (rnd + 1))
         for q in range(PASSES):
             stamp = np.uint32(rnd * PASSES + q + 1)
@@ -158,11 +190,11 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         v.k["cdt_apply"](
             cgrid, (block,),
             (x, y, tri, nbr, seg, free, claims, nc, np.uint64(rnd), state, plans.hood,
-             plans.n_cavity, loc, written, counters))
+             plans.n_cavity, loc, written, pick, count, counters))
         v.k["cdt_relocate_pick"](
             grid, (block,),
-            (x, y, tri, nbr, seg, free, *args, loc, written, np.uint32(rnd + 1), big, pick,
-             count, lists[(rnd + 1) % 2], counters[there:there + 1], counters))
+            (x, y, tri, nbr, seg, free, *args, loc, written, np.uint32(rnd + 1), np.int32(0),
+             big, pick, count, lists[(rnd + 1) % 2], counters[there:there + 1], counters))
         stats["rounds"] += 1
         stats["claimants"] += n_claims
         stats["large_rounds"] += level
@@ -170,10 +202,13 @@ def insert_gpu(base: SegmentCDT, x: Any, y: Any, *, max_rounds: int = 100_000,
         raise Unsupported(f"{max_rounds} insertion rounds left free vertices")
     nt = read[C_TRIANGLES]
     stats.update(inserted=read[C_INSERTED], outside=read[C_OUTSIDE], big=read[C_BIG])
-    shaped = tri[: 3 * nt].reshape(nt, 3)
-    kept = cp.asarray(np.flatnonzero(~base.outside).astype(np.int64))
-    out = cp.concatenate([shaped[kept], shaped[t0:]])
     cp.cuda.get_current_stream().synchronize()
     stats["loop_seconds"] = time.perf_counter() - t_loop
+    parts.mark("loop")
+    # the domain: the base's inside slots, then every slot the rounds added (never outside)
+    kept = cp.concatenate([cp.asarray(np.flatnonzero(~base.outside).astype(np.int64)),
+                           cp.arange(t0, nt, dtype=cp.int64)])  # cdt.domain_slots
+    shaped = [a[: 3 * nt].reshape(nt, 3) for a in (tri, nbr, seg)]
+    stats["parts"] = parts.seconds
     stats["seconds"] = time.perf_counter() - t_start
-    return out, stats
+    return (*shaped, kept, stats)

@@ -240,10 +240,15 @@ def to_triangle_dict(mesh: Mesh) -> dict[str, Any]:
 
 
 def permute_triangles(mesh: Mesh, perm: Any) -> Mesh:
-    """The mesh with triangle slot i holding old triangle perm[i] (neighbours renumbered)."""
+    """The mesh with triangle slot i holding old triangle perm[i] (neighbours renumbered).
+    ``perm`` may leave slots out: they are dropped, and neighbours across to them become
+    -1 (the domain's boundary)."""
     xp = backend.array_module(mesh.tri)
     perm = xp.asarray(perm, dtype=xp.int64)
-    new_id = xp.empty(len(perm), dtype=xp.int64)
+    if len(perm) == len(mesh.tri):
+        new_id = xp.empty(len(perm), dtype=xp.int64)
+    else:
+        new_id = xp.full(len(mesh.tri), -1, dtype=xp.int64)
     new_id[perm] = xp.arange(len(perm))
     nbr = mesh.nbr[perm]
     nbr = xp.where(nbr >= 0, new_id[xp.maximum(nbr, 0)], -1).astype(mesh.nbr.dtype)

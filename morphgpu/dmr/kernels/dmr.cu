@@ -784,14 +784,15 @@ extern "C" __global__ void __launch_bounds__(DMR_BLOCK) refine_tail(
 //                   undecided whose cavity and ring touch no winner's (Luby's rounds on
 //                   the conflict graph: one pass leaves many claimants that lost only to a
 //                   claimant that itself lost or waited)
-//   cdt_apply       the winners' fans; written slots stamped
+//   cdt_apply       the winners' fans; written slots stamped, their picks reset
 //   cdt_relocate_pick
 //                   a vertex whose triangle was rewritten walks around the new fan's apex
-//                   to its triangle there (the fan covers the old cavity exactly); each
-//                   waiting vertex offers itself to its triangle for the next round
-//                   (nearest the centroid first: a 64-bit atomicMin; a vertex whose cavity
-//                   was too big goes last) and counts itself there; the waiting vertices
-//                   -> the next round's list
+//                   to its triangle there (the fan covers the old cavity exactly) and
+//                   offers itself to it for the next rounds (nearest the centroid first: a
+//                   64-bit atomicMin; a vertex whose cavity was too big goes last) and
+//                   counts itself there; picks and counts of triangles not rewritten
+//                   persist (their vertices are the same); the waiting vertices -> the
+//                   next round's list
 // A cavity never crosses a segment and is empty-circle within what it can see, so every
 // round leaves a CDT of the vertices inserted so far. A sign the float filter cannot decide
 // (a vertex on a segment or an edge, a duplicate vertex, cocircular points) marks the vertex
@@ -880,9 +881,9 @@ __device__ __forceinline__ i64 cdt_list_length(const vid_t* list, const u64* n_l
 }
 
 // The picked vertices -> claims (the first max_claims of them; *n_claims counts them all;
-// a triangle past the cap has its pick and count reset here, as cdt_plan does for the
-// others). Zeroes the count of the list the coming cdt_relocate_pick fills. *n_claims is
-// zeroed by the host's previous read (cdt_gpu.py) or by the last round's cdt_apply.
+// a triangle past the cap keeps its pick and count for the next round). Zeroes the count
+// of the list the coming cdt_relocate_pick fills. *n_claims is zeroed by the host's
+// previous read (cdt_gpu.py) or by the last round's cdt_apply.
 extern "C" __global__ void cdt_claim(const vid_t* list, const u64* n_list, i64 n_all,
                                      const vid_t* loc, u64* pick, unsigned* count,
                                      vid_t* claims, i64 max_claims, u64* n_claims,
@@ -896,10 +897,6 @@ extern "C" __global__ void cdt_claim(const vid_t* list, const u64* n_list, i64 n
         const bool picked = t >= 0 && (unsigned)pick[t] == (unsigned)fi;
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_claims, picked ? 1 : 0);
         if (picked && slot < max_claims) claims[slot] = (vid_t)fi;
-        if (picked && slot >= max_claims) {  // no other vertex of t matches ~0's low word
-            pick[t] = ~0ull;
-            count[t] = 0;
-        }
     }
 }
 
@@ -913,17 +910,15 @@ __device__ __forceinline__ u64 cdt_mark(unsigned count, u64 round, i64 i) {
 extern "C" __global__ void cdt_plan(
     const double* x, const double* y, vid_t* tri, vid_t* nbr, int* seg, const vid_t* free_ids,
     const vid_t* claims, i64 n_claims, u64 round, vid_t* loc, unsigned char* big, u64* pick,
-    unsigned* count, u64* cmark, int* state, vid_t* hood, int* n_cavity, int* n_hood,
-    u64* counters) {
+    unsigned* count, unsigned* written, u64* cmark, int* state, vid_t* hood, int* n_cavity,
+    int* n_hood, u64* counters) {
     const MeshView m{x, y, tri, nbr, seg};
     for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
         state[i] = CDT_OUT;
         n_cavity[i] = -1;
         const vid_t fi = claims[i];
         const vid_t t = loc[fi];
-        const unsigned waiting = count[t];
-        pick[t] = ~0ull;  // t is this claimant's alone: reset for the next round's picks
-        count[t] = 0;
+        const unsigned waiting = count[t];  // t is this claimant's alone this round
         const vid_t p = free_ids[fi];
         const double px = x[p], py = y[p];
         Cavity cav;
@@ -931,7 +926,13 @@ extern "C" __global__ void cdt_plan(
         cav.tri[0] = t;
         const GrowResult grown = grow_cavity(m, cav, px, py);
         if (grown == kTooBig) {
+            // its key goes last: t's vertices offer themselves again (cdt_relocate_pick
+            // takes t as rewritten this round; cdt_apply resets what a winner writes the
+            // same way)
             big[fi] = 1;
+            pick[t] = ~0ull;
+            count[t] = 0;
+            written[t] = (unsigned)(round + 1);
             atomicAdd(counters + CDT_C_BIG, 1ull);
             continue;
         }
@@ -1044,7 +1045,8 @@ extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tr
                                      int* seg, const vid_t* free_ids, const vid_t* claims,
                                      i64 n_claims, u64 round, const int* state,
                                      const vid_t* hood, const int* n_cavity, vid_t* loc,
-                                     unsigned* written, u64* counters) {
+                                     unsigned* written, u64* pick, unsigned* count,
+                                     u64* counters) {
     const MeshView m{x, y, tri, nbr, seg};
     if (blockIdx.x == 0 && threadIdx.x == 0) counters[CDT_C_CLAIMS] = 0;  // for cdt_claim
     for (i64 i = mg::global_tid(); i < n_claims; i += mg::global_stride()) {
@@ -1081,6 +1083,8 @@ extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tr
             seg[e + 1] = 0;
             seg[e + 2] = bseg[j];
             written[s] = stamp;
+            pick[s] = ~0ull;  // its vertices (relocated) offer themselves again
+            count[s] = 0;
             const vid_t o = bo[j];
             if (o >= 0) {
                 const i64 oe = 3 * (i64)o;
@@ -1096,25 +1100,35 @@ extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tr
 }
 
 // The vertices of the list still waiting: one whose triangle was rewritten this round
-// (written[t] == stamp; the first call passes a stamp nothing holds) walks around that
-// fan's apex (tri[3t+2]) to its triangle; each then offers itself to its triangle for the
-// next round (pick, count); all of them -> the next list.
+// (written[t] == stamp) walks around that fan's apex (tri[3t+2]) to its triangle and
+// offers itself there for the next rounds (pick, count); all of them -> the next list.
+// Picks persist: a triangle not rewritten keeps its vertices, so its pick (the least key
+// of them) and count stand, and its vertices skip the key and the two atomics (most
+// vertices in most rounds). offer_all (the first call): every vertex offers itself in
+// the triangle it was located in, without a walk.
 extern "C" __global__ void cdt_relocate_pick(const double* x, const double* y, vid_t* tri,
                                              vid_t* nbr, int* seg, const vid_t* free_ids,
                                              const vid_t* list, const u64* n_list, i64 n_all,
                                              vid_t* loc, const unsigned* written,
-                                             unsigned stamp, const unsigned char* big,
-                                             u64* pick, unsigned* count, vid_t* next,
-                                             u64* n_next, u64* counters) {
+                                             unsigned stamp, int offer_all,
+                                             const unsigned char* big, u64* pick,
+                                             unsigned* count, vid_t* next, u64* n_next,
+                                             u64* counters) {
     const MeshView m{x, y, tri, nbr, seg};
     const i64 n = cdt_list_length(list, n_list, n_all);
     for (i64 base = (i64)blockIdx.x * DMR_BLOCK; base < n; base += (i64)gridDim.x * DMR_BLOCK) {
         const i64 i = base + threadIdx.x;
         const i64 fi = i < n ? (list ? list[i] : i) : -1;
         vid_t t = fi >= 0 ? loc[fi] : -1;
-        const vid_t p = fi >= 0 ? free_ids[fi] : 0;
-        const double px = fi >= 0 ? x[p] : 0.0, py = fi >= 0 ? y[p] : 0.0;
-        if (t >= 0 && written[t] == stamp) {
+        const bool moved = t >= 0 && written[t] == stamp;
+        const bool offer = moved || (offer_all && t >= 0);
+        double px = 0.0, py = 0.0;
+        if (offer) {
+            const vid_t p = free_ids[fi];
+            px = x[p];
+            py = y[p];
+        }
+        if (moved) {
             vid_t found = CDT_STUCK;
             for (int step = 0; step <= MAX_BOUNDARY && t >= 0; ++step) {
                 const i64 e = 3 * (i64)t;
@@ -1137,11 +1151,11 @@ extern "C" __global__ void cdt_relocate_pick(const double* x, const double* y, v
             if (found == CDT_STUCK) atomicAdd(counters + CDT_C_STUCK, 1ull);
             t = found;
         }
-        const bool keep = t >= 0;
-        if (keep) {
+        if (offer && t >= 0) {
             atomicMin(pick + t, cdt_key(m, t, px, py, big[fi] != 0, fi));
             atomicAdd(count + t, 1u);
         }
+        const bool keep = t >= 0;
         const i64 slot = mg::block_reserve<DMR_BLOCK>(n_next, keep ? 1 : 0);
         if (keep) next[slot] = (vid_t)fi;
     }
