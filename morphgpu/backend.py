@@ -9,9 +9,11 @@ CuPy is imported lazily and only here (and in the GPU halves of the wings), so
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import logging
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -67,13 +69,36 @@ def import_gpu_stack() -> bool:
     the first use of some array routines (0.9 s of the first SP solve's build phase on the
     H100 machine's host), and the context is created at the first allocation (0.36 s
     there, which landed in the next solve's build phase). The primary context is the
-    device's for every thread of the process, so creating it here serves the main one."""
-    if not gpu_available():
-        return False
-    import cupyx  # noqa: F401, PLC0415
-
+    device's for every thread of the process, so creating it here serves the main one.
+    The driver's own start (cuInit and the primary context, without the GIL: ctypes
+    releases it) runs in a thread of its own beside the imports, which hold the GIL."""
+    driver = threading.Thread(target=_start_driver, daemon=True)
+    driver.start()
+    try:
+        if not gpu_available():
+            return False
+        import cupyx  # noqa: F401, PLC0415
+    finally:
+        driver.join()
     _probe_cupy()[0].cuda.runtime.memGetInfo()
     return True
+
+
+def _start_driver() -> None:
+    """cuInit and the primary context of device 0 through the driver library itself (the
+    runtime CuPy uses attaches to that context later); nothing when it cannot be loaded:
+    CuPy's own first call then does the work and reports any error."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        if cuda.cuInit(0) != 0:
+            return
+        device, context = ctypes.c_int(0), ctypes.c_void_p()
+        if cuda.cuDeviceGet(ctypes.byref(device), 0) != 0:
+            return
+        # Retained for the life of the process, like the runtime's own reference.
+        cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+    except (OSError, AttributeError):
+        return
 
 
 def gpu_unavailable_reason() -> str | None:

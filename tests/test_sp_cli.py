@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from morphgpu import cli, sp
 from morphgpu.sp import cli as sp_cli
@@ -106,3 +107,34 @@ def test_a_sat_run_imports_no_other_wing_and_no_scipy(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "LOADED [] 10" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_first_clause_width_hint(tmp_path):
+    """The warm-up's width hint: the first clause's literal count across comments, the
+    header and a clause split over lines; the default where the head holds no clause."""
+    path = tmp_path / "f.cnf"
+    path.write_text("c a comment\np cnf 6 2\nc more\n1 -2\n  3 4 5 0\n-6 0\n")
+    assert sp_cli._first_clause_width(str(path)) == 5
+    sp.write_dimacs(sp.random_ksat(50, 4, ratio=3.0, seed=0), tmp_path / "k4.cnf")
+    assert sp_cli._first_clause_width(str(tmp_path / "k4.cnf")) == 4
+    (tmp_path / "none.cnf").write_text("p cnf 3 0\n")
+    assert sp_cli._first_clause_width(str(tmp_path / "none.cnf")) == sp_cli.DEFAULT_WIDTH
+    assert sp_cli._first_clause_width(str(tmp_path / "missing.cnf")) == sp_cli.DEFAULT_WIDTH
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("width", [3, 5])
+def test_warm_up_leaves_solves_unchanged(width):
+    """api.warm_up (the CLI's thread beside the read) changes no result: the same seed
+    gives the same verified assignment and counts before and after it."""
+    from morphgpu.sp import api  # noqa: PLC0415
+
+    f = sp.random_ksat(3000, width, ratio={3: 4.0, 5: 16.0}[width], seed=2)
+    before = sp.solve(f, device="gpu", seed=4)
+    api.warm_up(width)
+    after = sp.solve(f, device="gpu", seed=4)
+    assert before.status == after.status == "SAT"
+    assert sp.verify(f, after.assignment)
+    np.testing.assert_array_equal(before.assignment, after.assignment)
+    for key in ("sp_iterations", "decimation_rounds", "local_search_rounds"):
+        assert before.stats[key] == after.stats[key]

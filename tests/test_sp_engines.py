@@ -220,3 +220,50 @@ def test_cpu_stall_on_flat_deltas(monkeypatch):
     assert engine.stalled
     assert engine.run_surveys(1e-3, 50, stall_window=0) == (False, 50)
     assert not engine.stalled
+
+
+def test_round_that_does_not_converge_retries_with_more_damping(monkeypatch):
+    """A decimation round that runs to max_iterations goes on with more damping (0.3 ->
+    0.65 -> 0.825) before SP gives up; the engine's damping is restored after the round,
+    and a round that never converges still ends as 'did not converge'."""
+    from morphgpu.sp import api  # noqa: PLC0415
+
+    f = sp.random_ksat(300, 3, ratio=4.0, seed=1)
+    seen = []
+
+    class Oscillating:
+        stalled = False
+
+        def __init__(self, inner, settles_at):
+            self.inner, self.settles_at = inner, settles_at
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def __setattr__(self, name, value):
+            if name == "damping":
+                self.inner.damping = value
+            else:
+                object.__setattr__(self, name, value)
+
+        def run_surveys(self, epsilon, max_iterations, stall_window=0):
+            seen.append(self.inner.damping)
+            if self.inner.damping < self.settles_at:
+                return False, max_iterations
+            return self.inner.run_surveys(epsilon, max_iterations, stall_window)
+
+    monkeypatch.setattr(api, "_engine",
+                        lambda *a: Oscillating(engine_for("cpu", f), settles_at=0.8))
+    r = sp.solve(f, device="cpu", seed=0, max_iterations=1000)
+    rounds = len(seen) // 3
+    assert rounds >= 1 and seen == pytest.approx([0.3, 0.65, 0.825] * rounds)
+    assert r.stats["damping_retries"] == 2 * rounds and r.stats["sp_converged"]
+    assert r.status == "SAT" and sp.verify(f, r.assignment)
+
+    seen.clear()
+    monkeypatch.setattr(api, "_engine",
+                        lambda *a: Oscillating(engine_for("cpu", f), settles_at=2.0))
+    r = sp.solve(f, device="cpu", seed=0, max_iterations=50)
+    assert seen == pytest.approx([0.3, 0.65, 0.825])
+    assert r.stats["sp_iterations"] == 150 and r.stats["sp_converged"] is False
+    assert "did not converge" in (r.reason or r.stats.get("note", ""))

@@ -50,21 +50,26 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("sat: give a FILE.cnf or --random N (not both)")
     seed = api.fresh_seed() if args.seed is None else args.seed
     read_started = time.perf_counter()
-    # CuPy's and cupyx's imports (0.9 s each on the H100 machine's host, mostly Python) run
-    # beside the read, whose NumPy pieces release the GIL, not after it in the solve.
+    # CuPy's and cupyx's imports (0.9 s each on the H100 machine's host, mostly Python), the
+    # CUDA context and a tiny solve of the formula's clause width (api.warm_up: the first
+    # uses of CuPy's libraries and the wing's kernels) run beside the read, whose NumPy
+    # pieces release the GIL, not after it in the solve's build phase.
     probe = None
     if args.device != "cpu":
-        probe = threading.Thread(target=backend.import_gpu_stack, daemon=True)
+        width = args.k if args.file is None else _first_clause_width(args.file)
+        probe = threading.Thread(target=_prepare_gpu, args=(width,), daemon=True)
         probe.start()
-    if args.file is not None:
-        formula = cnf.read_dimacs(args.file)
-        source = args.file
-    else:
-        formula = cnf.random_ksat(args.random, args.k, ratio=args.ratio, seed=seed)
-        source = f"random {args.k}-SAT n={args.random} ratio={args.ratio} seed={seed}"
-    read_seconds = time.perf_counter() - read_started  # or generate, with --random
-    if probe is not None:
-        probe.join()
+    try:
+        if args.file is not None:
+            formula = cnf.read_dimacs(args.file)
+            source = args.file
+        else:
+            formula = cnf.random_ksat(args.random, args.k, ratio=args.ratio, seed=seed)
+            source = f"random {args.k}-SAT n={args.random} ratio={args.ratio} seed={seed}"
+        read_seconds = time.perf_counter() - read_started  # or generate, with --random
+    finally:
+        if probe is not None:
+            probe.join()
     progress = report.Progress("sat", enabled=not args.json)
     result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
                        fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
@@ -87,6 +92,46 @@ def run(args: argparse.Namespace) -> int:
     else:
         _emit_competition(out, result, model=model if printed else None)
     return EXIT[result.status]
+
+
+# The clause width warm-up assumes when the file does not show one early (compressed,
+# or no clause in its first PEEK_BYTES): only the wing's modules depend on it.
+DEFAULT_WIDTH = 3
+PEEK_BYTES = 1 << 16
+
+
+def _prepare_gpu(width: int) -> None:
+    """The thread beside the read: imports, context, then api.warm_up. Any failure is left
+    to the solve, which meets it again and reports it (a warm-up is only ahead of time)."""
+    try:
+        if backend.import_gpu_stack():
+            api.warm_up(width)
+    except Exception:  # noqa: BLE001, S110 (the solve repeats the work and reports)
+        pass
+
+
+def _first_clause_width(path: str) -> int:
+    """The width of the file's first clause, from its first PEEK_BYTES (DEFAULT_WIDTH when
+    they hold none or the file is compressed): a hint for the warm-up, never for the
+    read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(PEEK_BYTES)
+    except OSError:
+        return DEFAULT_WIDTH
+    count = 0
+    lines = head.replace(b"\r", b"\n").split(b"\n")[:-1]  # the last may be cut
+    for line in lines:
+        line = line.strip()
+        if not line or line[:1] in (b"c", b"p"):
+            continue
+        for token in line.split():
+            if token == b"0":
+                return count if count else DEFAULT_WIDTH
+            if not token.lstrip(b"-").isdigit():
+                return DEFAULT_WIDTH
+            count += 1
+    return DEFAULT_WIDTH
 
 
 def _emit_competition(out: dict[str, Any], result: api.SolveResult, *,
