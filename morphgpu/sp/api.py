@@ -233,12 +233,6 @@ def solve(
     return _finish(cnf, assignment if solved else None, reason, stats, clock)
 
 
-# A decimation round whose sweeps do not converge in max_iterations gets this many more
-# tries, each from where the last stopped with damping 1 - (1 - damping) / 2 (0.3 -> 0.65
-# -> 0.825), before SP gives up. CPU, K=4 ratio 9.9, n=2000: see the commit message.
-DAMPING_RETRIES = 2
-
-
 # warm_up's formula: variables, and clauses per variable (the SAT side at every width).
 WARM_UP_VARS = 256
 WARM_UP_RATIO = 1.0
@@ -268,21 +262,9 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          stall_sweeps: int) -> str:
     """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not."""
     while engine.n_free() > 0:
-        converged, retries, base_damping = False, 0, engine.damping
-        while True:
-            with clock("surveys"):
-                converged, iterations = engine.run_surveys(epsilon, max_iterations,
-                                                           stall_sweeps)
-            stats["sp_iterations"] += iterations
-            # A stalled round stops (stall_sweeps asks to give up early past the threshold).
-            if converged or retries == DAMPING_RETRIES or getattr(engine, "stalled", False):
-                break
-            # The round's sweeps oscillate rather than settle: go on from where they are
-            # with more of the old survey kept (half of what the current damping leaves).
-            retries += 1
-            engine.damping = 1.0 - (1.0 - engine.damping) / 2
-            stats["damping_retries"] = stats.get("damping_retries", 0) + 1
-        engine.damping = base_damping
+        with clock("surveys"):
+            converged, iterations = engine.run_surveys(epsilon, max_iterations, stall_sweeps)
+        stats["sp_iterations"] += iterations
         stats["sp_converged"] = converged
         if not converged:
             if getattr(engine, "stalled", False):
