@@ -501,6 +501,42 @@ __device__ __forceinline__ void check_phase(const u64* marks, const vid_t* hood,
     }
 }
 
+// Triangle j of the fan a cavity's re-triangulation writes around its new vertex p: corners
+// (u, v, p) over boundary edge j, its fan neighbours found by shared corners, the triangle
+// across (u, v) re-pointed at it. seg_vp / seg_pu mark the fan's inner edges (v, p) and
+// (p, u) (a split segment's halves); the boundary edge keeps its own mark. Shared by the
+// refinement's insertions and the CDT's.
+__device__ __forceinline__ void write_fan_triangle(vid_t* tri, vid_t* nbr, int* seg,
+                                                   const vid_t* bu, const vid_t* bv,
+                                                   const vid_t* bo, const int* bseg,
+                                                   const vid_t* slot, int nb, int j, vid_t p,
+                                                   int seg_vp, int seg_pu) {
+    const vid_t u = bu[j], v = bv[j], s = slot[j];
+    vid_t after = -1, before = -1;
+    for (int q = 0; q < nb; ++q) {
+        if (bu[q] == v) after = slot[q];
+        if (bv[q] == u) before = slot[q];
+    }
+    const i64 e = 3 * (i64)s;
+    tri[e] = u;
+    tri[e + 1] = v;
+    tri[e + 2] = p;
+    nbr[e] = after;
+    nbr[e + 1] = before;
+    nbr[e + 2] = bo[j];
+    seg[e] = seg_vp;
+    seg[e + 1] = seg_pu;
+    seg[e + 2] = bseg[j];
+    const vid_t o = bo[j];
+    if (o >= 0) {
+        const i64 oe = 3 * (i64)o;
+        int k = 0;
+        for (; k < 3; ++k)
+            if (tri[oe + k] != u && tri[oe + k] != v) break;
+        nbr[oe + k] = s;
+    }
+}
+
 // Claimant i's phase 4 and re-triangulation (see the top of the file). Returns the number
 // of slots it wrote (their ids in `written`), 0 when it waits.
 __device__ int ring_check_and_apply_one(const MeshView& m, double* x, double* y, i64 i,
@@ -550,31 +586,11 @@ __device__ int ring_check_and_apply_one(const MeshView& m, double* x, double* y,
     vid_t* nbr = m.nbr;
     int* seg = m.seg;
     for (int j = 0; j < nb; ++j) {
-        const vid_t u = bu[j], v = bv[j], s = slot[j];
-        vid_t after = -1, before = -1;
-        for (int q = 0; q < nb; ++q) {
-            if (bu[q] == v) after = slot[q];
-            if (bv[q] == u) before = slot[q];
-        }
-        const i64 e = 3 * (i64)s;
-        tri[e] = u;
-        tri[e + 1] = v;
-        tri[e + 2] = p;
-        nbr[e] = after;
-        nbr[e + 1] = before;
-        nbr[e + 2] = bo[j];
-        seg[e] = (sseg && (v == sa || v == sb)) ? sseg : 0;
-        seg[e + 1] = (sseg && (u == sa || u == sb)) ? sseg : 0;
-        seg[e + 2] = bseg[j];
-        stuck[s] = 0;
-        const vid_t o = bo[j];
-        if (o >= 0) {
-            const i64 oe = 3 * (i64)o;
-            int k = 0;
-            for (; k < 3; ++k)
-                if (tri[oe + k] != u && tri[oe + k] != v) break;
-            nbr[oe + k] = s;
-        }
+        const vid_t u = bu[j], v = bv[j];
+        write_fan_triangle(tri, nbr, seg, bu, bv, bo, bseg, slot, nb, j, p,
+                           (sseg && (v == sa || v == sb)) ? sseg : 0,
+                           (sseg && (u == sa || u == sb)) ? sseg : 0);
+        stuck[slot[j]] = 0;
     }
     atomicAdd(n_refined, 1ull);
     return nb;
@@ -1066,33 +1082,11 @@ extern "C" __global__ void cdt_apply(const double* x, const double* y, vid_t* tr
         for (int j = 0; j < nb; ++j) slot[j] = j < cav.n ? cav.tri[j] : (vid_t)(first + j - cav.n);
         const unsigned stamp = (unsigned)(round + 1);
         for (int j = 0; j < nb; ++j) {
-            const vid_t u = bu[j], v = bv[j], s = slot[j];
-            vid_t after = -1, before = -1;
-            for (int q = 0; q < nb; ++q) {
-                if (bu[q] == v) after = slot[q];
-                if (bv[q] == u) before = slot[q];
-            }
-            const i64 e = 3 * (i64)s;
-            tri[e] = u;
-            tri[e + 1] = v;
-            tri[e + 2] = p;
-            nbr[e] = after;
-            nbr[e + 1] = before;
-            nbr[e + 2] = bo[j];
-            seg[e] = 0;
-            seg[e + 1] = 0;
-            seg[e + 2] = bseg[j];
+            write_fan_triangle(tri, nbr, seg, bu, bv, bo, bseg, slot, nb, j, p, 0, 0);
+            const vid_t s = slot[j];
             written[s] = stamp;
             pick[s] = ~0ull;  // its vertices (relocated) offer themselves again
             count[s] = 0;
-            const vid_t o = bo[j];
-            if (o >= 0) {
-                const i64 oe = 3 * (i64)o;
-                int k = 0;
-                for (; k < 3; ++k)
-                    if (tri[oe + k] != u && tri[oe + k] != v) break;
-                nbr[oe + k] = s;
-            }
         }
         loc[fi] = CDT_DONE;
         atomicAdd(counters + CDT_C_INSERTED, 1ull);
