@@ -1,8 +1,12 @@
 """The door of the dmr wing: ``refine`` (Triangle's interface) and ``random_mesh``.
 
 Inputs are Triangle-style dicts (``vertices`` plus optional ``triangles``, ``segments``,
-``holes``, markers). A PSLG without triangles is first triangulated (constrained Delaunay)
-by the ``triangle`` package; the refinement itself is ours, on the GPU or the CPU.
+``holes``, markers). A PSLG without triangles is first triangulated (constrained Delaunay):
+on the GPU, Triangle triangulates only the segments' vertices and the device inserts every
+other vertex (:mod:`morphgpu.dmr.cdt_gpu`; inputs it does not handle, such as crossing
+segments or a vertex on a segment, go to Triangle whole, said in ``stats["cdt"]``); on the
+CPU the ``triangle`` package triangulates it. The refinement itself is ours, on the GPU or
+the CPU.
 
 Which code runs on a machine without a GPU: ``device="auto"`` there hands the whole
 refinement to Triangle (``triangle.triangulate`` with ``-rpq<angle>a<area>``), which is
