@@ -407,3 +407,15 @@ def test_damaged_compressed_streams(tmp_path, compress, data):
                 read(path)
             except error as exc:
                 assert located(exc, path), exc
+
+
+def test_pta_galois_offset_near_int64_max_loads_and_solves(tmp_path):
+    """hypothesis's damaged-file case (CI, 2026-11-26): a gep offset of 2**63 - 1 made
+    load_galois's object sizing overflow (OverflowError) instead of loading or naming the
+    line; an offset past the last variable sizes nothing further."""
+    path = tmp_path / "p.galois.txt"
+    path.write_bytes(b"# generated\n2\n4\n0,0,0,0,0\n1,0,0,0,0\n2,0,0,0,0\n"
+                     b"3,0,0,0,9223372036854775807\n")
+    cs = pta.load(path)
+    assert cs.obj_size.tolist() == [2, 1]
+    _solve_accepted(cs)

@@ -470,7 +470,9 @@ def load_galois(path: str | Path) -> ConstraintSet:
         )
     table = _table(where, body, 5)
     _check_rows(where, body, table, n_vars)
-    max_off = int(table[:, 4].max()) if table.size else 0
+    # An object never spans past the last variable, so offsets beyond n_vars size nothing
+    # further (and an offset near 2**63 would overflow ``max_off + 1``).
+    max_off = min(int(table[:, 4].max()), n_vars) if table.size else 0
     sizes = np.minimum(max_off + 1, n_vars - np.arange(n_vars))
     with _naming(where):
         return ConstraintSet(
