@@ -424,7 +424,9 @@ def fake_gpu(monkeypatch):
 
     def degree_figures(ws):  # figures.cu's degree_figures, on the host
         degrees = np.diff(np.asarray(ws.g.indptr))
-        return int((degrees > ws.hub_degree).sum()), int(degrees.max(initial=0))
+        ends = np.flatnonzero(degrees)
+        return (int((degrees > ws.hub_degree).sum()), int(degrees.max(initial=0)),
+                int(ends[-1]) + 1 if ends.size else 0)
 
     monkeypatch.setattr(workspace.Workspace, "_degree_figures", degree_figures)
     return gpu, modules

@@ -65,6 +65,9 @@ class DeviceGraph:
     vid: np.dtype
     symmetric: bool
     buffers: dict[str, Any] = field(default_factory=dict)
+    # figures.cu's bfs_result_figures packed over this graph's arrays (a DynamicGraph's
+    # next version shares ``buffers``, not this: its arrays may differ)
+    figures_pack: Any = field(default=None, repr=False)
 
     def buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
         have = self.buffers.get(name)
@@ -96,9 +99,9 @@ class DeviceGraph:
             return 0, 0, 0
         cp = backend.cupy_module()
         out = cp.zeros(3, dtype=cp.uint64)
-        _figures_kernel(self, "degree_figures")(
-            *kernels.launch_config(self.n, 256, 1024),
-            (*self.args, np.int64(self.n), np.int64(self.hub_degree), out))
+        _figures_launch(self, "degree_figures", n=np.int64(self.n),
+                        hub_degree=np.int64(self.hub_degree), out=out).launch(
+            _figures_blocks(self.n), 256)
         hubs, top, end = (int(x) for x in out.get())
         return hubs, top, end
 
@@ -109,9 +112,12 @@ class DeviceGraph:
         out = cp.zeros(3, dtype=cp.uint64)
         if flag is not None:
             out[2:3] = flag.astype(cp.uint64)
-        _figures_kernel(self, "bfs_result_figures")(
-            *kernels.launch_config(max(self.n, 1), 256, 1024),
-            (*self.args, dist, np.int64(self.n), out))
+        pack = self.figures_pack  # kept: this runs after every search
+        if pack is None:
+            pack = _figures_launch(self, "bfs_result_figures", dist=dist,
+                                   n=np.int64(self.n), out=out)
+            self.figures_pack = pack
+        pack.launch(_figures_blocks(self.n), 256, dist=dist, out=out)
         return out
 
     def result_figures(self, dist: Any, flag: Any = None) -> tuple[int, int, int]:
@@ -133,8 +139,15 @@ class DeviceGraph:
         return self._stats[2]
 
 
-def _figures_kernel(dev: DeviceGraph, name: str) -> Any:
-    return kernels.get_kernel(FIGURES_FILE, name, defines=dev.defines)
+def _figures_launch(dev: DeviceGraph, name: str, **values: Any) -> Any:
+    """figures.cu's ``name`` on ``dev``'s graph, packed (``values``: the parameters after
+    the graph's), built as the workspace's degree figures are (gpu.modules.flat_launch)."""
+    graph = {f"graph{i}": a for i, a in enumerate(dev.args)}
+    return modules.flat_launch(FIGURES_FILE, name, dev.defines, {**graph, **values})
+
+
+def _figures_blocks(n: int) -> int:
+    return min(-(-max(n, 1) // 256), 1024)
 
 
 _views: weakref.WeakKeyDictionary[DynamicGraph, tuple[int, DeviceGraph]] = \

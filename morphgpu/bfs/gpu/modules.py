@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import backend, barrier, kernels
+from ... import backend, barrier, direct_launch, kernels
 
 LEVEL_FILE = "bfs/kernels/level.cu"
 PERSISTENT_FILE = "bfs/kernels/persistent.cu"
@@ -69,6 +69,20 @@ def _persistent_grid_on(device_id: int, layout: tuple, ell_width: int,
     return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode="cooperative",
                                      block=PERSISTENT_BLOCK, defines=defines,
                                      shared_mem=bitmap_bytes)
+
+
+def flat_launch(path: str, name: str, defines: dict[str, Any],
+                values: dict[str, Any]) -> direct_launch.PackedLaunch:
+    """One kernel without grid barriers (``values``: its parameters by name, in order),
+    packed for an ordinary launch, from a file built with the persistent kernels' NVRTC
+    options (cooperative: ``--device-c``). CuPy compiles an empty program once per distinct
+    option set in a process (~13 ms on an H100 host) before it looks a module up in its disk
+    cache; a first search's persistent kernel (direction.cu, persistent.cu) is cooperative,
+    so its workspace's degree figures and ELL rows built the same way pay that once, not
+    twice. The launch goes through the driver (CuPy would launch a kernel of a cooperative
+    build cooperatively)."""
+    kernel = kernels.get_kernel(path, name, defines=defines, cooperative=True)
+    return direct_launch.PackedLaunch(kernel, tuple(values), values, cooperative=False)
 
 
 def direction_grid(layout: tuple) -> barrier.PersistentGrid:

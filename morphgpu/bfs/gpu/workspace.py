@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import backend, kernels, reorder
+from ... import backend, reorder
 from ...csr import CSRGraph, inverse_permutation
 from . import modules
 from .modules import LEVEL_BLOCK, LOCAL_CAP
@@ -60,7 +60,7 @@ class Workspace:
         mean = self.n_edges / max(g.n_vertices, 1)
         # Hubs: rows far above the mean (Enterprise's tau is graph-specific).
         self.hub_degree = max(32, int(8 * mean))
-        self.n_hubs, self.max_degree = self._degree_figures()
+        self.n_hubs, self.max_degree, self._row_end = self._degree_figures()
         self._reverse: CSRGraph | None = None
         self._reverse_is_graph = False
         self._edge_queues: dict[int, tuple[Any, Any]] = {}
@@ -79,18 +79,10 @@ class Workspace:
         self.widest_frontier = 0  # as last read from the device (0: not read yet)
         self.blocks = backend.gpu_properties()["multiprocessors"] * (2048 // LEVEL_BLOCK)
 
-    def _degree_figures(self) -> tuple[int, int]:
-        """(vertices of degree > hub_degree, largest degree) in one launch and one read."""
-        g = self.g
-        if g.n_vertices == 0:
-            return 0, 0
-        out = self.cp.zeros(3, dtype=self.cp.uint64)
-        kernels.get_kernel(FIGURES_FILE, "degree_figures",
-                           defines=modules.csr_defines(g.indices.dtype, g.indptr.dtype))(
-            *kernels.launch_config(g.n_vertices, 256, 1024),
-            (g.indptr, g.indices, np.int64(g.n_vertices), np.int64(self.hub_degree), out))
-        hubs, top, _ = (int(x) for x in out.get())
-        return hubs, top
+    def _degree_figures(self) -> tuple[int, int, int]:
+        """(vertices of degree > hub_degree, largest degree, one past the last vertex with
+        an out-edge) in one launch and one read."""
+        return degree_figures(self.g, self.hub_degree)
 
     @functools.cached_property
     def degrees(self) -> Any:
@@ -125,9 +117,12 @@ class Workspace:
         """One past the last vertex with an in-neighbour, which bottom-up levels need not
         pass; made once."""
         if self._bottom_up_end is None:
-            cp = self.cp
-            nonempty = cp.flatnonzero(cp.diff(self.reverse().indptr))
-            self._bottom_up_end = int(nonempty[-1].get()) + 1 if nonempty.size else 0
+            # A graph that is its own reverse has it from the degree figures already read;
+            # a directed one's reverse takes the same launch (no CuPy nonzero: each CuPy
+            # kernel a new process touches loads a module of its own).
+            rev = self.reverse()
+            self._bottom_up_end = (self._row_end if rev is self.g
+                                   else degree_figures(rev, self.hub_degree)[2])
         return self._bottom_up_end
 
     @property
@@ -152,10 +147,12 @@ class Workspace:
             if n == 0:
                 ell.fill(-1)
             else:
-                kernels.get_kernel(ELL_FILE, "bfs_ell_rows", defines=modules.csr_defines(
-                    g.indices.dtype, g.indptr.dtype))(
-                    *kernels.launch_config(n, 256, 1024),
-                    (g.indptr, g.indices, np.int64(n), np.int32(k), ell))
+                blocks = min(-(-n // 256), 1024)
+                modules.flat_launch(
+                    ELL_FILE, "bfs_ell_rows",
+                    modules.csr_defines(g.indices.dtype, g.indptr.dtype),
+                    {"indptr": g.indptr, "indices": g.indices, "n": np.int64(n),
+                     "k": np.int32(k), "ell": ell}).launch(blocks, 256)
             self._ell = ell
         return self._ell
 
@@ -232,6 +229,22 @@ class Workspace:
         extra = self.cp.zeros((self.level_rows, 4), dtype=self.cp.uint64)
         self.counts = self.cp.concatenate([self.counts, extra])
         self.level_rows *= 2
+
+
+def degree_figures(g: CSRGraph, hub_degree: int) -> tuple[int, int, int]:
+    """(vertices of degree > hub_degree, largest degree, one past the last vertex with an
+    out-edge) of ``g``: one launch of figures.cu, one read."""
+    if g.n_vertices == 0:
+        return 0, 0, 0
+    cp = backend.cupy_module()
+    out = cp.zeros(3, dtype=cp.uint64)
+    modules.flat_launch(
+        FIGURES_FILE, "degree_figures", modules.csr_defines(g.indices.dtype, g.indptr.dtype),
+        {"indptr": g.indptr, "indices": g.indices, "n": np.int64(g.n_vertices),
+         "hub_degree": np.int64(hub_degree), "out": out}).launch(
+        min(-(-g.n_vertices // 256), 1024), 256)
+    hubs, top, end = (int(x) for x in out.get())
+    return hubs, top, end
 
 
 def reverse_on_gpu(g: CSRGraph) -> CSRGraph:
