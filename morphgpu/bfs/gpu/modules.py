@@ -61,14 +61,22 @@ def persistent_grid(layout: tuple, ell_width: int = 0,
 def _persistent_grid_on(device_id: int, layout: tuple, ell_width: int,
                         bitmap_bytes: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
+    return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode="cooperative",
+                                     block=PERSISTENT_BLOCK,
+                                     defines=persistent_defines(layout, ell_width, bitmap_bytes),
+                                     shared_mem=bitmap_bytes)
+
+
+def persistent_defines(layout: tuple, ell_width: int = 0,
+                       bitmap_bytes: int = 0) -> dict[str, Any]:
+    """persistent.cu's compile-time settings (benchmarks/bfs_ab.py builds its define rows,
+    its profile build and an earlier persistent.cu over these)."""
     defines = {**dict(layout), "MG_BFS_BLOCK": PERSISTENT_BLOCK,
                "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width,
                "MG_BFS_IDLE_WAIT": 1}
     if bitmap_bytes:
         defines["MG_BFS_LOCAL_BITMAP"] = 1
-    return barrier.persistent_kernel(PERSISTENT_FILE, "bfs_persistent", mode="cooperative",
-                                     block=PERSISTENT_BLOCK, defines=defines,
-                                     shared_mem=bitmap_bytes)
+    return defines
 
 
 def flat_launch(path: str, name: str, defines: dict[str, Any],
@@ -91,8 +99,8 @@ def direction_grid(layout: tuple) -> barrier.PersistentGrid:
 
 
 def direction_defines(layout: tuple) -> dict[str, Any]:
-    """direction.cu's compile-time settings for one adjacency layout (the profile probe,
-    scripts/bfs_wide_probe.py, builds its variants over these)."""
+    """direction.cu's compile-time settings for one adjacency layout (benchmarks/bfs_ab.py
+    builds its define rows and its profile build over these)."""
     return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK, "MG_BFS_SPREAD_QUEUE": 1,
             "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
 
