@@ -1,6 +1,8 @@
 """BFS speed: Graph500 TEPS and microseconds per level, with SciPy's time in the same run.
 
-    python benchmarks/bfs.py [--quick] [--big] [--graphs 'kron,grid2d'] [--json PATH]
+    python benchmarks/bfs.py [--quick] [--big] [--graphs 'kron,grid2d'] [--roots N]
+        [--before DIR] [--define NAME=VALUE] [--relabel-rows] [--profile-levels N]
+        [--json PATH]
 
 The one way to measure BFS speed. Conventions (Graph500's, so headline numbers compare with
 published ones):
@@ -13,17 +15,24 @@ published ones):
   relabelled copy) and kernel loads (compiles when the disk cache is cold); a later
   variant's first call reuses what an earlier one built.
 - TEPS: per search, Graph500's edge count over that time; ``gteps`` is the harmonic mean
-  over the roots: 64 random vertices of degree > 0 (8 with --quick), fewer only where the
-  per-variant time cap (--slice) ran out (``roots`` says how many; never fewer than SciPy's).
+  over the roots: 64 random vertices of degree > 0 (8 with --quick; --roots N), fewer
+  only where the per-variant time cap (--slice) ran out (``roots`` says how many; never
+  fewer than SciPy's).
   Graph500 counts the undirected input edges within the searched component, self-loops and
   duplicates as generated: on a symmetric CSR half the entries out of reached vertices (as
   stored), on Kronecker graphs the generator's edge tuples with the duplicates the CSR
   merged (road_like.kronecker_input_degrees). Directed CSR entries per second appear only
   as ``directed_entry_gteps``.
-- Roots are interleaved: each root runs every variant in turn, so drift hits all alike.
+- Roots are interleaved: each root runs every variant in turn, starting at variant
+  i mod (variants) at root i, so drift hits all alike and no variant always follows the
+  same one.
 - ``gpu_busy_ms``: the same call on a few roots with a 2 ms spin kernel queued first, so the
   host issues the call while the GPU is busy: its work before the call's first wait on the
   GPU is hidden. ``host_hidden_us`` = events with an idle GPU minus that, on those roots.
+  In those calls, ``host_to_launch_us``: the host's median time from the call to its first
+  packed launch (the persistent kernels' prepared calls, direction.cu and persistent.cu;
+  null for calls without one; a call that waits on the GPU before launching shows the
+  spin's 2 ms here), ``host_call_us``: from the call to its return.
 - SciPy: ``breadth_first_order`` (float64 data, directed=True, with predecessors) on the
   first roots (3, or 2 above 10M vertices or with --quick) in this process; ``vs_scipy`` =
   SciPy's mean over ours on those same roots.
@@ -38,6 +47,15 @@ with --variants); ``sparse-matrix input`` per graph: second-and-later calls on a
 cupyx.scipy.sparse csr_matrix of the graph against the CSRGraph (target ratio <= 1.1);
 ``first call``: a new process (import, build, first bfs(), later calls), run twice, the
 second reported (target: first-call overhead <= 50 ms with the disk kernel cache warm).
+
+A/B and profile rows (benchmarks/bfs_ab.py, the former scripts/bfs_wide_probe.py and
+bfs_deep_probe.py): ``--before DIR`` an earlier direction.cu / persistent.cu kept outside
+the repository, timed beside the tree's kernel launched the same way (``x_before`` on every
+row); ``--define NAME=VALUE`` the tree's kernel with one define changed; ``--relabel-rows``
+its runner with the relabel choice flipped; ``--profile-levels N`` per-level clocks of the
+MG_BFS_PROFILE build on N roots. These rows call a kernel's runner, not bfs(): compare
+them with the family's runner row (``beamer runner``, ``persistent runner``), which comes
+with any of them.
 """
 
 from __future__ import annotations
@@ -53,6 +71,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import bfs_ab
 import harness
 import numpy as np
 import road_like
@@ -183,7 +202,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
                 spin: Callable[[], None]) -> list[int]:
     host = g.to("cpu")
     symmetric = not g.directed or road_like.is_symmetric(host.indptr, host.indices)
-    roots = pick_roots(host, 8 if args.quick else 64)
+    roots = pick_roots(host, args.roots or (8 if args.quick else 64))
     names = list(dict.fromkeys([*FAMILY_VARIANTS[case.family], *args.variant_list]))
     n_scipy = min(len(roots), 2 if args.quick or g.n_vertices > 10_000_000 else 3)
     input_degrees = case.input_degrees() if case.input_degrees is not None else None
@@ -203,70 +222,109 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             reference = distances_from_fifo(order, pred, host.n_vertices)
     del matrix
 
+    # The searches timed: bfs() per variant, then bfs_ab's rows (a kernel's runner called
+    # directly, returning (labels, parents)), made after bfs()'s first calls so that
+    # those calls' prepare_s still include the workspace's derived copies.
+    searches: dict[str, Callable[[int], Any]] = {
+        name: (lambda r, v=name: bfs(g, r, variant=v, device="gpu", predecessors=True))
+        for name in names}
+    extra: dict[str, bfs_ab.Row] = {}
+
     # First calls (prepare_s) and the checks on the first root.
     prepare_s: dict[str, float] = {}
     second_s: dict[str, float] = {}
     ran: dict[str, str] = {}
-    for name in names:
-        t0 = time.perf_counter()
-        result = bfs(g, roots[0], variant=name, device="gpu", predecessors=True)
-        backend.synchronize()
-        prepare_s[name] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        bfs(g, roots[0], variant=name, device="gpu", predecessors=True)
-        backend.synchronize()
-        second_s[name] = time.perf_counter() - t0
-        ran[name] = result.variant
-        dist = backend.to_host(result.distances)
-        if not np.array_equal(dist, reference):
-            raise AssertionError(f"{case.label}: {name} distances differ from SciPy's "
-                                 f"(root {roots[0]})")
-        if name == "auto":
-            full = g.n_edges <= FULL_CHECK_MAX_EDGES
-            graph500_check(host.indptr, host.indices, roots[0], dist,
-                           backend.to_host(result.predecessors) if full else None)
-    record.note(f"{case.label}: checked on root {roots[0]}: distances equal SciPy's "
-                f"({', '.join(names)}), Graph500's checks on auto "
-                f"({'with' if g.n_edges <= FULL_CHECK_MAX_EDGES else 'without'} parents)")
+    full = g.n_edges <= FULL_CHECK_MAX_EDGES
+    checked: list[str] = []
 
-    # Root by root, every variant in turn.
+    def first_calls(label: str) -> None:
+        t0 = time.perf_counter()
+        out = searches[label](roots[0])
+        backend.synchronize()
+        prepare_s[label] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        searches[label](roots[0])
+        backend.synchronize()
+        second_s[label] = time.perf_counter() - t0
+        ran[label] = extra[label].ran if label in extra else out.variant
+        labels_of, parents_of = _labels_parents(out)
+        dist = backend.to_host(labels_of)
+        if not np.array_equal(dist, reference):
+            raise AssertionError(f"{case.label}: {label} distances differ from SciPy's "
+                                 f"(root {roots[0]})")
+        # Graph500's checks on auto, and on the extra rows where parents are checked
+        # (their distances were just compared with SciPy's).
+        if label == "auto" or (label in extra and full):
+            graph500_check(host.indptr, host.indices, roots[0], dist,
+                           backend.to_host(parents_of) if full else None)
+            checked.append(label)
+
+    for name in names:
+        first_calls(name)
+    extra = bfs_ab.rows(case.family, g, args)
+    searches.update({label: row.search for label, row in extra.items()})
+    for label in extra:
+        first_calls(label)
+    labels = list(searches)
+    record.note(f"{case.label}: checked on root {roots[0]}: distances equal SciPy's "
+                f"({', '.join(labels)}), Graph500's checks on {', '.join(checked)} "
+                f"({'with' if full else 'without'} parents)")
+
+    # Root by root, every search in turn.
     per_variant_s = args.slice or (0.5 if args.quick else 4.0)
-    deadline = time.perf_counter() + per_variant_s * len(names)
-    times: dict[str, list[float]] = {name: [] for name in names}
+    deadline = time.perf_counter() + per_variant_s * len(labels)
+    times: dict[str, list[float]] = {label: [] for label in labels}
     edges: list[float] = []
     entries: list[int] = []
     levels: list[int] = []
     for i, root in enumerate(roots):
         seen = set()
+        kept: dict[str, Any] = {}  # the extra rows' labels, checked against bfs()'s
         # The order rotates root by root: a variant run right after another variant's
         # search finds the L2 cache holding that one's arrays (a fixed order charged it to
         # the first variant: Kronecker 21 auto 0.169 ms against beamer 0.146 ms, the same
         # prepared call; H100, 2026-11-26).
-        k = i % len(names)
-        for name in names[k:] + names[:k]:
-            seconds, result = harness.event_seconds(
-                lambda r=root, v=name: bfs(g, r, variant=v, device="gpu", predecessors=True))
-            times[name].append(seconds)
-            seen.add((result.n_levels, result.n_edges_traversed))
+        k = i % len(labels)
+        for label in labels[k:] + labels[:k]:
+            seconds, out = harness.event_seconds(lambda r=root, f=searches[label]: f(r))
+            times[label].append(seconds)
+            if label in extra:
+                kept[label] = out[0]
+            else:
+                seen.add((out.n_levels, out.n_edges_traversed))
+                result = out
         if len(seen) != 1:
             raise AssertionError(f"{case.label}: variants disagree on root {root}: {seen}")
+        for label, dist in kept.items():
+            if not bool(backend.cupy_module().array_equal(dist, result.distances)):
+                raise AssertionError(f"{case.label}: {label} distances differ from bfs()'s "
+                                     f"(root {root})")
+        del kept
         levels.append(result.n_levels)
         entries.append(result.n_edges_traversed)
         edges.append(graph500_edges(result, input_degrees, symmetric))
         if time.perf_counter() > deadline and i + 1 >= n_scipy:
             break
 
-    # The GPU's time with the host's work before the first wait hidden.
+    # The GPU's time with the host's work before the first wait hidden, and the host's
+    # clocks of those calls.
     n_busy = min(4, len(edges))
     busy: dict[str, float] = {}
-    for name in names:
-        spent = []
+    to_launch: dict[str, float | None] = {}
+    host_call: dict[str, float] = {}
+    for label in labels:
+        spent, launched_s, call_s = [], [], []
         for root in roots[:n_busy]:
             spin()
-            spent.append(harness.event_seconds(
-                lambda r=root, v=name: bfs(g, r, variant=v, device="gpu",
-                                           predecessors=True))[0])
-        busy[name] = float(np.mean(spent))
+            seconds, launched, returned = bfs_ab.clocked_call(
+                lambda r=root, f=searches[label]: f(r))
+            spent.append(seconds)
+            call_s.append(returned)
+            if launched is not None:
+                launched_s.append(launched)
+        busy[label] = float(np.mean(spent))
+        to_launch[label] = float(np.median(launched_s)) if launched_s else None
+        host_call[label] = float(np.median(call_s))
 
     scipy_mean = float(np.mean(scipy_s))
     mean_levels = float(np.mean(levels))
@@ -274,7 +332,9 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
 
     copy = relabel.preparation(workspace(g))
     relabel_prep = None if copy is None else copy.seconds
-    for name in names:
+    before = [label for label in extra if label.startswith("before")]
+    before_mean = float(np.mean(times[before[0]])) if before else None
+    for name in labels:
         ts = times[name]
         mean_s = float(np.mean(ts))
         row: dict[str, Any] = dict(
@@ -287,12 +347,25 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             prepare_s=prepare_s[name], second_call_s=second_s[name],
             relabel_prep_s=relabel_prep, gpu_busy_ms=busy[name] * 1e3,
             host_hidden_us=(float(np.mean(ts[:n_busy])) - busy[name]) * 1e6,
+            host_to_launch_us=None if to_launch[name] is None else to_launch[name] * 1e6,
+            host_call_us=host_call[name] * 1e6,
             scipy_ms=scipy_mean * 1e3, scipy_roots=len(scipy_s),
             vs_scipy=scipy_mean / float(np.mean(ts[:len(scipy_s)])))
+        if before_mean is not None:
+            row["x_before"] = before_mean / mean_s
         if case.target_ms is not None:
             row.update(target_ms=case.target_ms, meets_target=mean_s * 1e3 <= case.target_ms)
         record.row(**row)
+    for entry in bfs_ab.profile(case.family, g, args, roots):
+        record.row(graph=case.label, family=case.family, variant="profile", **entry)
     return roots
+
+
+def _labels_parents(out: Any) -> tuple[Any, Any]:
+    """(labels, parents) of a bfs() result or of a runner's (labels, parents)."""
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    return out.distances, out.predecessors
 
 
 def bench_matrix_input(case: Case, g: CSRGraph, roots: list[int], args: Any,
@@ -405,6 +478,9 @@ def _wanted(label: str, wanted: list[str]) -> bool:
 
 
 def run(args: Any, record: harness.Record) -> None:
+    bfs_ab.resolve_args(args)  # a bad --before / --define fails before any graph is built
+    if args.roots is not None and args.roots < 1:
+        raise ValueError(f"--roots must be >= 1, not {args.roots}")
     if args.side != "gpu":
         record.note("no GPU: timing the CPU path only")
         grid = generators.grid2d(300, 300, device="cpu")
@@ -463,6 +539,10 @@ def _add_args(parser: Any) -> None:
                              "roots are taken (default 4, 0.5 with --quick)")
     parser.add_argument("--variants", default=None,
                         help="comma-separated variants to time besides each family's")
+    parser.add_argument("--roots", type=int, default=None,
+                        help="random roots of degree > 0 per graph (default 64, 8 with "
+                             "--quick)")
+    bfs_ab.add_args(parser)
 
 
 if __name__ == "__main__":

@@ -108,3 +108,43 @@ def test_roots_have_edges_and_the_graph_lists_are_consistent():
     assert full["grid2d 4000x4000"].target_ms == 16.0
     assert {"kron 21 ef16", "kron 22 ef16", "uniform 2^22 deg16", "delaunay 1M",
             "grid-del 5000x5000 p.75"} <= set(full)
+
+
+def test_ab_options_recognise_earlier_kernels_and_name_bad_input(tmp_path):
+    import argparse
+
+    import bfs_ab
+
+    wide = tmp_path / "wide"
+    (wide / "morphgpu" / "bfs" / "kernels").mkdir(parents=True)
+    (wide / "morphgpu" / "bfs" / "gpu").mkdir(parents=True)
+    (wide / "morphgpu" / "bfs" / "kernels" / "direction.cu").write_text("")
+    (wide / "morphgpu" / "bfs" / "gpu" / "direction.py").write_text("")
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / "persistent.cu").write_text(bfs_ab.EXPAND_INCLUDE)
+    assert bfs_ab.before_family(wide) == "wide"
+    with pytest.raises(ValueError, match="expand.cuh"):
+        bfs_ab.before_family(deep)  # persistent.cu without the header it was built with
+    (deep / "expand.cuh").write_text("")
+    assert bfs_ab.before_family(deep) == "deep"
+    with pytest.raises(ValueError, match="--before"):
+        bfs_ab.before_family(tmp_path)
+
+    parser = argparse.ArgumentParser()
+    bench._add_args(parser)
+    args = parser.parse_args(["--before", str(deep), "--before", str(wide), "--define",
+                              "MG_BFS_BU_PROBE=2", "--define", "MG_BFS_PROFILE",
+                              "--relabel-rows",
+                              "--profile-levels", "1", "--roots", "4"])
+    bfs_ab.resolve_args(args)
+    assert args.before_dirs == {"wide": wide.resolve(), "deep": deep.resolve()}
+    # each define goes to the kernel that reads it (MG_BFS_PROFILE: both)
+    assert args.define_list == {"wide": [("MG_BFS_BU_PROBE", "2"), ("MG_BFS_PROFILE", None)],
+                                "deep": [("MG_BFS_PROFILE", None)]}
+    assert args.roots == 4 and args.relabel_rows and args.profile_levels == 1
+    for bad in (["--before", str(wide), "--before", str(wide)], ["--define", "A B=1"],
+                ["--define", "=1"], ["--define", "MG_BFS_NO_SUCH_SWITCH=1"],
+                ["--profile-levels", "-1"]):
+        with pytest.raises(ValueError):
+            bfs_ab.resolve_args(parser.parse_args(bad))
