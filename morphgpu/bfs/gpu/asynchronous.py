@@ -55,9 +55,9 @@ random points (ids without locality) 4x (1M) to 26x (4M) slower. ``auto`` theref
 ``persistent`` for deep graphs; this variant runs by name. Hops over the workspace's ELL
 rows (each lane relaxing its item's whole row after one load) and searches on the
 locality-relabelled copy were measured and deleted (H100, 2026-11-26, scripts/
-bfs_deep_probe.py, same process): ELL hops 68 against 22 ms on grid 4000x4000 (label
--correcting work grows when lanes relax whole rows far ahead of the wavefront), the copy
-364 against 23 ms on a 4000x4000 grid with deleted edges.
+bfs_deep_probe.py, folded into benchmarks/bfs.py since, same process): ELL hops 68 against
+22 ms on grid 4000x4000 (label-correcting work grows when lanes relax whole rows far
+ahead of the wavefront), the copy 364 against 23 ms on a 4000x4000 grid with deleted edges.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ scattered ids, and for a grid numbered row by row, whose wavefronts are diagonal
 whose ids already serve its wavefronts is searched as given.
 
 ``async`` searched the copy too until the H100 run of 2026-11-26 (scripts/bfs_deep_probe.py,
-same process): 5.3 ms against 3.4 ms as given on road COL, 364 ms against 23 ms on a
-4000² grid with deleted edges (its label-correcting work depends on the order in which
-ids meet), so only the level-synchronous search uses it.
+folded into benchmarks/bfs.py since, same process): 5.3 ms against 3.4 ms as given on road
+COL, 364 ms against 23 ms on a 4000² grid with deleted edges (its label-correcting work
+depends on the order in which ids meet), so only the level-synchronous search uses it.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@
 // search needs no second launch. H100 host, Kronecker 21: the second launch cost the
 // caller 63 us of host time per search, more than a third of the search's GPU time.
 // MG_BFS_PROFILE: block 0 stamps clock64() per level into mg_bfs_profile (read by
-// scripts/bfs_profile.py until it was deleted; git keeps it): row 0 the start, row L + 1
+// benchmarks/bfs.py --profile-levels, in benchmarks/bfs_ab.py): row 0 the start, row L + 1
 // level L (start, after phase A's barrier or 0 when fused, end, flags | n_f << 8); row 0
 // column 3 when block 0 has done its share of the map back.
 #include <morphgpu/adjacency.cuh>

@@ -16,9 +16,7 @@
 // A slot is rewritten only two barriers after everyone read it.
 //
 // MG_BFS_PROFILE: block 0 counts rounds and clock64() cycles into mg_bfs_profile (see
-// PROFILE_* below). Its reader, scripts/bfs_profile.py, was deleted with the module
-// switches it drove (git keeps it); a scripts/profile/bfs.py on the refactored wing's
-// kernel loader would read it again.
+// PROFILE_* below), read by benchmarks/bfs.py --profile-levels (benchmarks/bfs_ab.py).
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/ell.cuh>
@@ -816,10 +814,11 @@ __device__ int local_levels(LocalQueues& q, const Adjacency& adj, int* dist, vid
 // all its label loads, then its claims, once. One winner per vertex (atomicCAS), parent
 // its row's vertex, queue slots reserved once per warp and pass. The labels are loaded
 // before the claims (claims only for unlabelled vertices): H100, same process
-// (scripts/bfs_deep_probe.py, 2026-11-26), against the lane-per-row form: Delaunay 1M /
-// 4M 3.12 / 7.23 ms against 4.09 / 9.81 as given, 3.05 / 6.43 against 3.97 / 8.61 on the
-// relabelled copy; claiming without the pre-check was 2.95 / 7.62 as given, 3.02 / 6.63
-// relabelled, so the pre-check stays (it wins on the relabelled 4M, the copy auto picks).
+// (scripts/bfs_deep_probe.py, 2026-11-26; now benchmarks/bfs.py --before), against the
+// lane-per-row form: Delaunay 1M / 4M 3.12 / 7.23 ms against 4.09 / 9.81 as given,
+// 3.05 / 6.43 against 3.97 / 8.61 on the relabelled copy; claiming without the pre-check
+// was 2.95 / 7.62 as given, 3.02 / 6.63 relabelled, so the pre-check stays (it wins on
+// the relabelled 4M, the copy auto picks).
 //
 // spread: the frontier's runs of 32 go to warp 0 of every block first, then warp 1 of
 // every block, ... (warp rank warp_id * gridDim.x + blockIdx.x), instead of filling block
