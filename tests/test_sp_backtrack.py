@@ -300,6 +300,7 @@ def test_cpu_and_gpu_take_the_same_steps():
     # Same state on both sides: scores and released sets agree.
     gpu.decided[...] = backend.to_side(host(cpu.decided).astype(np.int32), "gpu")
     gpu._reset_to_decisions()
+    cpu._reset_to_decisions()
     gpu.eta = backend.to_side(cpu.eta.astype(np.float32), "gpu", dtype=np.float32)
     cpu.eta = cpu.eta.astype(np.float32).astype(np.float64)
     s_cpu, s_gpu = cpu.decision_scores(), host(gpu.decision_scores()).astype(np.float64)
@@ -344,3 +345,12 @@ def test_unit_clauses_with_backtracking(device):
     r = sp.solve(f, device=device, seed=3, backtrack=0.5, trivial_threshold=0.0)
     check(r, clauses, 7)
     assert r.status == "SAT"
+
+
+def test_cli_backtrack(capsys):
+    from morphgpu import cli  # noqa: PLC0415
+
+    code = cli.main(["sat", "--random", "300", "--ratio", "4.0", "--seed", "2",
+                     "--device", "cpu", "--backtrack", "0.5", "--json"])
+    out = capsys.readouterr().out
+    assert code in (0, 10) and '"backtrack": 0.5' in out

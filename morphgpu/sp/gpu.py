@@ -24,7 +24,9 @@ from .factor import FactorGraph
 CHECK_EVERY = 8
 # After each unit propagation, move the sweeps to the formula of what is still open (kernels/
 # survey.cu, "Compaction"); False sweeps over the input formula, skipping the fixed and
-# satisfied parts by their marks (the benchmark's "off" row).
+# satisfied parts by their marks (the benchmark's "off" row). Compaction only drops: a
+# backtracking step (release) puts the sweeps back on the input formula, to be compacted
+# anew from the new marks (_reset_to_decisions); plain decimation never pays for that.
 COMPACT = True
 # Compile the clause kernel for the formula's width (SP_WIDTH in kernels/survey.cu) when it
 # is at most this: its loops then unroll and keep their ratios in registers.
