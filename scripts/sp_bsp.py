@@ -54,7 +54,8 @@ def main() -> None:
             formulas.clear()
             formulas[(k, ratio)] = sp.random_ksat(a.n, k, ratio=ratio, seed=a.seed)
         f = formulas[(k, ratio)]
-        seen = {"least_free": a.n, "messages": 0, "last": ""}
+        # Free variables every 10th step ("d" decimation, "b" backtracking, "r" retreat).
+        seen = {"least_free": a.n, "messages": 0, "last": "", "trace": []}
         t0 = time.perf_counter()
 
         def progress(msg: str, seen=seen, t0=t0) -> None:
@@ -62,7 +63,10 @@ def main() -> None:
             seen["last"] = msg
             found = re.search(r"(\d+) free", msg)
             if found:
-                seen["least_free"] = min(seen["least_free"], int(found.group(1)))
+                free = int(found.group(1))
+                seen["least_free"] = min(seen["least_free"], free)
+                if msg.startswith("retreat") or seen["messages"] % 10 == 0:
+                    seen["trace"].append(f"{'rdb'[('ret', 'rou', 'bac').index(msg[:3])]}{free}")
             if time.perf_counter() - t0 > a.deadline and not msg.startswith("local search"):
                 raise Deadline(msg)
 
@@ -74,7 +78,8 @@ def main() -> None:
         except Deadline as stop:
             backend.synchronize()
             row.update(status="deadline", last=str(stop), least_free=seen["least_free"],
-                       seconds_total=round(time.perf_counter() - t0, 2))
+                       seconds_total=round(time.perf_counter() - t0, 2),
+                       trace=" ".join(seen["trace"]))
             print(json.dumps(row), flush=True)
             continue
         backend.synchronize()
@@ -89,7 +94,7 @@ def main() -> None:
             retreats=s["retreats"], free_after_sp=s.get("free_after_sp"),
             least_free=seen["least_free"], local_search=s["local_search"],
             ls_rounds=s.get("local_search_rounds", 0), ls_flips=s.get("local_search_flips", 0),
-            note=s.get("note", ""))
+            note=s.get("note", ""), trace=" ".join(seen["trace"]))
         print(json.dumps(row), flush=True)
 
 
