@@ -59,7 +59,7 @@ class GPUEngine:
         # Codes and the clauses' arrays twice: compaction writes the new ones before the
         # old ones go (and the input's surveys stay).
         needed = 2 * edges * (4 + 4 + 1) + 2 * slots * np.dtype(code_dtype).itemsize \
-            + n * (8 * 2 + 4 * 6 + 2 + 8 * 3) + m * (4 + 1 + 8)
+            + n * (8 * 2 + 4 * 7 + 2 + 8 * 3) + m * (4 + 1 + 8)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
         survey_defines = {**defines,
