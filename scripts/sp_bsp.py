@@ -3,7 +3,7 @@
 line per solve (status, reason, seconds per phase, steps, free variables after SP, the
 least free count on the way), every SAT checked here clause by clause.
 
-    scripts/sp_bsp.py --n 1000000 --runs 4:9.8:0 4:9.8:0.5 3:4.24:0 3:4.24:0.5
+    scripts/sp_bsp.py --n 1000000 --runs 4:9.8:0 4:9.8:0.5 3:4.24:0 3:4.24:0.5 4:9.8:0.3
 
 A run is K:ratio:r[:fix_fraction]. Each solve is bounded by the local-search budgets
 given here and by --deadline seconds of decimation steps (the progress callback stops a
