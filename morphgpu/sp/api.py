@@ -356,7 +356,8 @@ def _retreat(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
 
 
 def _after_retreats(why: str, stats: dict[str, Any]) -> str:
-    return f"{why} (after {stats['retreats']} retreats)" if stats["retreats"] else why
+    retreats = stats.get("retreats", 0)  # scripts/sp_residual.py keeps a stats dict without
+    return f"{why} (after {retreats} retreats)" if retreats else why
 
 
 def _count_search(engine: Any, stats: dict[str, Any]) -> None:
