@@ -84,7 +84,16 @@ def _sp_walk_requests() -> list[tuple[str, dict]]:
     return [(f"width{w}", {**base, "LS_WIDTH": w}) for w in (3, gpu.FIXED_WIDTH_MAX)]
 
 
-_REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests, "sp/kernels/walk.cu": _sp_walk_requests}
+def _sp_survey_requests() -> list[tuple[str, dict]]:
+    """The sweeps as sp/gpu.py builds them: a fixed clause width, 32-bit slot codes."""
+    from morphgpu.sp import gpu  # noqa: PLC0415
+
+    return [(f"width{w}", {"SP_WIDTH": w, "SP_CODE_T": "int"})
+            for w in (3, gpu.FIXED_WIDTH_MAX)]
+
+
+_REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests, "sp/kernels/walk.cu": _sp_walk_requests,
+             "sp/kernels/survey.cu": _sp_survey_requests}
 
 
 CASES = [

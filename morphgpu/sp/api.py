@@ -8,7 +8,15 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
 2. unit propagation of the input;
 3. repeat: SP sweeps until ``max |Δeta| < epsilon`` → biases → if the surveys are trivial
    (mean max(W+, W-) < trivial_threshold) stop, else fix the most biased ``fix_fraction``
-   of the free variables → unit propagation (a contradiction stops the loop);
+   of the free variables → unit propagation (a contradiction stops the loop). With
+   ``backtrack=r > 0`` this is backtracking survey propagation (Marino, Parisi &
+   Ricci-Tersenghi, Nat. Commun. 7:12996, 2016): each step after SP converged is, with
+   probability r / (1 + r), a backtracking step instead, which releases as many of the
+   decisions as a decimation step would fix, those whose SP bias towards their value,
+   computed as if they were free, is weakest; the values unit propagation implied are then
+   recomputed from the decisions left. A contradiction, or SP failing to converge, then
+   retreats (undoes the last decimation step and makes the next step a backtracking one)
+   instead of stopping, at most RETREAT_BUDGET times;
 4. local search on the formula with the fixed variables frozen; if that gives up (or SP
    failed), one more local search with every variable free, from where it stopped. Each
    local search runs conflict-free parallel probSAT rounds (walk.py: the flipped variables
@@ -43,6 +51,12 @@ MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
 # A hundredth: at K=5 ratio 21.1 (1M variables) a tenth (2 x 30k rounds) spent 33 s on an
 # H200 without solving, twice the SP phase.
 SP_FAILED_SHARE = 100
+# Backtracking survey propagation: the step choice draws from its own random stream (the
+# same on both sides, apart from the engines' streams), and a solve retreats from a
+# contradiction or a non-converged round at most this many times before it stops as
+# plain decimation does (each retreat may cost a round of max_iterations sweeps).
+BSP_STREAM = 0x425350
+RETREAT_BUDGET = 8
 # The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
 # literal (edge ids, variables, signs, surveys), for the upfront size check.
 SOLVER_BYTES_PER_VAR = 32
@@ -83,6 +97,7 @@ def solve(
     local_search_flips: int | None = None,
     damping: float = 0.3,
     stall_sweeps: int = 0,
+    backtrack: float = 0.0,
     progress: Callable[[str], None] | None = None,
 ) -> SolveResult:
     """Find a satisfying assignment of ``cnf`` with survey propagation and local search.
@@ -107,6 +122,10 @@ def solve(
     that many sweeps stops before ``max_iterations`` as not converged (0, the default:
     never; at 150 it cut a K=3 ratio 4.2 1M round at 304 sweeps on an H200 that converged
     when left to run, so it is an option for runs past the threshold, not a default).
+    ``backtrack``: r in [0, 1), the ratio of backtracking to decimation steps of
+    backtracking survey propagation (module docstring, step 3); 0 is plain decimation.
+    stats count the steps of each kind (``decimation_rounds``, ``backtracking_steps``),
+    the variables released and the retreats.
     """
     if not isinstance(cnf, CNF):
         from .solver import as_cnf  # noqa: PLC0415  (lists of clauses, a PySAT CNF)
@@ -125,7 +144,8 @@ def solve(
         ):
             raise ValueError(f"solve: {name} must be an integer, got {value!r}")
     for name, value in (("epsilon", epsilon), ("fix_fraction", fix_fraction),
-                        ("trivial_threshold", trivial_threshold), ("damping", damping)):
+                        ("trivial_threshold", trivial_threshold), ("damping", damping),
+                        ("backtrack", backtrack)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, float, np.integer, np.floating)
         ):
@@ -140,6 +160,9 @@ def solve(
         raise ValueError(f"solve: stall_sweeps must be >= 0, got {stall_sweeps}")
     if not (0 <= damping < 1):
         raise ValueError(f"solve: damping must be in [0, 1), got {damping}")
+    if not (0 <= backtrack < 1):
+        # r >= 1 releases as much as it fixes on average: the steps would never end.
+        raise ValueError(f"solve: backtrack must be in [0, 1), got {backtrack}")
     if local_search_rounds is not None and int(local_search_rounds) < 0:
         raise ValueError(f"solve: local_search_rounds must be >= 0, got {local_search_rounds}")
     if local_search_flips is not None and int(local_search_flips) < 0:
@@ -169,7 +192,8 @@ def solve(
     stats: dict[str, Any] = {
         "device": side, "seed": seed, "n_vars": cnf.n_vars, "n_clauses": cnf.n_clauses,
         "sp_iterations": 0, "decimation_rounds": 0, "variables_fixed": 0,
-        "sp_converged": None, "local_search": "not run",
+        "sp_converged": None, "local_search": "not run", "backtrack": float(backtrack),
+        "backtracking_steps": 0, "variables_released": 0, "retreats": 0,
     }
 
     # The guard imports CuPy to know its out-of-memory error: the CPU side needs neither
@@ -194,7 +218,8 @@ def solve(
                                           fix_fraction=fix_fraction,
                                           max_iterations=int(max_iterations),
                                           trivial_threshold=trivial_threshold,
-                                          stall_sweeps=int(stall_sweeps))
+                                          stall_sweeps=int(stall_sweeps),
+                                          backtrack=float(backtrack), seed=seed)
         stats["free_after_sp"] = engine.n_free()
         if sp_problem:
             # SP failed (no convergence or a contradiction, e.g. past the threshold at K >= 4):
@@ -259,8 +284,12 @@ def warm_up(width: int) -> None:
 def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          say: Callable[[str], None], *, epsilon: float, fix_fraction: float,
                          max_iterations: int, trivial_threshold: float,
-                         stall_sweeps: int) -> str:
+                         stall_sweeps: int, backtrack: float = 0.0, seed: int = 0) -> str:
     """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not."""
+    # backtrack 0 draws nothing and never releases: today's decimation, step for step.
+    draw = np.random.default_rng([seed, BSP_STREAM]).random if backtrack > 0 else None
+    release_chance = backtrack / (1.0 + backtrack)
+    must_release = False  # after a retreat, the next step releases
     while engine.n_free() > 0:
         with clock("surveys"):
             converged, iterations = engine.run_surveys(epsilon, max_iterations, stall_sweeps)
@@ -268,10 +297,30 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         stats["sp_converged"] = converged
         if not converged:
             if getattr(engine, "stalled", False):
-                return (f"SP did not converge: max |Δeta| made no progress in {stall_sweeps} "
-                        f"sweeps (round {stats['decimation_rounds'] + 1} stopped after "
-                        f"{iterations} of at most {max_iterations})")
-            return f"SP did not converge in {max_iterations} iterations"
+                why = (f"SP did not converge: max |Δeta| made no progress in {stall_sweeps} "
+                       f"sweeps (round {stats['decimation_rounds'] + 1} stopped after "
+                       f"{iterations} of at most {max_iterations})")
+            else:
+                why = f"SP did not converge in {max_iterations} iterations"
+            if draw is None or not _retreat(engine, stats, clock, fix_fraction):
+                return _after_retreats(why, stats)
+            must_release = True
+            say(f"retreat {stats['retreats']} (SP did not converge): {engine.n_free()} free")
+            continue
+        if draw is not None and (draw() < release_chance or must_release) \
+                and engine.n_decided() > 0:
+            with clock("decimation"):
+                if engine.surveys_trivial(trivial_threshold):
+                    return ""
+                consistent, released = engine.release(max(1, int(fix_fraction
+                                                                  * engine.n_free())))
+            must_release = False
+            stats["backtracking_steps"] += 1
+            stats["variables_released"] += int(released.size)
+            say(f"backtracking step {stats['backtracking_steps']}: {engine.n_free()} free")
+            if not consistent:  # unit propagation of fewer decisions: not when engines are right
+                return "contradiction after releasing decisions"
+            continue
         with clock("decimation"):
             trivial, n_fixed = engine.decimate(fix_fraction, trivial_threshold)
             if trivial:
@@ -282,8 +331,33 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         say(f"round {stats['decimation_rounds']}: {engine.n_free()} free, "
             f"{stats['sp_iterations']} SP iterations")
         if not consistent:
-            return "contradiction after decimation"
+            if draw is None or not _retreat(engine, stats, clock, fix_fraction):
+                return _after_retreats("contradiction after decimation", stats)
+            must_release = True
+            say(f"retreat {stats['retreats']} (contradiction): {engine.n_free()} free")
     return ""
+
+
+def _retreat(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
+             fix_fraction: float) -> bool:
+    """Back off from a contradiction or a round that did not converge: undo the last
+    decimation step (or, when it is undone already, release by the scores of the surveys
+    as they stand); False when the budget is spent or nothing is left to release."""
+    if stats["retreats"] >= RETREAT_BUDGET or engine.n_decided() == 0:
+        return False
+    stats["retreats"] += 1
+    with clock("decimation"):
+        if engine.has_last_decimation():
+            return engine.undo_last_decimation()
+        consistent, released = engine.release(max(1, int(fix_fraction * engine.n_free())))
+    stats["backtracking_steps"] += 1
+    stats["variables_released"] += int(released.size)
+    return consistent
+
+
+def _after_retreats(why: str, stats: dict[str, Any]) -> str:
+    retreats = stats.get("retreats", 0)  # scripts/sp_residual.py keeps a stats dict without
+    return f"{why} (after {retreats} retreats)" if retreats else why
 
 
 def _count_search(engine: Any, stats: dict[str, Any]) -> None:

@@ -39,6 +39,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--epsilon", type=float, default=1e-3)
     p.add_argument("--fix-fraction", type=float, default=0.01)
     p.add_argument("--max-iterations", type=int, default=1000)
+    p.add_argument("--backtrack", type=float, default=0.0, metavar="R",
+                   help="backtracking survey propagation: R in [0, 1) backtracking steps "
+                        "per decimation step (default 0: plain decimation)")
     p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines)")
     p.add_argument("--no-model", action="store_true",
                    help="leave the 'v' lines out of stdout (large formulas)")
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     progress = report.Progress("sat", enabled=not args.json)
     result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
                        fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
-                       progress=progress)
+                       backtrack=args.backtrack, progress=progress)
     progress.close()
     side = result.stats["device"]
     out = {"input": source, "status": result.status, "reason": result.reason,

@@ -5,7 +5,10 @@ State (shared in meaning with morphgpu/sp/gpu.py):
 - ``fixed``: int8 per variable, 0 free, +1 true, -1 false;
 - ``satisfied``: bool per clause, set once a fixed literal makes it true (the clause is then
   removed from the graph by marking, paper §7.2);
-- ``values``: the local search's assignment (bool per variable).
+- ``values``: the local search's assignment (bool per variable);
+- ``decided``: int8 per variable, the decisions of decimation (+1 / -1, 0 elsewhere): a
+  subset of ``fixed``, whose other non-zero entries are implied by unit propagation of the
+  decisions (backtracking, api.solve, releases decisions and recomputes the rest).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class CPUEngine:
         self.fixed = np.zeros(fg.n_vars, dtype=np.int8)
         self.satisfied = np.zeros(fg.n_clauses, dtype=bool)
         self.values = np.zeros(fg.n_vars, dtype=bool)
+        self.decided = np.zeros(fg.n_vars, dtype=np.int8)
+        self._last_pick = np.zeros(0, dtype=np.int64)  # the last decimation step's decisions
         self._last_diff: np.ndarray | None = None  # W+ - W- of the last decimation round
         w = fg.width
         self.clause_of_edge = np.arange(fg.n_clauses * w, dtype=np.int64) // max(w, 1)
@@ -150,7 +155,90 @@ class CPUEngine:
         score = np.abs(diff[free])
         pick = free[np.argpartition(-score, n_fix - 1)[:n_fix]] if n_fix < free.size else free
         self.fixed[pick] = np.where(diff[pick] >= 0, 1, -1).astype(np.int8)
+        self.decided[pick] = self.fixed[pick]
+        self._last_pick = pick
         return False, int(pick.size)
+
+    def surveys_trivial(self, trivial_threshold: float) -> bool:
+        """Whether the surveys are trivial (decimate's test, without fixing anything); keeps
+        the biases as the local search's start, as decimate does."""
+        diff, strength = self.biases()
+        free = self.fixed == 0
+        if not free.any():
+            return True
+        self._last_diff = diff
+        return float(strength[free].mean()) < trivial_threshold
+
+    # ----------------------------------------------------------------- backtracking
+    def n_decided(self) -> int:
+        return int(np.count_nonzero(self.decided))
+
+    def decision_scores(self) -> np.ndarray:
+        """Per decided variable, s * (W+ - W-) with s its fixed value and W its SP marginal
+        as if it were free (what a backtracking step of api.solve ranks by); +inf elsewhere.
+
+        The cavity survey of each clause a of a decided variable i: 0 when another
+        variable's fixed value satisfies a, else the product over a's free variables j of
+        Pi^u / (Pi^u + Pi^s + Pi^0) from j's products over its open clauses other than a
+        (a itself is in them only when a is open, i.e. i's literal in a is false)."""
+        fg = self.fg
+        w = max(fg.width, 1)
+        alive = self._alive()
+        prod_pos, zeros_pos, prod_neg, zeros_neg = self._var_products(alive)
+        var = self.safe_var
+        neg = fg.lit_neg.astype(bool)
+        value = self.fixed[var]
+        lit_true = self.present & (value != 0) & ((value > 0) != neg)
+        true_count = lit_true.reshape(-1, w).sum(axis=1)
+        # own = 1 - eta on edges in the products (open clauses), 1 elsewhere.
+        own = np.where(alive, 1.0 - self.eta, 1.0)
+        p_same = np.where(neg, prod_neg[var], prod_pos[var])
+        z_same = np.where(neg, zeros_neg[var], zeros_pos[var])
+        p_opp = np.where(neg, prod_pos[var], prod_neg[var])
+        z_opp = np.where(neg, zeros_pos[var], zeros_neg[var])
+        ratio = rules.edge_ratio(p_same, z_same, p_opp, z_opp, own)
+        free_edge = self.present & (value == 0)
+        ratio = np.where(free_edge, ratio, 1.0).reshape(-1, w)
+        clause_prod = np.prod(ratio, axis=1)
+        others_true = true_count[self.clause_of_edge] - lit_true
+        cavity = np.where(others_true > 0, 0.0, clause_prod[self.clause_of_edge])
+        # Per variable and sign, the product of (1 - cavity) as in _var_products.
+        edges = fg.var_edges
+        factor = 1.0 - cavity[edges]
+        is_zero = factor == 0.0
+        factor = np.where(is_zero, 1.0, factor)
+        out = []
+        for negated in (False, True):
+            mine = self.edge_neg_sorted == negated
+            out.append(_segment_prod(np.where(mine, factor, 1.0), fg.var_offsets))
+            out.append(_segment_sum((mine & is_zero).astype(np.int64), fg.var_offsets))
+        diff, _strength = rules.bias(*out)
+        return np.where(self.decided != 0, self.decided * diff, np.inf)
+
+    def release(self, count: int) -> tuple[bool, np.ndarray]:
+        """Release the ``count`` decisions of lowest decision_scores (ties: lower variable
+        first), then recompute the implied values from the decisions left: (consistent,
+        released variables)."""
+        scores = self.decision_scores()
+        count = min(int(count), self.n_decided())
+        out = np.argsort(scores, kind="stable")[:count]
+        self.decided[out] = 0
+        return self._reset_to_decisions(), out
+
+    def has_last_decimation(self) -> bool:
+        return self._last_pick.size > 0
+
+    def undo_last_decimation(self) -> bool:
+        """Release the last decimation step's decisions (after it met a contradiction or
+        SP stopped converging) and recompute the implied values; True when consistent."""
+        self.decided[self._last_pick] = 0
+        self._last_pick = np.zeros(0, dtype=np.int64)
+        return self._reset_to_decisions()
+
+    def _reset_to_decisions(self) -> bool:
+        self.fixed = self.decided.copy()
+        self.satisfied = np.zeros(self.fg.n_clauses, dtype=bool)
+        return self.propagate()
 
     # ----------------------------------------------------------------- local search
     def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,

@@ -24,7 +24,9 @@ from .factor import FactorGraph
 CHECK_EVERY = 8
 # After each unit propagation, move the sweeps to the formula of what is still open (kernels/
 # survey.cu, "Compaction"); False sweeps over the input formula, skipping the fixed and
-# satisfied parts by their marks (the benchmark's "off" row).
+# satisfied parts by their marks (the benchmark's "off" row). Compaction only drops: a
+# backtracking step (release) puts the sweeps back on the input formula, to be compacted
+# anew from the new marks (_reset_to_decisions); plain decimation never pays for that.
 COMPACT = True
 # Compile the clause kernel for the formula's width (SP_WIDTH in kernels/survey.cu) when it
 # is at most this: its loops then unroll and keep their ratios in registers.
@@ -57,7 +59,7 @@ class GPUEngine:
         # Codes and the clauses' arrays twice: compaction writes the new ones before the
         # old ones go (and the input's surveys stay).
         needed = 2 * edges * (4 + 4 + 1) + 2 * slots * np.dtype(code_dtype).itemsize \
-            + n * (8 * 2 + 4 * 6 + 2 + 8 * 3) + m * (4 + 1 + 8)
+            + n * (8 * 2 + 4 * 7 + 2 + 8 * 3) + m * (4 + 1 + 8)
         backend.require_gpu_bytes(needed, f"sp.solve: surveys for {n} variables, {m} clauses")
         defines = kernels.index_defines(fg.lit_var.dtype, fg.var_edges.dtype)
         survey_defines = {**defines,
@@ -83,7 +85,7 @@ class GPUEngine:
         walk = kernels.load_module("sp/kernels/walk.cu", defines=walk_defines)
         self._k = {name: mod.get_function(name) for mod, names in (
             (survey, ("sp_var_products", "sp_slot_codes", "sp_clause_update", "sp_biases",
-                      "sp_live_counts", "sp_compact_codes")),
+                      "sp_live_counts", "sp_compact_codes", "sp_decided_scores")),
             (simplify, ("unit_wave", "fix_chosen")),
             (walk, ("ls_state", "ls_tail"))) for name in names}
         self._occ: tuple[Any, Any] | None = None
@@ -102,10 +104,15 @@ class GPUEngine:
         self.clause_list = cp.arange(m, dtype=fg.var_edges.dtype)
         self.clause_var, self.clause_neg = fg.lit_var, fg.lit_neg
         self.compacted = False
+        self._code_dtype = code_dtype
         self.codes = cp.empty(slots, dtype=code_dtype)
         self._codes_stale = True
         self.lanes = _lanes(slots, n)
         self.fixed = cp.zeros(n, dtype=cp.int32)
+        # Decimation's decisions (+1 / -1; 0 elsewhere), a subset of fixed: the rest of
+        # fixed is implied by unit propagation (backtracking releases decisions).
+        self.decided = cp.zeros(n, dtype=cp.int32)
+        self._last_pick: Any = None  # the last decimation step's decisions
         self.satisfied = cp.zeros(m, dtype=cp.uint8)
         self.values = cp.zeros(n, dtype=cp.uint8)
         # Per variable, one 32-byte record (one memory sector): product of the non-zero
@@ -299,8 +306,78 @@ class GPUEngine:
         chosen = cp.argsort(-score)[:n_fix].astype(cp.int64)
         grid, block = self._grid(n_fix)
         self._k["fix_chosen"](
-            grid, block, (np.int64(n_fix), chosen, diff, self.fixed))
+            grid, block, (np.int64(n_fix), chosen, diff, self.fixed, self.decided))
+        self._last_pick = chosen
         return False, n_fix
+
+    def surveys_trivial(self, trivial_threshold: float) -> bool:
+        """decimate's test of the surveys without fixing anything (keeps the biases as the
+        local search's start, as decimate does)."""
+        diff, strength = self.biases()
+        n_free = int(self.cp.count_nonzero(self.fixed == 0))
+        if n_free == 0:
+            return True
+        self._last_diff = diff
+        return float(strength.sum(dtype=self.cp.float64)) / n_free < trivial_threshold
+
+    # ----------------------------------------------------------------- backtracking
+    def n_decided(self) -> int:
+        return int(self.cp.count_nonzero(self.decided))
+
+    def decision_scores(self) -> Any:
+        """Per decided variable, its SP bias towards its value as if it were free
+        (kernels/survey.cu sp_decided_scores; cpu.py has the NumPy twin); +inf elsewhere."""
+        cp, fg = self.cp, self.fg
+        self._products()  # fresh for the free variables, from the sweeps' last surveys
+        eta = self.eta  # the input's edge order (written back from the compacted one)
+        score = cp.empty(fg.n_vars, dtype=cp.float32)
+        grid, block = self._grid(fg.n_vars)
+        self._k["sp_decided_scores"](
+            grid, block,
+            (np.int64(fg.n_vars), self.decided, self.fixed, fg.var_offsets, fg.var_edges,
+             np.int32(max(fg.width, 1)), fg.lit_var, fg.lit_neg, eta, self.prods, score))
+        return score
+
+    def release(self, count: int) -> tuple[bool, Any]:
+        """Release the ``count`` decisions of lowest decision_scores (a stable sort: ties go
+        to the lower variable, as on the CPU), then recompute the implied values from the
+        decisions left: (consistent, released variables)."""
+        cp = self.cp
+        scores = self.decision_scores()
+        count = min(int(count), self.n_decided())
+        out = cp.argsort(scores)[:count]
+        self.decided[out] = 0
+        return self._reset_to_decisions(), out
+
+    def has_last_decimation(self) -> bool:
+        return self._last_pick is not None and int(self._last_pick.size) > 0
+
+    def undo_last_decimation(self) -> bool:
+        """Release the last decimation step's decisions and recompute the implied values."""
+        if self._last_pick is not None:
+            self.decided[self._last_pick] = 0
+        self._last_pick = None
+        return self._reset_to_decisions()
+
+    def _reset_to_decisions(self) -> bool:
+        """fixed = the decisions, no clause satisfied, then unit propagation; the sweeps go
+        back to the input formula (compaction only drops), to be compacted anew from these
+        marks on the next sweep; the surveys stay, in the input's edge order."""
+        cp, fg = self.cp, self.fg
+        if self.compacted:
+            self._write_back_eta()
+            self._eta, self._eta_input = self._eta_input, None
+            self.compacted = False
+        self.var_list = cp.arange(fg.n_vars, dtype=fg.lit_var.dtype)
+        self.offsets = fg.var_offsets
+        self.clause_list = cp.arange(fg.n_clauses, dtype=fg.var_edges.dtype)
+        self.clause_var, self.clause_neg = fg.lit_var, fg.lit_neg
+        self.codes = cp.empty(int(fg.var_edges.size), dtype=self._code_dtype)
+        self.lanes = _lanes(int(fg.var_edges.size), fg.n_vars)
+        self._codes_stale = True
+        cp.copyto(self.fixed, self.decided)
+        self.satisfied.fill(0)
+        return self.propagate()
 
     # ----------------------------------------------------------------- local search
     def _occurrences(self) -> tuple[Any, Any]:

@@ -44,12 +44,16 @@ extern "C" __global__ void unit_wave(
     }
 }
 
-// Fix the chosen variables to the sign of their bias (ties go to true).
+// Fix the chosen variables to the sign of their bias (ties go to true), recording them as
+// decisions (backtracking releases decisions; unit propagation's values are recomputed).
 extern "C" __global__ void fix_chosen(
-    i64 n_chosen, const i64* __restrict__ chosen, const float* __restrict__ diff, int* fixed)
+    i64 n_chosen, const i64* __restrict__ chosen, const float* __restrict__ diff, int* fixed,
+    int* decided)
 {
     for (i64 t = mg::global_tid(); t < n_chosen; t += mg::global_stride()) {
         const i64 v = chosen[t];
-        fixed[v] = diff[v] >= 0.0f ? 1 : -1;
+        const int value = diff[v] >= 0.0f ? 1 : -1;
+        fixed[v] = value;
+        decided[v] = value;
     }
 }

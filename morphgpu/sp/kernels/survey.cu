@@ -198,18 +198,18 @@ extern "C" __global__ void sp_compact_codes(
     }
 }
 
-// Pi^u / (Pi^u + Pi^s + Pi^0) of variable v seen from the clause whose edge is e.
-__device__ __forceinline__ double edge_ratio(
-    i64 e, vid_t v, const signed char* lit_neg, const float* eta, const double2* prods)
+// Pi^u / (Pi^u + Pi^s + Pi^0) of variable v, whose literal is negated when `neg`, seen
+// from a clause whose factor in v's products is `own` (1 - its survey; 1 when the clause
+// is not in them).
+__device__ __forceinline__ double ratio_with_own(
+    bool neg, vid_t v, double own, const double2* prods)
 {
-    const bool neg = lit_neg[e] != 0;
     const double2 p = prods[2 * (i64)v];
     const double2 z = prods[2 * (i64)v + 1];
     const double p_same = neg ? p.y : p.x;
     const int z_same = (int)(neg ? z.y : z.x);
     const double p_opp = neg ? p.x : p.y;
     const int z_opp = (int)(neg ? z.x : z.y);
-    const double own = 1.0 - (double)eta[e];
     double same;
     if (own == 0.0) same = (z_same - 1 > 0) ? 0.0 : p_same;
     else same = (z_same > 0) ? 0.0 : fmin(p_same / own, 1.0);
@@ -219,6 +219,14 @@ __device__ __forceinline__ double edge_ratio(
     const double pi_0 = same * opp;
     const double total = pi_u + pi_s + pi_0;
     return total > 0.0 ? pi_u / total : 0.0;
+}
+
+// The same of variable v seen from the clause whose edge is e (a live edge: its survey is
+// in v's products).
+__device__ __forceinline__ double edge_ratio(
+    i64 e, vid_t v, const signed char* lit_neg, const float* eta, const double2* prods)
+{
+    return ratio_with_own(lit_neg[e] != 0, v, 1.0 - (double)eta[e], prods);
 }
 
 #define RATIO_CACHE 8
@@ -298,5 +306,62 @@ extern "C" __global__ void sp_biases(
         const double w_minus = total > 0.0 ? pi_minus / total : 0.0;
         diff[v] = (float)(w_plus - w_minus);
         strength[v] = (float)fmax(w_plus, w_minus);
+    }
+}
+
+// Backtracking survey propagation (morphgpu/sp/api.py): per decided variable v (decided[v]
+// = its value, +-1), s * (W+ - W-) with s that value and W v's SP marginal as if it were
+// free; +inf for the others. The cavity survey of v's clause a is 0 when another
+// variable's fixed value satisfies a, else the product over a's free variables u of their
+// ratio from u's products, in which a is only when open (v's literal false; own factor
+// 1 - eta) and not when v alone satisfies it (own factor 1). Those surveys feed nothing
+// else (v is out of every clause), so this one evaluation after SP converged is the value
+// the sweeps would give them. eta is in the input formula's edge order; prods are fresh
+// for the free variables. One thread per variable: the kernel runs once per backtracking
+// step.
+extern "C" __global__ void sp_decided_scores(
+    i64 n_vars, const int* __restrict__ decided, const int* __restrict__ fixed,
+    const i64* __restrict__ var_offsets, const eid_t* __restrict__ var_edges, int width,
+    const vid_t* __restrict__ lit_var, const signed char* __restrict__ lit_neg,
+    const float* __restrict__ eta, const double2* __restrict__ prods, float* score)
+{
+    width = CLAUSE_WIDTH(width);
+    for (i64 v = mg::global_tid(); v < n_vars; v += mg::global_stride()) {
+        const int s = decided[v];
+        if (s == 0) { score[v] = __int_as_float(0x7f800000); continue; }  // +inf
+        double p_pos = 1.0, p_neg = 1.0;
+        int z_pos = 0, z_neg = 0;
+        for (i64 k = var_offsets[v]; k < var_offsets[v + 1]; ++k) {
+            const i64 e = (i64)var_edges[k];
+            const i64 base = e - e % width;
+            const bool negated = lit_neg[e] != 0;
+            const bool open = (fixed[v] > 0) == negated;  // v's literal is false in a
+            double cavity = 1.0;
+            for (int j = 0; j < width; ++j) {
+                const i64 e2 = base + j;
+                const vid_t u = lit_var[e2];
+                if (e2 == e || u < 0) continue;
+                const int fu = fixed[u];
+                if (fu != 0) {
+                    if ((fu > 0) != (lit_neg[e2] != 0)) { cavity = 0.0; break; }
+                    continue;
+                }
+                const double own = open ? 1.0 - (double)eta[e2] : 1.0;
+                cavity *= ratio_with_own(lit_neg[e2] != 0, u, own, prods);
+            }
+            const double f = 1.0 - cavity;
+            const bool zero = f == 0.0;
+            const double factor = zero ? 1.0 : f;
+            if (negated) { p_neg *= factor; z_neg += zero; }
+            else { p_pos *= factor; z_pos += zero; }
+        }
+        const double pp = z_pos > 0 ? 0.0 : p_pos;
+        const double pn = z_neg > 0 ? 0.0 : p_neg;
+        const double pi_plus = (1.0 - pp) * pn;
+        const double pi_minus = (1.0 - pn) * pp;
+        const double total = pi_plus + pi_minus + pp * pn;
+        const double w_plus = total > 0.0 ? pi_plus / total : 0.0;
+        const double w_minus = total > 0.0 ? pi_minus / total : 0.0;
+        score[v] = (float)(s * (w_plus - w_minus));
     }
 }

@@ -1,0 +1,361 @@
+"""Backtracking survey propagation (sp.solve(backtrack=r)) on both engines.
+
+Checked against independent plain-Python code: every SAT answer clause by clause, the
+values a release leaves against a unit propagation of the remaining decisions written
+here, the release scores against the SP equations evaluated directly (products taken
+without the engines' zero counting or divisions), and backtrack=0 against the results
+main gave before backtracking existed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from morphgpu import backend, sp
+from morphgpu.sp import factor
+from morphgpu.sp.cnf import CNF
+from morphgpu.sp.cpu import CPUEngine
+
+pysat_solvers = pytest.importorskip("pysat.solvers")
+
+
+def satisfies(clauses, assignment) -> bool:
+    return all(any((lit > 0) == bool(assignment[abs(lit) - 1]) for lit in c) for c in clauses)
+
+
+def complete_solver_says_sat(clauses) -> bool:
+    with pysat_solvers.Minisat22(bootstrap_with=clauses) as solver:
+        return bool(solver.solve())
+
+
+def check(result, clauses, n_vars) -> None:
+    assert result.status in ("SAT", "UNSAT", "UNKNOWN")
+    if result.status == "SAT":
+        assert result.assignment is not None and result.assignment.shape == (n_vars,)
+        assert satisfies(clauses, result.assignment), "SAT with a wrong assignment"
+    else:
+        assert result.reason
+    if result.status == "UNSAT":
+        assert not complete_solver_says_sat(clauses)
+
+
+def engine_for(device, f, seed=0, damping=0.3):
+    fg = factor.build(f, device)
+    if device == "gpu":
+        from morphgpu.sp.gpu import GPUEngine  # noqa: PLC0415
+
+        return GPUEngine(fg, seed, damping)
+    return CPUEngine(fg, seed, damping)
+
+
+def host(x):
+    return backend.to_host(x)
+
+
+def unit_propagation(clauses, n, decisions):
+    """Plain unit propagation from the decisions (+1/-1/0 per variable): the values, or
+    None on a contradiction."""
+    fixed = np.array(decisions, dtype=np.int64)
+    changed = True
+    while changed:
+        changed = False
+        for c in clauses:
+            vals = [fixed[abs(x) - 1] * (1 if x > 0 else -1) for x in c]
+            if any(v > 0 for v in vals):
+                continue
+            free = [x for x, v in zip(c, vals) if v == 0]
+            if not free:
+                return None
+            if len(free) == 1:
+                x = free[0]
+                fixed[abs(x) - 1] = 1 if x > 0 else -1
+                changed = True
+    return fixed
+
+
+def direct_scores(fg, eta, fixed, decided):
+    """s * (W+ - W-) per decided variable from the SP equations, loop by loop."""
+    w = fg.width
+    lit_var = fg.lit_var.reshape(-1, w)
+    lit_neg = fg.lit_neg.reshape(-1, w).astype(bool)
+    eta = eta.reshape(-1, w)
+    m = lit_var.shape[0]
+
+    def true_lit(a, j):
+        u = lit_var[a, j]
+        return u >= 0 and fixed[u] != 0 and (fixed[u] > 0) != lit_neg[a, j]
+
+    is_open = [not any(true_lit(a, j) for j in range(w)) for a in range(m)]
+    occurs = {}  # variable -> [(clause, slot)]
+    for a in range(m):
+        for j in range(w):
+            if lit_var[a, j] >= 0:
+                occurs.setdefault(int(lit_var[a, j]), []).append((a, j))
+
+    def ratio(u, a, j):
+        """Pi^u / total of free u seen from clause a (slot j), over u's open clauses but a."""
+        same = opp = 1.0
+        for b, i in occurs[u]:
+            if b == a or not is_open[b]:
+                continue
+            if lit_neg[b, i] == lit_neg[a, j]:
+                same *= 1.0 - eta[b, i]
+            else:
+                opp *= 1.0 - eta[b, i]
+        pi_u, pi_s, pi_0 = (1 - opp) * same, (1 - same) * opp, same * opp
+        total = pi_u + pi_s + pi_0
+        return pi_u / total if total > 0 else 0.0
+
+    scores = {}
+    for v in np.flatnonzero(decided):
+        p_pos = p_neg = 1.0
+        for a, j in occurs.get(int(v), []):
+            others_true = any(true_lit(a, i) for i in range(w) if i != j)
+            cavity = 0.0
+            if not others_true:
+                cavity = 1.0
+                for i in range(w):
+                    u = lit_var[a, i]
+                    if i != j and u >= 0 and fixed[u] == 0:
+                        cavity *= ratio(int(u), a, i)
+            if lit_neg[a, j]:
+                p_neg *= 1.0 - cavity
+            else:
+                p_pos *= 1.0 - cavity
+        pi_p, pi_m, pi_0 = (1 - p_pos) * p_neg, (1 - p_neg) * p_pos, p_pos * p_neg
+        total = pi_p + pi_m + pi_0
+        diff = (pi_p - pi_m) / total if total > 0 else 0.0
+        scores[int(v)] = decided[v] * diff
+    return scores
+
+
+def test_sat_answers_are_verified(device):
+    solved = 0
+    for k, ratio, n in ((3, 4.0, 300), (4, 9.0, 200), (5, 18.0, 120)):
+        for seed in range(3):
+            f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+            r = sp.solve(f, device=device, seed=seed, backtrack=0.5, fix_fraction=0.05,
+                         max_iterations=300, local_search_rounds=2000)
+            check(r, f.clauses(), n)
+            solved += r.status == "SAT"
+            assert r.stats["backtrack"] == 0.5
+            assert r.stats["backtracking_steps"] >= 0 and r.stats["retreats"] >= 0
+    assert solved >= 6
+
+
+def test_backtracking_steps_happen_and_are_counted(device):
+    f = sp.random_ksat(600, 3, ratio=4.15, seed=4)
+    r = sp.solve(f, device=device, seed=1, backtrack=0.6, fix_fraction=0.02)
+    check(r, f.clauses(), f.n_vars)
+    s = r.stats
+    assert s["backtracking_steps"] >= 1 and s["variables_released"] >= s["backtracking_steps"]
+    assert s["decimation_rounds"] >= 1
+    # Net progress: more fixed than released (the steps ended in trivial surveys or a
+    # retreat's end, not in a loop).
+    assert s["variables_fixed"] > s["variables_released"]
+
+
+# Captured from main at ca0ecad (before backtracking existed), CPU side: backtrack=0 must
+# give the same rounds, sweeps, search and assignment.
+MAIN_RESULTS = [
+    ((600, 3, 4.1, 1), "SAT", (1073, 33, 153, 447, 1657, 6457), "6d2cfe54980156b5"),
+    ((500, 4, 9.0, 2), "SAT", (1152, 64, 213, 287, 655, 1467), "b67bb0d46a867d85"),
+    ((300, 3, 4.25, 3), "UNKNOWN", (3185, 74, 125, 175, 4000, 13662), None),
+]
+
+
+@pytest.mark.parametrize("case, status, counts, digest", MAIN_RESULTS)
+def test_no_backtracking_is_main_step_for_step(case, status, counts, digest):
+    n, k, ratio, seed = case
+    f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+    r = sp.solve(f, device="cpu", seed=seed, backtrack=0, local_search_rounds=2000)
+    s = r.stats
+    assert r.status == status
+    assert (s["sp_iterations"], s["decimation_rounds"], s["variables_fixed"],
+            s["free_after_sp"], s["local_search_rounds"], s["local_search_flips"]) == counts
+    assert (s["backtracking_steps"], s["variables_released"], s["retreats"]) == (0, 0, 0)
+    if digest is not None:
+        assert hashlib.sha256(np.packbits(r.assignment).tobytes()).hexdigest()[:16] == digest
+
+
+def _decimate_some(engine, steps, fraction=0.04):
+    assert engine.propagate()
+    for _ in range(steps):
+        engine.run_surveys(1e-3, 300)
+        trivial, _n = engine.decimate(fraction, 0.0)
+        assert not trivial
+        assert engine.propagate()
+    engine.run_surveys(1e-3, 300)
+
+
+@pytest.mark.parametrize("k, ratio", [(3, 4.0), (4, 9.0)])
+def test_release_unfixes_and_recomputes_implied_values(device, k, ratio):
+    f = sp.random_ksat(400, k, ratio=ratio, seed=7)
+    clauses = f.clauses()
+    engine = engine_for(device, f)
+    _decimate_some(engine, 5)
+    for _ in range(20):  # on until unit propagation has implied something
+        if np.any((host(engine.fixed) != 0) & (host(engine.decided) == 0)):
+            break
+        _decimate_some(engine, 1)
+    decided_before = host(engine.decided).astype(np.int64)
+    fixed_before = host(engine.fixed).astype(np.int64)
+    assert np.all(fixed_before[decided_before != 0] == decided_before[decided_before != 0])
+    implied_before = (fixed_before != 0) & (decided_before == 0)
+    assert implied_before.any()  # unit propagation implied something to recompute
+    count = 12
+    consistent, released = engine.release(count)
+    released = np.sort(host(released).astype(np.int64))
+    assert consistent and released.size == count
+    decided = host(engine.decided).astype(np.int64)
+    fixed = host(engine.fixed).astype(np.int64)
+    assert np.all(decided_before[released] != 0) and np.all(decided[released] == 0)
+    kept = decided_before.copy()
+    kept[released] = 0
+    np.testing.assert_array_equal(decided, kept)
+    # The values are exactly unit propagation of the decisions left (plain code here).
+    np.testing.assert_array_equal(fixed, unit_propagation(clauses, f.n_vars, decided))
+    assert (fixed[released] == 0).any()
+    # The satisfied marks are those of the new values.
+    satisfied = host(engine.satisfied).astype(bool)
+    truth = [any(fixed[abs(x) - 1] * (1 if x > 0 else -1) > 0 for x in c) for c in clauses]
+    np.testing.assert_array_equal(satisfied, truth)
+    # And SP runs on from there (on the GPU: over lists rebuilt from the input).
+    converged, _ = engine.run_surveys(1e-3, 300)
+    assert converged
+    assert not engine.decimate(0.04, 0.0)[0] and engine.propagate()
+
+
+@pytest.mark.parametrize("k, ratio", [(3, 4.0), (4, 9.0)])
+def test_release_scores_are_the_sp_equations(device, k, ratio):
+    """Scores from the engine's state equal the SP equations evaluated directly, and a
+    release frees the lowest-scored decisions."""
+    f = sp.random_ksat(150, k, ratio=ratio, seed=3)
+    engine = engine_for(device, f)
+    _decimate_some(engine, 4, fraction=0.05)
+    fg = factor.build(f, "cpu")
+    eta = host(engine.eta).astype(np.float64)
+    fixed = host(engine.fixed).astype(np.int64)
+    decided = host(engine.decided).astype(np.int64)
+    want = direct_scores(fg, eta, fixed, decided)
+    got = host(engine.decision_scores()).astype(np.float64)
+    assert np.all(np.isinf(got[decided == 0]))
+    keys = np.array(sorted(want))
+    np.testing.assert_allclose(got[keys], [want[v] for v in keys], atol=2e-5)
+    assert np.ptp(got[keys]) > 0.05  # the scores tell the decisions apart
+    count = 5
+    _, released = engine.release(count)
+    released = set(host(released).astype(np.int64).tolist())
+    cut = sorted(want.values())[count - 1]
+    assert all(want[v] <= cut + 1e-4 for v in released)
+    assert all(want[v] >= cut - 1e-4 for v in set(want) - released)
+
+
+def test_undo_last_decimation_restores_the_state(device):
+    f = sp.random_ksat(400, 3, ratio=4.1, seed=8)
+    engine = engine_for(device, f)
+    _decimate_some(engine, 3)
+    before = (host(engine.fixed).copy(), host(engine.decided).copy(),
+              host(engine.satisfied).copy())
+    assert not engine.decimate(0.05, 0.0)[0]
+    engine.propagate()
+    assert engine.has_last_decimation()
+    assert engine.undo_last_decimation() and not engine.has_last_decimation()
+    for a, b in zip(before, (engine.fixed, engine.decided, engine.satisfied)):
+        np.testing.assert_array_equal(host(b), a)
+
+
+def _same_state(cpu, gpu):
+    """The GPU engine takes the CPU engine's decisions (their implied values recomputed on
+    both sides) and surveys (rounded to float32 on both)."""
+    decided = host(cpu.decided).astype(np.int32)
+    gpu.decided[...] = backend.to_side(decided, "gpu")
+    assert gpu._reset_to_decisions() and cpu._reset_to_decisions()
+    eta32 = cpu.eta.astype(np.float32)
+    cpu.eta = eta32.astype(np.float64)
+    gpu.eta = backend.to_side(eta32, "gpu", dtype=np.float32)
+    np.testing.assert_array_equal(host(gpu.fixed), host(cpu.fixed))
+
+
+@pytest.mark.gpu
+def test_cpu_and_gpu_take_the_same_steps():
+    """Step by step from the same state, each engine running its own SP, they decimate and
+    release the same decisions (near-ties aside); from the same surveys their release
+    scores agree to float32 rounding. Whole solves are not compared decision for decision:
+    the engines draw different starting surveys (CuPy hash, NumPy generator), and float32
+    against float64 sweeps converge to fixed points ~1e-4 apart, which reorders
+    near-equal biases, so a few decisions differ at each step and the states drift."""
+    f = sp.random_ksat(2000, 3, ratio=4.0, seed=5)
+    cpu, gpu = engine_for("cpu", f), engine_for("gpu", f)
+    cpu.eta = np.random.default_rng(0).random(cpu.eta.size)
+    assert cpu.propagate()
+    for step in ("d", "d", "d", "r", "d", "r", "r", "d"):
+        _same_state(cpu, gpu)
+        for engine in (cpu, gpu):
+            assert engine.run_surveys(1e-3, 400)[0]
+            if step == "d":
+                assert not engine.decimate(0.04, 0.0)[0] and engine.propagate()
+            else:
+                assert engine.release(30)[0]
+        a, b = host(cpu.decided), host(gpu.decided)
+        both = (a != 0) & (b != 0)
+        assert both.sum() >= 0.9 * max((a != 0).sum(), (b != 0).sum()), step
+        assert np.all(a[both] == b[both])
+    # From the same surveys: the scores agree and so do the released sets.
+    _same_state(cpu, gpu)
+    s_cpu, s_gpu = cpu.decision_scores(), host(gpu.decision_scores()).astype(np.float64)
+    finite = np.isfinite(s_cpu)
+    np.testing.assert_array_equal(np.isfinite(s_gpu), finite)
+    np.testing.assert_allclose(s_gpu[finite], s_cpu[finite], atol=1e-5)
+    _, r_cpu = cpu.release(40)
+    _, r_gpu = gpu.release(40)
+    cut = np.sort(s_cpu[finite])[39]
+    differ = set(r_cpu.tolist()) ^ set(host(r_gpu).tolist())
+    assert all(abs(s_cpu[v] - cut) < 1e-4 for v in differ)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.integers(12, 60), st.sampled_from([3, 4]), st.floats(0.6, 1.05),
+       st.integers(0, 10**6), st.sampled_from([0.2, 0.5, 0.8]), st.sampled_from([0.05, 0.2]),
+       st.sampled_from([0.0, 0.01]))
+def test_random_formulas_with_backtracking(device, n, k, load, seed, r, fraction, trivial):
+    """Near and past the threshold (load 1 = 4.27 at K=3, 9.93 at K=4), with surveys never
+    trivial (threshold 0) or the default: every SAT verified, UNSAT only when true."""
+    ratio = load * {3: 4.27, 4: 9.93}[k]
+    f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+    clauses = f.clauses()
+    result = sp.solve(f, device=device, seed=seed, backtrack=r, fix_fraction=fraction,
+                      trivial_threshold=trivial, max_iterations=200, local_search_rounds=300)
+    check(result, clauses, n)
+    if not complete_solver_says_sat(clauses):
+        assert result.status != "SAT"
+
+
+@pytest.mark.parametrize("r", [-0.1, 1.0, 2.0, True, "0.5"])
+def test_bad_backtrack(r):
+    f = sp.random_ksat(10, 3, ratio=2.0, seed=0)
+    with pytest.raises(ValueError, match="backtrack"):
+        sp.solve(f, backtrack=r)
+
+
+def test_unit_clauses_with_backtracking(device):
+    clauses = [[1], [-1, 2], [-2, 3, 4], [-3, -4], [5, 6, 7], [-5, -6], [-6, -7]]
+    f = CNF.from_clauses(clauses, n_vars=7)
+    r = sp.solve(f, device=device, seed=3, backtrack=0.5, trivial_threshold=0.0)
+    check(r, clauses, 7)
+    assert r.status == "SAT"
+
+
+def test_cli_backtrack(capsys):
+    from morphgpu import cli  # noqa: PLC0415
+
+    code = cli.main(["sat", "--random", "300", "--ratio", "4.0", "--seed", "2",
+                     "--device", "cpu", "--backtrack", "0.5", "--json"])
+    out = capsys.readouterr().out
+    assert code in (0, 10) and '"backtrack": 0.5' in out
