@@ -62,7 +62,7 @@ def main() -> None:
             seen["messages"] += 1
             seen["last"] = msg
             found = re.search(r"(\d+) free", msg)
-            if found:
+            if found and msg[:3] in ("ret", "rou", "bac"):  # not "local search on N free"
                 free = int(found.group(1))
                 seen["least_free"] = min(seen["least_free"], free)
                 if msg.startswith("retreat") or seen["messages"] % 10 == 0:
