@@ -339,31 +339,6 @@ def test_gpu_direction_many_vertices_per_thread(variant):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("relabel", [False, True])
-@pytest.mark.parametrize("rule", ["beamer", "gamma", "bottom-up", "top-down"])
-def test_gpu_direction_uniform_fused_levels(rule, relabel):
-    """A uniform random graph (no hubs, n not a multiple of 32): every top-down level is
-    fused, its short rows claimed several edges per thread over several passes, and the
-    bottom-up levels probe the frontier bitmaps those claims and the fused bottom-up
-    levels write. Exact against SciPy from several roots, parents by Graph500's checks."""
-    from morphgpu import generators  # noqa: PLC0415
-    from morphgpu.bfs.gpu import direction  # noqa: PLC0415
-    from morphgpu.bfs.gpu.workspace import workspace  # noqa: PLC0415
-
-    n = (1 << 18) + 13
-    g = generators.gnm(n, 8 * n, seed=5, device="gpu")
-    host = g.to("cpu")
-    call = direction.DirectionCall(workspace(g), rule=rule, use_cache=True, relabel=relabel)
-    assert call.relabelled == relabel
-    degrees = np.diff(host.indptr)
-    for source in (0, n - 1, int(np.argmax(degrees))):
-        assert degrees[source] > 0  # mean degree 16: an isolated vertex has p ~ 1e-7
-        dist, parent, _ = call(source, True)
-        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
-        np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
-
-
-@pytest.mark.gpu
 def test_gpu_hybrid_switches_to_two_phase():
     """A switch of 0 queued edges makes every hybrid level two-phase."""
     from morphgpu.bfs import gpu  # noqa: PLC0415

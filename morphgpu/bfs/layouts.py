@@ -217,9 +217,7 @@ def run_direction(dev: DeviceGraph, source: int, want_parents: bool, *,
     call = direction.prepare(
         grid, dev.args, dev.args, queue=dev.buffer("queue", (max(n, 1),), dev.vid),
         hub_queue=dev.buffer("hub queue", (max(n, 1),), dev.vid),
-        stats=dev.buffer("stats", (9,), np.uint64),
-        frontier_bits=dev.buffer("frontier bits", direction.frontier_bits_shape(n), np.uint32),
-        n=n, hub_degree=dev.hub_degree,
+        stats=dev.buffer("stats", (9,), np.uint64), n=n, hub_degree=dev.hub_degree,
         n_hubs=dev.n_hubs, n_edges=dev.n_entries, rule=rule, use_cache=True,
         bottom_up_end=dev.bottom_up_end if rule != "top-down" else n)
     call(dist=dist, parent=launch.ptr(parent), source=dev.vid.type(source))

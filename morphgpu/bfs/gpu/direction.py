@@ -2,16 +2,13 @@
 direction-optimising BFS with its level loop in one persistent launch of
 kernels/direction.cu (two grid barriers per level).
 
-Top-down levels whose frontier has hubs write labels only (status array) and expand the
-hubs over the whole grid, and the next queue comes from a scan of the labels; other
-top-down levels claim each new vertex with an atomicCAS and enqueue it at once, a thread's
-short-row edges several at a time. Bottom-up levels take a thread's vertices two at a time
-(both rows' bounds, first in-neighbours and their frontier bits loaded before either is
-used), with the hub cache, and stop at the last vertex with an in-neighbour; every level
-writes its new frontier as a bitmap for them (``frontier_bits``). The direction is picked
-per level from the new frontier's statistics: Enterprise's gamma (hubs in the frontier /
-all hubs > 30 %: bottom-up for good), Beamer's m_f > m_u / alpha and n_f < n / beta, or
-forced.
+Top-down levels write labels only (status array) and expand the frontier's hubs over the
+whole grid; the next queue comes from a scan of the labels, reserved per warp; bottom-up
+levels take a thread's vertices two at a time (both rows' bounds, first in-neighbours and
+their labels loaded before either is used), with the hub cache, and stop at the last vertex
+with an in-neighbour. The direction is picked per level from the new frontier's statistics:
+Enterprise's gamma (hubs in the frontier / all hubs > 30 %: bottom-up for good), Beamer's
+m_f > m_u / alpha and n_f < n / beta, or forced.
 
 Graphs of at least RELABEL_MIN_VERTICES vertices are searched as a copy relabelled by
 non-increasing degree (Workspace.degree_relabelled) and the results written back in the
@@ -41,27 +38,18 @@ ALPHA, BETA = 14.0, 24.0  # Beamer's constants
 RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 PARAMS = ("dist", "parent", "queue", "hub_queue", "stats", "n", "source", "hub_degree",
           "total_hubs", "total_edges", "rule", "use_cache", "gamma", "alpha", "beta",
-          "flat_hubs", "frontier_bits", "bottom_up_end", "out_perm", "out_inverse",
-          "out_dist", "out_parent", "figures")
-
-
-def frontier_bits_shape(n: int) -> tuple[int]:
-    """The kernel's three rotating frontier bitmaps of ceil(n / 32) words (uint32)."""
-    return (3 * max((n + 31) // 32, 1),)
+          "warp_bottom_up", "flat_hubs", "warp_reserve", "frontier_bits", "bottom_up_end",
+          "out_perm", "out_inverse", "out_dist", "out_parent", "figures")
 
 
 def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: Any,
-            stats: Any, frontier_bits: Any, n: int, hub_degree: int, n_hubs: int,
-            n_edges: int, rule: str, use_cache: bool, bottom_up_end: int, perm: Any = None,
+            stats: Any, n: int, hub_degree: int, n_hubs: int, n_edges: int, rule: str,
+            use_cache: bool, bottom_up_end: int, perm: Any = None,
             inverse: Any = None) -> launch.Prepared:
     """direction.cu's launch on one graph (``graph``/``reverse``: the kernel's adjacency
     arguments of the out- and in-edges), its labels, parents and source left to each call.
-    ``frontier_bits``: uint32 scratch of frontier_bits_shape(n) (contents undefined; the
-    kernel clears what it reads). ``perm``/``inverse``: the search runs on a relabelled
-    copy and its tail writes the results to out_dist / out_parent in the original ids."""
-    if frontier_bits.dtype != np.uint32 or frontier_bits.shape != frontier_bits_shape(n):
-        raise ValueError(f"frontier_bits must be uint32 of shape {frontier_bits_shape(n)}, "
-                         f"not {frontier_bits.dtype} {frontier_bits.shape}")
+    ``perm``/``inverse``: the search runs on a relabelled copy and its tail writes the
+    results to out_dist / out_parent in the original ids."""
     adjacency = tuple(f"graph{i}" for i in range(len(graph))) + tuple(
         f"reverse{i}" for i in range(len(reverse)))
     fixed: dict[str, Any] = {f"graph{i}": a for i, a in enumerate(graph)}
@@ -70,8 +58,9 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
                  hub_degree=np.int64(hub_degree), total_hubs=np.int64(n_hubs),
                  total_edges=np.int64(n_edges), rule=np.int32(RULES[rule]),
                  use_cache=np.int32(use_cache), gamma=np.float32(GAMMA),
-                 alpha=np.float32(ALPHA), beta=np.float32(BETA), flat_hubs=np.int32(1),
-                 frontier_bits=frontier_bits, bottom_up_end=np.int64(bottom_up_end),
+                 alpha=np.float32(ALPHA), beta=np.float32(BETA), warp_bottom_up=np.int32(0),
+                 flat_hubs=np.int32(1), warp_reserve=np.int32(1), frontier_bits=launch.NULL,
+                 bottom_up_end=np.int64(bottom_up_end),
                  out_perm=launch.ptr(perm), out_inverse=launch.ptr(inverse),
                  out_dist=launch.NULL, out_parent=launch.NULL, figures=launch.NULL)
     return launch.Prepared(grid, adjacency + PARAMS, fixed)
@@ -111,11 +100,7 @@ class DirectionCall:
             modules.layout_key(modules.csr_defines(sg.indices.dtype, sg.indptr.dtype)))
         self.call = prepare(grid, (sg.indptr, sg.indices), (rev.indptr, rev.indices),
                             queue=search_ws.queues[0], hub_queue=search_ws.hub_queue,
-                            stats=search_ws.stats,
-                            frontier_bits=search_ws.buffer(
-                                "direction frontier bits",
-                                frontier_bits_shape(sg.n_vertices), np.uint32),
-                            n=sg.n_vertices,
+                            stats=search_ws.stats, n=sg.n_vertices,
                             hub_degree=search_ws.hub_degree, n_hubs=search_ws.n_hubs,
                             n_edges=search_ws.n_edges, rule=rule, use_cache=use_cache,
                             bottom_up_end=(sg.n_vertices if rule == "top-down"

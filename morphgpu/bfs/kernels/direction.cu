@@ -8,25 +8,19 @@
 //      bottom-up: every unvisited vertex looks for an in-neighbour at L, with the
 //      frontier's hubs cached in shared memory (HubCache);
 //   -- grid barrier --
-//   B. queue generation by scanning labels == L + 1 (queue_from_labels below): the next
-//      queue (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
+//   B. queue generation by scanning labels == L + 1 (queue_from_labels below; with the
+//      bitmap, queue_from_status): the next queue (when a top-down level may follow), the
+//      hubs, and {vertices, edges, hubs};
 //   -- grid barrier --
 //   every block reads the statistics and applies the same rule.
+// warp_reserve: with the bitmap, queue generation reserves slots per warp (traversal/queue.cuh).
 // flat_hubs: a top-down level expands the frontier's hubs over the whole grid as one flat
 // edge array (expand_rows_grid) instead of one block per hub.
-// The frontier bitmap: every level also writes its new frontier as a bitmap (bit v % 32 of
-// word v / 32), and bottom-up probes test an in-neighbour's bit instead of its label
-// (traversal/bottom_up.cuh, on_frontier): n / 8 bytes instead of 4 n (512 KB against 16 MB
-// on uniform 2^22), so a probe's word is often in the SM's L1 (plain loads; the barrier's
-// acquire fence drops stale lines) and always in L2, where the labels, scattered over 16 MB
-// while the rows stream 200+ MB through L2, are not. Writers: a fused top-down claim sets
-// its vertex's bit (atomicOr, no return); a fused bottom-up level and the label scan store
-// one ballot word per warp and grid step (a warp's lanes hold 32 consecutive vertices).
-// Three buffers rotate like the statistics: level L reads bits_of(L), sets bits_of(L + 1)
-// and zeroes bits_of(L + 2), which level L - 1 read and level L + 1 sets, each access
-// ordered by the grid barriers between levels. (Measured before the fused levels existed,
-// a bitmap written by a separate label scan cost 18 % on Kronecker 21: the scan, not the
-// probes; it was then an option and off, and the fused levels skipped it.)
+// warp_bottom_up selects adopt_parent_warp (a warp finishes each long row) over one thread
+// per vertex. With frontier_bits non-null (`bitmap` on the host), phase B also writes the new
+// frontier as a bitmap and the bottom-up probes read it instead of the labels (see
+// traversal/bottom_up.cuh, on_frontier). The bitmap is written only in phase B and read
+// only in phase A, so the grid barriers between the phases order every access to it.
 // Statistics rotate over three slots: level L reads slot L % 3, fills (L + 1) % 3 and
 // zeroes (L + 2) % 3, which nobody reads after level L - 1's decision and which level
 // L + 1 fills (a fused level fills its slot in the same phase, so it must be zeroed one
@@ -49,10 +43,11 @@
 // be the one it reads: the queues alternate between `queue` and the tail of hub_queue past
 // the two hub lists, [2 total_hubs, n), which is used only when the next frontier surely
 // fits it (at most min(unvisited vertices, this frontier's out-edges) entries).
-// Level 0's queue and statistics are written directly (the frontier is the source) instead
-// of by a scan of all n labels (MG_BFS_SOURCE_STATS, now always).
-// The three were measured against the path before them (0 gave it). H200, 2026-11-22,
-// Kronecker 21 ef16, beamer, 48 roots in one process (scripts/bfs_profile.py): 170 GTEPS without
+// MG_BFS_SOURCE_STATS: level 0's queue and statistics are written directly (the frontier
+// is the source) instead of by a scan of all n labels; not with the bitmap, whose words
+// the scan writes.
+// The three are on by default (0 gives the path before them). H200, 2026-11-22, Kronecker
+// 21 ef16, beamer, 48 roots in one process (scripts/bfs_profile.py): 170 GTEPS without
 // them; fused bottom-up alone 1.073x, fused top-down 1.039x, source statistics 1.078x, all
 // three 1.249x (212 GTEPS). Per level, phase B (the label scan) had cost 14-30 us, about
 // half of each search; what is left is mostly the bottom-up levels (50-120 us for the
@@ -93,6 +88,9 @@
 #endif
 #ifndef MG_BFS_FUSED_BOTTOM_UP
 #define MG_BFS_FUSED_BOTTOM_UP 1
+#endif
+#ifndef MG_BFS_SOURCE_STATS
+#define MG_BFS_SOURCE_STATS 1
 #endif
 #ifndef MG_BFS_FUSED_TOP_DOWN
 #define MG_BFS_FUSED_TOP_DOWN 1
@@ -160,14 +158,13 @@ __device__ __forceinline__ void profile_stamp(int row, int column, unsigned long
 __device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
 #endif
 
-// A fused top-down level's visitor for the rows of 32 edges or more (see the header;
-// shorter rows go to claim_short_rows): ClaimVisit's claim, plus the statistics the label
-// scan would have gathered: the winner sets its bit in the next frontier's bitmap, adds the
-// new vertex's out-degree to its thread's *edges and lists it in hub_out if it is a hub
-// (one atomic per hub; hubs are few); winners reserve queue slots per warp (warp_enqueue).
-// (Collecting a block's claims in shared memory and reserving once per flush,
-// MG_BFS_CLAIM_BUFFER, was measured and removed: H100, 32 roots, per-warp claims 1.026x /
-// 1.015x faster on Kronecker 21 / 22, 0.977x on uniform 2^22.)
+// A fused top-down level's visitor (see the header): ClaimVisit's claim, plus the
+// statistics queue_from_status would have gathered: the winner adds the new vertex's
+// out-degree to its thread's *edges and lists it in hub_out if it is a hub (one atomic per
+// hub; hubs are few); winners reserve queue slots per warp (warp_enqueue). (Collecting a
+// block's claims in shared memory and reserving once per flush, MG_BFS_CLAIM_BUFFER, was
+// measured and removed: H100, 32 roots, per-warp claims 1.026x / 1.015x faster on Kronecker
+// 21 / 22, 0.977x on uniform 2^22.)
 struct ClaimCountVisit {
     int* dist;
     vid_t* parent;  // may be null
@@ -179,13 +176,11 @@ struct ClaimCountVisit {
     vid_t* hub_out;
     u64* hub_tail;
     i64* edges;  // the calling thread's running sum
-    unsigned* next_bits;  // the next frontier's bitmap (zeroed before the level)
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
         const bool mine = claim_label(dist, dst, next_level);
         if (mine) {
             if (parent) parent[dst] = src;
-            set_frontier_bit(next_bits, dst);
             const i64 degree = adj.degree(dst);
             *edges += degree;
             if (degree > hub_degree) hub_out[atomicAdd(hub_tail, 1ull)] = dst;
@@ -193,94 +188,6 @@ struct ClaimCountVisit {
         warp_enqueue(out_queue, out_tail, mine, dst);
     }
 };
-
-// Edges a thread of a fused top-down level claims together in claim_short_rows.
-#ifndef MG_BFS_CLAIM_BATCH
-#define MG_BFS_CLAIM_BATCH 4
-#endif
-
-// Block-wide, after gather_long_rows (so every row left is shorter than 32 edges): the
-// short rows of a fused top-down level laid end to end by a block-wide prefix sum, as in
-// expand_gather's scan phase, but each thread claims MG_BFS_CLAIM_BATCH edges per pass with
-// each memory step issued for all of them before any is used: their ids, their labels
-// (the plain read that filters visited vertices), the atomicCAS of those still unvisited,
-// the winners' row bounds; then one queue reservation per warp for all its winners. One
-// edge per pass (expand_gather) made a level a chain of ~10 passes per thread, each ~5
-// dependent global round trips plus a same-address atomic per warp: uniform 2^22's
-// top-down level of 1.27M edges took 132 us (H100) while moving ~100 MB. What a winner
-// does is ClaimCountVisit's; duplicates among a thread's edges are settled by the CAS
-// (the thread's own atomics on one address are ordered).
-template <int BLOCK>
-__device__ void claim_short_rows(GatherScratch<BLOCK>& s, const Adjacency& adj, eid_t b,
-                                 eid_t e, vid_t v, const ClaimCountVisit& c) {
-    constexpr int BATCH = MG_BFS_CLAIM_BATCH;
-    static_assert(BATCH >= 1 && BATCH <= 8, "a thread's winners are bits of a byte");
-    i64 total;
-    const i64 offset = block_exclusive_sum<BLOCK, i64>((i64)(e - b), &total);
-    s.offset[threadIdx.x] = offset;
-    s.begin[threadIdx.x] = b;
-    s.src[threadIdx.x] = v;
-    __syncthreads();
-    const unsigned lane = lane_id();
-    for (i64 base = 0; base < total; base += (i64)BATCH * BLOCK) {  // block-uniform
-        vid_t src[BATCH], dst[BATCH];
-        unsigned live = 0u;
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            const i64 k = base + (i64)j * BLOCK + threadIdx.x;
-            src[j] = dst[j] = 0;
-            if (k < total) {
-                // The last thread whose offset is <= k owns edge k (empty rows share the
-                // offset of the next row, so the search skips past them).
-                int lo = 0, hi = BLOCK - 1;
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) >> 1;
-                    if (s.offset[mid] <= k) lo = mid; else hi = mid - 1;
-                }
-                src[j] = s.src[lo];
-                dst[j] = adj.at(s.begin[lo] + (eid_t)(k - s.offset[lo]));
-                live |= 1u << j;
-            }
-        }
-        int seen[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j)
-            seen[j] = (live >> j) & 1u ? load_volatile(c.dist + dst[j]) : 0;
-        unsigned won = 0u;
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j)
-            if (seen[j] == -1 && atomicCAS(c.dist + dst[j], -1, c.next_level) == -1)
-                won |= 1u << j;
-        i64 degree[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) degree[j] = (won >> j) & 1u ? adj.degree(dst[j]) : 0;
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            if (!((won >> j) & 1u)) continue;
-            if (c.parent) c.parent[dst[j]] = src[j];
-            set_frontier_bit(c.next_bits, dst[j]);
-            *c.edges += degree[j];
-            if (degree[j] > c.hub_degree) c.hub_out[atomicAdd(c.hub_tail, 1ull)] = dst[j];
-        }
-        // The warp's winners: an inclusive scan of the lanes' counts, one reservation.
-        const unsigned count = (unsigned)__popc(won);
-        unsigned upto = count;
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const unsigned below = __shfl_up_sync(0xffffffffu, upto, d);
-            if ((int)lane >= d) upto += below;
-        }
-        const unsigned warp_total = __shfl_sync(0xffffffffu, upto, 31);
-        u64 first = 0ull;
-        if (lane == 31u && warp_total) first = atomicAdd(c.out_tail, (u64)warp_total);
-        first = __shfl_sync(0xffffffffu, first, 31);
-        u64 slot = first + (upto - count);
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j)
-            if ((won >> j) & 1u) c.out_queue[slot++] = dst[j];
-    }
-    __syncthreads();
-}
 
 // Steps of the grid-stride loop whose discoveries a thread remembers in one word before
 // enqueueing them (longer loops go in chunks of this many steps), and how many label or
@@ -315,10 +222,7 @@ __device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i6
 
 // Block-wide. Lists the thread's vertices chunk + s * stride + threadIdx.x for the bits s
 // of `found` in `queue` (when write_queue; they are counted in next->vertices either way)
-// and in the bitmap next_bits (one ballot word per warp and step: chunk and stride are
-// multiples of 32, so a warp's lanes hold the 32 vertices of one word, which no other
-// warp writes in this level), and those of `hub` in hub_out, with ONE reservation per
-// block for both lists: a prefix
+// and those of `hub` in hub_out, with ONE reservation per block for both lists: a prefix
 // sum of the packed counts (a thread's are <= 64, a block's < 2^32) and two independent
 // atomics. (Reserving at every grid step, reserve_two, cost two __syncthreads and a global
 // atomic round trip per step: ~10 round trips per thread on Kronecker 21, ~30 on uniform
@@ -327,19 +231,8 @@ __device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i6
 // out entry by entry (MG_BFS_SPREAD_QUEUE).
 template <int BLOCK>
 __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* queue,
-                          bool write_queue, vid_t* hub_out, FrontierStats* next,
-                          unsigned* next_bits) {
-    static_assert(BLOCK % 32 == 0, "a warp's lanes are one bitmap word");
+                          bool write_queue, vid_t* hub_out, FrontierStats* next) {
     __shared__ u64 block_base[2];
-    // The steps where some lane of the warp found a vertex (a butterfly OR), one word each.
-    u64 any = found;
-#pragma unroll
-    for (int d = 16; d >= 1; d >>= 1) any |= __shfl_xor_sync(0xffffffffu, any, d);
-    for (; any != 0ull; any &= any - 1ull) {  // warp-uniform
-        const int s = __ffsll((long long)any) - 1;
-        const unsigned word = __ballot_sync(0xffffffffu, (found >> s) & 1ull);
-        if (lane_id() == 0u) next_bits[(chunk + s * stride + threadIdx.x) >> 5] = word;
-    }
     const u64 packed = ((u64)__popcll(found) << 32) | (u64)__popcll(hub);
     u64 total;
     const u64 offset = block_exclusive_sum<BLOCK, u64>(packed, &total);
@@ -368,7 +261,6 @@ __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* que
 template <int BLOCK, typename Cache>
 __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
                                   vid_t* parent, i64 end, int level, const Cache* cache,
-                                  const unsigned* frontier_bits, unsigned* next_bits,
                                   vid_t* queue, bool write_queue, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
@@ -395,31 +287,29 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
             if (mine == 0u) continue;
             labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
                             rev, dist, parent, v0 + t * stride, stride, mine, level, cache,
-                            frontier_bits)
+                            (const unsigned*)nullptr)
                         << t;
         }
         const u64 hub = found_degrees(adj, labelled, chunk, stride, hub_degree, &edges);
-        list_found<BLOCK>(labelled, hub, chunk, stride, queue, write_queue, hub_out, next,
-                          next_bits);
+        list_found<BLOCK>(labelled, hub, chunk, stride, queue, write_queue, hub_out, next);
     }
     i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
     if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
 }
 
-// Block-wide. Phase B: lists the vertices labelled `level` (in `queue` when write_queue,
-// always counted in next->vertices, always in the bitmap next_bits), the hubs among them
-// in hub_out, and sums their out-degrees. The scan before it (queue_from_status, deleted
-// with the bitmap option) reserved slots at every grid step (per step: a label load, the
-// degree loads, two __syncthreads and a global atomic round trip by thread 0), which made
-// the scan a chain of ~50 round trips per thread on Kronecker 21 (17-20 us of the level,
-// H100). Here a thread loads the labels of up to
+// Block-wide. Phase B without the frontier bitmap: lists the vertices labelled `level`
+// (in `queue` when write_queue, always counted in next->vertices), the hubs among them in
+// hub_out, and sums their out-degrees. queue_from_status reserves slots at every grid
+// step (per step: a label load, the degree loads, two __syncthreads and a global atomic
+// round trip by thread 0), which made the scan a chain of ~50 round trips per thread on
+// Kronecker 21 (17-20 us of the level, H100). Here a thread loads the labels of up to
 // FUSED_STEPS of its vertices LOAD_UNROLL at a time, then their degrees, and lists them
 // with one reservation per block (list_found).
 template <int BLOCK>
 __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, int level,
                                   vid_t* queue, bool write_queue, vid_t* hub_out,
-                                  FrontierStats* next, i64 hub_degree, unsigned* next_bits) {
+                                  FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0;
     for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < n; chunk += FUSED_STEPS * stride) {
@@ -437,8 +327,7 @@ __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, 
                 if (label[t] == level) in |= 1ull << (s0 + t);
         }
         const u64 hub = found_degrees(adj, in, chunk, stride, hub_degree, &edges);
-        list_found<BLOCK>(in, hub, chunk, stride, queue, write_queue, hub_out, next,
-                          next_bits);
+        list_found<BLOCK>(in, hub, chunk, stride, queue, write_queue, hub_out, next);
     }
     i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -470,7 +359,8 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
-                         int flat_hubs, unsigned* frontier_bits, i64 bottom_up_end,
+                         int warp_bottom_up, int flat_hubs, int warp_reserve,
+                         unsigned* frontier_bits, i64 bottom_up_end,
                          const vid_t* __restrict__ out_perm,
                          const vid_t* __restrict__ out_inverse, int* out_dist,
                          vid_t* out_parent, u64* figures, unsigned* barrier_state) {
@@ -494,11 +384,8 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     auto hubs_of = [&](int level) {
         return double_hubs && (level & 1) ? hub_queue + total_hubs : hub_queue;
     };
-    const bool fuse_bottom_up = double_hubs;
-    const bool fuse_top_down = MG_BFS_FUSED_TOP_DOWN && double_hubs;
-    // The bitmap of frontier L: bits_of(L), one of three buffers of ceil(n / 32) words
-    // (recomputed where used: no registers held across a level for it).
-    auto bits_of = [&](int level) { return frontier_bits + (i64)(level % 3) * ((n + 31) >> 5); };
+    const bool fuse_bottom_up = double_hubs && !frontier_bits && !warp_bottom_up;
+    const bool fuse_top_down = MG_BFS_FUSED_TOP_DOWN && double_hubs && !frontier_bits;
     // The second queue of fused top-down levels, and where the current frontier is.
     vid_t* const queue_b = hub_queue + 2 * total_hubs;
     const i64 queue_b_cap = double_hubs ? n - 2 * total_hubs : 0;
@@ -512,12 +399,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         if (init_parents) parent[v] = v == (i64)source ? source : (vid_t)-1;
     }
     if (parent && !init_parents && global_tid() == 0) parent[source] = source;
-    // bits_of(0) = {source}; bits_of(1), which level 0 sets, zeroed (bits_of(2): level 0).
-    for (i64 w = global_tid(); w < 2 * ((n + 31) >> 5); w += global_stride())
-        frontier_bits[w] = w == ((i64)source >> 5) ? 1u << ((unsigned)source & 31u) : 0u;
+    const bool source_stats = MG_BFS_SOURCE_STATS && !frontier_bits;
     if (blockIdx.x == 0 && threadIdx.x < 9) {
-        u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0: the source
-        if (threadIdx.x < 3) {
+        u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0 when source_stats
+        if (source_stats && threadIdx.x < 3) {
             const i64 degree = adj.degree(source);
             word = threadIdx.x == 0 ? 1ull
                  : threadIdx.x == 1 ? (u64)degree : (u64)(degree > hub_degree);
@@ -527,6 +412,11 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         stats_slots[threadIdx.x] = word;
     }
     grid_sync(bar);
+    if (!source_stats) {
+        queue_from_status<BLOCK>(dist, adj, n, 0, queue, &stats[0], hub_degree, true,
+                                 hubs_of(0), frontier_bits, warp_reserve != 0);
+        grid_sync(bar);
+    }
 #ifdef MG_BFS_PROFILE
     profile_stamp(0, 2, clock64());
 #endif
@@ -544,11 +434,6 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             after_next->vertices = 0ull;
             after_next->edges = 0ull;
             after_next->hubs = 0ull;
-        }
-        {
-            unsigned* const after_next_bits = bits_of(level + 2);
-            for (i64 w = global_tid(); w < ((n + 31) >> 5); w += global_stride())
-                after_next_bits[w] = 0u;
         }
 #ifdef MG_BFS_PROFILE
         profile_stamp(level + 1, 0, clock64());
@@ -575,20 +460,13 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 i64 edges = 0;
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
-                                            hubs_of(level + 1), &next->hubs, &edges,
-                                            bits_of(level + 1)};
+                                            hubs_of(level + 1), &next->hubs, &edges};
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     const bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
-                    eid_t b = 0, e = 0;
-                    if (has) {
-                        b = adj.begin(v);
-                        e = adj.end(v);
-                    }
-                    gather_long_rows<BLOCK>(gather, adj, b, e, v, claim);
-                    claim_short_rows<BLOCK>(gather, adj, b, e, v, claim);
+                    expand_gather<BLOCK>(gather, adj, has, v, claim);
                 }
                 i64 block_edges;
                 block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -613,14 +491,24 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             }
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
             if (fused) {
-                bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level, c,
-                                         bits_of(level), bits_of(level + 1), queue,
-                                         keep_queue && rule != RULE_BOTTOM_UP,
+                bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level,
+                                         c, queue, keep_queue && rule != RULE_BOTTOM_UP,
                                          hubs_of(level + 1), next, hub_degree);
+            } else if (warp_bottom_up) {
+                // Whole warps per step (the warp phase needs every lane): the warp's first
+                // thread index and the stride are multiples of 32.
+                for (i64 base = global_tid() - lane_id(); base < bottom_up_end;
+                     base += global_stride()) {
+                    const i64 v = base + lane_id();
+                    const bool has = v < bottom_up_end && __ldcg(dist + v) == -1;
+                    adopt_parent_warp<4>(rev, dist, parent, has,
+                                         (vid_t)(has ? v : 0), level, c, frontier_bits);
+                }
             } else {
                 for (i64 v = global_tid(); v < bottom_up_end; v += global_stride()) {
                     if (__ldcg(dist + v) == -1)
-                        adopt_parent(rev, dist, parent, (vid_t)v, level, c, bits_of(level));
+                        adopt_parent(rev, dist, parent, (vid_t)v, level, c,
+                                     frontier_bits);
                 }
             }
         }
@@ -629,9 +517,14 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #ifdef MG_BFS_PROFILE
             profile_stamp(level + 1, 1, clock64());
 #endif
-            queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue,
-                                     keep_queue && rule != RULE_BOTTOM_UP, hubs_of(level + 1),
-                                     next, hub_degree, bits_of(level + 1));
+            if (frontier_bits)
+                queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
+                                         keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), frontier_bits, warp_reserve != 0);
+            else
+                queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue,
+                                         keep_queue && rule != RULE_BOTTOM_UP,
+                                         hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
         frontier = block_stats(next);

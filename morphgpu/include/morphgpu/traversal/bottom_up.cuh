@@ -40,12 +40,6 @@ __device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* fro
     return dist[u] == level;
 }
 
-// Puts v in a frontier bitmap being built by several threads (an atomicOr whose result is
-// unused: a reduction the SM does not wait for).
-__device__ __forceinline__ void set_frontier_bit(unsigned* bits, vid_t v) {
-    atomicOr(bits + ((i64)v >> 5), 1u << ((unsigned)v & 31u));
-}
-
 // Scans v's in-neighbours at positions [k, end) of rev for one at `level`; on a hit labels v and
 // returns true. Neighbours are inspected four at a time, their ids and then their labels
 // loaded together, so a row costs one memory round trip per four edges rather than per
@@ -170,6 +164,69 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
         }
     }
     return labelled;
+}
+
+// Warp-wide: every lane of a full warp calls it together (has = false for a lane without
+// an unvisited vertex). Each lane first probes the first SHORT in-neighbours of its own
+// vertex, as adopt_parent does; the rows still unresolved are then finished one at a time
+// by the whole warp, 32 neighbours per coalesced load and one ballot per 32, stopping at
+// the first 32 with a hit. Thread-per-vertex keeps a warp waiting for its longest row, one
+// uncoalesced edge at a time; here a row costs (length - SHORT) / 32 warp steps. Any
+// frontier in-neighbour is a valid parent, so the lowest hit lane's neighbour is taken.
+// Only v's owner (or, in the warp phase, one lane for it) writes v's label and parent.
+template <int SHORT, typename Adj, typename Cache>
+__device__ void adopt_parent_warp(const Adj& rev, int* dist, vid_t* parent, bool has, vid_t v,
+                                  int level, const Cache* cache,
+                                  const unsigned* frontier_bits) {
+    const unsigned lane = lane_id();
+    eid_t k = 0, end = 0;
+    bool found = false;
+    if (has) {
+        k = rev.begin(v);
+        end = rev.end(v);
+        vid_t u[SHORT];
+        bool hit[SHORT];
+#pragma unroll
+        for (int t = 0; t < SHORT; ++t) u[t] = (k + t < end) ? rev.at(k + t) : (vid_t)0;
+#pragma unroll
+        for (int t = 0; t < SHORT; ++t)
+            hit[t] = k + t < end && ((cache && cache->holds(u[t])) ||
+                                     on_frontier(dist, frontier_bits, u[t], level));
+#pragma unroll
+        for (int t = 0; t < SHORT; ++t) {
+            if (hit[t] && !found) {
+                dist[v] = level + 1;
+                if (parent) parent[v] = u[t];
+                found = true;
+            }
+        }
+        k = (end - k > (eid_t)SHORT) ? k + (eid_t)SHORT : end;
+    }
+    unsigned todo = __ballot_sync(0xffffffffu, has && !found && k < end);
+    while (todo != 0u) {
+        const int owner = __ffs(todo) - 1;
+        todo &= todo - 1u;
+        const eid_t row_begin = __shfl_sync(0xffffffffu, k, owner);
+        const eid_t row_end = __shfl_sync(0xffffffffu, end, owner);
+        const vid_t row_v = __shfl_sync(0xffffffffu, v, owner);
+        for (eid_t c = row_begin; c < row_end; c += 32) {  // warp-uniform trip count
+            const eid_t j = c + (eid_t)lane;
+            vid_t u = 0;
+            bool hit = false;
+            if (j < row_end) {
+                u = rev.at(j);
+                hit = (cache && cache->holds(u)) || on_frontier(dist, frontier_bits, u, level);
+            }
+            const unsigned hits = __ballot_sync(0xffffffffu, hit);
+            if (hits != 0u) {
+                if ((int)lane == __ffs(hits) - 1) {
+                    dist[row_v] = level + 1;
+                    if (parent) parent[row_v] = u;
+                }
+                break;
+            }
+        }
+    }
 }
 
 }  // namespace traversal

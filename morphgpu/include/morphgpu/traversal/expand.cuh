@@ -32,14 +32,17 @@ struct GatherScratch {
     vid_t warp_src[BLOCK / 32];
 };
 
-// Block-wide: the CTA and warp phases of expand_gather over the thread's row [b, e) of
-// source v (b == e for a thread without a row). A row of at least 32 edges is handed out
-// whole and leaves with b == e; a shorter one is left as it came, for the scan phase (or
-// a caller's own). Ends converged (no __syncthreads after the warp phase).
+// Block-wide: every thread of the block calls it (has = false for a thread without a
+// vertex). Ends with a __syncthreads, so it may be called again right away.
+// Adj: an adjacency layout (adjacency.cuh); the CSR overload below keeps the old form.
 template <int BLOCK, typename Adj, typename Visit>
-__device__ __forceinline__ void gather_long_rows(GatherScratch<BLOCK>& s, const Adj& adj,
-                                                 eid_t& b, eid_t e, vid_t v,
-                                                 const Visit& visit) {
+__device__ void expand_gather(GatherScratch<BLOCK>& s, const Adj& adj, bool has, vid_t v,
+                              const Visit& visit) {
+    eid_t b = 0, e = 0;
+    if (has) {
+        b = adj.begin(v);
+        e = adj.end(v);
+    }
     // CTA-wide rows: the highest-numbered thread holding one wins the election (a shared
     // atomicMax, so there is no racing plain store), gives its row to the block, and the
     // block strides over it together.
@@ -81,20 +84,6 @@ __device__ __forceinline__ void gather_long_rows(GatherScratch<BLOCK>& s, const 
             visit(row_src, adj.at(k));
         __syncwarp();
     }
-}
-
-// Block-wide: every thread of the block calls it (has = false for a thread without a
-// vertex). Ends with a __syncthreads, so it may be called again right away.
-// Adj: an adjacency layout (adjacency.cuh); the CSR overload below keeps the old form.
-template <int BLOCK, typename Adj, typename Visit>
-__device__ void expand_gather(GatherScratch<BLOCK>& s, const Adj& adj, bool has, vid_t v,
-                              const Visit& visit) {
-    eid_t b = 0, e = 0;
-    if (has) {
-        b = adj.begin(v);
-        e = adj.end(v);
-    }
-    gather_long_rows<BLOCK>(s, adj, b, e, v, visit);
     // Short rows, fine-grained through a block-wide scan.
     i64 total;
     const i64 offset = block_exclusive_sum<BLOCK, i64>((i64)(e - b), &total);
