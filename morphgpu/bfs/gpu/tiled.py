@@ -1,0 +1,257 @@
+"""The ``tiled`` BFS variant: a tile-local, label-correcting search in one persistent launch
+of kernels/tiled.cu, for deep graphs (issue 22).
+
+Why. On a road network, a grid or a Delaunay graph a level holds little work, so a level
+of ``persistent`` costs its grid barrier plus the dependent global-memory round trips of
+one hop (2-8 us); ``async`` has no barrier but still pays about 1 us of global round trips
+per hop. Here a hop inside a tile costs shared-memory operations only.
+
+Design. The search runs on the locality-relabelled copy of the graph (gpu/relabel.py: ids
+in the Z-order of distances to two landmarks), so the vertex range of a tile, [t T,
+(t + 1) T), is a compact region and most of its edges stay inside it. Rounds are separated
+by the grid barrier; in a round each block takes tiles of the round's list (an atomic
+counter), and for a tile: loads its labels, row offsets and column ids into shared memory
+(16-bit local ids), seeds a frontier bitmap with the vertices stamped for this round
+(lowered from outside the tile), runs BFS levels in shared memory until a level lowers
+nothing (label-correcting: seeds may carry different distances), writes lowered labels
+back with atomicMin and relaxes the edges that leave the tile with atomicMin on the
+remote labels; a remote vertex it lowers is stamped for the next round and its tile put
+on the next round's list. The search ends on the device after a round that activates no
+tile. The kernel's header gives the proof that the labels are exact.
+
+T (``tile_shift``) is set by the hardware and the graph's mean degree: a block gets the
+shared memory that lets BLOCKS_PER_SM blocks share an SM (``shared_budget``), and T is the
+largest power of two up to 2^TILE_MAX_SHIFT whose mean edge count fills at most FILL of
+the edge capacity left after the per-vertex arrays. Rows that still do not fit (a tile
+whose edges pass the capacity: hubs, dense tiles) are "global rows": the local levels
+lower their labels but do not relax them; the write-back relaxes their whole row from
+global memory (in-tile neighbours too, which then come back next round). Slower, exact.
+
+Expected cost per hop (to be measured): a round costs one tile load (~1-2 us: labels,
+stamps, offsets and ids of a few thousand vertices), about sqrt(T)-2 sqrt(T) local levels
+of a few shared-memory round trips and one __syncthreads each (~0.2-0.3 us), the
+write-back's global atomics (~2 us) and one grid barrier (~2 us); a wavefront crossing a
+64 x 64 tile advances ~64-128 levels per round, so ~0.3-0.5 us per level instead of 2-8.
+What would make it lose: wavefronts that reach tiles out of distance order (each
+correction reloads and re-runs a tile: ``rounds`` and ``tiles`` of :func:`last_stats`
+far above the levels over sqrt(T) and the tiles of the graph), tiles whose edges leave
+them (ids without locality: ``remote_lowered`` close to the reached vertices), frontiers
+wide enough that the level-synchronous kernel's barrier is amortised anyway.
+
+Directed graphs: the rounds relax out-edges, so distances are exact on any graph; parents
+are in-neighbours one level up, from the reverse graph the workspace keeps for directed
+inputs. Host cost per search: the launch and, when parents are asked for, one read of the
+kernel's error word (a reached vertex without an in-neighbour one level up: a bug). The
+copy is a per-graph preparation, built at the graph's first ``tiled`` search (its seconds
+are in relabel.preparation).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ... import backend, barrier, kernels
+from . import relabel as relabel_module
+from .launch import NULL
+from .modules import current_device
+from .persistent import run_persistent
+from .workspace import workspace
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+TILED_FILE = "bfs/kernels/tiled.cu"
+BLOCK = 512  # MG_TILED_BLOCK
+BLOCKS_PER_SM = 2  # the shared-memory budget lets this many blocks share an SM
+TILE_MAX_SHIFT = 12  # at most 4096 vertices per tile
+TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
+TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
+FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
+MAX_EDGE_CAP = 65535  # row offsets are 16-bit
+CTRL_WORDS = 64
+C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
+STAT_NAMES = ("rounds", "tiles", "levels", "remote_lowered", "global_rows")
+# Reserved per block by the hardware besides its dynamic shared memory (Hopper: 1 KB) and
+# the kernel's static shared variables.
+BLOCK_RESERVED_SHARED = 1024 + 256
+
+
+def fixed_shared_bytes(shift: int) -> int:
+    """Shared memory of a tile's per-vertex arrays: labels (4 B), four bitmaps (three
+    frontiers and the touched set), row offsets (2 B, T + 1 rounded to even)."""
+    t = 1 << shift
+    return 4 * t + 4 * 4 * (t // 32) + 2 * ((t + 2) & ~1)
+
+
+def shared_bytes(shift: int, edge_cap: int) -> int:
+    """Dynamic shared memory of a launch: the per-vertex arrays and edge_cap 16-bit ids."""
+    return -(-(fixed_shared_bytes(shift) + 2 * edge_cap) // 16) * 16
+
+
+def shared_budget() -> int:
+    """Dynamic shared memory per block that lets BLOCKS_PER_SM blocks share an SM (from the
+    device's opt-in limit per block, which on Hopper is the SM's total less 1 KB)."""
+    optin = backend.gpu_properties().get("shared_per_block_optin", 0) or 48 * 1024
+    return (optin + 1024) // BLOCKS_PER_SM - BLOCK_RESERVED_SHARED
+
+
+def edge_capacity(shift: int, budget: int) -> int:
+    """Column ids a tile of 2^shift vertices holds within ``budget`` bytes."""
+    return max(0, min(MAX_EDGE_CAP, (budget - fixed_shared_bytes(shift)) // 2))
+
+
+def choose_shift(mean_degree: float, budget: int) -> int:
+    """The largest tile (power of two, TILE_MIN_SHIFT..TILE_MAX_SHIFT) whose mean edge
+    count fills at most FILL of its edge capacity (TILE_MIN_SHIFT if none does)."""
+    for shift in range(TILE_MAX_SHIFT, TILE_MIN_SHIFT - 1, -1):
+        if (1 << shift) * mean_degree <= FILL * edge_capacity(shift, budget):
+            return shift
+    return TILE_MIN_SHIFT
+
+
+@dataclass
+class TiledState:
+    """The tiled search's buffers of one workspace. Stamps and marks are kept between
+    searches (the kernel numbers rounds on from ctrl[C_BASE]); new buffers come with a
+    zeroed ctrl, which makes the next launch clear them."""
+
+    stamp: Any = None  # uint32 per vertex
+    mark: Any = None  # uint32 per tile
+    lists: Any = None  # int64, two lists of n_tiles
+    ctrl: Any = None  # uint64[CTRL_WORDS]
+    shift: int = -1
+    searches: int = 0
+
+
+_states: weakref.WeakKeyDictionary[Any, TiledState] = weakref.WeakKeyDictionary()
+
+
+def state(ws: Workspace) -> TiledState:
+    st = _states.get(ws)
+    if st is None:
+        st = TiledState()
+        _states[ws] = st
+    return st
+
+
+def last_stats(ws: Workspace) -> dict[str, int]:
+    """Counts of the last tiled search on ``ws``'s graph (the relabelled copy's workspace
+    when the search ran there; see :func:`searched_workspace`): rounds, tiles processed,
+    local levels summed over tiles, remote labels lowered, global rows relaxed. One read."""
+    st = state(ws)
+    if st.ctrl is None:
+        return {}
+    words = st.ctrl[C_STATS:C_STATS + len(STAT_NAMES)].get()
+    out = {name: int(words[i]) for i, name in enumerate(STAT_NAMES)}
+    out["tile_vertices"] = 1 << st.shift
+    return out
+
+
+def searched_workspace(ws: Workspace) -> Workspace:
+    """The workspace a tiled search of ``ws``'s graph ran on: the copy's once built."""
+    copy = relabel_module.preparation(ws)
+    if copy is not None and copy.graph is not None:
+        return workspace(copy.graph)
+    return ws
+
+
+def _grid(vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
+    return _grid_on(current_device(), vid, eid, shared)
+
+
+@functools.lru_cache(maxsize=16)
+def _grid_on(device_id: int, vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
+    del device_id  # a cache key: the grid is built on the current device
+    defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK}
+    return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative",
+                                     block=BLOCK, defines=defines, shared_mem=shared)
+
+
+def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool = True,
+              tile_shift: int | None = None, edge_cap: int | None = None,
+              blocks: int | None = None) -> tuple[Any, Any]:
+    """One launch of tiled.cu: (int32 distances with -1 unreached, parents or None).
+
+    ``relabel``: search the locality-relabelled copy (built at the graph's first tiled
+    search; False: tiles of the ids as given, still exact). ``tile_shift``: log2 of the
+    vertices per tile (TILE_MIN_SHIFT..TILE_LIMIT_SHIFT; default from the shared-memory
+    budget and the mean degree); ``edge_cap``: column ids a tile holds (default: what the
+    budget leaves; small values force the global-row path); ``blocks``: blocks of the
+    launch (default: the resident grid, at most one per tile). The options exist for tests
+    and measurements."""
+    if ws.g.n_vertices == 0:
+        cp = ws.cp
+        return (cp.empty(0, dtype=cp.int32),
+                cp.empty(0, dtype=ws.g.indices.dtype) if want_parents else None)
+    if not relabel:
+        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks)
+    copy = relabel_module.build(
+        ws, lambda s: run_persistent(ws, s, False, relabel=False)[0])
+    inner = workspace(copy.graph)
+    dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents, tile_shift,
+                           edge_cap, blocks)
+    return relabel_module.back(ws, copy, dist, parent)
+
+
+def _buffers(ws: Workspace, shift: int) -> TiledState:
+    st = state(ws)
+    n = ws.g.n_vertices
+    if st.shift != shift or st.stamp is None:
+        cp = ws.cp
+        n_tiles = -(-n // (1 << shift))
+        st.stamp = st.mark = st.lists = None  # free the old ones first
+        backend.require_gpu_bytes(4 * n + 20 * n_tiles + 8 * CTRL_WORDS, "bfs tiled state")
+        st.stamp = cp.empty(n, dtype=cp.uint32)
+        st.mark = cp.empty(n_tiles, dtype=cp.uint32)
+        st.lists = cp.empty(2 * n_tiles, dtype=cp.int64)
+        st.ctrl = cp.zeros(CTRL_WORDS, dtype=cp.uint64)  # base 0: the launch clears them
+        st.shift = shift
+    return st
+
+
+def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | None,
+            edge_cap: int | None, blocks: int | None) -> tuple[Any, Any]:
+    g = ws.g
+    cp = ws.cp
+    n = g.n_vertices
+    budget = shared_budget()
+    if tile_shift is None:
+        shift = choose_shift(ws.n_edges / max(n, 1), budget)
+    else:
+        shift = int(tile_shift)
+        if not TILE_MIN_SHIFT <= shift <= TILE_LIMIT_SHIFT:
+            raise ValueError(f"tile_shift must be in [{TILE_MIN_SHIFT}, {TILE_LIMIT_SHIFT}], "
+                             f"got {tile_shift}")
+    top = edge_capacity(shift, budget)
+    cap = top if edge_cap is None else int(edge_cap)
+    if not 0 <= cap <= top:
+        raise ValueError(f"edge_cap must be in [0, {top}] for tiles of {1 << shift} vertices "
+                         f"on this GPU, got {edge_cap}")
+    if top == 0 and fixed_shared_bytes(shift) > budget:
+        raise ValueError(f"tiles of {1 << shift} vertices do not fit this GPU's shared "
+                         f"memory ({budget} bytes per block)")
+    grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap))
+    st = _buffers(ws, shift)
+    n_tiles = int(st.mark.size)
+    rev = ws.reverse() if want_parents else g
+    dist = cp.empty(n, dtype=cp.int32)
+    parent = cp.empty(n, dtype=g.indices.dtype) if want_parents else None
+    if blocks is None:
+        blocks = min(grid.grid, n_tiles)
+    blocks = max(1, min(int(blocks), grid.grid))
+    grid.kernel((blocks,), (grid.block,),
+                (g.indptr, g.indices, rev.indptr, rev.indices, dist,
+                 NULL if parent is None else parent, st.stamp, st.mark, st.lists, st.ctrl,
+                 np.int64(n), g.indices.dtype.type(source), np.int32(shift), np.int32(cap),
+                 np.int64(n_tiles), grid.state), shared_mem=grid.shared_mem)
+    grid.check()  # cooperative: the driver refused any grid that could not be resident
+    st.searches += 1
+    if want_parents and int(st.ctrl[C_ERROR].get()):
+        raise RuntimeError("tiled BFS: a reached vertex has no in-neighbour one level up "
+                           "(kernels/tiled.cu; a bug, please report)")
+    return dist, parent
