@@ -4,8 +4,10 @@ shared road network.
 
     python3 scripts/bfs_deep_probe.py [--graphs delaunay-1M,grid-4000] [--roots 6]
                                       [--before .probe/bfs-deep-before] [--json out.json]
+                                      [--variants persistent,async,tiled]
 
---before DIR holds main's persistent.cu as it was before the deep-graph work (copies kept
+--before DIR (optional: without it, or where it does not exist, the two "main" rows are
+left out) holds main's persistent.cu as it was before the deep-graph work (copies kept
 outside the repository's history: `git show 1ac73c1:morphgpu/bfs/kernels/persistent.cu`)
 and main's traversal/expand.cuh of then (`git show 1ac73c1:morphgpu/include/morphgpu/
 traversal/expand.cuh > DIR/expand.cuh`; this tree's lost the lane-per-row grid levels main
@@ -15,6 +17,10 @@ launches that same kernel through this tree's run_persistent: equal to "main per
 means the launch path costs nothing, so a gap between main's and this tree's rows is their
 kernels' (the 2026-11-26 runs had this tree's lane-per-row form 0.85-0.90x main's on
 Delaunay graphs with near-identical machine code).
+--variants keeps only the rows whose labels are listed (default: all). The ``tiled`` rows
+(bfs/gpu/tiled.py: default launch; one block per SM; tiles of 1024 vertices) also report,
+per search, the kernel's rounds, tiles processed, local levels summed over tiles and
+remote labels lowered (tiled.last_stats), and the copy's tile count.
 Per graph: ms per search and us per level of each variant (CUDA events around the whole
 call, parents asked for, mean over the roots; levels = the search's largest label + 1);
 the variants run in a rotated order at each root (root i starts at variant i), so no
@@ -52,7 +58,14 @@ import numpy as np  # noqa: E402
 
 from morphgpu import backend, barrier, generators, kernels  # noqa: E402
 from morphgpu.bfs import gpu  # noqa: E402
-from morphgpu.bfs.gpu import asynchronous, launch, modules, persistent, relabel  # noqa: E402
+from morphgpu.bfs.gpu import (  # noqa: E402
+    asynchronous,
+    launch,
+    modules,
+    persistent,
+    relabel,
+    tiled,
+)
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 GRAPHS: dict[str, Callable[[], Any]] = {}
@@ -164,28 +177,42 @@ def with_options(options: int, fn: Callable[[], Any]) -> Any:
 OPT_UNREAD = 1 << 20
 
 
-def variants(g: Any, ws: Any, before: Path) -> dict[str, Callable[[int], Any]]:
+def variants(g: Any, ws: Any, before: Path | None) -> dict[str, Callable[[int], Any]]:
     out: dict[str, Callable[[int], Any]] = {}
-    main_source = before_source(before)
-    out["main persistent"] = BeforePersistent(main_source, ws)
-    main_grid = out["main persistent"].grid
+    if before is not None:
+        main_source = before_source(before)
+        out["main persistent"] = BeforePersistent(main_source, ws)
+        main_grid = out["main persistent"].grid
 
-    def main_through_tree(s: int) -> Any:
-        saved = modules.persistent_grid
-        modules.persistent_grid = lambda *args, **kwargs: main_grid
-        try:
-            return with_options(persistent.OPTIONS | OPT_UNREAD,
-                                lambda: persistent.run_persistent(ws, s, True, relabel=False))
-        finally:
-            modules.persistent_grid = saved
+        def main_through_tree(s: int) -> Any:
+            saved = modules.persistent_grid
+            modules.persistent_grid = lambda *args, **kwargs: main_grid
+            try:
+                return with_options(persistent.OPTIONS | OPT_UNREAD,
+                                    lambda: persistent.run_persistent(ws, s, True,
+                                                                      relabel=False))
+            finally:
+                modules.persistent_grid = saved
 
-    out["main kernel, tree launcher"] = main_through_tree
+        out["main kernel, tree launcher"] = main_through_tree
     out["persistent"] = lambda s: persistent.run_persistent(ws, s, True, relabel=False)
     out["persistent relabelled"] = lambda s: persistent.run_persistent(ws, s, True,
                                                                       relabel=True)
     out["async"] = lambda s: asynchronous.run_async(ws, s, True)
     out["auto"] = lambda s: gpu.run(g, s, variant="auto", want_parents=True)[:2]
+    sms = backend.gpu_properties()["multiprocessors"]
+    out["tiled"] = lambda s: tiled.run_tiled(ws, s, True)
+    out["tiled 1/SM"] = lambda s: tiled.run_tiled(ws, s, True, blocks=sms)
+    out["tiled T1024"] = lambda s: tiled.run_tiled(ws, s, True, tile_shift=10)
     return out
+
+
+def tiled_stats(ws: Any) -> dict[str, int]:
+    """The last tiled search's counters (on the copy's workspace) and the copy's tiles."""
+    inner = tiled.searched_workspace(ws)
+    stats = tiled.last_stats(inner)
+    stats["n_tiles"] = -(-inner.g.n_vertices // max(stats.get("tile_vertices", 1), 1))
+    return stats
 
 
 def timed(cp: Any, fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -262,8 +289,8 @@ def profile(g: Any, ws: Any, source: int, options: int | None = None) -> dict[st
     }
 
 
-def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
-          do_profile: bool) -> dict[str, Any]:
+def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path | None,
+          do_profile: bool, keep: list[str]) -> dict[str, Any]:
     cp = backend.cupy_module()
     t0 = time.perf_counter()
     g = build()
@@ -281,6 +308,8 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
     print(f"== {name}: n={g.n_vertices} m={g.n_edges} max degree {ws.max_degree} "
           f"(built in {build_s:.1f} s)", flush=True)
     runs = variants(g, ws, before)
+    if keep:
+        runs = {k: v for k, v in runs.items() if k in keep}
     # Warm-up on the first root: compiles, the relabelled copy (timed apart), auto's second
     # call (its copy decision).
     first_s: dict[str, float] = {}
@@ -304,6 +333,8 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
         row["wavefront_locality_copy"] = round(copy.locality_copy, 4)
         row["auto_uses_copy"] = relabel.serves_better(copy)
     times: dict[str, list[float]] = {k: [] for k in runs}
+    counters: dict[str, list[dict[str, int]]] = {k: [] for k in runs if k.startswith("tiled")}
+    reference = next(k for k in ("main persistent", "persistent", *runs) if k in runs)
     levels: list[int] = []
     equal: dict[str, bool] = {k: True for k in runs}
     parents: dict[str, bool] = {k: True for k in runs}
@@ -314,10 +345,12 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
         for label in labels[turn:] + labels[:turn]:
             (dist, parent), ms = timed(cp, lambda fn=runs[label], root=root: fn(root))
             times[label].append(ms)
+            if label in counters:
+                counters[label].append(tiled_stats(ws))
             dists[label] = dist
             parents[label] &= parents_ok(cp, dist, parent, root)
             del parent
-        ref = dists["main persistent"]
+        ref = dists[reference]
         levels.append(int(ref.max()) + 1)
         if i == 0:
             sp = scipy_reference(g, root)
@@ -327,19 +360,28 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path,
         del dists, ref
     row["levels"] = levels
     row["variants"] = {}
-    base = float(np.mean(times["main persistent"]))
+    base = float(np.mean(times[reference]))
+    row["baseline"] = reference
     for label in runs:
         ms = np.asarray(times[label])
         per_level = ms * 1e3 / np.asarray(levels)
         entry = {"ms_mean": round(float(ms.mean()), 4), "us_per_level": round(
-            float(per_level.mean()), 3), "x_main_persistent": round(base / float(ms.mean()), 3),
-                 "equal_to_main": equal[label], "parents_ok": parents[label],
+            float(per_level.mean()), 3), "x_baseline": round(base / float(ms.mean()), 3),
+                 "equal_to_baseline": equal[label], "parents_ok": parents[label],
                  "first_call_s": round(first_s[label], 3),
                  "ms_per_root": [round(t, 4) for t in times[label]]}
+        extra = ""
+        if counters.get(label):
+            per = {k: float(np.mean([c[k] for c in counters[label]]))
+                   for k in counters[label][0]}
+            entry["tiled_per_search"] = per
+            extra = (f"  rounds {per['rounds']:.0f} tiles {per['tiles']:.0f}/{per['n_tiles']:.0f}"
+                     f" levels/tile {per['levels'] / max(per['tiles'], 1):.1f}"
+                     f" remote {per['remote_lowered']:.0f} T={per['tile_vertices']:.0f}")
         row["variants"][label] = entry
-        print(f"   {label:36s} {entry['ms_mean']:9.3f} ms  {entry['us_per_level']:7.3f} us/level"
-              f"  x{entry['x_main_persistent']:.3f} vs main persistent  equal={equal[label]}"
-              f" parents={parents[label]}", flush=True)
+        print(f"   {label:28s} {entry['ms_mean']:9.3f} ms  {entry['us_per_level']:7.3f} us/level"
+              f"  x{entry['x_baseline']:.3f} vs {reference}  equal={equal[label]}"
+              f" parents={parents[label]}{extra}", flush=True)
     if "async" in runs:
         row["async stats (last root)"] = asynchronous.last_stats(ws)
     row["failed"] = failed
@@ -370,6 +412,8 @@ def main() -> None:
     parser.add_argument("--roots", type=int, default=6)
     parser.add_argument("--before", type=Path, default=REPO / ".probe" / "bfs-deep-before")
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--variants", default="",
+                        help="comma-separated row labels to keep (default: all)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     cp = backend.cupy_module()
@@ -384,17 +428,36 @@ def main() -> None:
           f"{time.perf_counter() - t:.2f} s, of which the copy's build "
           f"{relabel.preparation(small).seconds:.2f} s", flush=True)
     del small, small_graph
+    before = args.before.resolve() if args.before.is_dir() else None
+    if before is None:
+        print(f"no {args.before}: main's rows left out; baseline persistent", flush=True)
+    keep = [v.strip() for v in args.variants.split(",") if v.strip()]
     rows = []
     for name in [w.strip() for w in args.graphs.split(",") if w.strip()]:
         if name not in GRAPHS:
             print(f"== {name}: not available", flush=True)
             continue
-        rows.append(probe(name, GRAPHS[name], args.roots, args.before.resolve(),
-                          not args.no_profile))
+        rows.append(probe(name, GRAPHS[name], args.roots, before, not args.no_profile,
+                          keep))
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1, default=str))
         gpu.workspace_module.workspaces.clear()
         cp.get_default_memory_pool().free_all_blocks()
+    summary(rows)
+
+
+def summary(rows: list[dict[str, Any]]) -> None:
+    """One line per (graph, variant): ms per search, us per level, the ratio against the
+    graph's baseline, exactness, and the tiled kernel's rounds and tiles per search."""
+    print(f"{'graph':15s} {'variant':22s} {'ms':>9s} {'us/lvl':>7s} {'x base':>7s} ok "
+          f"{'rounds':>7s} {'tiles':>8s} {'of':>7s}", flush=True)
+    for row in rows:
+        for label, e in row["variants"].items():
+            t = e.get("tiled_per_search", {})
+            ok = "y" if e["equal_to_baseline"] and e["parents_ok"] else "N"
+            print(f"{row['graph']:15s} {label:22s} {e['ms_mean']:9.3f} {e['us_per_level']:7.3f}"
+                  f" {e['x_baseline']:7.3f} {ok:2s} {t.get('rounds', 0):7.0f}"
+                  f" {t.get('tiles', 0):8.0f} {t.get('n_tiles', 0):7.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -137,16 +137,17 @@ def test_gpu_tiled_many_rounds_on_a_path():
 
 @pytest.mark.gpu
 def test_gpu_tiled_base_reset_and_shift_change():
-    """Round numbers near 2^31 make the launch clear stamps and marks; a different tile
-    size reallocates them; answers stay exact."""
+    """Round numbers near 2^31 make the launch clear stamps and marks; searches with
+    other tile sizes in between (buffers of their own) leave them alone; exact answers."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     host = grid_with_deletions(120, 0.8, 9)
     g = host.to("gpu")
     ws = gpu.workspace(g)
     gpu.run(g, 0, variant="tiled", want_parents=False, relabel=False, tile_shift=6)
-    st = tiled.state(ws)
+    st = tiled.state(ws, 6)
     st.ctrl[tiled.C_BASE] = np.uint64(2**31 + 5)
+    st.mark.fill(2**32 - 1)  # without the clearing no tile would ever be activated
     for shift in (6, 6, 8, None):
         for source in (3, 7000):
             dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,

@@ -83,9 +83,10 @@ BLOCK_RESERVED_SHARED = 1024 + 256
 
 def fixed_shared_bytes(shift: int) -> int:
     """Shared memory of a tile's per-vertex arrays: labels (4 B), four bitmaps (three
-    frontiers and the touched set), row offsets (2 B, T + 1 rounded to even)."""
+    frontiers and the touched set), the write-back's list of T / 2 edges (4 B), row
+    offsets (2 B, T + 1 rounded to even). tiled.cu's carve() lays them out."""
     t = 1 << shift
-    return 4 * t + 4 * 4 * (t // 32) + 2 * ((t + 2) & ~1)
+    return 4 * t + 4 * 4 * (t // 32) + 4 * (t // 2) + 2 * ((t + 2) & ~1)
 
 
 def shared_bytes(shift: int, edge_cap: int) -> int:
@@ -116,9 +117,9 @@ def choose_shift(mean_degree: float, budget: int) -> int:
 
 @dataclass
 class TiledState:
-    """The tiled search's buffers of one workspace. Stamps and marks are kept between
-    searches (the kernel numbers rounds on from ctrl[C_BASE]); new buffers come with a
-    zeroed ctrl, which makes the next launch clear them."""
+    """The tiled search's buffers of one workspace and tile size. Stamps and marks are
+    kept between searches (the kernel numbers rounds on from ctrl[C_BASE]); new buffers
+    come with a zeroed ctrl, which makes the next launch clear them."""
 
     stamp: Any = None  # uint32 per vertex
     mark: Any = None  # uint32 per tile
@@ -128,23 +129,37 @@ class TiledState:
     searches: int = 0
 
 
-_states: weakref.WeakKeyDictionary[Any, TiledState] = weakref.WeakKeyDictionary()
+# Per workspace: a state per tile size (a search with another tile size leaves the first
+# size's round numbering alone), and the state of the last search.
+_states: weakref.WeakKeyDictionary[Any, dict[int, TiledState]] = weakref.WeakKeyDictionary()
+_last: weakref.WeakKeyDictionary[Any, TiledState] = weakref.WeakKeyDictionary()
 
 
-def state(ws: Workspace) -> TiledState:
-    st = _states.get(ws)
+def state(ws: Workspace, shift: int) -> TiledState:
+    """The buffers of ``ws``'s searches with tiles of 2^shift vertices, made on first use."""
+    per_size = _states.setdefault(ws, {})
+    st = per_size.get(shift)
     if st is None:
-        st = TiledState()
-        _states[ws] = st
+        cp = ws.cp
+        n = ws.g.n_vertices
+        n_tiles = -(-n // (1 << shift))
+        backend.require_gpu_bytes(4 * n + 20 * n_tiles + 8 * CTRL_WORDS, "bfs tiled state")
+        st = TiledState(stamp=cp.empty(n, dtype=cp.uint32),
+                        mark=cp.empty(n_tiles, dtype=cp.uint32),
+                        lists=cp.empty(2 * n_tiles, dtype=cp.int64),
+                        ctrl=cp.zeros(CTRL_WORDS, dtype=cp.uint64),  # base 0: cleared
+                        shift=shift)
+        per_size[shift] = st
     return st
 
 
 def last_stats(ws: Workspace) -> dict[str, int]:
     """Counts of the last tiled search on ``ws``'s graph (the relabelled copy's workspace
     when the search ran there; see :func:`searched_workspace`): rounds, tiles processed,
-    local levels summed over tiles, remote labels lowered, global rows relaxed. One read."""
-    st = state(ws)
-    if st.ctrl is None:
+    local levels summed over tiles, remote labels lowered, global rows relaxed, and the
+    tile size. One read."""
+    st = _last.get(ws)
+    if st is None:
         return {}
     words = st.ctrl[C_STATS:C_STATS + len(STAT_NAMES)].get()
     out = {name: int(words[i]) for i, name in enumerate(STAT_NAMES)}
@@ -198,22 +213,6 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
     return relabel_module.back(ws, copy, dist, parent)
 
 
-def _buffers(ws: Workspace, shift: int) -> TiledState:
-    st = state(ws)
-    n = ws.g.n_vertices
-    if st.shift != shift or st.stamp is None:
-        cp = ws.cp
-        n_tiles = -(-n // (1 << shift))
-        st.stamp = st.mark = st.lists = None  # free the old ones first
-        backend.require_gpu_bytes(4 * n + 20 * n_tiles + 8 * CTRL_WORDS, "bfs tiled state")
-        st.stamp = cp.empty(n, dtype=cp.uint32)
-        st.mark = cp.empty(n_tiles, dtype=cp.uint32)
-        st.lists = cp.empty(2 * n_tiles, dtype=cp.int64)
-        st.ctrl = cp.zeros(CTRL_WORDS, dtype=cp.uint64)  # base 0: the launch clears them
-        st.shift = shift
-    return st
-
-
 def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | None,
             edge_cap: int | None, blocks: int | None) -> tuple[Any, Any]:
     g = ws.g
@@ -236,7 +235,8 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
         raise ValueError(f"tiles of {1 << shift} vertices do not fit this GPU's shared "
                          f"memory ({budget} bytes per block)")
     grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap))
-    st = _buffers(ws, shift)
+    st = state(ws, shift)
+    _last[ws] = st
     n_tiles = int(st.mark.size)
     rev = ws.reverse() if want_parents else g
     dist = cp.empty(n, dtype=cp.int32)

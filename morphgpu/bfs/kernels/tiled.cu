@@ -17,11 +17,13 @@
 //    lowered neighbour enters the next frontier; __syncthreads_or ends the loop when a
 //    level lowers nothing. No global memory is touched here;
 // 4. writes back: every vertex that was a seed or was lowered ("touched") gets
-//    atomicMin(label, local label) (fire and forget), and relaxes from global memory the
-//    edges the local levels did not: a local row's REMOTE entries, a global row's every
-//    entry (in-tile neighbours included). Where such an atomicMin lowers a label, the
-//    vertex's stamp becomes r + 1 and its tile is activated for round r + 1 (atomicMax on
-//    the tile's mark, the first activation appends the tile to the next round's list).
+//    atomicMin(label, local label) (fire and forget), and the edges the local levels did
+//    not relax are relaxed from global memory: a global row's every entry (in-tile
+//    neighbours included) by its thread, a local row's REMOTE entries listed in shared
+//    memory first and then spread over the block (their loads and atomics in flight
+//    together). Where such an atomicMin lowers a label, the vertex's stamp becomes r + 1
+//    and its tile is activated for round r + 1 (atomicMax on the tile's mark, the first
+//    activation appends the tile to the next round's list).
 // The search ends, on the device, after a round that activated no tile. Then labels
 // become the output (-1 unreached) and, when asked, parents: any in-neighbour one level
 // up (the graph itself when symmetric, the reverse graph of a directed one: `rev`).
@@ -70,6 +72,9 @@ constexpr int C_ERROR = 33;  // a reached vertex without an in-neighbour one lev
 constexpr int C_STATS = 48;
 enum Stat { S_ROUNDS, S_TILES, S_LEVELS, S_REMOTE_LOWERED, S_GLOBAL_ROWS, S_COUNT };
 constexpr unsigned BASE_LIMIT = 0x80000000u;
+constexpr int VB = 2;  // vertices per thread whose loads issue together (tile load)
+constexpr int RB = 2;  // remote edges per thread whose loads and atomics issue together
+constexpr int EB = 4;  // a row's edges whose shared loads issue together (local levels)
 
 __device__ __forceinline__ u64 ld_volatile_u64(const u64* p) { return *(const volatile u64*)p; }
 
@@ -80,6 +85,8 @@ struct TileSmem {
     unsigned* frontier;     // 3 bitmaps of W words: read at level L: bitmap L % 3, written:
                             // (L + 1) % 3 (a pointer each would be an array in local memory)
     unsigned* touched;      // W words: seeds and every vertex lowered in this round
+    unsigned* remote;       // T / 2 edges to relax from global memory at the write-back:
+                            // (local edge index << 16) | local vertex
     unsigned short* off;    // T + 1 row offsets relative to the tile's first edge
     unsigned short* nbr;    // edge_cap local neighbour ids (REMOTE: outside the tile)
 };
@@ -91,7 +98,8 @@ __device__ __forceinline__ TileSmem carve(unsigned char* base, int T) {
     unsigned* bits = (unsigned*)(s.dist + T);
     s.frontier = bits;
     s.touched = bits + 3 * W;
-    s.off = (unsigned short*)(bits + 4 * W);
+    s.remote = bits + 4 * W;
+    s.off = (unsigned short*)(s.remote + T / 2);
     s.nbr = s.off + ((T + 2) & ~1);  // keeps nbr 4-byte aligned
     return s;
 }
@@ -112,6 +120,78 @@ __device__ __forceinline__ bool relax_global(int* label, unsigned* stamp, unsign
     return true;
 }
 
+// One frontier vertex's local row: lower its in-tile neighbours' shared labels; a lowered
+// one enters the next frontier. EB edges at a time: their id and label loads issue
+// together (the atomics only where a label is to be lowered).
+__device__ __forceinline__ bool relax_row(const TileSmem& sm, int i, unsigned* next) {
+    const int nd = sm.dist[i] + 1;
+    const int kb = sm.off[i], ke = sm.off[i + 1];
+    bool lowered = false;
+    for (int k = kb; k < ke; k += EB) {
+        unsigned short j[EB];
+        int dj[EB];
+#pragma unroll
+        for (int u = 0; u < EB; ++u) j[u] = k + u < ke ? sm.nbr[k + u] : REMOTE;
+#pragma unroll
+        for (int u = 0; u < EB; ++u) {
+            dj[u] = j[u] != REMOTE ? *(volatile int*)(sm.dist + j[u]) : 0;  // nd >= 1
+        }
+#pragma unroll
+        for (int u = 0; u < EB; ++u) {
+            if (nd < dj[u] && atomicMin(sm.dist + j[u], nd) > nd) {
+                atomicOr(next + (j[u] >> 5), 1u << (j[u] & 31));
+                lowered = true;
+            }
+        }
+    }
+    return lowered;
+}
+
+// The tile's column ids [eb, eb + loaded) as local ids (REMOTE outside [s, s + cnt)):
+// 16-byte loads over the aligned middle (where the array is 16-byte aligned), single
+// ids at the ends, LB vectors per thread in flight.
+__device__ __forceinline__ void load_ids(const vid_t* __restrict__ indices, eid_t eb,
+                                         int loaded, i64 s, int cnt, unsigned short* nbr) {
+    constexpr int P = 16 / (int)sizeof(vid_t);
+    constexpr int LB = 4;
+    const i64 begin = (i64)eb, end = (i64)eb + loaded;
+    i64 head = begin, tail = begin;  // [head, tail): the vector part
+    if (((unsigned long long)indices & 15ull) == 0ull) {
+        head = (begin + P - 1) / P * P;
+        tail = end / P * P;
+        if (tail < head) tail = head;
+    }
+    if (tail <= head) head = tail = end;  // no vector part: all single ids
+    auto put = [&](i64 k, vid_t w) {
+        const i64 j = (i64)w - s;
+        nbr[k - begin] = j >= 0 && j < (i64)cnt ? (unsigned short)j : REMOTE;
+    };
+    for (i64 k = begin + threadIdx.x; k < head; k += BLOCK) put(k, indices[k]);
+    for (i64 k = tail + threadIdx.x; k < end; k += BLOCK) put(k, indices[k]);
+    const uint4* vec = (const uint4*)indices;
+    const i64 q_end = tail / P;
+    for (i64 q0 = head / P + threadIdx.x; q0 < q_end; q0 += LB * BLOCK) {
+        uint4 x[LB];
+#pragma unroll
+        for (int u = 0; u < LB; ++u) {
+            const i64 q = q0 + (i64)u * BLOCK;
+            if (q < q_end) x[u] = __ldg(vec + q);
+        }
+#pragma unroll
+        for (int u = 0; u < LB; ++u) {
+            const i64 q = q0 + (i64)u * BLOCK;
+            if (q >= q_end) break;
+            const vid_t* ids = (const vid_t*)&x[u];
+#pragma unroll
+            for (int e = 0; e < P; ++e) put(q * P + e, ids[e]);
+        }
+    }
+}
+
+__device__ __forceinline__ void count_remote(u64* stats, bool lowered) {
+    if (lowered) atomicAdd(stats + S_REMOTE_LOWERED, 1ull);
+}
+
 }  // namespace
 
 // label: the output (int32, -1 unreached); stamp: n words; mark: n_tiles words; lists: two
@@ -122,7 +202,6 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
           int* label, vid_t* parent, unsigned* stamp, unsigned* mark, i64* lists, u64* ctrl,
           i64 n, vid_t source, int shift, int edge_cap, i64 n_tiles, unsigned* barrier_state) {
     // CSR only: a tile's rows are one contiguous slice of the column ids.
-    const CsrAdjacency adj{indptr, indices};
     const CsrAdjacency radj{rev_indptr, rev_indices};
     GridBarrier bar(barrier_state);
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -132,9 +211,13 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     __shared__ i64 s_tile;
     __shared__ eid_t s_eb, s_ee;
     __shared__ int s_local_rows;
+    __shared__ int s_remote;
     const int tid = threadIdx.x;
     const unsigned lane = lane_id();
     const int warp = (int)warp_id();
+    // Per-block counters in shared memory (registers are the scarce resource here).
+    __shared__ u64 stats[S_COUNT];
+    if (tid < S_COUNT) stats[tid] = 0ull;
 
     // 1. Labels, the source, the first round's list. Every block reads the base before
     //    block 0 rewrites it (after the last barrier).
@@ -169,7 +252,6 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     grid_sync(bar);
 
     // 2. Rounds.
-    u64 stats[S_COUNT] = {};
     unsigned r = base;
     for (;; ++r) {
         const i64* list = lists + (i64)(r & 1u) * n_tiles;
@@ -190,9 +272,10 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 if (s_tile >= 0) {
                     const i64 s = s_tile << shift;
                     const i64 e = s + T < n ? s + T : n;
-                    s_eb = adj.begin(s);
-                    s_ee = adj.begin(e);  // indptr[e], e <= n
+                    s_eb = indptr[s];
+                    s_ee = indptr[e];  // e <= n
                     s_local_rows = (int)(e - s);
+                    s_remote = 0;
                 }
             }
             __syncthreads();
@@ -205,40 +288,54 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             const i64 tile_edges = (i64)(s_ee - eb);
             const int loaded = (int)(tile_edges < (i64)edge_cap ? tile_edges : (i64)edge_cap);
 
-            // Load: labels, seeds, row offsets; the first row past the edge capacity.
-            for (int i = tid; i < T; i += BLOCK) {
-                const bool valid = i < cnt;
-                const i64 v = s + i;
-                bool seed = false;
-                if (valid) {
-                    const int d = __ldcg(label + v);
-                    sm.dist[i] = d;
-                    // A stamp may be seen before the atomicMin that preceded it (no fence
-                    // between them); such a vertex waits for the next round, where its
-                    // tile is active and the barrier orders both.
-                    seed = __ldcg(stamp + v) >= r && d != UNREACHED;
-                    const i64 b = (i64)(adj.begin(v) - eb);
-                    sm.off[i] = (unsigned short)(b < (i64)edge_cap ? b : (i64)edge_cap);
-                    if ((i64)(adj.end(v) - eb) > (i64)edge_cap) atomicMin(&s_local_rows, i);
+            // Load: labels, seeds, row offsets, the first row past the edge capacity;
+            // VB vertices per thread whose loads issue together, then the column ids.
+            for (int i0 = tid; i0 < T; i0 += VB * BLOCK) {
+                int d[VB];
+                unsigned st[VB];
+                eid_t rb[VB], re[VB];
+#pragma unroll
+                for (int u = 0; u < VB; ++u) {
+                    const int i = i0 + u * BLOCK;
+                    if (i < cnt) {
+                        d[u] = __ldcg(label + s + i);
+                        st[u] = __ldcg(stamp + s + i);
+                        rb[u] = indptr[s + i];
+                        re[u] = indptr[s + i + 1];
+                    }
                 }
-                const unsigned word = __ballot_sync(FULL, seed);
-                if (lane == 0) {
-                    sm.frontier[i >> 5] = word;
-                    sm.frontier[W + (i >> 5)] = 0u;
-                    sm.frontier[2 * W + (i >> 5)] = 0u;
-                    sm.touched[i >> 5] = 0u;
+#pragma unroll
+                for (int u = 0; u < VB; ++u) {
+                    const int i = i0 + u * BLOCK;
+                    if (i >= T) break;  // warp-uniform: T and BLOCK are whole warps
+                    bool seed = false;
+                    if (i < cnt) {
+                        sm.dist[i] = d[u];
+                        // A stamp may be seen before the atomicMin that preceded it (no
+                        // fence between them); such a vertex waits for the next round,
+                        // where its tile is active and the barrier orders both.
+                        seed = st[u] >= r && d[u] != UNREACHED;
+                        const i64 b = (i64)(rb[u] - eb);
+                        sm.off[i] = (unsigned short)(b < (i64)edge_cap ? b : (i64)edge_cap);
+                        if ((i64)(re[u] - eb) > (i64)edge_cap) atomicMin(&s_local_rows, i);
+                    }
+                    const unsigned word = __ballot_sync(FULL, seed);
+                    if (lane == 0) {
+                        sm.frontier[i >> 5] = word;
+                        sm.frontier[W + (i >> 5)] = 0u;
+                        sm.frontier[2 * W + (i >> 5)] = 0u;
+                        sm.touched[i >> 5] = 0u;
+                    }
                 }
             }
             if (tid == 0) sm.off[cnt] = (unsigned short)loaded;
-#pragma unroll 4
-            for (int k = tid; k < loaded; k += BLOCK) {
-                const i64 j = (i64)adj.at(eb + (eid_t)k) - s;
-                sm.nbr[k] = j >= 0 && j < (i64)cnt ? (unsigned short)j : REMOTE;
-            }
+            load_ids(indices, eb, loaded, s, cnt, sm.nbr);
             __syncthreads();
             const int local_rows = s_local_rows;
 
-            // Local levels in shared memory.
+            // Local levels in shared memory. A warp scans the words warp, warp + WARPS, ...
+            // of the frontier, one per lane, and serves the non-zero ones (lane l takes
+            // vertex 32 w + l).
             for (int level = 0, third = 0;; ++level, third = third == 2 ? 0 : third + 1) {
                 const unsigned* cur = sm.frontier + third * W;
                 unsigned* next = sm.frontier + (third == 2 ? 0 : third + 1) * W;
@@ -248,19 +345,17 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                     sm.touched[w] |= cur[w];
                 }
                 bool lowered = false;
-                for (int w = warp; w < W; w += WARPS) {
-                    const unsigned bits = cur[w];
-                    if (bits == 0u) continue;  // warp-uniform
-                    const int i = (w << 5) + (int)lane;
-                    if (!((bits >> lane) & 1u) || i >= local_rows) continue;
-                    const int nd = sm.dist[i] + 1;
-                    const int kb = sm.off[i], ke = sm.off[i + 1];
-                    for (int k = kb; k < ke; ++k) {
-                        const unsigned short j = sm.nbr[k];
-                        if (j == REMOTE) continue;
-                        if (nd < *(volatile int*)(sm.dist + j) && atomicMin(sm.dist + j, nd) > nd) {
-                            atomicOr(next + (j >> 5), 1u << (j & 31));
-                            lowered = true;
+                for (int w0 = 0; w0 < W; w0 += 32 * WARPS) {
+                    const int mine_w = w0 + (int)lane * WARPS + warp;
+                    const unsigned mine = mine_w < W ? cur[mine_w] : 0u;
+                    unsigned busy = __ballot_sync(FULL, mine != 0u);
+                    while (busy) {
+                        const int from = __ffs(busy) - 1;
+                        busy &= busy - 1u;
+                        const unsigned bits = __shfl_sync(FULL, mine, from);
+                        const int i = ((w0 + from * WARPS + warp) << 5) + (int)lane;
+                        if (((bits >> lane) & 1u) && i < local_rows) {
+                            lowered |= relax_row(sm, i, next);
                         }
                     }
                 }
@@ -268,43 +363,84 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 if (!__syncthreads_or(lowered)) break;
             }
 
-            // Write-back and the edges the local levels did not relax.
-            for (int w = warp; w < W; w += WARPS) {
-                const unsigned bits = sm.touched[w];
-                if (bits == 0u) continue;
-                const int i = (w << 5) + (int)lane;
-                if (!((bits >> lane) & 1u)) continue;
+            // Write-back, phase A (a thread per vertex): labels, a global row's every edge,
+            // a local row's edges that leave the tile listed for phase B (relaxed here
+            // where the list is full).
+            const int remote_cap = T / 2;
+            for (int i = tid; i < cnt; i += BLOCK) {
+                if (!((sm.touched[i >> 5] >> (i & 31)) & 1u)) continue;
                 const i64 v = s + i;
                 const int d = sm.dist[i];
                 atomicMin(label + v, d);
                 const int nd = d + 1;
                 if (i >= local_rows) {
-                    stats[S_GLOBAL_ROWS] += 1;
-                    for (eid_t k = adj.begin(v); k < adj.end(v); ++k) {
-                        stats[S_REMOTE_LOWERED] += relax_global(
-                            label, stamp, mark, next_list, next_count, (i64)adj.at(k), nd, r,
-                            shift);
+                    atomicAdd(stats + S_GLOBAL_ROWS, 1ull);
+                    for (eid_t k = indptr[v]; k < indptr[v + 1]; ++k) {
+                        count_remote(stats, relax_global(
+                            label, stamp, mark, next_list, next_count, (i64)indices[k], nd, r,
+                            shift));
                     }
                     continue;
                 }
                 const int kb = sm.off[i], ke = sm.off[i + 1];
                 for (int k = kb; k < ke; ++k) {
                     if (sm.nbr[k] != REMOTE) continue;
-                    stats[S_REMOTE_LOWERED] += relax_global(
-                        label, stamp, mark, next_list, next_count,
-                        (i64)adj.at(eb + (eid_t)k), nd, r, shift);
+                    const int pos = atomicAdd(&s_remote, 1);
+                    if (pos < remote_cap) {
+                        sm.remote[pos] = ((unsigned)k << 16) | (unsigned)i;
+                    } else {
+                        count_remote(stats, relax_global(
+                            label, stamp, mark, next_list, next_count,
+                            (i64)indices[eb + (eid_t)k], nd, r, shift));
+                    }
+                }
+            }
+            __syncthreads();
+            // Phase B: the listed edges, RB per thread whose loads and atomics issue
+            // together.
+            const int listed = s_remote < remote_cap ? s_remote : remote_cap;
+            for (int q0 = tid; q0 < listed; q0 += RB * BLOCK) {
+                i64 w[RB];
+                int nd[RB];
+#pragma unroll
+                for (int u = 0; u < RB; ++u) {
+                    const int q = q0 + u * BLOCK;
+                    nd[u] = 0;
+                    if (q < listed) {
+                        const unsigned e = sm.remote[q];
+                        w[u] = (i64)indices[eb + (eid_t)(e >> 16)];
+                        nd[u] = sm.dist[e & 0xffffu] + 1;
+                    }
+                }
+                bool low[RB];
+#pragma unroll
+                for (int u = 0; u < RB; ++u) {
+                    low[u] = nd[u] > 0 && atomicMin(label + w[u], nd[u]) > nd[u];
+                }
+                unsigned was[RB];
+#pragma unroll
+                for (int u = 0; u < RB; ++u) {
+                    was[u] = r + 1u;
+                    if (low[u]) {
+                        stamp[w[u]] = r + 1u;
+                        was[u] = atomicMax(mark + (w[u] >> shift), r + 1u);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < RB; ++u) {
+                    if (low[u]) atomicAdd(stats + S_REMOTE_LOWERED, 1ull);
+                    if (was[u] < r + 1u) {
+                        const u64 pos = atomicAdd(next_count, 1ull);
+                        next_list[pos] = w[u] >> shift;
+                    }
                 }
             }
         }
         grid_sync(bar);
         if (ld_volatile_u64(next_count) == 0ull) break;
     }
-    // Per-block statistics, one atomic per warp and counter.
-#pragma unroll
-    for (int k = 0; k < S_COUNT; ++k) {
-        const u64 x = warp_sum(stats[k]);
-        if (lane == 0 && x) atomicAdd(ctrl + C_STATS + k, x);
-    }
+    // Per-block statistics, one atomic per counter (the loop ended after a barrier).
+    if (tid < S_COUNT && stats[tid]) atomicAdd(ctrl + C_STATS + tid, stats[tid]);
     // Nobody reads the base again in this launch (read before the first barrier).
     if (blockIdx.x == 0 && tid == 0) ctrl[C_BASE] = (u64)r + 1ull;
 
