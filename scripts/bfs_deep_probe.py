@@ -332,6 +332,13 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path | None
         row["wavefront_locality_given"] = round(copy.locality_given, 4)
         row["wavefront_locality_copy"] = round(copy.locality_copy, 4)
         row["auto_uses_copy"] = relabel.serves_better(copy)
+    prep = {1 << sh: round(c.seconds, 3) for sh in range(tiled.TILE_MIN_SHIFT,
+                                                          tiled.TILE_LIMIT_SHIFT + 1)
+            if (c := tiled.preparation(ws, sh)) is not None}
+    if prep:
+        row["tiled_copy_prep_s"] = prep
+        print(f"   tiled copies (tile size: seconds, landmark copy included): {prep}",
+              flush=True)
     times: dict[str, list[float]] = {k: [] for k in runs}
     counters: dict[str, list[dict[str, int]]] = {k: [] for k in runs if k.startswith("tiled")}
     reference = next(k for k in ("main persistent", "persistent", *runs) if k in runs)

@@ -103,8 +103,7 @@ def test_gpu_tiled(options):
             assert (parent is None) == (not parents), label
             check(host, source, dist, parent)
             ws = tiled.searched_workspace(gpu.workspace(g))
-            if options.get("relabel", True) is False:
-                ws = gpu.workspace(g)
+            assert (ws is gpu.workspace(g)) == (options.get("relabel", True) is False)
             stats = tiled.last_stats(ws)
             assert 1 <= stats["rounds"] <= stats["tiles"] <= stats["levels"], (label, stats)
             if options.get("relabel", True) is False:

@@ -6,9 +6,16 @@ of ``persistent`` costs its grid barrier plus the dependent global-memory round 
 one hop (2-8 us); ``async`` has no barrier but still pays about 1 us of global round trips
 per hop. Here a hop inside a tile costs shared-memory operations only.
 
-Design. The search runs on the locality-relabelled copy of the graph (gpu/relabel.py: ids
-in the Z-order of distances to two landmarks), so the vertex range of a tile, [t T,
-(t + 1) T), is a compact region and most of its edges stay inside it. Rounds are separated
+Design. The search runs on a copy of the graph whose tile ranges [t T, (t + 1) T) are
+compact, connected regions, so most edges stay inside a tile (:func:`tile_copy`): the
+locality-relabelled copy (gpu/relabel.py: Z-order of distances to two landmarks) regrouped
+by reorder.cell_layout into BFS cells of T / 4 vertices grown from seeds spread along that
+order, packed whole into tiles (ids past a tile's last cell unused). Contiguous ranges of
+the Z-order itself make poor tiles: on a Delaunay graph of 200k random points a range of
+4096 held 2-46 disconnected pieces, and a CPU emulation of this kernel (one tile
+interleaving, loads from the round's start) needed 618 tile visits for 49 tiles and a
+critical path of 1739 local levels for 189 BFS levels; with the cells 378 visits and 640
+local levels (grids: about equal, 1.7-2.0x the BFS levels). Rounds are separated
 by the grid barrier; in a round each block takes tiles of the round's list (an atomic
 counter), and for a tile: loads its labels, row offsets and column ids into shared memory
 (16-bit local ids), seeds a frontier bitmap with the vertices stamped for this round
@@ -32,7 +39,8 @@ stamps, offsets and ids of a few thousand vertices), about sqrt(T)-2 sqrt(T) loc
 of a few shared-memory round trips and one __syncthreads each (~0.2-0.3 us), the
 write-back's global atomics (~2 us) and one grid barrier (~2 us); a wavefront crossing a
 64 x 64 tile advances ~64-128 levels per round, so ~0.3-0.5 us per level instead of 2-8.
-What would make it lose: wavefronts that reach tiles out of distance order (each
+Not measured on a GPU yet. What would make it lose: wavefronts that reach tiles out of
+distance order (each
 correction reloads and re-runs a tile: ``rounds`` and ``tiles`` of :func:`last_stats`
 far above the levels over sqrt(T) and the tiles of the graph), tiles whose edges leave
 them (ids without locality: ``remote_lowered`` close to the reached vertices), frontiers
@@ -42,20 +50,22 @@ Directed graphs: the rounds relax out-edges, so distances are exact on any graph
 are in-neighbours one level up, from the reverse graph the workspace keeps for directed
 inputs. Host cost per search: the launch and, when parents are asked for, one read of the
 kernel's error word (a reached vertex without an in-neighbour one level up: a bug). The
-copy is a per-graph preparation, built at the graph's first ``tiled`` search (its seconds
-are in relabel.preparation).
+copy is a per-graph preparation (per tile size), built at the graph's first ``tiled``
+search (its seconds, the locality-relabelled copy's included, in :func:`preparation`).
 """
 
 from __future__ import annotations
 
 import functools
+import time
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import backend, barrier, kernels
+from ... import backend, barrier, kernels, reorder
+from ...csr import CSRGraph
 from . import relabel as relabel_module
 from .launch import NULL
 from .modules import current_device
@@ -72,6 +82,7 @@ TILE_MAX_SHIFT = 12  # at most 4096 vertices per tile
 TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
 TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
+CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
 C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
@@ -168,11 +179,11 @@ def last_stats(ws: Workspace) -> dict[str, int]:
 
 
 def searched_workspace(ws: Workspace) -> Workspace:
-    """The workspace a tiled search of ``ws``'s graph ran on: the copy's once built."""
-    copy = relabel_module.preparation(ws)
-    if copy is not None and copy.graph is not None:
-        return workspace(copy.graph)
-    return ws
+    """The workspace the last tiled search of ``ws``'s graph ran on (a tiled copy's, or
+    ``ws`` itself)."""
+    ref = _searched.get(ws)
+    inner = ref() if ref is not None else None
+    return inner if inner is not None else ws
 
 
 def _grid(vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
@@ -185,6 +196,55 @@ def _grid_on(device_id: int, vid: str, eid: str, shared: int) -> barrier.Persist
     defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK}
     return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative",
                                      block=BLOCK, defines=defines, shared_mem=shared)
+
+
+# Per workspace: the workspace its last tiled search ran on (weakly: a strong reference
+# to the key itself would keep it alive).
+_searched: weakref.WeakKeyDictionary[Any, weakref.ref] = weakref.WeakKeyDictionary()
+# Per workspace and tile size: the tiled copy (a relabel.Copy whose graph has padded ids).
+_copies: weakref.WeakKeyDictionary[Any, dict[int, relabel_module.Copy]] = \
+    weakref.WeakKeyDictionary()
+
+
+def preparation(ws: Workspace, shift: int) -> relabel_module.Copy | None:
+    """The tiled copy of ``ws``'s graph for tiles of 2^shift vertices, as built."""
+    return _copies.get(ws, {}).get(shift)
+
+
+def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
+    """The copy a tiled search runs on, built at the first search with this tile size:
+    the locality-relabelled copy (relabel.build) regrouped by reorder.cell_layout into
+    connected cells of T / CELLS_PER_TILE vertices packed whole into tiles (ids past a
+    tile's last cell unused). Where the padded ids would not fit the graph's id type the
+    locality-relabelled copy itself is used."""
+    per_size = _copies.setdefault(ws, {})
+    copy = per_size.get(shift)
+    if copy is not None:
+        return copy
+    base = relabel_module.build(ws, lambda s: run_persistent(ws, s, False, relabel=False)[0])
+    cp = ws.cp
+    cp.cuda.get_current_stream().synchronize()
+    started = time.perf_counter()
+    g = base.graph
+    tile = 1 << shift
+    new_id, n_pad = reorder.cell_layout(g, max(1, tile // CELLS_PER_TILE), tile)
+    vid = g.indices.dtype
+    if n_pad - 1 > np.iinfo(vid).max:
+        per_size[shift] = base
+        return base
+    built = CSRGraph.from_edges(new_id[g.edge_sources()], new_id[g.indices],
+                                n_vertices=n_pad)
+    graph = CSRGraph(built.indptr.astype(g.indptr.dtype, copy=False),
+                     built.indices.astype(vid, copy=False), None, n_pad, g.directed)
+    perm = cp.zeros(n_pad, dtype=vid)  # padded id -> caller's id (pads: never read)
+    perm[new_id] = base.perm
+    inverse = new_id[base.inverse].astype(vid)
+    cp.cuda.get_current_stream().synchronize()
+    copy = relabel_module.Copy(graph, perm, inverse, inverse.get(),
+                               base.seconds + time.perf_counter() - started,
+                               base.locality_given, base.locality_copy)
+    per_size[shift] = copy
+    return copy
 
 
 def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool = True,
@@ -204,13 +264,26 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
         return (cp.empty(0, dtype=cp.int32),
                 cp.empty(0, dtype=ws.g.indices.dtype) if want_parents else None)
     if not relabel:
+        _searched[ws] = weakref.ref(ws)
         return _search(ws, source, want_parents, tile_shift, edge_cap, blocks)
-    copy = relabel_module.build(
-        ws, lambda s: run_persistent(ws, s, False, relabel=False)[0])
+    shift = _shift(ws, tile_shift)
+    copy = tile_copy(ws, shift)
     inner = workspace(copy.graph)
-    dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents, tile_shift,
+    _searched[ws] = weakref.ref(inner)
+    dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents, shift,
                            edge_cap, blocks)
     return relabel_module.back(ws, copy, dist, parent)
+
+
+def _shift(ws: Workspace, tile_shift: int | None) -> int:
+    """The tile size's log2: ``tile_shift`` checked, or chosen from the mean degree."""
+    if tile_shift is None:
+        return choose_shift(ws.n_edges / max(ws.g.n_vertices, 1), shared_budget())
+    shift = int(tile_shift)
+    if not TILE_MIN_SHIFT <= shift <= TILE_LIMIT_SHIFT:
+        raise ValueError(f"tile_shift must be in [{TILE_MIN_SHIFT}, {TILE_LIMIT_SHIFT}], "
+                         f"got {tile_shift}")
+    return shift
 
 
 def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | None,
@@ -219,13 +292,7 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
     cp = ws.cp
     n = g.n_vertices
     budget = shared_budget()
-    if tile_shift is None:
-        shift = choose_shift(ws.n_edges / max(n, 1), budget)
-    else:
-        shift = int(tile_shift)
-        if not TILE_MIN_SHIFT <= shift <= TILE_LIMIT_SHIFT:
-            raise ValueError(f"tile_shift must be in [{TILE_MIN_SHIFT}, {TILE_LIMIT_SHIFT}], "
-                             f"got {tile_shift}")
+    shift = _shift(ws, tile_shift)
     top = edge_capacity(shift, budget)
     cap = top if edge_cap is None else int(edge_cap)
     if not 0 <= cap <= top:
