@@ -253,12 +253,12 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
     """One launch of tiled.cu: (int32 distances with -1 unreached, parents or None).
 
     ``relabel``: search the tiled copy (:func:`tile_copy`, built at the graph's first
-    tiled search with this tile size; False: tiles of the ids as given, still exact). ``tile_shift``: log2 of the
-    vertices per tile (TILE_MIN_SHIFT..TILE_LIMIT_SHIFT; default from the shared-memory
-    budget and the mean degree); ``edge_cap``: column ids a tile holds (default: what the
-    budget leaves; small values force the global-row path); ``blocks``: blocks of the
-    launch (default: the resident grid, at most one per tile). The options exist for tests
-    and measurements."""
+    tiled search with this tile size; False: tiles of the ids as given, still exact).
+    ``tile_shift``: log2 of the vertices per tile (TILE_MIN_SHIFT..TILE_LIMIT_SHIFT;
+    default from the shared-memory budget and the mean degree). ``edge_cap``: column ids
+    a tile holds (default: what the budget leaves; small values force the global-row
+    path). ``blocks``: blocks of the launch (default: the resident grid, at most one per
+    tile). The options exist for tests and measurements."""
     if ws.g.n_vertices == 0:
         cp = ws.cp
         return (cp.empty(0, dtype=cp.int32),
