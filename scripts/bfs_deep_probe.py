@@ -382,9 +382,22 @@ def probe(name: str, build: Callable[[], Any], n_roots: int, before: Path | None
             per = {k: float(np.mean([c[k] for c in counters[label]]))
                    for k in counters[label][0]}
             entry["tiled_per_search"] = per
+            mhz = clock_mhz(cp)
+            tiles, rounds = max(per["tiles"], 1), max(per["rounds"], 1)
+            us = {"load_us_per_tile": per["load_cycles"] / tiles / mhz,
+                  "us_per_local_level": per["level_cycles"] / max(per["levels"], 1) / mhz,
+                  "write_us_per_tile": per["write_cycles"] / tiles / mhz,
+                  "barrier_us_per_round": per["barrier_cycles"] / rounds / mhz,
+                  "us_per_round": per["loop_cycles"] / rounds / mhz}
+            entry["tiled_us"] = {k: round(v, 3) for k, v in us.items()}
             extra = (f"  rounds {per['rounds']:.0f} tiles {per['tiles']:.0f}/{per['n_tiles']:.0f}"
-                     f" levels/tile {per['levels'] / max(per['tiles'], 1):.1f}"
-                     f" remote {per['remote_lowered']:.0f} T={per['tile_vertices']:.0f}")
+                     f" levels/tile {per['levels'] / tiles:.1f}"
+                     f" remote {per['remote_lowered']:.0f} T={per['tile_vertices']:.0f};"
+                     f" us: load/tile {us['load_us_per_tile']:.2f}"
+                     f" local level {us['us_per_local_level']:.3f}"
+                     f" write/tile {us['write_us_per_tile']:.2f}"
+                     f" barrier/round {us['barrier_us_per_round']:.2f}"
+                     f" round {us['us_per_round']:.2f}")
         row["variants"][label] = entry
         print(f"   {label:28s} {entry['ms_mean']:9.3f} ms  {entry['us_per_level']:7.3f} us/level"
               f"  x{entry['x_baseline']:.3f} vs {reference}  equal={equal[label]}"

@@ -86,7 +86,8 @@ CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whol
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
 C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
-STAT_NAMES = ("rounds", "tiles", "levels", "remote_lowered", "global_rows")
+STAT_NAMES = ("rounds", "tiles", "levels", "remote_lowered", "global_rows", "load_cycles",
+              "level_cycles", "write_cycles", "barrier_cycles", "loop_cycles")
 # Reserved per block by the hardware besides its dynamic shared memory (Hopper: 1 KB) and
 # the kernel's static shared variables.
 BLOCK_RESERVED_SHARED = 1024 + 256
@@ -165,10 +166,11 @@ def state(ws: Workspace, shift: int) -> TiledState:
 
 
 def last_stats(ws: Workspace) -> dict[str, int]:
-    """Counts of the last tiled search on ``ws``'s graph (the relabelled copy's workspace
-    when the search ran there; see :func:`searched_workspace`): rounds, tiles processed,
-    local levels summed over tiles, remote labels lowered, global rows relaxed, and the
-    tile size. One read."""
+    """Counts of the last tiled search on ``ws``'s graph (the tiled copy's workspace when
+    the search ran there; see :func:`searched_workspace`): rounds, tiles processed, local
+    levels summed over tiles, remote labels lowered, global rows relaxed; SM cycles summed
+    over tiles in their loads, local levels and write-backs, block 0's cycles in the round
+    barriers and in the whole round loop; and the tile size. One read."""
     st = _last.get(ws)
     if st is None:
         return {}

@@ -70,7 +70,13 @@ constexpr int C_TAKE = 16;   // + r % 3: tiles of round r's list taken
 constexpr int C_BASE = 32;   // the first round of the next search
 constexpr int C_ERROR = 33;  // a reached vertex without an in-neighbour one level up (a bug)
 constexpr int C_STATS = 48;
-enum Stat { S_ROUNDS, S_TILES, S_LEVELS, S_REMOTE_LOWERED, S_GLOBAL_ROWS, S_COUNT };
+// Counters, and SM cycles read by thread 0 (a few clock reads per tile): summed over the
+// blocks' tiles for the load, the local levels and the write-back; block 0's own time in
+// the round barriers and in the whole round loop.
+enum Stat {
+    S_ROUNDS, S_TILES, S_LEVELS, S_REMOTE_LOWERED, S_GLOBAL_ROWS,
+    S_LOAD_CYCLES, S_LEVEL_CYCLES, S_WRITE_CYCLES, S_BARRIER_CYCLES, S_LOOP_CYCLES, S_COUNT
+};
 constexpr unsigned BASE_LIMIT = 0x80000000u;
 constexpr int VB = 2;  // vertices per thread whose loads issue together (tile load)
 constexpr int RB = 2;  // remote edges per thread whose loads and atomics issue together
@@ -253,6 +259,8 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
 
     // 2. Rounds.
     unsigned r = base;
+    const long long loop_start = clock64();
+    long long wb_start = -1;  // thread 0: when the current tile's write-back began
     for (;; ++r) {
         const i64* list = lists + (i64)(r & 1u) * n_tiles;
         i64* next_list = lists + (i64)((r + 1u) & 1u) * n_tiles;
@@ -266,6 +274,10 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         }
         for (;;) {
             __syncthreads();  // the previous tile's shared memory is no longer read
+            if (tid == 0 && wb_start >= 0) {
+                stats[S_WRITE_CYCLES] += (u64)(clock64() - wb_start);
+                wb_start = -1;
+            }
             if (tid == 0) {
                 const u64 k = atomicAdd(ctrl + C_TAKE + r % 3u, 1ull);
                 s_tile = k < count ? __ldcg(list + k) : (i64)-1;
@@ -281,6 +293,7 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             __syncthreads();
             const i64 tile = s_tile;
             if (tile < 0) break;
+            const long long load_start = clock64();
             if (tid == 0) stats[S_TILES] += 1;
             const i64 s = tile << shift;
             const int cnt = (int)((s + T < n ? s + T : n) - s);
@@ -332,6 +345,8 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             load_ids(indices, eb, loaded, s, cnt, sm.nbr);
             __syncthreads();
             const int local_rows = s_local_rows;
+            const long long levels_start = clock64();
+            if (tid == 0) stats[S_LOAD_CYCLES] += (u64)(levels_start - load_start);
 
             // Local levels in shared memory. A warp scans the words warp, warp + WARPS, ...
             // of the frontier, one per lane, and serves the non-zero ones (lane l takes
@@ -361,6 +376,10 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 }
                 if (tid == 0) stats[S_LEVELS] += 1;
                 if (!__syncthreads_or(lowered)) break;
+            }
+            if (tid == 0) {
+                wb_start = clock64();
+                stats[S_LEVEL_CYCLES] += (u64)(wb_start - levels_start);
             }
 
             // Write-back, phase A (a thread per vertex): labels, a global row's every edge,
@@ -436,9 +455,12 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 }
             }
         }
+        const long long arrive = clock64();
         grid_sync(bar);
+        if (blockIdx.x == 0 && tid == 0) stats[S_BARRIER_CYCLES] += (u64)(clock64() - arrive);
         if (ld_volatile_u64(next_count) == 0ull) break;
     }
+    if (blockIdx.x == 0 && tid == 0) stats[S_LOOP_CYCLES] = (u64)(clock64() - loop_start);
     // Per-block statistics, one atomic per counter (the loop ended after a barrier).
     if (tid < S_COUNT && stats[tid]) atomicAdd(ctrl + C_STATS + tid, stats[tid]);
     // Nobody reads the base again in this launch (read before the first barrier).
