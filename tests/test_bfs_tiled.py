@@ -85,12 +85,14 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
 @pytest.mark.parametrize("options", [
     {}, {"relabel": False}, {"tile_shift": 6}, {"tile_shift": 6, "relabel": False},
     {"tile_shift": 6, "edge_cap": 0}, {"tile_shift": 7, "edge_cap": 300},
-    {"tile_shift": 6, "blocks": 1}], ids=str)
+    {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1}],
+    ids=str)
 def test_gpu_tiled(options):
     """Default tiles on the copy; tiles of the given ids; 64-vertex tiles (every search
     crosses many tiles and rounds); no edge in shared memory (every row a global row);
-    rows past a small capacity; one block taking every tile. Several searches per graph on
-    one workspace (stamps and marks kept between searches)."""
+    rows past a small capacity; one block taking every tile; a horizon (labels deferred
+    to later rounds). Several searches per graph on one workspace (stamps and marks kept
+    between searches)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for label, host, sources in cases():
@@ -159,8 +161,8 @@ def test_gpu_tiled_base_reset_and_shift_change():
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(1, 300), m=st.integers(0, 900), symmetric=st.booleans(),
        shift=st.sampled_from([6, 7, None]), cap=st.sampled_from([0, 5, 64, None]),
-       relabel=st.booleans(), data=st.data())
-def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, data):
+       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4]), data=st.data())
+def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, data):
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -170,7 +172,8 @@ def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, data):
     if cap is not None and shift is None:
         cap = None  # a capacity belongs to a tile size
     dist, parent, _ = gpu.run(host.to("gpu"), source, variant="tiled", want_parents=True,
-                              relabel=relabel, tile_shift=shift, edge_cap=cap)
+                              relabel=relabel, tile_shift=shift, edge_cap=cap,
+                              horizon=horizon)
     check(host, source, dist, parent)
 
 
@@ -196,6 +199,8 @@ def test_gpu_tiled_bad_options():
         gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=3)
     with pytest.raises(ValueError, match="edge_cap"):
         gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=6, edge_cap=10**6)
+    with pytest.raises(ValueError, match="horizon"):
+        gpu.run(g, 0, variant="tiled", want_parents=False, horizon=-1)
 
 
 def test_tiled_shift_rule():

@@ -24,6 +24,10 @@
 //    together). Where such an atomicMin lowers a label, the vertex's stamp becomes r + 1
 //    and its tile is activated for round r + 1 (atomicMax on the tile's mark, the first
 //    activation appends the tile to the next round's list).
+// With horizon_step > 0, round r (the k-th of the search) expands only labels below
+// k * horizon_step: a touched vertex at or past it relaxes nothing, is stamped r + 1 and
+// keeps its tile active (tiles then advance in step instead of flooding ahead on labels
+// that later rounds correct).
 // The search ends, on the device, after a round that activated no tile. Then labels
 // become the output (-1 unreached) and, when asked, parents: any in-neighbour one level
 // up (the graph itself when symmetric, the reverse graph of a directed one: `rev`).
@@ -31,8 +35,8 @@
 // Exactness. Labels only decrease and are always lengths of real paths (loaded labels
 // are; the local levels and the relaxations add one per edge). At the end every edge
 // (u, w) has label[w] <= label[u] + 1: consider u's last decrease, to its final value.
-// If the local levels of u's tile made it, u was in a frontier, so its local edges were
-// relaxed in that loop (and the local labels, <= the relaxed values, were written back
+// If the local levels of u's tile made it, u was in a frontier, so (below the horizon;
+// else it is stamped and comes back, as below) its local edges were relaxed in that loop (and the local labels, <= the relaxed values, were written back
 // with atomicMin), and its other edges were relaxed at the write-back (u touched). If a
 // global atomicMin made it, u's stamp became r + 1 and its tile was activated; that
 // round reads u's final label after the barrier, seeds u and relaxes all its edges.
@@ -206,7 +210,8 @@ extern "C" __global__ void __launch_bounds__(MG_TILED_BLOCK, 2)
 bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
           const eid_t* __restrict__ rev_indptr, const vid_t* __restrict__ rev_indices,
           int* label, vid_t* parent, unsigned* stamp, unsigned* mark, i64* lists, u64* ctrl,
-          i64 n, vid_t source, int shift, int edge_cap, i64 n_tiles, unsigned* barrier_state) {
+          i64 n, vid_t source, int shift, int edge_cap, int horizon_step, i64 n_tiles,
+          unsigned* barrier_state) {
     // CSR only: a tile's rows are one contiguous slice of the column ids.
     const CsrAdjacency radj{rev_indptr, rev_indices};
     GridBarrier bar(barrier_state);
@@ -218,6 +223,7 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     __shared__ eid_t s_eb, s_ee;
     __shared__ int s_local_rows;
     __shared__ int s_remote;
+    __shared__ int s_deferred;
     const int tid = threadIdx.x;
     const unsigned lane = lane_id();
     const int warp = (int)warp_id();
@@ -266,6 +272,9 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         i64* next_list = lists + (i64)((r + 1u) & 1u) * n_tiles;
         u64* next_count = ctrl + C_COUNT + (r + 1u) % 3u;
         const u64 count = ld_volatile_u64(ctrl + C_COUNT + r % 3u);
+        // The horizon (horizon_step > 0): labels this round may expand from.
+        const long long reach = (long long)(r - base + 1u) * horizon_step;
+        const int horizon = horizon_step > 0 && reach < UNREACHED ? (int)reach : UNREACHED;
         if (blockIdx.x == 0 && tid == 0) {
             // Round r + 1 appends there, round r + 2 takes there; nobody touches them now.
             ctrl[C_COUNT + (r + 2u) % 3u] = 0ull;
@@ -288,6 +297,7 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                     s_ee = indptr[e];  // e <= n
                     s_local_rows = (int)(e - s);
                     s_remote = 0;
+                    s_deferred = 0;
                 }
             }
             __syncthreads();
@@ -369,7 +379,7 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                         busy &= busy - 1u;
                         const unsigned bits = __shfl_sync(FULL, mine, from);
                         const int i = ((w0 + from * WARPS + warp) << 5) + (int)lane;
-                        if (((bits >> lane) & 1u) && i < local_rows) {
+                        if (((bits >> lane) & 1u) && i < local_rows && sm.dist[i] < horizon) {
                             lowered |= relax_row(sm, i, next);
                         }
                     }
@@ -391,6 +401,13 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 const i64 v = s + i;
                 const int d = sm.dist[i];
                 atomicMin(label + v, d);
+                if (d >= horizon) {
+                    // Beyond the horizon: none of its edges was relaxed (its label was
+                    // never below it); it comes back next round.
+                    stamp[v] = r + 1u;
+                    s_deferred = 1;
+                    continue;
+                }
                 const int nd = d + 1;
                 if (i >= local_rows) {
                     atomicAdd(stats + S_GLOBAL_ROWS, 1ull);
@@ -415,6 +432,9 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 }
             }
             __syncthreads();
+            if (tid == 0 && s_deferred && atomicMax(mark + tile, r + 1u) < r + 1u) {
+                next_list[atomicAdd(next_count, 1ull)] = tile;
+            }
             // Phase B: the listed edges, RB per thread whose loads and atomics issue
             // together.
             const int listed = s_remote < remote_cap ? s_remote : remote_cap;
