@@ -83,16 +83,16 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("options", [
-    {}, {"relabel": False}, {"tile_shift": 6}, {"tile_shift": 6, "relabel": False},
+    {"relabel": False}, {"tile_shift": 6, "relabel": False}, {}, {"tile_shift": 6},
     {"tile_shift": 6, "edge_cap": 0}, {"tile_shift": 7, "edge_cap": 300},
     {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1}],
     ids=str)
 def test_gpu_tiled(options):
-    """Default tiles on the copy; tiles of the given ids; 64-vertex tiles (every search
-    crosses many tiles and rounds); no edge in shared memory (every row a global row);
-    rows past a small capacity; one block taking every tile; a horizon (labels deferred
-    to later rounds). Several searches per graph on one workspace (stamps and marks kept
-    between searches)."""
+    """Tiles of the given ids (the kernel alone), also of 64 vertices (every search
+    crosses many tiles and rounds); default and 64-vertex tiles of the tiled copy; no edge
+    in shared memory (every row a global row); rows past a small capacity; one block
+    taking every tile; horizons (labels deferred to later rounds). Several searches per
+    graph on one workspace (stamps and marks kept between searches)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for label, host, sources in cases():
