@@ -291,3 +291,89 @@ def mean_edge_span(graph: Any) -> float:
     xp = g.xp
     span = xp.abs(g.edge_sources().astype(xp.int64) - g.indices.astype(xp.int64))
     return float(span.mean())
+
+
+def cell_layout(graph: Any, cell: int, tile: int,
+                fields: dict[str, Any] | None = None) -> tuple[Any, int]:
+    """Ids for a tiled search (bfs/gpu/tiled.py): vertices grouped into connected cells of
+    about ``cell`` vertices, the cells packed whole into aligned ranges of ``tile`` ids.
+
+    Returns (new id of each vertex (int64, on the graph's side), the padded id count): ids
+    past a tile's last cell are left unused, so a tile range holds whole cells (a cell of
+    more than ``tile`` vertices is cut, in BFS order from its seed, into pieces of
+    ``tile``). The seeds are every ``cell``-th id of the graph as given (on a graph in a
+    locality order, e.g. :func:`landmark_order`'s, they are spread over it); one
+    multi-source BFS gives each vertex the seed that reaches it first (a Voronoi cell in hops,
+    connected: a vertex's BFS parent is in its cell) and its distance from it; cells follow
+    in seed order, vertices in a cell by distance. Vertices no seed reaches follow the last
+    tile, in id order. Why: a contiguous range of a Z-order (as ``landmark_order`` gives)
+    holds several disconnected pieces and thin slivers (vertices at equal distances from
+    the landmarks on both sides of the line through them share a code), so a search
+    inside one range misses paths that leave and re-enter it. ``fields``, if given,
+    receives each vertex's cell ("cell", -1 where no seed reaches it) and its hops from
+    the cell's seed ("hops").
+    """
+    g = CSRGraph.coerce(graph)
+    xp = g.xp
+    n = g.n_vertices
+    cell, tile = int(cell), int(tile)
+    if not 1 <= cell <= tile:
+        raise ValueError(f"cell must lie in [1, tile={tile}], got {cell}")
+    if n == 0:
+        return xp.zeros(0, dtype=xp.int64), 0
+    indptr = g.indptr.astype(xp.int64)
+    seeds = xp.arange(0, n, cell, dtype=xp.int64)
+    owner = xp.full(n, -1, dtype=xp.int64)
+    hops = xp.full(n, -1, dtype=xp.int64)
+    owner[seeds] = xp.arange(seeds.size, dtype=xp.int64)
+    hops[seeds] = 0
+    frontier = seeds
+    level = 0
+    while frontier.size:
+        level += 1
+        degrees = indptr[frontier + 1] - indptr[frontier]
+        row, rank = expand_counts(xp, degrees)
+        if row.size == 0:
+            break
+        nb = g.indices[indptr[frontier][row] + rank].astype(xp.int64)
+        fresh = hops[nb] < 0
+        nb, row = nb[fresh], row[fresh]
+        owner[nb] = owner[frontier][row]  # any discoverer's cell (all lie one hop closer)
+        hops[nb] = level
+        frontier = xp.unique(nb)
+    n_cells = int(seeds.size)
+    if fields is not None:
+        fields.update(cell=owner, hops=hops)
+    cell_of = xp.where(owner >= 0, owner, n_cells)  # unreached last
+    order = xp.lexsort(xp.stack([xp.arange(n, dtype=xp.int64), hops, cell_of]))
+    sorted_cell = cell_of[order]
+    # Pieces: a cell's vertices in BFS order, cut every `tile`.
+    first = xp.searchsorted(sorted_cell, xp.arange(n_cells + 1, dtype=xp.int64))
+    rank_in_cell = xp.arange(n, dtype=xp.int64) - first[sorted_cell]
+    piece_key = sorted_cell * (n // tile + 2) + rank_in_cell // tile
+    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                             xp.flatnonzero(piece_key[1:] != piece_key[:-1]) + 1])
+    sizes = xp.diff(xp.concatenate([starts, xp.asarray([n], dtype=xp.int64)]))
+    reached = int(first[n_cells])  # vertices in some cell
+    starts_h = backend.to_host(starts).astype(np.int64)
+    sizes_h = backend.to_host(sizes).astype(np.int64)
+    # Greedy packing of whole pieces into tiles, in seed order (a host loop over about
+    # n / cell pieces).
+    place = np.zeros(sizes_h.size, dtype=np.int64)
+    tile_no, fill = 0, 0
+    for p in range(sizes_h.size):
+        if starts_h[p] >= reached:
+            break
+        if fill + sizes_h[p] > tile:
+            tile_no, fill = tile_no + 1, 0
+        place[p] = tile_no * tile + fill
+        fill += int(sizes_h[p])
+    tail = (tile_no + 1) * tile if reached else 0
+    pieces_of = xp.searchsorted(starts, xp.arange(n, dtype=xp.int64), side="right") - 1
+    offset = xp.arange(n, dtype=xp.int64) - starts[pieces_of]
+    base = xp.asarray(place)[pieces_of] if xp is not np else place[pieces_of]
+    slot = xp.arange(n, dtype=xp.int64)
+    new_sorted = xp.where(slot < reached, base + offset, tail + (slot - reached))
+    new_id = xp.empty(n, dtype=xp.int64)
+    new_id[order] = new_sorted
+    return new_id, int(new_id.max()) + 1

@@ -274,3 +274,78 @@ def test_wavefront_locality_counts_vertices_per_level_and_line():
     ids[33], ids[64] = 4, 5  # renumbered into line 0: one pair per level
     assert reorder.wavefront_locality(dist, ids) == pytest.approx(2.0)
     assert reorder.wavefront_locality(np.full(3, -1)) == 1.0
+
+
+def _multi_source_hops(g: CSRGraph, seeds: np.ndarray) -> np.ndarray:
+    """Hops from the nearest seed (SciPy, through a virtual vertex joined to every seed)."""
+    import scipy.sparse as sp  # noqa: PLC0415
+    from scipy.sparse import csgraph  # noqa: PLC0415
+
+    h = g.to("cpu")
+    n = h.n_vertices
+    src = np.concatenate([np.repeat(np.arange(n), np.diff(h.indptr)), np.full(seeds.size, n)])
+    dst = np.concatenate([h.indices, seeds])
+    m = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n + 1, n + 1))
+    d = csgraph.shortest_path(m, unweighted=True, indices=n)[:n] - 1
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+def _cell_cases() -> list[tuple[str, CSRGraph]]:
+    rng = np.random.default_rng(3)
+    a = generators.grid2d(30, 20, device="cpu")
+    two = CSRGraph.from_edges(np.concatenate([a.edge_sources(), a.edge_sources() + 600]),
+                              np.concatenate([a.indices, a.indices + 600]), n_vertices=1300)
+    return [("grid", generators.grid2d(40, 30, device="cpu")),
+            ("delaunay", generators.delaunay_graph(3000, seed=2, device="cpu")),
+            ("two grids and isolated vertices", two),
+            ("directed", CSRGraph.from_edges(rng.integers(0, 800, 2400),
+                                             rng.integers(0, 800, 2400), n_vertices=800))]
+
+
+@pytest.mark.parametrize("cell,tile", [(16, 64), (64, 64), (5, 64), (1, 8)])
+def test_cell_layout_packs_connected_bfs_cells_whole_into_tiles(device, cell, tile):
+    """cell_layout's ids are distinct and below the padded count; every vertex's hops are
+    its BFS distance from the nearest seed (every cell-th id) and its cell a seed at that
+    distance, joined to it inside the cell (undirected graphs: each cell is connected); a
+    cell of at most ``tile`` vertices lies in one tile, a larger one in as few as can hold
+    it; vertices no seed reaches get the last ids."""
+    import scipy.sparse as sp  # noqa: PLC0415
+    from scipy.sparse import csgraph  # noqa: PLC0415
+
+    for label, g0 in _cell_cases():
+        g = g0.to(device)
+        fields: dict = {}
+        new_id, n_pad = reorder.cell_layout(g, cell, tile, fields)
+        new_id, owner, hops = (host(x) for x in (new_id, fields["cell"], fields["hops"]))
+        n = g0.n_vertices
+        assert np.unique(new_id).size == n and 0 <= new_id.min() and new_id.max() < n_pad
+        assert n_pad == new_id.max() + 1
+        seeds = np.arange(0, n, cell)
+        np.testing.assert_array_equal(hops, _multi_source_hops(g0, seeds), err_msg=label)
+        reached = owner >= 0
+        np.testing.assert_array_equal(reached, hops >= 0)
+        np.testing.assert_array_equal(hops[seeds], 0)
+        if (~reached).any():
+            assert new_id[~reached].min() > new_id[reached].max(), label
+        h = g0.to("cpu")
+        matrix = sp.csr_matrix((np.ones(h.n_edges), h.indices, h.indptr), shape=(n, n))
+        for c in np.unique(owner[reached]):
+            members = np.flatnonzero(owner == c)
+            tiles = np.unique(new_id[members] // tile)
+            assert tiles.size == -(-members.size // tile), (label, c)
+            if not h.directed:
+                k, _ = csgraph.connected_components(matrix[members][:, members],
+                                                    directed=False)
+                assert k == 1, (label, c)
+
+
+def test_cell_layout_rejects_bad_sizes():
+    g = generators.grid2d(5, 5, device="cpu")
+    with pytest.raises(ValueError, match="cell"):
+        reorder.cell_layout(g, 0, 8)
+    with pytest.raises(ValueError, match="cell"):
+        reorder.cell_layout(g, 9, 8)
+    new_id, n_pad = reorder.cell_layout(CSRGraph.from_edges(np.zeros(0, np.int64),
+                                                            np.zeros(0, np.int64),
+                                                            n_vertices=0), 1, 8)
+    assert new_id.size == 0 and n_pad == 0

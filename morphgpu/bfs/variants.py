@@ -54,6 +54,9 @@ _DP = "bfs-dynamic-graphs-dynamic-parallelism"
 # Atos (Chen, Porumbescu, Owens et al., "Atos: a task-parallel GPU scheduler for graph
 # analytics"): no file of it in ../shared/papers yet, so the name is descriptive.
 _ATOS = "atos-async-gpu"
+# No paper of its own: Atos-style label correction between tiles, level-synchronous BFS
+# inside a tile in shared memory (the locality-relabelled copy makes tiles compact).
+_TILED = "tile-local-label-correcting"
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -112,6 +115,11 @@ VARIANTS: dict[str, Variant] = {
                 "items from a shared-memory ring, else a global queue, relax with "
                 "atomicMin, keep their pushes local and share with idle warps; for "
                 "high-diameter graphs (bfs/gpu/asynchronous.py)", True, "top-down"),
+        Variant("tiled", _TILED, "tile-local label-correcting BFS in one persistent "
+                "launch: rounds over tiles of the locality-relabelled copy (contiguous id "
+                "ranges), each tile's levels run in shared memory, edges leaving a tile "
+                "relaxed with atomicMin and their tiles activated for the next round; for "
+                "high-diameter graphs (bfs/gpu/tiled.py)", True, "top-down"),
     ]
 }
 

@@ -19,6 +19,10 @@ module             holds
                    direction.cu
 ``asynchronous``   async: one launch of asynchronous.cu, label-correcting
                    with no level barrier
+``tiled``          tiled: one launch of tiled.cu, label-correcting rounds over
+                   tiles of the locality-relabelled copy, BFS levels inside a
+                   tile in shared memory
+``relabel``        the locality-relabelled copy deep searches run on
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -38,6 +42,7 @@ from .direction import direction_call, run_direction
 from .launch import NULL, grid_blocks
 from .level import run_contract_expand, run_expand_contract, run_merge_path
 from .persistent import bitmap_bytes, run_persistent
+from .tiled import run_tiled
 from .workspace import Workspace, workspace
 
 # The module of that name (the package's attribute ``workspace`` is its function).
@@ -77,6 +82,7 @@ RUNNERS: dict[str, Any] = {
     "beamer": partial(run_direction, rule="beamer"),
     "bottom-up": partial(run_direction, rule="bottom-up"),
     "async": run_async,
+    "tiled": run_tiled,
 }
 
 

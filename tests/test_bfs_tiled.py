@@ -1,0 +1,225 @@
+"""The ``tiled`` BFS variant (bfs/gpu/tiled.py, kernels/tiled.cu) against SciPy's distances
+and Graph500's parent check: deep graphs (grids, grids with deleted edges, Delaunay graphs
+of random points, a road network), a Kronecker graph (hubs: rows past a tile's edge
+capacity), directed and disconnected graphs, one vertex; with tiles small enough that
+every search crosses many of them, with the global-row fallback forced, with one block;
+and the host-side rules (tile size, shared-memory layout) on the CPU."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse import csgraph
+
+from morphgpu import generators, reorder
+from morphgpu.bfs import graph500_check, variants
+from morphgpu.bfs.gpu import tiled
+from morphgpu.csr import CSRGraph
+
+
+def scipy_distances(g: CSRGraph, source: int) -> np.ndarray:
+    host = g.to("cpu")
+    matrix = sp.csr_matrix((np.ones(host.n_edges), host.indices, host.indptr),
+                           shape=host.shape)
+    d = csgraph.shortest_path(matrix, method="D", unweighted=True, indices=source)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+def check(host: CSRGraph, source: int, dist, parent) -> None:
+    d = dist.get()
+    assert d.dtype == np.int32
+    np.testing.assert_array_equal(d, scipy_distances(host, source))
+    if parent is not None:
+        graph500_check(host.indptr, host.indices, source, d, parent.get())
+
+
+def grid_with_deletions(side: int, keep: float, seed: int) -> CSRGraph:
+    """A side x side grid with each undirected edge kept with probability ``keep``."""
+    rng = np.random.default_rng(seed)
+    ids = np.arange(side * side)
+    right = ids[ids % side < side - 1]
+    down = ids[ids < side * (side - 1)]
+    src = np.concatenate([right, down])
+    dst = np.concatenate([right + 1, down + side])
+    kept = rng.random(src.size) < keep
+    return CSRGraph.from_edges(src[kept], dst[kept], n_vertices=side * side, symmetrize=True)
+
+
+def cases() -> list[tuple[str, CSRGraph, list[int]]]:
+    """(label, host graph, sources): sources in different components where there are."""
+    rng = np.random.default_rng(13)
+    n = 5000
+    directed = CSRGraph.from_edges(rng.integers(0, n, 12000), rng.integers(0, n, 12000),
+                                   n_vertices=n, symmetrize=False)
+    src = np.concatenate([rng.integers(0, 1000, 3000), rng.integers(1000, 2000, 3000)])
+    dst = np.concatenate([rng.integers(0, 1000, 3000), rng.integers(1000, 2000, 3000)])
+    parts = CSRGraph.from_edges(src, dst, n_vertices=2100, symmetrize=True)
+    grid = generators.grid2d(300, 200, device="cpu")
+    wide_ids = CSRGraph(grid.indptr.astype(np.int64), grid.indices.astype(np.int64), None,
+                        grid.n_vertices, False)
+    shuffled = reorder.apply(grid, np.random.default_rng(5).permutation(grid.n_vertices))
+    path = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(3000)), directed=False)
+    deleted = grid_with_deletions(160, 0.7, 3)
+    return [
+        ("grid 300x200", grid, [0, 299, 30150]),
+        ("shuffled grid", shuffled, [0, 41234]),
+        ("grid deleted edges", deleted, [0, 12800, 25599]),
+        ("delaunay 20k", generators.delaunay_graph(20_000, seed=4, device="cpu"), [0, 9999]),
+        ("kronecker 12", generators.kronecker(12, 16, seed=2, device="cpu"), [0, 1, 4000]),
+        ("path 3000", path, [0, 1500]),
+        ("directed", directed, [0, 17]),
+        ("components", parts, [5, 1500, 2050]),
+        ("64-bit ids", wide_ids, [7, 59999]),
+        ("one vertex", CSRGraph.from_edges(np.array([], dtype=np.int64),
+                                           np.array([], dtype=np.int64), n_vertices=1), [0]),
+        ("no edges", CSRGraph.from_edges(np.array([], dtype=np.int64),
+                                         np.array([], dtype=np.int64), n_vertices=7), [3]),
+    ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [
+    {"relabel": False}, {"tile_shift": 6, "relabel": False}, {}, {"tile_shift": 6},
+    {"tile_shift": 6, "edge_cap": 0}, {"tile_shift": 7, "edge_cap": 300},
+    {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1}],
+    ids=str)
+def test_gpu_tiled(options):
+    """Tiles of the given ids (the kernel alone), also of 64 vertices (every search
+    crosses many tiles and rounds); default and 64-vertex tiles of the tiled copy; no edge
+    in shared memory (every row a global row); rows past a small capacity; one block
+    taking every tile; horizons (labels deferred to later rounds). Several searches per
+    graph on one workspace (stamps and marks kept between searches)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    for label, host, sources in cases():
+        g = host.to("gpu")
+        for i, source in enumerate(sources):
+            parents = i % 2 == 0
+            dist, parent, name = gpu.run(g, source, variant="tiled", want_parents=parents,
+                                         **options)
+            assert name == "tiled"
+            assert (parent is None) == (not parents), label
+            check(host, source, dist, parent)
+            ws = tiled.searched_workspace(gpu.workspace(g))
+            assert (ws is gpu.workspace(g)) == (options.get("relabel", True) is False)
+            stats = tiled.last_stats(ws)
+            assert 1 <= stats["rounds"] <= stats["tiles"] <= stats["levels"], (label, stats)
+            if options.get("relabel", True) is False:
+                # every tile holding a reached vertex was processed at least once
+                reached = np.flatnonzero(dist.get() >= 0)
+                holding = np.unique(reached // stats["tile_vertices"]).size
+                assert stats["tiles"] >= holding, (label, stats)
+
+
+@pytest.mark.gpu
+def test_gpu_tiled_many_rounds_on_a_path():
+    """A path in id order with 64-vertex tiles: the wavefront crosses a tile per round, so
+    a search from one end takes one round per tile, and from the first vertex of the middle
+    tile one round more than the 50 tiles on its left; every tile is entered once, by one
+    remote lowering, and runs 64 local levels (63 hops and the level that lowers nothing)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(6400)), directed=False)
+    g = host.to("gpu")
+    ws = gpu.workspace(g)
+    for source, rounds in ((0, 100), (3200, 51), (6399, 100)):
+        dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,
+                                  relabel=False, tile_shift=6)
+        check(host, source, dist, parent)
+        stats = tiled.last_stats(ws)
+        assert stats["rounds"] == rounds, stats
+        assert stats["tiles"] == 100 and stats["remote_lowered"] == 99, stats
+        assert stats["levels"] == 6400 and stats["global_rows"] == 0, stats
+
+
+@pytest.mark.gpu
+def test_gpu_tiled_base_reset_and_shift_change():
+    """Round numbers near 2^31 make the launch clear stamps and marks; searches with
+    other tile sizes in between (buffers of their own) leave them alone; exact answers."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = grid_with_deletions(120, 0.8, 9)
+    g = host.to("gpu")
+    ws = gpu.workspace(g)
+    gpu.run(g, 0, variant="tiled", want_parents=False, relabel=False, tile_shift=6)
+    st = tiled.state(ws, 6)
+    st.ctrl[tiled.C_BASE] = np.uint64(2**31 + 5)
+    st.mark.fill(2**32 - 1)  # without the clearing no tile would ever be activated
+    for shift in (6, 6, 8, None):
+        for source in (3, 7000):
+            dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,
+                                      relabel=False, tile_shift=shift)
+            check(host, source, dist, parent)
+    assert int(st.ctrl[tiled.C_BASE].get()) < 2**31
+
+
+@pytest.mark.gpu
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 300), m=st.integers(0, 900), symmetric=st.booleans(),
+       shift=st.sampled_from([6, 7, None]), cap=st.sampled_from([0, 5, 64, None]),
+       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4]), data=st.data())
+def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, data):
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    host = CSRGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_vertices=n,
+                               symmetrize=symmetric)
+    source = data.draw(st.integers(0, n - 1))
+    if cap is not None and shift is None:
+        cap = None  # a capacity belongs to a tile size
+    dist, parent, _ = gpu.run(host.to("gpu"), source, variant="tiled", want_parents=True,
+                              relabel=relabel, tile_shift=shift, edge_cap=cap,
+                              horizon=horizon)
+    check(host, source, dist, parent)
+
+
+@pytest.mark.gpu
+def test_gpu_tiled_road(shared):
+    """A real road network: tiled against SciPy from a few roots."""
+    from morphgpu import graph_io  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = graph_io.read_graph(shared("data", "roads", "NY.gr.xz")).to("cpu")
+    g = host.to("gpu")
+    for i, source in enumerate((0, host.n_vertices // 2, host.n_vertices - 1)):
+        dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=i != 1)
+        check(host, source, dist, parent)
+
+
+@pytest.mark.gpu
+def test_gpu_tiled_bad_options():
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    g = generators.grid2d(10, 10, device="gpu")
+    with pytest.raises(ValueError, match="tile_shift"):
+        gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=3)
+    with pytest.raises(ValueError, match="edge_cap"):
+        gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=6, edge_cap=10**6)
+    with pytest.raises(ValueError, match="horizon"):
+        gpu.run(g, 0, variant="tiled", want_parents=False, horizon=-1)
+
+
+def test_tiled_shift_rule():
+    """Tiles as large as TILE_MAX_SHIFT where the mean degree fits FILL of the capacity,
+    smaller for denser graphs; the layout of the chosen tile fits the budget; 16-bit
+    offsets and ids hold."""
+    budget = 115_456  # an H100's 227 KB opt-in per block, two blocks per SM
+    for mean in (0.0, 2.5, 4.0, 6.0, 8.0, 16.0, 32.0, 200.0, 10_000.0):
+        shift = tiled.choose_shift(mean, budget)
+        assert tiled.TILE_MIN_SHIFT <= shift <= tiled.TILE_MAX_SHIFT
+        cap = tiled.edge_capacity(shift, budget)
+        assert cap <= tiled.MAX_EDGE_CAP
+        assert tiled.shared_bytes(shift, cap) <= budget + 15
+        fits = (1 << shift) * mean <= tiled.FILL * cap
+        assert fits or shift == tiled.TILE_MIN_SHIFT
+        if shift < tiled.TILE_MAX_SHIFT:  # the next size up does not fit
+            bigger = shift + 1
+            assert (1 << bigger) * mean > tiled.FILL * tiled.edge_capacity(bigger, budget)
+    assert tiled.choose_shift(4.0, budget) == tiled.TILE_MAX_SHIFT
+    assert tiled.choose_shift(32.0, budget) < tiled.TILE_MAX_SHIFT
+    assert tiled.edge_capacity(12, 1000) == 0
+    assert variants.check("tiled").cpu_direction == "top-down"
