@@ -116,6 +116,34 @@ def test_gpu_tiled(options):
 
 
 @pytest.mark.gpu
+def test_gpu_map_back_of_a_padded_copy():
+    """relabel.back gathers from a copy with more ids than the graph (the tiled copy's
+    padded ids): a vertex whose new id is past the graph's vertex count keeps its label
+    and parent (a bound of n on new ids read them as unreached: the tiled variant's wrong
+    answers of the first H100 run)."""
+    import cupy as cp  # noqa: PLC0415
+
+    from morphgpu.bfs.gpu import relabel, workspace  # noqa: PLC0415
+
+    n, n_pad = 6, 20
+    g = CSRGraph.from_edges(np.arange(n - 1), np.arange(1, n), n_vertices=n,
+                            symmetrize=True).to("gpu")
+    ws = workspace(g)
+    vid = g.indices.dtype
+    inverse = np.array([19, 3, 12, 7, 18, 0], dtype=vid)  # old v -> new id, most past n
+    perm = np.zeros(n_pad, dtype=vid)
+    perm[inverse] = np.arange(n)
+    dist_new = np.full(n_pad, -7, dtype=np.int32)
+    dist_new[inverse] = np.arange(n)  # old v at distance v (a path from 0)
+    parent_new = np.full(n_pad, 5, dtype=vid)
+    parent_new[inverse] = inverse[np.maximum(np.arange(n) - 1, 0)]
+    copy = relabel.Copy(None, cp.asarray(perm), cp.asarray(inverse), inverse, 0.0, 0.0, 0.0)
+    dist, parent = relabel.back(ws, copy, cp.asarray(dist_new), cp.asarray(parent_new))
+    np.testing.assert_array_equal(dist.get(), np.arange(n))
+    np.testing.assert_array_equal(parent.get(), np.maximum(np.arange(n) - 1, 0))
+
+
+@pytest.mark.gpu
 def test_gpu_tiled_many_rounds_on_a_path():
     """A path in id order with 64-vertex tiles: the wavefront crosses a tile per round, so
     a search from one end takes one round per tile, and from the first vertex of the middle

@@ -37,12 +37,16 @@ __device__ __forceinline__ void map_back(const int* dist_new, const mg::vid_t* p
 }
 
 // Every new id may have been reached (relabel_back.cu's form, after a search whose copy
-// has no trimmed tail).
+// has no trimmed tail). No bound at all: a copy may have more ids than the caller's graph
+// (the tiled copy's padded ids, gpu/tiled.py), so n is no bound on a new id. (A bound of
+// n made every vertex whose padded id passed n read as unreached: the tiled variant's
+// wrong answers of the 2026-11-26 H100 run.)
 __device__ __forceinline__ void map_back(const int* dist_new, const mg::vid_t* parent_new,
                                          const mg::vid_t* __restrict__ perm,
                                          const mg::vid_t* __restrict__ inverse, mg::i64 n,
                                          int* dist, mg::vid_t* parent) {
-    map_back(dist_new, parent_new, perm, inverse, n, n, (mg::vid_t)-1, dist, parent);
+    constexpr mg::i64 NO_BOUND = 0x7fffffffffffffffll;
+    map_back(dist_new, parent_new, perm, inverse, n, NO_BOUND, (mg::vid_t)-1, dist, parent);
 }
 
 }  // namespace bfs
