@@ -100,10 +100,11 @@ BLOCK_RESERVED_SHARED = 1024 + 256
 
 def fixed_shared_bytes(shift: int) -> int:
     """Shared memory of a tile's per-vertex arrays: labels (4 B), four bitmaps (three
-    frontiers and the touched set), the write-back's list of T / 2 edges (4 B), row
-    offsets (2 B, T + 1 rounded to even). tiled.cu's carve() lays them out."""
+    frontiers and the touched set), the write-back's list of T edges (4 B; the same bytes
+    hold the local levels' two queues of T 16-bit ids), row offsets (2 B, T + 1 rounded to
+    even). tiled.cu's carve() lays them out."""
     t = 1 << shift
-    return 4 * t + 4 * 4 * (t // 32) + 4 * (t // 2) + 2 * ((t + 2) & ~1)
+    return 4 * t + 4 * 4 * (t // 32) + 4 * t + 2 * ((t + 2) & ~1)
 
 
 def shared_bytes(shift: int, edge_cap: int) -> int:
