@@ -18,8 +18,8 @@ means the launch path costs nothing, so a gap between main's and this tree's row
 kernels' (the 2026-11-26 runs had this tree's lane-per-row form 0.85-0.90x main's on
 Delaunay graphs with near-identical machine code).
 --variants keeps only the rows whose labels are listed (default: all). The ``tiled`` rows
-(bfs/gpu/tiled.py: default launch; one block per SM; tiles of 1024 vertices; a horizon of
-16 levels per round) also report,
+(bfs/gpu/tiled.py: default launch, a horizon of tiled.HORIZON levels per round; no
+horizon) also report,
 per search, the kernel's rounds, tiles processed, local levels summed over tiles and
 remote labels lowered (tiled.last_stats), and the copy's tile count.
 Per graph: ms per search and us per level of each variant (CUDA events around the whole
@@ -201,11 +201,8 @@ def variants(g: Any, ws: Any, before: Path | None) -> dict[str, Callable[[int], 
                                                                       relabel=True)
     out["async"] = lambda s: asynchronous.run_async(ws, s, True)
     out["auto"] = lambda s: gpu.run(g, s, variant="auto", want_parents=True)[:2]
-    sms = backend.gpu_properties()["multiprocessors"]
     out["tiled"] = lambda s: tiled.run_tiled(ws, s, True)
-    out["tiled 1/SM"] = lambda s: tiled.run_tiled(ws, s, True, blocks=sms)
-    out["tiled T1024"] = lambda s: tiled.run_tiled(ws, s, True, tile_shift=10)
-    out["tiled horizon 16"] = lambda s: tiled.run_tiled(ws, s, True, horizon=16)
+    out["tiled no horizon"] = lambda s: tiled.run_tiled(ws, s, True, horizon=0)
     return out
 
 

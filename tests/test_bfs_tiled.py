@@ -85,13 +85,14 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
 @pytest.mark.parametrize("options", [
     {"relabel": False}, {"tile_shift": 6, "relabel": False}, {}, {"tile_shift": 6},
     {"tile_shift": 6, "edge_cap": 0}, {"tile_shift": 7, "edge_cap": 300},
-    {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1}],
+    {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1},
+    {"horizon": 0}, {"tile_shift": 6, "horizon": 0}],
     ids=str)
 def test_gpu_tiled(options):
     """Tiles of the given ids (the kernel alone), also of 64 vertices (every search
     crosses many tiles and rounds); default and 64-vertex tiles of the tiled copy; no edge
     in shared memory (every row a global row); rows past a small capacity; one block
-    taking every tile; horizons (labels deferred to later rounds). Several searches per
+    taking every tile; horizons (labels deferred to later rounds), none. Several searches per
     graph on one workspace (stamps and marks kept between searches)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
@@ -156,7 +157,7 @@ def test_gpu_tiled_many_rounds_on_a_path():
     ws = gpu.workspace(g)
     for source, rounds in ((0, 100), (3200, 51), (6399, 100)):
         dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,
-                                  relabel=False, tile_shift=6)
+                                  relabel=False, tile_shift=6, horizon=0)
         check(host, source, dist, parent)
         stats = tiled.last_stats(ws)
         assert stats["rounds"] == rounds, stats

@@ -83,11 +83,16 @@ TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
 TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
 CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
-# The k-th round expands labels below k * HORIZON only (0: no horizon). Off until measured:
-# a CPU emulation of the kernel on a Delaunay graph of 1M random points (T = 4096) had a
-# critical path of 1176 local levels with a horizon of 16 against 1839 without (30 and 29
-# rounds), but a grid's rounds advance 64-128 levels without one.
-HORIZON = 0
+# The k-th round expands labels below k * HORIZON only (0: no horizon). The H100 run of
+# 2026-11-26 (scripts/bfs_deep_probe.py, 4 roots; the timings stand although the answers
+# read back wrong: the map back, not the search, was at fault) had a horizon of 16 ahead of
+# none and of 1024-vertex tiles on every graph (ms: grid 4000^2 20.5 / 27.3 / 25.1,
+# Delaunay 1M 4.10 / 5.60 / 4.63, grid 2000^2 with deleted edges 11.3 / 14.4 / 14.1, road
+# COL 3.58 / 4.44 / 3.68, Delaunay 4M 9.74 / 16.3 / 15.2): local levels per tile 61 -> 18
+# on the deleted-edge grid, for 3x the rounds. Measured with the first form of the local
+# levels (~1-2.7 us each); with queued frontiers a level costs less, which favours no
+# horizon: to be measured again.
+HORIZON = 16
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
 C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
