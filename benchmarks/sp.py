@@ -14,7 +14,14 @@ Every solved row reports, with the device's name: the DIMACS read of the row's f
 (surveys), decimation, local search and total seconds. ``--sweep`` adds the success tables
 against the ratio (K=3 4.20-4.26, K=4 9.0-9.9, K=5 18-21.1, K=6 36-43.4; ``--sweep-n``
 variables, default 1M; ``--sweep-seeds``, default 3), each failure with its reason:
-non-convergence, contradiction (after decimation), local-search budget. ``--quick`` runs
+non-convergence, contradiction (after decimation), local-search budget. The sweep solves
+with ``solve``'s default ``backtrack="auto"`` (plain decimation until SP fails, then
+backtracking SP) and records per solve the backtracking steps, variables released,
+retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)" or "-");
+``--sweep-backtrack R`` (a number in [0, 1) or "auto") runs the sweep with another r for
+an A/B; ``--sweep-no-file`` solves the generated formula without the DIMACS round trip
+(read columns nan), for runs bounded by time. Each sweep solve also prints one compact
+line starting with ``solve:``. ``--quick`` runs
 everything at small sizes (the file baseline at 100k variables, table and sweep rows at
 ``QUICK_N``), so the CPU side can be checked on a laptop.
 """
@@ -72,7 +79,25 @@ def add_args(parser) -> None:
     parser.add_argument("--sweep-k", default="3,4,5,6", help="the K of the sweep, as 3,4")
     parser.add_argument("--sweep-ratios", default=None,
                         help="only these ratios of each K's SWEEP_RATIOS, as 9.7,9.8")
+    parser.add_argument("--sweep-backtrack", type=_backtrack, default="auto",
+                        help="solve's backtrack in the sweep: a number in [0, 1) or 'auto' "
+                             "(default, solve's default)")
+    parser.add_argument("--sweep-no-file", action="store_true",
+                        help="sweep formulas solved as generated, without the DIMACS file "
+                             "round trip (its read columns are nan)")
     parser.add_argument("--no-table", action="store_true", help="skip the paper's table rows")
+
+
+def _backtrack(text: str) -> float | str:
+    return text if text == "auto" else float(text)
+
+
+def switch_text(stats) -> str:
+    """What backtrack="auto" switched to, as "0.3 after round N (cause)", or "-"."""
+    switch = stats.get("backtrack_switch")
+    if not switch:
+        return "-"
+    return f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
 
 
 def run(args, record) -> None:
@@ -194,8 +219,8 @@ def _sweep(args, record, device: str) -> None:
     variables; a row per solve, then a summary row with each failure kind's count."""
     n = args.sweep_n or (QUICK_N if args.quick else 1_000_000)
     ks = [int(k) for k in args.sweep_k.split(",")]
-    record.note(f"sweep: n={n}, {args.sweep_seeds} seeds per ratio, K in {ks}, solve on "
-                f"{backend.device_name(device)}")
+    record.note(f"sweep: n={n}, {args.sweep_seeds} seeds per ratio, K in {ks}, "
+                f"backtrack={args.sweep_backtrack}, solve on {backend.device_name(device)}")
     for k in ks:
         ratios = SWEEP_RATIOS[k]
         if args.sweep_ratios:
@@ -206,9 +231,12 @@ def _sweep(args, record, device: str) -> None:
             times = []
             for seed in range(args.sweep_seeds):
                 formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
-                formula, read, pandas_read = _through_a_file(formula)
-                result, total = _solve(formula, device, seed, None)
-                s = result.stats["seconds"]
+                read = pandas_read = float("nan")
+                if not args.sweep_no_file:
+                    formula, read, pandas_read = _through_a_file(formula)
+                result, total = _solve(formula, device, seed, None,
+                                       backtrack=args.sweep_backtrack)
+                s, st = result.stats["seconds"], result.stats
                 kind = failure_kind(result)
                 kinds[kind] = kinds.get(kind, 0) + 1
                 times.append(total)
@@ -220,9 +248,21 @@ def _sweep(args, record, device: str) -> None:
                     seconds_surveys=s.get("surveys", 0.0),
                     seconds_decimation=s.get("decimation", 0.0),
                     seconds_local_search=s.get("local_search", 0.0), seconds_total=total,
-                    sp_iterations=result.stats["sp_iterations"],
-                    decimation_rounds=result.stats["decimation_rounds"],
+                    sp_iterations=st["sp_iterations"], decimation_rounds=st["decimation_rounds"],
+                    backtrack=st["backtrack"], switch=switch_text(st),
+                    backtracking_steps=st["backtracking_steps"],
+                    variables_released=st["variables_released"], retreats=st["retreats"],
+                    free_after_sp=st.get("free_after_sp", -1),
+                    local_search=st["local_search"],
+                    local_search_rounds=st.get("local_search_rounds", 0),
                 )
+                print(f"solve: K={k} ratio={ratio} seed={seed} {result.status} {kind} "
+                      f"total {total:.2f}s (surveys {s.get('surveys', 0.0):.2f} decimation "
+                      f"{s.get('decimation', 0.0):.2f} ls {s.get('local_search', 0.0):.2f} "
+                      f"build {s.get('build', 0.0):.2f}) steps d{st['decimation_rounds']} "
+                      f"b{st['backtracking_steps']} released {st['variables_released']} "
+                      f"retreats {st['retreats']} free {st.get('free_after_sp', -1)} "
+                      f"switch {switch_text(st)}", flush=True)
                 del formula, result
             solved = kinds.pop("-", 0)
             record.row(
@@ -233,9 +273,10 @@ def _sweep(args, record, device: str) -> None:
             )
 
 
-def _solve(formula, device: str, seed: int, compact: bool | None):
-    """solve() end to end; compact False: the GPU sweeps over the input formula with the
-    clause kernel for any width (None or True: the defaults)."""
+def _solve(formula, device: str, seed: int, compact: bool | None, **options):
+    """solve() end to end (``options`` passed on, solve's defaults otherwise); compact
+    False: the GPU sweeps over the input formula with the clause kernel for any width
+    (None or True: the defaults)."""
     saved = {}
     if compact is False:
         from morphgpu.sp import gpu as spgpu  # noqa: PLC0415
@@ -244,7 +285,7 @@ def _solve(formula, device: str, seed: int, compact: bool | None):
         spgpu.COMPACT, spgpu.FIXED_WIDTH_MAX = False, 0
     try:
         t0 = time.perf_counter()
-        result = sp.solve(formula, device=device, seed=seed)
+        result = sp.solve(formula, device=device, seed=seed, **options)
         backend.synchronize()
         return result, time.perf_counter() - t0
     finally:

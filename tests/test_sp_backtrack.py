@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from morphgpu import backend, sp
 from morphgpu.sp import factor
+from morphgpu.sp.api import AUTO_BACKTRACK
 from morphgpu.sp.cnf import CNF
 from morphgpu.sp.cpu import CPUEngine
 
@@ -337,7 +338,112 @@ def test_random_formulas_with_backtracking(device, n, k, load, seed, r, fraction
         assert result.status != "SAT"
 
 
-@pytest.mark.parametrize("r", [-0.1, 1.0, 2.0, True, "0.5"])
+COUNTS = ("sp_iterations", "decimation_rounds", "variables_fixed", "free_after_sp",
+          "local_search_rounds", "local_search_flips", "backtracking_steps",
+          "variables_released", "retreats", "local_search", "sp_converged")
+
+
+@pytest.mark.parametrize("case", [c[0] for c in MAIN_RESULTS])
+def test_auto_is_plain_decimation_until_sp_fails(case):
+    """backtrack="auto" against 0 on the pinned formulas: the same run step for step where
+    SP never fails (the first two); the third fails to converge in round 75 with r=0, and
+    "auto" switches exactly there, then takes backtracking steps."""
+    n, k, ratio, seed = case
+    f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+    plain = sp.solve(f, device="cpu", seed=seed, backtrack=0, local_search_rounds=2000)
+    auto = sp.solve(f, device="cpu", seed=seed, local_search_rounds=2000)
+    assert auto.stats["backtrack"] == "auto" and plain.stats["backtrack_switch"] is None
+    check(auto, f.clauses(), n)
+    if plain.stats["sp_converged"]:
+        assert auto.stats["backtrack_switch"] is None
+        assert [auto.stats[x] for x in COUNTS] == [plain.stats[x] for x in COUNTS]
+        assert (auto.status, auto.reason) == (plain.status, plain.reason)
+        np.testing.assert_array_equal(auto.assignment, plain.assignment)
+    else:
+        assert "did not converge" in plain.reason
+        assert auto.stats["backtrack_switch"] == {
+            "to": AUTO_BACKTRACK, "cause": "non-convergence",
+            "after_rounds": plain.stats["decimation_rounds"],
+            "after_iterations": plain.stats["sp_iterations"]}
+        assert auto.stats["retreats"] >= 1 and auto.stats["backtracking_steps"] >= 1
+        assert auto.stats["decimation_rounds"] > plain.stats["decimation_rounds"]
+
+
+def _fail_one_round(monkeypatch, device, fail_at):
+    """The engine's ``fail_at``-th SP round (1-based) runs, then reports non-convergence."""
+    if device == "gpu":
+        from morphgpu.sp.gpu import GPUEngine as cls  # noqa: PLC0415
+    else:
+        cls = CPUEngine
+    real = cls.run_surveys
+    calls = {"n": 0}
+
+    def run_surveys(self, *args, **kwargs):
+        converged, iterations = real(self, *args, **kwargs)
+        calls["n"] += 1
+        return (converged and calls["n"] != fail_at), iterations
+
+    monkeypatch.setattr(cls, "run_surveys", run_surveys)
+    return calls
+
+
+def test_auto_switches_when_a_round_fails(device, monkeypatch):
+    """A round that does not converge (forced: round 6 reports failure): r=0 stops
+    decimating there; "auto" records the switch at the same point, retreats (undoes round
+    5's decimation) and goes on with decimation and backtracking steps; any SAT verified."""
+    f = sp.random_ksat(600, 3, ratio=4.2, seed=3)
+    clauses = f.clauses()
+    kw = dict(device=device, seed=2, fix_fraction=0.02, local_search_rounds=2000)
+    _fail_one_round(monkeypatch, device, fail_at=6)
+    plain = sp.solve(f, backtrack=0.0, **kw)
+    assert plain.stats["sp_converged"] is False and plain.stats["decimation_rounds"] == 5
+    _fail_one_round(monkeypatch, device, fail_at=6)
+    auto = sp.solve(f, **kw)
+    check(auto, clauses, f.n_vars)
+    switch = auto.stats["backtrack_switch"]
+    assert switch["cause"] == "non-convergence" and switch["to"] == AUTO_BACKTRACK
+    assert switch["after_rounds"] == 5
+    assert switch["after_iterations"] == plain.stats["sp_iterations"]
+    assert auto.stats["retreats"] >= 1 and auto.stats["backtracking_steps"] >= 1
+    assert auto.stats["decimation_rounds"] > 5
+
+
+def test_auto_switches_on_a_real_non_convergence(device):
+    """No patching: SP capped at 3 sweeps a round cannot converge in round 1 (random
+    starting surveys); "auto" records the switch there, and with no decision to retreat
+    from it stops as r=0 does, with the same counts."""
+    f = sp.random_ksat(300, 3, ratio=4.1, seed=1)
+    kw = dict(device=device, seed=0, max_iterations=3, local_search_rounds=200)
+    plain, auto = sp.solve(f, backtrack=0, **kw), sp.solve(f, **kw)
+    assert plain.stats["sp_converged"] is False
+    assert auto.stats["backtrack_switch"] == {"to": AUTO_BACKTRACK,
+                                              "cause": "non-convergence", "after_rounds": 0,
+                                              "after_iterations": 3}
+    for x in ("sp_iterations", "decimation_rounds", "retreats", "backtracking_steps"):
+        assert auto.stats[x] == plain.stats[x]
+    check(auto, f.clauses(), f.n_vars)
+
+
+def test_auto_decimates_again_when_the_local_search_gives_up(device):
+    """SP converges to trivial surveys but the frozen local search (one round, no tail)
+    gives up: "auto" decimates again from no decisions as backtracking SP; r=0 goes to the
+    every-variable-free stage instead."""
+    f = sp.random_ksat(500, 3, ratio=4.1, seed=6)
+    kw = dict(device=device, seed=4, local_search_rounds=1, local_search_flips=0)
+    plain, auto = sp.solve(f, backtrack=0, **kw), sp.solve(f, **kw)
+    assert plain.stats["sp_converged"] and plain.stats["local_search"] == "gave up"
+    switch = auto.stats["backtrack_switch"]
+    assert switch == {"to": AUTO_BACKTRACK, "cause": "local search gave up",
+                      "after_rounds": plain.stats["decimation_rounds"],
+                      "after_iterations": plain.stats["sp_iterations"]}
+    # The second decimation's steps come on top of the first's.
+    assert auto.stats["decimation_rounds"] > plain.stats["decimation_rounds"]
+    assert auto.stats["sp_iterations"] > plain.stats["sp_iterations"]
+    assert auto.stats["backtracking_steps"] >= 1
+    check(auto, f.clauses(), f.n_vars)
+
+
+@pytest.mark.parametrize("r", [-0.1, 1.0, 2.0, True, "0.5", "Auto", "", None, [0.3]])
 def test_bad_backtrack(r):
     f = sp.random_ksat(10, 3, ratio=2.0, seed=0)
     with pytest.raises(ValueError, match="backtrack"):
@@ -359,3 +465,10 @@ def test_cli_backtrack(capsys):
                      "--device", "cpu", "--backtrack", "0.5", "--json"])
     out = capsys.readouterr().out
     assert code in (0, 10) and '"backtrack": 0.5' in out
+    code = cli.main(["sat", "--random", "300", "--ratio", "4.0", "--seed", "2",
+                     "--device", "cpu", "--json"])
+    out = capsys.readouterr().out
+    assert code in (0, 10) and '"backtrack": "auto"' in out
+    with pytest.raises(SystemExit):
+        cli.main(["sat", "--random", "300", "--device", "cpu", "--backtrack", "sometimes"])
+    assert "--backtrack" in capsys.readouterr().err

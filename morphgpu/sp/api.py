@@ -16,9 +16,15 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    computed as if they were free, is weakest; the values unit propagation implied are then
    recomputed from the decisions left. A contradiction, or SP failing to converge, then
    retreats (undoes the last decimation step and makes the next step a backtracking one)
-   instead of stopping, at most RETREAT_BUDGET times;
-4. local search on the formula with the fixed variables frozen; if that gives up (or SP
-   failed), one more local search with every variable free, from where it stopped. Each
+   instead of stopping, at most RETREAT_BUDGET times. ``backtrack="auto"`` (the default)
+   is plain decimation, step for step, until SP first fails to converge in a round or a
+   decimation step meets a contradiction; from there it retreats and goes on as
+   backtracking SP with r = AUTO_BACKTRACK;
+4. local search on the formula with the fixed variables frozen; with "auto" not yet
+   switched, if that gives up, decimation starts again from no decisions as backtracking SP
+   (a fresh engine) and the frozen local search runs once more. If the frozen search
+   gives up (or SP failed), one more local search with every variable free, from where it
+   stopped. Each
    local search runs conflict-free parallel probSAT rounds (walk.py: the flipped variables
    of a round share no clause), then, only if the rounds' budget runs out, a sequential
    probSAT tail;
@@ -57,6 +63,16 @@ SP_FAILED_SHARE = 100
 # plain decimation does (each retreat may cost a round of max_iterations sweeps).
 BSP_STREAM = 0x425350
 RETREAT_BUDGET = 8
+# backtrack="auto": the r that plain decimation switches to once SP fails (or meets a
+# contradiction, or its local search gives up). 0.3 is the best measured so far: H100,
+# 1M variables, seed 1, fix fraction 0.01, one process, where r=0 fails all three
+# (K=4 9.8 non-convergence after 78 rounds, K=3 4.24 local-search budget 24 s, K=5 20.5
+# non-convergence after 57 rounds): K=4 9.8 SAT in 9.9 s at r=0.3 (surveys 6.8 s, 163
+# decimation + 56 backtracking steps) against 15.3 s at r=0.5 (surveys 10.9 s); K=3 4.24
+# SAT in 6.4 s and K=5 20.5 in 29.1 s at r=0.5 (0.3 not yet run there). Not from the start:
+# r costs about (1 + r) / (1 - r) times plain decimation's steps, and plain decimation
+# meets K=3 4.2 in 2.0-2.2 s (target 2.5 s).
+AUTO_BACKTRACK = 0.3
 # The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
 # literal (edge ids, variables, signs, surveys), for the upfront size check.
 SOLVER_BYTES_PER_VAR = 32
@@ -97,7 +113,7 @@ def solve(
     local_search_flips: int | None = None,
     damping: float = 0.3,
     stall_sweeps: int = 0,
-    backtrack: float = 0.0,
+    backtrack: float | str = "auto",
     progress: Callable[[str], None] | None = None,
 ) -> SolveResult:
     """Find a satisfying assignment of ``cnf`` with survey propagation and local search.
@@ -123,10 +139,19 @@ def solve(
     never; at 150 it cut a K=3 ratio 4.2 1M round at 304 sweeps on an H200 that converged
     when left to run, so it is an option for runs past the threshold, not a default).
     ``backtrack``: r in [0, 1), the ratio of backtracking to decimation steps of
-    backtracking survey propagation (module docstring, step 3); 0 is plain decimation.
-    stats count the steps of each kind (``decimation_rounds``, ``backtracking_steps``),
-    the variables released and the retreats.
+    backtracking survey propagation (module docstring, step 3); 0 is plain decimation;
+    "auto" (the default) is plain decimation until SP fails to converge, decimation meets a
+    contradiction or the first local search gives up, then r = AUTO_BACKTRACK (steps 3
+    and 4). stats count the steps of each kind (``decimation_rounds``,
+    ``backtracking_steps``), the variables released and the retreats; ``backtrack`` is
+    the value asked for and ``backtrack_switch`` what "auto" did: None (plain decimation
+    throughout, or an explicit r), else ``{"to": r, "cause": "non-convergence" |
+    "contradiction" | "local search gave up", "after_rounds": decimation rounds before the
+    switch, "after_iterations": SP iterations before it}``.
     """
+    auto = isinstance(backtrack, str) and backtrack == "auto"
+    if isinstance(backtrack, str) and not auto:
+        raise ValueError(f'solve: backtrack must be "auto" or a number, got {backtrack!r}')
     if not isinstance(cnf, CNF):
         from .solver import as_cnf  # noqa: PLC0415  (lists of clauses, a PySAT CNF)
 
@@ -145,7 +170,7 @@ def solve(
             raise ValueError(f"solve: {name} must be an integer, got {value!r}")
     for name, value in (("epsilon", epsilon), ("fix_fraction", fix_fraction),
                         ("trivial_threshold", trivial_threshold), ("damping", damping),
-                        ("backtrack", backtrack)):
+                        ("backtrack", 0.0 if auto else backtrack)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, float, np.integer, np.floating)
         ):
@@ -160,7 +185,7 @@ def solve(
         raise ValueError(f"solve: stall_sweeps must be >= 0, got {stall_sweeps}")
     if not (0 <= damping < 1):
         raise ValueError(f"solve: damping must be in [0, 1), got {damping}")
-    if not (0 <= backtrack < 1):
+    if not auto and not (0 <= backtrack < 1):
         # r >= 1 releases as much as it fixes on average: the steps would never end.
         raise ValueError(f"solve: backtrack must be in [0, 1), got {backtrack}")
     if local_search_rounds is not None and int(local_search_rounds) < 0:
@@ -192,9 +217,15 @@ def solve(
     stats: dict[str, Any] = {
         "device": side, "seed": seed, "n_vars": cnf.n_vars, "n_clauses": cnf.n_clauses,
         "sp_iterations": 0, "decimation_rounds": 0, "variables_fixed": 0,
-        "sp_converged": None, "local_search": "not run", "backtrack": float(backtrack),
-        "backtracking_steps": 0, "variables_released": 0, "retreats": 0,
+        "sp_converged": None, "local_search": "not run",
+        "backtrack": "auto" if auto else float(backtrack),
+        "backtrack_switch": None, "backtracking_steps": 0, "variables_released": 0,
+        "retreats": 0,
     }
+    decimation = {"epsilon": epsilon, "fix_fraction": fix_fraction,
+                  "max_iterations": int(max_iterations),
+                  "trivial_threshold": trivial_threshold, "stall_sweeps": int(stall_sweeps),
+                  "backtrack": "auto" if auto else float(backtrack), "seed": seed}
 
     # The guard imports CuPy to know its out-of-memory error: the CPU side needs neither
     # (on a GPU host, `morphgpu sat --device cpu` would otherwise load CuPy for nothing).
@@ -214,38 +245,35 @@ def solve(
         if not consistent:
             return _finish(cnf, None, "unit propagation of the input found a contradiction "
                            "(unsatisfiable)", stats, clock, unsat=True)
-        sp_problem = _survey_and_decimate(engine, stats, clock, say, epsilon=epsilon,
-                                          fix_fraction=fix_fraction,
-                                          max_iterations=int(max_iterations),
-                                          trivial_threshold=trivial_threshold,
-                                          stall_sweeps=int(stall_sweeps),
-                                          backtrack=float(backtrack), seed=seed)
-        stats["free_after_sp"] = engine.n_free()
-        if sp_problem:
-            # SP failed (no convergence or a contradiction, e.g. past the threshold at K >= 4):
-            # the local search is a long shot there, so unless told otherwise it gets a
-            # hundredth of the default budget rather than seconds of hopeless rounds per stage.
-            if rounds_given is None:
-                local_search_rounds = max(1, int(local_search_rounds) // SP_FAILED_SHARE)
-            if flips_given is None:
-                local_search_flips = int(local_search_flips) // SP_FAILED_SHARE
-        search = {"max_flips": int(local_search_flips)}
-        stats["local_search_budget"] = {"rounds": int(local_search_rounds),
-                                        "flips": int(local_search_flips)}
+        sp_problem = _survey_and_decimate(engine, stats, clock, say, **decimation)
+        solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
+                                        local_search_rounds, local_search_flips,
+                                        rounds_given, flips_given)
+        if not solved and not sp_problem and auto and stats["backtrack_switch"] is None:
+            # Plain decimation ran to trivial surveys and the local search gave up on what
+            # it left (K=3 4.24 at 1M: 2 of 3 seeds, ~11 s a stage). Decimate again from no
+            # decisions as backtracking SP, in place of the every-variable-free stage (which
+            # gave up on both of those seeds too). From scratch, not from the decisions
+            # held: there the surveys are trivial, so a backtracking step would stop at
+            # once, and its release scores (W+ - W- of near-zero surveys) rank nothing.
+            _switch(stats, "local search gave up")
+            say(f"local search gave up: decimating again with backtrack={AUTO_BACKTRACK}")
+            del engine  # its arrays go before the fresh engine's are made
+            with clock("build"):
+                engine = _engine(fg, side, seed, damping)
+            with clock("decimation"):
+                engine.propagate()  # the input's units again: consistent, as the first time
+            sp_problem = _survey_and_decimate(engine, stats, clock, say,
+                                              **{**decimation, "backtrack": AUTO_BACKTRACK})
+            solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
+                                            local_search_rounds, local_search_flips,
+                                            rounds_given, flips_given)
         with clock("local_search"):
-            solved = False
-            if sp_problem != "contradiction after decimation":
-                say(f"local search on {stats['free_after_sp']} free variables")
-                solved = engine.local_search(int(local_search_rounds), freeze_fixed=True,
-                                             init=True, **search)
-                _count_search(engine, stats)
-                stats["local_search"] = ("solved with fixed variables frozen" if solved
-                                         else "gave up")
             if not solved:
                 say("local search with every variable free")
-                solved = engine.local_search(int(local_search_rounds), freeze_fixed=False,
+                solved = engine.local_search(budget[0], freeze_fixed=False,
                                              init=sp_problem == "contradiction after decimation",
-                                             **search)
+                                             max_flips=budget[1])
                 _count_search(engine, stats)
                 stats["local_search"] = ("solved with every variable free" if solved
                                          else "gave up")
@@ -278,17 +306,22 @@ def warm_up(width: int) -> None:
 
     formula = random_ksat(max(WARM_UP_VARS, 4 * width), width, ratio=WARM_UP_RATIO, seed=0)
     solve(formula, device="gpu", seed=0, fix_fraction=0.5, max_iterations=100,
-          trivial_threshold=0.0, local_search_rounds=2, local_search_flips=64)
+          trivial_threshold=0.0, local_search_rounds=2, local_search_flips=64, backtrack=0.0)
 
 
 def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          say: Callable[[str], None], *, epsilon: float, fix_fraction: float,
                          max_iterations: int, trivial_threshold: float,
-                         stall_sweeps: int, backtrack: float = 0.0, seed: int = 0) -> str:
-    """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not."""
-    # backtrack 0 draws nothing and never releases: today's decimation, step for step.
-    draw = np.random.default_rng([seed, BSP_STREAM]).random if backtrack > 0 else None
-    release_chance = backtrack / (1.0 + backtrack)
+                         stall_sweeps: int, backtrack: float | str = 0.0,
+                         seed: int = 0) -> str:
+    """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not.
+    ``backtrack="auto"``: r = 0 until the first failure, then (recorded by _switch)
+    AUTO_BACKTRACK from a retreat on."""
+    auto = backtrack == "auto"
+    r = 0.0 if auto else float(backtrack)
+    # r = 0 draws nothing and never releases: plain decimation, step for step.
+    draw = np.random.default_rng([seed, BSP_STREAM]).random if r > 0 else None
+    release_chance = r / (1.0 + r)
     must_release = False  # after a retreat, the next step releases
     while engine.n_free() > 0:
         with clock("surveys"):
@@ -302,6 +335,9 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                        f"{iterations} of at most {max_iterations})")
             else:
                 why = f"SP did not converge in {max_iterations} iterations"
+            if auto and draw is None:
+                draw, release_chance = _switch(stats, "non-convergence", seed)
+                say(f"SP did not converge: backtrack={AUTO_BACKTRACK} from here")
             if draw is None or not _retreat(engine, stats, clock, fix_fraction):
                 return _after_retreats(why, stats)
             must_release = True
@@ -331,11 +367,53 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         say(f"round {stats['decimation_rounds']}: {engine.n_free()} free, "
             f"{stats['sp_iterations']} SP iterations")
         if not consistent:
+            if auto and draw is None:
+                draw, release_chance = _switch(stats, "contradiction", seed)
+                say(f"contradiction: backtrack={AUTO_BACKTRACK} from here")
             if draw is None or not _retreat(engine, stats, clock, fix_fraction):
                 return _after_retreats("contradiction after decimation", stats)
             must_release = True
             say(f"retreat {stats['retreats']} (contradiction): {engine.n_free()} free")
     return ""
+
+
+def _switch(stats: dict[str, Any], cause: str,
+            seed: int = 0) -> tuple[Callable[[], float], float]:
+    """Record that "auto" goes on as backtracking SP with r = AUTO_BACKTRACK from here, and
+    return that run's step draw and release chance (as an explicit r would draw them)."""
+    stats["backtrack_switch"] = {"to": AUTO_BACKTRACK, "cause": cause,
+                                 "after_rounds": stats["decimation_rounds"],
+                                 "after_iterations": stats["sp_iterations"]}
+    r = AUTO_BACKTRACK
+    return np.random.default_rng([seed, BSP_STREAM]).random, r / (1.0 + r)
+
+
+def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
+                   say: Callable[[str], None], sp_problem: str, rounds: int, flips: int,
+                   rounds_given: int | None, flips_given: int | None,
+                   ) -> tuple[bool, tuple[int, int]]:
+    """Step 4's first stage, after phase 3 ended with ``sp_problem`` ("" when it did not
+    fail): (solved, the (rounds, flips) budget of each stage)."""
+    stats["free_after_sp"] = engine.n_free()
+    if sp_problem:
+        # SP failed (no convergence or a contradiction, e.g. past the threshold at K >= 4):
+        # the local search is a long shot there, so unless told otherwise it gets a
+        # hundredth of the default budget rather than seconds of hopeless rounds per stage.
+        if rounds_given is None:
+            rounds = max(1, int(rounds) // SP_FAILED_SHARE)
+        if flips_given is None:
+            flips = int(flips) // SP_FAILED_SHARE
+    stats["local_search_budget"] = {"rounds": int(rounds), "flips": int(flips)}
+    solved = False
+    if sp_problem != "contradiction after decimation":
+        with clock("local_search"):
+            say(f"local search on {stats['free_after_sp']} free variables")
+            solved = engine.local_search(int(rounds), freeze_fixed=True, init=True,
+                                         max_flips=int(flips))
+            _count_search(engine, stats)
+        stats["local_search"] = ("solved with fixed variables frozen" if solved
+                                 else "gave up")
+    return solved, (int(rounds), int(flips))
 
 
 def _retreat(engine: Any, stats: dict[str, Any], clock: _PhaseClock,

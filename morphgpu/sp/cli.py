@@ -39,13 +39,25 @@ def register(subparsers: Any) -> None:
     p.add_argument("--epsilon", type=float, default=1e-3)
     p.add_argument("--fix-fraction", type=float, default=0.01)
     p.add_argument("--max-iterations", type=int, default=1000)
-    p.add_argument("--backtrack", type=float, default=0.0, metavar="R",
+    p.add_argument("--backtrack", type=_backtrack, default="auto", metavar="R",
                    help="backtracking survey propagation: R in [0, 1) backtracking steps "
-                        "per decimation step (default 0: plain decimation)")
+                        "per decimation step, 0 plain decimation; 'auto' (default): plain "
+                        f"decimation until SP fails, then R = {api.AUTO_BACKTRACK} "
+                        "(sp.solve's docstring)")
     p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines)")
     p.add_argument("--no-model", action="store_true",
                    help="leave the 'v' lines out of stdout (large formulas)")
     p.set_defaults(run=run)
+
+
+def _backtrack(text: str) -> float | str:
+    """--backtrack's value: "auto" or a number (its range is solve's to check)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'auto' or a number, got {text!r}") from None
 
 
 def run(args: argparse.Namespace) -> int:
