@@ -84,14 +84,16 @@ TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
 CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
 # The k-th round expands labels below k * HORIZON only (0: no horizon). The H100 run of
-# 2026-11-26 (scripts/bfs_deep_probe.py, 4 roots; the timings stand although the answers
+# 2026-11-26 (scripts/bfs_deep_probe.py, now benchmarks/bfs.py --variants tiled
+# --tiled-rows; 4 roots; the timings stand although the answers
 # read back wrong: the map back, not the search, was at fault) had a horizon of 16 ahead of
 # none and of 1024-vertex tiles on every graph (ms: grid 4000^2 20.5 / 27.3 / 25.1,
 # Delaunay 1M 4.10 / 5.60 / 4.63, grid 2000^2 with deleted edges 11.3 / 14.4 / 14.1, road
 # COL 3.58 / 4.44 / 3.68, Delaunay 4M 9.74 / 16.3 / 15.2): local levels per tile 61 -> 18
 # on the deleted-edge grid, for 3x the rounds. Measured with the first form of the local
-# levels (~1-2.7 us each); with queued frontiers a level costs less, which favours no
-# horizon: to be measured again.
+# levels (~1-2.7 us each); with queued frontiers and lane groups a level costs less (0.9-1.2
+# us), which favours no horizon: to be measured again (the ``tiled runner, no horizon``
+# row of benchmarks/bfs.py --tiled-rows).
 HORIZON = 16
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
