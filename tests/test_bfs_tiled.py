@@ -302,6 +302,9 @@ def test_tiled_shift_rule():
             bigger = shift + 1
             assert (1 << bigger) * mean > tiled.FILL * tiled.edge_capacity(bigger, budget)
     assert tiled.choose_shift(4.0, budget) == tiled.TILE_MAX_SHIFT
+    # one edge per lane and pass on grids and roads, two on Delaunay graphs and denser
+    assert [tiled.edges_per_pass(m) for m in (0.0, 2.4, 4.0, 5.2, 6.0, 32.0)] == \
+        [1, 1, 1, 2, 2, 2]
     assert tiled.choose_shift(32.0, budget) < tiled.TILE_MAX_SHIFT
     assert tiled.edge_capacity(12, 1000) == 0
     assert variants.check("tiled").cpu_direction == "top-down"

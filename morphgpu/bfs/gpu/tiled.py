@@ -95,6 +95,14 @@ CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whol
 # us), which favours no horizon: to be measured again (the ``tiled runner, no horizon``
 # row of benchmarks/bfs.py --tiled-rows).
 HORIZON = 16
+# Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
+# degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
+# one edge per lane), 2 above (Delaunay graphs: rows of 6 and more under groups of 4 lanes).
+# H100, 4 roots, EB 1 against 2: grid 4000^2 14.3 / 15.8 ms, road COL 2.62 / 2.83, Delaunay
+# 1M 2.90 / 2.76, Delaunay 4M 6.28 / 5.97 (local levels 0.88 / 1.01, 0.76 / 0.86, 1.22 /
+# 1.20, 1.25 / 1.23 us). The same run without horizon: 18.8, 3.76, 3.70, 9.91 ms: the
+# horizon stays.
+SPARSE_MEAN_DEGREE = 4.5
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
 C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
@@ -201,14 +209,21 @@ def searched_workspace(ws: Workspace) -> Workspace:
     return inner if inner is not None else ws
 
 
-def _grid(vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
-    return _grid_on(current_device(), vid, eid, shared)
+def edges_per_pass(mean_degree: float) -> int:
+    """tiled.cu's MG_TILED_EB for a graph of this mean degree (see SPARSE_MEAN_DEGREE)."""
+    return 1 if mean_degree <= SPARSE_MEAN_DEGREE else 2
+
+
+def _grid(vid: str, eid: str, shared: int, eb: int) -> barrier.PersistentGrid:
+    return _grid_on(current_device(), vid, eid, shared, eb)
 
 
 @functools.lru_cache(maxsize=16)
-def _grid_on(device_id: int, vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
+def _grid_on(device_id: int, vid: str, eid: str, shared: int,
+             eb: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
-    defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK}
+    defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK,
+               "MG_TILED_EB": eb}
     return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative",
                                      block=BLOCK, defines=defines, shared_mem=shared)
 
@@ -319,7 +334,8 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
     if top == 0 and fixed_shared_bytes(shift) > budget:
         raise ValueError(f"tiles of {1 << shift} vertices do not fit this GPU's shared "
                          f"memory ({budget} bytes per block)")
-    grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap))
+    grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap),
+                 edges_per_pass(ws.n_edges / max(n, 1)))
     st = state(ws, shift)
     _last[ws] = st
     n_tiles = int(st.mark.size)

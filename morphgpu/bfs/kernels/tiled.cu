@@ -24,9 +24,11 @@
 //    thread per queued vertex, walked its row in dependent passes of EB = 4 edges and
 //    appended each slot with its own atomicAdd and shuffle: 1.16 us per level on the
 //    4000^2 grid, 2.4-2.5 on Delaunay graphs, 1.19 on road COL (H100). This form, EB = 4:
-//    1.21 / 1.25-1.29 / 0.98 us; EB = 2: 1.03 / 1.21-1.25 / 0.88 us and fewer spills. The
-//    ~0.3 us one chain of shared accesses and one __syncthreads per level should cost is
-//    not reached yet);
+//    1.21 / 1.25-1.29 / 0.98 us; EB = 2: 1.01 / 1.20-1.23 / 0.86 us; EB = 1: 0.88 / 1.22-
+//    1.25 / 0.76 us: tiled.py builds EB = 1 for mean degrees up to 4.5, 2 above. One
+//    block per SM instead of two took only 0.1 us off a level: not contention with the
+//    co-resident block's load. The ~0.3 us one chain of shared accesses and one
+//    __syncthreads per level should cost is not reached yet);
 // 4. writes back: every vertex that was a seed or was lowered ("touched") gets
 //    atomicMin(label, local label) (fire and forget), and the edges the local levels did
 //    not relax are relaxed from global memory: a global row's every entry (in-tile
