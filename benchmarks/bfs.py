@@ -1,8 +1,8 @@
 """BFS speed: Graph500 TEPS and microseconds per level, with SciPy's time in the same run.
 
     python benchmarks/bfs.py [--quick] [--big] [--graphs 'kron,grid2d'] [--roots N]
-        [--before DIR] [--define NAME=VALUE] [--relabel-rows] [--profile-levels N]
-        [--json PATH]
+        [--variants tiled] [--no-extras] [--before DIR] [--define NAME=VALUE]
+        [--relabel-rows] [--tiled-rows] [--profile-levels N] [--json PATH]
 
 The one way to measure BFS speed. Conventions (Graph500's, so headline numbers compare with
 published ones):
@@ -38,8 +38,20 @@ published ones):
   SciPy's mean over ours on those same roots.
 - Checks, per graph: every variant's distances equal SciPy's on the first root, and auto's
   result there passes Graph500's checks (parents too up to 20M CSR entries: the parent-edge
-  check sorts every edge on the host); every variant reaches the same number of levels on
-  every root.
+  check sorts every edge on the host); every variant's distances equal the others' on
+  every root (a failed check stops the run: every row printed is exact).
+- ``x_persistent``: the ``persistent`` row's mean time over the row's (bfs()'s persistent,
+  which may search the locality copy; ``persistent runner``, the graph as given, comes with
+  any bfs_ab option, e.g. --tiled-rows).
+- Rows that ran ``tiled`` (``--variants tiled``, ``--tiled-rows``) carry the kernel's
+  counters, means over the roots (bfs_ab.tiled_fields): rounds, tiles processed of the
+  copy's tiles, local levels per tile, us per tile in the load and the write-back, per
+  local level, per round in block 0's barrier wait and in the whole round. (These were
+  scripts/bfs_deep_probe.py's, folded in.)
+- The run ends with a summary, one line per (graph, row): ms, us per level, x_persistent
+  and the tiled counters.
+- ``--graphs`` takes parts of labels, and the short names of the deep probe: grid-4000,
+  delaunay-1M, delaunay-4M, road-COL (any road NAME), grid-del-SIDE.
 
 Rows: one per (graph, variant) as above (variants: ``auto`` and the best per family:
 ``persistent`` on deep graphs, ``beamer`` and ``direction-optimizing`` on wide ones; more
@@ -55,7 +67,10 @@ row); ``--define NAME=VALUE`` the tree's kernel with one define changed; ``--rel
 its runner with the relabel choice flipped; ``--profile-levels N`` per-level clocks of the
 MG_BFS_PROFILE build on N roots. These rows call a kernel's runner, not bfs(): compare
 them with the family's runner row (``beamer runner``, ``persistent runner``), which comes
-with any of them.
+with any of them. ``--no-extras`` leaves out the busy-GPU calls and the sparse-matrix input
+rows (a short A/B of variants, e.g. the tiled measurement:
+``--graphs grid-4000,delaunay-1M,road-COL,delaunay-4M --variants tiled --roots 4
+--no-extras``).
 """
 
 from __future__ import annotations
@@ -93,6 +108,9 @@ FULL_CHECK_MAX_EDGES = 20_000_000  # parents checked by Graph500's rules up to t
 SPIN_MS = 2.0  # longer than any call's host work before its first wait
 FIRST_CALL_TARGET_MS = 50.0
 MATRIX_TARGET_RATIO = 1.1
+# --graphs short names (scripts/bfs_deep_probe.py's) -> a part of the cases' labels.
+GRAPH_ALIASES = {"grid-4000": "grid2d 4000x4000", "delaunay-1M": "delaunay 1M",
+                 "delaunay-4M": "delaunay 4M", "delaunay-9M": "delaunay 9M"}
 
 
 @dataclass(frozen=True)
@@ -274,12 +292,14 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
     per_variant_s = args.slice or (0.5 if args.quick else 4.0)
     deadline = time.perf_counter() + per_variant_s * len(labels)
     times: dict[str, list[float]] = {label: [] for label in labels}
+    tiled_runs: dict[str, list[dict[str, int]]] = {
+        label: [] for label in labels if ran[label] == "tiled" or label.startswith("tiled")}
     edges: list[float] = []
     entries: list[int] = []
     levels: list[int] = []
     for i, root in enumerate(roots):
         seen = set()
-        kept: dict[str, Any] = {}  # the extra rows' labels, checked against bfs()'s
+        kept: dict[str, Any] = {}  # labels, checked against the first bfs() row's
         # The order rotates root by root: a variant run right after another variant's
         # search finds the L2 cache holding that one's arrays (a fixed order charged it to
         # the first variant: Kronecker 21 auto 0.169 ms against beamer 0.146 ms, the same
@@ -288,17 +308,20 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
         for label in labels[k:] + labels[:k]:
             seconds, out = harness.event_seconds(lambda r=root, f=searches[label]: f(r))
             times[label].append(seconds)
+            if label in tiled_runs:
+                tiled_runs[label].append(bfs_ab.tiled_counters(g))
             if label in extra:
                 kept[label] = out[0]
             else:
                 seen.add((out.n_levels, out.n_edges_traversed))
+                kept[label] = out.distances
                 result = out
         if len(seen) != 1:
             raise AssertionError(f"{case.label}: variants disagree on root {root}: {seen}")
         for label, dist in kept.items():
             if not bool(backend.cupy_module().array_equal(dist, result.distances)):
-                raise AssertionError(f"{case.label}: {label} distances differ from bfs()'s "
-                                     f"(root {root})")
+                raise AssertionError(f"{case.label}: {label} distances differ from "
+                                     f"{result.variant}'s (root {root})")
         del kept
         levels.append(result.n_levels)
         entries.append(result.n_edges_traversed)
@@ -308,7 +331,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
 
     # The GPU's time with the host's work before the first wait hidden, and the host's
     # clocks of those calls.
-    n_busy = min(4, len(edges))
+    n_busy = 0 if args.no_extras else min(4, len(edges))
     busy: dict[str, float] = {}
     to_launch: dict[str, float | None] = {}
     host_call: dict[str, float] = {}
@@ -322,9 +345,9 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             call_s.append(returned)
             if launched is not None:
                 launched_s.append(launched)
-        busy[label] = float(np.mean(spent))
+        busy[label] = float(np.mean(spent)) if spent else float("nan")
         to_launch[label] = float(np.median(launched_s)) if launched_s else None
-        host_call[label] = float(np.median(call_s))
+        host_call[label] = float(np.median(call_s)) if call_s else float("nan")
 
     scipy_mean = float(np.mean(scipy_s))
     mean_levels = float(np.mean(levels))
@@ -334,6 +357,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
     relabel_prep = None if copy is None else copy.seconds
     before = [label for label in extra if label.startswith("before")]
     before_mean = float(np.mean(times[before[0]])) if before else None
+    persistent_mean = float(np.mean(times["persistent"])) if "persistent" in times else None
     for name in labels:
         ts = times[name]
         mean_s = float(np.mean(ts))
@@ -345,14 +369,19 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             mean_ms=mean_s * 1e3, median_ms=statistics.median(ts) * 1e3,
             levels=mean_levels, us_per_level=mean_s * 1e6 / max(mean_levels, 1.0),
             prepare_s=prepare_s[name], second_call_s=second_s[name],
-            relabel_prep_s=relabel_prep, gpu_busy_ms=busy[name] * 1e3,
-            host_hidden_us=(float(np.mean(ts[:n_busy])) - busy[name]) * 1e6,
+            relabel_prep_s=relabel_prep,
+            gpu_busy_ms=busy[name] * 1e3 if n_busy else None,
+            host_hidden_us=(float(np.mean(ts[:n_busy])) - busy[name]) * 1e6 if n_busy else None,
             host_to_launch_us=None if to_launch[name] is None else to_launch[name] * 1e6,
-            host_call_us=host_call[name] * 1e6,
+            host_call_us=host_call[name] * 1e6 if n_busy else None,
             scipy_ms=scipy_mean * 1e3, scipy_roots=len(scipy_s),
             vs_scipy=scipy_mean / float(np.mean(ts[:len(scipy_s)])))
         if before_mean is not None:
             row["x_before"] = before_mean / mean_s
+        if persistent_mean is not None:
+            row["x_persistent"] = persistent_mean / mean_s
+        if name in tiled_runs:
+            row.update(bfs_ab.tiled_fields(tiled_runs[name]))
         if case.target_ms is not None:
             row.update(target_ms=case.target_ms, meets_target=mean_s * 1e3 <= case.target_ms)
         record.row(**row)
@@ -474,7 +503,41 @@ def bench_first_call(args: Any, record: harness.Record) -> None:
 
 
 def _wanted(label: str, wanted: list[str]) -> bool:
-    return not wanted or any(w in label for w in wanted)
+    """Whether --graphs names ``label``: a part of it, or a short name (GRAPH_ALIASES,
+    road-NAME, grid-del-SIDE)."""
+    return not wanted or any(_alias(w) in label for w in wanted)
+
+
+def _alias(name: str) -> str:
+    if name in GRAPH_ALIASES:
+        return GRAPH_ALIASES[name]
+    if name.startswith("road-"):
+        return f"road {name[5:]}"
+    if name.startswith("grid-del-") and name[9:].isdigit():
+        return f"grid-del {name[9:]}x{name[9:]} "
+    return name
+
+
+def summary(record: harness.Record) -> None:
+    """One line per (graph, timed row): ms per search, us per level, x_persistent, and for
+    rows that ran tiled: rounds, tiles processed / the copy's tiles, local levels per tile,
+    us per tile load, local level, tile write-back, barrier wait and round."""
+    rows = [r for r in record.data["rows"] if "mean_ms" in r and "us_per_level" in r]
+    if not rows:
+        return
+    print(f"{'graph':22s} {'row':27s} {'ms':>8s} {'us/lvl':>7s} {'x pers':>6s}  tiled: "
+          "rounds tiles/of lvl/tile | us: load/tile level write/tile barrier/round round",
+          flush=True)
+    for r in rows:
+        ratio = r.get("x_persistent")
+        line = (f"{r['graph'][:22]:22s} {r['variant'][:27]:27s} {r['mean_ms']:8.3f}"
+                f" {r['us_per_level']:7.3f} {ratio if ratio is not None else float('nan'):6.3f}")
+        if "tiled_rounds" in r:
+            line += (f"  {r['tiled_rounds']:.0f} {r['tiled_tiles']:.0f}/{r['tiled_n_tiles']:.0f}"
+                     f" {r['tiled_levels_per_tile']:.1f} | {r['tiled_load_us_per_tile']:.2f}"
+                     f" {r['tiled_us_per_local_level']:.3f} {r['tiled_write_us_per_tile']:.2f}"
+                     f" {r['tiled_barrier_us_per_round']:.1f} {r['tiled_us_per_round']:.1f}")
+        print(line, flush=True)
 
 
 def run(args: Any, record: harness.Record) -> None:
@@ -517,12 +580,17 @@ def run(args: Any, record: harness.Record) -> None:
             continue
         roots = bench_graph(case, g, args, record, spin)
         try:
-            bench_matrix_input(case, g, roots, args, record)
+            if not args.no_extras:
+                bench_matrix_input(case, g, roots, args, record)
         except Exception as exc:  # the matrix path failing is a finding, not a stop
             record.note(f"{case.label}: sparse-matrix input failed "
                         f"({type(exc).__name__}: {exc})")
         del g
+        from morphgpu.bfs import gpu  # noqa: PLC0415  (GPU runs only)
+
+        gpu.workspace_module.workspaces.clear()  # the graph's copies go with it
         backend.cupy_module().get_default_memory_pool().free_all_blocks()
+    summary(record)
 
 
 def _add_args(parser: Any) -> None:
@@ -539,6 +607,8 @@ def _add_args(parser: Any) -> None:
                              "roots are taken (default 4, 0.5 with --quick)")
     parser.add_argument("--variants", default=None,
                         help="comma-separated variants to time besides each family's")
+    parser.add_argument("--no-extras", action="store_true",
+                        help="leave out the busy-GPU calls and the sparse-matrix input rows")
     parser.add_argument("--roots", type=int, default=None,
                         help="random roots of degree > 0 per graph (default 64, 8 with "
                              "--quick)")

@@ -1,10 +1,13 @@
 """benchmarks/bfs.py's rows that time one kernel's runner directly, beside its bfs() rows:
 an earlier kernel kept outside the repository (--before), the tree's kernel with one
 compile-time define changed (--define), the runner with its relabel choice flipped
-(--relabel-rows); and per-level clocks of a profile build (--profile-levels).
+(--relabel-rows), the tiled kernel without its horizon (--tiled-rows); per-level clocks
+of a profile build (--profile-levels); and the tiled kernel's counters per search
+(:func:`tiled_counters`, :func:`tiled_fields`: on every row that ran ``tiled``).
 
 Folded in from scripts/bfs_wide_probe.py and scripts/bfs_deep_probe.py (session 12; git
-keeps them). Each family of graphs has one kernel and one runner row, the tree's kernel
+keeps them; the deep probe's tiled rows and breakdown in session 14). Each family of
+graphs has one kernel and one runner row, the tree's kernel
 searched as the earlier kernels of those scripts searched:
 - wide graphs, direction.cu: ``beamer runner``, a direction.DirectionCall(rule="beamer",
   relabel="auto") of its own: the prepared launch and its result arrays, no bfs() around
@@ -35,6 +38,9 @@ searched as the earlier kernels of those scripts searched:
     names NAME; a NAME named nowhere is an error.
 --relabel-rows: the runner with its relabel choice flipped: ``beamer runner, relabel off``;
     ``persistent runner, relabelled`` (the locality copy, built now if auto dropped it).
+--tiled-rows: ``tiled runner, no horizon`` (deep graphs): tiled.run_tiled with horizon=0
+    on the tiled copy bfs() searches (the check of tiled.HORIZON's choice); with
+    ``--variants tiled`` beside the bfs() row of the default launch.
 --profile-levels N: on the first N roots, one search of the MG_BFS_PROFILE build (its
     clocks are not timed rows): direction.cu, block 0's clock per level (phase A, then
     phase B when not fused; and the earlier kernel's, given --before), in us at the
@@ -92,6 +98,9 @@ def add_args(parser: argparse.ArgumentParser) -> None:
                              "persistent.cu on deep ones) with this define (repeatable)")
     parser.add_argument("--relabel-rows", action="store_true",
                         help="the kernel's runner with its relabel choice flipped")
+    parser.add_argument("--tiled-rows", action="store_true",
+                        help="deep graphs: the tiled kernel without its horizon (a runner "
+                             "row; add --variants tiled for the default launch)")
     parser.add_argument("--profile-levels", type=int, default=0, metavar="N",
                         help="per-level clocks of the MG_BFS_PROFILE build on the first N "
                              "roots")
@@ -165,7 +174,9 @@ def _define_text(name: str, value: str | None) -> str:
 
 def rows(family: str, g: Any, args: Any) -> dict[str, Row]:
     """The rows these options add to a graph of ``family`` (none without an option)."""
-    if not (args.before_dirs.get(family) or args.define_list[family] or args.relabel_rows):
+    tiled_rows = family == "deep" and args.tiled_rows
+    if not (args.before_dirs.get(family) or args.define_list[family] or args.relabel_rows
+            or tiled_rows):
         return {}
     from morphgpu.bfs.gpu.workspace import workspace  # noqa: PLC0415  (GPU runs only)
 
@@ -450,7 +461,50 @@ def _deep_rows(ws: Any, args: Any) -> dict[str, Row]:
         text = _define_text(name, value)
         out[f"persistent runner, {text}"] = Row(PersistentRow(ws, grid),
                                                 f"persistent.cu with {text}, as given")
+    if args.tiled_rows:
+        from morphgpu.bfs.gpu import tiled  # noqa: PLC0415
+
+        out["tiled runner, no horizon"] = Row(
+            lambda s: tiled.run_tiled(ws, s, True, horizon=0),
+            "tiled.cu run_tiled, horizon 0, tiled copy")
     return out
+
+
+# ---- the tiled kernel's counters ------------------------------------------------------
+
+
+def tiled_counters(g: Any) -> dict[str, int]:
+    """The last tiled search of ``g``'s counters (tiled.last_stats on the workspace it ran
+    on: the tiled copy's) and that graph's tile count. One small read (a sync): call it
+    outside the timed calls."""
+    from morphgpu.bfs.gpu import tiled  # noqa: PLC0415
+    from morphgpu.bfs.gpu.workspace import workspace  # noqa: PLC0415
+
+    inner = tiled.searched_workspace(workspace(g))
+    stats = tiled.last_stats(inner)
+    stats["n_tiles"] = -(-inner.g.n_vertices // max(stats.get("tile_vertices", 1), 1))
+    return stats
+
+
+def tiled_fields(counters: list[dict[str, int]]) -> dict[str, float]:
+    """Row fields from the counters of a row's searches (means over them): rounds, tiles
+    processed of the copy's tiles, local levels per tile, remote labels lowered, tile size;
+    us (at the device's rated clock) per tile in the load and the write-back, per local
+    level, per round in block 0's barrier wait and in the whole round."""
+    if not counters:
+        return {}
+    per = {k: float(np.mean([c.get(k, 0) for c in counters])) for k in counters[0]}
+    mhz = clock_mhz()
+    tiles, rounds = max(per["tiles"], 1.0), max(per["rounds"], 1.0)
+    return {"tiled_rounds": per["rounds"], "tiled_tiles": per["tiles"],
+            "tiled_n_tiles": per["n_tiles"], "tiled_levels_per_tile": per["levels"] / tiles,
+            "tiled_remote_lowered": per["remote_lowered"],
+            "tiled_global_rows": per["global_rows"], "tile_vertices": per["tile_vertices"],
+            "tiled_load_us_per_tile": per["load_cycles"] / tiles / mhz,
+            "tiled_us_per_local_level": per["level_cycles"] / max(per["levels"], 1.0) / mhz,
+            "tiled_write_us_per_tile": per["write_cycles"] / tiles / mhz,
+            "tiled_barrier_us_per_round": per["barrier_cycles"] / rounds / mhz,
+            "tiled_us_per_round": per["loop_cycles"] / rounds / mhz}
 
 
 def _persistent_profile(ws: Any, source: int) -> dict[str, Any]:

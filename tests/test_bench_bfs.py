@@ -148,3 +148,62 @@ def test_ab_options_recognise_earlier_kernels_and_name_bad_input(tmp_path):
                 ["--profile-levels", "-1"]):
         with pytest.raises(ValueError):
             bfs_ab.resolve_args(parser.parse_args(bad))
+
+
+def test_deep_probe_graph_names_and_tiled_fields(monkeypatch):
+    """--graphs takes the deep probe's short names; the tiled counters become row fields
+    (means over the searches, us at the rated clock); --tiled-rows and --no-extras parse."""
+    import argparse
+
+    import bfs_ab
+
+    labels = [case.label for case in bench.cases(False, True)]
+    for name, label in (("grid-4000", "grid2d 4000x4000"), ("delaunay-1M", "delaunay 1M"),
+                        ("delaunay-4M", "delaunay 4M"), ("road-COL", "road COL"),
+                        ("grid-del-2000", "grid-del 2000x2000 p.75")):
+        assert bench._wanted(label, [name]), name
+        assert [x for x in labels if bench._wanted(x, [name])] in ([label], []), name
+    assert not bench._wanted("grid-del 20000x20000 p.75", ["grid-del-2000"])
+    assert bench._wanted("kron 21 ef16", ["kron 21"]) and bench._wanted("any", [])
+
+    monkeypatch.setattr(bfs_ab, "clock_mhz", lambda: 1000.0)
+    counters = [{"rounds": 10, "tiles": 40, "levels": 400, "remote_lowered": 5,
+                 "global_rows": 0, "load_cycles": 40_000, "level_cycles": 400_000,
+                 "write_cycles": 80_000, "barrier_cycles": 50_000, "loop_cycles": 100_000,
+                 "tile_vertices": 4096, "n_tiles": 30},
+                {"rounds": 30, "tiles": 40, "levels": 400, "remote_lowered": 7,
+                 "global_rows": 2, "load_cycles": 40_000, "level_cycles": 400_000,
+                 "write_cycles": 80_000, "barrier_cycles": 150_000, "loop_cycles": 300_000,
+                 "tile_vertices": 4096, "n_tiles": 30}]
+    fields = bfs_ab.tiled_fields(counters)
+    assert fields["tiled_rounds"] == 20 and fields["tiled_tiles"] == 40
+    assert fields["tiled_levels_per_tile"] == 10 and fields["tiled_n_tiles"] == 30
+    assert fields["tiled_load_us_per_tile"] == 1.0 and fields["tiled_write_us_per_tile"] == 2.0
+    assert fields["tiled_us_per_local_level"] == 1.0
+    assert fields["tiled_barrier_us_per_round"] == 5.0 and fields["tiled_us_per_round"] == 10.0
+    assert bfs_ab.tiled_fields([]) == {}
+
+    parser = argparse.ArgumentParser()
+    bench._add_args(parser)
+    args = parser.parse_args(["--tiled-rows", "--no-extras", "--variants", "tiled"])
+    bfs_ab.resolve_args(args)
+    assert args.tiled_rows and args.no_extras and args.variants == "tiled"
+
+
+def test_summary_lines(capsys):
+    import harness
+
+    record = harness.Record("bfs", "cpu")
+    record.row(graph="grid2d 4000x4000", variant="persistent", mean_ms=27.0,
+               us_per_level=4.0, x_persistent=1.0)
+    record.row(graph="grid2d 4000x4000", variant="tiled", mean_ms=13.5, us_per_level=2.0,
+               x_persistent=2.0, tiled_rounds=367.0, tiled_tiles=36000.0,
+               tiled_n_tiles=4514.0, tiled_levels_per_tile=16.1, tiled_load_us_per_tile=5.0,
+               tiled_us_per_local_level=0.5, tiled_write_us_per_tile=3.0,
+               tiled_barrier_us_per_round=30.0, tiled_us_per_round=40.0)
+    record.row(graph="road COL", variant="sparse-matrix input", matrix_ms=1.0)
+    capsys.readouterr()
+    bench.summary(record)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3  # a header, the two timed rows
+    assert "2.000" in lines[2] and "367 36000/4514 16.1" in lines[2]

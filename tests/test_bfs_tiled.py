@@ -165,6 +165,59 @@ def test_gpu_tiled_many_rounds_on_a_path():
         assert stats["levels"] == 6400 and stats["global_rows"] == 0, stats
 
 
+def hub_graph(leaves: int) -> CSRGraph:
+    """Vertex 0 joined to ``leaves`` leaves 1..leaves, each leaf to a vertex of a second
+    layer (leaf + leaves), the second layer a path: from the hub, a queue of one with a
+    row of ``leaves`` edges, then a queue of ``leaves`` vertices, then a path's."""
+    leaf = np.arange(1, leaves + 1)
+    second = leaf + leaves
+    src = np.concatenate([np.zeros(leaves, dtype=np.int64), leaf, second[:-1]])
+    dst = np.concatenate([leaf, second, second[1:]])
+    return CSRGraph.from_edges(src, dst, n_vertices=2 * leaves + 1, symmetrize=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", [
+    {"relabel": False}, {"relabel": False, "tile_shift": 6}, {},
+    {"relabel": False, "horizon": 0}], ids=str)
+def test_gpu_tiled_lane_groups(options):
+    """The local levels' lane groups (G lanes per queued vertex, G from the queue's
+    length): a queue of one whose row takes many passes of a 32-lane group (the hub's
+    3000 edges), a queue longer than the block (a lane each, several vertices per lane),
+    and everything between as the path's queues shrink; from the hub, a leaf, the far
+    end of the path, with and without parents."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = hub_graph(3000)
+    g = host.to("gpu")
+    for i, source in enumerate((0, 17, host.n_vertices - 1)):
+        dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=i != 1, **options)
+        check(host, source, dist, parent)
+
+
+@pytest.mark.gpu
+def test_gpu_tiled_edge_capacity_boundaries():
+    """Rows that end exactly at the edge capacity stay in shared memory, the first row
+    past it and all after are global rows (the kernel finds them from the row starts and
+    the tile's last row end): a path in id order with 64-vertex tiles (128 edges in an
+    inner tile) searched exactly under every capacity around a row boundary; no global
+    row where every tile fits (128), some where the inner tiles' last row passes (127)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(1000)), directed=False)
+    g = host.to("gpu")
+    ws = gpu.workspace(g)
+    for cap in (0, 1, 2, 3, 63, 64, 65, 126, 127, 128, 129, 300):
+        dist, parent, _ = gpu.run(g, 500, variant="tiled", want_parents=True, relabel=False,
+                                  tile_shift=6, edge_cap=cap, horizon=0)
+        check(host, 500, dist, parent)
+        stats = tiled.last_stats(ws)
+        if cap >= 128:
+            assert stats["global_rows"] == 0, (cap, stats)
+        else:
+            assert stats["global_rows"] > 0, (cap, stats)
+
+
 @pytest.mark.gpu
 def test_gpu_tiled_base_reset_and_shift_change():
     """Round numbers near 2^31 make the launch clear stamps and marks; searches with
@@ -249,6 +302,9 @@ def test_tiled_shift_rule():
             bigger = shift + 1
             assert (1 << bigger) * mean > tiled.FILL * tiled.edge_capacity(bigger, budget)
     assert tiled.choose_shift(4.0, budget) == tiled.TILE_MAX_SHIFT
+    # one edge per lane and pass on grids and roads, two on Delaunay graphs and denser
+    assert [tiled.edges_per_pass(m) for m in (0.0, 2.4, 4.0, 5.2, 6.0, 32.0)] == \
+        [1, 1, 1, 2, 2, 2]
     assert tiled.choose_shift(32.0, budget) < tiled.TILE_MAX_SHIFT
     assert tiled.edge_capacity(12, 1000) == 0
     assert variants.check("tiled").cpu_direction == "top-down"

@@ -92,8 +92,18 @@ def _sp_survey_requests() -> list[tuple[str, dict]]:
             for w in (3, gpu.FIXED_WIDTH_MAX)]
 
 
+def _bfs_tiled_requests() -> list[tuple[str, dict]]:
+    """Both local-level forms bfs/gpu/tiled.py picks (edges per lane and pass)."""
+    from morphgpu.bfs.gpu import tiled  # noqa: PLC0415
+
+    return [(f"eb{tiled.edges_per_pass(mean)}",
+             {"MG_TILED_BLOCK": tiled.BLOCK, "MG_TILED_EB": tiled.edges_per_pass(mean),
+              "MG_BARRIER_COOP": None}) for mean in (2.0, 6.0)]
+
+
 _REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests, "sp/kernels/walk.cu": _sp_walk_requests,
-             "sp/kernels/survey.cu": _sp_survey_requests}
+             "sp/kernels/survey.cu": _sp_survey_requests,
+             "bfs/kernels/tiled.cu": _bfs_tiled_requests}
 
 
 CASES = [

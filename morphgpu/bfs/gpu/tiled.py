@@ -39,8 +39,11 @@ stamps, offsets and ids of a few thousand vertices), about sqrt(T)-2 sqrt(T) loc
 of a few shared-memory round trips and one __syncthreads each (~0.2-0.3 us), the
 write-back's global atomics (~2 us) and one grid barrier (~2 us); a wavefront crossing a
 64 x 64 tile advances ~64-128 levels per round, so ~0.3-0.5 us per level instead of 2-8.
-Not measured on a GPU yet. What would make it lose: wavefronts that reach tiles out of
-distance order (each
+Measured (H100, benchmarks/bfs.py --variants tiled, 4 roots, session 14): load 3.5-8.5 us
+per tile, a local level 0.75-1.2 us, write-back 3-6 us per tile, a round 35-88 us with a
+horizon of 16 levels; grid 4000^2 13.8 ms (2.4 us per level, 1.85x persistent), road COL
+2.62 ms (0.93x), Delaunay 1M / 4M 2.68 / 6.16 ms (1.16x / 1.13x). What would make it lose:
+wavefronts that reach tiles out of distance order (each
 correction reloads and re-runs a tile: ``rounds`` and ``tiles`` of :func:`last_stats`
 far above the levels over sqrt(T) and the tiles of the graph), tiles whose edges leave
 them (ids without locality: ``remote_lowered`` close to the reached vertices), frontiers
@@ -84,15 +87,25 @@ TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
 CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
 # The k-th round expands labels below k * HORIZON only (0: no horizon). The H100 run of
-# 2026-11-26 (scripts/bfs_deep_probe.py, 4 roots; the timings stand although the answers
+# 2026-11-26 (scripts/bfs_deep_probe.py, now benchmarks/bfs.py --variants tiled
+# --tiled-rows; 4 roots; the timings stand although the answers
 # read back wrong: the map back, not the search, was at fault) had a horizon of 16 ahead of
 # none and of 1024-vertex tiles on every graph (ms: grid 4000^2 20.5 / 27.3 / 25.1,
 # Delaunay 1M 4.10 / 5.60 / 4.63, grid 2000^2 with deleted edges 11.3 / 14.4 / 14.1, road
 # COL 3.58 / 4.44 / 3.68, Delaunay 4M 9.74 / 16.3 / 15.2): local levels per tile 61 -> 18
 # on the deleted-edge grid, for 3x the rounds. Measured with the first form of the local
-# levels (~1-2.7 us each); with queued frontiers a level costs less, which favours no
-# horizon: to be measured again.
+# levels (~1-2.7 us each); with queued frontiers and lane groups a level costs less (0.9-1.2
+# us), which favours no horizon: to be measured again (the ``tiled runner, no horizon``
+# row of benchmarks/bfs.py --tiled-rows).
 HORIZON = 16
+# Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
+# degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
+# one edge per lane), 2 above (Delaunay graphs: rows of 6 and more under groups of 4 lanes).
+# H100, 4 roots, EB 1 against 2: grid 4000^2 14.3 / 15.8 ms, road COL 2.62 / 2.83, Delaunay
+# 1M 2.90 / 2.76, Delaunay 4M 6.28 / 5.97 (local levels 0.88 / 1.01, 0.76 / 0.86, 1.22 /
+# 1.20, 1.25 / 1.23 us). The same run without horizon: 18.8, 3.76, 3.70, 9.91 ms: the
+# horizon stays.
+SPARSE_MEAN_DEGREE = 4.5
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
 C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
@@ -199,14 +212,21 @@ def searched_workspace(ws: Workspace) -> Workspace:
     return inner if inner is not None else ws
 
 
-def _grid(vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
-    return _grid_on(current_device(), vid, eid, shared)
+def edges_per_pass(mean_degree: float) -> int:
+    """tiled.cu's MG_TILED_EB for a graph of this mean degree (see SPARSE_MEAN_DEGREE)."""
+    return 1 if mean_degree <= SPARSE_MEAN_DEGREE else 2
+
+
+def _grid(vid: str, eid: str, shared: int, eb: int) -> barrier.PersistentGrid:
+    return _grid_on(current_device(), vid, eid, shared, eb)
 
 
 @functools.lru_cache(maxsize=16)
-def _grid_on(device_id: int, vid: str, eid: str, shared: int) -> barrier.PersistentGrid:
+def _grid_on(device_id: int, vid: str, eid: str, shared: int,
+             eb: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
-    defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK}
+    defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK,
+               "MG_TILED_EB": eb}
     return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative",
                                      block=BLOCK, defines=defines, shared_mem=shared)
 
@@ -317,7 +337,8 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
     if top == 0 and fixed_shared_bytes(shift) > budget:
         raise ValueError(f"tiles of {1 << shift} vertices do not fit this GPU's shared "
                          f"memory ({budget} bytes per block)")
-    grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap))
+    grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap),
+                 edges_per_pass(ws.n_edges / max(n, 1)))
     st = state(ws, shift)
     _last[ws] = st
     n_tiles = int(st.mark.size)

@@ -13,16 +13,22 @@
 //    whose stamp is >= r (stamp[v] = the round in which v must be processed again,
 //    written by whoever lowered v's label from outside the tile; stamps are never
 //    cleared, they only grow);
-// 3. runs local label-correcting levels in shared memory: a thread per queued frontier
-//    vertex with a local row relaxes its in-tile neighbours with atomicMin on the shared
-//    labels; a lowered neighbour whose bit in the next frontier's bitmap was clear (the
-//    bitmap keeps each vertex once per queue) is appended to the next queue (warp-
-//    aggregated atomicAdd on a shared length). The loop ends after a level that queued
-//    nothing. No global memory is touched here. (The first form scanned all T / 32
-//    bitmap words each level and served each non-zero word's lanes in turn, a warp's
-//    words one after another: 0.9-2.7 us per level on the H100 against the ~0.3 us this
-//    form should cost: one dependent chain of a few shared-memory accesses per level and
-//    one __syncthreads, where the frontier has at most BLOCK vertices);
+// 3. runs local label-correcting levels in shared memory: a group of G lanes per queued
+//    frontier vertex with a local row (G = 1, 2, ..., 32 from the queue's length: the
+//    block's lanes spread over the queue) relaxes its in-tile neighbours with atomicMin on
+//    the shared labels, each lane EB edges per pass; a lowered neighbour whose bit in the
+//    next frontier's bitmap was clear (the bitmap keeps each vertex once per queue) is
+//    appended to the next queue (one warp-aggregated atomicAdd on a shared length per
+//    pass). The loop ends after a level that queued nothing. No global memory is touched
+//    here. (The first form scanned all T / 32 bitmap words each level; the second took a
+//    thread per queued vertex, walked its row in dependent passes of EB = 4 edges and
+//    appended each slot with its own atomicAdd and shuffle: 1.16 us per level on the
+//    4000^2 grid, 2.4-2.5 on Delaunay graphs, 1.19 on road COL (H100). This form, EB = 4:
+//    1.21 / 1.25-1.29 / 0.98 us; EB = 2: 1.01 / 1.20-1.23 / 0.86 us; EB = 1: 0.88 / 1.22-
+//    1.25 / 0.76 us: tiled.py builds EB = 1 for mean degrees up to 4.5, 2 above. One
+//    block per SM instead of two took only 0.1 us off a level: not contention with the
+//    co-resident block's load. The ~0.3 us one chain of shared accesses and one
+//    __syncthreads per level should cost is not reached yet);
 // 4. writes back: every vertex that was a seed or was lowered ("touched") gets
 //    atomicMin(label, local label) (fire and forget), and the edges the local levels did
 //    not relax are relaxed from global memory: a global row's every entry (in-tile
@@ -88,9 +94,15 @@ enum Stat {
     S_LOAD_CYCLES, S_LEVEL_CYCLES, S_WRITE_CYCLES, S_BARRIER_CYCLES, S_LOOP_CYCLES, S_COUNT
 };
 constexpr unsigned BASE_LIMIT = 0x80000000u;
-constexpr int VB = 2;  // vertices per thread whose loads issue together (tile load)
+#ifndef MG_TILED_VB
+#define MG_TILED_VB 2
+#endif
+constexpr int VB = MG_TILED_VB;  // vertices per thread whose loads issue together (tile load)
 constexpr int RB = 2;  // remote edges per thread whose loads and atomics issue together
-constexpr int EB = 4;  // a row's edges whose shared loads issue together (local levels)
+#ifndef MG_TILED_EB
+#define MG_TILED_EB 2
+#endif
+constexpr int EB = MG_TILED_EB;  // edges per lane whose shared loads issue together (local levels)
 
 __device__ __forceinline__ u64 ld_volatile_u64(const u64* p) { return *(const volatile u64*)p; }
 
@@ -140,48 +152,63 @@ __device__ __forceinline__ bool relax_global(int* label, unsigned* stamp, unsign
     return true;
 }
 
-// Append local id i to a shared queue where push (any subset of a warp's lanes may call it
-// together: the lanes converged at the call, one atomicAdd per group).
-__device__ __forceinline__ void enqueue_local(unsigned short* queue, int* length, bool push,
-                                              int i) {
+// Append the local ids j[u] where push[u] to a shared queue (any subset of a warp's lanes
+// may call it together: the lanes converged at the call). One ballot per slot, one
+// atomicAdd on the length and one shuffle per warp for all EB slots (one of each per slot
+// made a chain of EB shared atomics and shuffles per pass).
+__device__ __forceinline__ void enqueue_local(unsigned short* queue, int* length,
+                                              const bool (&push)[EB],
+                                              const unsigned short (&j)[EB]) {
     const unsigned active = __activemask();
-    const unsigned pushing = __ballot_sync(active, push);
-    if (pushing == 0u) return;
+    unsigned ballot[EB];
+    int total = 0;
+#pragma unroll
+    for (int u = 0; u < EB; ++u) {
+        ballot[u] = __ballot_sync(active, push[u]);
+        total += __popc(ballot[u]);
+    }
+    if (total == 0) return;  // the same for every lane of `active`
     const unsigned lane = lane_id();
-    const int leader = __ffs(pushing) - 1;
+    const int leader = __ffs(active) - 1;
     int base = 0;
-    if ((int)lane == leader) base = atomicAdd(length, __popc(pushing));
+    if ((int)lane == leader) base = atomicAdd(length, total);
     base = __shfl_sync(active, base, leader);
-    if (push) queue[base + __popc(pushing & ((1u << lane) - 1u))] = (unsigned short)i;
+    const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+    for (int u = 0; u < EB; ++u) {
+        if (push[u]) queue[base + __popc(ballot[u] & below)] = j[u];
+        base += __popc(ballot[u]);
+    }
 }
 
-// One frontier vertex's local row: lower its in-tile neighbours' shared labels; a lowered
-// one not yet in the next frontier (its bit in `next`) is appended to the next queue. EB
-// edges at a time: their id and label loads issue together (the atomics only where a
-// label is to be lowered).
-__device__ __forceinline__ void relax_row(const TileSmem& sm, int i, unsigned* next,
-                                          unsigned short* next_queue, int* next_length) {
-    const int nd = sm.dist[i] + 1;
-    const int kb = sm.off[i], ke = sm.off[i + 1];
-    for (int k = kb; k < ke; k += EB) {
-        unsigned short j[EB];
-        int dj[EB];
+// A pass over one frontier vertex's local row by one lane of its group of G = 1 << lg lanes:
+// the EB edges k, k + G, ..., k + (EB - 1) G below ke (their id and label loads issue
+// together; the atomics only where a label is to be lowered). A lowered neighbour not yet
+// in the next frontier (its bit in `next`) is appended to the next queue.
+__device__ __forceinline__ void relax_edges(const TileSmem& sm, int nd, int k, int ke, int lg,
+                                            unsigned* next, unsigned short* next_queue,
+                                            int* next_length) {
+    unsigned short j[EB];
+    int dj[EB];
+    bool push[EB];
 #pragma unroll
-        for (int u = 0; u < EB; ++u) j[u] = k + u < ke ? sm.nbr[k + u] : REMOTE;
+    for (int u = 0; u < EB; ++u) {
+        const int e = k + (u << lg);
+        j[u] = e < ke ? sm.nbr[e] : REMOTE;
+    }
 #pragma unroll
-        for (int u = 0; u < EB; ++u) {
-            dj[u] = j[u] != REMOTE ? *(volatile int*)(sm.dist + j[u]) : 0;  // nd >= 1
-        }
+    for (int u = 0; u < EB; ++u) {
+        dj[u] = j[u] != REMOTE ? *(volatile int*)(sm.dist + j[u]) : 0;  // nd >= 1
+    }
 #pragma unroll
-        for (int u = 0; u < EB; ++u) {
-            bool push = false;
-            if (nd < dj[u] && atomicMin(sm.dist + j[u], nd) > nd) {
-                const unsigned bit = 1u << (j[u] & 31);
-                push = (atomicOr(next + (j[u] >> 5), bit) & bit) == 0u;
-            }
-            enqueue_local(next_queue, next_length, push, j[u]);
+    for (int u = 0; u < EB; ++u) {
+        push[u] = false;
+        if (nd < dj[u] && atomicMin(sm.dist + j[u], nd) > nd) {
+            const unsigned bit = 1u << (j[u] & 31);
+            push[u] = (atomicOr(next + (j[u] >> 5), bit) & bit) == 0u;
         }
     }
+    enqueue_local(next_queue, next_length, push, j);
 }
 
 // The tile's column ids [eb, eb + loaded) as local ids (REMOTE outside [s, s + cnt)):
@@ -292,13 +319,18 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
 
     // 2. Rounds.
     unsigned r = base;
-    const long long loop_start = clock64();
-    long long wb_start = -1;  // thread 0: when the current tile's write-back began
+    // Thread 0's clock stamps, and the round's next list and its count, in shared memory:
+    // registers kept live across the local levels spill there (64 per thread at 2 blocks
+    // of 512 per SM).
+    __shared__ long long s_clock[3];  // the round loop's start, the write-back's (-1:
+                                      // none), the load's
+    if (tid == 0) {
+        s_clock[0] = clock64();
+        s_clock[1] = -1;
+    }
     for (;; ++r) {
-        const i64* list = lists + (i64)(r & 1u) * n_tiles;
         i64* next_list = lists + (i64)((r + 1u) & 1u) * n_tiles;
         u64* next_count = ctrl + C_COUNT + (r + 1u) % 3u;
-        const u64 count = ld_volatile_u64(ctrl + C_COUNT + r % 3u);
         // The horizon (horizon_step > 0): labels this round may expand from.
         const long long reach = (long long)(r - base + 1u) * horizon_step;
         const int horizon = horizon_step > 0 && reach < UNREACHED ? (int)reach : UNREACHED;
@@ -310,19 +342,20 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         }
         for (;;) {
             __syncthreads();  // the previous tile's shared memory is no longer read
-            if (tid == 0 && wb_start >= 0) {
-                stats[S_WRITE_CYCLES] += (u64)(clock64() - wb_start);
-                wb_start = -1;
+            if (tid == 0 && s_clock[1] >= 0) {
+                stats[S_WRITE_CYCLES] += (u64)(clock64() - s_clock[1]);
+                s_clock[1] = -1;
             }
             if (tid == 0) {
+                const u64 count = ld_volatile_u64(ctrl + C_COUNT + r % 3u);
                 const u64 k = atomicAdd(ctrl + C_TAKE + r % 3u, 1ull);
-                s_tile = k < count ? __ldcg(list + k) : (i64)-1;
+                s_tile = k < count ? __ldcg(lists + (i64)(r & 1u) * n_tiles + k) : (i64)-1;
                 if (s_tile >= 0) {
                     const i64 s = s_tile << shift;
                     const i64 e = s + T < n ? s + T : n;
                     s_eb = indptr[s];
                     s_ee = indptr[e];  // e <= n
-                    s_local_rows = (int)(e - s);
+                    s_local_rows = (int)(e - s) - (s_ee - s_eb > (eid_t)edge_cap ? 1 : 0);
                     s_remote = 0;
                     s_deferred = 0;
                     s_queued[0] = s_queued[1] = s_queued[2] = 0;
@@ -331,20 +364,23 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             __syncthreads();
             const i64 tile = s_tile;
             if (tile < 0) break;
-            const long long load_start = clock64();
-            if (tid == 0) stats[S_TILES] += 1;
+            if (tid == 0) {
+                s_clock[2] = clock64();
+                stats[S_TILES] += 1;
+            }
             const i64 s = tile << shift;
             const int cnt = (int)((s + T < n ? s + T : n) - s);
             const eid_t eb = s_eb;
             const i64 tile_edges = (i64)(s_ee - eb);
             const int loaded = (int)(tile_edges < (i64)edge_cap ? tile_edges : (i64)edge_cap);
 
-            // Load: labels, seeds, row offsets, the first row past the edge capacity;
-            // VB vertices per thread whose loads issue together, then the column ids.
+            // Load: labels, seeds, row offsets, the first row past the edge capacity (from
+            // the row starts: one offset load per vertex); VB vertices per thread whose
+            // loads issue together, then the column ids.
             for (int i0 = tid; i0 < T; i0 += VB * BLOCK) {
                 int d[VB];
                 unsigned st[VB];
-                eid_t rb[VB], re[VB];
+                eid_t rb[VB];
 #pragma unroll
                 for (int u = 0; u < VB; ++u) {
                     const int i = i0 + u * BLOCK;
@@ -352,7 +388,6 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                         d[u] = __ldcg(label + s + i);
                         st[u] = __ldcg(stamp + s + i);
                         rb[u] = indptr[s + i];
-                        re[u] = indptr[s + i + 1];
                     }
                 }
 #pragma unroll
@@ -368,7 +403,9 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                         seed = st[u] >= r && d[u] != UNREACHED;
                         const i64 b = (i64)(rb[u] - eb);
                         sm.off[i] = (unsigned short)(b < (i64)edge_cap ? b : (i64)edge_cap);
-                        if ((i64)(re[u] - eb) > (i64)edge_cap) atomicMin(&s_local_rows, i);
+                        // Row i - 1 ends where row i begins (the last row's end: s_ee,
+                        // read with the tile); i >= 1 here (row 0 begins at eb).
+                        if (b > (i64)edge_cap) atomicMin(&s_local_rows, i - 1);
                     }
                     const unsigned word = __ballot_sync(FULL, seed);
                     if (lane == 0) {
@@ -389,14 +426,23 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             load_ids(indices, eb, loaded, s, cnt, sm.nbr);
             __syncthreads();
             const int local_rows = s_local_rows;
-            const long long levels_start = clock64();
-            if (tid == 0) stats[S_LOAD_CYCLES] += (u64)(levels_start - load_start);
+            if (tid == 0) {
+                const long long now = clock64();
+                stats[S_LOAD_CYCLES] += (u64)(now - s_clock[2]);
+                s_clock[2] = now;  // the local levels' start
+            }
 
-            // Local levels in shared memory: a thread per queued vertex. Bitmaps and
-            // queue lengths rotate over three (level L: read L % 3, append to
-            // (L + 1) % 3, clear (L + 2) % 3, which level L - 1 read before the
-            // __syncthreads ending it); queues over two.
-            for (int level = 0, third = 0;; ++level, third = third == 2 ? 0 : third + 1) {
+            // Local levels in shared memory: a group of G = 1 << lg lanes per queued
+            // vertex, G the largest power of two up to 32 with queued * G <= BLOCK (the
+            // same for the whole block; 1 where the queue holds more than BLOCK), each
+            // lane taking the row's edges sub, sub + G, ... in passes of EB. (A thread per
+            // queued vertex left most of the block idle on the narrow frontiers of deep
+            // graphs and walked a row's edges in dependent passes: 1.2 us per level on a
+            // grid, 2.4 on Delaunay graphs on the H100.) Bitmaps and queue lengths rotate
+            // over three (level L: read L % 3, append to (L + 1) % 3, clear (L + 2) % 3,
+            // which level L - 1 read before the __syncthreads ending it); queues over two.
+            int level = 0;
+            for (int third = 0;; ++level, third = third == 2 ? 0 : third + 1) {
                 const int after = third == 2 ? 0 : third + 1;
                 const int before = third == 0 ? 2 : third - 1;
                 const unsigned* cur = sm.frontier + third * W;
@@ -406,23 +452,37 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 unsigned short* next_queue = sm.queue + ((level & 1) ^ 1) * T;
                 const int queued = s_queued[third];
                 if (tid == 0) s_queued[before] = 0;
-                for (int w = tid; w < W; w += BLOCK) {
+                // The bitmap words by the block's last threads (the first ones take the
+                // queue: with a short queue they alone have edges to relax).
+                for (int w = BLOCK - 1 - tid; w < W; w += BLOCK) {
                     spare[w] = 0u;
                     sm.touched[w] |= cur[w];
                 }
-                for (int q = tid; q < queued; q += BLOCK) {
+                const int per = queued > 0 ? BLOCK / queued : BLOCK;
+                const int lg = per >= 32 ? 5 : per <= 1 ? 0 : 31 - __clz(per);
+                const int sub = tid & ((1 << lg) - 1);
+                for (int q = tid >> lg; q < queued; q += BLOCK >> lg) {
                     const int i = cur_queue[q];
-                    if (i < local_rows && sm.dist[i] < horizon) {
-                        relax_row(sm, i, next, next_queue, &s_queued[after]);
+                    int nd = 0, k = 0, ke = 0;  // no edges: a global row, or at the horizon
+                    if (i < local_rows) {
+                        const int d = sm.dist[i];
+                        if (d < horizon) {
+                            nd = d + 1;
+                            k = sm.off[i] + sub;
+                            ke = sm.off[i + 1];
+                        }
+                    }
+                    for (; k < ke; k += EB << lg) {
+                        relax_edges(sm, nd, k, ke, lg, next, next_queue, &s_queued[after]);
                     }
                 }
-                if (tid == 0) stats[S_LEVELS] += 1;
                 __syncthreads();
                 if (s_queued[after] == 0) break;
             }
+            if (tid == 0) stats[S_LEVELS] += (u64)(level + 1);
             if (tid == 0) {
-                wb_start = clock64();
-                stats[S_LEVEL_CYCLES] += (u64)(wb_start - levels_start);
+                s_clock[1] = clock64();
+                stats[S_LEVEL_CYCLES] += (u64)(s_clock[1] - s_clock[2]);
             }
 
             // Write-back, phase A (a thread per vertex): labels, a global row's every edge,
@@ -511,9 +571,9 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         const long long arrive = clock64();
         grid_sync(bar);
         if (blockIdx.x == 0 && tid == 0) stats[S_BARRIER_CYCLES] += (u64)(clock64() - arrive);
-        if (ld_volatile_u64(next_count) == 0ull) break;
+        if (ld_volatile_u64(ctrl + C_COUNT + (r + 1u) % 3u) == 0ull) break;
     }
-    if (blockIdx.x == 0 && tid == 0) stats[S_LOOP_CYCLES] = (u64)(clock64() - loop_start);
+    if (blockIdx.x == 0 && tid == 0) stats[S_LOOP_CYCLES] = (u64)(clock64() - s_clock[0]);
     // Per-block statistics, one atomic per counter (the loop ended after a barrier).
     if (tid < S_COUNT && stats[tid]) atomicAdd(ctrl + C_STATS + tid, stats[tid]);
     // Nobody reads the base again in this launch (read before the first barrier).
