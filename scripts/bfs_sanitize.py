@@ -40,6 +40,12 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     # The degree-relabelled copy, mapped back by the search's tail.
     ("beamer", {"relabel": True}),
     ("bottom-up", {"relabel": True}),
+    # The tiled kernel with small tiles (several tiles on these graphs), without a horizon,
+    # with a tiny edge capacity (rows read from global memory), and on the ids as given.
+    ("tiled", {"tile_shift": 8}),
+    ("tiled", {"tile_shift": 8, "horizon": 0}),
+    ("tiled", {"tile_shift": 8, "edge_cap": 64}),
+    ("tiled", {"relabel": False, "tile_shift": 9}),
 ]
 
 
