@@ -13,13 +13,11 @@ Every solved row reports, with the device's name: the DIMACS read of the row's f
 (written to a temporary file first; pandas' ``read_csv`` on the same file beside it), SP
 (surveys), decimation, local search and total seconds. ``--sweep`` adds the success tables
 against the ratio (K=3 4.20-4.26, K=4 9.0-9.9, K=5 18-21.1, K=6 36-43.4; ``--sweep-n``
-variables, default 1M; ``--sweep-seeds``, default 3, from ``--sweep-first-seed``, default 0),
-each failure with its reason:
+variables, default 1M; ``--sweep-seeds``, default 3), each failure with its reason:
 non-convergence, contradiction (after decimation), local-search budget. The sweep solves
 with ``solve``'s default ``backtrack="auto"`` (plain decimation until SP fails, then
 backtracking SP) and records per solve the backtracking steps, variables released,
-retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)", then
-" -> 0.5 after round M, R retreats (cause)" per climb of its ladder, or "-");
+retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)" or "-");
 ``--sweep-backtrack R`` (a number in [0, 1) or "auto") runs the sweep with another r for
 an A/B; ``--sweep-no-file`` solves the generated formula without the DIMACS round trip
 (read columns nan), for runs bounded by time. Each sweep solve also prints one compact
@@ -78,8 +76,6 @@ def add_args(parser) -> None:
                         help=f"variables per sweep formula (default 1000000; {QUICK_N} "
                              "with --quick)")
     parser.add_argument("--sweep-seeds", type=int, default=3, help="seeds per ratio")
-    parser.add_argument("--sweep-first-seed", type=int, default=0,
-                        help="the sweep's seeds are this one and the next --sweep-seeds - 1")
     parser.add_argument("--sweep-k", default="3,4,5,6", help="the K of the sweep, as 3,4")
     parser.add_argument("--sweep-ratios", default=None,
                         help="only these ratios of each K's SWEEP_RATIOS, as 9.7,9.8")
@@ -97,16 +93,11 @@ def _backtrack(text: str) -> float | str:
 
 
 def switch_text(stats) -> str:
-    """What backtrack="auto" switched to, as "0.3 after round N (cause)", then each climb
-    of its ladder as " -> 0.5 after round M, R retreats (cause)"; "-" when it did not."""
+    """What backtrack="auto" switched to, as "0.3 after round N (cause)", or "-"."""
     switch = stats.get("backtrack_switch")
     if not switch:
         return "-"
-    text = f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
-    for climb in stats.get("backtrack_escalations") or []:
-        text += (f" -> {climb['to']} after round {climb['after_rounds']}, "
-                 f"{climb['after_retreats']} retreats ({climb['cause']})")
-    return text
+    return f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
 
 
 def run(args, record) -> None:
@@ -228,8 +219,7 @@ def _sweep(args, record, device: str) -> None:
     variables; a row per solve, then a summary row with each failure kind's count."""
     n = args.sweep_n or (QUICK_N if args.quick else 1_000_000)
     ks = [int(k) for k in args.sweep_k.split(",")]
-    record.note(f"sweep: n={n}, {args.sweep_seeds} seeds per ratio (from "
-                f"{args.sweep_first_seed}), K in {ks}, "
+    record.note(f"sweep: n={n}, {args.sweep_seeds} seeds per ratio, K in {ks}, "
                 f"backtrack={args.sweep_backtrack}, solve on {backend.device_name(device)}")
     for k in ks:
         ratios = SWEEP_RATIOS[k]
@@ -239,7 +229,7 @@ def _sweep(args, record, device: str) -> None:
         for ratio in ratios:
             kinds: dict[str, int] = {}
             times = []
-            for seed in range(args.sweep_first_seed, args.sweep_first_seed + args.sweep_seeds):
+            for seed in range(args.sweep_seeds):
                 formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
                 read = pandas_read = float("nan")
                 if not args.sweep_no_file:

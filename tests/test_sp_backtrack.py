@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import backend, sp
-from morphgpu.sp import api, factor
-from morphgpu.sp.api import AUTO_BACKTRACK, AUTO_LADDER, RETREAT_BUDGET
+from morphgpu.sp import factor
+from morphgpu.sp.api import AUTO_BACKTRACK
 from morphgpu.sp.cnf import CNF
 from morphgpu.sp.cpu import CPUEngine
 
@@ -356,7 +356,6 @@ def test_auto_is_plain_decimation_until_sp_fails(case):
     check(auto, f.clauses(), n)
     if plain.stats["sp_converged"]:
         assert auto.stats["backtrack_switch"] is None
-        assert auto.stats["backtrack_escalations"] == []
         assert [auto.stats[x] for x in COUNTS] == [plain.stats[x] for x in COUNTS]
         assert (auto.status, auto.reason) == (plain.status, plain.reason)
         np.testing.assert_array_equal(auto.assignment, plain.assignment)
@@ -370,29 +369,22 @@ def test_auto_is_plain_decimation_until_sp_fails(case):
         assert auto.stats["decimation_rounds"] > plain.stats["decimation_rounds"]
 
 
-def _fail_rounds(monkeypatch, device, fails):
-    """Each SP round of the engine runs; the n-th (1-based, counted over the process's
-    engines) then reports non-convergence when ``fails(n)``."""
+def _fail_one_round(monkeypatch, device, fail_at):
+    """The engine's ``fail_at``-th SP round (1-based) runs, then reports non-convergence."""
     if device == "gpu":
         from morphgpu.sp.gpu import GPUEngine as cls  # noqa: PLC0415
     else:
         cls = CPUEngine
-    monkeypatch.undo()  # a second patch in one test replaces the first, not wraps it
     real = cls.run_surveys
     calls = {"n": 0}
 
     def run_surveys(self, *args, **kwargs):
         converged, iterations = real(self, *args, **kwargs)
         calls["n"] += 1
-        return (converged and not fails(calls["n"])), iterations
+        return (converged and calls["n"] != fail_at), iterations
 
     monkeypatch.setattr(cls, "run_surveys", run_surveys)
     return calls
-
-
-def _fail_one_round(monkeypatch, device, fail_at):
-    """The engine's ``fail_at``-th SP round (1-based) runs, then reports non-convergence."""
-    return _fail_rounds(monkeypatch, device, lambda n: n == fail_at)
 
 
 def test_auto_switches_when_a_round_fails(device, monkeypatch):
@@ -414,80 +406,6 @@ def test_auto_switches_when_a_round_fails(device, monkeypatch):
     assert switch["after_iterations"] == plain.stats["sp_iterations"]
     assert auto.stats["retreats"] >= 1 and auto.stats["backtracking_steps"] >= 1
     assert auto.stats["decimation_rounds"] > 5
-
-
-def test_auto_climbs_the_ladder_when_the_retreats_run_out(device, monkeypatch):
-    """Rounds 12 to 20 forced to fail: "auto" switches to 0.3 at the first and retreats
-    from each; the ninth finds RETREAT_BUDGET retreats spent. With the ladder cut to its
-    first rate (what "auto" did before the ladder) the solve stops there; with the ladder
-    it climbs to 0.5 at exactly that point (recorded), retreats once more from the state
-    it holds (same engine, not from scratch) and goes on decimating past it."""
-    assert AUTO_LADDER == (AUTO_BACKTRACK, 0.5)
-    f = sp.random_ksat(600, 3, ratio=4.2, seed=3)
-    kw = dict(device=device, seed=2, fix_fraction=0.02, local_search_rounds=2000)
-    failing = range(12, 12 + RETREAT_BUDGET + 1)
-    _fail_rounds(monkeypatch, device, lambda n: n in failing)
-    monkeypatch.setattr(api, "AUTO_LADDER", AUTO_LADDER[:1])
-    one = sp.solve(f, **kw)
-    assert one.status == "UNKNOWN" and one.stats["backtrack_escalations"] == []
-    assert f"(after {RETREAT_BUDGET} retreats)" in one.reason
-    assert one.stats["retreats"] == RETREAT_BUDGET
-
-    _fail_rounds(monkeypatch, device, lambda n: n in failing)  # undoes the ladder's cut too
-    built, real_engine = [], api._engine
-    monkeypatch.setattr(api, "_engine", lambda *a: built.append(1) or real_engine(*a))
-    messages = []
-    auto = sp.solve(f, progress=messages.append, **kw)
-    check(auto, f.clauses(), f.n_vars)
-    s = auto.stats
-    assert s["backtrack_switch"] == one.stats["backtrack_switch"]
-    assert s["backtrack_escalations"] == [{
-        "from": AUTO_BACKTRACK, "to": 0.5, "cause": "non-convergence",
-        "after_rounds": one.stats["decimation_rounds"],
-        "after_iterations": one.stats["sp_iterations"], "after_retreats": RETREAT_BUDGET}]
-    assert s["retreats"] > RETREAT_BUDGET
-    assert s["decimation_rounds"] > one.stats["decimation_rounds"]
-    assert "did not converge" not in auto.reason
-    # On from the decisions held: one engine, and the climb's retreat leaves some fixed.
-    assert len(built) == 1
-    climb = next(i for i, m in enumerate(messages) if "backtrack=0.5 from here" in m)
-    retreat = messages[climb + 1]
-    assert retreat.startswith(f"retreat {RETREAT_BUDGET + 1} (non-convergence)")
-    assert int(retreat.split(": ")[1].split()[0]) < f.n_vars
-
-
-def test_auto_gives_up_at_the_top_of_the_ladder(device, monkeypatch):
-    """Every round from the 40th fails: "auto" stops only when the top rate's budget is
-    spent too, after 2 x RETREAT_BUDGET retreats (one climb), and says so; the ladder cut
-    to one rate stops after RETREAT_BUDGET: the climb costs at most as many failed rounds
-    again."""
-    f = sp.random_ksat(1000, 3, ratio=4.0, seed=3)
-    kw = dict(device=device, seed=2, fix_fraction=0.02, trivial_threshold=0.0,
-              max_iterations=300, local_search_rounds=200)
-    _fail_rounds(monkeypatch, device, lambda n: n >= 40)
-    auto = sp.solve(f, **kw)
-    check(auto, f.clauses(), f.n_vars)
-    s = auto.stats
-    assert auto.status == "UNKNOWN" and s["retreats"] == 2 * RETREAT_BUDGET
-    assert f"(after {2 * RETREAT_BUDGET} retreats, backtrack 0.3 -> 0.5)" in auto.reason
-    assert [(c["from"], c["to"], c["after_retreats"]) for c in s["backtrack_escalations"]] \
-        == [(AUTO_BACKTRACK, 0.5, RETREAT_BUDGET)]
-    _fail_rounds(monkeypatch, device, lambda n: n >= 40)
-    monkeypatch.setattr(api, "AUTO_LADDER", AUTO_LADDER[:1])
-    one = sp.solve(f, **kw)
-    assert one.stats["retreats"] == RETREAT_BUDGET and one.stats["backtrack_escalations"] == []
-    assert one.stats["backtrack_switch"] == s["backtrack_switch"]
-
-
-def test_explicit_rate_does_not_climb(device, monkeypatch):
-    """An explicit r is what was asked: no ladder, it stops after RETREAT_BUDGET."""
-    f = sp.random_ksat(1000, 3, ratio=4.0, seed=3)
-    _fail_rounds(monkeypatch, device, lambda n: n >= 40)
-    r = sp.solve(f, device=device, seed=2, fix_fraction=0.02, trivial_threshold=0.0,
-                 max_iterations=300, local_search_rounds=200, backtrack=AUTO_BACKTRACK)
-    assert r.stats["retreats"] == RETREAT_BUDGET and r.stats["backtrack_escalations"] == []
-    assert r.reason.startswith(f"SP did not converge in 300 iterations (after "
-                               f"{RETREAT_BUDGET} retreats)")
 
 
 def test_auto_switches_on_a_real_non_convergence(device):

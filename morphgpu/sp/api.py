@@ -19,14 +19,10 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    instead of stopping, at most RETREAT_BUDGET times. ``backtrack="auto"`` (the default)
    is plain decimation, step for step, until SP first fails to converge in a round or a
    decimation step meets a contradiction; from there it retreats and goes on as
-   backtracking SP with r = AUTO_BACKTRACK, and when a round fails with that rate's
-   RETREAT_BUDGET retreats spent, it climbs to the next rate of AUTO_LADDER (0.3, then
-   0.5) with a fresh budget, from where it stands after that round's retreat; it stops
-   only when a round fails with the budget of the ladder's top rate spent;
+   backtracking SP with r = AUTO_BACKTRACK;
 4. local search on the formula with the fixed variables frozen; with "auto" not yet
    switched, if that gives up, decimation starts again from no decisions as backtracking SP
-   (a fresh engine, AUTO_LADDER's first rate, climbing it as in step 3) and the frozen
-   local search runs once more. If the frozen search
+   (a fresh engine) and the frozen local search runs once more. If the frozen search
    gives up (or SP failed), one more local search with every variable free, from where it
    stopped. Each
    local search runs conflict-free parallel probSAT rounds (walk.py: the flipped variables
@@ -63,9 +59,8 @@ MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
 SP_FAILED_SHARE = 100
 # Backtracking survey propagation: the step choice draws from its own random stream (the
 # same on both sides, apart from the engines' streams), and a solve retreats from a
-# contradiction or a non-converged round at most this many times at one rate before it
-# stops as plain decimation does, or, under "auto", goes on at the next rate of
-# AUTO_LADDER (each retreat may cost a round of max_iterations sweeps).
+# contradiction or a non-converged round at most this many times before it stops as
+# plain decimation does (each retreat may cost a round of max_iterations sweeps).
 BSP_STREAM = 0x425350
 RETREAT_BUDGET = 8
 # backtrack="auto": the r that plain decimation switches to once SP fails (or meets a
@@ -78,20 +73,6 @@ RETREAT_BUDGET = 8
 # r costs about (1 + r) / (1 - r) times plain decimation's steps, and plain decimation
 # meets K=3 4.2 in 2.0-2.2 s (target 2.5 s).
 AUTO_BACKTRACK = 0.3
-# backtrack="auto" after the switch: the rates it climbs, one rung at a time. When a round
-# fails (SP does not converge, or decimation meets a contradiction) with the current
-# rate's RETREAT_BUDGET retreats spent, "auto" goes on at the next rate with a fresh
-# budget, from the state that round left, after its retreat; not from scratch: the
-# decisions still held are those the lower rate's backtracking kept. A larger r releases
-# more decisions per fixed one, so it can undo more of a wrong early decision before the
-# surveys stop converging, at about (1 + r) / (1 - r) steps per net step of plain
-# decimation (0.3: 1.9, 0.5: 3, 0.9: 19). The ladder ends at 0.5, the rate the BSP
-# runs of this project started from (scripts/sp_bsp.py) and the largest measured to
-# solve at 1M variables (H100, seed 1: K=5 20.5 SAT in 29.1 s and K=3 4.24 in 6.4 s at
-# 0.5, where "auto" at 0.3 ran out of retreats on K=5 20.5); higher rates cost more
-# steps than a 1M solve has time for. Two rungs bound what a formula failing at both
-# costs: at most 2 x RETREAT_BUDGET failed rounds (solve's docstring).
-AUTO_LADDER = (AUTO_BACKTRACK, 0.5)
 # The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
 # literal (edge ids, variables, signs, surveys), for the upfront size check.
 SOLVER_BYTES_PER_VAR = 32
@@ -159,32 +140,14 @@ def solve(
     when left to run, so it is an option for runs past the threshold, not a default).
     ``backtrack``: r in [0, 1), the ratio of backtracking to decimation steps of
     backtracking survey propagation (module docstring, step 3); 0 is plain decimation;
-    an explicit r retreats at most RETREAT_BUDGET times, then stops.
     "auto" (the default) is plain decimation until SP fails to converge, decimation meets a
     contradiction or the first local search gives up, then r = AUTO_BACKTRACK (steps 3
-    and 4); when a round fails again with RETREAT_BUDGET retreats spent at that rate, r
-    climbs to AUTO_LADDER's next rate (0.5) with a fresh budget, from the current
-    decisions, and "auto" gives up only when the top rate's budget is spent too.
-    Worst case of "auto" on a formula it cannot solve: plain decimation up to its first
-    failure, then at most len(AUTO_LADDER) x RETREAT_BUDGET = 16 retreats (8 before the
-    ladder), each after a failed round (a non-converged one costs up to
-    ``max_iterations`` sweeps; a contradiction one round), and between them converged
-    steps, about (1 + r) / (1 - r) per net decimation step (1.9 at 0.3, 3 at 0.5);
-    after a local search that gave up, one more decimation from scratch bounded the same
-    way. So a hopeless formula costs up to about twice (not three times) what it cost with
-    the 0.3 rung alone, plus the 0.5 rung's extra steps. The bound counts rounds, not
-    seconds: a wall-clock charge would make the steps depend on the machine, and the CPU
-    and GPU engines (and a rerun with ``stats["seed"]``) must take the same steps.
-    stats count the steps of each kind (``decimation_rounds``,
-    ``backtracking_steps``), the variables released and the retreats (all rates
-    together); ``backtrack`` is the value asked for and ``backtrack_switch`` what "auto"
-    did first: None (plain decimation throughout, or an explicit r), else ``{"to": r,
-    "cause": "non-convergence" | "contradiction" | "local search gave up",
-    "after_rounds": decimation rounds before the switch, "after_iterations": SP
-    iterations before it}``; ``backtrack_escalations`` lists each climb of the ladder
-    after it, ``{"from": r, "to": r', "cause": "non-convergence" | "contradiction" (the
-    round that found r's budget spent), "after_rounds", "after_iterations",
-    "after_retreats": retreats before the climb}`` (empty: no climb).
+    and 4). stats count the steps of each kind (``decimation_rounds``,
+    ``backtracking_steps``), the variables released and the retreats; ``backtrack`` is
+    the value asked for and ``backtrack_switch`` what "auto" did: None (plain decimation
+    throughout, or an explicit r), else ``{"to": r, "cause": "non-convergence" |
+    "contradiction" | "local search gave up", "after_rounds": decimation rounds before the
+    switch, "after_iterations": SP iterations before it}``.
     """
     auto = isinstance(backtrack, str) and backtrack == "auto"
     if isinstance(backtrack, str) and not auto:
@@ -256,8 +219,8 @@ def solve(
         "sp_iterations": 0, "decimation_rounds": 0, "variables_fixed": 0,
         "sp_converged": None, "local_search": "not run",
         "backtrack": "auto" if auto else float(backtrack),
-        "backtrack_switch": None, "backtrack_escalations": [], "backtracking_steps": 0,
-        "variables_released": 0, "retreats": 0,
+        "backtrack_switch": None, "backtracking_steps": 0, "variables_released": 0,
+        "retreats": 0,
     }
     decimation = {"epsilon": epsilon, "fix_fraction": fix_fraction,
                   "max_iterations": int(max_iterations),
@@ -294,15 +257,14 @@ def solve(
             # held: there the surveys are trivial, so a backtracking step would stop at
             # once, and its release scores (W+ - W- of near-zero surveys) rank nothing.
             _switch(stats, "local search gave up")
-            say(f"local search gave up: decimating again with backtrack={AUTO_LADDER[0]}")
+            say(f"local search gave up: decimating again with backtrack={AUTO_BACKTRACK}")
             del engine  # its arrays go before the fresh engine's are made
             with clock("build"):
                 engine = _engine(fg, side, seed, damping)
             with clock("decimation"):
                 engine.propagate()  # the input's units again: consistent, as the first time
             sp_problem = _survey_and_decimate(engine, stats, clock, say,
-                                              **{**decimation, "backtrack": AUTO_LADDER[0]},
-                                              escalate=AUTO_LADDER[1:])
+                                              **{**decimation, "backtrack": AUTO_BACKTRACK})
             solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
                                             local_search_rounds, local_search_flips,
                                             rounds_given, flips_given)
@@ -351,45 +313,16 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          say: Callable[[str], None], *, epsilon: float, fix_fraction: float,
                          max_iterations: int, trivial_threshold: float,
                          stall_sweeps: int, backtrack: float | str = 0.0,
-                         seed: int = 0, escalate: tuple[float, ...] = ()) -> str:
+                         seed: int = 0) -> str:
     """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not.
     ``backtrack="auto"``: r = 0 until the first failure, then (recorded by _switch)
-    AUTO_LADDER's rates from a retreat on. ``escalate``: for a number ``backtrack``, the
-    rates to go on at, in turn, each time a round fails with the current rate's
-    RETREAT_BUDGET retreats spent (recorded by _escalate); empty: stop there."""
+    AUTO_BACKTRACK from a retreat on."""
     auto = backtrack == "auto"
     r = 0.0 if auto else float(backtrack)
-    ladder = list(AUTO_LADDER[1:] if auto else escalate)
     # r = 0 draws nothing and never releases: plain decimation, step for step.
     draw = np.random.default_rng([seed, BSP_STREAM]).random if r > 0 else None
     release_chance = r / (1.0 + r)
-    retreats_left = RETREAT_BUDGET  # at the current rate
     must_release = False  # after a retreat, the next step releases
-
-    def back_off(cause: str) -> bool:
-        """After a failed round: switch ("auto" at r = 0) or climb the ladder as due, then
-        retreat; False when the solve stops here."""
-        nonlocal draw, release_chance, retreats_left, r
-        if auto and draw is None:
-            draw, release_chance = _switch(stats, cause, seed)
-            r = AUTO_LADDER[0]
-            say(f"{cause}: backtrack={r} from here")
-        if draw is None or engine.n_decided() == 0:
-            return False
-        if retreats_left == 0:
-            if not ladder:
-                return False
-            r_from, r = r, ladder.pop(0)
-            release_chance, retreats_left = r / (1.0 + r), RETREAT_BUDGET
-            _escalate(stats, r_from, r, cause)
-            say(f"{cause} with {RETREAT_BUDGET} retreats spent at backtrack={r_from}: "
-                f"backtrack={r} from here")
-        retreats_left -= 1
-        if not _retreat(engine, stats, clock, fix_fraction):
-            return False
-        say(f"retreat {stats['retreats']} ({cause}): {engine.n_free()} free")
-        return True
-
     while engine.n_free() > 0:
         with clock("surveys"):
             converged, iterations = engine.run_surveys(epsilon, max_iterations, stall_sweeps)
@@ -402,9 +335,13 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                        f"{iterations} of at most {max_iterations})")
             else:
                 why = f"SP did not converge in {max_iterations} iterations"
-            if not back_off("non-convergence"):
+            if auto and draw is None:
+                draw, release_chance = _switch(stats, "non-convergence", seed)
+                say(f"SP did not converge: backtrack={AUTO_BACKTRACK} from here")
+            if draw is None or not _retreat(engine, stats, clock, fix_fraction):
                 return _after_retreats(why, stats)
             must_release = True
+            say(f"retreat {stats['retreats']} (SP did not converge): {engine.n_free()} free")
             continue
         if draw is not None and (draw() < release_chance or must_release) \
                 and engine.n_decided() > 0:
@@ -430,9 +367,13 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         say(f"round {stats['decimation_rounds']}: {engine.n_free()} free, "
             f"{stats['sp_iterations']} SP iterations")
         if not consistent:
-            if not back_off("contradiction"):
+            if auto and draw is None:
+                draw, release_chance = _switch(stats, "contradiction", seed)
+                say(f"contradiction: backtrack={AUTO_BACKTRACK} from here")
+            if draw is None or not _retreat(engine, stats, clock, fix_fraction):
                 return _after_retreats("contradiction after decimation", stats)
             must_release = True
+            say(f"retreat {stats['retreats']} (contradiction): {engine.n_free()} free")
     return ""
 
 
@@ -445,17 +386,6 @@ def _switch(stats: dict[str, Any], cause: str,
                                  "after_iterations": stats["sp_iterations"]}
     r = AUTO_BACKTRACK
     return np.random.default_rng([seed, BSP_STREAM]).random, r / (1.0 + r)
-
-
-def _escalate(stats: dict[str, Any], r_from: float, r_to: float, cause: str) -> None:
-    """Record a climb of the ladder: from r_from to r_to, on a round that failed (``cause``)
-    with r_from's retreats spent, after so many decimation rounds, SP iterations and
-    retreats (the climb's own retreat comes next)."""
-    stats.setdefault("backtrack_escalations", []).append(
-        {"from": r_from, "to": r_to, "cause": cause,
-         "after_rounds": stats["decimation_rounds"],
-         "after_iterations": stats["sp_iterations"],
-         "after_retreats": stats.get("retreats", 0)})
 
 
 def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
@@ -490,25 +420,22 @@ def _retreat(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
              fix_fraction: float) -> bool:
     """Back off from a contradiction or a round that did not converge: undo the last
     decimation step (or, when it is undone already, release by the scores of the surveys
-    as they stand); False when that leaves a contradiction. The caller keeps the budget."""
-    stats["retreats"] = stats.get("retreats", 0) + 1
+    as they stand); False when the budget is spent or nothing is left to release."""
+    if stats["retreats"] >= RETREAT_BUDGET or engine.n_decided() == 0:
+        return False
+    stats["retreats"] += 1
     with clock("decimation"):
         if engine.has_last_decimation():
             return engine.undo_last_decimation()
         consistent, released = engine.release(max(1, int(fix_fraction * engine.n_free())))
-    stats["backtracking_steps"] = stats.get("backtracking_steps", 0) + 1
-    stats["variables_released"] = stats.get("variables_released", 0) + int(released.size)
+    stats["backtracking_steps"] += 1
+    stats["variables_released"] += int(released.size)
     return consistent
 
 
 def _after_retreats(why: str, stats: dict[str, Any]) -> str:
     retreats = stats.get("retreats", 0)  # scripts/sp_residual.py keeps a stats dict without
-    if not retreats:
-        return why
-    climbs = stats.get("backtrack_escalations") or []
-    rates = "" if not climbs else ", backtrack " + " -> ".join(
-        str(x) for x in [climbs[0]["from"], *(c["to"] for c in climbs)])
-    return f"{why} (after {retreats} retreats{rates})"
+    return f"{why} (after {retreats} retreats)" if retreats else why
 
 
 def _count_search(engine: Any, stats: dict[str, Any]) -> None:

@@ -42,11 +42,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--backtrack", type=_backtrack, default="auto", metavar="R",
                    help="backtracking survey propagation: R in [0, 1) backtracking steps "
                         "per decimation step, 0 plain decimation; 'auto' (default): plain "
-                        f"decimation until SP fails, then R = {api.AUTO_LADDER[0]}, raised "
-                        "in turn to "
-                        + ", ".join(str(x) for x in api.AUTO_LADDER[1:])
-                        + f" when {api.RETREAT_BUDGET} retreats at a rate did not get past "
-                        "the failures (sp.solve's docstring)")
+                        f"decimation until SP fails, then R = {api.AUTO_BACKTRACK} "
+                        "(sp.solve's docstring)")
     p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines)")
     p.add_argument("--no-model", action="store_true",
                    help="leave the 'v' lines out of stdout (large formulas)")
