@@ -342,9 +342,15 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         }
         for (;;) {
             __syncthreads();  // the previous tile's shared memory is no longer read
-            if (tid == 0 && s_clock[1] >= 0) {
-                stats[S_WRITE_CYCLES] += (u64)(clock64() - s_clock[1]);
-                s_clock[1] = -1;
+            // Nested, not `tid == 0 && s_clock[1] >= 0`: with the && the compiler loads
+            // s_clock[1] on every thread (a shared load is safe to speculate), which
+            // racecheck reports against thread 0's store below (WAR/RAW, harmless but not
+            // clean).
+            if (tid == 0) {
+                if (s_clock[1] >= 0) {
+                    stats[S_WRITE_CYCLES] += (u64)(clock64() - s_clock[1]);
+                    s_clock[1] = -1;
+                }
             }
             if (tid == 0) {
                 const u64 count = ld_volatile_u64(ctrl + C_COUNT + r % 3u);
@@ -574,8 +580,14 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         if (ld_volatile_u64(ctrl + C_COUNT + (r + 1u) % 3u) == 0ull) break;
     }
     if (blockIdx.x == 0 && tid == 0) stats[S_LOOP_CYCLES] = (u64)(clock64() - s_clock[0]);
-    // Per-block statistics, one atomic per counter (the loop ended after a barrier).
-    if (tid < S_COUNT && stats[tid]) atomicAdd(ctrl + C_STATS + tid, stats[tid]);
+    // Per-block statistics, one atomic per counter, by thread 0: it wrote the barrier and
+    // loop cycles just above with no barrier since (a thread per counter raced with those
+    // two stores), and every other thread's atomicAdd on them came before the grid barrier.
+    if (tid == 0) {
+        for (int s = 0; s < S_COUNT; ++s) {
+            if (stats[s]) atomicAdd(ctrl + C_STATS + s, stats[s]);
+        }
+    }
     // Nobody reads the base again in this launch (read before the first barrier).
     if (blockIdx.x == 0 && tid == 0) ctrl[C_BASE] = (u64)r + 1ull;
 
