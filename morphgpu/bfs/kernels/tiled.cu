@@ -342,13 +342,14 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         }
         for (;;) {
             __syncthreads();  // the previous tile's shared memory is no longer read
-            // Nested, not `tid == 0 && s_clock[1] >= 0`: with the && the compiler loads
-            // s_clock[1] on every thread (a shared load is safe to speculate), which
-            // racecheck reports against thread 0's store below (WAR/RAW, harmless but not
-            // clean).
+            // A volatile load inside the tid == 0 branch: a plain one (as in `tid == 0 &&
+            // s_clock[1] >= 0`, or nested) is hoisted out of the branch onto every thread (a
+            // shared load is safe to speculate), which racecheck reports against thread 0's
+            // store below (WAR/RAW on the H100, harmless but not clean).
             if (tid == 0) {
-                if (s_clock[1] >= 0) {
-                    stats[S_WRITE_CYCLES] += (u64)(clock64() - s_clock[1]);
+                const long long write_start = *(volatile long long*)(s_clock + 1);
+                if (write_start >= 0) {
+                    stats[S_WRITE_CYCLES] += (u64)(clock64() - write_start);
                     s_clock[1] = -1;
                 }
             }
