@@ -14,8 +14,16 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 ``auto`` on the GPU, from graph statistics (no traversal needed):
 
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
-  frontiers) -> ``persistent``: the level loop lives in one kernel, small frontiers run
-  inside one block without grid barriers, wide ones across the grid;
+  frontiers) -> ``persistent`` or ``tiled``, chosen per graph by timing
+  (bfs/gpu/deep_choice.py): the graph's first deep search runs ``persistent`` as given
+  (the level loop in one kernel, small frontiers inside one block without grid barriers,
+  wide ones across the grid); its second builds the tiled copy beside the
+  locality-relabelled one, times a search of each from its own source and keeps the
+  faster; later searches run that one untimed. Measured, not read off a statistic: on an
+  H100 tiled ran 0.93x persistent on road COL and 1.07-1.85x on grids and Delaunay
+  graphs, and no statistic known before a search separates them without a cut-off fitted
+  to those graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a
+  CSR.)
 - otherwise -> ``beamer``: the direction-optimising BFS (Enterprise's status-array queues,
   bottom-up levels, the level loop in one persistent kernel) with Beamer's alpha/beta rule,
   which returns to top-down for the tail levels; on Kronecker scale 21 it measured 80 GTEPS
@@ -202,7 +210,8 @@ def names(*, implemented_only: bool = True) -> list[str]:
 def check(variant: str) -> Variant:
     """The variant named ``variant``; ValueError for unknown or unimplemented names."""
     if variant == "auto":
-        return Variant("auto", "", "chosen from graph statistics", True, "auto")
+        return Variant("auto", "", "chosen from graph statistics (deep graphs: persistent "
+                       "or tiled, by timing at the second search)", True, "auto")
     if variant not in VARIANTS:
         raise ValueError(
             f"variant must be 'auto' or one of {names()}, got {variant!r}"
@@ -242,7 +251,9 @@ def auto_dynamic(mean_degree: float, max_degree: int, symmetric: bool) -> str:
 
 
 def auto_gpu_from_stats(mean_degree: float, max_degree: int) -> str:
-    """The GPU variant ``auto`` picks from the mean and largest out-degree (module doc)."""
+    """The GPU variant family ``auto`` picks from the mean and largest out-degree (module
+    doc): "persistent" stands for the deep search, which on a CSR graph is persistent or
+    tiled by deep_choice.py's timing."""
     if mean_degree <= DEEP_MEAN_DEGREE and max_degree <= DEEP_MAX_DEGREE:
         return "persistent"
     return "beamer"

@@ -23,6 +23,8 @@ module             holds
                    tiles of the locality-relabelled copy, BFS levels inside a
                    tile in shared memory
 ``relabel``        the locality-relabelled copy deep searches run on
+``deep_choice``    auto on deep graphs: persistent or tiled, timed once per
+                   graph at its second deep search
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -36,6 +38,7 @@ from functools import partial
 from typing import Any
 
 from .. import variants
+from . import deep_choice
 from .asynchronous import run_async
 from .coupled import run_frontier_classes, run_merge_path_coupled
 from .direction import direction_call, run_direction
@@ -107,6 +110,9 @@ def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
                    options: dict[str, Any]) -> tuple[tuple, str]:
     ws = workspace(g)
     name = choose(ws, variant)
+    if variant == "auto" and name == "persistent" and not options:
+        # persistent or tiled, measured on the graph's second deep search (deep_choice.py)
+        return deep_choice.run_auto(ws, source, want_parents)
     runner = RUNNERS.get(name)
     if runner is None:
         raise ValueError(f"variant {name!r} has no GPU implementation")

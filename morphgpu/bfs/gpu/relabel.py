@@ -94,6 +94,22 @@ def build(ws: Workspace, distances: Callable[[int], Any]) -> Copy:
     return copy
 
 
+def searches(ws: Workspace) -> int:
+    """The workspace's deep searches under ``relabel="auto"`` so far."""
+    return _searches.get(ws, 0)
+
+
+def keep_if_serving(ws: Workspace) -> Copy | None:
+    """The workspace's copy after auto's rule: a built copy whose ids serve a wavefront no
+    better than the given ones is dropped (its memory freed), only the decision kept."""
+    copy = _copies.get(ws)
+    if copy is not None and copy.graph is not None and not serves_better(copy):
+        copy = dataclasses.replace(copy, graph=None, perm=None, inverse=None,
+                                   inverse_host=None)
+        _copies[ws] = copy
+    return copy
+
+
 def serves_better(copy: Copy) -> bool:
     """Whether the copy's ids serve a wavefront with fewer cache lines than the given ids."""
     return copy.locality_copy > copy.locality_given
@@ -114,12 +130,10 @@ def chosen(ws: Workspace, relabel: bool | str,
         if copy is None:
             if earlier < 1:
                 return None
-            copy = build(ws, distances)
-            if not serves_better(copy):
-                _copies[ws] = dataclasses.replace(copy, graph=None, perm=None, inverse=None,
-                                                  inverse_host=None)
-                return None
-        return copy if copy.graph is not None and serves_better(copy) else None
+            build(ws, distances)
+            copy = keep_if_serving(ws)
+        return copy if copy is not None and copy.graph is not None and serves_better(copy) \
+            else None
     if relabel is not True:
         raise ValueError(f"relabel must be True, False or 'auto', not {relabel!r}")
     return build(ws, distances)

@@ -239,6 +239,15 @@ def preparation(ws: Workspace, shift: int) -> relabel_module.Copy | None:
     return _copies.get(ws, {}).get(shift)
 
 
+def forget(ws: Workspace, shift: int) -> None:
+    """Drop ``ws``'s tiled copy for tiles of 2^shift vertices (its graph, its workspace and
+    the search state there go with it); the next tiled search builds it again."""
+    per_size = _copies.get(ws)
+    if per_size is not None:
+        per_size.pop(shift, None)
+    _searched.pop(ws, None)
+
+
 def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
     """The copy a tiled search runs on, built at the first search with this tile size:
     the locality-relabelled copy (relabel.build) regrouped by reorder.cell_layout into

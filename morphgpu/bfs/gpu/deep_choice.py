@@ -1,0 +1,137 @@
+"""``auto`` on deep graphs: ``persistent`` or ``tiled``, chosen per graph by timing both.
+
+Why a measurement and not a graph statistic. On an H100 (benchmarks/bfs.py, 4 roots, one
+process, session 14) tiled against persistent, ms per search: road COL (435k vertices) 2.62
+vs 2.44 (0.93x), grid 4000^2 13.98 vs 25.83 (1.85x), grid 3000^2 with 30 % of its edges
+deleted 11.15 vs 17.55 (1.57x), Delaunay 1M 2.62 vs 3.11 (1.19x), Delaunay 4M 6.58 vs 7.02
+(1.07x). No statistic known before a search (degrees, size, diameter estimates) separates
+the road network from the others without a cut-off fitted to these five graphs, and the
+graphs auto meets (unseen road networks above all) are not these. Both copies are per-graph
+preparations anyway, so auto builds the tiled copy where the locality-relabelled copy is
+built, times one search on each and keeps the faster.
+
+When. The first deep search of a graph runs ``persistent`` on the graph as given (a one-off
+search pays for no preparation). The graph's second deep search (the point where
+relabel.chosen builds the locality-relabelled copy; a workspace's earlier explicit
+``persistent`` searches count, as they do there) measures: it builds the tiled copy (which
+builds or reuses the locality-relabelled copy), runs one untimed search of each variant
+(kernel loads, the copies' workspaces), then MEASURE_REPEATS timed searches of each,
+interleaved, from that search's own source (CUDA events on the current stream), and keeps
+the variant with the smaller best time; both searches are exact, so the search requested
+returns the winner's last result. Where the tiled copy does not fit in GPU memory,
+persistent is kept untimed. From the third search on the remembered variant runs with
+no timing. Where persistent wins, the tiled copy is dropped (unless an explicit ``tiled``
+search had built it before), freeing its memory; the locality-relabelled copy stays under
+relabel.py's own rule (an explicit ``persistent`` search uses it).
+
+The decision is kept per workspace, weakly (like relabel.py's copies): a workspace belongs
+to one CSRGraph object, and a graph made from a changed matrix (graph_cache) is a new
+object with a new workspace, so a changed graph never meets an old decision. The
+DynamicGraph path (variants.auto_dynamic) stays on ``persistent``: ``tiled`` needs a CSR.
+An explicit ``variant="persistent"`` or ``"tiled"`` never comes here.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import relabel as relabel_module
+from . import tiled
+from .persistent import run_persistent
+from .workspace import Workspace
+
+CANDIDATES = ("persistent", "tiled")
+MEASURE_REPEATS = 2  # timed searches per variant (after one untimed one); the best counts
+
+
+@dataclass(frozen=True)
+class Choice:
+    """auto's deep variant for one workspace, and the measurement that chose it."""
+
+    variant: str  # "persistent" or "tiled"
+    persistent_ms: float  # best timed search of each, ms
+    tiled_ms: float
+    seconds: float  # wall time of the measuring search: tiled copy, untimed and timed runs
+    searches: int  # the workspace's deep search (1-based) that measured
+
+    def describe(self) -> str:
+        return (f"{self.variant} (persistent {self.persistent_ms:.3f} ms, tiled "
+                f"{self.tiled_ms:.3f} ms, measured in {self.seconds:.2f} s)")
+
+
+_choices: weakref.WeakKeyDictionary[Workspace, Choice] = weakref.WeakKeyDictionary()
+
+
+def preparation(ws: Workspace) -> Choice | None:
+    """The workspace's remembered choice (None: not measured yet)."""
+    return _choices.get(ws)
+
+
+def decide(times_ms: dict[str, list[float]]) -> str:
+    """The variant with the smallest best time (persistent on a tie: no copy kept)."""
+    best = {name: min(times_ms[name]) for name in CANDIDATES}
+    return "tiled" if best["tiled"] < best["persistent"] else "persistent"
+
+
+def _timed(ws: Workspace, call: Callable[[], tuple[Any, Any]]) -> tuple[float, tuple[Any, Any]]:
+    """(ms of one call on the current stream, its result), by CUDA events."""
+    cp = ws.cp
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    out = call()
+    end.record()
+    end.synchronize()
+    return float(cp.cuda.get_elapsed_time(start, end)), out
+
+
+def run_auto(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, Any], str]:
+    """auto's deep search on ``ws``: ((labels, parents or None), the variant that ran)."""
+    choice = _choices.get(ws)
+    if choice is not None:
+        if choice.variant == "tiled":
+            return tiled.run_tiled(ws, source, want_parents), "tiled"
+        return run_persistent(ws, source, want_parents), "persistent"
+    if relabel_module.searches(ws) < 1 or ws.g.n_vertices == 0:
+        return run_persistent(ws, source, want_parents), "persistent"  # a first search
+    return measure(ws, source, want_parents)
+
+
+def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, Any], str]:
+    """Build the tiled copy, time both variants from ``source``, remember the faster."""
+    cp = ws.cp
+    cp.cuda.get_current_stream().synchronize()
+    started = time.perf_counter()
+    at = relabel_module.searches(ws) + 1  # the persistent runs below count too
+    shift = tiled._shift(ws, None)
+    had_copy = tiled.preparation(ws, shift) is not None
+    try:
+        tiled.tile_copy(ws, shift)  # builds (or reuses) the locality-relabelled copy too
+    except MemoryError:  # GPUOutOfMemoryError, CuPy's OutOfMemoryError: no room for it
+        if not had_copy:
+            tiled.forget(ws, shift)
+        relabel_module.keep_if_serving(ws)
+        nan = float("nan")
+        _choices[ws] = Choice("persistent", nan, nan, time.perf_counter() - started, at)
+        return run_persistent(ws, source, want_parents), "persistent"
+    relabel_module.keep_if_serving(ws)  # relabel="auto"'s rule, as relabel.chosen applies it
+    calls = {"persistent": lambda: run_persistent(ws, source, want_parents),
+             "tiled": lambda: tiled.run_tiled(ws, source, want_parents)}
+    for call in calls.values():
+        call()  # untimed: kernel loads, the copies' workspaces and buffers
+    times: dict[str, list[float]] = {name: [] for name in CANDIDATES}
+    results: dict[str, tuple[Any, Any]] = {}
+    for _ in range(MEASURE_REPEATS):
+        for name in CANDIDATES:
+            ms, results[name] = _timed(ws, calls[name])
+            times[name].append(ms)
+    winner = decide(times)
+    if winner == "persistent" and not had_copy:
+        tiled.forget(ws, shift)
+    cp.cuda.get_current_stream().synchronize()
+    _choices[ws] = Choice(winner, min(times["persistent"]), min(times["tiled"]),
+                          time.perf_counter() - started, at)
+    return results[winner], winner
