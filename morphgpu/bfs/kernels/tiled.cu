@@ -94,10 +94,7 @@ enum Stat {
     S_LOAD_CYCLES, S_LEVEL_CYCLES, S_WRITE_CYCLES, S_BARRIER_CYCLES, S_LOOP_CYCLES, S_COUNT
 };
 constexpr unsigned BASE_LIMIT = 0x80000000u;
-#ifndef MG_TILED_VB
-#define MG_TILED_VB 2
-#endif
-constexpr int VB = MG_TILED_VB;  // vertices per thread whose loads issue together (tile load)
+constexpr int VB = 2;  // vertices per thread whose loads issue together (tile load)
 constexpr int RB = 2;  // remote edges per thread whose loads and atomics issue together
 #ifndef MG_TILED_EB
 #define MG_TILED_EB 2
@@ -486,8 +483,8 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 __syncthreads();
                 if (s_queued[after] == 0) break;
             }
-            if (tid == 0) stats[S_LEVELS] += (u64)(level + 1);
             if (tid == 0) {
+                stats[S_LEVELS] += (u64)(level + 1);
                 s_clock[1] = clock64();
                 stats[S_LEVEL_CYCLES] += (u64)(s_clock[1] - s_clock[2]);
             }
