@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,10 +48,19 @@ def kernel_files() -> list[Path]:
 
 @functools.lru_cache(maxsize=1)
 def _headers_digest() -> str:
+    # os.walk rather than Path.rglob: this runs in every new process before its first
+    # kernel, and pathlib's walk of the package cost 9 ms of a 63 ms first BFS call
+    # (H100, cProfile, session 15).
     h = hashlib.sha1()
-    for path in sorted(PACKAGE_DIR.rglob("*.cuh")):
-        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
-        h.update(path.read_bytes())
+    found = []
+    for root, dirs, files in os.walk(PACKAGE_DIR):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        found += [os.path.join(root, f) for f in files if f.endswith(".cuh")]
+    base = len(str(PACKAGE_DIR)) + 1
+    for path in sorted(found, key=lambda q: q[base:].replace(os.sep, "/")):
+        h.update(path[base:].replace(os.sep, "/").encode())
+        with open(path, "rb") as f:
+            h.update(f.read())
     return h.hexdigest()[:16]
 
 
