@@ -40,11 +40,13 @@ published ones):
   result there passes Graph500's checks (parents too up to 20M CSR entries: the parent-edge
   check sorts every edge on the host); every variant's distances equal the others' on
   every root (a failed check stops the run: every row printed is exact).
-- ``auto`` on deep graphs chooses persistent or tiled at its second call
-  (bfs/gpu/deep_choice.py: builds the tiled copy, times both); that call is
-  ``second_call_s``, outside the timed calls, which run the choice (``ran``); the row
-  carries ``auto_choice``, the measured ``auto_choice_persistent_ms`` /
-  ``auto_choice_tiled_ms`` and ``auto_choice_s`` (the summary prints them).
+- ``auto`` on deep graphs chooses persistent or tiled by timing both (bfs/gpu/deep_choice.py),
+  once its searches of a graph have cost the expected measuring cost; here the choice is
+  made at once after the second call (``deep_choice.choose_now``), outside the timed calls,
+  which run the choice (``ran``). The row carries ``auto_choice``, the measured
+  ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms``, ``auto_choice_s`` (the
+  measuring's wall time), ``auto_expected_s`` (the cost auto's searches must reach first)
+  and ``auto_due_after_searches`` (that cost in persistent searches of the row's mean).
 - ``x_persistent``: the ``persistent`` row's mean time over the row's (bfs()'s persistent,
   which may search the locality copy; ``persistent runner``, the graph as given, comes with
   any bfs_ab option, e.g. --tiled-rows).
@@ -253,6 +255,8 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
         for name in names}
     extra: dict[str, bfs_ab.Row] = {}
 
+    from morphgpu.bfs.gpu import deep_choice, relabel, workspace  # noqa: PLC0415  (GPU only)
+
     # First calls (prepare_s) and the checks on the first root.
     prepare_s: dict[str, float] = {}
     second_s: dict[str, float] = {}
@@ -269,9 +273,11 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
         second = searches[label](roots[0])
         backend.synchronize()
         second_s[label] = time.perf_counter() - t0
-        # The second call's variant: auto's deep choice is made there (deep_choice.py), so
-        # the timed calls below run what it chose, and second_call_s holds its measuring.
         ran[label] = extra[label].ran if label in extra else second.variant
+        if label == "auto" and ran[label] in deep_choice.CANDIDATES:
+            # auto's deep choice, made now rather than after the searches that would reach
+            # its expected cost, so the timed calls below run what it chose.
+            ran[label] = deep_choice.choose_now(workspace(g), roots[0], True).variant
         labels_of, parents_of = _labels_parents(out)
         dist = backend.to_host(labels_of)
         if not np.array_equal(dist, reference):
@@ -358,7 +364,6 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
 
     scipy_mean = float(np.mean(scipy_s))
     mean_levels = float(np.mean(levels))
-    from morphgpu.bfs.gpu import deep_choice, relabel, workspace  # noqa: PLC0415  (GPU only)
 
     copy = relabel.preparation(workspace(g))
     relabel_prep = None if copy is None else copy.seconds
@@ -386,7 +391,10 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             vs_scipy=scipy_mean / float(np.mean(ts[:len(scipy_s)])))
         if name == "auto" and choice is not None:
             row.update(auto_choice=choice.variant, auto_choice_persistent_ms=choice.persistent_ms,
-                       auto_choice_tiled_ms=choice.tiled_ms, auto_choice_s=choice.seconds)
+                       auto_choice_tiled_ms=choice.tiled_ms, auto_choice_s=choice.seconds,
+                       auto_expected_s=choice.expected_s)
+            if persistent_mean is not None:
+                row["auto_due_after_searches"] = choice.expected_s / persistent_mean
         if before_mean is not None:
             row["x_before"] = before_mean / mean_s
         if persistent_mean is not None:
@@ -551,7 +559,8 @@ def summary(record: harness.Record) -> None:
         if "auto_choice" in r:
             line += (f"  auto chose {r['auto_choice']} (measured: persistent "
                      f"{r['auto_choice_persistent_ms']:.2f} / tiled {r['auto_choice_tiled_ms']:.2f}"
-                     f" ms, {r['auto_choice_s']:.2f} s)")
+                     f" ms, {r['auto_choice_s']:.2f} s; due after "
+                     f"{r.get('auto_due_after_searches', float('nan')):.0f} searches)")
         print(line, flush=True)
 
 

@@ -1,7 +1,8 @@
-"""auto on deep graphs: persistent or tiled, chosen by timing at the graph's second deep
-search (bfs/gpu/deep_choice.py). The decision logic on the CPU with fake runners and
-timings; on the GPU: exact answers on every call, the choice made at the second search and
-never timed again, explicit persistent untouched, a changed matrix measured afresh."""
+"""auto on deep graphs: persistent or tiled, chosen by timing once the graph's searches
+have cost the expected measuring cost (bfs/gpu/deep_choice.py). The decision logic on the
+CPU with fake runners, events and timings; on the GPU: exact answers on every call, the
+choice made once due and never timed again, searches counted until then, explicit
+persistent untouched, a changed matrix measured afresh."""
 
 from __future__ import annotations
 
@@ -40,22 +41,29 @@ def test_decide_takes_the_smaller_best_time():
 
 
 class _FakeWorkspace:
-    def __init__(self) -> None:
+    """A workspace whose CUDA events say every search took ``search_ms``."""
+
+    def __init__(self, search_ms: float = 10.0) -> None:
         self.g = SimpleNamespace(n_vertices=100)
         stream = SimpleNamespace(synchronize=lambda: None)
-        self.cp = SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: stream))
+
+        def event():
+            return SimpleNamespace(record=lambda: None, done=True)
+
+        self.cp = SimpleNamespace(cuda=SimpleNamespace(
+            get_current_stream=lambda: stream, Event=event,
+            get_elapsed_time=lambda start, end: search_ms))
 
 
-@pytest.mark.parametrize(("ms", "winner"), [({"p": 2.44, "t": 2.62}, "persistent"),
-                                             ({"p": 25.8, "t": 14.0}, "tiled")])
-def test_measured_at_the_second_search_then_remembered(monkeypatch, ms, winner):
-    """Fake runners and timings: the first search runs persistent untimed, the second
-    builds the tiled copy and times both, the third runs the winner untimed; a tiled copy
-    built for the measurement goes where persistent wins."""
-    log: list[str] = []
+def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
+    """Fake runners and timings; relabel's copy is 'built' (taking expected_s) by the
+    second persistent search, as relabel.chosen builds it."""
+    copies: dict = {}
 
     def fake_persistent(ws, source, want_parents):
         relabel._searches[ws] = relabel._searches.get(ws, 0) + 1  # as relabel.chosen does
+        if relabel._searches[ws] == 2:
+            copies[ws] = SimpleNamespace(seconds=expected_s)
         log.append("p")
         return ("p", source)
 
@@ -63,16 +71,13 @@ def test_measured_at_the_second_search_then_remembered(monkeypatch, ms, winner):
         log.append("t")
         return ("t", source)
 
-    timed: list[str] = []
-
     def fake_timed(ws, call):
         out = call()
         timed.append(out[0])
         return ms[out[0]], out
 
-    built: list[int] = []
-    forgotten: list[int] = []
     monkeypatch.setattr(deep_choice, "run_persistent", fake_persistent)
+    monkeypatch.setattr(relabel, "preparation", lambda ws: copies.get(ws))
     monkeypatch.setattr(tiled, "run_tiled", fake_tiled)
     monkeypatch.setattr(tiled, "_shift", lambda ws, shift: 8)
     monkeypatch.setattr(tiled, "preparation", lambda ws, shift: None)
@@ -80,25 +85,68 @@ def test_measured_at_the_second_search_then_remembered(monkeypatch, ms, winner):
     monkeypatch.setattr(tiled, "forget", lambda ws, shift: forgotten.append(shift))
     monkeypatch.setattr(relabel, "keep_if_serving", lambda ws: None)
     monkeypatch.setattr(deep_choice, "_timed", fake_timed)
-    ws = _FakeWorkspace()
 
-    out, name = deep_choice.run_auto(ws, 3, False)
-    assert (out, name) == (("p", 3), "persistent") and log == ["p"] and not timed
-    assert deep_choice.preparation(ws) is None and not built
 
-    out, name = deep_choice.run_auto(ws, 5, True)
-    assert name == winner and out == (winner[0], 5)
+@pytest.mark.parametrize(("ms", "winner"), [({"p": 2.44, "t": 2.62}, "persistent"),
+                                             ({"p": 25.8, "t": 14.0}, "tiled")])
+def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, ms, winner):
+    """Searches of 10 ms, a relabelled copy that took 35 ms to build (at the second
+    search, which is not counted): searches 1, 3, 4 and 5 run persistent (40 ms counted),
+    the sixth measures; later ones run the winner untimed; a tiled copy built for the
+    measurement goes where persistent wins."""
+    log: list[str] = []
+    timed: list[str] = []
+    built: list[int] = []
+    forgotten: list[int] = []
+    _fakes(monkeypatch, ms, 0.035, log, timed, built, forgotten)
+    ws = _FakeWorkspace(search_ms=10.0)
+
+    for k in range(1, 6):
+        out, name = deep_choice.run_auto(ws, k, False)
+        assert (out, name) == (("p", k), "persistent")
+    assert log == ["p"] * 5 and not timed and not built
+    assert deep_choice.preparation(ws) is None
+    assert deep_choice.spent_seconds(ws) == pytest.approx(0.040)
+
+    out, name = deep_choice.run_auto(ws, 6, True)
+    assert name == winner and out == (winner[0], 6)
     assert built == [8] and sorted(timed) == ["p"] * deep_choice.MEASURE_REPEATS + \
         ["t"] * deep_choice.MEASURE_REPEATS
     choice = deep_choice.preparation(ws)
-    assert choice is not None and choice.variant == winner and choice.searches == 2
+    assert choice is not None and choice.variant == winner and choice.searches == 6
     assert choice.persistent_ms == ms["p"] and choice.tiled_ms == ms["t"]
+    assert choice.spent_s == pytest.approx(0.040) and choice.expected_s == 0.035
     assert forgotten == ([8] if winner == "persistent" else [])
 
     log.clear()
     timed.clear()
     out, name = deep_choice.run_auto(ws, 7, False)
     assert name == winner and log == [winner[0]] and not timed and built == [8]
+
+
+def test_a_graph_searched_a_few_times_never_pays_for_measuring(monkeypatch):
+    """A build of 1 s against searches of 10 ms: 30 searches all run persistent untimed
+    by the tiled side, and only the 29 after the building one are counted."""
+    log: list[str] = []
+    timed: list[str] = []
+    built: list[int] = []
+    _fakes(monkeypatch, {"p": 1.0, "t": 0.5}, 1.0, log, timed, built, [])
+    ws = _FakeWorkspace(search_ms=10.0)
+    for k in range(30):
+        assert deep_choice.run_auto(ws, k, False) == (("p", k), "persistent")
+    assert not built and not timed and deep_choice.preparation(ws) is None
+    assert deep_choice.spent_seconds(ws) == pytest.approx(0.29)
+
+
+def test_choose_now_measures_at_once(monkeypatch):
+    """choose_now (the benchmark's call) measures on the first search and remembers."""
+    timed: list[str] = []
+    built: list[int] = []
+    _fakes(monkeypatch, {"p": 25.8, "t": 14.0}, 1.0, [], timed, built, [])
+    ws = _FakeWorkspace()
+    choice = deep_choice.choose_now(ws, 4, False)
+    assert choice.variant == "tiled" and choice.searches == 1 and built == [8]
+    assert deep_choice.choose_now(ws, 5, False) is choice and built == [8]
 
 
 # --- on the GPU -------------------------------------------------------------------------
@@ -117,36 +165,46 @@ def _counting(monkeypatch) -> list:
     return seen
 
 
+def _cheap_measuring(monkeypatch) -> None:
+    """Measuring expected to cost almost nothing: due at the first search after the one
+    that builds the relabelled copy (the third), so the GPU tests stay short."""
+    monkeypatch.setattr(deep_choice, "expected_cost",
+                        lambda ws: None if relabel.preparation(ws) is None else 1e-9)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("forced", [None, "persistent", "tiled"])
-def test_gpu_auto_chooses_at_the_second_search(monkeypatch, forced):
-    """Three auto searches of a deep graph (a shuffled grid): exact each time; the choice
-    is made at the second (one of the two, what that search and the third report) and the
-    third times nothing. ``forced``: decide() overridden, so both outcomes run."""
+def test_gpu_auto_chooses_once_due(monkeypatch, forced):
+    """Four auto searches of a deep graph (a shuffled grid), exact each time: the first
+    two run persistent (the second builds the relabelled copy), the third measures (the
+    first's GPU time is above the patched cost) and reports one of the two, the fourth
+    runs that one. ``forced``: decide() overridden, so both outcomes run."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     if forced is not None:
         monkeypatch.setattr(deep_choice, "decide", lambda times: forced)
+    _cheap_measuring(monkeypatch)
     seen = _counting(monkeypatch)
     host = _shuffled_grid()
     g = host.to("gpu")
     ws = gpu.workspace(g)
     ran = []
-    for k, source in enumerate((3, 77, 9000)):
+    for k, source in enumerate((3, 77, 9000, 4321)):
         result = bfs(g, source, device="gpu", predecessors=True)
         np.testing.assert_array_equal(result.distances.get(),
                                       _distances(host.indptr, host.indices, host.n_vertices,
                                                  source))
         ran.append(result.variant)
         choice = deep_choice.preparation(ws)
-        if k == 0:
+        if k < 2:
             assert choice is None and not seen and result.variant == "persistent"
         else:
             assert choice is not None and choice.variant in deep_choice.CANDIDATES
-            assert choice.searches == 2 and seen == [ws]
+            assert choice.searches == 3 and seen == [ws]
             assert choice.persistent_ms > 0 and choice.tiled_ms > 0 and choice.seconds > 0
+            assert choice.spent_s > 0 and choice.expected_s == 1e-9
     choice = deep_choice.preparation(ws)
-    assert ran[1:] == [choice.variant, choice.variant]
+    assert ran[2:] == [choice.variant, choice.variant]
     if forced is not None:
         assert choice.variant == forced
     shift = tiled._shift(ws, None)
@@ -154,6 +212,25 @@ def test_gpu_auto_chooses_at_the_second_search(monkeypatch, forced):
         assert tiled.preparation(ws, shift) is None
     else:
         assert tiled.preparation(ws, shift) is not None
+
+
+@pytest.mark.gpu
+def test_gpu_searches_are_counted_until_due(monkeypatch):
+    """With the real expected cost (the relabelled copy's build: a landmark order from
+    several searches), a few searches are counted but do not reach it: no measuring."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    seen = _counting(monkeypatch)
+    host = _shuffled_grid()
+    g = host.to("gpu")
+    ws = gpu.workspace(g)
+    for source in (3, 77, 9000, 4321):
+        assert bfs(g, source, device="gpu").variant == "persistent"
+    g.indptr.device.synchronize()
+    spent = deep_choice.spent_seconds(ws)  # searches 1, 3 and 4
+    expected = deep_choice.expected_cost(ws)
+    assert expected is not None and 0 < spent < expected
+    assert not seen and deep_choice.preparation(ws) is None
 
 
 @pytest.mark.gpu
@@ -178,11 +255,12 @@ def test_gpu_explicit_persistent_is_not_measured(monkeypatch):
 @pytest.mark.gpu
 def test_gpu_changed_matrix_is_measured_afresh(monkeypatch):
     """A CuPy matrix changed in place after auto chose for it: the changed graph (a new
-    graph, a new workspace) runs its first search as given and measures at its second;
-    every answer is the current matrix's."""
+    graph, a new workspace) starts a new count and measures at its third search (the
+    patched cost); every answer is the current matrix's."""
     import cupy as cp  # noqa: PLC0415
     import cupyx.scipy.sparse as csp  # noqa: PLC0415
 
+    _cheap_measuring(monkeypatch)
     seen = _counting(monkeypatch)
     host = _shuffled_grid()
     m = csp.csr_matrix((cp.ones(host.n_edges, dtype=cp.float32), cp.asarray(host.indices),
@@ -203,32 +281,26 @@ def test_gpu_changed_matrix_is_measured_afresh(monkeypatch):
     indices = perm[indices]
     m.indices[:] = cp.asarray(indices, dtype=m.indices.dtype)
     assert check(3) == "persistent" and len(seen) == 1  # the new graph's first search
-    for source in (77, 9000):
-        check(source)
+    assert check(77) == "persistent" and len(seen) == 1  # its second (relabelled copy)
+    check(9000)
     assert len(seen) == 2 and seen[1] is not first
     assert deep_choice.preparation(seen[1]) is not None
 
 
 def test_no_room_for_the_tiled_copy_keeps_persistent(monkeypatch):
     """A tiled copy that does not fit: persistent is remembered, untimed, and runs."""
-    def fake_persistent(ws, source, want_parents):
-        relabel._searches[ws] = relabel._searches.get(ws, 0) + 1
-        return ("p", source)
-
     def no_room(ws, shift):
         raise MemoryError("no room")
 
     forgotten: list[int] = []
-    monkeypatch.setattr(deep_choice, "run_persistent", fake_persistent)
-    monkeypatch.setattr(tiled, "_shift", lambda ws, shift: 8)
-    monkeypatch.setattr(tiled, "preparation", lambda ws, shift: None)
+    _fakes(monkeypatch, {"p": 1.0, "t": 0.5}, 0.0, [], [], [], forgotten)
     monkeypatch.setattr(tiled, "tile_copy", no_room)
-    monkeypatch.setattr(tiled, "forget", lambda ws, shift: forgotten.append(shift))
-    monkeypatch.setattr(relabel, "keep_if_serving", lambda ws: None)
     monkeypatch.setattr(deep_choice, "_timed", lambda ws, call: pytest.fail("timed"))
     ws = _FakeWorkspace()
-    assert deep_choice.run_auto(ws, 1, False) == (("p", 1), "persistent")
-    assert deep_choice.run_auto(ws, 2, False) == (("p", 2), "persistent")
+    for k in (1, 2):  # the second builds the relabelled copy (0 s: due at once)
+        assert deep_choice.run_auto(ws, k, False) == (("p", k), "persistent")
+    assert deep_choice.preparation(ws) is None
+    assert deep_choice.run_auto(ws, 3, False) == (("p", 3), "persistent")  # measures
     choice = deep_choice.preparation(ws)
     assert choice is not None and choice.variant == "persistent" and forgotten == [8]
-    assert deep_choice.run_auto(ws, 3, False) == (("p", 3), "persistent")
+    assert deep_choice.run_auto(ws, 4, False) == (("p", 4), "persistent")

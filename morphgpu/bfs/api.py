@@ -140,11 +140,10 @@ def bfs(
     adjacency matrix (edges follow CSR rows: u -> v for every stored (u, v)) or a
     :class:`~morphgpu.dynamic_graph.DynamicGraph`. ``variant`` names a strategy from
     :data:`morphgpu.bfs.variants.VARIANTS` or ``"auto"`` (chosen from the degree
-    distribution; see that module; on a deep, narrow GPU CSRGraph the graph's second
-    search times ``persistent`` against ``tiled`` once and later searches run the
-    faster: :mod:`morphgpu.bfs.gpu.deep_choice`; that second call costs 0.1-0.7 s on
-    graphs of 0.3-25M vertices on an H100, so a graph searched only a few times is
-    faster with ``variant="persistent"``). Results come back on the graph's side;
+    distribution; see that module; on a deep, narrow GPU CSRGraph, ``persistent`` until
+    the graph's searches have cost about what timing ``persistent`` against ``tiled``
+    costs, then that timing once, and the faster from then on:
+    :mod:`morphgpu.bfs.gpu.deep_choice`). Results come back on the graph's side;
     every call returns arrays of its own (never shared with another call's result). Repeated GPU
     searches on one GPU ``CSRGraph`` with one ``variant`` take a prepared path from the
     second call: the source is checked and the search launched before anything else.

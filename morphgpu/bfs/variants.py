@@ -15,11 +15,12 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
   frontiers) -> ``persistent`` or ``tiled``, chosen per graph by timing
-  (bfs/gpu/deep_choice.py): the graph's first deep search runs ``persistent`` as given
-  (the level loop in one kernel, small frontiers inside one block without grid barriers,
-  wide ones across the grid); its second builds the tiled copy beside the
-  locality-relabelled one, times a search of each from its own source and keeps the
-  faster; later searches run that one untimed. Measured, not read off a statistic: on an
+  (bfs/gpu/deep_choice.py): the graph's deep searches run ``persistent`` (the level loop
+  in one kernel, small frontiers inside one block without grid barriers, wide ones across
+  the grid) until their GPU time reaches the expected cost of measuring (the build time
+  of the locality-relabelled copy); that search builds the tiled copy beside the
+  relabelled one, times a search of each from its own source and keeps the faster; later
+  searches run that one untimed. Measured, not read off a statistic: on an
   H100 tiled ran 0.93x persistent on road COL and 1.07-1.85x on grids and Delaunay
   graphs, and no statistic known before a search separates them without a cut-off fitted
   to those graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a
@@ -211,7 +212,7 @@ def check(variant: str) -> Variant:
     """The variant named ``variant``; ValueError for unknown or unimplemented names."""
     if variant == "auto":
         return Variant("auto", "", "chosen from graph statistics (deep graphs: persistent "
-                       "or tiled, by timing at the second search)", True, "auto")
+                       "or tiled, by timing once searches cost as much)", True, "auto")
     if variant not in VARIANTS:
         raise ValueError(
             f"variant must be 'auto' or one of {names()}, got {variant!r}"

@@ -24,7 +24,7 @@ module             holds
                    tile in shared memory
 ``relabel``        the locality-relabelled copy deep searches run on
 ``deep_choice``    auto on deep graphs: persistent or tiled, timed once per
-                   graph at its second deep search
+                   graph once its searches cost as much as timing
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -111,7 +111,7 @@ def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
     ws = workspace(g)
     name = choose(ws, variant)
     if variant == "auto" and name == "persistent" and not options:
-        # persistent or tiled, measured on the graph's second deep search (deep_choice.py)
+        # persistent or tiled, measured once the graph's searches cost as much (deep_choice.py)
         return deep_choice.run_auto(ws, source, want_parents)
     runner = RUNNERS.get(name)
     if runner is None:
