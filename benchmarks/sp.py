@@ -78,7 +78,7 @@ def add_args(parser) -> None:
     parser.add_argument("--sweep-seeds", type=int, default=3, help="seeds per ratio")
     parser.add_argument("--sweep-k", default="3,4,5,6", help="the K of the sweep, as 3,4")
     parser.add_argument("--sweep-ratios", default=None,
-                        help="only these ratios of each K's SWEEP_RATIOS, as 9.7,9.8")
+                        help="these ratios instead of each K's SWEEP_RATIOS, as 9.7,9.8")
     parser.add_argument("--sweep-backtrack", type=_backtrack, default="auto",
                         help="solve's backtrack in the sweep: a number in [0, 1) or 'auto' "
                              "(default, solve's default)")
@@ -223,9 +223,8 @@ def _sweep(args, record, device: str) -> None:
                 f"backtrack={args.sweep_backtrack}, solve on {backend.device_name(device)}")
     for k in ks:
         ratios = SWEEP_RATIOS[k]
-        if args.sweep_ratios:
-            wanted = {round(float(r), 4) for r in args.sweep_ratios.split(",")}
-            ratios = tuple(r for r in ratios if round(r, 4) in wanted)
+        if args.sweep_ratios:  # any ratios, not only SWEEP_RATIOS' (bisecting a threshold)
+            ratios = tuple(sorted({round(float(r), 4) for r in args.sweep_ratios.split(",")}))
         for ratio in ratios:
             kinds: dict[str, int] = {}
             times = []

@@ -76,6 +76,31 @@ def test_sp_decimates_on_a_hard_instance(device):
     assert result.stats["sp_iterations"] >= result.stats["decimation_rounds"]
 
 
+def test_default_fix_fraction_follows_the_mean_clause_width():
+    from morphgpu.sp import rules
+
+    assert rules.default_fix_fraction(3.0) == 0.01
+    assert rules.default_fix_fraction(3.5) == 0.01
+    assert rules.default_fix_fraction(3.51) == 0.02
+    assert rules.default_fix_fraction(6.0) == 0.02
+    assert rules.default_fix_fraction(2.0) == 0.01
+
+
+@pytest.mark.parametrize("k, want", [(3, 0.01), (4, 0.02)])
+def test_solve_uses_and_records_the_default_fix_fraction(device, k, want):
+    """The default share is recorded and used: these formulas need decimation (the CPU
+    path took 20 rounds at the default and 5-9 at 0.05), and a larger explicit share
+    takes fewer rounds."""
+    f = sp.random_ksat(1200, k, ratio=4.0 if k == 3 else 9.0, seed=5)
+    result = sp.solve(f, device=device, seed=2)
+    assert result.stats["fix_fraction"] == want
+    assert result.status == "SAT"
+    check(result, f.clauses(), f.n_vars)
+    explicit = sp.solve(f, device=device, seed=2, fix_fraction=0.05)
+    assert explicit.stats["fix_fraction"] == 0.05
+    assert 0 < explicit.stats["decimation_rounds"] < result.stats["decimation_rounds"]
+
+
 @pytest.mark.parametrize("k, ratio", [(4, 8.0), (5, 16.0)])
 def test_wider_clauses(device, k, ratio):
     f = sp.random_ksat(120, k, ratio=ratio, seed=k)

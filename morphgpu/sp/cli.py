@@ -37,7 +37,9 @@ def register(subparsers: Any) -> None:
                    help="random seed (default: drawn, and printed as 'c seed N')")
     report.add_device_and_json(p)
     p.add_argument("--epsilon", type=float, default=1e-3)
-    p.add_argument("--fix-fraction", type=float, default=0.01)
+    p.add_argument("--fix-fraction", type=float, default=None,
+                   help="share of the free variables fixed per decimation step "
+                        "(default: 0.01 for 3-SAT, 0.02 for wider clauses)")
     p.add_argument("--max-iterations", type=int, default=1000)
     p.add_argument("--backtrack", type=_backtrack, default="auto", metavar="R",
                    help="backtracking survey propagation: R in [0, 1) backtracking steps "

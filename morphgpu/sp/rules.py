@@ -67,6 +67,23 @@ def bias(p_pos, z_pos, p_neg, z_neg):  # noqa: ANN001, ANN201
     return w_plus - w_minus, np.maximum(w_plus, w_minus)
 
 
+def default_fix_fraction(mean_width: float) -> float:
+    """solve's share of the free variables fixed per decimation step, by the formula's mean
+    clause width: 0.01 up to 3 literals, 0.02 above.
+
+    A larger step means fewer decimation rounds (fewer SP sweeps) and a larger, harder
+    residual for the local search. Where the sweeps are most of a solve (K >= 4: a
+    variable in 40-240 clauses) 0.02 was faster on every formula tried; where the local
+    search is (K = 3) it was not. H100, 1M variables, solve seconds at 0.01 -> 0.02, same
+    process and seeds (benchmarks/results/2026-11-27-h100-s15/sp-fraction-ab*.log): K=4
+    ratio 9.7 5.92 -> 4.62 and 5.58 -> 4.57, 9.8 10.75 -> 8.69 and 9.52 -> 7.62; K=5 20
+    8.35 -> 6.58 and 8.23 -> 8.02; K=6 39.5 25.1 -> 21.5, 40.25 23.8 -> 19.3 (all SAT
+    both ways); K=3 4.2 2.01 -> 2.16, 4.24 6.35 -> 12.04 (its local search gave up) and
+    12.54 -> 10.96. 0.03 lost at K=4 and K=5 (the local search grew 2-10x).
+    """
+    return 0.02 if mean_width > 3.5 else 0.01
+
+
 def break_weights(width: int) -> np.ndarray:
     """probSAT's pick weight of a variable by its break count (Balint & Schöning 2012).
 
