@@ -75,10 +75,6 @@ class Choice:
     spent_s: float = 0.0  # GPU time of auto's persistent searches before it
     expected_s: float = 0.0  # the expected cost of measuring that they had to reach
 
-    def describe(self) -> str:
-        return (f"{self.variant} (persistent {self.persistent_ms:.3f} ms, tiled "
-                f"{self.tiled_ms:.3f} ms, measured in {self.seconds:.2f} s)")
-
 
 _choices: weakref.WeakKeyDictionary[Workspace, Choice] = weakref.WeakKeyDictionary()
 
@@ -108,13 +104,12 @@ def decide(times_ms: dict[str, list[float]]) -> str:
 
 def _timed(ws: Workspace, call: Callable[[], tuple[Any, Any]]) -> tuple[float, tuple[Any, Any]]:
     """(ms of one call on the current stream, its result), by CUDA events."""
-    cp = ws.cp
-    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start, end = _event_pair(ws)
     start.record()
     out = call()
     end.record()
     end.synchronize()
-    return float(cp.cuda.get_elapsed_time(start, end)), out
+    return float(ws.cp.cuda.get_elapsed_time(start, end)), out
 
 
 def run_auto(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, Any], str]:
