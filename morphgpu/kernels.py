@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import backend
+from . import backend, compiler_key_cache
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = PACKAGE_DIR / "include"
@@ -125,6 +125,7 @@ def _load(
     options = compile_options(None, (*file_options(path), *extra))
     source = (define_lines(dict(defines)) + f"// headers {_headers_digest()}\n"
               + read_source(path))
+    compiler_key_cache.seed(cp)
     try:
         module = cp.RawModule(
             code=source,
@@ -135,6 +136,7 @@ def _load(
         module.compile()
     except cp.cuda.compiler.CompileException as exc:
         raise KernelCompileError(f"{path}: NVRTC failed:\n{exc}") from exc
+    compiler_key_cache.save(cp)
     return module
 
 
