@@ -155,6 +155,7 @@ def run(args, record) -> None:
                     local_search=result.stats["local_search"],
                     local_search_rounds=result.stats.get("local_search_rounds", 0),
                     local_search_flips=result.stats.get("local_search_flips", 0),
+                    local_search_stages=stages_text(result.stats),
                     generate_seconds=gen,
                     paper_sp_seconds=paper or float("nan"),
                     paper_over_ours_sp=(paper / sp_phase) if paper and sp_phase > 0
@@ -175,6 +176,22 @@ def run(args, record) -> None:
         record.note(f"rows not run in this mode (name them with --rows): {', '.join(skipped)}")
     if args.sweep:
         _sweep(args, record, device)
+
+
+def stages_text(stats) -> str:
+    """Each local-search stage as rounds/fewest unsatisfied@its round/longest wait, and
+    "stalled" or "+N tail flips" ("-" when none ran)."""
+    out = []
+    for st in stats.get("local_search_stages", []):
+        text = f"r{st['rounds']}"
+        if "fewest" in st:
+            text += f"/fewest {st['fewest']}@{st['fewest_round']}/wait {st['longest_wait']}"
+            if st["stalled"]:
+                text += "/stalled"
+        if st["flips"] and not st.get("stalled"):
+            text += f"/+{st['flips']} flips"
+        out.append(text)
+    return "; ".join(out) or "-"
 
 
 def failure_kind(result) -> str:
@@ -254,6 +271,7 @@ def _sweep(args, record, device: str) -> None:
                     free_after_sp=st.get("free_after_sp", -1),
                     local_search=st["local_search"],
                     local_search_rounds=st.get("local_search_rounds", 0),
+                    local_search_stages=stages_text(st),
                 )
                 print(f"solve: K={k} ratio={ratio} seed={seed} {result.status} {kind} "
                       f"total {total:.2f}s (surveys {s.get('surveys', 0.0):.2f} decimation "
@@ -261,7 +279,7 @@ def _sweep(args, record, device: str) -> None:
                       f"build {s.get('build', 0.0):.2f}) steps d{st['decimation_rounds']} "
                       f"b{st['backtracking_steps']} released {st['variables_released']} "
                       f"retreats {st['retreats']} free {st.get('free_after_sp', -1)} "
-                      f"switch {switch_text(st)}", flush=True)
+                      f"switch {switch_text(st)} ls stages {stages_text(st)}", flush=True)
                 del formula, result
             solved = kinds.pop("-", 0)
             record.row(

@@ -7,8 +7,9 @@ cost 22 ms of a 63 ms first BFS call in a new process (H100 host, cProfile, sess
 with every kernel already on disk.
 
 Here the dictionary CuPy fills is written next to CuPy's cache after a compile and read
-back into it before the first compile of the next process. The file's name carries the
-CuPy, NVRTC, CUDA runtime and driver versions, so a changed toolkit reads no stale entry;
+back into it before the first compile of the next process. CuPy's keys hold the NVRTC
+version and the file's name the CuPy, CUDA runtime and driver versions, so a changed
+toolkit finds no stale entry;
 a missing, unreadable or foreign file only means CuPy compiles its empty program as
 before. Nothing here decides which cubin is loaded: CuPy's key is unchanged, and CuPy's
 own dictionary keys (which hold the architecture and the options) are kept as CuPy wrote
@@ -32,9 +33,9 @@ def _cache_dict(cp: Any) -> dict | None:
 
 
 def _file(cp: Any) -> Path:
+    # CuPy's keys hold NVRTC's version themselves; the name adds what they do not.
     rt = cp.cuda.runtime
-    versions = (cp.__version__, tuple(cp.cuda.nvrtc.getVersion()),
-                rt.runtimeGetVersion(), rt.driverGetVersion())
+    versions = (cp.__version__, rt.runtimeGetVersion(), rt.driverGetVersion())
     digest = hashlib.sha1(repr(versions).encode()).hexdigest()[:16]
     return Path(cp.cuda.compiler.get_cache_dir()) / f"morphgpu-nvrtc-banner-{digest}.json"
 

@@ -14,13 +14,12 @@ import pytest
 from morphgpu import compiler_key_cache
 
 
-def _fake_cupy(cache_dir, version="13.0.0", nvrtc=(12, 4)):
+def _fake_cupy(cache_dir, version="13.0.0", driver=12050):
     """A stand-in with the attributes compiler_key_cache reads from CuPy."""
     compiler = SimpleNamespace(_empty_file_preprocess_cache={},
                                get_cache_dir=lambda: str(cache_dir))
-    runtime = SimpleNamespace(runtimeGetVersion=lambda: 12040, driverGetVersion=lambda: 12050)
-    cuda = SimpleNamespace(compiler=compiler, runtime=runtime,
-                           nvrtc=SimpleNamespace(getVersion=lambda: nvrtc))
+    runtime = SimpleNamespace(runtimeGetVersion=lambda: 12040, driverGetVersion=lambda: driver)
+    cuda = SimpleNamespace(compiler=compiler, runtime=runtime)
     return SimpleNamespace(__version__=version, cuda=cuda)
 
 
@@ -48,7 +47,7 @@ def test_an_entry_written_by_one_process_is_read_by_the_next(tmp_path, fresh_sta
     assert second.cuda.compiler._empty_file_preprocess_cache == {KEY: "// banner 1\n"}
 
 
-@pytest.mark.parametrize("change", [{"version": "13.1.0"}, {"nvrtc": (12, 6)}])
+@pytest.mark.parametrize("change", [{"version": "13.1.0"}, {"driver": 12060}])
 def test_another_toolkit_reads_nothing(tmp_path, fresh_state, change):
     first = _fake_cupy(tmp_path)
     compiler_key_cache.seed(first)
@@ -112,3 +111,4 @@ def test_a_new_process_compiles_no_empty_program(tmp_path):
         done = subprocess.run([sys.executable, "-c", script, which, probe],
                               capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
+        assert list(tmp_path.glob("morphgpu-nvrtc-banner-*.json")), list(tmp_path.iterdir())

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import backend, sp
-from morphgpu.sp import factor, walk
+from morphgpu.sp import factor, rules, walk
 from morphgpu.sp.cnf import CNF
 
 pysat_solvers = pytest.importorskip("pysat.solvers")
@@ -257,25 +257,30 @@ def _walk_hash(seed: int, round_: int, items: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n,block_tail,max_rounds", [
-    (300, 1 << 30, 3000),  # one block from the first round: its groups hold 2 clauses
-    (300, 96, 3000),       # each and spill the rest while a round has > 128 of them
-    (300, 1, 3000),        # solo rounds handed back to the grid
-    (40_000, 96, 40),      # the grid's groups spill too (> 2 x 64 x blocks clauses)
+@pytest.mark.parametrize("n,block_tail,max_rounds,ratio,stall_floor", [
+    (300, 1 << 30, 3000, 4.0, 0),  # one block from the first round: its groups hold 2
+    (300, 96, 3000, 4.0, 0),       # clauses each and spill the rest while a round has
+    (300, 1, 3000, 4.0, 0),        # > 128 of them; solo rounds handed back to the grid
+    (40_000, 96, 40, 4.0, 0),      # the grid's groups spill too (> 2 x 64 x blocks clauses)
+    (300, 96, 3000, 7.0, 40),      # unsatisfiable: the stall rule stops both sides alike
+    (300, 1, 3000, 7.0, 40),       # (and the fewest count carries over a hand-back)
 ])
-def test_gpu_rounds_equal_the_numpy_twin(monkeypatch, n, block_tail, max_rounds):
+def test_gpu_rounds_equal_the_numpy_twin(monkeypatch, n, block_tail, max_rounds, ratio,
+                                         stall_floor):
     """ls_rounds against walk.conflict_free_walk fed the kernel's random numbers: the same
     proposals and priorities give the same winners, so after the same rounds both sides
     hold the same assignment and counted the same flips (any lost, doubled or misplaced
-    flip of the groups' held or spilled proposals shows here)."""
+    flip of the groups' held or spilled proposals shows here), and the same progress
+    record (fewest unsatisfied, its round, longest wait, stalled)."""
     if not backend.gpu_available():
         pytest.skip("no GPU")
-    f = sp.random_ksat(n, 3, ratio=4.0, seed=11)
+    f = sp.random_ksat(n, 3, ratio=ratio, seed=11)
     start = np.random.default_rng(5).random(n) < 0.5
     engine = engine_for("gpu", f, seed=3)
     engine.block_tail = block_tail
     engine.values = backend.to_side(start.astype(np.uint8), "gpu", dtype=np.uint8)
-    gpu_solved = engine.local_search(max_rounds, freeze_fixed=False, init=False, max_flips=0)
+    gpu_solved = engine.local_search(max_rounds, freeze_fixed=False, init=False, max_flips=0,
+                                     stall_floor=stall_floor)
     gpu_values = engine.assignment()
     seed = engine.rounds_seed % 2**64
     states = []
@@ -298,8 +303,51 @@ def test_gpu_rounds_equal_the_numpy_twin(monkeypatch, n, block_tail, max_rounds)
     fg = factor.build(f, "cpu")
     values = start.copy()
     twin = walk.conflict_free_walk(fg, values, np.zeros(n, dtype=bool), max_rounds=max_rounds,
-                                   draw=draw)
+                                   draw=draw, stall_floor=stall_floor)
     assert gpu_solved == twin.solved
     assert engine.local_search_rounds_run == twin.rounds
     assert engine.local_search_flips_run == twin.flips
     assert np.array_equal(gpu_values, values)
+    assert engine.walk_progress == twin.progress
+    if stall_floor:
+        assert twin.progress.stalled and twin.rounds < max_rounds
+
+
+def _unsat_core_formula() -> CNF:
+    """All eight clauses over three variables (unsatisfiable), plus satisfiable padding."""
+    core = [[a * 1, b * 2, c * 3] for a in (1, -1) for b in (1, -1) for c in (1, -1)]
+    pad = [[v, v + 1] for v in range(4, 40)]
+    return CNF.from_clauses(core + pad, n_vars=40)
+
+
+@pytest.mark.parametrize("stall_floor", [1, 7, 300])
+def test_a_stalled_walk_stops_as_the_rule_says(device, stall_floor):
+    """On an unsatisfiable formula no round reaches 0: the rounds stop exactly when
+    rules.walk_stalled first holds, stalled, with the budget left and no tail flips;
+    without a floor they run the whole budget."""
+    f = _unsat_core_formula()
+    engine = engine_for(device, f, 3)
+    assert not engine.local_search(5000, freeze_fixed=False, init=True, max_flips=100,
+                                   stall_floor=stall_floor)
+    p = engine.walk_progress
+    assert p.stalled and p.fewest >= 1
+    assert engine.local_search_rounds_run == p.fewest_round + max(stall_floor, p.fewest_round)
+    assert p.longest_wait >= engine.local_search_rounds_run - p.fewest_round
+    assert unsatisfied(f.clauses(), engine.assignment()) >= 1
+    flips = engine.local_search_flips_run
+    again = engine_for(device, f, 3)  # the same walk without a tail budget: no tail ran
+    again.local_search(5000, freeze_fixed=False, init=True, max_flips=0,
+                       stall_floor=stall_floor)
+    assert again.local_search_flips_run == flips
+
+    engine = engine_for(device, f, 3)
+    assert not engine.local_search(500, freeze_fixed=False, init=True, max_flips=0)
+    assert engine.local_search_rounds_run == 500 and not engine.walk_progress.stalled
+
+
+@pytest.mark.parametrize("round_now,fewest_round,floor,expected", [
+    (10, 0, 0, False), (10, 0, 10, True), (9, 0, 10, False),
+    (100, 60, 10, False), (120, 60, 10, True), (10**6, 10**6, 1, False),
+])
+def test_walk_stalled_rule(round_now, fewest_round, floor, expected):
+    assert rules.walk_stalled(round_now, fewest_round, floor) == expected

@@ -73,6 +73,10 @@ RETREAT_BUDGET = 8
 # r costs about (1 + r) / (1 - r) times plain decimation's steps, and plain decimation
 # meets K=3 4.2 in 2.0-2.2 s (target 2.5 s).
 AUTO_BACKTRACK = 0.3
+# backtrack="auto": the first local search, whose failure still has backtracking SP to
+# fall back on, stops once stalled (rules.walk_stalled with this floor) rather than spend
+# its whole budget and sequential tail on a plateau. Measurement below.
+AUTO_STALL_FLOOR = 20_000
 # The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
 # literal (edge ids, variables, signs, surveys), for the upfront size check.
 SOLVER_BYTES_PER_VAR = 32
@@ -144,13 +148,15 @@ def solve(
     ``backtrack``: r in [0, 1), the ratio of backtracking to decimation steps of
     backtracking survey propagation (module docstring, step 3); 0 is plain decimation;
     "auto" (the default) is plain decimation until SP fails to converge, decimation meets a
-    contradiction or the first local search gives up, then r = AUTO_BACKTRACK (steps 3
-    and 4). stats count the steps of each kind (``decimation_rounds``,
-    ``backtracking_steps``), the variables released and the retreats; ``backtrack`` is
-    the value asked for and ``backtrack_switch`` what "auto" did: None (plain decimation
-    throughout, or an explicit r), else ``{"to": r, "cause": "non-convergence" |
-    "contradiction" | "local search gave up", "after_rounds": decimation rounds before the
-    switch, "after_iterations": SP iterations before it}``.
+    contradiction or the first local search gives up (or stalls: AUTO_STALL_FLOOR),
+    then r = AUTO_BACKTRACK (steps 3 and 4). stats count the steps of each kind
+    (``decimation_rounds``, ``backtracking_steps``), the variables released and the
+    retreats; ``backtrack`` is the value asked for and ``backtrack_switch`` what "auto"
+    did: None (plain decimation throughout, or an explicit r), else ``{"to": r, "cause":
+    "non-convergence" | "contradiction" | "local search gave up" | "local search stalled",
+    "after_rounds": decimation rounds before the switch, "after_iterations": SP
+    iterations before it}``;
+    ``local_search_stages`` one record per local-search stage (_count_search).
     """
     auto = isinstance(backtrack, str) and backtrack == "auto"
     if isinstance(backtrack, str) and not auto:
@@ -251,9 +257,12 @@ def solve(
             return _finish(cnf, None, "unit propagation of the input found a contradiction "
                            "(unsatisfiable)", stats, clock, unsat=True)
         sp_problem = _survey_and_decimate(engine, stats, clock, say, **decimation)
+        # Only auto's first stage stalls out: its failure still has BSP to fall back on.
+        can_switch = auto and not sp_problem and stats["backtrack_switch"] is None
         solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
                                         local_search_rounds, local_search_flips,
-                                        rounds_given, flips_given)
+                                        rounds_given, flips_given,
+                                        stall_floor=AUTO_STALL_FLOOR if can_switch else 0)
         if not solved and not sp_problem and auto and stats["backtrack_switch"] is None:
             # Plain decimation ran to trivial surveys and the local search gave up on what
             # it left (K=3 4.24 at 1M: 2 of 3 seeds, ~11 s a stage). Decimate again from no
@@ -261,8 +270,9 @@ def solve(
             # gave up on both of those seeds too). From scratch, not from the decisions
             # held: there the surveys are trivial, so a backtracking step would stop at
             # once, and its release scores (W+ - W- of near-zero surveys) rank nothing.
-            _switch(stats, "local search gave up")
-            say(f"local search gave up: decimating again with backtrack={AUTO_BACKTRACK}")
+            why = "local search stalled" if _stalled(engine) else "local search gave up"
+            _switch(stats, why)
+            say(f"{why}: decimating again with backtrack={AUTO_BACKTRACK}")
             del engine  # its arrays go before the fresh engine's are made
             with clock("build"):
                 engine = _engine(fg, side, seed, damping)
@@ -396,7 +406,7 @@ def _switch(stats: dict[str, Any], cause: str,
 def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                    say: Callable[[str], None], sp_problem: str, rounds: int, flips: int,
                    rounds_given: int | None, flips_given: int | None,
-                   ) -> tuple[bool, tuple[int, int]]:
+                   stall_floor: int = 0) -> tuple[bool, tuple[int, int]]:
     """Step 4's first stage, after phase 3 ended with ``sp_problem`` ("" when it did not
     fail): (solved, the (rounds, flips) budget of each stage)."""
     stats["free_after_sp"] = engine.n_free()
@@ -414,10 +424,10 @@ def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         with clock("local_search"):
             say(f"local search on {stats['free_after_sp']} free variables")
             solved = engine.local_search(int(rounds), freeze_fixed=True, init=True,
-                                         max_flips=int(flips))
+                                         max_flips=int(flips), stall_floor=stall_floor)
             _count_search(engine, stats)
         stats["local_search"] = ("solved with fixed variables frozen" if solved
-                                 else "gave up")
+                                 else "stalled" if _stalled(engine) else "gave up")
     return solved, (int(rounds), int(flips))
 
 
@@ -443,11 +453,26 @@ def _after_retreats(why: str, stats: dict[str, Any]) -> str:
     return f"{why} (after {retreats} retreats)" if retreats else why
 
 
+def _stalled(engine: Any) -> bool:
+    progress = getattr(engine, "walk_progress", None)
+    return progress is not None and progress.stalled
+
+
 def _count_search(engine: Any, stats: dict[str, Any]) -> None:
-    """Add a local-search stage's parallel rounds and sequential tail flips to the stats."""
+    """Add a local-search stage's parallel rounds and sequential tail flips to the stats,
+    and its record to stats["local_search_stages"]: rounds, tail flips, the fewest
+    unsatisfied clauses a round began with and the round that reached them, the longest
+    wait for a new fewest, and whether it stopped stalled (rules.WalkProgress)."""
     for key, attr in (("local_search_rounds", "local_search_rounds_run"),
                       ("local_search_flips", "local_search_flips_run")):
         stats[key] = stats.get(key, 0) + int(getattr(engine, attr, 0))
+    stage = {"rounds": int(getattr(engine, "local_search_rounds_run", 0)),
+             "flips": int(getattr(engine, "local_search_flips_run", 0))}
+    progress = getattr(engine, "walk_progress", None)
+    if progress is not None:
+        stage.update(fewest=progress.fewest, fewest_round=progress.fewest_round,
+                     longest_wait=progress.longest_wait, stalled=progress.stalled)
+    stats.setdefault("local_search_stages", []).append(stage)
 
 
 def _engine(fg: factor.FactorGraph, side: str, seed: int | None, damping: float) -> Any:

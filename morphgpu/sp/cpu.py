@@ -242,9 +242,10 @@ class CPUEngine:
 
     # ----------------------------------------------------------------- local search
     def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
-                     max_flips: int = 0) -> bool:
+                     max_flips: int = 0, stall_floor: int = 0) -> bool:
         """Conflict-free parallel probSAT rounds (walk.conflict_free_walk) on the whole
-        formula, then, only if their budget ran out, at most ``max_flips`` sequential flips.
+        formula, then, only if their budget ran out (not when they stalled, see
+        rules.walk_stalled with ``stall_floor``), at most ``max_flips`` sequential flips.
         Fixed variables stay put when frozen; ``init`` starts from the fixed values, the
         free variables on the side of their last SP bias (random where it is 0), as the GPU
         engine does. The last walk's record (rounds, flips, and
@@ -258,15 +259,18 @@ class CPUEngine:
                 start = np.where(self._last_diff != 0, self._last_diff > 0, start)
             self.values = np.where(fixed_mask, self.fixed > 0, start)
         self.local_search_rounds_run = self.local_search_flips_run = 0
+        self.walk_progress = None
         if fg.n_clauses == 0:
             return True
         frozen = fixed_mask if freeze_fixed else np.zeros(fg.n_vars, dtype=bool)
         result = walk.conflict_free_walk(fg, self.values, frozen, max_rounds=int(max_rounds),
-                                         draw=self.rng.random, trace=self.trace_walk)
+                                         draw=self.rng.random, trace=self.trace_walk,
+                                         stall_floor=stall_floor)
         self.last_walk = result
         self.local_search_rounds_run = result.rounds
         self.local_search_flips_run = result.flips
-        if result.solved or result.stuck or max_flips <= 0:
+        self.walk_progress = result.progress
+        if result.solved or result.stuck or result.progress.stalled or max_flips <= 0:
             return result.solved
         neg = fg.lit_neg.astype(bool)
         lit_true = self.present & (self.values[self.safe_var] != neg)

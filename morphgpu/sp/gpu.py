@@ -389,10 +389,12 @@ class GPUEngine:
         return self._occ
 
     def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
-                     max_flips: int = 0) -> bool:
+                     max_flips: int = 0, stall_floor: int = 0) -> bool:
         """Conflict-free parallel probSAT rounds (kernels/walk.cu ls_rounds, one persistent
         launch; the NumPy twin is walk.conflict_free_walk), then, only if their budget ran
-        out, at most ``max_flips`` sequential flips (ls_tail)."""
+        out (not when they stalled), at most ``max_flips`` sequential flips (ls_tail).
+        ``stall_floor`` > 0 stops the rounds by rules.walk_stalled; self.walk_progress says
+        how the unsatisfied count went."""
         cp, fg = self.cp, self.fg
         n, m, w = fg.n_vars, fg.n_clauses, fg.width
         fixed_mask = self.fixed != 0
@@ -407,6 +409,7 @@ class GPUEngine:
                 start = cp.where(diff != 0, diff > 0, start)
             self.values = cp.where(fixed_mask, self.fixed > 0, start).astype(cp.uint8)
         self.local_search_rounds_run = self.local_search_flips_run = 0
+        self.walk_progress = None
         if m == 0:
             return True
         if m >= 2**32:
@@ -434,7 +437,8 @@ class GPUEngine:
         prop_mark = cp.empty(m, dtype=cp.uint64)
         marks = cp.zeros(m, dtype=cp.uint64)
         flips = cp.zeros(1, dtype=cp.uint64)
-        outcome = cp.zeros(4, dtype=cp.int32)
+        # stuck, round, solved, resume, fewest proposals, its round, longest wait, stalled
+        outcome = cp.asarray(np.array([0, 0, 0, 0, 2**31 - 1, 0, 0, 0], dtype=np.int32))
         table = cp.asarray(rules.break_weights(w))
         self.rounds_seed += 1
         r0 = 0
@@ -445,9 +449,10 @@ class GPUEngine:
                 self.values, true_count, true_xor, breaks, frozen, table,
                 np.uint64(self.rounds_seed % 2**64), np.uint64(0), np.int32(r0),
                 np.int32(min(int(max_rounds), 2**31 - 2)), lists, list_count, prop_var,
-                prop_mark, marks, flips, outcome, np.int32(self.block_tail))
+                prop_mark, marks, flips, outcome, np.int32(self.block_tail),
+                np.int32(max(0, min(int(stall_floor), 2**31 - 1))))
             self.local_search_launches += 1
-            stuck, rounds, solved, resume = (int(x) for x in outcome.get())
+            stuck, rounds, solved, resume, *progress = (int(x) for x in outcome.get())
             self._walk.check()
             if not resume:
                 break
@@ -456,7 +461,8 @@ class GPUEngine:
             r0 = rounds
         self.local_search_rounds_run = rounds
         self.local_search_flips_run = int(flips.get()[0])
-        if solved or stuck or max_flips <= 0:
+        self.walk_progress = rules.WalkProgress(*progress[:3], stalled=bool(progress[3]))
+        if solved or stuck or self.walk_progress.stalled or max_flips <= 0:
             return bool(solved)
         del breaks, true_xor, prop_var, prop_mark, marks, lists
         return self._sequential_tail(true_count, frozen, max_flips)

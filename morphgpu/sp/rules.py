@@ -10,6 +10,8 @@ one, instead of a loop over the variable's clauses (the paper's edge caching).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 BREAK_TABLE_SIZE = 64
@@ -17,6 +19,29 @@ BREAK_TABLE_SIZE = 64
 # The local search (walk.py, kernels/walk.cu): conflict-free parallel probSAT rounds, in
 # which the flipped variables never share a clause, so every round is a valid sequential
 # walk; a sequential probSAT tail only when the rounds' budget is spent.
+
+
+@dataclass
+class WalkProgress:
+    """How a stage of parallel rounds went: the fewest unsatisfied clauses a round began
+    with, the first round that had them, the most rounds it waited for a new fewest, and
+    whether it stopped stalled (walk_stalled)."""
+
+    fewest: int
+    fewest_round: int
+    longest_wait: int
+    stalled: bool = False
+
+
+def walk_stalled(round_now: int, fewest_round: int, stall_floor: int) -> bool:
+    """The rounds' stall rule: with ``stall_floor`` > 0, no new fewest unsatisfied count
+    for max(stall_floor, fewest_round) rounds, i.e. the search has waited as long as it
+    took to get there. A walk that still descends sets new lows at intervals that grow
+    with its rounds; one stuck on a plateau waits ever longer, and the caller has a better
+    use for the rest of the budget (kernels/walk.cu ls_rounds applies the same rule)."""
+    if stall_floor <= 0:
+        return False
+    return round_now - fewest_round >= max(stall_floor, fewest_round)
 
 
 def no_progress(history: list[float], window: int) -> bool:

@@ -44,6 +44,8 @@ class WalkResult:
     rounds: int
     flips: int
     flipped_per_round: list[np.ndarray] = field(default_factory=list)  # when traced
+    progress: rules.WalkProgress = field(
+        default_factory=lambda: rules.WalkProgress(2**31 - 1, 0, 0))
 
 
 class ClauseState:
@@ -94,28 +96,39 @@ class ClauseState:
 
 def conflict_free_walk(fg: FactorGraph, values: np.ndarray, frozen: np.ndarray, *,
                        max_rounds: int, draw: Callable[[int], np.ndarray],
-                       trace: bool = False) -> WalkResult:
+                       trace: bool = False, stall_floor: int = 0) -> WalkResult:
     """Run up to ``max_rounds`` conflict-free rounds on ``values`` (changed in place);
     ``draw(n)`` gives n uniform numbers in [0, 1). ``trace`` keeps each round's flipped
-    variables (tests check that no two share a clause)."""
+    variables (tests check that no two share a clause). ``stall_floor`` > 0 stops early by
+    rules.walk_stalled; result.progress says how the unsatisfied count went."""
     w = fg.width
     state = ClauseState(fg, values)
     weight_of_break = rules.break_weights(w)
     top = weight_of_break.size - 1
     result = WalkResult(False, False, 0, 0)
     movable_table = (state.clause_vars >= 0) & ~frozen[np.maximum(state.clause_vars, 0)]
+    progress = result.progress
     for r in range(max_rounds + 1):
         unsat = np.flatnonzero(state.true_count == 0)
-        if unsat.size == 0:
-            result.solved = True
-            return result
-        if r == max_rounds:
-            break
         cand = state.clause_vars[unsat]
         ok = movable_table[unsat]
         if not ok.any(axis=1).all():
             result.stuck = True
+            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
             return result
+        if unsat.size < progress.fewest:
+            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
+            progress.fewest, progress.fewest_round = int(unsat.size), r
+        if unsat.size == 0:
+            result.solved = True
+            return result
+        if r == max_rounds:
+            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
+            break
+        if rules.walk_stalled(r, progress.fewest_round, stall_floor):
+            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
+            progress.stalled = True
+            break
         chosen, freebie = _propose(cand, ok, state.breaks[np.maximum(cand, 0)],
                                    weight_of_break, top, draw(unsat.size))
         winners = _claim(state, unsat, chosen, freebie, r)

@@ -296,7 +296,13 @@ __device__ __forceinline__ void round_sync(mg::GridBarrier& bar, bool solo) {
 // Rounds are numbered from r0 (a relaunch continues at the round it was handed back at).
 // outcome[0]: 1 when an unsatisfied clause had no movable variable (the search cannot
 // fix it); outcome[1]: the round it stopped at (= rounds run since round 0); outcome[2]: 1
-// when every clause is satisfied; outcome[3]: 1 when a solo block handed back (relaunch).
+// when every clause is satisfied; outcome[3]: 1 when a solo block handed back (relaunch);
+// outcome[4]: the fewest proposals (unsatisfied clauses with a movable variable) a round
+// has had, capped at 2^31 - 1; outcome[5]: the first round that had them; outcome[6]: the
+// most rounds the search waited for a new fewest; outcome[7]: 1 when it stopped stalled.
+// Stalled: with stall_floor > 0, no new fewest for max(stall_floor, outcome[5]) rounds,
+// i.e. the search has waited as long as it took to get there (and at least the floor).
+// outcome[4..6] carry over a relaunch (the host sets outcome[4] = 2^31 - 1 before round 0).
 // flips_done (u64) receives the flips made. The host fills lists[0] with the clauses
 // false at the start and list_count[0] with their number (list_count[1..4] = 0).
 extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
@@ -306,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     vid_t* true_xor, int* breaks, const unsigned char* __restrict__ frozen,
     const double* __restrict__ weight_table, u64 seed, u64 first_round, int r0, int max_rounds,
     eid_t* lists, u64* list_count, vid_t* prop_var, u64* prop_mark, u64* marks,
-    u64* flips_done, int* outcome, int block_tail, unsigned* barrier_state)
+    u64* flips_done, int* outcome, int block_tail, int stall_floor, unsigned* barrier_state)
 {
     mg::GridBarrier bar(barrier_state);
     const bool leader = mg::global_tid() == 0;
@@ -330,6 +336,18 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
     i64 warp = tid / 32;
     i64 n_warps = stride / 32;
     u64 my_flips = 0;
+    // Every thread reads the same proposal counts after the same barriers, so each keeps
+    // its own copy of these and all decide alike.
+    i64 fewest = (i64)mg::load_volatile(outcome + 4);
+    int fewest_round = mg::load_volatile(outcome + 5);
+    int longest_wait = mg::load_volatile(outcome + 6);
+    auto record = [&](int r, bool stalled) {
+        outcome[1] = r;
+        outcome[4] = (int)min(fewest, (i64)2147483647);  // INT_MAX (no <climits> in NVRTC)
+        outcome[5] = fewest_round;
+        outcome[6] = max(longest_wait, r - fewest_round);
+        outcome[7] = stalled ? 1 : 0;
+    };
     for (int r = r0;; ++r) {
         const u64 round = first_round + (u64)r;
         const eid_t* cur = lists + (r % 2) * n_clauses;
@@ -408,8 +426,17 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         round_sync(bar, solo);
         const i64 n_prop = (i64)mg::load_volatile(next_count);
         const bool stuck = mg::load_volatile(outcome) != 0;
-        if (n_prop == 0 || stuck || r >= max_rounds) {
-            if (leader) { outcome[1] = r; outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0; }
+        if (n_prop < fewest) {
+            longest_wait = max(longest_wait, r - fewest_round);
+            fewest = n_prop;
+            fewest_round = r;
+        }
+        const bool stalled = stall_floor > 0 && r - fewest_round >= max(stall_floor, fewest_round);
+        if (n_prop == 0 || stuck || r >= max_rounds || stalled) {
+            if (leader) {
+                record(r, stalled && n_prop != 0 && !stuck);
+                outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0;
+            }
             break;
         }
         if (solo && n_prop > 8 * (i64)block_tail) {
@@ -420,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
             if (threadIdx.x == 0) {
                 list_count[(r + 1) % 3] = 0;
                 list_count[3] = list_count[4] = 0;
-                outcome[1] = r;
+                record(r, false);
                 outcome[3] = 1;
             }
             break;
