@@ -37,7 +37,9 @@ def _file(cp: Any) -> Path:
     rt = cp.cuda.runtime
     versions = (cp.__version__, rt.runtimeGetVersion(), rt.driverGetVersion())
     digest = hashlib.sha1(repr(versions).encode()).hexdigest()[:16]
-    return Path(cp.cuda.compiler.get_cache_dir()) / f"morphgpu-nvrtc-banner-{digest}.json"
+    # CuPy's documented cache location (CuPy 14 has no public function that returns it).
+    cache_dir = os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
+    return Path(cache_dir) / f"morphgpu-nvrtc-banner-{digest}.json"
 
 
 def _plain(value: Any) -> bool:

@@ -14,10 +14,11 @@ import pytest
 from morphgpu import compiler_key_cache
 
 
-def _fake_cupy(cache_dir, version="13.0.0", driver=12050):
-    """A stand-in with the attributes compiler_key_cache reads from CuPy."""
-    compiler = SimpleNamespace(_empty_file_preprocess_cache={},
-                               get_cache_dir=lambda: str(cache_dir))
+def _fake_cupy(cache_dir, monkeypatch, version="13.0.0", driver=12050):
+    """A stand-in with the attributes compiler_key_cache reads from CuPy (the cache
+    directory comes from CUPY_CACHE_DIR, as CuPy's does)."""
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(cache_dir))
+    compiler = SimpleNamespace(_empty_file_preprocess_cache={})
     runtime = SimpleNamespace(runtimeGetVersion=lambda: 12040, driverGetVersion=lambda: driver)
     cuda = SimpleNamespace(compiler=compiler, runtime=runtime)
     return SimpleNamespace(__version__=version, cuda=cuda)
@@ -35,35 +36,36 @@ def fresh_state(monkeypatch):
 KEY = ("compute_90", ("-std=c++17", "-I/x", "-ftz=true"), (12, 4), "nvrtc")
 
 
-def test_an_entry_written_by_one_process_is_read_by_the_next(tmp_path, fresh_state):
-    first = _fake_cupy(tmp_path)
+def test_an_entry_written_by_one_process_is_read_by_the_next(tmp_path, fresh_state,
+                                                             monkeypatch):
+    first = _fake_cupy(tmp_path, monkeypatch)
     compiler_key_cache.seed(first)
     first.cuda.compiler._empty_file_preprocess_cache[KEY] = "// banner 1\n"
     compiler_key_cache.save(first)
 
     fresh_state()
-    second = _fake_cupy(tmp_path)
+    second = _fake_cupy(tmp_path, monkeypatch)
     compiler_key_cache.seed(second)
     assert second.cuda.compiler._empty_file_preprocess_cache == {KEY: "// banner 1\n"}
 
 
 @pytest.mark.parametrize("change", [{"version": "13.1.0"}, {"driver": 12060}])
-def test_another_toolkit_reads_nothing(tmp_path, fresh_state, change):
-    first = _fake_cupy(tmp_path)
+def test_another_toolkit_reads_nothing(tmp_path, fresh_state, change, monkeypatch):
+    first = _fake_cupy(tmp_path, monkeypatch)
     compiler_key_cache.seed(first)
     first.cuda.compiler._empty_file_preprocess_cache[KEY] = "// banner 1\n"
     compiler_key_cache.save(first)
 
     fresh_state()
-    other = _fake_cupy(tmp_path, **change)
+    other = _fake_cupy(tmp_path, monkeypatch, **change)
     compiler_key_cache.seed(other)
     assert other.cuda.compiler._empty_file_preprocess_cache == {}
 
 
 @pytest.mark.parametrize("text", ["[", "[1, 2]", '[[["a", 1], 3]]', '[[[true], "b"]]',
                                   '{"a": "b"}', "", "[" * 100000])
-def test_a_damaged_file_is_ignored(tmp_path, fresh_state, text):
-    cp = _fake_cupy(tmp_path)
+def test_a_damaged_file_is_ignored(tmp_path, fresh_state, text, monkeypatch):
+    cp = _fake_cupy(tmp_path, monkeypatch)
     path = compiler_key_cache._file(cp)
     path.write_text(text)
     compiler_key_cache.seed(cp)
@@ -73,17 +75,17 @@ def test_a_damaged_file_is_ignored(tmp_path, fresh_state, text):
     assert "banner" in path.read_text()
 
 
-def test_an_unwritable_cache_dir_is_not_an_error(tmp_path, fresh_state):
+def test_an_unwritable_cache_dir_is_not_an_error(tmp_path, fresh_state, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    cp = _fake_cupy(blocker / "sub")
+    cp = _fake_cupy(blocker / "sub", monkeypatch)
     compiler_key_cache.seed(cp)
     cp.cuda.compiler._empty_file_preprocess_cache[KEY] = "// banner\n"
     compiler_key_cache.save(cp)
 
 
-def test_a_cupy_without_the_table_is_left_alone(tmp_path, fresh_state):
-    cp = _fake_cupy(tmp_path)
+def test_a_cupy_without_the_table_is_left_alone(tmp_path, fresh_state, monkeypatch):
+    cp = _fake_cupy(tmp_path, monkeypatch)
     del cp.cuda.compiler._empty_file_preprocess_cache
     compiler_key_cache.seed(cp)
     compiler_key_cache.save(cp)

@@ -74,9 +74,13 @@ RETREAT_BUDGET = 8
 # meets K=3 4.2 in 2.0-2.2 s (target 2.5 s).
 AUTO_BACKTRACK = 0.3
 # backtrack="auto": the first local search, whose failure still has backtracking SP to
-# fall back on, stops once stalled (rules.walk_stalled with this floor) rather than spend
-# its whole budget and sequential tail on a plateau. Measurement below.
+# fall back on, runs while it keeps setting new lows of unsatisfied clauses, up to
+# AUTO_STALL_BUDGET times the stage budget, and stops once stalled (rules.walk_stalled
+# with AUTO_STALL_FLOOR), skipping its sequential tail. H100, K=3 4.24 1M, seeds 1/2: at
+# the 300k-round budget the walks had 7 / 2 unsatisfied clauses left, their last new low
+# 10k / 53k rounds before; the fall-back to BSP then cost 8-9 s more. Measurement below.
 AUTO_STALL_FLOOR = 20_000
+AUTO_STALL_BUDGET = 4
 # The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
 # literal (edge ids, variables, signs, surveys), for the upfront size check.
 SOLVER_BYTES_PER_VAR = 32
@@ -132,9 +136,11 @@ def solve(
     recorded when ``seed`` is None, so ``seed=stats["seed"]`` repeats the run), SP
     iterations, decimation rounds, variables fixed and seconds per phase.
     ``local_search_rounds`` bounds each local-search stage's parallel rounds (default:
-    DEFAULT_ROUNDS by side) and ``local_search_flips`` its sequential tail (default:
-    FLIPS_PER_ROUND x the rounds, at most MAX_DEFAULT_FLIPS by side; both defaults divided
-    by SP_FAILED_SHARE when SP did not converge or met a contradiction);
+    DEFAULT_ROUNDS by side; auto's first stage, left to its default, may run up to
+    AUTO_STALL_BUDGET times that while it keeps setting new lows) and
+    ``local_search_flips`` its sequential tail (default: FLIPS_PER_ROUND x the rounds, at
+    most MAX_DEFAULT_FLIPS by side; both defaults divided by SP_FAILED_SHARE when SP did
+    not converge or met a contradiction);
     ``fix_fraction``: the share of the free variables each decimation step fixes (None:
     rules.default_fix_fraction of the formula's mean clause width, 0.01 up to 3 literals
     and 0.02 above).
@@ -419,11 +425,14 @@ def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         if flips_given is None:
             flips = int(flips) // SP_FAILED_SHARE
     stats["local_search_budget"] = {"rounds": int(rounds), "flips": int(flips)}
+    stage_rounds = int(rounds)
+    if stall_floor and rounds_given is None:
+        stage_rounds *= AUTO_STALL_BUDGET
     solved = False
     if sp_problem != "contradiction after decimation":
         with clock("local_search"):
             say(f"local search on {stats['free_after_sp']} free variables")
-            solved = engine.local_search(int(rounds), freeze_fixed=True, init=True,
+            solved = engine.local_search(stage_rounds, freeze_fixed=True, init=True,
                                          max_flips=int(flips), stall_floor=stall_floor)
             _count_search(engine, stats)
         stats["local_search"] = ("solved with fixed variables frozen" if solved
