@@ -76,9 +76,11 @@ AUTO_BACKTRACK = 0.3
 # backtrack="auto": the first local search, whose failure still has backtracking SP to
 # fall back on, runs while it keeps setting new lows of unsatisfied clauses, up to
 # AUTO_STALL_BUDGET times the stage budget, and stops once stalled (rules.walk_stalled
-# with AUTO_STALL_FLOOR), skipping its sequential tail. H100, K=3 4.24 1M, seeds 1/2: at
-# the 300k-round budget the walks had 7 / 2 unsatisfied clauses left, their last new low
-# 10k / 53k rounds before; the fall-back to BSP then cost 8-9 s more. Measurement below.
+# with AUTO_STALL_FLOOR), skipping its sequential tail. H100, K=3 4.24 1M, seeds 0-5,
+# same process: at the 300k-round budget four walks still had 2-7 unsatisfied clauses,
+# their last new low 10k-100k rounds before, and three of them fell back to BSP (12-18 s
+# a solve); run on, all six solved in their first stage within 323k-688k rounds, solves
+# 5.0-7.6 s against 5.2-18.0 s (benchmarks/RESULTS.md, session 16).
 AUTO_STALL_FLOOR = 20_000
 AUTO_STALL_BUDGET = 4
 # The least the CPU solve holds per variable (offsets, biases, assignment, flags) and per
