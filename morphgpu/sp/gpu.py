@@ -438,7 +438,7 @@ class GPUEngine:
         marks = cp.zeros(m, dtype=cp.uint64)
         flips = cp.zeros(1, dtype=cp.uint64)
         # stuck, round, solved, resume, fewest proposals, its round, longest wait, stalled
-        outcome = cp.asarray(np.array([0, 0, 0, 0, 2**31 - 1, 0, 0, 0], dtype=np.int32))
+        outcome = cp.asarray(np.array([0, 0, 0, 0, rules.NO_ROUND_YET, 0, 0, 0], dtype=np.int32))
         table = cp.asarray(rules.break_weights(w))
         self.rounds_seed += 1
         r0 = 0

@@ -21,16 +21,24 @@ BREAK_TABLE_SIZE = 64
 # walk; a sequential probSAT tail only when the rounds' budget is spent.
 
 
+# WalkProgress.fewest before any round (kernels/walk.cu starts from the same value).
+NO_ROUND_YET = 2**31 - 1
+
+
 @dataclass
 class WalkProgress:
     """How a stage of parallel rounds went: the fewest unsatisfied clauses a round began
     with, the first round that had them, the most rounds it waited for a new fewest, and
     whether it stopped stalled (walk_stalled)."""
 
-    fewest: int
-    fewest_round: int
-    longest_wait: int
+    fewest: int = NO_ROUND_YET
+    fewest_round: int = 0
+    longest_wait: int = 0
     stalled: bool = False
+
+    def waited_until(self, round_now: int) -> None:
+        """Count the wait since the last new fewest into longest_wait."""
+        self.longest_wait = max(self.longest_wait, round_now - self.fewest_round)
 
 
 def walk_stalled(round_now: int, fewest_round: int, stall_floor: int) -> bool:

@@ -44,8 +44,7 @@ class WalkResult:
     rounds: int
     flips: int
     flipped_per_round: list[np.ndarray] = field(default_factory=list)  # when traced
-    progress: rules.WalkProgress = field(
-        default_factory=lambda: rules.WalkProgress(2**31 - 1, 0, 0))
+    progress: rules.WalkProgress = field(default_factory=rules.WalkProgress)
 
 
 class ClauseState:
@@ -114,20 +113,17 @@ def conflict_free_walk(fg: FactorGraph, values: np.ndarray, frozen: np.ndarray, 
         ok = movable_table[unsat]
         if not ok.any(axis=1).all():
             result.stuck = True
-            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
+            progress.waited_until(r)
             return result
         if unsat.size < progress.fewest:
-            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
+            progress.waited_until(r)
             progress.fewest, progress.fewest_round = int(unsat.size), r
         if unsat.size == 0:
             result.solved = True
             return result
-        if r == max_rounds:
-            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
-            break
-        if rules.walk_stalled(r, progress.fewest_round, stall_floor):
-            progress.longest_wait = max(progress.longest_wait, r - progress.fewest_round)
-            progress.stalled = True
+        if r == max_rounds or rules.walk_stalled(r, progress.fewest_round, stall_floor):
+            progress.waited_until(r)
+            progress.stalled = r != max_rounds
             break
         chosen, freebie = _propose(cand, ok, state.breaks[np.maximum(cand, 0)],
                                    weight_of_break, top, draw(unsat.size))
