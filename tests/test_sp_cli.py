@@ -35,6 +35,21 @@ def test_sat_file_writes_a_verified_assignment(tmp_path, capsys):
     assert all(any((x > 0) == assignment[abs(x) - 1] for x in c) for c in clauses)
 
 
+def test_comment_lines_are_key_value_text(capsys, device):
+    """Every 'c' line is 'c key: text', records as k=v pairs (no Python reprs), and the
+    local-search stages one record each."""
+    rc = cli.main(["sat", "--random", "400", "--ratio", "4.0", "--seed", "2",
+                   "--device", device, "--no-model"])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 10
+    comments = [line for line in lines if line.startswith("c ")]
+    assert not [line for line in comments if any(ch in line for ch in "{}[]'")]
+    stages = [line for line in comments if line.startswith("c local_search_stages: ")]
+    assert len(stages) == 1
+    assert all(part.startswith("rounds=") and "fewest=" in part
+               for part in stages[0].split(": ", 1)[1].split("; "))
+
+
 def test_sat_malformed_file_names_the_line(tmp_path, capsys):
     path = tmp_path / "bad.cnf"
     path.write_text("p cnf 2 1\n1 two 0\n")

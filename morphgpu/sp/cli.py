@@ -151,6 +151,11 @@ def _first_clause_width(path: str) -> int:
     return DEFAULT_WIDTH
 
 
+def _pairs(record: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in record.items())
+
+
 def _emit_competition(out: dict[str, Any], result: api.SolveResult, *,
                       model: str | None) -> None:
     """'c' lines (the summary, the seed first), the 's' line, then the 'v' lines
@@ -162,8 +167,9 @@ def _emit_competition(out: dict[str, Any], result: api.SolveResult, *,
         if isinstance(value, float):
             value = f"{value:.6g}"
         elif isinstance(value, dict):
-            value = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                              for k, v in value.items())
+            value = _pairs(value)
+        elif isinstance(value, list):  # local_search_stages: one record per stage
+            value = "; ".join(_pairs(v) if isinstance(v, dict) else str(v) for v in value)
         lines.append(f"c {key}: {value}")
     lines.append(S_LINE[result.status])
     text = "\n".join(lines) + "\n"
