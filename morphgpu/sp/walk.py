@@ -111,19 +111,24 @@ def conflict_free_walk(fg: FactorGraph, values: np.ndarray, frozen: np.ndarray, 
         unsat = np.flatnonzero(state.true_count == 0)
         cand = state.clause_vars[unsat]
         ok = movable_table[unsat]
-        if not ok.any(axis=1).all():
+        movable = ok.any(axis=1)
+        # The fewest counts the round's proposals (clauses with a movable variable), as the
+        # kernel's does; a stuck round's count takes part too.
+        proposals = int(movable.sum())
+        if proposals < progress.fewest:
+            progress.waited_until(r)
+            progress.fewest, progress.fewest_round = proposals, r
+        if not movable.all():
             result.stuck = True
             progress.waited_until(r)
             return result
-        if unsat.size < progress.fewest:
-            progress.waited_until(r)
-            progress.fewest, progress.fewest_round = int(unsat.size), r
         if unsat.size == 0:
             result.solved = True
             return result
-        if r == max_rounds or rules.walk_stalled(r, progress.fewest_round, stall_floor):
+        stalled = rules.walk_stalled(r, progress.fewest_round, stall_floor)
+        if r == max_rounds or stalled:
             progress.waited_until(r)
-            progress.stalled = r != max_rounds
+            progress.stalled = stalled
             break
         chosen, freebie = _propose(cand, ok, state.breaks[np.maximum(cand, 0)],
                                    weight_of_break, top, draw(unsat.size))

@@ -426,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         round_sync(bar, solo);
         const i64 n_prop = (i64)mg::load_volatile(next_count);
         const bool stuck = mg::load_volatile(outcome) != 0;
-        if (!stuck && n_prop < fewest) {  // as the twin: a stuck round ends uncounted
+        if (n_prop < fewest) {
             longest_wait = max(longest_wait, r - fewest_round);
             fewest = n_prop;
             fewest_round = r;
@@ -434,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(LS_BLOCK) ls_rounds(
         const bool stalled = stall_floor > 0 && r - fewest_round >= max(stall_floor, fewest_round);
         if (n_prop == 0 || stuck || r >= max_rounds || stalled) {
             if (leader) {
-                record(r, stalled && n_prop != 0 && !stuck && r < max_rounds);
+                record(r, stalled && n_prop != 0 && !stuck);
                 outcome[2] = (n_prop == 0 && !stuck) ? 1 : 0;
             }
             break;
