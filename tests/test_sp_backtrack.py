@@ -474,3 +474,44 @@ def test_cli_backtrack(capsys):
     with pytest.raises(SystemExit):
         cli.main(["sat", "--random", "300", "--device", "cpu", "--backtrack", "sometimes"])
     assert "--backtrack" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_auto_first_stage_runs_on_while_it_sets_new_lows(device, monkeypatch, seed):
+    """auto's first local search (budget left to its default) may run past that budget
+    up to AUTO_STALL_BUDGET times, and it stops only solved, stuck, at that cap, or
+    stalled by rules.walk_stalled; its record in stats says which. Shrunk budgets make every case
+    reachable on a small formula."""
+    from morphgpu.sp import api, rules  # noqa: PLC0415
+
+    budget, floor = 6, 3
+    monkeypatch.setitem(api.DEFAULT_ROUNDS, device, budget)
+    monkeypatch.setattr(api, "AUTO_STALL_FLOOR", floor)
+    f = sp.random_ksat(600, 3, ratio=4.0, seed=seed)
+    result = sp.solve(f, device=device, seed=seed, local_search_flips=0)
+    first = result.stats["local_search_stages"][0]
+    switch = result.stats["backtrack_switch"]
+    if switch is not None and "local search" not in switch["cause"]:
+        # SP failed before any local search: BSP is running already, nothing is extended.
+        assert first["rounds"] <= budget and not first["stalled"]
+        check(result, f.clauses(), f.n_vars)
+        return
+    cap = budget * api.AUTO_STALL_BUDGET
+    assert first["rounds"] <= cap
+    solved_here = first["fewest"] == 0
+    if first["stalled"]:
+        assert first["rounds"] == first["fewest_round"] + max(floor, first["fewest_round"])
+        assert rules.walk_stalled(first["rounds"], first["fewest_round"], floor)
+        assert result.stats["backtrack_switch"]["cause"] == "local search stalled"
+    elif not solved_here and not first["stuck"]:
+        assert first["rounds"] == cap
+    if solved_here:
+        assert result.status == "SAT" and result.stats["backtrack_switch"] is None
+    check(result, f.clauses(), f.n_vars)
+
+
+def test_an_explicit_budget_is_not_extended(device):
+    """local_search_rounds given: auto's first stage keeps to it."""
+    f = sp.random_ksat(600, 3, ratio=4.0, seed=1)
+    result = sp.solve(f, device=device, seed=1, local_search_rounds=4, local_search_flips=0)
+    assert result.stats["local_search_stages"][0]["rounds"] <= 4

@@ -473,7 +473,7 @@ def _count_search(engine: Any, stats: dict[str, Any]) -> None:
     """Add a local-search stage's parallel rounds and sequential tail flips to the stats,
     and its record to stats["local_search_stages"]: rounds, tail flips, the fewest
     unsatisfied clauses a round began with and the round that reached them, the longest
-    wait for a new fewest, and whether it stopped stalled (rules.WalkProgress)."""
+    wait for a new fewest, and whether it stopped stalled or stuck (rules.WalkProgress)."""
     for key, attr in (("local_search_rounds", "local_search_rounds_run"),
                       ("local_search_flips", "local_search_flips_run")):
         stats[key] = stats.get(key, 0) + int(getattr(engine, attr, 0))
@@ -482,7 +482,8 @@ def _count_search(engine: Any, stats: dict[str, Any]) -> None:
     progress = getattr(engine, "walk_progress", None)
     if progress is not None:
         stage.update(fewest=progress.fewest, fewest_round=progress.fewest_round,
-                     longest_wait=progress.longest_wait, stalled=progress.stalled)
+                     longest_wait=progress.longest_wait, stalled=progress.stalled,
+                     stuck=progress.stuck)
     stats.setdefault("local_search_stages", []).append(stage)
 
 

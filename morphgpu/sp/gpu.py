@@ -461,7 +461,8 @@ class GPUEngine:
             r0 = rounds
         self.local_search_rounds_run = rounds
         self.local_search_flips_run = int(flips.get()[0])
-        self.walk_progress = rules.WalkProgress(*progress[:3], stalled=bool(progress[3]))
+        self.walk_progress = rules.WalkProgress(*progress[:3], stalled=bool(progress[3]),
+                                                stuck=bool(stuck))
         if solved or stuck or self.walk_progress.stalled or max_flips <= 0:
             return bool(solved)
         del breaks, true_xor, prop_var, prop_mark, marks, lists

@@ -27,14 +27,16 @@ NO_ROUND_YET = 2**31 - 1
 
 @dataclass
 class WalkProgress:
-    """How a stage of parallel rounds went: the fewest unsatisfied clauses a round began
-    with, the first round that had them, the most rounds it waited for a new fewest, and
-    whether it stopped stalled (walk_stalled)."""
+    """How a stage of parallel rounds went: the fewest unsatisfied clauses (with a movable
+    variable) a round began with, the first round that had them, the most rounds it
+    waited for a new fewest, whether it stopped stalled (walk_stalled), and whether it
+    stopped stuck (an unsatisfied clause with no movable variable)."""
 
     fewest: int = NO_ROUND_YET
     fewest_round: int = 0
     longest_wait: int = 0
     stalled: bool = False
+    stuck: bool = False
 
     def waited_until(self, round_now: int) -> None:
         """Count the wait since the last new fewest into longest_wait."""

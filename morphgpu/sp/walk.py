@@ -119,7 +119,7 @@ def conflict_free_walk(fg: FactorGraph, values: np.ndarray, frozen: np.ndarray, 
             progress.waited_until(r)
             progress.fewest, progress.fewest_round = proposals, r
         if not movable.all():
-            result.stuck = True
+            result.stuck = progress.stuck = True
             progress.waited_until(r)
             return result
         if unsat.size == 0:
