@@ -271,7 +271,6 @@ def _header_counts(name: str, lineno: int, line: bytes) -> tuple[int, int]:
 
 
 _INTEGER = re.compile(rb"[-+]?[0-9]+")
-_LONE_MINUS = re.compile(rb"-(?![0-9])")
 
 
 def _show(line: bytes) -> str:
@@ -343,7 +342,9 @@ def _bulk_body(body: bytes, n_vars: int) -> tuple[np.ndarray, np.ndarray] | None
         width = int(np.argmax(is_end)) + 1
         if values.size == n_ends * width and bool(is_end[width - 1 :: width].all()):
             table = values.reshape(n_ends, width)
-            literals = table[:, :-1].astype(out_dtype)
+            # Assigned into a fresh array: astype of the strided view took 2.5x longer.
+            literals = np.empty((n_ends, width - 1), dtype=out_dtype)
+            literals[...] = table[:, :-1]
             offsets = np.arange(n_ends + 1, dtype=np.int64) * (width - 1)
             return offsets, literals.ravel()
     if not is_end[-1]:
@@ -395,7 +396,7 @@ def _tokens(body: bytes) -> np.ndarray | None:
 
 def _piece_tokens(body: bytes) -> np.ndarray | None:
     """The integers of one piece of whole lines (warnings must be errors, see _tokens)."""
-    if not body.strip():
+    if not body or body.isspace():  # isspace stops at the first other byte; strip copies
         return np.zeros(0, dtype=np.int64)
     if b"+" in body:
         return None
@@ -403,8 +404,14 @@ def _piece_tokens(body: bytes) -> np.ndarray | None:
         values = np.fromstring(body, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
     except (ValueError, DeprecationWarning):
         return None
-    # np.fromstring reads a lone "-" as 0 or as the sign of the next number.
-    if _LONE_MINUS.search(body):
+    # np.fromstring reads a lone "-" as 0 or as the sign of the next number. Found with
+    # NumPy (which releases the GIL, so the pieces' threads check in parallel) rather than
+    # a regular expression (0.26 s of a 1M-variable K=3 body on the 2-core CI machine, all
+    # of it holding the GIL).
+    text = np.frombuffer(body, dtype=np.uint8)
+    minus = np.flatnonzero(text == ord("-"))
+    if minus.size and (minus[-1] == text.size - 1
+                       or bool(((text[minus + 1] - ord("0")) > 9).any())):
         return None
     return values
 
