@@ -9,11 +9,10 @@ with every kernel already on disk.
 Here the dictionary CuPy fills is written next to CuPy's cache after a compile and read
 back into it before the first compile of the next process. CuPy's keys hold the NVRTC
 version and the file's name the CuPy, CUDA runtime and driver versions, so a changed
-toolkit finds no stale entry;
-a missing, unreadable or foreign file only means CuPy compiles its empty program as
-before. Nothing here decides which cubin is loaded: CuPy's key is unchanged, and CuPy's
-own dictionary keys (which hold the architecture and the options) are kept as CuPy wrote
-them.
+toolkit finds no stale entry; a missing, unreadable or foreign file only means CuPy
+compiles its empty program as before. Nothing here decides which cubin is loaded: CuPy's
+key is unchanged, and CuPy's own dictionary keys (which hold the architecture and the
+options) are kept as CuPy wrote them.
 """
 
 from __future__ import annotations

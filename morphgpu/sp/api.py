@@ -265,19 +265,21 @@ def solve(
             return _finish(cnf, None, "unit propagation of the input found a contradiction "
                            "(unsatisfiable)", stats, clock, unsat=True)
         sp_problem = _survey_and_decimate(engine, stats, clock, say, **decimation)
-        # Only auto's first stage stalls out: its failure still has BSP to fall back on.
+        # auto's first stage still has BSP to fall back on: left to its default budget, it
+        # runs on while it sets new lows and stops stalled (AUTO_STALL_FLOOR).
         can_switch = auto and not sp_problem and stats["backtrack_switch"] is None
-        solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
-                                        local_search_rounds, local_search_flips,
-                                        rounds_given, flips_given,
-                                        stall_floor=AUTO_STALL_FLOOR if can_switch else 0)
-        if not solved and not sp_problem and auto and stats["backtrack_switch"] is None:
-            # Plain decimation ran to trivial surveys and the local search gave up on what
-            # it left (K=3 4.24 at 1M: 2 of 3 seeds, ~11 s a stage). Decimate again from no
-            # decisions as backtracking SP, in place of the every-variable-free stage (which
-            # gave up on both of those seeds too). From scratch, not from the decisions
-            # held: there the surveys are trivial, so a backtracking step would stop at
-            # once, and its release scores (W+ - W- of near-zero surveys) rank nothing.
+        solved, budget = _frozen_search(
+            engine, stats, clock, say, sp_problem, local_search_rounds, local_search_flips,
+            rounds_given, flips_given,
+            stall_floor=AUTO_STALL_FLOOR if can_switch and rounds_given is None else 0)
+        if not solved and can_switch:
+            # Plain decimation ran to trivial surveys and the local search gave up or
+            # stalled on what it left (K=3 4.24 at 1M before the stage ran on: 3 of 6
+            # seeds, ~11 s a stage). Decimate again from no decisions as backtracking SP,
+            # in place of the every-variable-free stage (which gave up on those seeds
+            # too). From scratch, not from the decisions held: there the surveys are
+            # trivial, so a backtracking step would stop at once, and its release scores
+            # (W+ - W- of near-zero surveys) rank nothing.
             why = "local search stalled" if _stalled(engine) else "local search gave up"
             _switch(stats, why)
             say(f"{why}: decimating again with backtrack={AUTO_BACKTRACK}")
@@ -427,9 +429,8 @@ def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
         if flips_given is None:
             flips = int(flips) // SP_FAILED_SHARE
     stats["local_search_budget"] = {"rounds": int(rounds), "flips": int(flips)}
-    stage_rounds = int(rounds)
-    if stall_floor and rounds_given is None:
-        stage_rounds *= AUTO_STALL_BUDGET
+    # A stage that may stall out runs on past its budget while it sets new lows.
+    stage_rounds = int(rounds) * (AUTO_STALL_BUDGET if stall_floor else 1)
     solved = False
     if sp_problem != "contradiction after decimation":
         with clock("local_search"):
