@@ -179,15 +179,14 @@ def run(args, record) -> None:
 
 
 def stages_text(stats) -> str:
-    """Each local-search stage as rounds/fewest unsatisfied@its round/longest wait, and
-    "stalled" or "+N tail flips" ("-" when none ran)."""
+    """Each local-search stage as rounds/fewest unsatisfied@its round/longest wait, then
+    "stalled", "stuck" and/or "+N flips" ("-" when none ran)."""
     out = []
     for st in stats.get("local_search_stages", []):
         text = f"r{st['rounds']}"
         if "fewest" in st:
             text += f"/fewest {st['fewest']}@{st['fewest_round']}/wait {st['longest_wait']}"
-            if st["stalled"]:
-                text += "/stalled"
+            text += "/stalled" if st["stalled"] else "/stuck" if st.get("stuck") else ""
         if st["flips"] and not st.get("stalled"):
             text += f"/+{st['flips']} flips"
         out.append(text)

@@ -38,7 +38,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -482,9 +482,7 @@ def _count_search(engine: Any, stats: dict[str, Any]) -> None:
              "flips": int(getattr(engine, "local_search_flips_run", 0))}
     progress = getattr(engine, "walk_progress", None)
     if progress is not None:
-        stage.update(fewest=progress.fewest, fewest_round=progress.fewest_round,
-                     longest_wait=progress.longest_wait, stalled=progress.stalled,
-                     stuck=progress.stuck)
+        stage.update(asdict(progress))
     stats.setdefault("local_search_stages", []).append(stage)
 
 
