@@ -19,9 +19,10 @@ import logging
 import os
 import platform
 import sys
+import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__, backend, report
 
@@ -177,6 +178,38 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE, what a shell tool killed by the pipe reports
 
 
+def console() -> NoReturn:
+    """The ``morphgpu`` command's entry point: ``main``, then ``leave``."""
+    leave(main())
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with ``code``. Once CuPy is loaded, Python's own teardown releases
+    the GPU memory pool block by block and each loaded module in turn, all of it after the
+    answer was printed: on the H100 host a process that had made one 2 GB array ended 3.6 s
+    later than one that skipped it, and after a 1M-variable SAT solve the process ended
+    0.26-0.27 s after main returned against 0.15-0.16 s without it. The driver releases the
+    same when the process ends, so with the output flushed the process ends there
+    (``os._exit``). A thread that is not a daemon and still runs gets Python's normal exit,
+    which waits for it."""
+    if "cupy" not in sys.modules:
+        sys.exit(code)
+    if "morphgpu.transfer" in sys.modules:
+        sys.modules["morphgpu.transfer"].close()  # its idle copy threads
+    this = threading.current_thread()
+    if this is not threading.main_thread() or any(
+        t is not this and t.is_alive() and not t.daemon for t in threading.enumerate()
+    ):
+        sys.exit(code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or its reader went away: nothing to keep
+            pass
+    os._exit(code)
+
+
 def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
@@ -189,10 +222,12 @@ def _main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
+    except BrokenPipeError:
+        raise  # an OSError, but main's to handle: the reader left, nothing failed
     except (ValueError, OSError, backend.DeviceError, MemoryError) as exc:
         print(f"morphgpu {args.command}: error: {exc}", file=sys.stderr)
         return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

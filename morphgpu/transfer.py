@@ -60,6 +60,16 @@ def _ring_and_pool(cp: Any) -> tuple[_Ring, ThreadPoolExecutor]:
         return _rings[device], _pool
 
 
+def close() -> None:
+    """Stop the copy threads (idle between calls: every copy is awaited before it
+    returns); the next copy starts them again."""
+    global _pool
+    with _setup:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
 def warm_up() -> None:
     """Allocate the current device's ring and start the threads (the pinned allocation
     costs milliseconds: a first refinement pays it, not each call)."""

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import subprocess
+import sys
+import threading
+import types
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -52,3 +58,82 @@ def test_an_unknown_command_lists_every_command(capsys):
     with pytest.raises(SystemExit):
         cli.main(["nope"])
     assert "sat" in capsys.readouterr().err
+
+
+class _Ended(Exception):
+    """os._exit, stood in for: the test process must go on."""
+
+
+def _stand_in_exit(monkeypatch) -> list[int]:
+    codes: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        codes.append(code)
+        raise _Ended
+
+    monkeypatch.setattr(cli.os, "_exit", fake_exit)
+    return codes
+
+
+def test_leave_without_cupy_is_a_normal_exit(monkeypatch):
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    codes = _stand_in_exit(monkeypatch)
+    with pytest.raises(SystemExit) as ended:
+        cli.leave(10)
+    assert ended.value.code == 10 and codes == []
+
+
+def test_leave_with_cupy_flushes_then_skips_the_teardown(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    codes = _stand_in_exit(monkeypatch)
+    flushed: list[str] = []
+    for name in ("stdout", "stderr"):
+        stream = io.StringIO()
+        monkeypatch.setattr(stream, "flush", lambda name=name: flushed.append(name))
+        monkeypatch.setattr(sys, name, stream)
+    with pytest.raises(_Ended):
+        cli.leave(20)
+    assert codes == [20] and flushed[-2:] == ["stdout", "stderr"]  # logging may flush first
+
+
+def test_leave_waits_for_a_running_thread(monkeypatch):
+    """A thread that is not a daemon gets Python's normal exit, which joins it."""
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    codes = _stand_in_exit(monkeypatch)
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait, daemon=False)
+    worker.start()
+    try:
+        with pytest.raises(SystemExit) as ended:
+            cli.leave(0)
+    finally:
+        release.set()
+        worker.join()
+    assert ended.value.code == 0 and codes == []
+
+
+def test_leave_stops_idle_copy_threads_first(monkeypatch):
+    from morphgpu import transfer  # noqa: PLC0415
+
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    codes = _stand_in_exit(monkeypatch)
+    pool = ThreadPoolExecutor(2, thread_name_prefix="morphgpu-copy")
+    pool.submit(lambda: None).result()  # a non-daemon worker, alive and idle
+    monkeypatch.setattr(transfer, "_pool", pool)
+    with pytest.raises(_Ended):
+        cli.leave(0)
+    assert codes == [0] and transfer._pool is None
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_the_command_prints_everything_into_a_pipe(device):
+    """``python -m morphgpu`` (the console entry's path) ends with its code and all its
+    output, stdout a pipe (block-buffered), on the GPU's quick exit as on the CPU's."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "morphgpu", "sat", "--random", "3000", "--ratio", "3.0",
+         "--seed", "2", "--device", device], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 10, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "s SATISFIABLE" in lines
+    values = [int(v) for line in lines if line.startswith("v ") for v in line.split()[1:]]
+    assert values[-1] == 0 and sorted(abs(v) for v in values[:-1]) == list(range(1, 3001))
