@@ -351,3 +351,70 @@ def test_a_stalled_walk_stops_as_the_rule_says(device, stall_floor):
 ])
 def test_walk_stalled_rule(round_now, fewest_round, floor, expected):
     assert rules.walk_stalled(round_now, fewest_round, floor) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(formulas(1, 12, min_width=1, max_width=5, max_clauses=lambda n: 4 * n),
+       st.integers(0, 10_000))
+def test_frozen_residual_keeps_what_a_frozen_walk_can_change(case, seed):
+    """factor.frozen_residual against plain Python: it keeps, in order, exactly the clauses
+    no fixed literal satisfies, each with its free literals in place and its fixed ones
+    padded; its literal→clause lists match its table; and under any assignment that keeps
+    the fixed values, the free variables' break counts and the unsatisfied clauses are
+    those of the whole formula. None exactly when a clause has no literal left true or
+    free."""
+    n, clauses = case
+    rng = np.random.default_rng(seed)
+    fg = factor.build(CNF.from_clauses(clauses, n_vars=n), "cpu")
+    fixed = rng.choice(np.array([-1, 0, 1], dtype=np.int8), size=n, p=[0.3, 0.4, 0.3])
+    table = fg.lit_var.reshape(fg.n_clauses, fg.width)
+    negated = fg.lit_neg.reshape(fg.n_clauses, fg.width) != 0
+    rows = [[(int(v), bool(neg)) for v, neg in zip(r, s) if v >= 0]
+            for r, s in zip(table, negated)]
+    sat = [any(fixed[v] != 0 and (fixed[v] > 0) != neg for v, neg in row) for row in rows]
+    dead = any(not s and all(fixed[v] != 0 for v, _ in row) for s, row in zip(sat, rows))
+    residual = factor.frozen_residual(fg, fixed)
+    assert (residual is None) == dead
+    if residual is None:
+        return
+    kept = [a for a, s in enumerate(sat) if not s]
+    assert residual.n_clauses == len(kept) and residual.width == fg.width
+    assert residual.n_vars == n and residual.var_edges.dtype == fg.var_edges.dtype
+    got = residual.lit_var.reshape(-1, fg.width)
+    for new, old in enumerate(kept):
+        want = [v if v >= 0 and fixed[v] == 0 else -1 for v in table[old]]
+        assert got[new].tolist() == want
+        free = got[new] >= 0
+        assert (residual.lit_neg.reshape(-1, fg.width)[new][free] != 0).tolist() == \
+            negated[old][free].tolist()
+    for v in range(n):
+        edges = residual.var_edges[residual.var_offsets[v]:residual.var_offsets[v + 1]]
+        assert all(residual.lit_var[e] == v for e in edges.tolist())
+    assert residual.var_offsets[-1] == int((residual.lit_var >= 0).sum())
+    values = np.where(fixed != 0, fixed > 0, rng.random(n) < 0.5)
+    whole, part = walk.ClauseState(fg, values), walk.ClauseState(residual, values)
+    movable = fixed == 0
+    np.testing.assert_array_equal(part.breaks[movable], whole.breaks[movable])
+    np.testing.assert_array_equal(np.flatnonzero(whole.true_count == 0),
+                                  np.asarray(kept, dtype=np.int64)[part.true_count == 0])
+
+
+@pytest.mark.gpu
+def test_frozen_residual_is_the_same_on_the_gpu():
+    """The CuPy build of the residual equals the NumPy one (the engines' two walks run on it)."""
+    if not backend.gpu_available():
+        pytest.skip("no GPU")
+    f = sp.random_ksat(3000, 4, ratio=9.0, seed=5)
+    rng = np.random.default_rng(1)
+    fixed = rng.choice(np.array([-1, 0, 1], dtype=np.int32), size=f.n_vars, p=[0.4, 0.2, 0.4])
+    whole = factor.build(f, "cpu")
+    table = whole.lit_var.reshape(-1, whole.width)
+    value = fixed[table]
+    dead = ((value != 0) & ((value > 0) == (whole.lit_neg.reshape(table.shape) != 0))).all(axis=1)
+    fixed[table[dead, 0]] = 0  # a free literal in each clause the fixed values falsify
+    cpu = factor.frozen_residual(whole, fixed)
+    gpu = factor.frozen_residual(factor.build(f, "gpu"), backend.to_side(fixed, "gpu"))
+    assert cpu is not None and gpu is not None and gpu.side == "gpu"
+    assert cpu.n_clauses == gpu.n_clauses > 0
+    for name in ("lit_var", "lit_neg", "var_offsets", "var_edges"):
+        np.testing.assert_array_equal(backend.to_host(getattr(gpu, name)), getattr(cpu, name))

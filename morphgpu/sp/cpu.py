@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rules, walk
+from . import factor, rules, walk
 from .factor import FactorGraph
 
 TAIL_DRAWS = 4096
@@ -249,10 +249,14 @@ class CPUEngine:
         Fixed variables stay put when frozen; ``init`` starts from the fixed values, the
         free variables on the side of their last SP bias (random where it is 0), as the GPU
         engine does. The last walk's record (rounds, flips, and
-        the flipped variables per round when ``self.trace_walk``) is ``self.last_walk``."""
+        the flipped variables per round when ``self.trace_walk``) is ``self.last_walk``.
+        With the fixed variables frozen, the walk runs on factor.frozen_residual (the
+        clauses they leave open)."""
         fg = self.fg
-        w = fg.width
         fixed_mask = self.fixed != 0
+        if freeze_fixed:
+            fg = factor.frozen_residual(fg, self.fixed) or fg
+        w = fg.width
         if init:
             start = self.rng.random(fg.n_vars) < 0.5
             if self._last_diff is not None:
@@ -272,18 +276,19 @@ class CPUEngine:
         self.walk_progress = result.progress
         if result.solved or result.stuck or result.progress.stalled or max_flips <= 0:
             return result.solved
-        neg = fg.lit_neg.astype(bool)
-        lit_true = self.present & (self.values[self.safe_var] != neg)
+        present = fg.lit_var >= 0
+        lit_true = present & (self.values[np.where(present, fg.lit_var, 0)]
+                              != fg.lit_neg.astype(bool))
         true_count = lit_true.reshape(-1, w).sum(axis=1)
-        return self._sequential_tail(true_count, frozen, max_flips)
+        return self._sequential_tail(fg, true_count, frozen, max_flips)
 
-    def _sequential_tail(self, true_count: np.ndarray, frozen: np.ndarray,
-                         max_flips: int) -> bool:
-        """Sequential probSAT: a random unsatisfied clause flips one of its movable
-        variables, picked with rules.tail_break_weights by its current break count; the
-        true-literal counts and the list of unsatisfied clauses are updated incrementally.
-        The same walk as kernels/walk.cu's ls_tail (one warp there)."""
-        fg = self.fg
+    def _sequential_tail(self, fg: FactorGraph, true_count: np.ndarray,
+                         frozen: np.ndarray, max_flips: int) -> bool:
+        """Sequential probSAT over ``fg`` (the engine's graph or the rounds' residual): a
+        random unsatisfied clause flips one of its movable variables, picked with
+        rules.tail_break_weights by its current break count; the true-literal counts and
+        the list of unsatisfied clauses are updated incrementally. The same walk as
+        kernels/walk.cu's ls_tail (one warp there)."""
         w = fg.width
         clause_vars = fg.lit_var.reshape(-1, w)
         values = self.values
@@ -297,7 +302,7 @@ class CPUEngine:
             """(clauses, literal is positive) of v, built on first use: the tail touches few."""
             if v not in occurrences:
                 edges = fg.var_edges[fg.var_offsets[v]:fg.var_offsets[v + 1]]
-                occurrences[v] = (self.clause_of_edge[edges].tolist(),
+                occurrences[v] = ((edges // max(w, 1)).tolist(),
                                   (fg.lit_neg[edges] == 0).tolist())
             return occurrences[v]
 

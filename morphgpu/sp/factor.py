@@ -56,10 +56,48 @@ def build(cnf: CNF, side: str) -> FactorGraph:
         m = table.shape[0]
     lit_var = xp.where(table != 0, xp.abs(table) - 1, -1).astype(var_dtype).ravel()
     lit_neg = (table < 0).astype(xp.int8).ravel()
-    n_edges = m * width
-    edge_dtype = index_dtype(n_edges)
-    present = lit_var >= 0
-    edge_ids = xp.flatnonzero(present).astype(edge_dtype)
+    var_offsets, var_edges = _by_variable(xp, lit_var, n, side, index_dtype(m * width))
+    return FactorGraph(n, m, width, lit_var, lit_neg, var_offsets, var_edges, has_empty, dropped)
+
+
+def frozen_residual(fg: FactorGraph, fixed: Any) -> FactorGraph | None:
+    """What a local search with the fixed variables frozen can change: the clauses no
+    fixed literal satisfies, in their order, each with its fixed (false) literals turned
+    to padding, over the same variables. ``fixed``: per variable 0 (free), > 0 (true) or
+    < 0 (false), on fg's side.
+
+    A clause a fixed literal satisfies stays satisfied whatever the free variables do, and
+    it never makes a free variable its sole true literal, so it changes no break count:
+    the walk on the residual flips as on the whole formula and visits only the clauses that
+    matter. After decimation that is a small share of them (most clauses of a free variable
+    hold a true fixed literal), and every flip and claim walks the variable's clauses.
+    None when a clause has every literal fixed and false (the walk on the whole formula
+    reports it, stuck)."""
+    xp = backend.xp_for(fg.side)  # type: ignore[arg-type]
+    m, w = fg.n_clauses, max(fg.width, 1)
+    var = fg.lit_var.reshape(m, w)
+    present = var >= 0
+    value = fixed[xp.where(present, var, 0)]
+    free = present & (value == 0)
+    satisfied = (present & (value != 0) & ((value > 0) != (fg.lit_neg.reshape(m, w) != 0))
+                 ).any(axis=1)
+    del value
+    if bool((~satisfied & ~free.any(axis=1)).any()):
+        return None
+    keep = xp.flatnonzero(~satisfied)
+    kept = free[keep]
+    lit_var = xp.where(kept, var[keep], -1).astype(fg.lit_var.dtype).ravel()
+    lit_neg = xp.where(kept, fg.lit_neg.reshape(m, w)[keep], 0).astype(xp.int8).ravel()
+    # The edge ids keep the whole graph's type: the engines' kernels are built for it.
+    var_offsets, var_edges = _by_variable(xp, lit_var, fg.n_vars, fg.side, fg.var_edges.dtype)
+    return FactorGraph(fg.n_vars, int(keep.size), fg.width, lit_var, lit_neg, var_offsets,
+                       var_edges, False, 0)
+
+
+def _by_variable(xp: Any, lit_var: Any, n: int, side: str, edge_dtype: Any
+                 ) -> tuple[Any, Any]:
+    """(var_offsets, var_edges): the literal→clause CSR over the edge ids of lit_var."""
+    edge_ids = xp.flatnonzero(lit_var >= 0).astype(edge_dtype)
     owners = lit_var[edge_ids]
     order = xp.argsort(owners, kind="stable") if side == "cpu" else xp.argsort(owners)
     var_edges = edge_ids[order]
@@ -67,7 +105,7 @@ def build(cnf: CNF, side: str) -> FactorGraph:
     var_offsets = xp.zeros(n + 1, dtype=xp.int64)
     if n:
         xp.cumsum(degree, out=var_offsets[1:])
-    return FactorGraph(n, m, width, lit_var, lit_neg, var_offsets, var_edges, has_empty, dropped)
+    return var_offsets, var_edges
 
 
 def _distinct_rows(xp: Any, table: Any) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, barrier, hashing, kernels
-from . import rules
+from . import factor, rules
 from .cnf import CNF
 from .factor import FactorGraph
 
@@ -380,13 +380,16 @@ class GPUEngine:
         return self.propagate()
 
     # ----------------------------------------------------------------- local search
-    def _occurrences(self) -> tuple[Any, Any]:
-        """Per variable (in var_edges order): its clauses and whether it occurs positively."""
-        if self._occ is None:
-            fg = self.fg
-            clauses = (fg.var_edges // max(fg.width, 1)).astype(fg.var_edges.dtype)
-            self._occ = (clauses, (fg.lit_neg[fg.var_edges] == 0).astype(self.cp.uint8))
-        return self._occ
+    def _occurrences(self, fg: FactorGraph) -> tuple[Any, Any]:
+        """Per variable of ``fg`` (in var_edges order): its clauses and whether it occurs
+        positively (kept for the engine's own graph, made afresh for a residual)."""
+        if fg is self.fg and self._occ is not None:
+            return self._occ
+        clauses = (fg.var_edges // max(fg.width, 1)).astype(fg.var_edges.dtype)
+        occ = (clauses, (fg.lit_neg[fg.var_edges] == 0).astype(self.cp.uint8))
+        if fg is self.fg:
+            self._occ = occ
+        return occ
 
     def local_search(self, max_rounds: int, *, freeze_fixed: bool, init: bool,
                      max_flips: int = 0, stall_floor: int = 0) -> bool:
@@ -394,10 +397,13 @@ class GPUEngine:
         launch; the NumPy twin is walk.conflict_free_walk), then, only if their budget ran
         out (not when they stalled), at most ``max_flips`` sequential flips (ls_tail).
         ``stall_floor`` > 0 stops the rounds by rules.walk_stalled; self.walk_progress says
-        how the unsatisfied count went."""
+        how the unsatisfied count went. With the fixed variables frozen, the walk runs on
+        factor.frozen_residual (the clauses they leave open)."""
         cp, fg = self.cp, self.fg
-        n, m, w = fg.n_vars, fg.n_clauses, fg.width
         fixed_mask = self.fixed != 0
+        if freeze_fixed:
+            fg = factor.frozen_residual(fg, self.fixed) or fg
+        n, m, w = fg.n_vars, fg.n_clauses, fg.width
         if init:
             start = hashing.uniform_floats(cp, n, self.seed + 1) < 0.5
             # Free variables start on the side of their last SP bias (W+ - W-), at random
@@ -417,7 +423,7 @@ class GPUEngine:
         backend.require_gpu_bytes(m * (4 + 4 + 2 * 8 + 4 + 8 + 8) + n * 4 + m * w * 5,
                                   f"sp.solve: local search over {m} clauses")
         frozen = (fixed_mask if freeze_fixed else cp.zeros(n, dtype=bool)).astype(cp.uint8)
-        var_clauses, var_positive = self._occurrences()
+        var_clauses, var_positive = self._occurrences(fg)
         true_count = cp.empty(m, dtype=cp.int32)
         true_xor = cp.empty(m, dtype=fg.lit_var.dtype)
         breaks = cp.zeros(n, dtype=cp.int32)
@@ -466,12 +472,14 @@ class GPUEngine:
         if solved or stuck or self.walk_progress.stalled or max_flips <= 0:
             return bool(solved)
         del breaks, true_xor, prop_var, prop_mark, marks, lists
-        return self._sequential_tail(true_count, frozen, max_flips)
+        return self._sequential_tail(fg, true_count, frozen, max_flips)
 
-    def _sequential_tail(self, true_count: Any, frozen: Any, max_flips: int) -> bool:
-        """The single-warp ls_tail from the parallel phase's state (true_count matches
-        values); returns whether it satisfied every clause."""
-        cp, fg = self.cp, self.fg
+    def _sequential_tail(self, fg: FactorGraph, true_count: Any, frozen: Any,
+                         max_flips: int) -> bool:
+        """The single-warp ls_tail over ``fg`` (the engine's graph or the rounds'
+        residual) from the parallel phase's state (true_count matches values); returns
+        whether it satisfied every clause."""
+        cp = self.cp
         m = fg.n_clauses
         backend.require_gpu_bytes(16 * m, f"sp.solve: local-search tail over {m} clauses")
         unsat = cp.flatnonzero(true_count == 0).astype(cp.int64)
