@@ -257,30 +257,48 @@ def _walk_hash(seed: int, round_: int, items: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n,block_tail,max_rounds,ratio,stall_floor", [
-    (300, 1 << 30, 3000, 4.0, 0),  # one block from the first round: its groups hold 2
-    (300, 96, 3000, 4.0, 0),       # clauses each and spill the rest while a round has
-    (300, 1, 3000, 4.0, 0),        # > 128 of them; solo rounds handed back to the grid
-    (40_000, 96, 40, 4.0, 0),      # the grid's groups spill too (> 2 x 64 x blocks clauses)
-    (300, 96, 3000, 7.0, 40),      # unsatisfiable: the stall rule stops both sides alike
-    (300, 1, 3000, 7.0, 40),       # (and the fewest count carries over a hand-back)
+@pytest.mark.parametrize("n,block_tail,max_rounds,ratio,stall_floor,fixed_share", [
+    (300, 1 << 30, 3000, 4.0, 0, 0),  # one block from the first round: its groups hold 2
+    (300, 96, 3000, 4.0, 0, 0),       # clauses each and spill the rest while a round has
+    (300, 1, 3000, 4.0, 0, 0),        # > 128 of them; solo rounds handed back to the grid
+    (40_000, 96, 40, 4.0, 0, 0),      # the grid's groups spill too (> 2 x 64 x blocks)
+    (300, 96, 3000, 7.0, 40, 0),      # unsatisfiable: the stall rule stops both sides alike
+    (300, 1, 3000, 7.0, 40, 0),       # (and the fewest count carries over a hand-back)
+    (300, 96, 3000, 4.0, 0, 0.3),     # a frozen share: both walk factor.frozen_residual
+    (40_000, 96, 40, 4.2, 0, 0.5),
 ])
 def test_gpu_rounds_equal_the_numpy_twin(monkeypatch, n, block_tail, max_rounds, ratio,
-                                         stall_floor):
+                                         stall_floor, fixed_share):
     """ls_rounds against walk.conflict_free_walk fed the kernel's random numbers: the same
     proposals and priorities give the same winners, so after the same rounds both sides
     hold the same assignment and counted the same flips (any lost, doubled or misplaced
     flip of the groups' held or spilled proposals shows here), and the same progress
-    record (fewest unsatisfied, its round, longest wait, stalled)."""
+    record (fewest unsatisfied, its round, longest wait, stalled). With a share of the
+    variables fixed (at their start values, freed in any clause they would falsify), the
+    engine's frozen walk runs on the residual; the twin is given the residual built on
+    the host."""
     if not backend.gpu_available():
         pytest.skip("no GPU")
     f = sp.random_ksat(n, 3, ratio=ratio, seed=11)
     start = np.random.default_rng(5).random(n) < 0.5
+    fg = factor.build(f, "cpu")
+    fixed = np.zeros(n, dtype=np.int32)
+    if fixed_share:
+        pick = np.random.default_rng(7).random(n) < fixed_share
+        fixed[pick] = np.where(start[pick], 1, -1)
+        table = fg.lit_var.reshape(-1, fg.width)
+        value = fixed[table]
+        dead = ((value != 0) & ((value > 0) == (fg.lit_neg.reshape(table.shape) != 0))
+                ).all(axis=1)
+        fixed[table[dead, 0]] = 0
+        fg = factor.frozen_residual(fg, fixed)
+        assert fg is not None and 0 < fg.n_clauses < f.n_clauses
     engine = engine_for("gpu", f, seed=3)
     engine.block_tail = block_tail
     engine.values = backend.to_side(start.astype(np.uint8), "gpu", dtype=np.uint8)
-    gpu_solved = engine.local_search(max_rounds, freeze_fixed=False, init=False, max_flips=0,
-                                     stall_floor=stall_floor)
+    engine.fixed = backend.to_side(fixed, "gpu", dtype=np.int32)
+    gpu_solved = engine.local_search(max_rounds, freeze_fixed=bool(fixed_share), init=False,
+                                     max_flips=0, stall_floor=stall_floor)
     gpu_values = engine.assignment()
     seed = engine.rounds_seed % 2**64
     states = []
@@ -300,9 +318,8 @@ def test_gpu_rounds_equal_the_numpy_twin(monkeypatch, n, block_tail, max_rounds,
         rounds[0] += 1
         return u
 
-    fg = factor.build(f, "cpu")
     values = start.copy()
-    twin = walk.conflict_free_walk(fg, values, np.zeros(n, dtype=bool), max_rounds=max_rounds,
+    twin = walk.conflict_free_walk(fg, values, fixed != 0, max_rounds=max_rounds,
                                    draw=draw, stall_floor=stall_floor)
     assert gpu_solved == twin.solved
     assert engine.local_search_rounds_run == twin.rounds
