@@ -20,7 +20,8 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    is plain decimation, step for step, until SP first fails to converge in a round or a
    decimation step meets a contradiction; from there it retreats and goes on as
    backtracking SP with r = AUTO_BACKTRACK;
-4. local search on the formula with the fixed variables frozen; with "auto" not yet
+4. local search on the formula with the fixed variables frozen (on the clauses they leave
+   open, factor.frozen_residual: the others cannot change); with "auto" not yet
    switched, if that gives up, decimation starts again from no decisions as backtracking SP
    (a fresh engine) and the frozen local search runs once more. If the frozen search
    gives up (or SP failed), one more local search with every variable free, from where it
