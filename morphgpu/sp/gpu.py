@@ -31,7 +31,14 @@ COMPACT = True
 # Compile the clause kernel for the formula's width (SP_WIDTH in kernels/survey.cu) when it
 # is at most this: its loops then unroll and keep their ratios in registers.
 FIXED_WIDTH_MAX = 8
-BLOCK_TAIL = 96
+# ls_rounds hands the search to one block once a round has at most this many proposals
+# (kernels/walk.cu, "solo"). On the frozen residual (factor.frozen_residual) a round's
+# proposals are cheap, so the grid keeps rounds a block used to take: H100, 1M variables,
+# same process, local-search seconds at 96 / 48 / 12 / 0 (never solo): K=5 20 0.96 / 0.90
+# / 0.93 / 1.28 and 0.98 / 0.91 / 0.88 / 1.20, K=3 4.2 1.17 / 1.02 / 0.99 / 1.19 and 0.82 /
+# 0.78 / 0.80 / 0.91, K=4 9.8 1.98 / 1.89 / 1.93 / 2.52; 256 and 512 lost to 96 on each
+# (benchmarks/results/2026-11-27-h100-s17/tail-ab*.log).
+BLOCK_TAIL = 48
 BLOCK = 256
 # ls_rounds' block (LS_BLOCK in kernels/walk.cu: its solo rounds run on one such block)
 # and lanes per proposal in its claim and flip phases (LS_GROUP). H100, K=3 ratio 4.2 1M,
@@ -122,8 +129,7 @@ class GPUEngine:
         self.deltas = cp.zeros(CHECK_EVERY, dtype=cp.uint32)
         self.no_delta = cp.full(1, np.float32(np.inf).view(np.uint32), dtype=cp.uint32)
         self.rounds_seed = self.seed
-        # ls_rounds hands the search to one block once a round has at most this many
-        # proposals (kernels/walk.cu, "solo"); 0 keeps every round on the whole grid.
+        # 0 keeps every round on the whole grid (see BLOCK_TAIL).
         self.block_tail = BLOCK_TAIL
         self._last_diff: Any = None
         self._cap = sms * 32  # blocks: enough to fill the GPU, grid-stride beyond
