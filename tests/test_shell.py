@@ -164,7 +164,7 @@ def test_package_ships_py_typed_and_entry_points():
     with open(REPO / "pyproject.toml", "rb") as fh:
         project = tomllib.load(fh)
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["morphgpu"]
-    assert project["project"]["scripts"]["morphgpu"] == "morphgpu.cli:main"
+    assert project["project"]["scripts"]["morphgpu"] == "morphgpu.cli:console"
     assert any(dep.startswith("tqdm") for dep in project["project"]["dependencies"])
     assert (REPO / "docs" / "conf.py").exists() and "docs" in project["project"][
         "optional-dependencies"]
