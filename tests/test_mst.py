@@ -670,8 +670,10 @@ def test_dense_and_list_inputs_give_scipys_matrix(device):
     dense = rng.integers(0, 4, (30, 30)).astype(np.float64)
     dense[rng.random((30, 30)) < 0.1] = np.inf  # no edge, as zeros and NaN
     dense[0, 5] = np.nan
-    for graph in (dense, dense.astype(np.float32), (dense * 0 + 1).astype(np.int64),
-                  dense.tolist()):
+    # The integer graph: weight 1 on dense's edges (finite, non-zero), 0 (no edge) elsewhere;
+    # (dense * 0 + 1) cast NaN to an arbitrary integer and warned.
+    unit = np.where(np.isfinite(dense) & (dense != 0), 1, 0).astype(np.int64)
+    for graph in (dense, dense.astype(np.float32), unit, dense.tolist()):
         ours, theirs = minimum_spanning_tree(graph, device=device), scipy_mst(graph)
         assert type(ours) is type(theirs) and ours.dtype == np.float64
         assert (ours != theirs).nnz == 0
