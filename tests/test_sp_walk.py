@@ -390,6 +390,7 @@ def test_frozen_residual_keeps_what_a_frozen_walk_can_change(case, seed):
             for r, s in zip(table, negated)]
     sat = [any(fixed[v] != 0 and (fixed[v] > 0) != neg for v, neg in row) for row in rows]
     dead = any(not s and all(fixed[v] != 0 for v, _ in row) for s, row in zip(sat, rows))
+    assert factor.frozen_residual(fg, np.zeros_like(fixed)) is fg
     residual = factor.frozen_residual(fg, fixed)
     assert (residual is None) == dead
     if residual is None:

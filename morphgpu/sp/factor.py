@@ -72,8 +72,10 @@ def frozen_residual(fg: FactorGraph, fixed: Any) -> FactorGraph | None:
     matter. After decimation that is a small share of them (most clauses of a free variable
     hold a true fixed literal), and every flip and claim walks the variable's clauses.
     None when a clause has every literal fixed and false (the walk on the whole formula
-    reports it, stuck)."""
+    reports it, stuck). ``fg`` itself when nothing is fixed: the residual would be a copy."""
     xp = backend.xp_for(fg.side)  # type: ignore[arg-type]
+    if not bool((fixed != 0).any()):
+        return fg
     m, w = fg.n_clauses, max(fg.width, 1)
     var = fg.lit_var.reshape(m, w)
     present = var >= 0
