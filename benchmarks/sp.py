@@ -86,6 +86,9 @@ def add_args(parser) -> None:
                         help="sweep formulas solved as generated, without the DIMACS file "
                              "round trip (its read columns are nan)")
     parser.add_argument("--no-table", action="store_true", help="skip the paper's table rows")
+    parser.add_argument("--cli", type=int, default=0, metavar="RUNS",
+                        help="time `morphgpu sat FILE --no-model` in RUNS new processes per "
+                             "arm on a K=3 ratio 4.2 file (see _cli)")
 
 
 def _backtrack(text: str) -> float | str:
@@ -176,6 +179,8 @@ def run(args, record) -> None:
         record.note(f"rows not run in this mode (name them with --rows): {', '.join(skipped)}")
     if args.sweep:
         _sweep(args, record, device)
+    if args.cli:
+        _cli(args, record, device)
 
 
 def stages_text(stats) -> str:
@@ -228,6 +233,76 @@ def _through_a_file(formula):
             pd.read_csv(path, sep=" ", header=None, skiprows=1, dtype=np.int64, engine="c")
             pandas_read = time.perf_counter() - t0
     return back, read, pandas_read
+
+
+# --cli: the issue's command-line row (K=3 ratio 4.2, 1M variables; file to verified SAT
+# in 4 s or less) and the seed of its formula and solve. --quick's small formula is at a
+# lower ratio: at 3,000 variables ratio 4.2 is near the finite-size threshold (the NumPy
+# path spent minutes on seed 3).
+CLI_K, CLI_RATIO, CLI_N, CLI_SEED, CLI_TARGET_SECONDS = 3, 4.2, 1_000_000, 3, 4.0
+CLI_QUICK_RATIO = 4.0
+
+
+def _cli(args, record, device: str) -> None:
+    """``morphgpu sat FILE --no-model`` in new processes, timed from spawn to exit, with the
+    stage times the command prints. Arms alternate: "as is" (this environment), and, where
+    Python writes no bytecode here (PYTHONDONTWRITEBYTECODE, as on the GPU machine), "with
+    bytecode": the same command with a bytecode cache (PYTHONPYCACHEPREFIX) filled by one
+    untimed run, as an installed environment has (pip compiles at install). Without it
+    every process compiles NumPy's, SciPy's and CuPy's modules from source; the GPU machine
+    spent 0.6 s in compile() importing cupy and cupyx alone. The baseline is the same file
+    read and solved in this process."""
+    import os  # noqa: PLC0415
+    import statistics  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    n, ratio = (QUICK_N, CLI_QUICK_RATIO) if args.quick else (CLI_N, CLI_RATIO)
+    repo = Path(__file__).resolve().parent.parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(repo), *filter(None, [env.get("PYTHONPATH")])])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cli.cnf"
+        sp.write_dimacs(sp.random_ksat(n, CLI_K, ratio=ratio, seed=CLI_SEED), path)
+        command = [sys.executable, "-m", "morphgpu", "sat", str(path), "--seed",
+                   str(CLI_SEED), "--no-model", "--device", device]
+        arms = {"as is": env}
+        if sys.dont_write_bytecode:
+            cached = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            arms["with bytecode"] = {**cached, "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pyc")}
+        for arm_env in arms.values():  # untimed: the kernel cache, and the bytecode arm's
+            subprocess.run(command, env=arm_env, capture_output=True, check=False)
+        t0 = time.perf_counter()
+        formula = sp.read_dimacs(path)
+        read = time.perf_counter() - t0
+        in_process = _solve(formula, device, CLI_SEED, None)[1] + read
+        walls: dict[str, list[float]] = {arm: [] for arm in arms}
+        for run in range(args.cli):
+            order = list(arms) if run % 2 == 0 else list(reversed(arms))
+            for arm in order:
+                t0 = time.perf_counter()
+                done = subprocess.run(command, env=arms[arm], capture_output=True, text=True,
+                                      check=False)
+                wall = time.perf_counter() - t0
+                lines = dict(line[2:].split(": ", 1) for line in done.stdout.splitlines()
+                             if line.startswith("c ") and ": " in line)
+                status = next((line[2:] for line in done.stdout.splitlines()
+                               if line.startswith("s ")), f"exit {done.returncode}")
+                walls[arm].append(wall)
+                record.row(cli=arm, run=run, n_vars=n, status=status, wall_seconds=wall,
+                           read_seconds=float(lines.get("read_seconds", "nan")),
+                           solve_seconds=float(lines.get("total_seconds", "nan")),
+                           device=backend.device_name(device))
+    for arm, values in walls.items():
+        median = statistics.median(values)
+        record.row(cli=arm, summary="median over runs", runs=len(values), n_vars=n,
+                   median_wall_seconds=median, target_seconds=CLI_TARGET_SECONDS,
+                   meets_target=(median <= CLI_TARGET_SECONDS) if n == CLI_N else "n/a (not 1M)",
+                   in_process_read_and_solve_seconds=in_process,
+                   wall_over_in_process=median / in_process)
+    record.note(f"--cli: `morphgpu sat FILE --no-model`, K={CLI_K} ratio {ratio}, "
+                f"n={n}, seed {CLI_SEED}, wall from spawn to exit; baseline: read_dimacs + "
+                "solve of the same file in this process")
 
 
 def _sweep(args, record, device: str) -> None:

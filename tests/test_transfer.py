@@ -164,3 +164,49 @@ def test_ring_matches_cupy_copies():
     for want, have in zip(arrays, back):
         assert have.shape == want.shape and have.dtype == want.dtype
         np.testing.assert_array_equal(have, want)
+
+
+def test_to_side_takes_large_numbers_through_the_ring(fake_cupy, monkeypatch):
+    """backend.to_side moves large numeric arrays through the ring both ways, byte for
+    byte, casting on the host first; small arrays and other dtypes take CuPy's own copy."""
+    plain = []
+
+    def asarray(a, dtype=None):
+        plain.append(a)
+        return _DeviceArray(np.asarray(a, dtype=dtype))
+
+    monkeypatch.setattr(fake_cupy, "asarray", asarray)
+    big = np.random.default_rng(3).integers(-2**31, 2**31, size=transfer.DIRECT_BYTES // 4 + 5,
+                                            dtype=np.int64).astype(np.int32)
+    on = backend.to_side(big, "gpu")
+    assert plain == [] and on.dtype == big.dtype
+    np.testing.assert_array_equal(on.a, big)
+    wide = backend.to_side(big, "gpu", dtype=np.int64)
+    assert plain == [] and wide.dtype == np.int64
+    np.testing.assert_array_equal(wide.a, big)
+
+    def no_get():
+        raise AssertionError("a large device array came back through get(), not the ring")
+
+    on.get = no_get
+    back = backend.to_side(on, "cpu")
+    assert back.dtype == big.dtype
+    np.testing.assert_array_equal(back, big)
+    backend.to_side(big[:5], "gpu")
+    backend.to_side(np.array(["x"] * (transfer.DIRECT_BYTES // 4 + 1)), "gpu")
+    assert len(plain) == 2
+
+
+@pytest.mark.gpu
+def test_to_side_round_trips_on_the_gpu():
+    """The ring path of backend.to_side on the real device: values, dtype and shape, and
+    a cast on the way up."""
+    if not backend.gpu_available():
+        pytest.skip("no GPU")
+    a = np.random.default_rng(4).random((transfer.CHUNK_BYTES // 8 + 3, 2))
+    on = backend.to_side(a, "gpu")
+    assert backend.is_cupy_array(on) and on.shape == a.shape and on.dtype == a.dtype
+    np.testing.assert_array_equal(on.get(), a)
+    np.testing.assert_array_equal(backend.to_side(on, "cpu"), a)
+    np.testing.assert_array_equal(backend.to_side(a, "gpu", dtype=np.float32).get(),
+                                  a.astype(np.float32))

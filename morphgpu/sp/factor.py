@@ -45,7 +45,7 @@ def build(cnf: CNF, side: str) -> FactorGraph:
     widths = np.diff(cnf.offsets)
     has_empty = bool(np.any(widths == 0))
     uniform = m > 0 and bool(np.all(widths == widths[0]))
-    lits = xp.asarray(cnf.literals)
+    lits = backend.to_side(cnf.literals, side)  # type: ignore[arg-type]
     var_dtype = lits.dtype
     dropped = 0
     if uniform and _distinct_rows(xp, lits.reshape(m, int(widths[0]))):
@@ -121,7 +121,7 @@ def _distinct_rows(xp: Any, table: Any) -> bool:
 def _clean_general(xp: Any, cnf: CNF, lits: Any) -> tuple[Any, int, int]:
     """Merge duplicate literals, drop tautologies and empty clauses; pad to the widest clause."""
     m = cnf.n_clauses
-    offsets = xp.asarray(cnf.offsets)
+    offsets = backend.to_side(cnf.offsets, backend.side_of(lits))
     clause_of = xp.repeat(xp.arange(m, dtype=xp.int64), xp.diff(offsets))
     lits64 = lits.astype(xp.int64)
     var = xp.abs(lits64)

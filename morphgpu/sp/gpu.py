@@ -541,10 +541,10 @@ def count_false_clauses(cnf: CNF, values: Any) -> int:
                               f"sp.solve: verifying {m} clauses on the GPU")
     # One host-to-device copy per array; the kernel reads int or long long literals
     # (index_defines), anything else is widened on the device.
-    d_lits = cp.asarray(lits)
+    d_lits = backend.to_side(lits, "gpu")
     if d_lits.dtype not in (cp.int32, cp.int64):
         d_lits = d_lits.astype(cp.int64)
-    d_offsets = cp.asarray(cnf.offsets)
+    d_offsets = backend.to_side(cnf.offsets, "gpu")
     if d_offsets.dtype != cp.int64:
         d_offsets = d_offsets.astype(cp.int64)
     module = kernels.load_module("sp/kernels/verify.cu",
