@@ -48,6 +48,13 @@ def _probe_cupy() -> tuple[Any, str | None]:
         return None, f"CuPy found no usable CUDA driver ({type(exc).__name__}: {exc})"
     if count < 1:
         return None, "CuPy is installed but no CUDA GPU is visible"
+    # Before CuPy's first compile of the process, not at our first module load: CuPy's own
+    # element-wise kernels (the first array operations) looked their compiler key up before
+    # it, and paid an NVRTC compile per option set (3 compiles, 36 ms of the SAT command's
+    # warm-up on the H200 host).
+    from . import compiler_key_cache  # noqa: PLC0415 (imports nothing of morphgpu)
+
+    compiler_key_cache.seed(cupy)
     return cupy, None
 
 

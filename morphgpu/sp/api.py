@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import backend, compiler_key_cache
 from ..csr import check_declared_size
 from . import factor, rules
 from .cnf import CNF, verify
@@ -333,6 +333,9 @@ def warm_up(width: int) -> None:
     formula = random_ksat(max(WARM_UP_VARS, 4 * width), width, ratio=WARM_UP_RATIO, seed=0)
     solve(formula, device="gpu", seed=0, fix_fraction=0.5, max_iterations=100,
           trivial_threshold=0.0, local_search_rounds=2, local_search_flips=64, backtrack=0.0)
+    # The compiler keys of CuPy's own kernels met after our last module load, for the next
+    # process (compiler_key_cache saves after our loads only).
+    compiler_key_cache.save(backend.cupy_module())
 
 
 def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
