@@ -28,6 +28,10 @@ everything at small sizes (the file baseline at 100k variables, table and sweep 
 
 from __future__ import annotations
 
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -252,11 +256,6 @@ def _cli(args, record, device: str) -> None:
     every process compiles NumPy's, SciPy's and CuPy's modules from source; the GPU machine
     spent 0.6 s in compile() importing cupy and cupyx alone. The baseline is the same file
     read and solved in this process."""
-    import os  # noqa: PLC0415
-    import statistics  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     n, ratio = (QUICK_N, CLI_QUICK_RATIO) if args.quick else (CLI_N, CLI_RATIO)
     repo = Path(__file__).resolve().parent.parent
     env = dict(os.environ)
