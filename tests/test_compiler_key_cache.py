@@ -92,17 +92,33 @@ def test_a_cupy_without_the_table_is_left_alone(tmp_path, fresh_state, monkeypat
     assert list(tmp_path.iterdir()) == []
 
 
+# What a process does before its first module of ours: nothing, or CuPy's own element-wise
+# and reduction kernels (a solve's first array operations), which look their compiler key
+# up before that load (backend's CuPy probe must read the keys before any compile).
+FIRST_WORK = {
+    "our module alone": "",
+    "CuPy's kernels first": """
+        x = cupy.arange(1000, dtype=cupy.int32)
+        assert bool(((x != 3) & (x >= 0)).any())
+    """,
+}
+
+
 @pytest.mark.gpu
-def test_a_new_process_compiles_no_empty_program(tmp_path):
-    """Two processes load the same kernel; the second must not call CuPy's _preprocess."""
+@pytest.mark.parametrize("first_work", list(FIRST_WORK))
+def test_a_new_process_compiles_no_empty_program(tmp_path, first_work):
+    """Two processes do the same work and load the same kernel; the second must not call
+    CuPy's _preprocess."""
     script = textwrap.dedent("""
         import sys
         import cupy
-        from morphgpu import kernels
+        from morphgpu import backend, kernels
         if sys.argv[1] == "second":
             def refuse(*a, **k):
                 raise AssertionError("empty program compiled again")
             cupy.cuda.compiler._preprocess = refuse
+        assert backend.gpu_available()
+    """) + textwrap.dedent(FIRST_WORK[first_work]) + textwrap.dedent("""
         kernels.get_kernel(sys.argv[2], "index_width",
                            defines={"MG_VID_T": "int", "MG_EID_T": "int"})
         print("ok")
@@ -114,32 +130,3 @@ def test_a_new_process_compiles_no_empty_program(tmp_path):
                               capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
         assert list(tmp_path.glob("morphgpu-nvrtc-banner-*.json")), list(tmp_path.iterdir())
-
-
-
-@pytest.mark.gpu
-def test_cupys_own_kernels_compile_no_empty_program_in_a_new_process(tmp_path):
-    """CuPy's element-wise and reduction kernels, the first array operations of a process
-    and ahead of any module of ours: the second process must not compile CuPy's empty
-    program for them (backend's probe reads the keys before any compile)."""
-    script = textwrap.dedent("""
-        import sys
-        import cupy
-        from morphgpu import backend, kernels
-        if sys.argv[1] == "second":
-            def refuse(*a, **k):
-                raise AssertionError("empty program compiled again")
-            cupy.cuda.compiler._preprocess = refuse
-        assert backend.gpu_available()
-        x = cupy.arange(1000, dtype=cupy.int32)
-        assert bool(((x != 3) & (x >= 0)).any())
-        kernels.get_kernel(sys.argv[2], "index_width",
-                           defines={"MG_VID_T": "int", "MG_EID_T": "int"})
-        print("ok")
-    """)
-    probe = str(Path(__file__).parent / "data" / "loader_probe.cu")
-    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path)}
-    for which in ("first", "second"):
-        done = subprocess.run([sys.executable, "-c", script, which, probe],
-                              capture_output=True, text=True, env=env, timeout=300)
-        assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
