@@ -229,6 +229,76 @@ def test_nccl_exchange_on_loopback(name, parts):
         assert out.edges == int(np.diff(g.indptr)[out.distances >= 0].sum())
 
 
+def undirected_disconnected() -> CSRGraph:
+    g = disconnected()
+    return CSRGraph.from_edges(g.edge_sources(), g.indices, n_vertices=g.n_vertices,
+                               symmetrize=True)
+
+
+UNDIRECTED = {"grid": GRAPHS["grid"], "kronecker": GRAPHS["kronecker"],
+              "disconnected": undirected_disconnected}
+# (alpha, beta): bottom-up from the second level on and never back; bottom-up at once and
+# back to top-down whenever the frontier shrinks; Beamer's own constants.
+RULES = {"bottom-up": (np.inf, 0.0), "alternating": (np.inf, np.inf),
+         "beamer": (pt.ALPHA, pt.BETA)}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+@pytest.mark.parametrize("name", sorted(UNDIRECTED))
+@pytest.mark.parametrize("parts", [1, 3, 4])
+def test_bottom_up_levels_match_scipy(device, name, rule, parts):
+    """Direction-optimizing partitioned levels (bitmap OR across parts, each part labelling
+    its own vertices) under forced rules: SciPy's distances, Graph500-valid parents."""
+    g = UNDIRECTED[name]()
+    assert not g.directed
+    exchange = ex.InProcessExchange(parts)
+    pg = pt.PartitionedGraph.from_csr(g, parts)
+    engines = pt.engines_for(pg, exchange.local_parts, device, True)
+    alpha, beta = RULES[rule]
+    for source in sources_of(g):
+        direction = pt.Direction(g.n_vertices, alpha, beta)
+        out = pt.search(engines, exchange, source, True, direction)
+        dist, parent = backend.to_host(out.distances), backend.to_host(out.predecessors)
+        np.testing.assert_array_equal(dist, scipy_distances(g, source))
+        graph500_check(g.indptr, g.indices, source, dist, parent)
+        assert out.edges == int(np.diff(g.indptr)[dist >= 0].sum())
+
+
+@pytest.mark.parametrize("rule", ["bottom-up", "alternating"])
+@pytest.mark.parametrize("parts", [2, 3, 5])
+def test_bottom_up_on_loopback(rule, parts):
+    """The same through NcclExchange (the bitmaps ORed by an all-reduce sum)."""
+    g = GRAPHS["kronecker"]()
+    world = ex.LoopbackWorld(parts)
+    exchange = ex.NcclExchange(world.comms(), world, parts)
+    pg = pt.PartitionedGraph.from_csr(g, parts)
+    engines = pt.engines_for(pg, exchange.local_parts, "cpu", True)
+    for source in sources_of(g):
+        out = pt.search(engines, exchange, source, True, pt.Direction(g.n_vertices,
+                                                                      *RULES[rule]))
+        np.testing.assert_array_equal(out.distances, scipy_distances(g, source))
+        graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
+
+
+def test_direction_rule():
+    """Beamer's switches on a made-up run: rows [frontier vertices, frontier edges, part
+    edges] of two parts, 1000 vertices, 10,000 edges."""
+    d = pt.Direction(1000)
+    row = lambda nf, mf: np.array([[nf, mf, 6000], [0, 0, 4000]])  # noqa: E731
+    assert not d.step(row(1, 10))         # 10 * 14 < 9,990 unexplored
+    assert d.step(row(50, 900))           # 900 * 14 > 9,090
+    assert d.step(row(400, 6000))         # stays bottom-up while the frontier grows
+    assert d.step(row(50, 500))           # shrinking, but 50 * 24 >= 1000
+    assert not d.step(row(20, 300))       # shrinking and 20 * 24 < 1000: top-down
+    assert d.unexplored == 10000 - (10 + 900 + 6000 + 500 + 300)
+
+
+def test_bottom_up_needs_undirected():
+    assert pt.direction_for(GRAPHS["directed"]()) is None
+    assert pt.direction_for(disconnected()) is None  # both ways listed, but not flagged
+    assert isinstance(pt.direction_for(GRAPHS["kronecker"]()), pt.Direction)
+
+
 class FakeMpi:
     """The few mpi4py calls MpiNcclExchange makes, between threads."""
 
@@ -330,7 +400,84 @@ def test_devices_nccl_one_gpu():
         check_result(g, source, result)
 
 
+def visible_gpus() -> int:
+    try:
+        return int(backend.cupy_module().cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001  (no CuPy, no driver: no GPU)
+        return 0
+
+
+def require_gpus(count: int) -> None:
+    try:
+        ex._require_nccl()
+    except ex.ExchangeError as exc:
+        pytest.skip(str(exc))
+    if visible_gpus() < count:
+        pytest.skip(f"{count} GPUs needed, {visible_gpus()} visible")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+def test_devices_nccl_several_gpus(name, k):
+    """devices=[0..k-1]: one part per GPU, the exchange through real NCCL between GPUs."""
+    require_gpus(k)
+    g = GRAPHS[name]()
+    for source in sources_of(g):
+        result = bfs(g, source, devices=list(range(k)), predecessors=True)
+        assert result.variant == f"partitioned-nccl-{k}"
+        check_result(g, source, result)
+
+
+@pytest.mark.gpu
+@settings(max_examples=25, deadline=None)
+@given(case=edge_graphs(), data=st.data())
+def test_devices_nccl_random_graphs(case, data):
+    require_gpus(2)
+    g, source = case
+    if g.n_vertices < 2:
+        return  # one vertex: nothing to split over GPUs (the one-GPU tests cover it)
+    k = data.draw(st.integers(2, min(visible_gpus(), 8, g.n_vertices)))
+    parents = data.draw(st.booleans())
+    result = bfs(g, source, devices=list(range(k)), predecessors=parents)
+    check_result(g, source, result, parents=parents)
+
+
 # ----------------------------------------------------------------------- mpirun entry
+@pytest.mark.gpu
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_mpirun_one_process_per_gpu(tmp_path, ranks):
+    """``mpirun -n K python -m morphgpu.bfs.distributed FILE``: K processes, one GPU each,
+    NCCL bootstrapped through MPI; rank 0's summary agrees with SciPy and passes Graph500."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from morphgpu import graph_io
+
+    launcher = shutil.which("mpirun") or shutil.which("mpiexec")
+    if launcher is None:
+        pytest.skip("no mpirun on PATH")
+    pytest.importorskip("mpi4py")
+    require_gpus(ranks)
+    g = generators.kronecker(12, 8, device="cpu")
+    path = tmp_path / "kron.mtx"
+    graph_io.write_graph(g, path)
+    source = sources_of(g)[0]
+    done = subprocess.run(
+        [launcher, "-n", str(ranks), sys.executable, "-m", "morphgpu.bfs.distributed",
+         str(path), "--source", str(source), "--check", "--json"],
+        capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-4000:]
+    summary = json.loads(done.stdout[done.stdout.index("{"):])
+    dist = scipy_distances(g, source)
+    assert summary["valid"] is True and summary["ranks"] == ranks
+    assert summary["reached"] == int((dist >= 0).sum())
+    assert summary["levels"] == int(dist.max()) + 1
+
+
 def test_distributed_without_mpi4py(monkeypatch, capsys, tmp_path):
     import builtins
 

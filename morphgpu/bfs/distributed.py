@@ -63,7 +63,8 @@ def run(args: argparse.Namespace, exchange: exchange_mod.MpiNcclExchange, *,
         streams=[comm.stream] if side == "gpu" else None)
     exchange.all_gather_rows([[0]])  # start together: the timer measures the search
     t0 = time.perf_counter()
-    out = partitioned.search(engines, exchange, args.source, args.check)
+    out = partitioned.search(engines, exchange, args.source, args.check,
+                             partitioned.direction_for(pg))
     seconds = time.perf_counter() - t0
     if rank != 0:
         return None

@@ -1,7 +1,8 @@
 """How the parts of a partitioned BFS talk: one protocol, three engines behind it.
 
 A partitioned search (:mod:`morphgpu.bfs.partitioned`) runs the same level loop whatever
-carries its messages; per level it needs two collectives and, at the end, one gather:
+carries its messages; per level it needs two collectives (three on a bottom-up level)
+and, at the end, one join:
 
 - :meth:`Exchange.all_gather_rows`: every part's small row of counts (what it sends to each
   part, what it found locally) gathered on every part, as a host ``(P, K)`` int64 table.
@@ -9,20 +10,24 @@ carries its messages; per level it needs two collectives and, at the end, one ga
   so it is also the loop's all-reduce.
 - :meth:`Exchange.all_to_all`: variable-size (vertex, parent) buffers from every part to
   every owner, sizes taken from that table.
-- :meth:`Exchange.gather`: the parts' label arrays on the host, in part order.
+- :meth:`Exchange.all_or_bits`: the OR of the parts' frontier bitmaps (bottom-up levels;
+  an all-reduce sum over NCCL, which is an OR because each bit has one owner).
+- :meth:`Exchange.join`: the parts' label arrays joined in part order (on the device
+  in-process, on the first GPU over NCCL, on the host under MPI).
 
 Engines:
 
 - :class:`InProcessExchange`: P parts in one process on one device (NumPy or CuPy
   arrays); messages are handed over by reference.
 - :class:`NcclExchange`: one process driving several GPUs, one NCCL communicator per GPU
-  (``NcclCommunicator.initAll``); grouped send/recv and allGather.
+  (``NcclCommunicator.initAll``); grouped send/recv, allGather and allReduce.
 - :class:`MpiNcclExchange`: one process per GPU started by ``mpirun``; the NCCL unique id
   is broadcast with mpi4py, results gathered with mpi4py.
 
 NCCL is driven through a small array-level adapter (:class:`NcclComm`: ``send``,
-``recv``, ``all_gather``, ``mark``, ``done``, ``abort``) and a *world* (``group_start``,
-``group_end``); :class:`LoopbackWorld` implements both on NumPy arrays in one process
+``recv``, ``all_gather``, ``all_reduce_sum``, ``mark``, ``done``, ``abort``) and a
+*world* (``group_start``, ``group_end``); :class:`LoopbackWorld` implements both on
+NumPy arrays in one process
 (threads standing in for MPI ranks), so the NCCL and MPI exchanges' logic is tested
 without NCCL, MPI or a GPU.
 
@@ -76,10 +81,24 @@ class Exchange(Protocol):
         lengths (host). Returns ``recv[i][src]`` for every local part i."""
         ...
 
-    def gather(self, pieces: Sequence[Any]) -> list[Any]:
-        """One array per part, in part order, from one array per local part: host arrays,
-        except in-process, where they stay on their (one) device."""
+    def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
+        """Bitmaps of n bits (uint32 words on each local part's device, every vertex's bit
+        set by its owner only) -> their OR, one per local part (in place where it can)."""
         ...
+
+    def join(self, pieces: Sequence[Any]) -> Any:
+        """One array per local part -> every part's, joined in part order: on the (one)
+        device in-process, on the first GPU's for NCCL in one process, on the host under
+        MPI."""
+        ...
+
+
+def _module_of(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return np
+    import cupy  # noqa: PLC0415  (only reached with CuPy arrays)
+
+    return cupy
 
 
 def _host(x: Any) -> np.ndarray:
@@ -105,8 +124,15 @@ class InProcessExchange:
         return [[sends[src][dst] for src in range(self.n_parts)]
                 for dst in range(self.n_parts)]
 
-    def gather(self, pieces: Sequence[Any]) -> list[Any]:
-        return list(pieces)  # one process, one device: they stay where they are
+    def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
+        union = bits[0].copy()
+        for b in bits[1:]:
+            union |= b
+        return [union] * self.n_parts  # read only by the parts: one copy serves all
+
+    def join(self, pieces: Sequence[Any]) -> Any:
+        # One process, one device: the pieces are joined where they lie.
+        return _module_of(pieces[0]).concatenate(list(pieces))
 
 
 # --------------------------------------------------------------------------- NCCL
@@ -123,6 +149,9 @@ class NcclComm(Protocol):
     def send(self, buf: Any, peer: int) -> None: ...
     def recv(self, buf: Any, peer: int) -> None: ...
     def all_gather(self, send: Any, recv: Any) -> None: ...
+    def all_reduce_sum(self, buf: Any) -> None:
+        """In place: the element-wise sum over the ranks."""
+
     def mark(self) -> None:
         """Record completion of everything queued so far (a CUDA event)."""
         ...
@@ -191,6 +220,10 @@ class _CupyNccl:
     def all_gather(self, send: Any, recv: Any) -> None:
         self.comm.allGather(send.data.ptr, recv.data.ptr, send.size, self._dtype(send),
                             self.stream.ptr)
+
+    def all_reduce_sum(self, buf: Any) -> None:
+        self.comm.allReduce(buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf),
+                            self._nccl.NCCL_SUM, self.stream.ptr)
 
     def mark(self) -> None:
         with self.xp.cuda.Device(self.device_id):
@@ -347,12 +380,38 @@ class NcclExchange:
         self._grouped(queue)
         return recvs
 
-    def gather(self, pieces: Sequence[Any]) -> list[np.ndarray]:
-        out = []
-        for c, p in zip(self.comms, pieces, strict=True):
-            with c.device():
-                out.append(_host(p))
-        return out
+    def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
+        # A sum is an OR here: each vertex's bit is set by its owner alone, so no two
+        # ranks' words share a set bit and no addition carries (NCCL has no bitwise OR).
+        def queue() -> None:
+            for c, b in zip(self.comms, bits, strict=True):
+                with c.device():
+                    c.all_reduce_sum(b)
+
+        self._grouped(queue)
+        return list(bits)
+
+    def join(self, pieces: Sequence[Any]) -> Any:
+        # To the first GPU over NCCL (NVLink where the GPUs have it): a search's labels
+        # stay on a GPU, as a one-GPU search's do, instead of crossing PCIe to the host.
+        root = self.comms[0]
+        with root.device():
+            into = [p if i == 0 else root.xp.empty(p.size, dtype=p.dtype)
+                    for i, p in enumerate(pieces)]
+
+        def queue() -> None:
+            for i, (c, p) in enumerate(zip(self.comms, pieces, strict=True)):
+                if i == 0 or p.size == 0:
+                    continue
+                with c.device():
+                    c.send(p, root.rank)
+                with root.device():
+                    root.recv(into[i], c.rank)
+
+        if len(pieces) > 1:
+            self._grouped(queue)
+        with root.device():
+            return root.xp.concatenate(into)
 
 
 # --------------------------------------------------------------------------- MPI + NCCL
@@ -396,9 +455,10 @@ class MpiNcclExchange(NcclExchange):
         assert world is not None
         super().__init__([comm], world, size, timeout=timeout)
 
-    def gather(self, pieces: Sequence[Any]) -> list[np.ndarray]:
-        mine = super().gather(pieces)
-        return [np.asarray(p) for p in self.mpi.allgather(mine[0])]
+    def join(self, pieces: Sequence[Any]) -> np.ndarray:
+        with self.comms[0].device():
+            mine = _host(pieces[0])
+        return np.concatenate([np.asarray(p) for p in self.mpi.allgather(mine)])
 
 
 def local_rank(mpi_comm: Any) -> int:
@@ -482,6 +542,10 @@ class LoopbackWorld:
                 for src in range(self.n_ranks):
                     entry = next(e for e in self._posted[src] if e[0] == "gather")
                     buf[src * k:(src + 1) * k] = entry[1]
+            elif kind == "reduce_recv":
+                posted = [next(e for e in self._posted[src] if e[0] == "gather")[1]
+                          for src in range(self.n_ranks)]
+                buf[...] = np.sum(posted, axis=0, dtype=buf.dtype)
         self._sync()  # every thread has read
         with self._lock:
             for r in ranks:
@@ -511,6 +575,11 @@ class _LoopbackComm:
         ops = self.world._ops()
         ops.append((self.rank, "gather", send, -1))
         ops.append((self.rank, "gather_recv", recv, -1))
+
+    def all_reduce_sum(self, buf: Any) -> None:
+        ops = self.world._ops()
+        ops.append((self.rank, "gather", buf, -1))
+        ops.append((self.rank, "reduce_recv", buf, -1))
 
     def mark(self) -> None:
         pass

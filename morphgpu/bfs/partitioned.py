@@ -231,7 +231,47 @@ class NumpyPart:
                 self.parent[source - p.lo] = source
             self.frontier = np.array([source - p.lo], dtype=np.int64)
 
-    def expand(self, next_level: int) -> tuple[np.ndarray, list[exchange_mod.Message]]:
+    # The level loop starts every part's step before it waits on any (expand_begin for
+    # all, then expand_end for all), so parts on different GPUs work at the same time.
+    # Here the work is done at the start.
+    def expand_begin(self, next_level: int) -> None:
+        self._expanded = self._expand(next_level)
+
+    def expand_end(self) -> tuple[np.ndarray, list[exchange_mod.Message]]:
+        return self._expanded
+
+    def stats_begin(self, next_level: int) -> None:
+        del next_level
+        m_f = int(np.diff(self.part.indptr)[self.frontier].sum())
+        self._stats = np.array([self.frontier.size, m_f, self.part.indices.size],
+                               dtype=np.int64)
+
+    def stats_end(self) -> np.ndarray:
+        return self._stats
+
+    def frontier_bits(self, next_level: int) -> np.ndarray:
+        del next_level
+        bits = np.zeros(_words(self.partition.n_vertices), dtype=np.uint32)
+        g = self.frontier + self.part.lo
+        np.bitwise_or.at(bits, g >> 5, (np.uint32(1) << (g & 31).astype(np.uint32)))
+        return bits
+
+    def bottom_up(self, next_level: int, front: np.ndarray) -> None:
+        """Every unvisited vertex here adopts its first neighbour (in row order) whose bit
+        is set in ``front``, the whole frontier's bitmap."""
+        p = self.part
+        open_ = np.flatnonzero(self.dist < 0)
+        positions, degrees = _row_positions(p.indptr, open_)
+        nbrs = p.indices[positions].astype(np.int64)
+        hit = ((front[nbrs >> 5] >> (nbrs & 31).astype(np.uint32)) & 1).astype(bool)
+        rows = np.repeat(open_, degrees)[hit]
+        found, first = _first_of(rows)  # positions run in row order: the first hit wins
+        self.dist[found] = next_level
+        if self.parent is not None:
+            self.parent[found] = nbrs[hit][first]
+        self.frontier = found
+
+    def _expand(self, next_level: int) -> tuple[np.ndarray, list[exchange_mod.Message]]:
         p, P = self.part, self.partition.n_parts
         positions, degrees = _row_positions(p.indptr, self.frontier)
         nbrs = p.indices[positions].astype(np.int64)
@@ -279,27 +319,82 @@ class NumpyPart:
         return np.array([edges, int(self.dist.max(initial=-1))], dtype=np.int64)
 
 
+def _words(n: int) -> int:
+    return (n + 31) // 32 or 1
+
+
 # --------------------------------------------------------------------------- the loop
-def run_levels(engines: Sequence[Any], exchange: exchange_mod.Exchange) -> int:
-    """The level loop: expand, all-gather counts (stop on zero), all-to-all, claim.
-    Returns the number of levels run (the last one found nothing)."""
+# Beamer's constants, as the one-GPU direction-optimizing search uses them.
+ALPHA, BETA = 14.0, 24.0
+
+
+@dataclass
+class Direction:
+    """Beamer's rule over the whole graph, decided on every rank from the same all-gathered
+    table, so all parts take the same direction: bottom-up once the frontier's edges pass
+    the unexplored edges / ``alpha``; top-down again once the frontier, shrinking, is below
+    n / ``beta``. Only for graphs whose rows are their in-edges too (undirected)."""
+
+    n_vertices: int
+    alpha: float = ALPHA
+    beta: float = BETA
+    bottom_up: bool = False
+    unexplored: int | None = None
+    last: int = 0
+
+    def step(self, table: np.ndarray) -> bool:
+        """``table`` rows: [frontier vertices, frontier edges, the part's edges]."""
+        n_f, m_f = int(table[:, 0].sum()), int(table[:, 1].sum())
+        if self.unexplored is None:
+            self.unexplored = int(table[:, 2].sum())
+        self.unexplored -= m_f
+        if not self.bottom_up:
+            self.bottom_up = m_f * self.alpha > self.unexplored
+        elif n_f * self.beta < self.n_vertices and n_f < self.last:
+            self.bottom_up = False
+        self.last = n_f
+        return self.bottom_up
+
+
+def run_levels(engines: Sequence[Any], exchange: exchange_mod.Exchange,
+               direction: Direction | None = None) -> int:
+    """The level loop. Top-down: expand, all-gather counts (stop on zero), all-to-all,
+    claim. With ``direction``: first all-gather the frontier's size (stop on zero) and
+    edges; a bottom-up level ORs the parts' frontier bitmaps across the parts, then each
+    part labels its own unvisited vertices from it (no messages). Returns the number of
+    levels run (the last one found nothing)."""
     level = 0
     while True:
-        outs = [e.expand(level + 1) for e in engines]
+        nxt = level + 1
+        if direction is not None:
+            for e in engines:
+                e.stats_begin(nxt)
+            table = exchange.all_gather_rows([e.stats_end() for e in engines])
+            if not table[:, 0].any():
+                return nxt
+            if direction.step(table):
+                fronts = exchange.all_or_bits([e.frontier_bits(nxt) for e in engines])
+                for e, front in zip(engines, fronts, strict=True):
+                    e.bottom_up(nxt, front)
+                level = nxt
+                continue
+        for e in engines:
+            e.expand_begin(nxt)
+        outs = [e.expand_end() for e in engines]
         table = exchange.all_gather_rows([row for row, _ in outs])
         if not table.any():
-            return level + 1
+            return nxt
         received = exchange.all_to_all([sends for _, sends in outs], table)
         for e, r in zip(engines, received, strict=True):
-            e.claim(r, level + 1)
-        level += 1
+            e.claim(r, nxt)
+        level = nxt
 
 
 @dataclass
 class Outcome:
-    """What a partitioned search gives back: labels in global order (host arrays, or
-    arrays of the parts' module in-process), CSR entries out of reached vertices, the
-    largest label."""
+    """What a partitioned search gives back: labels in global order (where the exchange's
+    ``join`` puts them: the parts' device in-process, the first GPU over NCCL, the host
+    under MPI), CSR entries out of reached vertices, the largest label."""
 
     distances: Any
     predecessors: Any
@@ -308,19 +403,17 @@ class Outcome:
 
 
 def search(engines: Sequence[Any], exchange: exchange_mod.Exchange, source: int,
-           want_parents: bool) -> Outcome:
+           want_parents: bool, direction: Direction | None = None) -> Outcome:
     """Run a search on ``engines`` (one per local part, in ``exchange.local_parts``
-    order) and gather the labels of every part."""
+    order) and gather the labels of every part. ``direction``: a fresh rule per search
+    (undirected graphs), or None for top-down only."""
     for e in engines:
         e.start(source)
-    run_levels(engines, exchange)
+    run_levels(engines, exchange, direction)
     figures = exchange.all_gather_rows([e.figures() for e in engines])
-    dist = exchange.gather([e.dist for e in engines])
-    parent = exchange.gather([e.parent for e in engines]) if want_parents else None
-    xp = engines[0].xp if isinstance(exchange, exchange_mod.InProcessExchange) else np
-    cat = xp.concatenate
-    return Outcome(cat(dist), cat(parent) if parent is not None else None,
-                   int(figures[:, 0].sum()), int(figures[:, 1].max()))
+    dist = exchange.join([e.dist for e in engines])
+    parent = exchange.join([e.parent for e in engines]) if want_parents else None
+    return Outcome(dist, parent, int(figures[:, 0].sum()), int(figures[:, 1].max()))
 
 
 def engines_for(pg: PartitionedGraph, parts: Sequence[int], side: str, want_parents: bool,
@@ -372,7 +465,13 @@ def run(g: Any, source: int, *, side: str, want_parents: bool, partitions: int |
         prepared = _prepared(g, key, lambda: _prepare_in_process(g, P, side, want_parents))
         name = f"partitioned-{P}"
     engines, ex = prepared
-    return search(engines, ex, source, want_parents), name
+    return search(engines, ex, source, want_parents, direction_for(g)), name
+
+
+def direction_for(g: Any) -> Direction | None:
+    """Beamer's rule for an undirected graph (a CSRGraph or PartitionedGraph), else None:
+    bottom-up needs each row to be the vertex's in-edges too."""
+    return None if g.directed else Direction(int(g.n_vertices))
 
 
 # Engines (their per-part copies and buffers) and exchanges kept per graph object, so a

@@ -1,11 +1,18 @@
 """One part of a partitioned BFS on a GPU (kernels/partitioned.cu): the engine that
 :func:`morphgpu.bfs.partitioned.run_levels` drives, the twin of its NumpyPart.
 
-Per level: one expand launch (the shared expand operator; owned neighbours claimed, remote
-ones written once per search with a per-owner count), a scan of the owner counts and one
-bucket launch, then one small read of the counts (the row the exchange all-gathers). After
-the exchange, one claim launch per part that sent something. Everything runs on the part's
-device and stream (``device_id``/``stream``; the current ones by default)."""
+Top-down level: one expand launch (the shared expand operator; owned neighbours claimed,
+remote ones written once per search with a per-owner count), a scan of the owner counts and
+one bucket launch, then one small read of the counts (the row the exchange all-gathers).
+After the exchange, one claim launch per part that sent something. Bottom-up level (the
+loop's Direction): the frontier's size and edges read first; the frontier marked in an
+n-bit map, which the exchange ORs across the parts; one launch where each unvisited vertex
+here adopts its first neighbour on that map (the shared bottom-up scan).
+
+Reads to the host go to pinned buffers asynchronously (``*_begin``) and are waited for
+later (``*_end``), so a process driving several GPUs has them all working at once.
+Everything runs on the part's device and stream (``device_id``/``stream``; the current ones
+by default)."""
 
 from __future__ import annotations
 
@@ -41,6 +48,9 @@ class GpuPart:
             self.k_bucket = mod.get_function("bfs_part_bucket")
             self.k_claim = mod.get_function("bfs_part_claim")
             self.k_figures = mod.get_function("bfs_part_figures")
+            self.k_edges = mod.get_function("bfs_part_frontier_edges")
+            self.k_mark = mod.get_function("bfs_part_mark")
+            self.k_bottom_up = mod.get_function("bfs_part_bottom_up")
             self.starts = cp.asarray(partition.starts, dtype=np.int64)
             self.queues = (cp.empty(max(size, 1), dtype=self.vid),
                            cp.empty(max(size, 1), dtype=self.vid))
@@ -50,6 +60,14 @@ class GpuPart:
             # words: [queue 0 tail, queue 1 tail, remote tail, owner counts (P)]
             self.words = cp.zeros(3 + P, dtype=np.uint64)
             self.sent = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)
+            self.front = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)  # bottom-up's map
+            self.stats = cp.zeros(2, dtype=np.uint64)  # [frontier size, frontier edges]
+            # Page-locked, so the reads of words and stats are asynchronous.
+            import cupyx  # noqa: PLC0415  (with CuPy: GpuPart exists only where it does)
+
+            self.host_words = cupyx.empty_pinned(3 + P, dtype=np.uint64)
+            self.host_stats = cupyx.empty_pinned(2, dtype=np.uint64)
+            self.read_done = cp.cuda.Event(disable_timing=True)
             props = backend.gpu_properties(self.device_id)
             self.blocks = props["multiprocessors"] * (2048 // BLOCK)
 
@@ -68,7 +86,6 @@ class GpuPart:
             self.parent = cp.full(size, -1, dtype=self.vid) if self.want_parents else None
             self.sent.fill(0)
             self.words.fill(0)
-            self.level = 0
             if p.lo <= source < p.hi:
                 self.dist[source - p.lo] = 0
                 if self.parent is not None:
@@ -79,7 +96,16 @@ class GpuPart:
     def _parent_ptr(self) -> Any:
         return launch.ptr(self.parent)
 
-    def expand(self, next_level: int) -> tuple[np.ndarray, list[Any]]:
+    def _read(self, device: Any, host: Any) -> None:
+        """Queue ``device`` -> ``host`` (pinned) on the part's stream; _wait() ends it."""
+        cp = self.cp
+        cp.asnumpy(device, out=host, blocking=False)
+        self.read_done.record(cp.cuda.get_current_stream())
+
+    def _wait(self) -> None:
+        self.read_done.synchronize()
+
+    def expand_begin(self, next_level: int) -> None:
         cp, p, P = self.cp, self.part, self.partition.n_parts
         here, nxt = (next_level - 1) & 1, next_level & 1
         w = self.words
@@ -98,15 +124,50 @@ class GpuPart:
             self.k_bucket(grid, block, (self.remote[0], self.remote[1], w[2:], self.starts,
                                         np.int32(P), cursor, self.bucketed[0],
                                         self.bucketed[1]))
-            words = w.get()  # the one read of the level's expand
+            self._read(w, self.host_words)  # the one read of the level's expand
+        self._nxt = nxt
+
+    def expand_end(self) -> tuple[np.ndarray, list[Any]]:
+        p = self.part
+        self._wait()
+        words = self.host_words
         row = words[3:].astype(np.int64)
         ends = np.cumsum(row)
         dst, src = self.bucketed
         sends = [(dst[e - c:e], src[e - c:e] if self.parent is not None else None)
                  for c, e in zip(row.tolist(), ends.tolist(), strict=True)]
-        row[p.part] = int(words[nxt])
-        self.level = next_level
+        row[p.part] = int(words[self._nxt])
         return row, sends
+
+    def stats_begin(self, next_level: int) -> None:
+        here = (next_level - 1) & 1
+        with self._on():
+            self.stats.fill(0)
+            self.k_edges((self.blocks,), (BLOCK,), (self.indptr, self.queues[here],
+                                                    self.words[here:], self.stats))
+            self._read(self.stats, self.host_stats)
+
+    def stats_end(self) -> np.ndarray:
+        self._wait()
+        n_f, m_f = (int(x) for x in self.host_stats)
+        return np.array([n_f, m_f, int(self.indices.size)], dtype=np.int64)
+
+    def frontier_bits(self, next_level: int) -> Any:
+        here = (next_level - 1) & 1
+        with self._on():
+            self.front.fill(0)
+            self.k_mark((self.blocks,), (BLOCK,), (self.queues[here], self.words[here:],
+                                                   self.vid.type(self.part.lo), self.front))
+        return self.front
+
+    def bottom_up(self, next_level: int, front: Any) -> None:
+        nxt = next_level & 1
+        n_local = self.part.hi - self.part.lo
+        with self._on():
+            self.words[nxt] = 0
+            self.k_bottom_up((self.blocks,), (BLOCK,), (
+                self.indptr, self.indices, np.int64(n_local), self.dist, self._parent_ptr(),
+                front, self.queues[nxt], self.words[nxt:], np.int32(next_level)))
 
     def claim(self, received: Any, next_level: int) -> None:
         p = self.part

@@ -9,7 +9,15 @@
 // that buffer by owner (a counting scatter from the owners' offsets), so each owner's
 // message is one contiguous slice. After the exchange, bfs_part_claim claims the received
 // candidates the same way, appending to the same next queue.
+//
+// Bottom-up levels (direction-optimizing, Enterprise §4.4 over parts): bfs_part_frontier_edges
+// gives the loop the frontier's size and edges for Beamer's rule; bfs_part_mark sets the
+// frontier's bits (global ids) in an n-bit map that the exchange ORs across the parts; then
+// bfs_part_bottom_up lets each unvisited vertex of the part adopt its first neighbour on
+// that map (the shared bottom-up scan) and queues it, so a top-down level can follow.
+#include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
+#include <morphgpu/traversal/bottom_up.cuh>
 #include <morphgpu/traversal/expand.cuh>
 #include <morphgpu/traversal/queue.cuh>
 #include <morphgpu/traversal/visit.cuh>
@@ -136,4 +144,52 @@ extern "C" __global__ void bfs_part_figures(const eid_t* __restrict__ indptr, co
     }
     if (edges) atomicAdd(words, edges);
     if (top) atomicMax(words + 1, (u64)top);
+}
+
+// stats[0] = the frontier's size, stats[1] += its rows' lengths (stats zeroed by the caller).
+extern "C" __global__ void bfs_part_frontier_edges(const eid_t* __restrict__ indptr,
+                                                   const vid_t* queue, const u64* count,
+                                                   u64* stats) {
+    const i64 n = (i64)*count;
+    if (global_tid() == 0) stats[0] = (u64)n;
+    u64 edges = 0;
+    for (i64 i = global_tid(); i < n; i += global_stride()) {
+        const vid_t v = queue[i];
+        edges += (u64)(indptr[v + 1] - indptr[v]);
+    }
+    for (int off = 16; off > 0; off >>= 1) edges += __shfl_down_sync(0xffffffffu, edges, off);
+    if (lane_id() == 0 && edges) atomicAdd(stats + 1, edges);
+}
+
+// The frontier (local ids) as bits of global ids in an n-bit map zeroed by the caller.
+extern "C" __global__ void bfs_part_mark(const vid_t* queue, const u64* count, vid_t lo,
+                                         unsigned* bits) {
+    const i64 n = (i64)*count;
+    for (i64 i = global_tid(); i < n; i += global_stride()) {
+        const u64 g = (u64)((i64)queue[i] + (i64)lo);
+        atomicOr(bits + (g >> 5), 1u << (unsigned)(g & 31u));
+    }
+}
+
+// Every unvisited vertex of the part looks through its row (an undirected graph: its
+// in-edges too) for a neighbour whose bit is set in `front`, the whole frontier, and adopts
+// the first one (label next_level, parent its global id); the adopted are queued (local
+// ids). Only v's own thread writes v, so no atomics on the labels.
+extern "C" __global__ void bfs_part_bottom_up(const eid_t* __restrict__ indptr,
+                                              const vid_t* __restrict__ indices, i64 n_local,
+                                              int* dist, vid_t* parent, const unsigned* front,
+                                              vid_t* out_queue, u64* out_tail, int next_level) {
+    const CsrAdjacency rows{indptr, indices};
+    const HubCache<1>* no_cache = nullptr;
+    const i64 stride = global_stride();
+    // Every lane of a warp runs the same trip count (warp_enqueue wants whole warps).
+    const i64 rounds = (n_local + stride - 1) / stride;
+    for (i64 r = 0; r < rounds; ++r) {
+        const i64 v = r * stride + global_tid();
+        bool found = false;
+        if (v < n_local && dist[v] < 0)
+            found = scan_in_row(rows, dist, parent, (vid_t)v, rows.begin(v), rows.end(v),
+                                next_level - 1, no_cache, front);
+        warp_enqueue(out_queue, out_tail, found, (vid_t)(found ? v : 0));
+    }
 }
