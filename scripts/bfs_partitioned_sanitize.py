@@ -20,9 +20,9 @@ from morphgpu import backend, generators  # noqa: E402
 from morphgpu.bfs import exchange, graph500_check  # noqa: E402
 from morphgpu.bfs import partitioned as pt  # noqa: E402
 
-# (alpha, beta): Beamer's own; bottom-up from the second level on; back and forth.
-RULES = {"beamer": (pt.ALPHA, pt.BETA), "bottom-up": (np.inf, 0.0),
-         "alternating": (np.inf, np.inf), "top-down": None}
+# (alpha, beta): Beamer's own; bottom-up from the first level on; back and forth.
+RULES = {"beamer": (pt.ALPHA, pt.BETA), "bottom-up": (np.inf, np.inf),
+         "alternating": (np.inf, 0.0), "top-down": None}
 
 
 def main() -> int:

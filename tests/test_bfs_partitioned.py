@@ -237,9 +237,9 @@ def undirected_disconnected() -> CSRGraph:
 
 UNDIRECTED = {"grid": GRAPHS["grid"], "kronecker": GRAPHS["kronecker"],
               "disconnected": undirected_disconnected}
-# (alpha, beta): bottom-up from the second level on and never back; bottom-up at once and
-# back to top-down whenever the frontier shrinks; Beamer's own constants.
-RULES = {"bottom-up": (np.inf, 0.0), "alternating": (np.inf, np.inf),
+# (alpha, beta): bottom-up from the first level on and never back; bottom-up, and
+# top-down for one level whenever the frontier shrinks; Beamer's own constants.
+RULES = {"bottom-up": (np.inf, np.inf), "alternating": (np.inf, 0.0),
          "beamer": (pt.ALPHA, pt.BETA)}
 
 

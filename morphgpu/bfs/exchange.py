@@ -151,6 +151,7 @@ class NcclComm(Protocol):
     def all_gather(self, send: Any, recv: Any) -> None: ...
     def all_reduce_sum(self, buf: Any) -> None:
         """In place: the element-wise sum over the ranks."""
+        ...
 
     def mark(self) -> None:
         """Record completion of everything queued so far (a CUDA event)."""
