@@ -16,6 +16,10 @@ The design (issue 21; Merrill et al. §6 and Enterprise §4.4, 1D partition):
   counts (to each owner, and found locally: the loop stops when the table is all zero);
   the buckets go to their owners (all-to-all, sizes from the table); each owner claims
   what it received, the sender's vertex becoming the parent.
+- Direction-optimizing on undirected graphs (Enterprise §4.4, :class:`Direction`: Beamer's
+  rule on an all-gathered row of frontier sizes and edges, the same decision on every
+  part): a bottom-up level ORs the parts' frontier bitmaps (n bits) across the parts, and
+  each part lets its own unvisited vertices adopt a neighbour on that map; no messages.
 - Engines per part: :class:`NumpyPart` here (the CPU twin), and
   :class:`morphgpu.bfs.gpu.partitioned.GpuPart` (kernels/partitioned.cu). Transports:
   :mod:`morphgpu.bfs.exchange` (in-process for P parts on one device, NCCL for one
