@@ -93,14 +93,6 @@ class Exchange(Protocol):
         ...
 
 
-def _module_of(x: Any) -> Any:
-    if isinstance(x, np.ndarray):
-        return np
-    import cupy  # noqa: PLC0415  (only reached with CuPy arrays)
-
-    return cupy
-
-
 def _host(x: Any) -> np.ndarray:
     return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else np.asarray(x)
 
@@ -131,8 +123,10 @@ class InProcessExchange:
         return [union] * self.n_parts  # read only by the parts: one copy serves all
 
     def join(self, pieces: Sequence[Any]) -> Any:
+        from .. import backend  # noqa: PLC0415
+
         # One process, one device: the pieces are joined where they lie.
-        return _module_of(pieces[0]).concatenate(list(pieces))
+        return backend.array_module(pieces[0]).concatenate(list(pieces))
 
 
 # --------------------------------------------------------------------------- NCCL

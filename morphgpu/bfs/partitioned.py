@@ -40,6 +40,7 @@ import numpy as np
 
 from . import exchange as exchange_mod
 from .cpu import _row_positions
+from .variants import ALPHA, BETA
 
 EdgeChunks = Callable[[], Iterable[tuple[Any, Any]]]  # a fresh iterator per call
 
@@ -328,10 +329,6 @@ def _words(n: int) -> int:
 
 
 # --------------------------------------------------------------------------- the loop
-# Beamer's constants, as the one-GPU direction-optimizing search uses them.
-ALPHA, BETA = 14.0, 24.0
-
-
 @dataclass
 class Direction:
     """Beamer's rule over the whole graph, decided on every rank from the same all-gathered

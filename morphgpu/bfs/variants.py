@@ -132,6 +132,12 @@ VARIANTS: dict[str, Variant] = {
     ]
 }
 
+# Beamer's direction rule: bottom-up once the frontier's edges pass the unexplored edges /
+# ALPHA, top-down again once the shrinking frontier is below n / BETA. Both
+# direction-optimizing searches use them: one GPU (gpu/direction.py) and the parts
+# (partitioned.Direction).
+ALPHA, BETA = 14.0, 24.0
+
 # Merrill et al.'s contract options (option ``cull`` of all four of their variants), in
 # front of the exact label check + atomicCAS claim, so each only removes work:
 # - "bitmask": a visited bit per vertex, read before the 4-byte label and set without

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from ..variants import ALPHA, BETA
 from . import launch, modules
 from .workspace import Workspace, workspace
 
 RULES = {"gamma": 0, "beamer": 1, "bottom-up": 2, "top-down": 3}
 GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
-ALPHA, BETA = 14.0, 24.0  # Beamer's constants
 # Rules that relabel: Enterprise's gamma rule stays top-down while frontiers hold many hubs,
 # which the spread queue (MG_BFS_SPREAD_QUEUE) deals out over the blocks; with it the
 # relabelled gamma search took 311 us against 351 as given (H200, Kronecker 21).
