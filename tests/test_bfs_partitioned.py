@@ -280,6 +280,33 @@ def test_bottom_up_on_loopback(rule, parts):
         graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
 
 
+def test_every_part_starts_before_any_is_waited_for():
+    """The loop queues each part's step on every part before it waits on one (parts on
+    several GPUs then work at the same time): all *_begin calls of a level come before its
+    first *_end call."""
+    g = GRAPHS["kronecker"]()
+    exchange = ex.InProcessExchange(3)
+    engines = pt.engines_for(pt.PartitionedGraph.from_csr(g, 3), exchange.local_parts,
+                             "cpu", True)
+    calls: list[tuple[str, int]] = []
+    for i, e in enumerate(engines):
+        for name in ("expand_begin", "expand_end", "stats_begin", "stats_end"):
+            real = getattr(e, name)
+
+            def logged(*args, real=real, name=name, i=i):
+                calls.append((name, i))
+                return real(*args)
+
+            setattr(e, name, logged)
+    pt.search(engines, exchange, sources_of(g)[0], True, pt.Direction(g.n_vertices))
+    steps = [name.split("_")[0] for name, _ in calls]
+    assert "expand" in steps and "stats" in steps
+    for k in range(0, len(calls), 6):  # a level's step: 3 begins, then 3 ends
+        names = [name for name, _ in calls[k:k + 6]]
+        assert names[:3] == [names[0]] * 3 and names[0].endswith("_begin")
+        assert names[3:] == [names[0].replace("begin", "end")] * 3
+
+
 def test_direction_rule():
     """Beamer's switches on a made-up run: rows [frontier vertices, frontier edges, part
     edges] of two parts, 1000 vertices, 10,000 edges."""
