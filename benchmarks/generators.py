@@ -49,6 +49,20 @@ def run(args: argparse.Namespace, record: harness.Record) -> None:
         _pair(record, args, "kronecker", lambda d, s=scale: generators.kronecker(s, device=d),
               cpu=scale <= kron_cpu_max or args.side == "cpu", scale=scale)
 
+    # The host's Kronecker draw against its whole-array form (the GPU's, in NumPy): the
+    # same bits, so the ratio is the blocking's alone. Both on the CPU, this process.
+    draw_scale = 18 if quick else 20
+    draw_edges = 16 << draw_scale
+
+    probabilities = (0.57, 0.19, 0.19)
+    blocked_s = harness.cpu_seconds(lambda: generators._rmat_edges_host(
+        draw_scale, draw_edges, *probabilities, 0, 0), repeat=1)
+    arrays_s = harness.cpu_seconds(lambda: generators._rmat_edges_arrays(
+        np, draw_scale, draw_edges, *probabilities, 0, 0), repeat=1)
+    record.row(what="kronecker host draw (blocked / whole-array NumPy)", scale=draw_scale,
+               edges=draw_edges, cpu_s=blocked_s, baseline_s=arrays_s,
+               speedup=arrays_s / blocked_s)
+
     n_geo = 1 << (18 if quick else 20)
     _pair(record, args, "random_geometric",
           lambda d: generators.random_geometric(n_geo, avg_degree=10, device=d), n=n_geo)

@@ -24,14 +24,33 @@ def mix32(x: Any) -> Any:
     return x
 
 
+_MIX64_M1, _MIX64_M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
+
+
 def mix64(z: Any) -> Any:
     """SplitMix64's finaliser on uint64 values (NumPy or CuPy; wrapping arithmetic)."""
     with np.errstate(over="ignore"):
-        z = z ^ (z >> np.uint64(30))
-        z = z * np.uint64(0xBF58476D1CE4E5B9)
-        z = z ^ (z >> np.uint64(27))
-        z = z * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+        z = z ^ (z >> _S30)
+        z = z * _MIX64_M1
+        z = z ^ (z >> _S27)
+        z = z * _MIX64_M2
+        return z ^ (z >> _S31)
+
+
+def mix64_inplace(z: np.ndarray, scratch: np.ndarray) -> None:
+    """:func:`mix64` of a NumPy uint64 array, written over it with ``scratch`` (same
+    length) as the only working array: no temporaries, for loops that keep both in the
+    CPU's caches."""
+    with np.errstate(over="ignore"):
+        np.right_shift(z, _S30, out=scratch)
+        z ^= scratch
+        z *= _MIX64_M1
+        np.right_shift(z, _S27, out=scratch)
+        z ^= scratch
+        z *= _MIX64_M2
+        np.right_shift(z, _S31, out=scratch)
+        z ^= scratch
 
 
 def uniform_floats(xp: Any, n: int, seed: int) -> Any:

@@ -29,3 +29,12 @@ def test_uniform_floats_same_bits_on_the_gpu():
     for seed in (0, 5, 2**64 - 1, 2**70):
         np.testing.assert_array_equal(hashing.uniform_floats(cp, 50_000, seed).get(),
                                       hashing.uniform_floats(np, 50_000, seed))
+
+
+def test_mix64_inplace_is_mix64():
+    z = np.random.default_rng(4).integers(0, 2**63, 1000, dtype=np.uint64) * np.uint64(2)
+    z[:3] = [0, 1, 2**64 - 1]
+    want = hashing.mix64(z)
+    scratch = np.empty_like(z)
+    hashing.mix64_inplace(z, scratch)
+    np.testing.assert_array_equal(z, want)
