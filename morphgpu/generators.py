@@ -148,7 +148,7 @@ def _rmat_edges_host(scale: int, n_edges: int, a: float, b: float, c: float, see
     """The same bits as _rmat_edges_arrays, drawn in blocks of ``block`` edges into
     preallocated buffers (mix64 in place): whole-array NumPy makes a fresh
     array of every intermediate, so each of the dozen operations per level went to main
-    memory and back; 3.6x faster on a 2-core host at 4M edges, scale 20."""
+    memory and back; 3.3x faster on a 2-core host at scale 20 (benchmarks/generators.py)."""
     t_a, t_ab, t_abc = _rmat_thresholds(np, a, b, c)
     keys = [np.uint64(_stream_key(seed, _STREAM_LEVELS + level)) for level in range(scale)]
     s_unit = np.uint64(64 - _UNIT_BITS)
@@ -174,7 +174,8 @@ def _rmat_edges_host(scale: int, n_edges: int, a: float, b: float, c: float, see
                 zk >>= s_unit
                 np.greater_equal(zk, t_ab, out=sk)  # the quadrant, as in the array form
                 np.greater_equal(zk, t_a, out=dk)
-                dk &= ~sk
+                np.less(zk, t_ab, out=fk)
+                dk &= fk
                 np.greater_equal(zk, t_abc, out=fk)
                 dk |= fk
                 one = np.int64(1) << level
