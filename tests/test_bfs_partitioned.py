@@ -408,8 +408,27 @@ def test_nccl_wait_is_bounded():
     comms = [Stuck(world, 0), Stuck(world, 1)]
     exchange = ex.NcclExchange(comms, world, 2, timeout=0.05)
     with pytest.raises(ex.ExchangeTimeout, match="did not complete"):
-        exchange.all_gather_rows([np.zeros(3, np.int64), np.ones(3, np.int64)])
+        exchange.join([np.zeros(3, np.int32), np.ones(3, np.int32)])
+    # A collective queued without a wait is waited for, bounded, at the loop's settle.
+    exchange.all_or_bits([np.zeros(3, np.uint32), np.ones(3, np.uint32)])
+    with pytest.raises(ex.ExchangeTimeout, match="did not complete"):
+        exchange.settle()
     assert all(c.aborted for c in comms)
+
+
+def test_rows_of_parts_all_driven_here_need_no_collective():
+    """A process that drives every part has every row: the table is stacked on the host
+    (a stuck communicator would make any collective raise here)."""
+
+    class Stuck(ex._LoopbackComm):
+        def done(self) -> bool:
+            return False
+
+    world = ex.LoopbackWorld(2)
+    exchange = ex.NcclExchange([Stuck(world, 0), Stuck(world, 1)], world, 2, timeout=0.05)
+    table = exchange.all_gather_rows([np.array([1, 2]), np.array([3, 4])])
+    np.testing.assert_array_equal(table, [[1, 2], [3, 4]])
+    assert table.dtype == np.int64
 
 
 # ----------------------------------------------------------------------- GPU: NCCL

@@ -7,7 +7,8 @@ and, at the end, one join:
 - :meth:`Exchange.all_gather_rows`: every part's small row of counts (what it sends to each
   part, what it found locally) gathered on every part, as a host ``(P, K)`` int64 table.
   The receive sizes of the next step and the stop test (a zero total) both come from it,
-  so it is also the loop's all-reduce.
+  so it is also the loop's all-reduce. (A process that drives every part stacks the rows
+  it holds: no collective.)
 - :meth:`Exchange.all_to_all`: variable-size (vertex, parent) buffers from every part to
   every owner, sizes taken from that table.
 - :meth:`Exchange.all_or_bits`: the OR of the parts' frontier bitmaps (bottom-up levels;
@@ -31,9 +32,11 @@ NumPy arrays in one process
 (threads standing in for MPI ranks), so the NCCL and MPI exchanges' logic is tested
 without NCCL, MPI or a GPU.
 
-Bounded waits: after every collective the host polls each communicator's completion (a
-CUDA event recorded behind the collective) against a deadline (``timeout`` seconds); past
-it, every local communicator is aborted and :class:`ExchangeTimeout` is raised. A rank
+Bounded waits: the host polls each communicator's completion (a CUDA event recorded
+behind the collective) against a deadline (``timeout`` seconds), after the collective or,
+for ``all_to_all`` and ``all_or_bits``, at the loop's next :meth:`Exchange.settle` (the
+parts' next kernels are queued behind them first); past it, every local communicator is
+aborted and :class:`ExchangeTimeout` is raised. A rank
 whose peer died therefore raises instead of hanging in the level loop. Not covered: a hang
 inside NCCL's own blocking calls (communicator creation, ``groupEnd`` where NCCL blocks on
 connection setup), and MPI's bootstrap calls (``bcast`` of the unique id, the final
@@ -52,6 +55,7 @@ import numpy as np
 
 DEFAULT_TIMEOUT_S = 300.0  # a collective that has not completed by then is a failed peer
 _POLL_S = 5e-5
+_SPIN_S = 2e-3  # poll without sleeping this long first (a sleep costs 50-100 us)
 
 
 class ExchangeError(RuntimeError):
@@ -86,6 +90,12 @@ class Exchange(Protocol):
         set by its owner only) -> their OR, one per local part (in place where it can)."""
         ...
 
+    def settle(self) -> None:
+        """Wait, bounded, for the collectives queued without a wait (``all_to_all``,
+        ``all_or_bits``: their receivers' kernels follow them on the same streams). The
+        level loop calls it before it reads anything back from the parts."""
+        ...
+
     def join(self, pieces: Sequence[Any]) -> Any:
         """One array per local part -> every part's, joined in part order: on the (one)
         device in-process, on the first GPU's for NCCL in one process, on the host under
@@ -115,6 +125,9 @@ class InProcessExchange:
         del table  # the sizes are the buffers' own
         return [[sends[src][dst] for src in range(self.n_parts)]
                 for dst in range(self.n_parts)]
+
+    def settle(self) -> None:
+        pass  # nothing is in flight between parts of one process on one device
 
     def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
         union = bits[0].copy()
@@ -279,6 +292,7 @@ class NcclExchange:
     def __init__(self, comms: Sequence[NcclComm], world: World, n_parts: int, *,
                  timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.comms = list(comms)
+        self._pending = False  # a collective queued without a wait (see settle)
         self.world = world
         self.n_parts = int(n_parts)
         self.local_parts = tuple(c.rank for c in self.comms)
@@ -295,31 +309,50 @@ class NcclExchange:
 
     # The one place the host waits on the collectives: bounded.
     def _wait(self) -> None:
-        for c in self.comms:
-            c.mark()
-        deadline = time.monotonic() + self.timeout
+        self._pending = False
+        start = time.monotonic()
+        deadline = start + self.timeout
         for c in self.comms:
             while not c.done():
-                if time.monotonic() > deadline:
+                now = time.monotonic()
+                if now > deadline:
                     self.abort()
                     raise ExchangeTimeout(
                         f"part {c.rank}: a collective did not complete within "
                         f"{self.timeout:g} s (a peer failed or stopped); communicators aborted")
-                time.sleep(_POLL_S)
+                if now - start > _SPIN_S:  # a level's collective ends within it: spin
+                    time.sleep(_POLL_S)
 
     def abort(self) -> None:
         for c in self.comms:
             c.abort()
 
-    def _grouped(self, queue: Callable[[], None]) -> None:
+    def _grouped(self, queue: Callable[[], None], wait: bool = True) -> None:
+        """Queue one group of NCCL calls and mark its end; wait for it now, or (``wait``
+        false) at the next :meth:`settle` or wait, so the host queues the parts' next
+        kernels behind it in the meantime."""
         self.world.group_start()
         try:
             queue()
         finally:
             self.world.group_end()
-        self._wait()
+        for c in self.comms:
+            c.mark()
+        if wait:
+            self._wait()
+        else:
+            self._pending = True
+
+    def settle(self) -> None:
+        if self._pending:
+            self._wait()
 
     def all_gather_rows(self, rows: Sequence[np.ndarray]) -> np.ndarray:
+        if len(self.comms) == self.n_parts:
+            # This process drives every part: the rows are all on its host already. The
+            # trip through the GPUs (upload, allGather, read back, wait) cost 0.39 ms a
+            # call on 4 H100s, two calls a level (benchmarks/RESULTS.md, session 20).
+            return np.stack([np.asarray(r, dtype=np.int64) for r in rows])
         k = len(rows[0])
         sends, recvs = [], []
         for c, row in zip(self.comms, rows, strict=True):
@@ -372,7 +405,7 @@ class NcclExchange:
                                 if buf is not None:
                                     c.recv(buf, peer)
 
-        self._grouped(queue)
+        self._grouped(queue, wait=False)
         return recvs
 
     def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
@@ -383,7 +416,7 @@ class NcclExchange:
                 with c.device():
                     c.all_reduce_sum(b)
 
-        self._grouped(queue)
+        self._grouped(queue, wait=False)
         return list(bits)
 
     def join(self, pieces: Sequence[Any]) -> Any:

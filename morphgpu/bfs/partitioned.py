@@ -318,10 +318,13 @@ class NumpyPart:
                 self.parent[claimed] = s[fresh][first]
         self.frontier = np.concatenate([self.found, claimed])
 
-    def figures(self) -> np.ndarray:
+    def figures_begin(self) -> None:
         reached = self.dist >= 0
         edges = int(np.diff(self.part.indptr)[reached].sum())
-        return np.array([edges, int(self.dist.max(initial=-1))], dtype=np.int64)
+        self._figures = np.array([edges, int(self.dist.max(initial=-1))], dtype=np.int64)
+
+    def figures_end(self) -> np.ndarray:
+        return self._figures
 
 
 def _words(n: int) -> int:
@@ -370,6 +373,7 @@ def run_levels(engines: Sequence[Any], exchange: exchange_mod.Exchange,
         if direction is not None:
             for e in engines:
                 e.stats_begin(nxt)
+            exchange.settle()
             table = exchange.all_gather_rows([e.stats_end() for e in engines])
             if not table[:, 0].any():
                 return nxt
@@ -381,6 +385,7 @@ def run_levels(engines: Sequence[Any], exchange: exchange_mod.Exchange,
                 continue
         for e in engines:
             e.expand_begin(nxt)
+        exchange.settle()
         outs = [e.expand_end() for e in engines]
         table = exchange.all_gather_rows([row for row, _ in outs])
         if not table.any():
@@ -411,7 +416,10 @@ def search(engines: Sequence[Any], exchange: exchange_mod.Exchange, source: int,
     for e in engines:
         e.start(source)
     run_levels(engines, exchange, direction)
-    figures = exchange.all_gather_rows([e.figures() for e in engines])
+    for e in engines:
+        e.figures_begin()
+    exchange.settle()
+    figures = exchange.all_gather_rows([e.figures_end() for e in engines])
     dist = exchange.join([e.dist for e in engines])
     parent = exchange.join([e.parent for e in engines]) if want_parents else None
     return Outcome(dist, parent, int(figures[:, 0].sum()), int(figures[:, 1].max()))

@@ -2,8 +2,9 @@
 :func:`morphgpu.bfs.partitioned.run_levels` drives, the twin of its NumpyPart.
 
 Top-down level: one expand launch (the shared expand operator; owned neighbours claimed,
-remote ones written once per search with a per-owner count), a scan of the owner counts and
-one bucket launch, then one small read of the counts (the row the exchange all-gathers).
+remote ones written once per search with a per-owner count), an offsets launch (the scan of
+the owner counts) and one bucket launch, then one small read of the counts (the row the
+exchange all-gathers).
 After the exchange, one claim launch per part that sent something. Bottom-up level (the
 loop's Direction): the frontier's size and edges read first; the frontier marked in an
 n-bit map, which the exchange ORs across the parts; one launch where each unvisited vertex
@@ -48,6 +49,7 @@ class GpuPart:
             self.k_bucket = mod.get_function("bfs_part_bucket")
             self.k_claim = mod.get_function("bfs_part_claim")
             self.k_figures = mod.get_function("bfs_part_figures")
+            self.k_offsets = mod.get_function("bfs_part_offsets")
             self.k_edges = mod.get_function("bfs_part_frontier_edges")
             self.k_mark = mod.get_function("bfs_part_mark")
             self.k_bottom_up = mod.get_function("bfs_part_bottom_up")
@@ -59,6 +61,7 @@ class GpuPart:
             self.bucketed = (cp.empty(remote, dtype=self.vid), cp.empty(remote, dtype=self.vid))
             # words: [queue 0 tail, queue 1 tail, remote tail, owner counts (P)]
             self.words = cp.zeros(3 + P, dtype=np.uint64)
+            self.cursor = cp.empty(P, dtype=np.uint64)  # each owner's next bucketed slot
             self.sent = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)
             self.front = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)  # bottom-up's map
             self.stats = cp.zeros(2, dtype=np.uint64)  # [frontier size, frontier edges]
@@ -70,6 +73,14 @@ class GpuPart:
             self.read_done = cp.cuda.Event(disable_timing=True)
             props = backend.gpu_properties(self.device_id)
             self.blocks = props["multiprocessors"] * (2048 // BLOCK)
+
+    def _zero(self, a: Any, start: int = 0) -> None:
+        """``a[start:] = 0`` as one memset on the current stream (a CuPy fill or slice
+        assignment is a kernel launch and several Python calls)."""
+        cp = self.cp
+        item = a.dtype.itemsize
+        cp.cuda.runtime.memsetAsync(a.data.ptr + start * item, 0, (a.size - start) * item,
+                                    cp.cuda.get_current_stream().ptr)
 
     def _on(self) -> Any:
         stack = contextlib.ExitStack()
@@ -84,8 +95,8 @@ class GpuPart:
         with self._on():
             self.dist = cp.full(size, -1, dtype=cp.int32)
             self.parent = cp.full(size, -1, dtype=self.vid) if self.want_parents else None
-            self.sent.fill(0)
-            self.words.fill(0)
+            self._zero(self.sent)
+            self._zero(self.words)
             if p.lo <= source < p.hi:
                 self.dist[source - p.lo] = 0
                 if self.parent is not None:
@@ -106,12 +117,12 @@ class GpuPart:
         self.read_done.synchronize()
 
     def expand_begin(self, next_level: int) -> None:
-        cp, p, P = self.cp, self.part, self.partition.n_parts
+        p, P = self.part, self.partition.n_parts
         here, nxt = (next_level - 1) & 1, next_level & 1
         w = self.words
         with self._on():
-            w[nxt] = 0
-            w[2:] = 0
+            self._zero(w[nxt:nxt + 1])
+            self._zero(w, 2)
             grid, block = (self.blocks,), (BLOCK,)
             vid = self.vid.type
             self.k_expand(grid, block, (
@@ -119,10 +130,9 @@ class GpuPart:
                 self.dist, self._parent_ptr(), self.queues[here], w[here:], self.queues[nxt],
                 w[nxt:], self.remote[0], self.remote[1], w[2:], w[3:], self.sent,
                 np.int32(next_level)))
-            counts = w[3:]
-            cursor = cp.cumsum(counts) - counts
+            self.k_offsets((1,), (32,), (w[3:], np.int32(P), self.cursor))
             self.k_bucket(grid, block, (self.remote[0], self.remote[1], w[2:], self.starts,
-                                        np.int32(P), cursor, self.bucketed[0],
+                                        np.int32(P), self.cursor, self.bucketed[0],
                                         self.bucketed[1]))
             self._read(w, self.host_words)  # the one read of the level's expand
         self._nxt = nxt
@@ -142,7 +152,7 @@ class GpuPart:
     def stats_begin(self, next_level: int) -> None:
         here = (next_level - 1) & 1
         with self._on():
-            self.stats.fill(0)
+            self._zero(self.stats)
             self.k_edges((self.blocks,), (BLOCK,), (self.indptr, self.queues[here],
                                                     self.words[here:], self.stats))
             self._read(self.stats, self.host_stats)
@@ -155,7 +165,7 @@ class GpuPart:
     def frontier_bits(self, next_level: int) -> Any:
         here = (next_level - 1) & 1
         with self._on():
-            self.front.fill(0)
+            self._zero(self.front)
             self.k_mark((self.blocks,), (BLOCK,), (self.queues[here], self.words[here:],
                                                    self.vid.type(self.part.lo), self.front))
         return self.front
@@ -164,7 +174,7 @@ class GpuPart:
         nxt = next_level & 1
         n_local = self.part.hi - self.part.lo
         with self._on():
-            self.words[nxt] = 0
+            self._zero(self.words[nxt:nxt + 1])
             self.k_bottom_up((self.blocks,), (BLOCK,), (
                 self.indptr, self.indices, np.int64(n_local), self.dist, self._parent_ptr(),
                 front, self.queues[nxt], self.words[nxt:], np.int32(next_level)))
@@ -181,10 +191,16 @@ class GpuPart:
                     self.vid.type(p.lo), self.dist, self._parent_ptr(), self.queues[nxt],
                     self.words[nxt:], np.int32(next_level)))
 
-    def figures(self) -> np.ndarray:
+    def figures_begin(self) -> None:
+        """Queue [edges out of reached vertices, largest label] and its read (into the
+        stats buffers: the level loop is over)."""
         with self._on():
-            words = self.cp.zeros(2, dtype=np.uint64)
+            self._zero(self.stats)
             n_local = self.part.hi - self.part.lo
             self.k_figures((self.blocks,), (BLOCK,), (self.indptr, self.dist,
-                                                      np.int64(n_local), words))
-            return words.get().astype(np.int64)
+                                                      np.int64(n_local), self.stats))
+            self._read(self.stats, self.host_stats)
+
+    def figures_end(self) -> np.ndarray:
+        self._wait()
+        return self.host_stats.astype(np.int64)

@@ -65,15 +65,35 @@ struct PartVisit {
             if (mine && parent) parent[dst - lo] = src + lo;
         }
         warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
+        bool send = false;
         if (!local) {
             const unsigned bit = 1u << ((u64)dst & 31u);
             unsigned* word = sent + ((u64)dst >> 5);
-            if ((load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u) {
-                const u64 k = atomicAdd(remote_tail, (u64)1);
-                remote_dst[k] = dst;
-                remote_src[k] = src + lo;
-                atomicAdd(owner_counts + owner_of(starts, n_parts, dst), (u64)1);
-            }
+            send = (load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u;
+        }
+        send_remote(send, dst, src + lo);
+    }
+
+    // The converged lanes' candidates appended with one atomicAdd on the buffer's tail and
+    // one per owner among them: one atomic per candidate on those few words serialised
+    // every sending thread (the warp_enqueue rule, queue.cuh).
+    __device__ __forceinline__ void send_remote(bool send, vid_t dst, vid_t from) const {
+        const unsigned active = __activemask();
+        const unsigned sending = __ballot_sync(active, send);
+        if (sending == 0u) return;
+        const unsigned lane = lane_id();
+        const int leader = __ffs(sending) - 1;
+        u64 base = 0;
+        if ((int)lane == leader) base = atomicAdd(remote_tail, (u64)__popc(sending));
+        base = __shfl_sync(active, base, leader);
+        if (send) {
+            const u64 k = base + __popc(sending & ((1u << lane) - 1u));
+            remote_dst[k] = dst;
+            remote_src[k] = from;
+            const int owner = owner_of(starts, n_parts, dst);
+            const unsigned same = __match_any_sync(sending, owner);
+            if ((int)lane == __ffs(same) - 1)
+                atomicAdd(owner_counts + owner, (u64)__popc(same));
         }
     }
 };
@@ -97,16 +117,35 @@ bfs_part_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
     }
 }
 
-// The remote buffer ordered by owner: `cursor` starts at each owner's offset (the
-// exclusive scan of owner_counts) and is consumed by one atomicAdd per candidate.
+// Each owner's first slot in the bucketed buffer: the exclusive scan of owner_counts, by
+// one thread (n_parts is the number of parts; the host walks as many slices a level).
+extern "C" __global__ void bfs_part_offsets(const u64* owner_counts, int n_parts,
+                                            u64* cursor) {
+    if (global_tid() != 0) return;
+    u64 sum = 0;
+    for (int o = 0; o < n_parts; ++o) {
+        cursor[o] = sum;
+        sum += owner_counts[o];
+    }
+}
+
+// The remote buffer ordered by owner: `cursor` starts at each owner's offset
+// (bfs_part_offsets) and is consumed by one atomicAdd per candidate.
 extern "C" __global__ void bfs_part_bucket(const vid_t* remote_dst, const vid_t* remote_src,
                                            const u64* remote_count, const i64* starts,
                                            int n_parts, u64* cursor, vid_t* out_dst,
                                            vid_t* out_src) {
     const i64 n = (i64)*remote_count;
+    const unsigned lane = lane_id();
     for (i64 i = global_tid(); i < n; i += global_stride()) {
         const vid_t v = remote_dst[i];
-        const u64 k = atomicAdd(cursor + owner_of(starts, n_parts, v), (u64)1);
+        const int owner = owner_of(starts, n_parts, v);
+        // Lanes with the same owner take consecutive slots: one atomicAdd between them.
+        const unsigned same = __match_any_sync(__activemask(), owner);
+        const int leader = __ffs(same) - 1;
+        u64 base = 0;
+        if ((int)lane == leader) base = atomicAdd(cursor + owner, (u64)__popc(same));
+        const u64 k = __shfl_sync(same, base, leader) + __popc(same & ((1u << lane) - 1u));
         out_dst[k] = v;
         out_src[k] = remote_src[i];
     }
@@ -142,8 +181,14 @@ extern "C" __global__ void bfs_part_figures(const eid_t* __restrict__ indptr, co
             top = d > top ? d : top;
         }
     }
-    if (edges) atomicAdd(words, edges);
-    if (top) atomicMax(words + 1, (u64)top);
+    // Summed and maxed over the warp first: one atomic per thread on two words was most of
+    // this kernel's time (0.46 ms on Kronecker 23, one H100).
+    for (int off = 16; off > 0; off >>= 1) {
+        edges += __shfl_down_sync(0xffffffffu, edges, off);
+        top = max(top, __shfl_down_sync(0xffffffffu, top, off));
+    }
+    if (lane_id() == 0 && edges) atomicAdd(words, edges);
+    if (lane_id() == 0 && top) atomicMax(words + 1, (u64)top);
 }
 
 // stats[0] = the frontier's size, stats[1] += its rows' lengths (stats zeroed by the caller).
