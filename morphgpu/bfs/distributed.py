@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, exchange: exchange_mod.MpiNcclExchange, *,
         except BFSValidationError as exc:
             print(f"morphgpu bfs (distributed): {exc}", file=sys.stderr)
             valid = False
-    summary = _summary(result, seconds, str(args.file), valid)
+    summary = _summary(result, seconds, str(args.file), valid, bool(pg.directed))
     summary["ranks"] = exchange.n_parts
     return summary
 
