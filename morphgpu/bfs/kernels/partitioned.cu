@@ -78,23 +78,14 @@ struct PartVisit {
     // one per owner among them: one atomic per candidate on those few words serialised
     // every sending thread (the warp_enqueue rule, queue.cuh).
     __device__ __forceinline__ void send_remote(bool send, vid_t dst, vid_t from) const {
-        const unsigned active = __activemask();
-        const unsigned sending = __ballot_sync(active, send);
-        if (sending == 0u) return;
-        const unsigned lane = lane_id();
-        const int leader = __ffs(sending) - 1;
-        u64 base = 0;
-        if ((int)lane == leader) base = atomicAdd(remote_tail, (u64)__popc(sending));
-        base = __shfl_sync(active, base, leader);
-        if (send) {
-            const u64 k = base + __popc(sending & ((1u << lane) - 1u));
+        warp_append(remote_tail, send, [&](u64 k, unsigned sending) {
             remote_dst[k] = dst;
             remote_src[k] = from;
             const int owner = owner_of(starts, n_parts, dst);
             const unsigned same = __match_any_sync(sending, owner);
-            if ((int)lane == __ffs(same) - 1)
+            if ((int)lane_id() == __ffs(same) - 1)
                 atomicAdd(owner_counts + owner, (u64)__popc(same));
-        }
+        });
     }
 };
 

@@ -15,9 +15,10 @@ namespace traversal {
 
 // Any subset of a warp's lanes may call this together (it works on the lanes that are
 // converged at the call, __activemask()); lanes with push == false take no slot. One
-// atomicAdd per converged group, slots handed out by rank among the pushing lanes.
-template <typename T>
-__device__ __forceinline__ void warp_enqueue(T* queue, u64* tail, bool push, T item) {
+// atomicAdd on `tail` per converged group, slots handed out by rank among the pushing
+// lanes; each pushing lane then calls write(its slot, the pushing lanes' mask).
+template <typename Write>
+__device__ __forceinline__ void warp_append(u64* tail, bool push, const Write& write) {
     const unsigned active = __activemask();
     const unsigned pushing = __ballot_sync(active, push);
     if (pushing == 0u) return;
@@ -26,7 +27,13 @@ __device__ __forceinline__ void warp_enqueue(T* queue, u64* tail, bool push, T i
     u64 base = 0;
     if ((int)lane == leader) base = atomicAdd(tail, (u64)__popc(pushing));
     base = __shfl_sync(active, base, leader);
-    if (push) queue[base + __popc(pushing & ((1u << lane) - 1u))] = item;
+    if (push) write(base + __popc(pushing & ((1u << lane) - 1u)), pushing);
+}
+
+// One item per pushing lane appended to `queue` (warp_append's rules).
+template <typename T>
+__device__ __forceinline__ void warp_enqueue(T* queue, u64* tail, bool push, T item) {
+    warp_append(tail, push, [&](u64 slot, unsigned) { queue[slot] = item; });
 }
 
 // What queue_from_status gathers besides the queue: the host's (or the switch rule's)

@@ -57,19 +57,10 @@ struct CollectVisit {
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
         const bool fresh = load_volatile(dist + dst) == -1;
-        const unsigned active = __activemask();
-        const unsigned pushing = __ballot_sync(active, fresh);
-        if (pushing == 0u) return;
-        const unsigned lane = lane_id();
-        const int leader = __ffs(pushing) - 1;
-        u64 base = 0;
-        if ((int)lane == leader) base = atomicAdd(edge_tail, (u64)__popc(pushing));
-        base = __shfl_sync(active, base, leader);
-        if (fresh) {
-            const u64 slot = base + __popc(pushing & ((1u << lane) - 1u));
+        warp_append(edge_tail, fresh, [&](u64 slot, unsigned) {
             edge_dst[slot] = dst;
             edge_src[slot] = src;
-        }
+        });
     }
 };
 
