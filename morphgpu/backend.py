@@ -231,6 +231,13 @@ def gpu_memory_guard(what: str) -> Iterator[None]:
         yield
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise gpu_out_of_memory(what, exc) from exc
+    except MemoryError as exc:
+        # CuPy's sorts (thrust) raise a bare MemoryError("std::bad_alloc") when their
+        # workspace does not fit on the GPU (cupy/cupy#9899); a host allocation failure
+        # says otherwise, and is left as it is.
+        if "bad_alloc" not in str(exc) or isinstance(exc, GPUOutOfMemoryError):
+            raise
+        raise gpu_out_of_memory(what, exc) from exc
 
 
 def gpu_out_of_memory(what: str, exc: BaseException) -> GPUOutOfMemoryError:

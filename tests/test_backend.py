@@ -64,3 +64,43 @@ def test_host_memory_check(monkeypatch):
 def test_host_available_bytes_reads_the_machine():
     available = backend.host_available_bytes()
     assert available is None or available > 2**20
+
+
+class _FakeCupy:
+    """The few CuPy calls gpu_memory_guard makes, on a machine without a GPU."""
+
+    class cuda:  # noqa: N801
+        class memory:  # noqa: N801
+            class OutOfMemoryError(MemoryError):
+                pass
+
+        class runtime:  # noqa: N801
+            @staticmethod
+            def memGetInfo():  # noqa: N802
+                return 2 * 2**30, 80 * 2**30
+
+    class _Pool:
+        def total_bytes(self):
+            return 3 * 2**30
+
+    @classmethod
+    def get_default_memory_pool(cls):
+        return cls._Pool()
+
+
+def test_gpu_memory_guard_names_the_work_for_a_sort_out_of_memory(monkeypatch):
+    """A thrust sort's workspace failing (CuPy's bare MemoryError("std::bad_alloc")) is
+    reported as CuPy's own out-of-memory error is: the work, the free memory, the pool;
+    a host MemoryError is left alone."""
+    monkeypatch.setattr(backend, "_probe_cupy", lambda: (_FakeCupy, None))
+    with pytest.raises(backend.GPUOutOfMemoryError,
+                       match=r"kronecker\(scale=25\).*free 2\.00 GiB of 80\.00 GiB.*3\.00"):
+        with backend.gpu_memory_guard("kronecker(scale=25)"):
+            raise MemoryError("std::bad_alloc")
+    with pytest.raises(backend.GPUOutOfMemoryError, match="kronecker"):
+        with backend.gpu_memory_guard("kronecker"):
+            raise _FakeCupy.cuda.memory.OutOfMemoryError("out of memory allocating 8 bytes")
+    with pytest.raises(MemoryError, match="Unable to allocate") as info:
+        with backend.gpu_memory_guard("kronecker"):
+            raise MemoryError("Unable to allocate 8.00 GiB for an array")
+    assert not isinstance(info.value, backend.GPUOutOfMemoryError)
