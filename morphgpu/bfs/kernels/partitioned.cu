@@ -76,7 +76,7 @@ struct PartVisit {
 
     // The converged lanes' candidates appended with one atomicAdd on the buffer's tail and
     // one per owner among them: one atomic per candidate on those few words serialised
-    // every sending thread (the warp_enqueue rule, queue.cuh).
+    // every sending thread (warp_append, queue.cuh).
     __device__ __forceinline__ void send_remote(bool send, vid_t dst, vid_t from) const {
         warp_append(remote_tail, send, [&](u64 k, unsigned sending) {
             remote_dst[k] = dst;
