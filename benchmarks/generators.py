@@ -62,6 +62,12 @@ def run(args: argparse.Namespace, record: harness.Record) -> None:
     record.row(what="kronecker host draw (blocked / whole-array NumPy)", scale=draw_scale,
                edges=draw_edges, cpu_s=blocked_s, baseline_s=arrays_s,
                speedup=arrays_s / blocked_s)
+    # The blocked draw on every usable core (the default) against one thread.
+    one_thread_s = harness.cpu_seconds(lambda: generators._rmat_edges_host(
+        draw_scale, draw_edges, *probabilities, 0, 0, threads=1), repeat=1)
+    record.row(what="kronecker host draw (every core / one thread)", scale=draw_scale,
+               edges=draw_edges, threads=generators._usable_cores(), cpu_s=blocked_s,
+               baseline_s=one_thread_s, speedup=one_thread_s / blocked_s)
 
     n_geo = 1 << (18 if quick else 20)
     _pair(record, args, "random_geometric",

@@ -12,8 +12,11 @@ Results are :class:`CSRGraph` on the side ``device`` resolves to, rows sorted.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -144,22 +147,49 @@ _HOST_BLOCK = 1 << 16
 
 
 def _rmat_edges_host(scale: int, n_edges: int, a: float, b: float, c: float, seed: int,
-                     first: int, block: int = _HOST_BLOCK) -> tuple[np.ndarray, np.ndarray]:
+                     first: int, block: int = _HOST_BLOCK,
+                     threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The same bits as _rmat_edges_arrays, drawn in blocks of ``block`` edges into
     preallocated buffers (mix64 in place): whole-array NumPy makes a fresh
     array of every intermediate, so each of the dozen operations per level went to main
-    memory and back; 3.3x faster on a 2-core host at scale 20 (benchmarks/generators.py)."""
+    memory and back; 3.3x faster on a 2-core host at scale 20 (benchmarks/generators.py).
+    The blocks are dealt out to ``threads`` threads (default: the cores this process may
+    use): NumPy's ufuncs release the GIL, and each edge is a pure function of its number."""
+    src = np.empty(n_edges, dtype=np.int64)
+    dst = np.empty(n_edges, dtype=np.int64)
+    starts = range(0, n_edges, block)
+    workers = min(len(starts), threads or _usable_cores())
+    draw = functools.partial(_rmat_blocks, scale, a, b, c, seed, first, block, src, dst)
+    if workers <= 1:
+        draw(starts)
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            # Stripes (block k to thread k mod workers) keep the threads' shares even.
+            list(pool.map(draw, [starts[w::workers] for w in range(workers)]))
+    return src, dst
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _rmat_blocks(scale: int, a: float, b: float, c: float, seed: int, first: int,
+                 block: int, src: np.ndarray, dst: np.ndarray, starts: range) -> None:
+    """Draw the blocks beginning at ``starts`` into src/dst (one thread's share, with its
+    own working arrays)."""
+    n_edges = src.size
     t_a, t_ab, t_abc = _rmat_thresholds(np, a, b, c)
     keys = [np.uint64(_stream_key(seed, _STREAM_LEVELS + level)) for level in range(scale)]
     s_unit = np.uint64(64 - _UNIT_BITS)
-    src = np.empty(n_edges, dtype=np.int64)
-    dst = np.empty(n_edges, dtype=np.int64)
     m = min(block, n_edges)
     z, t = np.empty(m, dtype=np.uint64), np.empty(m, dtype=np.uint64)
     bit = np.empty(m, dtype=np.int64)
     is_src, is_dst, far = np.empty(m, dtype=bool), np.empty(m, dtype=bool), np.empty(m, bool)
     with np.errstate(over="ignore"):
-        for lo in range(0, n_edges, block):
+        for lo in starts:
             k = min(block, n_edges - lo)
             base = np.arange(first + lo, first + lo + k, dtype=np.uint64)
             base *= np.uint64(_GOLDEN)
@@ -183,7 +213,6 @@ def _rmat_edges_host(scale: int, n_edges: int, a: float, b: float, c: float, see
                 s_out |= bk
                 np.multiply(dk, one, out=bk)
                 d_out |= bk
-    return src, dst
 
 
 def _random_permutation(xp: Any, n: int, seed: int, stream: int) -> Any:

@@ -322,15 +322,16 @@ def test_kronecker_edge_chunks_are_kroneckers_edges(chunk_edges):
 
 
 @given(scale=st.integers(1, 40), n=st.integers(0, 300), first=st.integers(0, 2**45),
-       seed=st.integers(0, 2**20), block=st.integers(1, 64),
+       seed=st.integers(0, 2**20), block=st.integers(1, 64), threads=st.integers(1, 5),
        abc=st.sampled_from([(0.57, 0.19, 0.19), (0.25, 0.25, 0.25), (1.0, 0.0, 0.0),
                             (0.0, 0.0, 1.0), (0.45, 0.15, 0.15)]))
-def test_host_rmat_draw_is_the_array_draw(scale, n, first, seed, block, abc):
+def test_host_rmat_draw_is_the_array_draw(scale, n, first, seed, block, threads, abc):
     """The host's blocked draw gives the bits of the whole-array form (the GPU's), for
-    any block size, edge range, seed and quadrant probabilities."""
+    any block size, thread count, edge range, seed and quadrant probabilities."""
     a, b, c = abc
     want = generators._rmat_edges_arrays(np, scale, n, a, b, c, seed, first)
-    got = generators._rmat_edges_host(scale, n, a, b, c, seed, first, block=block)
+    got = generators._rmat_edges_host(scale, n, a, b, c, seed, first, block=block,
+                                      threads=threads)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
 
