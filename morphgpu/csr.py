@@ -198,9 +198,14 @@ class CSRGraph:
             src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
             weights = xp.concatenate([weights, weights]) if weights is not None else None
         key = src * max(n, 1) + dst
-        order = xp.argsort(key, kind="stable") if side == "cpu" else xp.argsort(key)
-        key = key[order]
-        weights = weights[order] if weights is not None else None
+        if weights is None and side == "cpu":
+            # Only the keys travel: NumPy's sort, 12.6x faster than a stable argsort and its
+            # gather on 33.5M keys (Kronecker 20; the 2-core CPU machine, session 20).
+            key = np.sort(key)
+        else:
+            order = xp.argsort(key, kind="stable") if side == "cpu" else xp.argsort(key)
+            key = key[order]
+            weights = weights[order] if weights is not None else None
         if merge_duplicates is not None and key.size:
             first = xp.ones(key.size, dtype=bool)
             first[1:] = key[1:] != key[:-1]
