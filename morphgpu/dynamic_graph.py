@@ -38,6 +38,7 @@ import numpy as np
 from . import backend
 from .alloc import PagePool
 from .csr import CSRGraph, expand_counts, index_dtype
+from .unique import sorted_unique
 
 DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids
 # Bytes of scratch per batch entry at the plan's peak (keys, order, sorted copies, lookups,
@@ -246,7 +247,7 @@ class DynamicGraph:
         ids = self._ids_argument("ids", ids)
         if ids.size == 0:
             return self._result(0, 0, 0)
-        ids = xp.unique(ids)
+        ids = sorted_unique(ids)
         owner, pos, _ = self._rows(ids)
         src = ids[owner]
         dst = self.pool.data[self._slots(pos)].astype(np.int64)
@@ -366,7 +367,7 @@ class DynamicGraph:
             return self._result(requested, applied, requested - applied)
         if not self.directed:
             u, v = xp.minimum(u, v), xp.maximum(u, v)
-        requests = xp.unique(u * n + v)
+        requests = sorted_unique(u * n + v)
         if not self.directed:
             a, b = requests // n, requests % n
             key = xp.concatenate([requests, (b * n + a)[a != b]])

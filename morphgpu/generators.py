@@ -24,6 +24,7 @@ import numpy as np
 from . import backend
 from .csr import CSRGraph, expand_counts
 from .hashing import mix64, mix64_inplace
+from .unique import sorted_unique
 
 __all__ = [
     "kronecker",
@@ -333,9 +334,18 @@ def gnm(n: int, m: int, *, seed: int = 0, device: str = "auto", directed: bool =
         else:
             pairs = _sampled_pairs(xp, n, m, seed, directed)
         priority = hash_uniform_bits(xp, seed, _STREAM_GNM_PRIORITY, pairs)
-        chosen = pairs[xp.argsort(priority)[:m]]
+        chosen = pairs[_smallest(xp, priority, m)]
         src, dst = chosen // max(n, 1), chosen % max(n, 1)
         return CSRGraph.from_edges(src, dst, n_vertices=n, symmetrize=not directed)
+
+
+def _smallest(xp: Any, keys: Any, m: int) -> Any:
+    """Positions of the ``m`` smallest ``keys``, in any order (from_edges sorts the edges).
+    The keys are distinct (a bijective hash of distinct pair ids), so the set is the same
+    whichever way it is found: on the host a partition, linear where a sort is not."""
+    if xp is np and 0 < m < keys.size:
+        return np.argpartition(keys, m - 1)[:m]
+    return xp.argsort(keys)[:m]
 
 
 def _all_pairs(xp: Any, n: int, directed: bool) -> Any:
@@ -363,7 +373,7 @@ def _sampled_pairs(xp: Any, n: int, m: int, seed: int, directed: bool) -> Any:
         u, v = u[keep], v[keep]
         if not directed:
             u, v = xp.minimum(u, v), xp.maximum(u, v)
-        pairs = xp.unique(xp.concatenate([pairs, u * n + v]))
+        pairs = sorted_unique(xp.concatenate([pairs, u * n + v]))
         round_no += 1
     return pairs
 

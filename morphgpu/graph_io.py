@@ -45,6 +45,7 @@ import numpy as np
 
 from .compressed import decompressed
 from .csr import CSRGraph, GraphFormatError, check_declared_size
+from .unique import sorted_unique
 
 __all__ = [
     "FORMATS",
@@ -563,7 +564,7 @@ def write_pace(graph: Any, path: PathLike) -> None:
     dst = g.indices.astype(np.int64)
     lo, hi = np.minimum(src, dst), np.maximum(src, dst)
     keep = lo != hi
-    pairs = np.unique(lo[keep] * max(g.n_vertices, 1) + hi[keep])
+    pairs = sorted_unique(lo[keep] * max(g.n_vertices, 1) + hi[keep])
     u, v = np.divmod(pairs, max(g.n_vertices, 1))
     header = f"p tw {g.n_vertices} {pairs.size}\n"
     _write_bytes(path, header.encode() + _format_rows("", u + 1, v + 1))

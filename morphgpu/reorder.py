@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backend, device_reduce
 from .csr import CSRGraph, expand_counts
+from .unique import sorted_unique
 
 __all__ = ["bfs_order", "degree_order", "landmark_order", "morton_order", "apply",
            "mean_edge_span", "line_locality", "wavefront_locality"]
@@ -255,7 +256,7 @@ def wavefront_locality(dist: Any, ids: Any = None, line: int = 32) -> float:
         ids = xp.arange(dist.size, dtype=xp.int64)
     runs = dist.size // line + 1
     keys = dist[reached].astype(xp.int64) * runs + ids[reached].astype(xp.int64) // line
-    return count / int(xp.unique(keys).size)
+    return count / int(sorted_unique(keys).size)
 
 
 def _check_permutation(xp: Any, perm: Any, n: int) -> Any:
@@ -340,7 +341,7 @@ def cell_layout(graph: Any, cell: int, tile: int,
         nb, row = nb[fresh], row[fresh]
         owner[nb] = owner[frontier][row]  # any discoverer's cell (all lie one hop closer)
         hops[nb] = level
-        frontier = xp.unique(nb)
+        frontier = sorted_unique(nb)
     n_cells = int(seeds.size)
     if fields is not None:
         fields.update(cell=owner, hops=hops)

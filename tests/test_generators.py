@@ -174,6 +174,23 @@ def test_gnm_has_exactly_m_distinct_edges(n, data, directed, seed):
         assert g.n_edges == 2 * m
 
 
+@given(st.integers(2, 60), st.data(), st.booleans(), st.integers(0, 2**32))
+def test_gnm_keeps_the_pairs_of_smallest_priority(n, data, directed, seed):
+    """The host's partition keeps the very pairs a full sort by priority keeps (the
+    GPU's way): the graph is the same edge for edge."""
+    possible = n * (n - 1) if directed else n * (n - 1) // 2
+    m = data.draw(st.integers(0, possible))
+    g = generators.gnm(n, m, seed=seed, device="cpu", directed=directed)
+    pairs = (generators._all_pairs(np, n, directed) if n * n <= 1 << 26 and 3 * m >= possible
+             else generators._sampled_pairs(np, n, m, seed, directed))
+    priority = generators.hash_uniform_bits(np, seed, generators._STREAM_GNM_PRIORITY, pairs)
+    assert np.unique(priority).size == priority.size  # distinct keys: one answer
+    chosen = pairs[np.argsort(priority)[:m]]
+    want = CSRGraph.from_edges(chosen // n, chosen % n, n_vertices=n, symmetrize=not directed)
+    np.testing.assert_array_equal(g.indptr, want.indptr)
+    np.testing.assert_array_equal(g.indices, want.indices)
+
+
 def test_gnm_is_uniform_over_pairs():
     # each of the 45 pairs of K10 is chosen with probability 9/45 = 0.2
     counts = np.zeros((10, 10))

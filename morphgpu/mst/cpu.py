@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..unique import sorted_unique
 from . import keys as keymod
 
 NO_EDGE = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -122,4 +123,4 @@ def minimum_spanning_forest(
     if not chosen:
         return np.zeros(0, dtype=np.int64), rounds
     tree = np.concatenate(chosen) & np.uint64(0xFFFFFFFF)
-    return np.unique(tree).astype(np.int64), rounds
+    return sorted_unique(tree).astype(np.int64), rounds

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, barrier
+from ..unique import sorted_unique
 from .cpu import set_bits, unpack_rows
 from .layout import Layout
 
@@ -141,7 +142,7 @@ def solve_numpy(lay: Layout, *, max_iterations: int = MAX_ITERATIONS
     t0 = time.perf_counter()
     P = np.zeros((n, w), dtype=np.uint64)
     set_bits(P, lay.addr_node, lay.addr_bit)
-    edge_keys = np.unique(lay.copy_src * n + lay.copy_dst)
+    edge_keys = sorted_unique(lay.copy_src * n + lay.copy_dst)
     kind, ptr, other, off = complex_table(lay)
     for iteration in range(1, max_iterations + 1):
         before = P.copy()
@@ -159,7 +160,7 @@ def solve_numpy(lay: Layout, *, max_iterations: int = MAX_ITERATIONS
         bits = lay.gep_bit(b[sel], f[sel])
         set_bits(P, o[sel][bits >= 0], bits[bits >= 0])
         src, dst = np.concatenate(new_src), np.concatenate(new_dst)
-        keys = np.unique(src[src != dst] * n + dst[src != dst])
+        keys = sorted_unique(src[src != dst] * n + dst[src != dst])
         grown = np.setdiff1d(keys, edge_keys, assume_unique=True)
         if grown.size:
             edge_keys = np.union1d(edge_keys, grown)

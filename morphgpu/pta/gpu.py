@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, barrier, kernels
+from ..unique import sorted_unique
 from . import dense
 from .layout import Layout
 
@@ -301,7 +302,8 @@ def _solve(cp: Any, dev: Any, lay: Layout, max_rounds: int,
     # The pointer nodes, whose deltas the complex rules read (take_delta computes only
     # these). A constraint keeps its pointer node for good (merges relabel only its other
     # end), so seen and D stay per pointer node (see take_delta in kernels/pta.cu).
-    ptr_nodes = np.unique(np.concatenate([lay.load_src, lay.store_dst, lay.gep_src, lay.hcd_x]))
+    ptr_nodes = sorted_unique(np.concatenate([lay.load_src, lay.store_dst, lay.gep_src,
+                                              lay.hcd_x]))
     is_ptr = cp.zeros(n, dtype=cp.uint8)
     is_ptr[cp.asarray(ptr_nodes.astype(np.int64))] = 1
     has_ptr = bool(ptr_nodes.size)

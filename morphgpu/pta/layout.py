@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..unique import sorted_unique
 from .constraints import ADDRESS_OF, COPY, GEP, LOAD, NULL_OBJECT, STORE, ConstraintSet
 
 
@@ -77,10 +78,10 @@ class Layout:
 
 def _addressable(cs: ConstraintSet) -> np.ndarray:
     """Sorted ids of every object that some rule can put in a points-to set."""
-    addr = np.unique(cs.src[cs.kind == ADDRESS_OF])
+    addr = sorted_unique(cs.src[cs.kind == ADDRESS_OF])
     # Gep offsets add fields; raw loads/stores with offsets reach fields the same way, and
     # those fields can later be stored through, but they never enter a points-to set.
-    offsets = np.unique(cs.offset[(cs.kind == GEP) & (cs.offset > 0)])
+    offsets = sorted_unique(cs.offset[(cs.kind == GEP) & (cs.offset > 0)])
     known = np.zeros(cs.n_vars, dtype=bool)
     known[addr] = True
     frontier = addr
@@ -90,7 +91,7 @@ def _addressable(cs: ConstraintSet) -> np.ndarray:
         for f in offsets:
             hit = frontier[size > f] + f
             found.append(hit[hit < cs.n_vars])
-        cand = np.unique(np.concatenate(found))
+        cand = sorted_unique(np.concatenate(found))
         frontier = cand[~known[cand]]
         known[frontier] = True
     return np.flatnonzero(known).astype(np.int64)
@@ -115,7 +116,7 @@ def build_layout(cs: ConstraintSet) -> Layout:
     if np.any(c_off):
         raise ValueError(f"{cs.name}: a copy constraint carries an offset, which has no meaning")
     keep = c_src != c_dst
-    key = np.unique(c_src[keep] * reps.size + c_dst[keep])
+    key = sorted_unique(c_src[keep] * reps.size + c_dst[keep])
     l_src, l_dst, l_off = pick(LOAD)
     s_src, s_dst, s_off = pick(STORE)
     g_src, g_dst, g_off = pick(GEP)

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..csr import check_declared_size
 from ..hashing import mix64
+from ..unique import sorted_unique
 from .constraints import ConstraintFormatError
 
 
@@ -216,7 +217,7 @@ class Solution:
         known = (self.objects.size > 0) & (self.objects[bit] == ref.fact_object) \
             if self.objects.size else np.zeros(ref.fact_object.size, dtype=bool)
         out: list[str] = []
-        unknown_groups = np.unique(ref.fact_group[~known])
+        unknown_groups = sorted_unique(ref.fact_group[~known])
         ref_rows = np.zeros((ref.n_groups, w), dtype=np.uint64)
         g, bt = ref.fact_group[known], bit[known]
         one = np.left_shift(np.uint64(1), (bt & 63).astype(np.uint64))
@@ -259,7 +260,7 @@ class Solution:
                 if known.all():
                     ref_row = np.zeros(w, dtype=np.uint64)
                     _set_one_bits(ref_row, bit)
-                    mine = np.unique(rows)
+                    mine = sorted_unique(rows)
                     wrong = mine[_rows_differ(self.rows, mine, ref_row)]
                     bad = vs[np.isin(rows, wrong)] if wrong.size else vs[:0]
                 else:  # an object this solution never holds: every listed variable differs
@@ -358,7 +359,7 @@ def _differing_vars(rows_a: np.ndarray, row_of_var_a: np.ndarray, rows_b: np.nda
     """
     base = rows_b.shape[0] + 1
     key = row_of_var_a.astype(np.int64) * base + row_of_var_b
-    pair = np.unique(key)
+    pair = sorted_unique(key)
     mine, theirs = pair // base, pair % base
     bad_pairs = [
         pair[a:a + step][np.any(rows_a[mine[a:a + step]] != rows_b[theirs[a:a + step]], axis=1)]
