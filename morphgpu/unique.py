@@ -1,7 +1,7 @@
 """Sorted distinct values of an integer array, as ``numpy.unique(a)`` gives them.
 
 NumPy 2.3 and later answer ``np.unique`` on integers with a hash table, which on large
-arrays of mostly distinct values is far slower than sorting: 10.9 s against 0.16 s for
+arrays of mostly distinct values is far slower than sorting: 9.9 s against 0.16 s for
 9.5M int64 values on the 2-core CPU machine (NumPy 2.4.6; benchmarks/RESULTS.md,
 session 20). The host here sorts and keeps each value that differs from its left
 neighbour; CuPy arrays go to ``cupy.unique`` (a sort already).
