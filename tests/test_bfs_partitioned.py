@@ -512,10 +512,13 @@ def test_mpirun_one_process_per_gpu(tmp_path, ranks):
     path = tmp_path / "kron.mtx"
     graph_io.write_graph(g, path)
     source = sources_of(g)[0]
+    # Open MPI refuses to start as root (CI containers, the GPU machines) unless told;
+    # MPICH ignores these variables.
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     done = subprocess.run(
         [launcher, "-n", str(ranks), sys.executable, "-m", "morphgpu.bfs.distributed",
          str(path), "--source", str(source), "--check", "--json"],
-        capture_output=True, text=True, timeout=600, env=dict(os.environ))
+        capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
     summary = json.loads(done.stdout[done.stdout.index("{"):])
     dist = scipy_distances(g, source)
