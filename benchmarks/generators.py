@@ -13,7 +13,7 @@ import argparse
 import harness
 import numpy as np
 
-from morphgpu import generators, graph_io, reorder
+from morphgpu import backend, generators, graph_io, reorder
 from morphgpu.testing import shared_path
 
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, record: harness.Record) -> None:
     one_thread_s = harness.cpu_seconds(lambda: generators._rmat_edges_host(
         draw_scale, draw_edges, *probabilities, 0, 0, threads=1), repeat=1)
     record.row(what="kronecker host draw (every core / one thread)", scale=draw_scale,
-               edges=draw_edges, threads=generators._usable_cores(), cpu_s=blocked_s,
+               edges=draw_edges, threads=backend.usable_cores(), cpu_s=blocked_s,
                baseline_s=one_thread_s, speedup=one_thread_s / blocked_s)
 
     n_geo = 1 << (18 if quick else 20)

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import functools
 import logging
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -288,6 +289,24 @@ def require_host_bytes(needed: int, what: str) -> None:
             f"{what}: needs {needed / 2**30:.2f} GiB of host memory but only "
             f"{available / 2**30:.2f} GiB is available (the GPU path needs it on the GPU instead)"
         )
+
+
+def usable_cores(cap: int | None = None, *, affinity: bool = True) -> int:
+    """How many host threads a CPU-parallel step should use: at least 1, at most ``cap``.
+
+    The one place that counts host cores for the package's thread pools (the R-MAT draw,
+    the pinned-copy ring, DIMACS parsing and writing); each caller passes its own cap.
+    With ``affinity`` the count is the CPUs this process may run on
+    (``os.sched_getaffinity``: a cpuset or ``taskset`` limit, as in containers), which is
+    what a pool should be sized by; ``os.cpu_count()`` where that call does not exist (not
+    Linux). ``affinity=False`` counts every CPU of the machine, as the copy ring and the
+    DIMACS pools always have.
+    """
+    try:
+        count = len(os.sched_getaffinity(0)) if affinity else os.cpu_count() or 1
+    except AttributeError:  # not on Linux
+        count = os.cpu_count() or 1
+    return max(1, count if cap is None else min(cap, count))
 
 
 @functools.lru_cache(maxsize=4)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -159,7 +158,7 @@ def _rmat_edges_host(scale: int, n_edges: int, a: float, b: float, c: float, see
     src = np.empty(n_edges, dtype=np.int64)
     dst = np.empty(n_edges, dtype=np.int64)
     starts = range(0, n_edges, block)
-    workers = min(len(starts), threads or _usable_cores())
+    workers = min(len(starts), threads or backend.usable_cores())
     draw = functools.partial(_rmat_blocks, scale, a, b, c, seed, first, block, src, dst)
     if workers <= 1:
         draw(starts)
@@ -168,13 +167,6 @@ def _rmat_edges_host(scale: int, n_edges: int, a: float, b: float, c: float, see
             # Stripes (block k to thread k mod workers) keep the threads' shares even.
             list(pool.map(draw, [starts[w::workers] for w in range(workers)]))
     return src, dst
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _rmat_blocks(scale: int, a: float, b: float, c: float, seed: int, first: int,

@@ -16,7 +16,6 @@ ring). Everything runs on the current stream, in order with the work around it.
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -31,7 +30,9 @@ MAX_THREADS = 8  # host copy-out threads; the copy engine's ~25 GB/s needs a few
 
 
 def _threads() -> int:
-    return max(1, min(MAX_THREADS, os.cpu_count() or 1))
+    # Read at each call (tests shrink MAX_THREADS). Every CPU of the machine, not only
+    # those of this process's affinity mask: what this count has always been.
+    return backend.usable_cores(MAX_THREADS, affinity=False)
 
 
 class _Ring:

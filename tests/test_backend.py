@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -104,3 +106,56 @@ def test_gpu_memory_guard_names_the_work_for_a_sort_out_of_memory(monkeypatch):
         with backend.gpu_memory_guard("kronecker"):
             raise MemoryError("Unable to allocate 8.00 GiB for an array")
     assert not isinstance(info.value, backend.GPUOutOfMemoryError)
+
+
+def test_usable_cores_on_this_machine():
+    cores = backend.usable_cores()
+    assert 1 <= cores <= (os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        assert cores == len(os.sched_getaffinity(0))
+    assert backend.usable_cores(affinity=False) == (os.cpu_count() or 1)
+
+
+def test_usable_cores_follows_the_affinity_mask_and_the_cap(monkeypatch):
+    # A process pinned to 3 of 16 CPUs (taskset, a container's cpuset).
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert backend.usable_cores() == 3
+    assert backend.usable_cores(2) == 2
+    assert backend.usable_cores(8) == 3
+    assert backend.usable_cores(0) == 1  # never fewer than one thread
+    assert backend.usable_cores(affinity=False) == 16
+    assert backend.usable_cores(8, affinity=False) == 8
+
+
+def test_usable_cores_without_an_affinity_call(monkeypatch):
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not Linux
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert backend.usable_cores() == 6
+    assert backend.usable_cores(4) == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # count unknown
+    assert backend.usable_cores() == 1
+
+
+def test_thread_pools_size_by_the_helper(monkeypatch):
+    from morphgpu import generators, transfer
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    # The copy ring counts every CPU, capped at MAX_THREADS (as it always has).
+    monkeypatch.setattr(transfer, "MAX_THREADS", 8)
+    assert transfer._threads() == 8
+    # The R-MAT draw's default is the affinity mask's 3 cores (with enough blocks).
+    sizes = []
+
+    class Recording(ThreadPoolExecutor):
+        def __init__(self, workers):
+            sizes.append(workers)
+            super().__init__(workers)
+
+    monkeypatch.setattr(generators, "ThreadPoolExecutor", Recording)
+    src, dst = generators._rmat_edges_host(6, 40, 0.57, 0.19, 0.19, 0, 0, block=4)
+    assert sizes == [3]
+    want = generators._rmat_edges_host(6, 40, 0.57, 0.19, 0.19, 0, 0, block=4, threads=1)
+    np.testing.assert_array_equal(src, want[0])
+    np.testing.assert_array_equal(dst, want[1])
