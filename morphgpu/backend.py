@@ -291,19 +291,18 @@ def require_host_bytes(needed: int, what: str) -> None:
         )
 
 
-def usable_cores(cap: int | None = None, *, affinity: bool = True) -> int:
+def usable_cores(cap: int | None = None) -> int:
     """How many host threads a CPU-parallel step should use: at least 1, at most ``cap``.
 
     The one place that counts host cores for the package's thread pools (the R-MAT draw,
     the pinned-copy ring, DIMACS parsing and writing); each caller passes its own cap.
-    With ``affinity`` the count is the CPUs this process may run on
-    (``os.sched_getaffinity``: a cpuset or ``taskset`` limit, as in containers), which is
-    what a pool should be sized by; ``os.cpu_count()`` where that call does not exist (not
-    Linux). ``affinity=False`` counts every CPU of the machine, as the copy ring and the
-    DIMACS pools always have.
+    The count is the CPUs this process may run on (``os.sched_getaffinity``: a cpuset or
+    ``taskset`` limit, as in containers and batch jobs), not every CPU of the machine: a
+    pool sized by the machine on 4 CPUs of 64 runs 16 threads a core. ``os.cpu_count()``
+    where that call does not exist (not Linux).
     """
     try:
-        count = len(os.sched_getaffinity(0)) if affinity else os.cpu_count() or 1
+        count = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         count = os.cpu_count() or 1
     return max(1, count if cap is None else min(cap, count))

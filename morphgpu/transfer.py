@@ -30,9 +30,8 @@ MAX_THREADS = 8  # host copy-out threads; the copy engine's ~25 GB/s needs a few
 
 
 def _threads() -> int:
-    # Read at each call (tests shrink MAX_THREADS). Every CPU of the machine, not only
-    # those of this process's affinity mask: what this count has always been.
-    return backend.usable_cores(MAX_THREADS, affinity=False)
+    # Read at each call (tests shrink MAX_THREADS).
+    return backend.usable_cores(MAX_THREADS)
 
 
 class _Ring:

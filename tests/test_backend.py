@@ -113,7 +113,6 @@ def test_usable_cores_on_this_machine():
     assert 1 <= cores <= (os.cpu_count() or 1)
     if hasattr(os, "sched_getaffinity"):
         assert cores == len(os.sched_getaffinity(0))
-    assert backend.usable_cores(affinity=False) == (os.cpu_count() or 1)
 
 
 def test_usable_cores_follows_the_affinity_mask_and_the_cap(monkeypatch):
@@ -124,8 +123,6 @@ def test_usable_cores_follows_the_affinity_mask_and_the_cap(monkeypatch):
     assert backend.usable_cores(2) == 2
     assert backend.usable_cores(8) == 3
     assert backend.usable_cores(0) == 1  # never fewer than one thread
-    assert backend.usable_cores(affinity=False) == 16
-    assert backend.usable_cores(8, affinity=False) == 8
 
 
 def test_usable_cores_without_an_affinity_call(monkeypatch):
@@ -142,9 +139,11 @@ def test_thread_pools_size_by_the_helper(monkeypatch):
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
-    # The copy ring counts every CPU, capped at MAX_THREADS (as it always has).
+    # The copy ring counts the mask's CPUs too, capped at MAX_THREADS.
     monkeypatch.setattr(transfer, "MAX_THREADS", 8)
-    assert transfer._threads() == 8
+    assert transfer._threads() == 3
+    monkeypatch.setattr(transfer, "MAX_THREADS", 2)
+    assert transfer._threads() == 2
     # The R-MAT draw's default is the affinity mask's 3 cores (with enough blocks).
     sizes = []
 

@@ -369,8 +369,7 @@ PIECE_BYTES = 4 << 20
 def _tokens(body: bytes) -> np.ndarray | None:
     """Every whitespace-separated integer of ``body`` in order (int64); None when a token
     is not an integer."""
-    # Every CPU of the machine (not only the affinity mask's): what it has always been.
-    workers = backend.usable_cores(affinity=False)
+    workers = backend.usable_cores()
     n_pieces = min(4 * workers, len(body) // PIECE_BYTES)
     # np.fromstring only warns (DeprecationWarning) where it stops early on a bad token;
     # the filter that makes that an error is process-wide, so it is set here, around the
@@ -519,9 +518,8 @@ def format_clause_passes(offsets: np.ndarray, literals: np.ndarray) -> Iterator[
         return _format_clause_rows(rows - rows[0], literals[rows[0] : rows[-1]])
 
     firsts = range(0, m, step)
-    # At most one thread a pass; every CPU of the machine, as before. (No passes gives 1,
-    # not 0: the same one-thread path.)
-    workers = backend.usable_cores(len(firsts), affinity=False)
+    # At most one thread a pass (no passes gives 1, not 0: the same one-thread path).
+    workers = backend.usable_cores(len(firsts))
     if workers <= 1:
         yield from map(one, firsts)
         return
