@@ -34,9 +34,11 @@ The rule (also in the user docs, :doc:`/api/graphs`):
   (one pass reading them, one 8-byte read back; see ``kernels/fingerprint.cu``) and
   rebuilds the graph when the fingerprint changed. Any one changed 8-byte word always
   changes it; several changes cancel with a chance of about 2**-64. A caller that passes
-  ``pending`` (``bfs`` does) queues the fingerprint launches ahead of its own work and
-  checks them after it with :func:`confirm`, redoing the work on a rebuilt graph if the
-  matrix changed: the GPU then never waits for the host between the two.
+  ``pending`` (``bfs`` and the minimum spanning tree do) gets the fingerprints computed
+  on a side stream, behind an event marking the matrix as its stream has it, queues its
+  own work beside them and checks them after with :func:`confirm`, redoing the work on a
+  rebuilt graph if the matrix changed: the check overlaps the work instead of preceding
+  it, and the GPU never waits for the host between the two.
 - **Per device.** A CuPy matrix's graph lives on the matrix's device. The GPU copy of a
   SciPy matrix's graph (:func:`structure_on`, which BFS uses) is kept per CUDA device.
 """
@@ -57,6 +59,7 @@ _INDEX_ARRAYS = {"csr": ("indptr", "indices"), "csc": ("indptr", "indices"),
 
 FINGERPRINT_FILE = "kernels/fingerprint.cu"
 FINGERPRINT_BLOCK = 256
+FINGERPRINT_STEP = 4 * FINGERPRINT_BLOCK  # words a block reads per step (FP_UNROLL there)
 _WEYL = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -141,9 +144,9 @@ def graph_of(matrix: Any, directed: bool, build: Any, pending: list | None = Non
     """The CSRGraph of ``matrix``: the cached one while the matrix is unchanged, else
     ``build(matrix)`` (the conversion, which may raise) cached for the next call.
 
-    ``pending``: a cached CuPy matrix's fingerprints are computed on the GPU and the check
-    appended to the list, not read back here (see :func:`confirm`): the caller's work is
-    queued behind the fingerprint launches without the GPU waiting for the host."""
+    ``pending``: a cached CuPy matrix's fingerprints are launched on a side stream and the
+    check appended to the list, not read back here (see :func:`confirm`): the caller's
+    work runs beside them, without the GPU waiting for the host."""
     if not cacheable(matrix):
         return build(matrix)
     key = id(matrix)
@@ -151,7 +154,7 @@ def graph_of(matrix: Any, directed: bool, build: Any, pending: list | None = Non
     if entry is not None and _matches(entry, matrix):
         if entry.fingerprint is not None:
             if pending is not None:
-                pending.append((key, entry, fingerprint_on_device(entry.arrays)))
+                pending.append(_check_beside(key, entry))
                 return _directed(entry, directed)
             if fingerprint(entry.arrays) != entry.fingerprint:
                 entry = None
@@ -280,18 +283,57 @@ def fingerprint_host(a: Any) -> int:
     return int(terms.sum(dtype=np.uint64))
 
 
+@dataclass(eq=False)
+class _Check:
+    """A cached CuPy matrix's fingerprint check that :func:`graph_of` handed out: the
+    fingerprints of the matrix as the caller's stream had it then, computed on a side
+    stream so that the caller's work runs beside them instead of behind them."""
+
+    key: int
+    entry: _Entry
+    on_device: Any  # uint64 per guarded array
+    stream: Any  # the side stream they are computed on
+
+
+def _check_beside(key: int, entry: _Entry) -> _Check:
+    cp = backend.cupy_module()
+    ready = cp.cuda.Event(disable_timing=True)
+    ready.record()  # the matrix as the caller's stream has it now
+    stream = _side_stream(backend.current_device_id())
+    stream.wait_event(ready)
+    with stream:
+        return _Check(key, entry, fingerprint_on_device(entry.arrays), stream)
+
+
+@functools.cache
+def _side_stream(device_id: int) -> Any:
+    # One per device (functools.cache: the caller has made the device current).
+    return backend.cupy_module().cuda.Stream(non_blocking=True)
+
+
+def fingerprints(pending: list) -> list[Any]:
+    """The pending checks' fingerprints as device arrays, for a caller that reads them on
+    its own stream instead of through :func:`confirm`: the current stream waits for them."""
+    cp = backend.cupy_module()
+    for check in pending:
+        done = cp.cuda.Event(disable_timing=True)
+        done.record(check.stream)
+        cp.cuda.get_current_stream().wait_event(done)
+    return [check.on_device for check in pending]
+
+
 def confirm(pending: list, values: list | None = None) -> bool:
     """Whether every graph that :func:`graph_of` handed out with ``pending`` was still its
-    matrix's (one read back of the fingerprints queued then; ``values``: the fingerprints
-    of each pending item, already read back with something else); a stale entry is
-    dropped, so validating the matrix again builds its graph afresh."""
+    matrix's. ``values``: the fingerprints of each pending item, already read back with
+    something else (see :func:`fingerprints`); else they are read back here, one read. A
+    stale entry is dropped, so validating the matrix again builds its graph afresh."""
     fresh = True
-    for i, (key, entry, on_device) in enumerate(pending):
-        found = on_device.get() if values is None else values[i]
-        if tuple(int(x) for x in found) != entry.fingerprint:
+    for i, check in enumerate(pending):
+        found = check.on_device.get(stream=check.stream) if values is None else values[i]
+        if tuple(int(x) for x in found) != check.entry.fingerprint:
             fresh = False
-            if _entries.get(key) is entry:
-                _drop(key)
+            if _entries.get(check.key) is check.entry:
+                _drop(check.key)
     pending.clear()
     return fresh
 
@@ -308,7 +350,7 @@ def _fingerprint_kernel() -> Any:
     return kernels.get_kernel(FINGERPRINT_FILE, "fingerprint_bytes")
 
 
-def fingerprint_on_device(arrays: tuple[Any, ...]) -> Any:
+def fingerprint_on_device(arrays: tuple[Any, ...], blocks_per_sm: int = 8) -> Any:
     """Each CuPy array's fingerprint into a uint64 device array, one launch per array and
     nothing read back."""
     cp = backend.cupy_module()
@@ -319,6 +361,7 @@ def fingerprint_on_device(arrays: tuple[Any, ...]) -> Any:
         if not a.flags.c_contiguous or a.data.ptr % 8:
             a = a.copy()  # an aligned, contiguous copy (rare: offset views)
         words = -(-a.nbytes // 8)
-        grid = max(1, min(-(-words // FINGERPRINT_BLOCK), 8 * sms))
-        kernel((grid,), (FINGERPRINT_BLOCK,), (a, np.uint64(a.nbytes), out[j:j + 1]))
+        grid = max(1, min(-(-words // FINGERPRINT_STEP), blocks_per_sm * sms))
+        # (a slot index, not a view of `out`: a CuPy view costs a few microseconds)
+        kernel((grid,), (FINGERPRINT_BLOCK,), (a, np.uint64(a.nbytes), out, np.int32(j)))
     return out

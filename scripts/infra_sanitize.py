@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from morphgpu import alloc, barrier, conflict, kernels, worklist  # noqa: E402
+from morphgpu import alloc, barrier, conflict, graph_cache, kernels, worklist  # noqa: E402
 
 TIMEOUT = {"MG_BARRIER_TIMEOUT_MS": 10_000}
 failures: list[str] = []
@@ -99,10 +99,25 @@ def alloc_cases(cp) -> None:
         sorted(lst.tolist()) == list(range(v, 200, 5)) for v, lst in enumerate(lists)))
 
 
+def fingerprint_cases(cp) -> None:
+    # Byte counts about the kernel's step and a partial last word; one and eight blocks
+    # a multiprocessor (grid-stride or not), two arrays into one output.
+    rng = np.random.default_rng(3)
+    step = 8 * graph_cache.FINGERPRINT_STEP
+    for n_bytes in (5, step + 13, 3 * step + 8):
+        raw = cp.asarray(rng.integers(0, 256, n_bytes, dtype=np.uint8))
+        pair = (raw, raw[8:])
+        want = [graph_cache.fingerprint_host(a) for a in pair]
+        for per_sm in (1, 8):
+            got = graph_cache.fingerprint_on_device(pair, blocks_per_sm=per_sm).get()
+            case(f"fingerprint {n_bytes} B, {per_sm}/SM", [int(x) for x in got] == want)
+
+
 def main() -> int:
     import cupy as cp
 
-    for cases in (barrier_cases, conflict_cases, worklist_cases, alloc_cases):
+    for cases in (barrier_cases, conflict_cases, worklist_cases, alloc_cases,
+                  fingerprint_cases):
         cases(cp)
     cp.cuda.Device().synchronize()
     print(f"infra_sanitize: {'FAILED ' + ', '.join(failures) if failures else 'all ok'}")

@@ -217,13 +217,16 @@ def test_confirm_takes_fingerprints_read_back_elsewhere():
     entry.fingerprint = (11, 12)
 
     class Unread:
-        def get(self):
+        def get(self, stream=None):
             raise AssertionError("confirm read the device although values were given")
 
-    pending = [(id(m), entry, Unread())]
+    def check():
+        return graph_cache._Check(id(m), entry, on_device=Unread(), stream=None)
+
+    pending = [check()]
     assert graph_cache.confirm(pending, [np.array([11, 12], dtype=np.uint64)])
     assert not pending and graph_cache.cached(m)
-    pending = [(id(m), entry, Unread())]
+    pending = [check()]
     assert not graph_cache.confirm(pending, [np.array([11, 13], dtype=np.uint64)])
     assert not graph_cache.cached(m)
 
@@ -279,6 +282,16 @@ def test_cupy_matrix_cached_and_fingerprinted():
     arrays = (m.indptr, m.indices, m.data[1:], m.indices[1:], m.indices[:3].view(cp.uint8)[:5])
     assert graph_cache.fingerprint(arrays) == tuple(graph_cache.fingerprint_host(a)
                                                     for a in arrays)
+    # Any byte count and any grid (the kernel reads four words a thread per step,
+    # grid-stride): sizes about its step and several strides of a one-block-per-SM grid.
+    rng = np.random.default_rng(11)
+    step = 8 * graph_cache.FINGERPRINT_STEP
+    for n_bytes in (1, 7, 8, 9, step - 8, step, step + 13, 3 * step + 5, 40_000_003):
+        raw = cp.asarray(rng.integers(0, 256, n_bytes, dtype=np.uint8))
+        expected = graph_cache.fingerprint_host(raw)
+        for per_sm in (1, 8):
+            found = graph_cache.fingerprint_on_device((raw,), blocks_per_sm=per_sm).get()
+            assert int(found[0]) == expected, (n_bytes, per_sm)
     # An in-place write to the indices (no read-only flag on CuPy) is detected.
     m.indices[:] = (m.indices + 1) % host.shape[0]
     g2 = validate_graph(m)

@@ -415,7 +415,7 @@ def _gpu_matrix(csgraph: Any) -> Any:
                                      what=_MST_WHAT, find_symmetry=True)
             runner.launch(write_matrix=True)
             # The matrix's fingerprints come back with the kernels' stats: one read.
-            carried = bool(pending) and runner.carry([item[2] for item in pending])
+            carried = bool(pending) and runner.carry(graph_cache.fingerprints(pending))
             data, indices, indptr = runner.matrix(side)
         if not pending or graph_cache.confirm(pending, runner.carried() if carried else None):
             return _tree_matrix(csgraph, side, n, data, indices, indptr)
