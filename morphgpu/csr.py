@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from . import backend
+from .unique import run_starts
 
 if TYPE_CHECKING:  # SciPy is imported where a matrix is built, not with every CSRGraph user
     import scipy.sparse as sp
@@ -207,8 +208,7 @@ class CSRGraph:
             key = key[order]
             weights = weights[order] if weights is not None else None
         if merge_duplicates is not None and key.size:
-            first = xp.ones(key.size, dtype=bool)
-            first[1:] = key[1:] != key[:-1]
+            first = run_starts(key)
             if weights is not None and merge_duplicates != "first":
                 group = xp.cumsum(first) - 1
                 n_groups = int(_scalar(group[-1])) + 1
@@ -513,9 +513,7 @@ def _combine(xp: Any, weights: Any, group: Any, n_groups: int, rule: str) -> Any
         o2 = xp.argsort(group[o1])
         order = o1[o2]
     g_sorted = group[order]
-    first = xp.ones(g_sorted.size, dtype=bool)
-    first[1:] = g_sorted[1:] != g_sorted[:-1]
-    return weights[order][first]
+    return weights[order][run_starts(g_sorted)]
 
 
 def _validate_arrays(xp: Any, indptr: Any, indices: Any, weights: Any, n: int) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 from . import backend
 from .alloc import PagePool
 from .csr import CSRGraph, expand_counts, index_dtype
-from .unique import sorted_unique
+from .unique import run_starts, sorted_unique
 
 DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids
 # Bytes of scratch per batch entry at the plan's peak (keys, order, sorted copies, lookups,
@@ -73,9 +73,7 @@ def _segments(xp: Any, rows: Any) -> tuple[Any, Any, Any]:
     if rows.size == 0:
         z = xp.zeros(0, dtype=np.int64)
         return z, z, z
-    first = xp.ones(rows.size, dtype=bool)
-    first[1:] = rows[1:] != rows[:-1]
-    starts = xp.flatnonzero(first)
+    starts = xp.flatnonzero(run_starts(rows))
     counts = xp.diff(xp.concatenate([starts, xp.asarray([rows.size], dtype=starts.dtype)]))
     return rows[starts], starts.astype(np.int64), counts.astype(np.int64)
 

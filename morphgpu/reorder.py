@@ -19,7 +19,7 @@ import numpy as np
 
 from . import backend, device_reduce
 from .csr import CSRGraph, expand_counts
-from .unique import sorted_unique
+from .unique import run_starts, sorted_unique
 
 __all__ = ["bfs_order", "degree_order", "landmark_order", "morton_order", "apply",
            "mean_edge_span", "line_locality", "wavefront_locality"]
@@ -87,8 +87,7 @@ def _cuthill_mckee_levels(xp: Any, structure: CSRGraph, roots: Any) -> Any:
         # earliest parent per child: sort by (child, owner), keep each child's first
         by_child = xp.argsort(child * width + owner)
         child, owner = child[by_child], owner[by_child]
-        first = xp.ones(child.size, dtype=bool)
-        first[1:] = child[1:] != child[:-1]
+        first = run_starts(child)
         child, owner = child[first], owner[first]
         frontier = child[xp.argsort(owner * n + child)]
         visited[frontier] = True

@@ -28,7 +28,16 @@ def sorted_unique(a: Any) -> Any:
     out = np.sort(values, axis=None)  # a flattened, sorted copy
     if out.size < 2:
         return out
-    keep = np.empty(out.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(out[1:], out[:-1], out=keep[1:])
-    return out[keep]
+    return out[run_starts(out)]
+
+
+def run_starts(sorted_values: Any) -> Any:
+    """Where each run of equal values starts in a sorted 1-d array (NumPy or CuPy, on its
+    own side): True at 0 and wherever a value differs from its left neighbour. Indexing
+    with it gives the distinct values; its cumulative sum minus one, each entry's run."""
+    xp = backend.array_module(sorted_values)
+    first = xp.empty(sorted_values.size, dtype=bool)
+    if sorted_values.size:
+        first[0] = True
+        xp.not_equal(sorted_values[1:], sorted_values[:-1], out=first[1:])
+    return first

@@ -1,13 +1,15 @@
-"""morphgpu.unique.sorted_unique against numpy.unique."""
+"""morphgpu.unique.sorted_unique and run_starts against numpy.unique."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from morphgpu.unique import sorted_unique
+from morphgpu import backend
+from morphgpu.unique import run_starts, sorted_unique
 
 
 @given(hnp.arrays(st.sampled_from([np.int64, np.int32, np.uint64, np.uint8, np.bool_]),
@@ -28,3 +30,21 @@ def test_does_not_change_its_input():
     a = np.array([3, 1, 3, 2])
     sorted_unique(a)
     np.testing.assert_array_equal(a, [3, 1, 3, 2])
+
+
+@given(hnp.arrays(np.int64, st.integers(0, 60), elements=st.integers(-3, 3)))
+def test_run_starts_marks_each_runs_first_entry(a):
+    a = np.sort(a)
+    first = run_starts(a)
+    _, index, inverse = np.unique(a, return_index=True, return_inverse=True)
+    assert first.dtype == bool and first.shape == a.shape
+    np.testing.assert_array_equal(np.flatnonzero(first), index)
+    np.testing.assert_array_equal(np.cumsum(first) - 1, inverse.ravel())
+
+
+@pytest.mark.gpu
+def test_run_starts_on_the_gpu_equals_the_host():
+    cp = backend.cupy_module()
+    a = np.sort(np.random.default_rng(2).integers(0, 50, 1000))
+    for x in (a, a[:0], a[:1]):
+        np.testing.assert_array_equal(cp.asnumpy(run_starts(cp.asarray(x))), run_starts(x))

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..unique import run_starts
 from .cpu import GrowableMesh, Plan, Planner, apply_plan
 from .mesh import Mesh, mesh_from_arrays
 from .predicates import orient2d
@@ -303,8 +304,7 @@ def insert_cpu_slots(base: SegmentCDT, vertices: np.ndarray, *, max_rounds: int 
         fx, fy = x[free[active]], y[free[active]]
         keys = _pick_keys(m, t, fx, fy, big[active])
         by = np.lexsort((active, keys, t))
-        first = np.ones(len(by), dtype=bool)
-        first[1:] = t[by][1:] != t[by][:-1]
+        first = run_starts(t[by])
         claims = active[by[first]]
         waiting = np.diff(np.append(np.flatnonzero(first), len(by)))  # per claimed triangle
         plans: list[Plan] = []

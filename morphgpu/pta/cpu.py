@@ -20,16 +20,11 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .. import backend
+from ..unique import sorted_unique
 from .constraints import NULL_OBJECT
 from .layout import Layout, union_leaders
 
 BIT_ORDER = "little"
-
-
-def unique_sorted(x: np.ndarray) -> np.ndarray:
-    """np.unique by sorting (NumPy 2's hash-based unique is several times slower on int64)."""
-    x = np.sort(x)
-    return x[np.r_[True, x[1:] != x[:-1]]] if x.size else x
 
 
 def unpack_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +105,7 @@ class CpuSolver:
             if not sel.any():
                 e = np.zeros(0, dtype=np.int64)
                 return e, e, e
-            key = unique_sorted((lp[sel] * n + lead[other[sel]]) * (int(off.max()) + 1)
+            key = sorted_unique((lp[sel] * n + lead[other[sel]]) * (int(off.max()) + 1)
                                 + off[sel])
             k_off = key % (int(off.max()) + 1)
             k_other = (key // (int(off.max()) + 1)) % n
@@ -158,7 +153,7 @@ class CpuSolver:
         """Insert new edges; return the keys that were not there before."""
         n = self.lay.n_nodes
         keep = s != d
-        keys = unique_sorted(s[keep] * n + d[keep])
+        keys = sorted_unique(s[keep] * n + d[keep])
         if self.edge_keys.size and keys.size:
             pos = np.searchsorted(self.edge_keys, keys)
             pos = np.minimum(pos, self.edge_keys.size - 1)
@@ -206,7 +201,7 @@ class CpuSolver:
         self.leader = new_leader[self.leader]
         s, d = new_leader[self.edge_keys // n], new_leader[self.edge_keys % n]
         keep = s != d
-        self.edge_keys = unique_sorted(s[keep] * n + d[keep])
+        self.edge_keys = sorted_unique(s[keep] * n + d[keep])
         return int(members.size - grp.size)
 
     def _merge_hcd(self, x_nodes: np.ndarray, y_nodes: np.ndarray, start: np.ndarray,
@@ -234,7 +229,7 @@ class CpuSolver:
         s_all, d_all = self.edge_keys // n, self.edge_keys % n
         is_new = np.zeros(s_all.size, dtype=bool)
         if new_keys.size:
-            nk = unique_sorted(lead[new_keys // n] * n + lead[new_keys % n])
+            nk = sorted_unique(lead[new_keys // n] * n + lead[new_keys % n])
             pos = np.minimum(np.searchsorted(self.edge_keys, nk), self.edge_keys.size - 1)
             is_new[pos[self.edge_keys[pos] == nk]] = True
         level = _levels(s_all, d_all, n)
@@ -257,7 +252,7 @@ class CpuSolver:
                 rows = np.where(cn[:, None], P[cs], P[cs] & ~start[cs])
                 grp, ors = _or_by_group(rows, cd)
                 P[grp] |= ors
-            touched = unique_sorted(d)
+            touched = sorted_unique(d)
             gained[touched] = (P[touched] & ~start[touched]).any(axis=1)
 
     # ------------------------------------------------------------------ driver
