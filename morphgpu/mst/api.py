@@ -187,7 +187,7 @@ def _host_result(prep: Any, indptr: np.ndarray, indices: np.ndarray, weights: np
     dst = indices[positions].astype(np.int64, copy=False)
     w = weights[positions]
     if w.dtype.kind in "iub":
-        total: int | float = int(w.sum(dtype=np.int64)) if w.size else 0
+        total: int | float = _integer_total(w)
     else:
         total = float(w.sum(dtype=np.float64)) if w.size else 0.0
     out = prep.side
@@ -205,6 +205,18 @@ def _host_result(prep: Any, indptr: np.ndarray, indices: np.ndarray, weights: np
         **extra,
     )
     return result, int(np.count_nonzero(w == 0))
+
+
+def _integer_total(w: np.ndarray) -> int:
+    """The exact sum of integer weights. An int64 sum wraps once the forest's 64-bit
+    weights pass 2**63 in total (two edges of 2**62 summed to -2**63); Python's ints do
+    not, and are used only where the int64 sum could wrap."""
+    if not w.size:
+        return 0
+    bound = max(int(w.max()), -int(w.min()))
+    if bound * w.size < 2**63:
+        return int(w.sum(dtype=np.int64))
+    return sum(w.tolist())
 
 
 def _solve(graph: Any, symmetric: bool | None, device: str, what: str) -> tuple[MSTResult, int]:
@@ -244,7 +256,9 @@ def _solve_scipy(prep: _Prepared, what: str) -> tuple[MSTResult, int] | None:
         low = int(weights.min())
         span = int(weights.max()) - low + 1
         if span * (m + 1) < _SCIPY_EXACT:
-            rank = weights.astype(np.int64) - low  # no sort needed
+            # Subtracted in the weights' own type (exact: the span is small), then
+            # narrowed: a uint64 weight past 2**63 does not fit int64 before.
+            rank = (weights - weights.dtype.type(low)).astype(np.int64)  # no sort needed
         else:
             rank = np.unique(weights, return_inverse=True)[1].ravel()
     else:
@@ -281,6 +295,12 @@ def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
         # A dense host matrix: SciPy's null rules are ours (0, NaN, +-inf: no edge), so
         # after our checks of shape and type SciPy converts it itself, once (building
         # our CSR first, then SciPy's copy of it, cost up to twice SciPy's own call).
+        if not isinstance(csgraph, (np.ndarray, list, tuple)) and not hasattr(
+                csgraph, "__array__"):
+            # What validate_graph (device="cpu") says of a non-array, not NumPy's 0-d
+            # array of it ("got shape ()" for a string).
+            raise TypeError(f"{_MST_WHAT}: expected a CSRGraph, a sparse matrix or a 2-D "
+                            f"array, got {type(csgraph).__name__}")
         dense = _dense_host(csgraph, _MST_WHAT)
         check_dense_adjacency(dense, _MST_WHAT)
         return scipy_csgraph.minimum_spanning_tree(dense)
