@@ -38,11 +38,13 @@ import io
 import lzma
 import re
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import backend
 from .compressed import decompressed
 from .csr import CSRGraph, GraphFormatError, check_declared_size
 from .unique import sorted_unique
@@ -218,7 +220,8 @@ def read_matrix_market(
     layout, field, symmetry = header[2], header[3], header[4]
     if field == b"complex" or symmetry == b"hermitian":
         raise GraphFormatError(f"{path}: line 1: complex matrices are not graphs")
-    _check_mtx_size(path, data, layout)
+    size_line, body_start, entries = _check_mtx_size(path, data, layout)
+    _check_mtx_body(path, data, body_start, size_line, layout, field)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -236,8 +239,8 @@ def read_matrix_market(
     weights = None if field == b"pattern" else coo.data
     symmetric = symmetry != b"general"
     if symmetric and directed is True:
-        # scipy expanded the stored lower triangle; keep only what the file lists
-        listed = row >= col
+        # scipy expanded the stored triangle; keep only what the file lists
+        listed = _listed_entries(row, col, entries)
         row, col = row[listed], col[listed]
         weights = weights[listed] if weights is not None else None
     undirected = directed is False or (directed is None and symmetric)
@@ -248,9 +251,26 @@ def read_matrix_market(
     return CSRGraph(graph.indptr, graph.indices, graph.weights, graph.n_vertices, not undirected)
 
 
-def _check_mtx_size(path: PathLike, data: bytes, layout: bytes) -> None:
+def _listed_entries(row: np.ndarray, col: np.ndarray, entries: int) -> np.ndarray:
+    """Which entries of scipy's expansion of a symmetric file the file itself lists.
+
+    scipy (1.17) returns the listed entries in file order, then the mirror of each
+    off-diagonal one. Where that is so the first ``entries`` are the file's own, whichever
+    triangle they are in (a file that lists (1, 2) keeps 0 -> 1, not 1 -> 0). Otherwise
+    the spec's rule is assumed: a symmetric file lists its lower triangle.
+    """
+    if row.size >= entries:
+        lr, lc = row[:entries], col[:entries]
+        off = lr != lc
+        if np.array_equal(row[entries:], lc[off]) and np.array_equal(col[entries:], lr[off]):
+            return np.arange(entries)
+    return np.flatnonzero(row >= col)
+
+
+def _check_mtx_size(path: PathLike, data: bytes, layout: bytes) -> tuple[int, int, int]:
     """Read the size line before scipy.io allocates for it: a clear error, naming the line,
-    for a malformed one or for sizes the host cannot hold."""
+    for a malformed one or for sizes the host cannot hold. Returns (its line number, the
+    byte offset after it, the entries it declares (rows x columns for an array))."""
     offset, line_no = 0, 0
     while offset < len(data):  # only up to the size line: no split of a large file
         end = data.find(b"\n", offset)
@@ -267,6 +287,7 @@ def _check_mtx_size(path: PathLike, data: bytes, layout: bytes) -> None:
                 f"'{'rows columns entries' if want == 3 else 'rows columns'}', got {_show(line)}"
             )
         rows, cols = int(tokens[0]), int(tokens[1])
+        entries = rows * cols
         if layout == b"coordinate":
             entries = int(tokens[2])
             what = f"a {rows} x {cols} matrix with {entries} entries"
@@ -275,10 +296,152 @@ def _check_mtx_size(path: PathLike, data: bytes, layout: bytes) -> None:
             what = f"a dense {rows} x {cols} matrix"
             needed = 8 * rows * cols + _CSR_BYTES_PER_VERTEX * (max(rows, cols) + 1)
         check_declared_size(f"{path}: line {line_no}", what, needed)
-        return
+        return line_no, min(offset, len(data)), entries
+    raise GraphFormatError(f"{path}: no size line after the MatrixMarket header")
 
 
 _UNSIGNED = re.compile(rb"[0-9]+")
+_SIGNED = re.compile(rb"[-+]?[0-9]+")
+_MTX_COMMENT = re.compile(rb"^[ \t]*%[^\n]*", re.MULTILINE)
+_MTX_CHUNK_BYTES = 4 << 20
+
+
+def _byte_table(chars: bytes) -> np.ndarray:
+    table = np.zeros(256, dtype=bool)
+    table[list(chars)] = True
+    return table
+
+
+# Bytes an entry line may hold: numbers (with exponents), nan/inf/infinity, separators.
+_MTX_BYTES = _byte_table(b" \t\r\n\v\f0123456789+-.eEnNaAiIfFtTyY")
+_MTX_BYTES_DELETE = bytes(np.flatnonzero(_MTX_BYTES).tolist())
+
+
+def _check_mtx_body(path: PathLike, data: bytes, start: int, size_line: int, layout: bytes,
+                    field: bytes) -> None:
+    """Check the entries' syntax strictly before scipy.io parses them.
+
+    scipy's fast_matrix_market parser (scipy 1.17) crashes the interpreter (SIGSEGV) on a
+    NUL byte after a number, and where a token goes on past a number it keeps the number
+    and drops the rest without a word: '2.5' in an integer file is 2, '3,5' is 3.0, '1e3'
+    in an integer file is 1, a pattern entry '1 2x' is (1, 2); extra tokens on a line are
+    ignored. So each entry line must hold exactly its numbers (coordinate: row, column and,
+    unless pattern, the value; array: values), indices plain digits, integer values an
+    optional sign and digits, real values floats NumPy's strict parser reads (nan and inf
+    included: scipy keeps them). Done with NumPy in chunks of whole lines, in threads
+    (NumPy releases the GIL), so memory stays bounded.
+    """
+    width = (2 if field == b"pattern" else 3) if layout == b"coordinate" else 0
+    integer = field in (b"integer", b"pattern")
+    chunks = []
+    while start < len(data):
+        cut = data.find(b"\n", min(start + _MTX_CHUNK_BYTES, len(data)))
+        end = len(data) if cut < 0 else cut + 1
+        chunks.append((start, end))
+        start = end
+
+    def check(bounds: tuple[int, int]) -> tuple[int, str] | None:
+        return _check_mtx_chunk(data[bounds[0]: bounds[1]], width, integer)
+
+    workers = backend.usable_cores(len(chunks))
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            found = list(pool.map(check, chunks))
+    else:
+        found = [check(c) for c in chunks]
+    for (begin, _), problem in zip(chunks, found, strict=True):
+        if problem is not None:
+            at, why = begin + problem[0], problem[1]
+            line_no = size_line + 1 + data.count(b"\n", chunks[0][0], at)
+            first = data.rfind(b"\n", 0, at) + 1
+            stop = data.find(b"\n", at)
+            text = data[first: len(data) if stop < 0 else stop]
+            raise GraphFormatError(f"{path}: line {line_no}: {why}, got {_show(text)}")
+
+
+def _check_mtx_chunk(chunk: bytes, width: int, integer: bool) -> tuple[int, str] | None:
+    """(offset, what is wrong) of the first problem in a chunk of whole entry lines, or
+    None (see :func:`_check_mtx_body`); ``width`` 0 is the array layout."""
+    nul = chunk.find(b"\x00")
+    if nul >= 0:
+        return (nul, "a NUL byte (a MatrixMarket file is text)")
+    if b"%" in chunk:  # comment lines blanked, so offsets (and line numbers) stay
+        chunk = _MTX_COMMENT.sub(lambda m: b" " * len(m.group()), chunk)
+    if chunk.translate(None, _MTX_BYTES_DELETE):
+        stray = chunk.translate(None, _MTX_BYTES_DELETE)[0]
+        return (chunk.index(bytes([stray])), "not a number")
+    a = np.frombuffer(chunk, dtype=np.uint8)
+    if a.size == 0:
+        return None
+    # Every byte is now one of _MTX_BYTES: the separators are exactly those <= b" ".
+    space = a <= ord(" ")
+    solid = ~space
+    # token starts S and (exclusive) ends E
+    S = np.flatnonzero(solid[1:] & space[:-1]) + 1
+    if solid[0]:
+        S = np.concatenate(([0], S))
+    if S.size == 0:
+        return None
+    E = np.flatnonzero(solid[:-1] & space[1:]) + 1
+    if solid[-1]:
+        E = np.concatenate((E, [a.size]))
+    if width:
+        # tokens a line, from the count of tokens before each line end
+        before = np.searchsorted(S, np.flatnonzero(a == ord("\n")))
+        counts = np.diff(before, prepend=0, append=S.size)
+        bad = np.flatnonzero((counts != 0) & (counts != width))
+        if bad.size:
+            first = 0 if bad[0] == 0 else int(before[bad[0] - 1])
+            return (int(S[min(first, S.size - 1)]), f"expected {width} numbers on an entry line")
+    # Every token is digits but for a few bytes D (signs, dots, exponents, letters).
+    D = np.flatnonzero((a > ord("9")) | (solid & (a < ord("0"))))
+    if D.size == 0:
+        return None
+    tok = np.searchsorted(S, D, side="right") - 1
+    if width:
+        # every line holds exactly width tokens, so a token's column is its index mod width
+        bad = np.flatnonzero(tok % width != width - 1)
+        if bad.size:
+            return (int(D[bad[0]]), "row and column indices are plain positive integers")
+    if integer:
+        # an optional sign then digits: each non-digit byte is a sign that starts its token
+        # and has a digit after it (NumPy would read a lone "-" as 0)
+        c = a[D]
+        after = a[np.minimum(D + 1, a.size - 1)]
+        ok = ((c == ord("-")) | (c == ord("+"))) & (D == S[tok]) & (D + 1 < E[tok])
+        ok &= (after >= ord("0")) & (after <= ord("9"))
+        if not ok.all():
+            return (int(D[np.argmin(ok)]), "not an integer")
+        return None
+    # Real values: NumPy's strict parser must read every token (indices are digits, so
+    # they read too) as one float: "1.5.5", "3a", "-" or "1e" fail it.
+    if not _floats_parse(chunk, S.size):
+        return (int(_first_bad_float(chunk, S, E)), "not a number")
+    return None
+
+
+def _floats_parse(text: bytes, count: int) -> bool:
+    """Whether ``text`` is exactly ``count`` whitespace-separated floats."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            values = np.fromstring(text, dtype=np.float64, sep=" ")  # type: ignore[call-overload]
+    except (ValueError, DeprecationWarning):
+        return False
+    return values.size == count
+
+
+def _first_bad_float(chunk: bytes, S: np.ndarray, E: np.ndarray) -> int:
+    """The offset of the first token (starts S, ends E) that is not a float: a bisection,
+    parsing about the chunk's length in all."""
+    lo, hi = 0, S.size  # tokens [0, lo) parse; tokens [0, hi) do not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _floats_parse(chunk[S[lo]: E[mid - 1]], mid - lo):
+            lo = mid
+        else:
+            hi = mid
+    return int(S[lo])
 
 
 def write_matrix_market(graph: Any, path: PathLike) -> None:
@@ -353,6 +516,9 @@ def _text_header(path: PathLike, data: bytes, kind: bytes) -> tuple[int, int, in
                 f"{path}: line {line_no}: expected 'p {kind.decode()} n m', got {_show(line)}"
             )
         try:
+            # int() alone would also take '1_000' and non-ASCII digits
+            if not (_SIGNED.fullmatch(tokens[2]) and _SIGNED.fullmatch(tokens[3])):
+                raise ValueError
             n, m = int(tokens[2]), int(tokens[3])
         except ValueError:
             raise GraphFormatError(
@@ -464,6 +630,9 @@ def _scan_lines(
                 f"{path}: line {line_no}: expected '{expected}', got {_show(line)}"
             )
         try:
+            # int() alone would also take '1_0' (as 10), which the bulk parse refuses
+            if not all(_SIGNED.fullmatch(t) for t in tokens):
+                raise ValueError
             numbers = [int(t) for t in tokens]
         except ValueError:
             raise GraphFormatError(

@@ -1,0 +1,225 @@
+"""Malformed graph files (graph_io): MatrixMarket entries scipy's parser misreads or crashes
+on, and DIMACS/PACE tokens Python's int() takes but the format does not.
+
+Every malformed file must raise GraphFormatError naming the file and the 1-based line;
+valid files must read as before.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from morphgpu import graph_io
+from morphgpu.csr import GraphFormatError
+
+SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
+                    deadline=None, max_examples=150)
+
+REAL = b"%%MatrixMarket matrix coordinate real general\n3 3 2\n"
+INTEGER = b"%%MatrixMarket matrix coordinate integer general\n3 3 2\n"
+PATTERN = b"%%MatrixMarket matrix coordinate pattern general\n3 3 2\n"
+
+
+def write(tmp_path, name: str, data: bytes):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def edges(g) -> list[tuple]:
+    w = g.weights.tolist() if g.weights is not None else [None] * g.n_edges
+    return sorted(zip(g.edge_sources().tolist(), g.indices.tolist(), w, strict=True))
+
+
+def test_nul_after_a_number_is_an_error_not_a_crash(tmp_path):
+    # scipy 1.17's fast_matrix_market segfaults on this; in a child process so that a
+    # regression fails the test instead of killing the run
+    path = write(tmp_path, "n.mtx", REAL + b"1 2 3\x00\n2 3 4\n")
+    code = ("import sys\nfrom morphgpu import graph_io\n"
+            "try:\n    graph_io.read_graph(sys.argv[1])\n"
+            "except graph_io.GraphFormatError as e:\n    print('ERR', e)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ERR") and f"{path}: line 3:" in out.stdout
+    assert "NUL" in out.stdout
+
+
+@pytest.mark.parametrize("header", [REAL, INTEGER, PATTERN])
+@pytest.mark.parametrize("where", ["value", "index", "comment", "blank"])
+def test_nul_anywhere_in_the_body_names_its_line(tmp_path, header, where):
+    last = b"" if header is PATTERN else b" 4"
+    first = {"value": b"1 2" + (b"" if header is PATTERN else b" 3") + b"\x00\n",
+             "index": b"1\x00 2" + (b"" if header is PATTERN else b" 3") + b"\n",
+             "comment": b"%\x00\n", "blank": b"\x00\n"}[where]
+    data = header + first + b"2 3" + last + b"\n"
+    if where in ("comment", "blank"):
+        data = header + first + b"1 2" + last + b"\n2 3" + last + b"\n"
+    with pytest.raises(GraphFormatError, match=re.escape("n.mtx: line 3:")):
+        graph_io.read_graph(write(tmp_path, "n.mtx", data))
+
+
+# Each was read without a word before: scipy keeps a token's valid prefix.
+MISREAD = [
+    (INTEGER, b"1 2 2.5\n", "not an integer"),  # read as 2
+    (INTEGER, b"1 2 1e3\n", "not an integer"),  # read as 1
+    (INTEGER, b"1 2 3x\n", "not a number"),  # read as 3
+    (INTEGER, b"1 2 1_0\n", "not a number"),  # read as 1
+    (INTEGER, b"1 2 0x1\n", "not a number"),  # read as 0
+    (INTEGER, b"1 2 -\n", "not an integer"),
+    (INTEGER, b"1 2 3-\n", "not an integer"),
+    (REAL, b"1 2 3,5\n", "not a number"),  # read as 3.0
+    (REAL, b"1 2 3x\n", "not a number"),
+    (REAL, b"1 2 0x1p3\n", "not a number"),  # read as 0.0
+    (REAL, b"1 2 1.5.5\n", "not a number"),
+    (REAL, b"1 2 1e\n", "not a number"),
+    (REAL, b"1 2 3 4\n", "expected 3 numbers"),  # a fourth column ignored
+    (REAL, b"1 2\n", "expected 3 numbers"),
+    (PATTERN, b"1 2x\n", "not a number"),  # read as (1, 2)
+    (PATTERN, b"1 2.5\n", "not an integer"),
+    (PATTERN, b"1 2 7\n", "expected 2 numbers"),  # a weight dropped
+    (REAL, b"1.5 2 3\n", "row and column indices"),
+    (REAL, b"+1 2 3\n", "row and column indices"),
+]
+
+
+@pytest.mark.parametrize(("header", "entry", "why"), MISREAD)
+def test_tokens_scipy_would_misread_are_refused_with_the_line(tmp_path, header, entry, why):
+    second = b"2 3\n" if header is PATTERN else b"2 3 4\n"
+    path = write(tmp_path, "m.mtx", header + second + entry)
+    with pytest.raises(GraphFormatError, match=re.escape(f"m.mtx: line 4: {why}")):
+        graph_io.read_graph(path)
+
+
+def test_array_layout_values_are_checked_too(tmp_path):
+    head = b"%%MatrixMarket matrix array integer general\n2 1\n"
+    with pytest.raises(GraphFormatError, match="line 4: not an integer"):
+        graph_io.read_matrix_market(write(tmp_path, "a.mtx", head + b"1\n2.5\n"))
+    head = b"%%MatrixMarket matrix array real general\n2 2\n"
+    g = graph_io.read_matrix_market(write(tmp_path, "b.mtx", head + b"1.5\n-2e0\n0\n0\n"))
+    assert edges(g) == [(0, 0, 1.5), (1, 0, -2.0)]
+
+
+@pytest.mark.parametrize("value", [b"nan", b"-inf", b"Infinity", b"1e400", b"-.5", b"1.",
+                                   b"2.5E-3", b"7"])
+def test_real_values_numpy_reads_still_read(tmp_path, value):
+    path = write(tmp_path, "r.mtx", REAL + b"1 2 " + value + b"\n\t2  3 4 \r\n")
+    g = graph_io.read_graph(path)
+    got = dict(((u, v), w) for u, v, w in edges(g))
+    np.testing.assert_equal(got[(0, 1)], float(value))
+    assert got[(1, 2)] == 4.0
+
+
+def test_comment_and_blank_lines_in_the_body_keep_line_numbers(tmp_path):
+    data = INTEGER + b"% note\n\n1 2 -7\n% 1 2 x\n2 3 1.5\n"
+    with pytest.raises(GraphFormatError, match="line 7: not an integer"):
+        graph_io.read_graph(write(tmp_path, "c.mtx", data))
+
+
+def test_a_symmetric_file_listing_the_upper_triangle_keeps_its_direction(tmp_path):
+    data = (b"%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n"
+            b"1 2 3\n3 1 4\n2 2 5\n")
+    path = write(tmp_path, "s.mtx", data)
+    assert edges(graph_io.read_graph(path, directed=True)) == [
+        (0, 1, 3.0), (1, 1, 5.0), (2, 0, 4.0)]  # as listed: 1 -> 2, not 2 -> 1
+    assert edges(graph_io.read_graph(path)) == [
+        (0, 1, 3.0), (0, 2, 4.0), (1, 0, 3.0), (1, 1, 5.0), (2, 0, 4.0)]
+
+
+def test_missing_size_line_is_named(tmp_path):
+    path = write(tmp_path, "e.mtx", b"%%MatrixMarket matrix coordinate real general\n% x\n")
+    with pytest.raises(GraphFormatError, match="e.mtx: no size line"):
+        graph_io.read_graph(path)
+
+
+FLOAT_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+@SETTINGS
+@given(token=st.text(alphabet="0123456789.eE+-", min_size=1, max_size=8))
+def test_any_real_token_reads_as_python_float_or_names_its_line(tmp_path, token):
+    path = write(tmp_path, "t.mtx", REAL + b"2 3 1\n1 2 " + token.encode() + b"\n")
+    try:
+        g = graph_io.read_graph(path)
+    except GraphFormatError as exc:
+        assert "t.mtx: " in str(exc)
+        # refused only where the token is not a decimal float (or scipy refuses it too)
+        if FLOAT_TEXT.fullmatch(token):
+            assert "not a readable MatrixMarket file" in str(exc)
+        else:
+            assert "line 4:" in str(exc)
+        return
+    assert FLOAT_TEXT.fullmatch(token)
+    got = dict(((u, v), w) for u, v, w in edges(g))
+    assert got[(0, 1)] == float(token) or (float(token) == 0 and (0, 1) not in got)
+
+
+@SETTINGS
+@given(token=st.text(alphabet="0123456789.eE+-x_", min_size=1, max_size=6))
+def test_any_integer_token_reads_exactly_or_names_its_line(tmp_path, token):
+    path = write(tmp_path, "i.mtx", INTEGER + b"2 3 1\n1 2 " + token.encode() + b"\n")
+    try:
+        g = graph_io.read_graph(path)
+    except GraphFormatError as exc:
+        assert "i.mtx: " in str(exc)
+        return
+    assert re.fullmatch(r"-?[0-9]+", token)
+    got = dict(((u, v), w) for u, v, w in edges(g))
+    assert got.get((0, 1), 0) == int(token)
+
+
+VALID_MTX = (b"%%MatrixMarket matrix coordinate real general\n% made by hand\n4 4 5\n"
+             b"1 2 0.5\n2 3 -1.25e2\n3 4 7\n4 1 1e-3\n2 2 3.\n")
+
+
+@SETTINGS
+@given(data=st.data())
+def test_byte_damage_to_a_matrix_market_file_parses_or_raises_graph_format_error(
+        tmp_path, data):
+    raw = bytearray(VALID_MTX)
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        kind = data.draw(st.sampled_from(["set", "insert", "delete"]))
+        byte = data.draw(st.sampled_from([0, 9, 10, 13, 32, 37, 43, 44, 45, 46, 48, 49, 101,
+                                          120, 0xFF, 0xC3]))
+        if kind == "set":
+            raw[at] = byte
+        elif kind == "insert":
+            raw.insert(at, byte)
+        elif len(raw) > 1:
+            del raw[at]
+    path = write(tmp_path, "d.mtx", bytes(raw))
+    try:
+        g = graph_io.read_graph(path, "mtx")
+    except GraphFormatError as exc:
+        assert "d.mtx" in str(exc)
+        return
+    assert g.n_vertices >= 0  # read: a graph, not a crash or another exception
+
+
+# --------------------------------------------------------------------------- DIMACS, PACE
+@pytest.mark.parametrize(("text", "line"), [
+    (b"p sp 20 1\na 1 1_0 5\n", 2),  # was read as vertex 10
+    (b"p sp 1_0 1\na 1 2 5\n", 1),  # was read as 10 vertices
+    (b"p sp 2 1\na 1 2 1_0\n", 2),
+])
+def test_dimacs_refuses_underscored_numbers(tmp_path, text, line):
+    with pytest.raises(GraphFormatError, match=f"g.gr: line {line}:"):
+        graph_io.read_graph(write(tmp_path, "g.gr", text))
+
+
+def test_pace_refuses_underscored_numbers(tmp_path):
+    with pytest.raises(GraphFormatError, match="g.gr: line 3:"):
+        graph_io.read_graph(write(tmp_path, "g.gr", b"p tw 20 2\n1 2\n1 1_0\n"), "pace")
+
+
+def test_dimacs_signs_and_padding_still_read(tmp_path):
+    g = graph_io.read_graph(write(tmp_path, "g.gr", b"p sp 2 1 \r\na\t+1 2 -05\r\n"))
+    assert edges(g) == [(0, 1, -5)]
