@@ -172,18 +172,31 @@ def validate(cs: ConstraintSet) -> None:
 # ----------------------------------------------------------------------------- text input
 def _open_text(path: Path) -> str:
     try:
+        raw = path.read_bytes()
         if path.suffix == ".gz":
-            with gzip.open(path, "rt") as fh:
-                return fh.read()
-        return path.read_text()
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+            raw = gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConstraintFormatError(
+            f"{path}:{line}: not a text file (byte {exc.start} is not UTF-8 text)"
+        ) from None
 
 
 def _data_lines(text: str) -> list[tuple[int, str]]:
-    """(1-based line number, stripped line) of every non-blank, non-comment line."""
+    """(1-based line number, stripped line) of every non-blank, non-comment line.
+
+    Lines end at LF, CRLF or CR only: str.splitlines would also end them at form feeds,
+    vertical tabs, \\x1c-\\x1e and \\x85, splitting a comment so that its tail reads as data
+    and shifting every later line number.
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):
         s = line.strip()
         if s and not s.startswith("#"):
             out.append((i, s))
@@ -217,7 +230,6 @@ def _ints(where: str, lineno: int, line: str, n_fields: int | None) -> list[int]
 _ID_LIMIT = 2**63 - 1
 
 
-_SEPARATORS = re.compile(r"[,\s]+")
 _UNSIGNED = re.compile(r"[+]?[0-9]+")
 
 
@@ -227,9 +239,16 @@ def _table(where: str, lines: Sequence[tuple[int, str]], n_fields: int) -> np.nd
         return np.zeros((0, n_fields), dtype=np.int64)
     joined = ",".join(s for _, s in lines)
     try:
-        if not joined.isascii():  # int() and NumPy read non-ASCII digits; the format does not
+        # int() and NumPy read non-ASCII digits and '1_0'; the format has neither
+        if not joined.isascii() or "_" in joined:
             raise ValueError
-        flat = np.array(_SEPARATORS.split(joined), dtype=np.int64)
+        # Every line must have its own n_fields fields: a total that adds up is not enough
+        # (a line of 4 and one of 6 would be read as two rows of 5, shifted).
+        if any(s.count(",") != n_fields - 1 for _, s in lines):
+            raise ValueError
+        # Split at commas only: a field holding two numbers ("1 2") or none fails the
+        # conversion instead of moving the numbers after it.
+        flat = np.array(joined.split(","), dtype=np.int64)
         if flat.size == len(lines) * n_fields and flat.min() >= 0:
             return flat.reshape(len(lines), n_fields)
     except (ValueError, OverflowError):
@@ -270,8 +289,16 @@ def read_nodes(path: Path) -> tuple[int, int, int, np.ndarray]:
         if bad.size:
             ln, s = lines[3 + bad[0]]
             raise ConstraintFormatError(f"{where}:{ln}: id {ids[bad[0]]} >= numVars={n_vars}")
+        order = np.argsort(ids, kind="stable")
+        repeated = order[1:][ids[order][1:] == ids[order][:-1]]
+        if repeated.size:
+            # a second size for the same object: which one holds is not for us to pick
+            ln, s = lines[3 + int(repeated.min())]
+            raise ConstraintFormatError(f"{where}:{ln}: object {ids[repeated.min()]} is listed "
+                                        f"a second time: {s!r}")
         sizes[ids] = table[:, 1]
-        bad = np.flatnonzero(ids + table[:, 1] > n_vars)
+        # size > numVars - id, not id + size > numVars: that sum wraps past int64
+        bad = np.flatnonzero(table[:, 1] > n_vars - ids)
         if bad.size:
             ln, s = lines[3 + bad[0]]
             raise ConstraintFormatError(f"{where}:{ln}: object's fields run past numVars: {s!r}")
@@ -339,6 +366,14 @@ def read_hcd(path: Path, n_vars: int) -> tuple[np.ndarray, np.ndarray]:
         if bad.size:
             ln, s = lines[1 + bad[0]]
             raise ConstraintFormatError(f"{where}:{ln}: variable id >= numVars={n_vars}: {s!r}")
+        order = np.argsort(pairs[:, 0], kind="stable")
+        repeated = order[1:][pairs[order[1:], 0] == pairs[order[:-1], 0]]
+        if repeated.size:
+            # merged into two representatives: which one holds is not for us to pick
+            ln, s = lines[1 + int(repeated.min())]
+            raise ConstraintFormatError(
+                f"{where}:{ln}: variable {pairs[repeated.min(), 0]} is merged a second time: "
+                f"{s!r}")
         rep[pairs[:, 0]] = pairs[:, 1]
     rep = resolve_chains(rep, where)
     rest = lines[1 + k:]

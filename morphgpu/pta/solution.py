@@ -428,7 +428,11 @@ def _solution_lines(path: str | Path):
     where = str(path)
     path = Path(path)
     try:
-        fh = gzip.open(path, "rt") if path.suffix == ".gz" else open(path)
+        # surrogateescape: a byte that is not UTF-8 reaches the line it is on (a strict
+        # decoder fails at a chunk boundary, with no line number), and is refused there
+        fh = (gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape")
+              if path.suffix == ".gz" else
+              open(path, encoding="utf-8", errors="surrogateescape"))
     except OSError as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
     numbered = enumerate(fh, 1)
@@ -438,6 +442,8 @@ def _solution_lines(path: str | Path):
             for lineno, line in numbered:
                 s = line.strip()
                 if s and not s.startswith("#"):
+                    if not s.isascii():
+                        _check_utf8(where, lineno, s)
                     yield lineno, s
         except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
             raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
@@ -476,6 +482,17 @@ _UNSIGNED = re.compile(r"[+]?[0-9]+")
 
 
 _ID_LIST = re.compile(r"\s*(?:[0-9]+\s*(?:,\s*[0-9]+\s*)*)?")
+
+
+def _check_utf8(where: str, lineno: int, line: str) -> None:
+    """A line read with surrogateescape must hold no escaped (non-UTF-8) byte."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConstraintFormatError(
+            f"{where}:{lineno}: not a text file (character {exc.start + 1} of the line is "
+            f"not UTF-8 text)"
+        ) from None
 
 
 def _id_list(where: str, lineno: int, inner: str, n_vars: int, what: str) -> np.ndarray:

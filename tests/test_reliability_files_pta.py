@@ -1,0 +1,193 @@
+"""Malformed points-to constraint files (LSG and Galois text, hcd maps, solutions).
+
+Each malformed file must raise ConstraintFormatError naming the file and the 1-based line;
+the fast bulk parse must never accept what the exact line-by-line reader refuses.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from morphgpu.pta import constraints as pc
+from morphgpu.pta.constraints import ConstraintFormatError
+from morphgpu.pta.solution import read_solution
+
+SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
+                    deadline=None, max_examples=150)
+
+
+def write(tmp_path, name: str, data: bytes | str):
+    path = tmp_path / name
+    if isinstance(data, str):
+        data = data.encode()
+    path.write_bytes(data)
+    return path
+
+
+def galois(cs) -> list[tuple[int, int, int, int]]:
+    return list(zip(cs.kind.tolist(), cs.src.tolist(), cs.dst.tolist(), cs.offset.tolist(),
+                    strict=True))
+
+
+def test_rows_whose_field_counts_add_up_are_not_realigned(tmp_path):
+    # 4 + 6 fields were read as two rows of 5: the second row's first field moved up
+    path = write(tmp_path, "g.txt", "4\n2\n0,1,2,0\n1,2,3,1,0,0\n")
+    with pytest.raises(ConstraintFormatError, match=re.escape("g.txt:3: expected 5")):
+        pc.load_galois(path)
+
+
+@pytest.mark.parametrize("row", ["0,1,2,0 0", "0\t1\t2\t0\t0", "0,1,2 0,0,0"])
+def test_a_field_separated_by_spaces_is_refused_by_both_parses(tmp_path, row):
+    path = write(tmp_path, "g.txt", f"4\n1\n{row}\n")
+    with pytest.raises(ConstraintFormatError, match=re.escape("g.txt:3:")):
+        pc.load_galois(path)
+
+
+def test_underscored_number_is_refused_by_the_fast_parse(tmp_path):
+    # NumPy's string conversion (like int()) read '1_0' as 10
+    path = write(tmp_path, "g.txt", "40\n1\n0,1,1_0,0,0\n")
+    with pytest.raises(ConstraintFormatError, match=re.escape("g.txt:3:")):
+        pc.load_galois(path)
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85"])
+def test_a_comment_holding_a_line_separator_of_str_splitlines_stays_one_line(
+        tmp_path, separator):
+    # splitlines ended the comment there: its tail was read as data, later lines shifted
+    path = write(tmp_path, "g.txt", f"4\n# a{separator}b\n1\n0,1,9,0,0\n")
+    with pytest.raises(ConstraintFormatError, match=re.escape("g.txt:4: variable id")):
+        pc.load_galois(path)
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_line_endings(tmp_path, ending):
+    text = ending.join(["4", "# c", "2", "0,1,2,0,0", "1,2,3,1,0", ""])
+    assert galois(pc.load_galois(write(tmp_path, "g.txt", text))) == [(0, 1, 2, 0), (1, 2, 3, 0)]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_bytes_that_are_not_utf8_name_their_line(tmp_path, gz):
+    data = b"4\n1\n# caf\xe9\n0,1,2,0,0\n"
+    name = "g.txt.gz" if gz else "g.txt"
+    path = write(tmp_path, name, gzip.compress(data) if gz else data)
+    with pytest.raises(ConstraintFormatError, match=re.escape(f"{name}:3: not a text file")):
+        pc.load_galois(path)
+
+
+def lsg(tmp_path, nodes: str, constraints: str = "1,0,0,0,0\n0,2,0,0,0\n",
+        hcd: str | None = None):
+    write(tmp_path, "q_nodes.txt", nodes)
+    write(tmp_path, "q_constraints_after_hcd.txt", constraints)
+    if hcd is not None:
+        write(tmp_path, "q_hcd.txt", hcd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pc.load_lsg(tmp_path / "q")
+
+
+def test_object_size_near_int64_max_does_not_wrap_past_the_check(tmp_path):
+    # id + size wrapped negative, so an object of 2**63 - 1 fields was accepted
+    with pytest.raises(ConstraintFormatError,
+                       match=re.escape("q_nodes.txt:4: object's fields run past numVars")):
+        lsg(tmp_path, "4\n3\n0\n1,9223372036854775807,0\n")
+
+
+def test_an_object_listed_twice_is_refused(tmp_path):
+    with pytest.raises(ConstraintFormatError,
+                       match=re.escape("q_nodes.txt:6: object 1 is listed a second time")):
+        lsg(tmp_path, "4\n3\n0\n1,1,0\n# c\n1,2,0\n")
+
+
+def test_a_variable_merged_into_two_representatives_is_refused(tmp_path):
+    with pytest.raises(ConstraintFormatError,
+                       match=re.escape("q_hcd.txt:5: variable 1 is merged a second time")):
+        lsg(tmp_path, "4\n3\n0\n0,1,0\n", hcd="3\n1,0\n# c\n2,0\n1,2\n")
+
+
+def test_valid_lsg_set_still_reads(tmp_path):
+    cs = lsg(tmp_path, "4\n3\n0\n0,1,0\n1,3,0\n", hcd="1\n3,2\n")
+    assert cs.obj_size.tolist() == [1, 3, 0, 0]
+    assert cs.rep.tolist() == [0, 1, 2, 2]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_solution_bytes_that_are_not_utf8_name_their_line(tmp_path, gz):
+    rows = b"".join(b"[%d] => [1]\n" % i for i in range(3000))
+    data = b"3001\n" + rows + b"[3000] => [\xff]\n"
+    name = "s.txt.gz" if gz else "s.txt"
+    path = write(tmp_path, name, gzip.compress(data) if gz else data)
+    with pytest.raises(ConstraintFormatError, match=re.escape(f"{name}:3002: not a text file")):
+        read_solution(path)
+
+
+# ------------------------------------------------------------------ hypothesis: fast == exact
+# Mostly plain numbers, so that rows of other widths whose fields add up (4 + 6) come often.
+field_text = st.one_of(
+    *[st.integers(0, 50).map(str)] * 8,
+    st.sampled_from(["", " ", "1 2", "1_0", "+3", "-1", " 7 ", "\t2", "x", "0x1", "1.0",
+                     "\u0663", "9223372036854775808"]),
+)
+
+
+@SETTINGS
+@given(rows=st.lists(st.lists(field_text, min_size=3, max_size=7), min_size=1, max_size=6))
+def test_fast_table_agrees_with_the_exact_line_reader(rows):
+    lines = [(k + 3, ",".join(r)) for k, r in enumerate(rows)]
+    lines = [(ln, s.strip()) for ln, s in lines if s.strip() and not s.strip().startswith("#")]
+    try:
+        exact = [pc._ints("f", ln, s, 5) for ln, s in lines]
+    except ConstraintFormatError:
+        exact = None
+    try:
+        table = pc._table("f", lines, 5)
+    except ConstraintFormatError as exc:
+        assert exact is None, exc
+        assert re.match(r"f:\d+: ", str(exc))
+        return
+    assert exact is not None
+    assert table.tolist() == [list(r) for r in exact]
+
+
+def galois_file(rows: list[tuple[int, int, int, int, int]], n: int) -> bytes:
+    body = "".join(",".join(map(str, r)) + "\n" for r in rows)
+    return f"{n}\n{len(rows)}\n{body}".encode()
+
+
+@SETTINGS
+@given(data=st.data())
+def test_byte_damage_to_a_galois_file_parses_or_raises_the_format_error(tmp_path, data):
+    rows = [(0, 1, 2, 0, 0), (1, 2, 3, 1, 0), (2, 3, 1, 2, 0), (3, 1, 0, 3, 0),
+            (4, 0, 2, 4, 1)]
+    raw = bytearray(galois_file(rows, 4))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        byte = data.draw(st.sampled_from(list(b"\x00\t\n\r ,#+-_x0123456789\x0c\x85\xff")))
+        kind = data.draw(st.sampled_from(["set", "insert", "delete"]))
+        if kind == "set":
+            raw[at] = byte
+        elif kind == "insert":
+            raw.insert(at, byte)
+        elif len(raw) > 1:
+            del raw[at]
+    path = write(tmp_path, "d.txt", bytes(raw))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cs = pc.load_galois(path)
+    except ConstraintFormatError as exc:
+        assert "d.txt" in str(exc)
+        return
+    # read: every row is the file's own line, field by field
+    text = bytes(raw).decode().replace("\r\n", "\n").replace("\r", "\n")
+    data_lines = [s.strip() for s in text.split("\n") if s.strip() and
+                  not s.strip().startswith("#")]
+    expect = np.array([[int(f) for f in s.split(",")] for s in data_lines[2:]],
+                      dtype=np.int64).reshape(-1, 5)
+    assert galois(cs) == [tuple(r) for r in expect[:, [3, 1, 2, 4]].tolist()]
