@@ -42,9 +42,17 @@ class _Lines:
             raise MeshFormatError(
                 f"{path}:{line}: not a text file (byte {exc.start} is not UTF-8 text)"
             ) from None
+        # Lines end at LF, CRLF or CR only: str.splitlines would also end them at form
+        # feeds, vertical tabs, \x1c-\x1e and \x85, reading a comment's tail as data and
+        # shifting every later line number.
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        physical = text.split("\n")
+        self.n_lines = max(1, len(physical) - (physical[-1] == ""))
+        self.size = len(raw)
         self._items: Iterator[tuple[int, list[str]]] = (
             (n, line.split("#", 1)[0].split())
-            for n, line in enumerate(text.splitlines(), start=1)
+            for n, line in enumerate(physical, start=1)
         )
         self.line_no = 0
 
@@ -61,7 +69,15 @@ class _Lines:
             if fields:
                 self.line_no = n
                 return fields
-        raise MeshFormatError(f"{self.path}:{self.line_no}: ended early, expected {what}")
+        # the line the file ends on (a file with no data line has not set line_no)
+        raise MeshFormatError(
+            f"{self.path}:{self.line_no or self.n_lines}: ended early, expected {what}")
+
+    def no_more(self, what: str) -> None:
+        """Refuse a meaningful line after the last one the headers declare."""
+        if self.more():
+            self.next("")
+            raise self.error(f"more lines than {what}")
 
     def error(self, message: str, line_no: int | None = None) -> MeshFormatError:
         return MeshFormatError(f"{self.path}:{line_no or self.line_no}: {message}")
@@ -75,7 +91,7 @@ class _Lines:
         out = []
         for k, (field, kind) in enumerate(zip(fields[:count], kinds)):
             try:
-                out.append(int(field) if kind in "im" else float(field))
+                out.append(_number(field, kind))
             except ValueError:
                 raise self.error(f"value {k + 1} of {what} is not a number: {field!r}") from None
             if kind == "i" and not _INT64[0] <= out[-1] <= _INT64[1]:
@@ -90,6 +106,14 @@ class _Lines:
         return out
 
 
+def _number(field: str, kind: str) -> float:
+    """One field: 'i'/'m' an integer, 'f' a float. int() and float() alone would also take
+    '1_0' (as 10) and non-ASCII digits, which Triangle's strtol/strtod do not."""
+    if not field.isascii() or "_" in field:
+        raise ValueError(field)
+    return int(field) if kind in "im" else float(field)
+
+
 def _read_vertices(lines: _Lines, header: list[int]) -> tuple[dict[str, Any], int]:
     n, dim, n_attr, n_markers = (header + [0, 0, 0, 0])[:4]
     if n and dim != 2:
@@ -97,10 +121,16 @@ def _read_vertices(lines: _Lines, header: list[int]) -> tuple[dict[str, Any], in
     out: dict[str, Any] = {}
     if min(n, dim, n_attr, n_markers) < 0:
         raise lines.error("the vertex header's counts must be non-negative")
+    if n and n_attr >= lines.size:
+        # each attribute takes at least a byte of every vertex line; checked before the
+        # per-line field counts are built (a count near 2**62 ran out of memory)
+        raise lines.error(
+            f"the header declares {n_attr} attributes a vertex, more than the file's "
+            f"{lines.size} bytes can hold")
     ids, coords, attrs, markers, line_of = [], [], [], [], []
+    kinds = "iff" + "f" * n_attr + ("m" if n_markers else "")
     for k in range(n):
-        row = lines.numbers(f"vertex {k + 1}", 3 + n_attr + (1 if n_markers else 0),
-                            "iff" + "f" * n_attr + ("m" if n_markers else ""))
+        row = lines.numbers(f"vertex {k + 1}", 3 + n_attr + (1 if n_markers else 0), kinds)
         ids.append(int(row[0]))
         line_of.append(lines.line_no)
         coords.append(row[1:3])
@@ -141,7 +171,7 @@ def _check_indices(lines: _Lines, name: str, arr: np.ndarray, n_vertices: int,
 def _header(lines: _Lines, what: str, width: int) -> list[int]:
     fields = lines.next(what)
     try:
-        values = [int(f) for f in fields[:width]]
+        values = [int(_number(f, "i")) for f in fields[:width]]
     except ValueError:
         raise lines.error(f"{what} must be integers, got {' '.join(fields)!r}") from None
     if not values or values[0] < 0:
@@ -155,11 +185,8 @@ def _read_node_lines(lines: _Lines) -> tuple[dict[str, Any], int]:
     header = _header(lines, "the .node header", 4)
     header_line = lines.line_no
     out = _read_vertices(lines, header)
-    if lines.more():  # a whole .node file: nothing may follow the vertices it declares
-        lines.next("")
-        raise lines.error(
-            f"more lines than the {header[0]} vertices the header (line {header_line}) declares"
-        )
+    # a whole .node file: nothing may follow the vertices it declares
+    lines.no_more(f"the {header[0]} vertices the header (line {header_line}) declares")
     return out
 
 
@@ -174,10 +201,14 @@ def _read_ele(path: Path, first: int, n_vertices: int) -> dict[str, Any]:
     n, per = header[0], header[1]
     if per not in (3, 6):
         raise lines.error(f"triangles must have 3 (or 6) nodes, header says {per}")
+    header_line = lines.line_no
     rows, line_of = [], []
     for k in range(n):
         rows.append(lines.numbers(f"triangle {k + 1}", 1 + per, "i" * (1 + per)))
         line_of.append(lines.line_no)
+    # as for .node: lines past the declared triangles mean the header's count is wrong, and
+    # reading on would drop those triangles without a word
+    lines.no_more(f"the {n} triangles the header (line {header_line}) declares")
     tri = np.asarray([r[1:4] for r in rows], dtype=np.int64).reshape(-1, 3) - first
     _check_indices(lines, "triangle", tri, n_vertices, line_of, first)
     return {"triangles": tri.astype(np.int32)}
@@ -226,7 +257,7 @@ def read_poly(path: str | Path) -> dict[str, Any]:
     for k in range(n_regions):
         fields = lines.next(f"region {k + 1}")
         try:
-            values = [float(f) for f in fields[1:5]]
+            values = [_number(f, "f") for f in fields[1:5]]
         except ValueError:
             raise lines.error(f"region {k + 1} is not numeric") from None
         if len(values) < 3:
@@ -237,6 +268,7 @@ def read_poly(path: str | Path) -> dict[str, Any]:
         regions.append(values if len(values) == 4 else [values[0], values[1], 0.0, values[2]])
     if n_regions:
         out["regions"] = np.asarray(regions, dtype=np.float64).reshape(-1, 4)
+    lines.no_more(f"the {n_regions} regions the region count declares")
     return out
 
 
@@ -245,9 +277,19 @@ def read_neigh(path: str | Path) -> np.ndarray:
     path = Path(path)
     lines = _Lines(path)
     n = _header(lines, "the .neigh header", 2)[0]
-    rows = [lines.numbers(f"triangle {k + 1}", 4, "iiii") for k in range(n)]
+    rows, line_of = [], []
+    for k in range(n):
+        rows.append(lines.numbers(f"triangle {k + 1}", 4, "iiii"))
+        line_of.append(lines.line_no)
     first = rows[0][0] if rows else 0
     nbr = np.asarray([r[1:] for r in rows], dtype=np.int64).reshape(-1, 3)
+    # -1 marks the boundary; any other id must be a triangle (an int32 cast would wrap)
+    bad = np.flatnonzero(((nbr != -1) & ((nbr < first) | (nbr >= first + n))).any(axis=1))
+    if bad.size:
+        row = int(bad[0])
+        raise lines.error(
+            f"triangle {row + 1} names neighbour(s) {rows[row][1:]} outside -1 and "
+            f"{first}..{first + n - 1}", line_of[row])
     return np.where(nbr >= 0, nbr - first, -1).astype(np.int32)
 
 

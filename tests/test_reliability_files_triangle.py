@@ -1,0 +1,134 @@
+"""Malformed Triangle files (.node, .ele, .poly, .neigh): MeshFormatError naming the file and
+the 1-based line, never a MemoryError, a shifted line number or a silently dropped line."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from morphgpu.dmr import triangle_io
+from morphgpu.dmr.triangle_io import MeshFormatError
+
+SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
+                    deadline=None, max_examples=150)
+
+NODE = b"3 2 0 0\n1 0 0\n2 1 0\n3 0 1\n"
+POLY = b"3 2 0 0\n1 0 0\n2 1 0\n3 0 1\n3 0\n1 1 2\n2 2 3\n3 3 1\n0\n"
+
+
+def write(tmp_path, name: str, data: bytes):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def raises_at(name: str, line: int, what: str = ""):
+    return pytest.raises(MeshFormatError, match=re.escape(f"{name}:{line}: {what}"))
+
+
+def test_a_huge_attribute_count_is_an_error_not_a_memory_error(tmp_path):
+    path = write(tmp_path, "a.node", b"1 2 4611686018427387904 0\n1 0 0\n")
+    with raises_at("a.node", 1, "the header declares 4611686018427387904 attributes"):
+        triangle_io.read_node(path)
+
+
+def test_attributes_the_file_does_hold_still_read(tmp_path):
+    path = write(tmp_path, "a.node", b"2 2 2 1\n1 0 0 0.5 7 3\n2 1 0 1.5 8 4\n")
+    out = triangle_io.read_node(path)
+    assert out["vertex_attributes"].tolist() == [[0.5, 7.0], [1.5, 8.0]]
+    assert out["vertex_markers"].ravel().tolist() == [3, 4]
+
+
+@pytest.mark.parametrize("data", [b"", b"# only a comment\n\n"])
+def test_a_file_without_data_names_a_real_line(tmp_path, data):
+    lines = max(1, data.count(b"\n"))
+    with raises_at("e.node", lines, "ended early"):
+        triangle_io.read_node(write(tmp_path, "e.node", data))
+
+
+@pytest.mark.parametrize(("old", "new", "line"), [
+    (b"2 1 0\n", b"2 1_0 0\n", 3),  # was 10.0
+    (b"3 0 1\n", b"0_3 0 1\n", 4),  # was vertex 3
+    (b"2 1 0\n", "\u0662 1 0\n".encode(), 3),  # Arabic-Indic two: was vertex 2
+    (b"3 2 0 0\n", b"3 2 0 0_0\n", 1),
+])
+def test_numbers_python_reads_but_triangle_does_not_are_refused(tmp_path, old, new, line):
+    path = write(tmp_path, "u.node", NODE.replace(old, new, 1))
+    with raises_at("u.node", line):
+        triangle_io.read_node(path)
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85"])
+def test_a_comment_holding_a_splitlines_separator_stays_one_line(tmp_path, separator):
+    data = b"3 2 0 0\n# a" + separator.encode() + b"b\n1 0 0\n2 1 0\n3 0 x\n"
+    with raises_at("c.node", 5, "value 3 of vertex 3 is not a number"):
+        triangle_io.read_node(write(tmp_path, "c.node", data))
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
+def test_line_endings(tmp_path, ending):
+    out = triangle_io.read_node(write(tmp_path, "l.node", NODE.replace(b"\n", ending)))
+    assert out["vertices"].tolist() == [[0, 0], [1, 0], [0, 1]]
+
+
+def test_ele_lines_past_the_declared_triangles_are_refused(tmp_path):
+    write(tmp_path, "m.node", NODE)
+    path = write(tmp_path, "m.ele", b"1 3 0\n1 1 2 3\n# c\n2 1 3 2\n")
+    with raises_at("m.ele", 4, "more lines than the 1 triangles"):
+        triangle_io.read_ele(path)
+
+
+def test_poly_lines_past_the_regions_are_refused(tmp_path):
+    path = write(tmp_path, "m.poly", POLY + b"1\n1 0.2 0.2 1 0.1\n2 0.3 0.3 1 0.1\n")
+    with raises_at("m.poly", 12, "more lines than the 1 regions"):
+        triangle_io.read_poly(path)
+
+
+def test_valid_poly_with_regions_still_reads(tmp_path):
+    out = triangle_io.read_poly(write(tmp_path, "v.poly", POLY + b"1\n1 0.2 0.2 1 0.1\n"))
+    assert out["segments"].tolist() == [[0, 1], [1, 2], [2, 0]]
+    assert out["regions"].tolist() == [[0.2, 0.2, 1.0, 0.1]]
+
+
+@pytest.mark.parametrize("bad", [b"5", b"-2", b"2147483648", b"0"])
+def test_neigh_ids_outside_the_triangles_are_refused(tmp_path, bad):
+    data = b"2 3\n1 -1 2 -1\n2 1 " + bad + b" -1\n"
+    with raises_at("n.neigh", 3, "triangle 2 names neighbour"):
+        triangle_io.read_neigh(write(tmp_path, "n.neigh", data))
+
+
+def test_neigh_boundary_and_base_still_read(tmp_path):
+    nbr = triangle_io.read_neigh(write(tmp_path, "n.neigh", b"2 3\n1 -1 2 -1\n2 1 -1 -1\n"))
+    assert nbr.tolist() == [[-1, 1, -1], [0, -1, -1]]
+
+
+@SETTINGS
+@given(data=st.data(), suffix=st.sampled_from([".node", ".poly"]))
+def test_byte_damage_parses_or_raises_mesh_format_error_with_a_line(tmp_path, data, suffix):
+    raw = bytearray(NODE if suffix == ".node" else POLY)
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        byte = data.draw(st.sampled_from(list(b"\x00\t\n\r #-+._ex0123456789\x0c\x85\xff")))
+        kind = data.draw(st.sampled_from(["set", "insert", "delete"]))
+        if kind == "set":
+            raw[at] = byte
+        elif kind == "insert":
+            raw.insert(at, byte)
+        elif len(raw) > 1:
+            del raw[at]
+    path = write(tmp_path, "d" + suffix, bytes(raw))
+    reader = triangle_io.read_node if suffix == ".node" else triangle_io.read_poly
+    try:
+        out = reader(path)
+    except MeshFormatError as exc:
+        assert re.match(rf"{re.escape(str(path))}(:[1-9][0-9]*)?: ", str(exc)), exc
+        return
+    vertices = out["vertices"]
+    assert vertices.ndim == 2 and vertices.shape[1] == 2 and np.isfinite(vertices).all()
+    if "segments" in out:
+        assert out["segments"].min(initial=0) >= 0
+        assert out["segments"].max(initial=0) < len(vertices)
