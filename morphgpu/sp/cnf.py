@@ -220,9 +220,17 @@ def read_dimacs(source: str | os.PathLike | io.IOBase) -> CNF:
         name = str(source)
         return _parse_bytes(_read_bytes(Path(source)), name)
     name = str(getattr(source, "name", "<stream>"))
-    data = source.read()
-    return _parse_bytes(data.encode("utf-8", "surrogateescape")
-                        if isinstance(data, str) else bytes(data), name)
+    try:
+        data = source.read()
+    except UnicodeDecodeError as exc:  # a text stream over bytes that are not its encoding
+        raise CNFFormatError(
+            f"{name}: not text in the stream's encoding ({exc}); pass the path or a binary "
+            "stream"
+        ) from None
+    if isinstance(data, str):
+        return _parse_bytes(data.encode("utf-8", "surrogateescape"), name)
+    # a binary stream may be compressed, as a path may
+    return _parse_bytes(decompressed(bytes(data), name, CNFFormatError), name)
 
 
 def parse_dimacs(text: str | bytes) -> CNF:
@@ -279,6 +287,10 @@ def _show(line: bytes) -> str:
 
 
 def _parse_bytes(data: bytes, name: str) -> CNF:
+    if data.startswith(b"\xef\xbb\xbf"):
+        # a UTF-8 byte order mark (editors on Windows add one), not part of the first
+        # line: kept, it made a valid file's header 'a clause before the header'
+        data = data[3:]
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     found = _find_header(data)
