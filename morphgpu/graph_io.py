@@ -405,7 +405,7 @@ def _check_mtx_chunk(chunk: bytes, width: int, integer: bool) -> tuple[int, str]
             return (int(D[bad[0]]), "row and column indices are plain positive integers")
     if integer:
         # an optional sign then digits: each non-digit byte is a sign that starts its token
-        # and has a digit after it (NumPy would read a lone "-" as 0)
+        # and has a digit after it (scipy would read "3-" as 3)
         c = a[D]
         after = a[np.minimum(D + 1, a.size - 1)]
         ok = ((c == ord("-")) | (c == ord("+"))) & (D == S[tok]) & (D + 1 < E[tok])
@@ -413,11 +413,68 @@ def _check_mtx_chunk(chunk: bytes, width: int, integer: bool) -> tuple[int, str]
         if not ok.all():
             return (int(D[np.argmin(ok)]), "not an integer")
         return None
-    # Real values: NumPy's strict parser must read every token (indices are digits, so
-    # they read too) as one float: "1.5.5", "3a", "-" or "1e" fail it.
-    if not _floats_parse(chunk, S.size):
-        return (int(_first_bad_float(chunk, S, E)), "not a number")
+    c = a[D]
+    if bool(((c > ord("9")) & ((c | 32) != ord("e"))).any()):
+        # nan, inf, infinity (or a stray letter): NumPy's strict parser must read every
+        # token (indices are digits, so they read too) as one float
+        if not _floats_parse(chunk, S.size):
+            return (int(_first_bad_float(chunk, S, E)), "not a number")
+        return None
+    ok = _decimal_floats(a, S, E, D, tok)
+    if not ok.all():
+        return (int(D[np.argmin(ok)]), "not a number")
     return None
+
+
+def _decimal_floats(a: np.ndarray, S: np.ndarray, E: np.ndarray, D: np.ndarray,
+                    tok: np.ndarray) -> np.ndarray:
+    """Per non-digit byte D (of token ``tok``, starts S, ends E, bytes ``a``; only signs,
+    dots and exponents): whether its token so far fits
+    ``[+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)?``.
+
+    2.5x faster than NumPy's strict float parse (a 4 MB chunk of SuiteSparse-style values:
+    0.03 s against 0.077 s) and the same on every token of up to 6 bytes of '01.eE+-'.
+    Within a token the non-digit bytes must come in the order lead sign (0), dot (1),
+    exponent (2), exponent sign (3), each at most once; each needs its digits around it.
+    """
+    n = a.size
+    first, end = S[tok], E[tok]
+    c = a[D]
+    before = a[np.maximum(D - 1, 0)]
+    after = a[np.minimum(D + 1, n - 1)]
+    at_start = D == first
+    has_next = D + 1 < end
+
+    def digit(x: np.ndarray) -> np.ndarray:
+        return (x - np.uint8(ord("0"))) < np.uint8(10)  # uint8 wraps below '0'
+
+    sign = (c == ord("-")) | (c == ord("+"))
+    dot = c == ord(".")
+    expo = (c | np.uint8(32)) == ord("e")
+    lead = sign & at_start
+    exp_sign = sign & ~at_start & ((before | np.uint8(32)) == ord("e"))
+    code = np.full(D.size, -1, dtype=np.int8)
+    code[lead], code[dot], code[expo], code[exp_sign] = 0, 1, 2, 3
+    ok = code >= 0
+    digit_before = ~at_start & digit(before)
+    digit_after = has_next & digit(after)
+    ok &= ~lead | digit_after | (has_next & (after == ord(".")))
+    ok &= ~dot | digit_before | digit_after
+    ok &= ~exp_sign | digit_after
+    e = np.flatnonzero(expo)
+    if e.size:
+        # a digit (or digit then dot) before the exponent, a digit (or sign, digit) after
+        de = D[e]
+        two_before = a[np.maximum(de - 2, 0)]
+        two_after = a[np.minimum(de + 2, n - 1)]
+        mantissa = digit_before[e] | ((before[e] == ord(".")) & (de - 2 >= first[e])
+                                      & digit(two_before))
+        exponent = digit_after[e] | (has_next[e] & ((after[e] == ord("-"))
+                                                    | (after[e] == ord("+")))
+                                     & (de + 2 < end[e]) & digit(two_after))
+        ok[e] &= mantissa & exponent
+    ok[1:] &= (tok[1:] != tok[:-1]) | (code[1:] > code[:-1])
+    return ok
 
 
 def _floats_parse(text: bytes, count: int) -> bool:
