@@ -223,3 +223,31 @@ def test_pace_refuses_underscored_numbers(tmp_path):
 def test_dimacs_signs_and_padding_still_read(tmp_path):
     g = graph_io.read_graph(write(tmp_path, "g.gr", b"p sp 2 1 \r\na\t+1 2 -05\r\n"))
     assert edges(g) == [(0, 1, -5)]
+
+
+float_token = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64).flatmap(
+        lambda x: st.sampled_from([repr(x), f"{x:e}", f"{x:.3g}", f"{x:.17E}"])),
+    st.text(alphabet="0123456789.eE-", min_size=1, max_size=7),
+)
+
+
+@SETTINGS
+@given(tokens=st.lists(float_token, min_size=1, max_size=40))
+def test_many_real_values_read_exactly_or_the_first_bad_line_is_named(tmp_path, tokens):
+    n = len(tokens)
+    lines = "".join(f"{k + 1} {k % 3 + 1} {t}\n" for k, t in enumerate(tokens))
+    size = max(n, 3)  # square: a graph
+    head = f"%%MatrixMarket matrix coordinate real general\n{size} {size} {n}\n"
+    path = write(tmp_path, "f.mtx", (head + lines).encode())
+    bad = [k for k, t in enumerate(tokens) if not FLOAT_TEXT.fullmatch(t)]
+    try:
+        g = graph_io.read_graph(path)
+    except GraphFormatError as exc:
+        assert bad, exc
+        assert f"f.mtx: line {bad[0] + 3}: not a number" in str(exc)
+        return
+    assert not bad
+    got = dict(((u, v), w) for u, v, w in edges(g))
+    for k, t in enumerate(tokens):
+        assert got.get((k, k % 3), 0.0) == float(t)
