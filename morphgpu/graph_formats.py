@@ -95,6 +95,8 @@ def read_metis(path: str | Path) -> CSRGraph:
                                f"or 111, got {fields[2]}")
     sizes, vweights, eweights = (c == "1" for c in code)
     ncon = fields[3] if len(fields) > 3 else (1 if vweights else 0)
+    if ncon < 0:  # a negative count would slice the neighbours from the line's end
+        raise GraphFormatError(f"{path}:{head_line}: ncon must be non-negative, got {ncon}")
     skip = int(sizes) + (ncon if vweights else 0)
     body = numbered[1:1 + n]
     if len(body) < n:
@@ -114,16 +116,15 @@ def read_metis(path: str | Path) -> CSRGraph:
                                    f"{'neighbour weight pairs' if eweights else 'neighbours'}")
         tokens.extend(row[skip:])
         counts[i] = (len(row) - skip) // per
-    try:
-        values = np.array(tokens, dtype=np.float64 if eweights else np.int64)
-    except ValueError:
-        raise GraphFormatError(f"{path}: a vertex line holds a non-number") from None
-    nbr = values[::per] if eweights else values
-    if nbr.size and (nbr.min() < 1 or nbr.max() > n or np.any(nbr != np.round(nbr))):
-        bad = int(np.flatnonzero((nbr < 1) | (nbr > n) | (nbr != np.round(nbr)))[0])
+    # the line of every token, for errors
+    line_of = np.repeat(np.array([ln for ln, _ in body], dtype=np.int64), counts * per)
+    nbr_tokens = tokens[::per] if eweights else tokens
+    nbr = _ids(path, nbr_tokens, line_of[::per], "neighbour")
+    if nbr.size and (nbr.min() < 1 or nbr.max() > n):
+        bad = int(np.flatnonzero((nbr < 1) | (nbr > n))[0])
         row = int(np.searchsorted(np.cumsum(counts), bad, side="right"))
         raise GraphFormatError(f"{path}:{body[row][0]}: vertex {row + 1} names neighbour "
-                               f"{nbr[bad]:g}, outside 1..{n}")
+                               f"{nbr[bad]}, outside 1..{n}")
     if nbr.size != 2 * m:
         raise GraphFormatError(f"{path}:{head_line}: the header says {m} edges, so "
                                f"{2 * m} neighbour entries, but the lines hold {nbr.size}")
@@ -131,10 +132,87 @@ def read_metis(path: str | Path) -> CSRGraph:
     np.cumsum(counts, out=indptr[1:])
     weights = None
     if eweights:
-        w = values[1::per]
-        weights = w.astype(np.int64) if np.all(w == np.round(w)) else w
-    return CSRGraph.from_arrays(indptr, nbr.astype(np.int64) - 1, weights, n_vertices=n,
-                                directed=False)
+        weights = _weights(path, tokens[1::per], line_of[1::per])
+    src = np.repeat(np.arange(n, dtype=np.int64), counts)
+    _check_both_ends(path, src, nbr - 1, weights, [ln for ln, _ in body])
+    return CSRGraph.from_arrays(indptr, nbr - 1, weights, n_vertices=n, directed=False)
+
+
+def _bad_token(path: str | Path, tokens: list[str], line_of: np.ndarray, ok: Any,
+               what: str) -> GraphFormatError:
+    """The error for the first of ``tokens`` that ``ok`` refuses, naming its line."""
+    k = next(k for k, t in enumerate(tokens) if not ok(t))
+    return GraphFormatError(f"{path}:{int(line_of[k])}: {what} {tokens[k][:30]!r}")
+
+
+def _ids(path: str | Path, tokens: list[str], line_of: np.ndarray, what: str) -> np.ndarray:
+    """Vertex ids: plain ASCII digits (NumPy's and int()'s string conversion also take
+    '1_0', '+1', '1.0' through floats, and non-ASCII digits), within int64."""
+    joined = "".join(tokens)
+    if not (joined.isascii() and (joined.isdigit() or not joined)):
+        raise _bad_token(path, tokens, line_of, lambda t: t.isascii() and t.isdigit(),
+                         f"{what} id is not a non-negative integer:")
+    try:
+        return np.array(tokens, dtype=np.int64)
+    except OverflowError:
+        raise _bad_token(path, tokens, line_of, lambda t: int(t) < 2**63,
+                         f"{what} id past int64:") from None
+
+
+def _weights(path: str | Path, tokens: list[str], line_of: np.ndarray) -> np.ndarray:
+    """Edge weights: int64 when every one is an integer (parsed as floats, those past 2**53
+    were rounded and those past int64 became -2**63), else finite float64 (NaN and
+    infinity are not weights; 1e999 was read as infinity)."""
+    joined = "".join(tokens)
+    if not joined.isascii() or "_" in joined:
+        raise _bad_token(path, tokens, line_of, lambda t: t.isascii() and "_" not in t,
+                         "weight is not a number:")
+    try:
+        return np.array(tokens, dtype=np.int64)
+    except OverflowError:
+        raise _bad_token(path, tokens, line_of, lambda t: -(2**63) <= int(t) < 2**63,
+                         "integer weight past int64:") from None
+    except ValueError:
+        pass
+
+    def finite(t: str) -> bool:
+        try:
+            return bool(np.isfinite(float(t)))
+        except ValueError:
+            return False
+
+    try:
+        values = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        raise _bad_token(path, tokens, line_of, finite, "weight is not a number:") from None
+    if not np.isfinite(values).all():
+        raise _bad_token(path, tokens, line_of, finite, "weight is not a finite number:")
+    return values
+
+
+def _check_both_ends(path: str | Path, src: np.ndarray, dst: np.ndarray,
+                     weights: np.ndarray | None, line_of_vertex: list[int]) -> None:
+    """An undirected METIS graph lists every edge from both ends, with the same weight;
+    a one-sided entry was taken as an undirected edge that one end does not know."""
+    ends = (src, dst) if weights is None else (src, dst, weights)
+    other = (dst, src) if weights is None else (dst, src, weights)
+    # both multisets sorted the same way: equal exactly when every entry has its reverse
+    f = np.stack([c[np.lexsort(ends[::-1])] for c in ends])
+    b = np.stack([c[np.lexsort(other[::-1])] for c in other])
+    diff = np.flatnonzero((f != b).any(axis=0))
+    if not diff.size:
+        return
+    p = int(diff[0])
+    # the smaller of the two is an entry (seen from its own end, or from the other) that
+    # one multiset holds more often than the other
+    own = tuple(f[:, p].tolist()) < tuple(b[:, p].tolist())
+    u, v = (int(f[0, p]), int(f[1, p])) if own else (int(b[1, p]), int(b[0, p]))
+    w = "" if weights is None else f" with weight {(f if own else b)[2, p].tolist()}"
+    raise GraphFormatError(
+        f"{path}:{line_of_vertex[u]}: vertex {u + 1} lists neighbour {v + 1}{w}, but "
+        f"vertex {v + 1} (line {line_of_vertex[v]}) does not list {u + 1}{w}: a METIS "
+        "graph lists every edge from both ends"
+    )
 
 
 def read_snap(path: str | Path) -> CSRGraph:
@@ -142,7 +220,7 @@ def read_snap(path: str | Path) -> CSRGraph:
     text = _text(path)
     undirected = False
     rows: list[str] = []
-    first_line = 0
+    lines: list[int] = []
     for k, ln in enumerate(text.split("\n")):
         s = ln.strip()
         if not s:
@@ -150,35 +228,31 @@ def read_snap(path: str | Path) -> CSRGraph:
         if s[0] in "#%":
             undirected |= "undirected" in s.lower()
             continue
-        if not rows:
-            first_line = k + 1
         rows.append(s)
+        lines.append(k + 1)
     if not rows:
         return CSRGraph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), n_vertices=0)
     width = len(rows[0].split())
     if width not in (2, 3):
-        raise GraphFormatError(f"{path}:{first_line}: expected 'src dst [weight]', got "
+        raise GraphFormatError(f"{path}:{lines[0]}: expected 'src dst [weight]', got "
                                f"{rows[0]!r}")
     tokens = " ".join(rows).split()
     if len(tokens) != width * len(rows):
         bad = next(i for i, r in enumerate(rows) if len(r.split()) != width)
-        raise GraphFormatError(f"{path}: edge {bad + 1} has {len(rows[bad].split())} "
-                               f"fields, the first has {width}")
-    try:
-        table = np.array(tokens, dtype=np.float64).reshape(-1, width)
-    except ValueError:
-        raise GraphFormatError(f"{path}: an edge line holds a non-number") from None
-    ids = table[:, :2]
-    if np.any(ids < 0) or np.any(ids != np.round(ids)) or (ids.size and ids.max() >= 2**31):
-        bad = int(np.flatnonzero(np.any((ids < 0) | (ids != np.round(ids)) | (ids >= 2**31),
-                                        axis=1))[0])
-        raise GraphFormatError(f"{path}: edge {bad + 1}: ids must be integers in [0, 2**31)")
-    src, dst = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64)
+        raise GraphFormatError(f"{path}:{lines[bad]}: edge {bad + 1} has "
+                               f"{len(rows[bad].split())} fields, the first has {width}")
+    line_of = np.array(lines, dtype=np.int64)
+    src = _ids(path, tokens[0::width], line_of, "source")
+    dst = _ids(path, tokens[1::width], line_of, "destination")
+    both = np.maximum(src, dst)
+    if both.size and both.max() >= 2**31:
+        bad = int(np.argmax(both >= 2**31))
+        raise GraphFormatError(f"{path}:{lines[bad]}: edge {bad + 1}: ids must be integers "
+                               "in [0, 2**31)")
     weights: Any = None
     if width == 3:
-        w = table[:, 2]
-        weights = w.astype(np.int64) if np.all(w == np.round(w)) else w
-    n = int(ids.max()) + 1
+        weights = _weights(path, tokens[2::width], line_of)
+    n = int(both.max()) + 1
     if undirected:
         return CSRGraph.from_edges(src, dst, weights, n_vertices=n, symmetrize=True,
                                    merge_duplicates="min")

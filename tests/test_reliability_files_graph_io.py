@@ -1,5 +1,6 @@
-"""Malformed graph files (graph_io): MatrixMarket entries scipy's parser misreads or crashes
-on, and DIMACS/PACE tokens Python's int() takes but the format does not.
+"""Malformed graph files (graph_io, graph_formats): MatrixMarket entries scipy's parser
+misreads or crashes on, DIMACS/PACE tokens Python's int() takes but the format does not,
+METIS adjacency listed from one end only, METIS/SNAP numbers read through floats.
 
 Every malformed file must raise GraphFormatError naming the file and the 1-based line;
 valid files must read as before.
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from morphgpu import graph_io
+from morphgpu import graph_formats, graph_io
 from morphgpu.csr import GraphFormatError
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
@@ -251,3 +252,70 @@ def test_many_real_values_read_exactly_or_the_first_bad_line_is_named(tmp_path, 
     got = dict(((u, v), w) for u, v, w in edges(g))
     for k, t in enumerate(tokens):
         assert got.get((k, k % 3), 0.0) == float(t)
+
+
+# --------------------------------------------------------------------------- METIS, SNAP
+@pytest.mark.parametrize(("text", "line", "what"), [
+    # one-sided adjacency was read as an undirected graph one end did not know
+    ("3 2\n2\n3\n1 2\n", 2, "vertex 1 lists neighbour 2, but vertex 2 (line 3) does not"),
+    ("3 2 1\n2 5\n1 4 3 7\n2 7\n", 3, "vertex 2 lists neighbour 1 with weight 4"),
+    ("3 2\n2\n1 99999999999999999999\n2\n", 3, "past int64"),  # was OverflowError
+    ("3 2\n2\n1 3\n0_2\n", 4, "not a non-negative integer"),  # was read as 2
+    ("3 2\n2\n1 x\n2\n", 3, "not a non-negative integer"),  # had no line
+    ("3 2 1\n2.0 1\n1 1 3 1\n2 1\n", 2, "not a non-negative integer"),
+    ("3 2 1\n2 nan\n1 nan 3 1\n2 1\n", 2, "not a finite number"),
+    ("3 2 10 -1\n5 2\n5 1 3\n5 2\n", 1, "ncon must be non-negative"),
+])
+def test_metis_malformed(tmp_path, text, line, what):
+    path = write(tmp_path, "m.graph", text.encode())
+    with pytest.raises(GraphFormatError, match=re.escape(f"m.graph:{line}: ") + ".*"
+                       + re.escape(what)):
+        graph_formats.read(path)
+
+
+def test_metis_valid_files_still_read(tmp_path):
+    g = graph_formats.read(write(tmp_path, "w.graph", b"% c\n3 2 1\n2 5\n1 5 3 9007199254740993"
+                                                      b"\n2 9007199254740993\n"))
+    assert edges(g) == [(0, 1, 5), (1, 0, 5), (1, 2, 9007199254740993),
+                        (2, 1, 9007199254740993)]  # an int64 weight past 2**53, exact
+    g = graph_formats.read(write(tmp_path, "f.graph", b"2 1 1\r\n2 0.5\r\n1 0.5\r\n"))
+    assert edges(g) == [(0, 1, 0.5), (1, 0, 0.5)]
+
+
+@pytest.mark.parametrize(("text", "line", "what"), [
+    ("0 1\n# c\n1 x\n", 3, "not a non-negative integer"),  # had no line
+    ("0 1e3\n", 1, "not a non-negative integer"),  # was vertex 1000
+    ("0 1_0\n", 1, "not a non-negative integer"),  # was vertex 10
+    ("0 1 1e999\n", 1, "not a finite number"),  # was read as weight -2**63
+    ("0 1 nan\n", 1, "not a finite number"),
+    ("0 1 99999999999999999999\n", 1, "past int64"),
+    ("0 1\n\n1 2 3\n", 3, "edge 2 has 3 fields"),
+    ("0 1\n1 4294967296\n", 2, "ids must be integers in [0, 2**31)"),
+])
+def test_snap_malformed(tmp_path, text, line, what):
+    path = write(tmp_path, "e.txt", text.encode())
+    with pytest.raises(GraphFormatError, match=re.escape(f"e.txt:{line}: ") + ".*"
+                       + re.escape(what)):
+        graph_formats.read(path)
+
+
+def test_snap_integer_weights_past_2_53_are_exact(tmp_path):
+    g = graph_formats.read(write(tmp_path, "w.txt", b"0 1 9007199254740993\n1 0 -4\n"))
+    assert edges(g) == [(0, 1, 9007199254740993), (1, 0, -4)]  # float64 made it ...992
+
+
+@SETTINGS
+@given(adjacency=st.lists(st.lists(st.integers(1, 5), max_size=4), min_size=5, max_size=5))
+def test_metis_reads_only_symmetric_adjacency(tmp_path, adjacency):
+    entries = [(u + 1, v) for u, row in enumerate(adjacency) for v in row]
+    body = "".join(" ".join(map(str, row)) + "\n" for row in adjacency)
+    path = write(tmp_path, "h.graph", f"5 {len(entries) // 2}\n{body}".encode())
+    symmetric = sorted(entries) == sorted((v, u) for u, v in entries)
+    try:
+        g = graph_formats.read(path)
+    except GraphFormatError as exc:
+        assert not symmetric or len(entries) % 2, exc
+        assert re.search(r"h\.graph:\d+: ", str(exc))
+        return
+    assert symmetric
+    assert sorted((u + 1, v + 1) for u, v, _ in edges(g)) == sorted(entries)
