@@ -161,8 +161,8 @@ def _ids(path: str | Path, tokens: list[str], line_of: np.ndarray, what: str) ->
 
 def _weights(path: str | Path, tokens: list[str], line_of: np.ndarray) -> np.ndarray:
     """Edge weights: int64 when every one is an integer (parsed as floats, those past 2**53
-    were rounded and those past int64 became -2**63), else finite float64 (NaN and
-    infinity are not weights; 1e999 was read as infinity)."""
+    were rounded and those past int64 became -2**63) or a whole float below 2**53, else
+    finite float64 (NaN and infinity are not weights; 1e999 was read as infinity)."""
     joined = "".join(tokens)
     if not joined.isascii() or "_" in joined:
         raise _bad_token(path, tokens, line_of, lambda t: t.isascii() and "_" not in t,
@@ -187,6 +187,8 @@ def _weights(path: str | Path, tokens: list[str], line_of: np.ndarray) -> np.nda
         raise _bad_token(path, tokens, line_of, finite, "weight is not a number:") from None
     if not np.isfinite(values).all():
         raise _bad_token(path, tokens, line_of, finite, "weight is not a finite number:")
+    if np.all(values == np.round(values)) and np.abs(values).max(initial=0) < 2**53:
+        return values.astype(np.int64)  # whole numbers written as '2.0': integers, as before
     return values
 
 
