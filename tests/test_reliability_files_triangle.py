@@ -132,3 +132,16 @@ def test_byte_damage_parses_or_raises_mesh_format_error_with_a_line(tmp_path, da
     if "segments" in out:
         assert out["segments"].min(initial=0) >= 0
         assert out["segments"].max(initial=0) < len(vertices)
+
+
+@pytest.mark.parametrize("one", [b"1", b"01", b"+1"])
+def test_first_index_reads_the_number_as_the_vertex_reader_does(tmp_path, one):
+    # "01" was taken as base 0 while the .node reader numbered from 1: a .poly listing 0
+    # vertices read its .ele one vertex off
+    write(tmp_path, "p.node", b"3 2 0 0\n" + one + b" 0 0\n2 1 0\n3 0 1\n")
+    write(tmp_path, "p.poly", b"0 2 0 0\n3 0\n1 1 2\n2 2 3\n3 3 1\n0\n")
+    write(tmp_path, "p.ele", b"1 3 0\n1 1 2 3\n")
+    assert triangle_io.first_index(tmp_path / "p.poly") == 1
+    out = triangle_io.read(tmp_path / "p.poly")
+    assert out["triangles"].tolist() == [[0, 1, 2]]
+    assert out["segments"].tolist() == [[0, 1], [1, 2], [2, 0]]

@@ -315,7 +315,11 @@ def first_index(path: str | Path) -> int:
         lines = _Lines(path.with_suffix(".node"))
         if _header(lines, "the .node header", 4)[0] == 0:
             return 0
-    return 1 if lines.next("vertex 1")[0] == "1" else 0
+    # as a number, as the readers take it: "01" (or "+1") is vertex 1 there too
+    try:
+        return 1 if _number(lines.next("vertex 1")[0], "i") == 1 else 0
+    except ValueError:
+        return 0  # not a number: the vertex reader names the line
 
 
 def read(path: str | Path) -> dict[str, Any]:
