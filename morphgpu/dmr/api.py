@@ -171,6 +171,14 @@ def _validated(mesh: dict[str, Any], index_dtype: Any = np.int64, *,
         raise ValueError("mesh['segment_markers']: one marker per segment expected")
     if "vertex_markers" in out and len(out["vertex_markers"]) != len(v):
         raise ValueError("mesh['vertex_markers']: one marker per vertex expected")
+    if mesh.get("vertex_attributes") is not None:
+        # Checked here, not only where they are interpolated: a short array reached Qhull
+        # (QhullError, "not enough points") on our path and failed Triangle unnamed.
+        attributes = _host(mesh["vertex_attributes"], "vertex_attributes", np.float64, None)
+        if attributes.ndim not in (1, 2) or len(attributes) != len(v):
+            raise ValueError(
+                f"mesh['vertex_attributes']: one row per vertex expected ({len(v)} "
+                f"vertices), got shape {attributes.shape}")
     if mesh.get("regions") is not None:
         out["regions"] = _host(mesh["regions"], "regions", np.float64, 4)
         if not np.all(np.isfinite(out["regions"])):
@@ -285,7 +293,10 @@ def initial_triangulation(pslg: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if _all_collinear(pslg["vertices"]):
         raise ValueError("mesh: all vertices are collinear (or equal): there is no area to mesh")
     has_segments = "segments" in pslg and len(pslg["segments"])
-    src = {k: v for k, v in pslg.items() if k != "triangles"}
+    # Empty holes or regions are left out: Triangle's wrapper reads past an empty list
+    # ("Out of bounds on buffer access"), which refused a PSLG with holes=zeros((0, 2)).
+    src = {k: v for k, v in pslg.items()
+           if k != "triangles" and not (k in ("holes", "regions") and len(v) == 0)}
     if "segments" in src:
         src["segments"] = src["segments"].astype(np.int32)
     for name in ("vertex_markers", "segment_markers"):
@@ -547,12 +558,28 @@ def _check_resolution(mesh: Mesh) -> None:
         )
 
 
-def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], None]:
+# Above TERMINATION_ANGLE a refinement that does not converge grows its mesh without end
+# (random_mesh(300) at 34.5°: 5e5 triangles after 500 rounds, 30 s on the CPU, and growing
+# threefold every hundred rounds), which the memory guard alone stops only after hours on a
+# large host. Converging runs there end near the estimate (about 2x it at 34°), so a mesh
+# DIVERGENCE_FACTOR times the estimate, and past DIVERGENCE_FLOOR triangles, is taken as
+# not converging. The floor is for thin domains, which the estimate does not see: a 1 x 0.01
+# rectangle at 34° ends at 192 triangles, 5.7x its estimate, and that ratio grows with the
+# aspect ratio; a diverging run on the CPU passes 1e5 triangles within seconds.
+DIVERGENCE_FACTOR = 20
+DIVERGENCE_FLOOR = 100_000
+
+
+def _memory_guard(progress: Callable[[dict], None] | None,
+                  most_triangles: float = float("inf"),
+                  min_angle: float | None = None) -> Callable[[dict], None]:
     """A progress callback that stops a refinement before its mesh outgrows host memory.
 
     The area bound is checked upfront (_check_output_size); this bounds the rest (tiny
     input angles, extreme aspect ratios), where no estimate is known: the growing arrays
-    double, so the mesh may use a quarter of what is available.
+    double, so the mesh may use a quarter of what is available. ``most_triangles``: a
+    mesh larger than this is taken as a refinement above ``TERMINATION_ANGLE`` that does
+    not converge (see DIVERGENCE_FACTOR), and stopped.
     """
     def most(available: int | None) -> float:
         return float("inf") if available is None else available / (4 * BYTES_PER_TRIANGLE)
@@ -564,6 +591,15 @@ def _memory_guard(progress: Callable[[dict], None] | None) -> Callable[[dict], N
         nonlocal limit
         if progress is not None:
             progress(info)
+        if int(info.get("triangles", 0)) > most_triangles:
+            raise RuntimeError(
+                f"dmr.refine: min_angle={min_angle} is above {TERMINATION_ANGLE}°, where "
+                f"refinement need not terminate, and the mesh has grown to "
+                f"{info['triangles']} triangles after {info['round'] + 1} rounds "
+                f"(more than {most_triangles:.0f}, {DIVERGENCE_FACTOR}x the estimate or "
+                f"{DIVERGENCE_FLOOR}) with {info.get('bad', '?')} bad triangles left: it is "
+                f"not converging, stopped"
+            )
         if int(info.get("triangles", 0)) <= limit:
             return
         available = backend.host_available_bytes()
@@ -767,7 +803,11 @@ def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None,
     _check_resolution(ours)  # both on the mesh's side: the device's for side == "gpu"
     if max_area is not None:
         _check_output_size(src, float(max_area), area=_mesh_area(ours))
-    progress = _memory_guard(progress)
+    most = float("inf")
+    if min_angle > TERMINATION_ANGLE:
+        most = max(DIVERGENCE_FACTOR * estimate_output_triangles(src, min_angle, max_area),
+                   DIVERGENCE_FLOOR)
+    progress = _memory_guard(progress, most, min_angle)
     tl = time.perf_counter()
     if not ours.extra.pop("morton_layout", False):  # the GPU's CDT builds it laid out
         ours = _morton_layout(ours)
@@ -928,11 +968,30 @@ def _point_count(n_points: Any, at_least: int, who: str) -> int:
     return int(n_points)
 
 
+def _rng(seed: Any) -> np.random.Generator:
+    """NumPy's generator for ``seed`` (what default_rng takes), its refusal naming the
+    argument (it said "expected non-negative integer" of -1, "SeedSequence expects int or
+    sequence of ints" of 1.5)."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r} ({exc})") from exc
+
+
+def _whole(value: Any, name: str, low: int, high: float = float("inf")) -> int:
+    """``value`` as an int in [low, high], or a ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: expected an integer, got {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name}: expected an integer in [{low}, {high}], got {value}")
+    return int(value)
+
+
 def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
     """The paper's input: Delaunay triangulation of ``n_points`` uniform random points in
     the unit square with its convex hull as segments (about 2n triangles)."""
     n_points = _point_count(n_points, 3, "random_mesh")
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     pts = rng.random((int(n_points), 2))
     triangle = _triangle_module()
     out = triangle.triangulate({"vertices": pts}, "cQ")
@@ -953,7 +1012,14 @@ def clustered_mesh(n_points: int, seed: int = 0, clusters: int = 5,
     segments). Dense clusters next to nearly empty space: long skinny triangles between
     them, large cavities, a wide range of sizes (issue 19's clustered input)."""
     n_points = _point_count(n_points, 4, "clustered_mesh")
-    rng = np.random.default_rng(seed)
+    # More clusters than points only allocates centres (clusters=10**9: 16 GB, then a
+    # hang); clusters=0 reached NumPy's "high <= 0". A NaN spread made NaN points, on
+    # which Triangle never returns.
+    clusters = _whole(clusters, "clusters", 1, n_points)
+    if not isinstance(spread, (int, float, np.integer, np.floating)) or isinstance(
+            spread, (bool, np.bool_)) or not 0 <= float(spread) < float("inf"):
+        raise ValueError(f"spread: expected a finite number >= 0, got {spread!r}")
+    rng = _rng(seed)
     centres = 0.2 + 0.6 * rng.random((clusters, 2))
     which = rng.integers(0, clusters, int(n_points) - 4)
     pts = np.clip(centres[which] + spread * rng.standard_normal((len(which), 2)), 0.0, 1.0)
@@ -969,8 +1035,13 @@ def holes_pslg(n_points: int, seed: int = 0, holes: int = 8) -> dict[str, np.nda
     random sizes) and about ``n_points`` interior points outside them, for the
     PSLG-with-holes input (no triangles: the refinement triangulates it first)."""
     n_points = _point_count(n_points, 0, "holes_pslg")
-    rng = np.random.default_rng(seed)
-    side = int(np.ceil(np.sqrt(holes)))
+    # holes=0 divided by zero below (side 0), -1 took the square root of -1; each hole is
+    # 4 vertices and 4 segments built in a Python loop, held to what the host can take.
+    holes = _whole(holes, "holes", 0)
+    check_declared_size("holes_pslg: holes", f"{holes} holes",
+                        holes * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
+    rng = _rng(seed)
+    side = max(1, int(np.ceil(np.sqrt(holes))))
     cell = 1.0 / side
     verts = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
     segs = [[0, 1], [1, 2], [2, 3], [3, 0]]
@@ -994,5 +1065,5 @@ def holes_pslg(n_points: int, seed: int = 0, holes: int = 8) -> dict[str, np.nda
         "vertices": np.concatenate([np.array(verts), pts[~inside]]),
         "segments": np.array(segs, dtype=np.int64),
         "segment_markers": np.array(marks, dtype=np.int64),
-        "holes": np.array(centres, dtype=np.float64),
+        "holes": np.array(centres, dtype=np.float64).reshape(-1, 2),  # (0, 2) for none
     }

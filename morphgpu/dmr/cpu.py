@@ -144,6 +144,11 @@ def off_centre_constant(min_angle: float) -> float:
     edge's length, for the angle bound (Triangle's constant: 0.475 rather than 0.5 keeps
     the new triangle a little inside the bound)."""
     c = math.cos(math.radians(min_angle))
+    if c >= 1.0:
+        # An angle so small its cosine rounds to 1 (triangulate without q asks for 1e-9
+        # degrees): the off-centre lies infinitely far, so the circumcentre is always the
+        # nearer point, which off_k = 0 says (the formula divided by zero here).
+        return 0.0
     return 0.475 * math.sqrt((1.0 + c) / (1.0 - c))
 
 

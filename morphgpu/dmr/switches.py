@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .. import backend
 from . import api
 
@@ -31,6 +33,14 @@ _OURS = set("prcqaz")
 _IGNORED = set("QVnPNEIXBl")  # verbosity, files not written, algorithm choices
 # conforming Delaunay, no Steiner points, edges/attributes/jettison/no-holes output, ...
 _TRIANGLE_ONLY = set("DYSiFsCuvgGkKLMRTWejAO")
+
+
+# The keys of Triangle's dicts (the triangle package's tri.terms), in and out.
+_KEYS = frozenset({
+    "vertices", "vertex_attributes", "vertex_markers", "triangles", "triangle_max_area",
+    "triangle_attributes", "segments", "segment_markers", "holes", "regions", "neighbors",
+    "edges", "edge_markers"})
+_OUTPUT_ONLY = frozenset({"neighbors", "edges", "edge_markers"})  # Triangle never reads them
 
 
 @dataclass
@@ -112,17 +122,16 @@ def triangulate(tri: dict[str, Any], opts: str = "", *, device: str = "auto") ->
     """
     if not isinstance(tri, dict):
         raise ValueError("tri: expected a Triangle-style dict with at least 'vertices'")
+    unknown = sorted(str(k) for k in tri if k not in _KEYS)
+    if unknown:
+        # Triangle's wrapper raised a bare KeyError on these; our path ignored them (a
+        # misspelt 'segment' meshed without its segments).
+        raise ValueError(f"tri: unknown keys {unknown}; Triangle reads {sorted(_KEYS)}")
     sw = parse_switches(opts)
     side = backend.resolve_device(device, who="morphgpu.dmr.triangulate")
     why = _needs_triangle(sw, tri)
     if why is not None and device != "auto":
         raise ValueError(f"triangulate: {why} run through Triangle: use device='auto'")
-    if why is not None or (device == "auto" and side == "cpu"):
-        triangle = api._triangle_module()
-        try:
-            return dict(triangle.triangulate(tri, sw.text.lstrip("-")))
-        except RuntimeError as exc:
-            raise ValueError(f"triangulate: Triangle failed on the input ({exc})") from exc
     mesh = {k: v for k, v in tri.items()}
     if "r" not in sw.flags:
         mesh.pop("triangles", None)  # Triangle triangulates the vertices anew without r
@@ -131,6 +140,25 @@ def triangulate(tri: dict[str, Any], opts: str = "", *, device: str = "auto") ->
             mesh.pop(name, None)
     if not sw.local_areas:
         mesh.pop("triangle_max_area", None)
+    if why is not None or (device == "auto" and side == "cpu"):
+        # Triangle reads the dict unchecked: NaN or inf coordinates came back as a mesh of
+        # no triangles, out-of-range segments were dropped silently, and a 3-column
+        # 'vertices' or a flat 'holes' tripped an assertion in its wrapper. Our checks of
+        # what these switches make it read come first, naming the key.
+        api._validated(mesh, None)
+        if mesh.get("triangle_max_area") is not None:
+            api._host(mesh["triangle_max_area"], "triangle_max_area", np.float64, None)
+        triangle = api._triangle_module()
+        try:
+            # Output-only keys stay behind: the triangle package fails on its own output
+            # fed back with "neighbors" ("Buffer dtype mismatch, expected 'int' but got
+            # 'double'"), which refine's output and Triangle's "n" output carry.
+            # Empty holes or regions likewise: the wrapper reads past an empty list.
+            given = {k: v for k, v in tri.items() if k not in _OUTPUT_ONLY and not (
+                k in ("holes", "regions") and v is not None and len(v) == 0)}
+            return dict(triangle.triangulate(given, sw.text.lstrip("-")))
+        except RuntimeError as exc:
+            raise ValueError(f"triangulate: Triangle failed on the input ({exc})") from exc
     # Without q Triangle keeps any angle: a vanishing bound leaves only the area limit.
     angle = sw.min_angle if sw.min_angle else 1e-9
     # "auto" stays "auto": refine picks Triangle for inputs below the GPU's crossover
