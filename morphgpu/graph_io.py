@@ -222,6 +222,10 @@ def read_matrix_market(
         raise GraphFormatError(f"{path}: line 1: complex matrices are not graphs")
     size_line, body_start, entries = _check_mtx_size(path, data, layout)
     _check_mtx_body(path, data, body_start, size_line, layout, field)
+    if not data.endswith(b"\n"):
+        # scipy 1.17's parser segfaults on a file whose last number is followed by a space,
+        # tab or CR and no newline: every file it sees ends with one
+        data += b"\n"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -39,18 +39,32 @@ def edges(g) -> list[tuple]:
     return sorted(zip(g.edge_sources().tolist(), g.indices.tolist(), w, strict=True))
 
 
-def test_nul_after_a_number_is_an_error_not_a_crash(tmp_path):
-    # scipy 1.17's fast_matrix_market segfaults on this; in a child process so that a
-    # regression fails the test instead of killing the run
-    path = write(tmp_path, "n.mtx", REAL + b"1 2 3\x00\n2 3 4\n")
+# scipy 1.17's fast_matrix_market segfaults on each of these: read in one child process,
+# so that a regression fails the test instead of killing the run.
+CRASHERS = {
+    "nul.mtx": REAL + b"1 2 3\x00\n2 3 4\n",  # a NUL after a number
+    "space.mtx": REAL + b"1 2 3\n2 3 4 ",  # the last number, a space, no newline
+    "cr.mtx": INTEGER + b"1 2 3\n2 3 4\r",
+    "tab.mtx": PATTERN + b"1 2\n2 3\t",
+    "array.mtx": b"%%MatrixMarket matrix array real general\n2 2\n1.5\n0\n0\n-2\x0c",
+}
+
+
+def test_inputs_that_crash_scipy_are_errors_or_graphs_not_a_crash(tmp_path):
+    paths = [write(tmp_path, name, data) for name, data in CRASHERS.items()]
     code = ("import sys\nfrom morphgpu import graph_io\n"
-            "try:\n    graph_io.read_graph(sys.argv[1])\n"
-            "except graph_io.GraphFormatError as e:\n    print('ERR', e)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+            "for p in sys.argv[1:]:\n"
+            "    try:\n        g = graph_io.read_graph(p)\n"
+            "        print('OK', p, g.n_edges, flush=True)\n"
+            "    except graph_io.GraphFormatError as e:\n        print('ERR', e, flush=True)\n")
+    out = subprocess.run([sys.executable, "-c", code, *map(str, paths)], capture_output=True,
                          text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ERR") and f"{path}: line 3:" in out.stdout
-    assert "NUL" in out.stdout
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    lines = out.stdout.splitlines()
+    assert len(lines) == len(paths)
+    assert lines[0].startswith(f"ERR {paths[0]}: line 3: a NUL byte")
+    # trailing whitespace without a final newline is valid: the two entries are read
+    assert lines[1:] == [f"OK {p} 2" for p in paths[1:]]
 
 
 @pytest.mark.parametrize("header", [REAL, INTEGER, PATTERN])
