@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import graph_io
-from .csr import CSRGraph, GraphFormatError
+from .csr import CSRGraph, GraphFormatError, check_declared_size
 
 EXTRA_FORMATS = ("metis", "snap")
 FORMATS = (*graph_io.FORMATS, *EXTRA_FORMATS)
@@ -255,6 +255,13 @@ def read_snap(path: str | Path) -> CSRGraph:
     if width == 3:
         weights = _weights(path, tokens[2::width], line_of)
     n = int(both.max()) + 1
+    # the vertex count comes from the largest id: name the line that sets it
+    top = int(np.argmax(both))
+    check_declared_size(
+        f"{path}:{lines[top]}", f"vertex id {n - 1}, so {n} vertices, and {src.size} edges",
+        graph_io._CSR_BYTES_PER_VERTEX * (n + 1) + graph_io._CSR_BYTES_PER_EDGE * src.size,
+        verb="names",
+    )
     if undirected:
         return CSRGraph.from_edges(src, dst, weights, n_vertices=n, symmetrize=True,
                                    merge_duplicates="min")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from morphgpu import graph_formats, graph_io
+from morphgpu import backend, graph_formats, graph_io
 from morphgpu.csr import GraphFormatError
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
@@ -333,3 +333,11 @@ def test_metis_reads_only_symmetric_adjacency(tmp_path, adjacency):
         return
     assert symmetric
     assert sorted((u + 1, v + 1) for u, v, _ in edges(g)) == sorted(entries)
+
+
+def test_snap_id_too_large_for_the_host_names_its_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**30)
+    path = write(tmp_path, "big.txt", b"# c\n0 1\n0 2147483647\n")
+    with pytest.raises(GraphFormatError, match=re.escape("big.txt:3: names vertex id "
+                                                         "2147483647")):
+        graph_formats.read(path)  # the message named CSRGraph.from_edges, not the file
