@@ -199,8 +199,14 @@ def solve(
             value, (int, float, np.integer, np.floating)
         ):
             raise ValueError(f"solve: {name} must be a number, got {value!r}")
-    if not (epsilon > 0):
-        raise ValueError(f"solve: epsilon must be positive, got {epsilon}")
+    if not (0 < epsilon < float("inf")):
+        raise ValueError(f"solve: epsilon must be positive and finite, got {epsilon}")
+    if trivial_threshold != trivial_threshold:
+        # Compared with a mean survey strength: NaN never stopped SP as trivial, silently
+        # (a negative value does so on purpose: "never trivial", as the tests use it).
+        raise ValueError(f"solve: trivial_threshold must be a number, got {trivial_threshold}")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"solve: progress must be a callable or None, got {progress!r}")
     if not (0 < fix_fraction <= 1):
         raise ValueError(f"solve: fix_fraction must be in (0, 1], got {fix_fraction}")
     if int(max_iterations) < 1:

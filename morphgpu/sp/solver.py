@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from .api import SAT, UNSAT, SolveResult, solve
 from .cnf import CNF
 
@@ -58,7 +60,17 @@ def as_cnf(formula: Any) -> CNF:
 
 
 def _clause(clause: Iterable[Any]) -> list[int]:
-    lits = [int(x) for x in clause]
+    try:
+        items = list(clause)
+    except TypeError:
+        raise ValueError(f"cnf: clause {clause!r} is not a list of literals") from None
+    # int() truncated 1.5 to variable 1 and read True as 1 (a wrong formula, solved);
+    # of 'a' it said only "invalid literal for int()".
+    for x in items:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise ValueError(f"cnf: literal {x!r} in clause {items}: literals are nonzero "
+                             f"integers")
+    lits = [int(x) for x in items]
     if any(x == 0 for x in lits):
         raise ValueError(f"Solver: literal 0 in clause {lits} (0 only ends DIMACS lines)")
     return lits
