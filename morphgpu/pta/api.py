@@ -22,6 +22,13 @@ from .solution import Solution
 
 def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:
     """An LSG prefix (``.../perl``), one constraint file (LSG or Galois form), or C files."""
+    paths = [source] if isinstance(source, (str, Path)) else source
+    if isinstance(paths, (list, tuple)):
+        # pathlib's own words otherwise: "PosixPath('.') has an empty name" of "", "expected
+        # str, bytes or os.PathLike object, not int" of [1, 2].
+        for p in paths:
+            if not isinstance(p, (str, Path)) or not str(p):
+                raise ValueError(f"load: source: expected paths (str or Path), got {p!r}")
     return _load(source)
 
 
@@ -58,6 +65,9 @@ def solve(constraints: ConstraintSet | str | Path, *, device: str = "auto",
         raise ValueError(
             f"pta.solve: barrier_mode must be one of {BARRIER_MODES}, got {barrier_mode!r}"
         )
+    if progress is not None and not callable(progress):
+        # It failed at the first round ("'int' object is not callable") before.
+        raise ValueError(f"pta.solve: progress must be a callable or None, got {progress!r}")
     side = backend.resolve_device(device, who="pta.solve")
     if not isinstance(constraints, ConstraintSet):
         if isinstance(constraints, (str, Path, list, tuple)):
