@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .csr import CSRGraph, expand_counts
+from .csr import CSRGraph, check_declared_size, expand_counts
 from .hashing import mix64, mix64_inplace
 from .unique import sorted_unique
 
@@ -75,15 +75,32 @@ def _unit_floats(xp: Any, bits: Any) -> Any:
 
 
 def _check_seed(seed: int) -> int:
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
+    # bool is an int to Python: kronecker(True) was a scale-1 graph, seed=True seed 1.
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
 
 
 def _check_count(name: str, value: Any, minimum: int = 0) -> int:
-    if not isinstance(value, (int, np.integer)) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def _check_real(name: str, value: Any) -> float:
+    """A real number (not bool, not NaN) as a float; ``name`` in the refusal."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)) or value != value:
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return float(value)
+
+
+def _check_fits(side: str, who: str, what: str, needed_bytes: float) -> None:
+    """On the host, refuse before allocating what cannot fit (kronecker(40) met NumPy's
+    MemoryError for 128 TiB, grid3d(10**5, 10**5, 10**5) for 7 PiB); the GPU path has
+    its own guard (backend.gpu_memory_guard)."""
+    if side == "cpu":
+        check_declared_size(who, what, needed_bytes, ValueError, verb="asks for")
 
 
 def _side(device: str, who: str) -> tuple[str, Any]:
@@ -108,7 +125,7 @@ def _rmat_edges(
     pure function of its number, so any range of them is drawn alone): one quadrant
     choice per bit."""
     for name, p in (("a", a), ("b", b), ("c", c)):
-        if not 0.0 <= p <= 1.0:
+        if not 0.0 <= _check_real(f"probability {name}", p) <= 1.0:
             raise ValueError(f"probability {name} must be in [0, 1], got {p}")
     if a + b + c > 1.0 + 1e-12:
         raise ValueError(f"a + b + c must be at most 1, got {a + b + c}")
@@ -235,8 +252,11 @@ def kronecker(
     applied.) Identical on CPU and GPU for the same arguments.
     """
     scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
-    _, xp = _side(device, "kronecker")
+    side, xp = _side(device, "kronecker")
     n = 1 << scale
+    # the drawn (src, dst) in int64, then both directions and their sort keys
+    _check_fits(side, "kronecker", f"2**{scale} vertices and {edge_factor * n} edges",
+                64 * edge_factor * n + 16 * n)
     with backend.gpu_memory_guard(f"kronecker(scale={scale}, edge_factor={edge_factor})"):
         src, dst = _rmat_edges(xp, scale, edge_factor * n, a, b, c, seed)
         relabel = _random_permutation(xp, n, seed, _STREAM_PERMUTE)
@@ -295,8 +315,10 @@ def rmat(
     """R-MAT graph (Kronecker without the vertex permutation); self-loops dropped,
     duplicates merged; ``directed=False`` adds every reverse edge."""
     scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
-    _, xp = _side(device, "rmat")
+    side, xp = _side(device, "rmat")
     n = 1 << scale
+    _check_fits(side, "rmat", f"2**{scale} vertices and {edge_factor * n} edges",
+                64 * edge_factor * n + 16 * n)
     with backend.gpu_memory_guard(f"rmat(scale={scale}, edge_factor={edge_factor})"):
         src, dst = _rmat_edges(xp, scale, edge_factor * n, a, b, c, seed)
         return CSRGraph.from_edges(
@@ -319,7 +341,12 @@ def gnm(n: int, m: int, *, seed: int = 0, device: str = "auto", directed: bool =
     possible = n * (n - 1) if directed else n * (n - 1) // 2
     if m > possible:
         raise ValueError(f"m={m} exceeds the {possible} possible edges on n={n} vertices")
-    _, xp = _side(device, "gnm")
+    if n * n > 2**63 - 1:
+        # Pair ids u * n + v wrap in int64: gnm(2**40, 1) reported "edge 0 has a negative
+        # vertex id" from the wrapped pair.
+        raise ValueError(f"n={n}: gnm supports n * n < 2**63 (pair ids are int64)")
+    side, xp = _side(device, "gnm")
+    _check_fits(side, "gnm", f"{n} vertices and {m} edges", 16 * (n + 1) + 64 * m)
     with backend.gpu_memory_guard(f"gnm(n={n}, m={m})"):
         if n * n <= 1 << 26 and 3 * m >= possible:
             pairs = _all_pairs(xp, n, directed)
@@ -386,8 +413,10 @@ def grid3d(nx: int, ny: int, nz: int, *, device: str = "auto") -> CSRGraph:
 
 
 def _grid(dims: tuple[int, ...], device: str, who: str) -> CSRGraph:
-    _, xp = _side(device, who)
+    side, xp = _side(device, who)
     n = math.prod(dims)
+    # ids, the 2 * len(dims) neighbour entries per vertex and their sort keys
+    _check_fits(side, who, f"a grid of {n} vertices", 8 * n * (2 + 8 * len(dims)))
     ids = xp.arange(n, dtype=xp.int64)
     src_parts, dst_parts = [], []
     stride = 1
@@ -407,7 +436,8 @@ def random_points(n: int, *, seed: int = 0, device: str = "auto") -> tuple[Any, 
     """``n`` uniform points in the unit square as (x, y) float64 arrays on ``device``'s side."""
     n = _check_count("n", n)
     seed = _check_seed(seed)
-    _, xp = _side(device, "random_points")
+    side, xp = _side(device, "random_points")
+    _check_fits(side, "random_points", f"{n} points", 32 * n)  # index, bits, x, y
     index = xp.arange(n, dtype=xp.int64)
     x = _unit_floats(xp, hash_uniform_bits(xp, seed, _STREAM_POINT_X, index))
     y = _unit_floats(xp, hash_uniform_bits(xp, seed, _STREAM_POINT_Y, index))
@@ -433,11 +463,12 @@ def random_geometric(
     if radius is not None and avg_degree is not None:
         raise ValueError("give radius or avg_degree, not both")
     if radius is None:
-        avg_degree = 8.0 if avg_degree is None else float(avg_degree)
+        # named here: a NaN avg_degree was reported as "radius must be >= 0, got nan"
+        avg_degree = 8.0 if avg_degree is None else _check_real("avg_degree", avg_degree)
         if avg_degree < 0:
             raise ValueError(f"avg_degree must be >= 0, got {avg_degree}")
         radius = math.sqrt(avg_degree / (math.pi * max(n, 1)))
-    radius = float(radius)
+    radius = _check_real("radius", radius)
     if not radius >= 0:
         raise ValueError(f"radius must be >= 0, got {radius}")
     side, xp = _side(device, "random_geometric")
@@ -536,6 +567,10 @@ def random_weights(
     """
     graph = CSRGraph.coerce(graph)
     seed = _check_seed(seed)
+    low, high = _check_real("low", low), _check_real("high", high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        # high=inf made every weight inf or NaN (inf * 0), silently
+        raise ValueError(f"low and high must be finite, got low={low}, high={high}")
     if not high > low:
         raise ValueError(f"high must exceed low, got low={low}, high={high}")
     xp = graph.xp
