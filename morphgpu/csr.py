@@ -69,6 +69,19 @@ def _human_bytes(n: float) -> str:
     return f"{n / 2**30:.2f} GiB ({n} bytes)"
 
 
+def _vertex_count(n_vertices: Any) -> int:
+    """``n_vertices`` as an int: int() truncated 1.5 to 1 and read "3" and True."""
+    if isinstance(n_vertices, (bool, np.bool_)) or not isinstance(n_vertices, (int, np.integer)):
+        raise GraphFormatError(f"n_vertices must be an integer, got {n_vertices!r}")
+    return int(n_vertices)
+
+
+def _check_weights_real(weights: Any) -> None:
+    # string weights were kept as a '<U1' array, to fail later in whatever read them
+    if weights.dtype.kind not in "biuf":
+        raise GraphFormatError(f"weights must be real numbers, got dtype {weights.dtype}")
+
+
 def index_dtype(count: int) -> np.dtype:
     """int32 while ``count`` fits, else int64."""
     return np.dtype(np.int32) if count <= INT32_LIMIT else np.dtype(np.int64)
@@ -110,7 +123,7 @@ class CSRGraph:
             raise GraphFormatError("indptr and indices must be one-dimensional")
         if indptr.size < 1:
             raise GraphFormatError("indptr must have at least one entry (n_vertices + 1)")
-        n = indptr.size - 1 if n_vertices is None else int(n_vertices)
+        n = indptr.size - 1 if n_vertices is None else _vertex_count(n_vertices)
         if n < 0:
             raise GraphFormatError(f"negative vertex count {n}")
         if indptr.size != n + 1:
@@ -125,6 +138,8 @@ class CSRGraph:
         indices = indices.astype(vdt, copy=False)
         if weights is not None:
             weights = xp.asarray(weights)
+            if validate:
+                _check_weights_real(weights)
         return cls(indptr, indices, weights, n, directed)
 
     @classmethod
@@ -144,6 +159,11 @@ class CSRGraph:
         ``symmetrize`` adds every reverse edge (the result is marked undirected);
         ``merge_duplicates`` keeps one edge per (u, v), combining weights by the rule.
         """
+        if merge_duplicates not in (None, "min", "max", "sum", "first"):
+            # any other string merged by "max" (the sign of a non-"min" rule), silently
+            raise GraphFormatError(
+                f"merge_duplicates must be None, 'min', 'max', 'sum' or 'first', got "
+                f"{merge_duplicates!r}")
         side = backend.side_of(src)
         xp = _xp(side)
         src = xp.asarray(src).ravel()
@@ -152,6 +172,7 @@ class CSRGraph:
             raise GraphFormatError(f"src has {src.size} entries but dst has {dst.size}")
         if weights is not None:
             weights = xp.asarray(weights).ravel()
+            _check_weights_real(weights)
             if weights.shape != src.shape:
                 raise GraphFormatError(
                     f"weights has {weights.size} entries but there are {src.size} edges"
@@ -175,7 +196,7 @@ class CSRGraph:
             hi = max(_scalar(src.max()), _scalar(dst.max()))
         else:
             hi = -1
-        n = hi + 1 if n_vertices is None else int(n_vertices)
+        n = hi + 1 if n_vertices is None else _vertex_count(n_vertices)
         if n < 0:
             raise GraphFormatError(f"negative vertex count {n}")
         if hi >= n:
@@ -291,6 +312,9 @@ class CSRGraph:
     # ----------------------------------------------------------------- conversion
     def to(self, side: str) -> CSRGraph:
         """The same graph on ``side`` ("cpu" or "gpu"); self when it is already there."""
+        if side not in ("cpu", "gpu"):
+            # "GPU" or "cuda" returned the host graph as if moved
+            raise ValueError(f"side must be 'cpu' or 'gpu', got {side!r}")
         if side == self.side:
             return self
         return CSRGraph(
@@ -335,9 +359,18 @@ class CSRGraph:
     def permuted(self, perm: Any) -> CSRGraph:
         """Relabel vertex ``perm[i]`` as ``i`` (``perm`` lists old ids in new order)."""
         xp = self.xp
-        perm = xp.asarray(perm, dtype=np.int64)
+        raw = xp.asarray(perm)
+        if raw.dtype.kind not in "iu":
+            # int64 conversion truncated 0.5 to 0; strings and None met int()'s errors
+            raise GraphFormatError(f"perm must be an integer array, got dtype {raw.dtype}")
+        perm = raw.astype(np.int64)
         if perm.shape != (self.n_vertices,):
             raise GraphFormatError(f"perm must have {self.n_vertices} entries")
+        # [0, 0, 1] or [-1, 0, 1] relabelled into a different graph; [0, 1, 5] raised
+        # IndexError: a permutation holds every id once
+        if perm.size and not bool((xp.sort(perm) == xp.arange(perm.size)).all()):
+            raise GraphFormatError(
+                f"perm must be a permutation of 0 .. {self.n_vertices - 1} (each id once)")
         inverse = inverse_permutation(perm)
         g = CSRGraph.from_edges(
             inverse[self.edge_sources()],
