@@ -1,4 +1,4 @@
-"""Reliability of the SP wing's public arguments (solve, Solver's clauses).
+"""Reliability of the SP wing's public arguments (solve, Solver's clauses, random_ksat).
 
 Bad arguments give a ValueError naming the argument; a formula is never read other than
 as given (a float literal was truncated to a variable and solved), and SAT answers are
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morphgpu import sp
+from morphgpu import backend, sp
 from morphgpu.sp.solver import Solver
 
 FORMULA = sp.random_ksat(30, 3, ratio=3.0, seed=1)
@@ -96,3 +96,64 @@ def test_sat_answers_satisfy_the_clauses_as_given(clauses, device):
         for bits in range(2**n):
             a = [(bits >> i) & 1 == 1 for i in range(n)]
             assert not all(any(a[abs(x) - 1] == (x > 0) for x in c) for c in clauses)
+
+
+# ----------------------------------------------------------------------------- random_ksat
+@pytest.mark.parametrize(("args", "kwargs", "name"), [
+    ((10, 3), {"ratio": np.inf}, "ratio"), ((10, 3), {"ratio": -np.inf}, "ratio"),
+    ((10, 3), {"ratio": np.nan}, "ratio"), ((10, 3), {"ratio": "10"}, "ratio"),
+    ((10, 3), {"ratio": True}, "ratio"), ((10, 3), {"ratio": -1}, "ratio"),
+    ((10, 3), {"ratio": 1e308}, "ratio"),
+    ((10, 3), {"n_clauses": 2.5}, "n_clauses"), ((10, 3), {"n_clauses": "5"}, "n_clauses"),
+    ((10, 3), {"n_clauses": True}, "n_clauses"), ((10, 3), {"n_clauses": -1}, "n_clauses"),
+    ((10, 3), {"ratio": 2, "seed": -1}, "seed"), ((10, 3), {"ratio": 2, "seed": 1.5}, "seed"),
+    ((10, 3), {"ratio": 2, "seed": "x"}, "seed"), ((10, 3), {"ratio": 2, "seed": True}, "seed"),
+    ((10.0, 3), {"ratio": 2}, "n_vars"), ((10, "3"), {"ratio": 2}, "k"),
+    ((2**63, 3), {"ratio": 0}, "n_vars"),
+])
+def test_random_ksat_names_bad_arguments(args, kwargs, name):
+    # inf was an OverflowError, nan and "10" unnamed errors, n_clauses=2.5 was cut to 2,
+    # "5" and ratio=True were taken, and the seeds went unnamed to NumPy's SeedSequence
+    with pytest.raises(ValueError, match=f"random_ksat: .*{name}"):
+        sp.random_ksat(*args, **kwargs)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "name"), [
+    ((2**40, 3), {"ratio": 2}, "ratio=2 with n_vars=1099511627776"),
+    ((10, 3), {"ratio": 1e12}, r"ratio=1000000000000\.0 with n_vars=10"),
+    ((10, 3), {"n_clauses": 10**13}, "n_clauses=10000000000000"),
+])
+def test_random_ksat_refuses_tables_that_cannot_fit(monkeypatch, args, kwargs, name):
+    # each ended in NumPy's MemoryError (48 TiB to 109 TiB) before
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**34)
+    with pytest.raises(ValueError, match=f"random_ksat: {name}: asks for .* clauses of 3 "
+                                         "literals, .* it does not fit"):
+        sp.random_ksat(*args, **kwargs)
+
+
+def test_random_ksat_refuses_an_absurd_table_on_this_host_too():
+    with pytest.raises(ValueError, match="n_clauses=10000000000000: asks for"):
+        sp.random_ksat(10, 3, n_clauses=10**13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(1, min(n, 5)),
+    st.one_of(st.floats(0, 6).map(lambda r: {"ratio": r}),
+              st.integers(0, 6).map(lambda r: {"ratio": np.int64(r)}),
+              st.integers(0, 80).map(lambda m: {"n_clauses": m}),
+              st.integers(0, 80).map(lambda m: {"n_clauses": np.int32(m)})),
+    st.one_of(st.integers(0, 2**64), st.integers(0, 2**31).map(np.int64)))))
+def test_random_ksat_valid_arguments_still_work(case):
+    n, k, size, seed = case
+    f = sp.random_ksat(n, k, seed=seed, **size)
+    m = (int(size["n_clauses"]) if "n_clauses" in size
+         else int(round(size["ratio"] * n)))
+    assert f.n_vars == n and f.n_clauses == m
+    np.testing.assert_array_equal(f.offsets, np.arange(m + 1) * k)
+    table = f.literals.reshape(m, k)
+    assert np.all(table != 0) and np.all(np.abs(table) <= n)
+    s = np.sort(np.abs(table), axis=1)
+    assert np.all(s[:, 1:] != s[:, :-1])  # k distinct variables a clause
+    again = sp.random_ksat(n, k, seed=seed, **size)
+    np.testing.assert_array_equal(f.literals, again.literals)

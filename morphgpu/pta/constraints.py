@@ -28,6 +28,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -540,35 +541,110 @@ def from_lists(
     """
     if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)):
         raise ConstraintFormatError(f"{name}: n_vars must be an integer, got {n_vars!r}")
-    _check_n_vars(f"from_lists({name!r}): n_vars", int(n_vars))
-    rows = [tuple(c) + (0,) * (4 - len(c)) for c in constraints]
-    for k, row in enumerate(rows):
-        if len(row) != 4 or not all(
-            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-            and -(2**63) <= x <= _ID_LIMIT for x in row
-        ):
-            raise ConstraintFormatError(
-                f"{name}: constraint {k} must be (kind, src, dst[, offset]) integers, got "
-                f"{row[:4]!r}"
-            )
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
-    last_object = n_vars - 1 if last_object is None else last_object
+    where = f"from_lists({name!r})"
+    _check_n_vars(f"{where}: n_vars", int(n_vars))
+    n_vars = int(n_vars)
+    arr = _constraint_rows(where, constraints)
+    if last_object is None:
+        last_object = n_vars - 1
+    elif isinstance(last_object, (bool, np.bool_)) or not isinstance(
+            last_object, (int, np.integer)):
+        # 1.5 reached np.arange's comparison and a slice ("slice indices must be integers")
+        raise ConstraintFormatError(
+            f"{where}: last_object must be an integer, got {last_object!r}")
+    elif not -1 <= last_object < n_vars:
+        raise ConstraintFormatError(
+            f"{where}: last_object {last_object} is outside -1..{n_vars - 1}")
     if obj_size is None:  # objects of one field; the other variables have size 0
         sizes = (np.arange(n_vars) <= last_object).astype(np.int64)
     else:
         sizes = np.asarray(obj_size)
     return ConstraintSet(
         n_vars=n_vars,
-        last_object=last_object,
+        last_object=int(last_object),
         obj_size=sizes,
         kind=arr[:, 0],
         src=arr[:, 1],
         dst=arr[:, 2],
         offset=arr[:, 3],
-        rep=np.arange(n_vars) if rep is None else resolve_chains(np.asarray(rep, np.int64)),
+        rep=np.arange(n_vars) if rep is None else _rep_argument(where, rep, n_vars),
         name=name,
-        hcd_pairs=None if hcd_pairs is None else np.asarray(hcd_pairs, np.int64).reshape(-1, 2),
+        hcd_pairs=None if hcd_pairs is None else _hcd_argument(where, hcd_pairs, n_vars),
     )
+
+
+def _constraint_rows(where: str, constraints: Any) -> np.ndarray:
+    """from_lists' rows as an int64 (m, 4) table, offset 0 where a row gives three fields.
+
+    Before, None and [5] were bare "not iterable" TypeErrors and a 2-tuple (0, 0) was
+    padded to (0, 0, 0, 0): an address-of with a dst nobody gave.
+    """
+    try:
+        if isinstance(constraints, (str, bytes)):
+            raise TypeError
+        items = iter(constraints)
+    except TypeError:
+        raise ConstraintFormatError(
+            f"{where}: constraints must be an iterable of (kind, src, dst[, offset]) "
+            f"tuples, got {type(constraints).__name__}") from None
+    rows = []
+    for k, c in enumerate(items):
+        try:
+            row = None if isinstance(c, (str, bytes)) else tuple(c)
+        except TypeError:  # 5, None, a 0-d array
+            row = None
+        if row is None or len(row) not in (3, 4) or not all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+            and -(2**63) <= x <= _ID_LIMIT for x in row
+        ):
+            raise ConstraintFormatError(
+                f"{where}: constraints: constraint {k} must be (kind, src, dst[, offset]) "
+                f"integers, got {c!r}"
+            )
+        rows.append(row + (0,) * (4 - len(row)))
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
+
+
+def _ids_in_range(where: str, arr: np.ndarray, n_vars: int) -> None:
+    """Every id of ``arr`` in 0..n_vars-1; the first one outside is named by its index."""
+    bad = np.argwhere((arr < 0) | (arr >= n_vars))
+    if bad.size:
+        at = tuple(int(i) for i in bad[0])
+        index = "".join(f"[{i}]" for i in at)
+        raise ConstraintFormatError(
+            f"{where}{index} is {int(arr[at])}, outside 0..{n_vars - 1}")
+
+
+def _id_argument(where: str, values: Any) -> np.ndarray:
+    """Integer ids from an argument; floats (truncated by np.asarray(..., int64)) and
+    bools refused. The caller's array is only read."""
+    arr = _int_array(values, where)
+    if arr.size and np.asarray(values).dtype.kind == "b":
+        raise ConstraintFormatError(f"{where}: ids must be integers, got booleans")
+    return arr
+
+
+def _rep_argument(where: str, rep: Any, n_vars: int) -> np.ndarray:
+    """from_lists' merge map, resolved; an id past n_vars was an IndexError in the
+    pointer jumping."""
+    arr = _id_argument(f"{where}: rep", rep)
+    if arr.shape != (n_vars,):
+        raise ConstraintFormatError(
+            f"{where}: rep must have n_vars={n_vars} entries, got shape {arr.shape}")
+    _ids_in_range(f"{where}: rep", arr, n_vars)
+    return resolve_chains(arr, f"{where}: rep")
+
+
+def _hcd_argument(where: str, pairs: Any, n_vars: int) -> np.ndarray:
+    """from_lists' (y, x) pairs as an (m, 2) table; a flat [1, 2] was read as one pair."""
+    arr = _id_argument(f"{where}: hcd_pairs", pairs)
+    if arr.size == 0:
+        return arr.reshape(0, 2)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ConstraintFormatError(
+            f"{where}: hcd_pairs must be a sequence of (y, x) pairs, got shape {arr.shape}")
+    _ids_in_range(f"{where}: hcd_pairs", arr, n_vars)
+    return arr
 
 
 def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:

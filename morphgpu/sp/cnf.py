@@ -12,6 +12,7 @@ import bz2
 import gzip
 import io
 import lzma
+import math
 import operator
 import os
 import re
@@ -148,17 +149,45 @@ def random_ksat(
 ) -> CNF:
     """Uniform random k-SAT: each clause has k distinct variables with random signs.
 
-    Give either ``ratio`` (clauses per variable) or ``n_clauses``.
+    Give either ``ratio`` (clauses per variable) or ``n_clauses``. ``seed`` is None, a
+    non-negative integer, or a NumPy ``Generator``/``SeedSequence``. Bad arguments raise a
+    ValueError naming the argument; a clause table that cannot fit host memory is refused
+    before anything is drawn.
     """
+    n_vars = _ksat_int("n_vars", n_vars)
+    k = _ksat_int("k", k)
     if n_vars < 1 or k < 1:
         raise ValueError(f"random_ksat: need n_vars >= 1 and k >= 1, got {n_vars}, {k}")
+    if n_vars > _MAX_KSAT_VARS:
+        # literals are int64 (and rng.integers draws below n_vars + 1)
+        raise ValueError(f"random_ksat: n_vars must be at most 2**63 - 1, got {n_vars}")
     if k > n_vars:
         raise ValueError(f"random_ksat: k={k} distinct variables need n_vars >= k")
     if (ratio is None) == (n_clauses is None):
         raise ValueError("random_ksat: give exactly one of ratio and n_clauses")
-    m = int(round(ratio * n_vars)) if n_clauses is None else int(n_clauses)
-    if m < 0:
-        raise ValueError(f"random_ksat: the clause count must be non-negative, got {m}")
+    _check_ksat_seed(seed)
+    if n_clauses is None:
+        ratio = _ksat_ratio(ratio)
+        arg = f"ratio={ratio!r} with n_vars={n_vars}"
+        clauses = ratio * n_vars
+        if isinstance(clauses, float) and not math.isfinite(clauses):
+            # a finite ratio whose product overflows (1e308 * 10): int(round(inf)) was an
+            # OverflowError
+            raise ValueError(f"random_ksat: {arg} asks for more clauses than a float holds")
+        m = int(round(clauses))
+    else:
+        m = _ksat_int("n_clauses", n_clauses)
+        if m < 0:
+            raise ValueError(f"random_ksat: n_clauses must be non-negative, got {m}")
+        arg = f"n_clauses={m}"
+    var_bytes = 4 if n_vars < 2**31 - 1 else 8
+    # The least held at once: the variable table and the literals made from it (both
+    # m x k) and the int64 clause offsets. Refused here instead of NumPy's MemoryError (or
+    # an OOM kill) for random_ksat(2**40, 3, ratio=2) or n_clauses=10**13.
+    check_declared_size(
+        f"random_ksat: {arg}", f"{m} clauses of {k} literals",
+        2 * var_bytes * m * k + 8 * (m + 1), ValueError, verb="asks for",
+    )
     rng = np.random.default_rng(seed)
     var_dtype = np.int32 if n_vars < 2**31 - 1 else np.int64
     vars_ = rng.integers(1, n_vars + 1, size=(m, k), dtype=var_dtype)
@@ -174,6 +203,42 @@ def random_ksat(
     literals = (vars_ * signs).astype(var_dtype).ravel()
     offsets = np.arange(m + 1, dtype=np.int64) * k
     return CNF(int(n_vars), offsets, literals)
+
+
+# The largest variable a literal (int64) can name.
+_MAX_KSAT_VARS = 2**63 - 1
+
+
+def _ksat_int(name: str, value: Any) -> int:
+    """An integer argument of random_ksat: int() truncated n_clauses=2.5 and read "5"."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"random_ksat: {name} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _ksat_ratio(ratio: Any) -> Any:
+    """A finite, non-negative real; inf was an OverflowError, nan and "10" unnamed errors."""
+    if isinstance(ratio, (bool, np.bool_)) or not isinstance(
+            ratio, (int, float, np.integer, np.floating)):
+        raise ValueError(f"random_ksat: ratio must be a real number, got {ratio!r}")
+    # an int is always finite (math.isfinite(10**400) would raise OverflowError)
+    if (not isinstance(ratio, (int, np.integer)) and not math.isfinite(ratio)) or ratio < 0:
+        raise ValueError(f"random_ksat: ratio must be finite and non-negative, got {ratio!r}")
+    # A NumPy integer times n_vars wraps past 2**63 (a wrong clause count); a Python int
+    # does not. NumPy floats are kept as given so the clause count rounds as it always did.
+    return int(ratio) if isinstance(ratio, np.integer) else ratio
+
+
+def _check_ksat_seed(seed: Any) -> None:
+    """None, a non-negative integer, or NumPy's own seed objects (default_rng takes them).
+
+    default_rng took True as seed 1 and refused -1, 1.5 and "x" without naming the seed.
+    """
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(
+            f"random_ksat: seed must be None or a non-negative integer, got {seed!r}")
 
 
 def verify(cnf: CNF, assignment: Any) -> bool:
