@@ -157,3 +157,20 @@ def test_random_ksat_valid_arguments_still_work(case):
     assert np.all(s[:, 1:] != s[:, :-1])  # k distinct variables a clause
     again = sp.random_ksat(n, k, seed=seed, **size)
     np.testing.assert_array_equal(f.literals, again.literals)
+
+
+@pytest.mark.parametrize("n, k", [(20, 20), (20, 14), (5, 4), (3000, 200)])
+def test_random_ksat_near_k_equals_n_is_quick_and_distinct(n, k):
+    # k uniform draws are all distinct with chance 2e-8 at (20, 20): redrawing whole rows
+    # never finished there; such clauses come from random permutations.
+    f = sp.random_ksat(n, k, n_clauses=500, seed=3)
+    lits = np.asarray(f.clauses())
+    variables = np.abs(lits)
+    assert lits.shape == (500, k)
+    assert ((variables >= 1) & (variables <= n)).all()
+    assert all(np.unique(row).size == k for row in variables)
+    # every variable and both signs turn up (500 clauses of k draws over n variables)
+    assert np.unique(variables).size == n or k * 500 < 5 * n
+    assert (lits > 0).any() and (lits < 0).any()
+    again = sp.random_ksat(n, k, n_clauses=500, seed=3)
+    np.testing.assert_array_equal(np.asarray(again.clauses()), lits)

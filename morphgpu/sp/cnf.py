@@ -190,6 +190,12 @@ def random_ksat(
     )
     rng = np.random.default_rng(seed)
     var_dtype = np.int32 if n_vars < 2**31 - 1 else np.int64
+    # The chance that k uniform draws are distinct: the redraw below keeps that share of
+    # the rows a round. Near k = n_vars it is tiny (random_ksat(20, 20): 2e-8, a hang), so
+    # there each clause takes the first k of a random permutation instead.
+    distinct = math.exp(sum(math.log1p(-i / n_vars) for i in range(k)))
+    if distinct < 1 / 16:
+        return _random_ksat_by_permutation(rng, n_vars, k, m, var_dtype)
     vars_ = rng.integers(1, n_vars + 1, size=(m, k), dtype=var_dtype)
     # Redraw the rows with a repeated variable; at k << n_vars few rows repeat, and each
     # redraw shrinks the set geometrically.
@@ -199,10 +205,29 @@ def random_ksat(
         if bad.size == 0:
             break
         vars_[bad] = rng.integers(1, n_vars + 1, size=(bad.size, k), dtype=var_dtype)
+    return _signed_clauses(rng, n_vars, k, m, vars_, var_dtype)
+
+
+def _signed_clauses(rng: np.random.Generator, n_vars: int, k: int, m: int, vars_: np.ndarray,
+                    var_dtype: Any) -> CNF:
     signs = rng.integers(0, 2, size=(m, k), dtype=np.int8) * 2 - 1
     literals = (vars_ * signs).astype(var_dtype).ravel()
     offsets = np.arange(m + 1, dtype=np.int64) * k
     return CNF(int(n_vars), offsets, literals)
+
+
+def _random_ksat_by_permutation(rng: np.random.Generator, n_vars: int, k: int, m: int,
+                                var_dtype: Any) -> CNF:
+    """k distinct variables a clause as the first k of a random permutation of 1..n_vars
+    (argsort of random keys), in blocks of rows that keep the keys near 32 MB. Only used
+    where k is close enough to n_vars that n_vars is small."""
+    vars_ = np.empty((m, k), dtype=var_dtype)
+    rows = max(1, (1 << 22) // n_vars)
+    for first in range(0, m, rows):
+        block = min(rows, m - first)
+        keys = rng.random((block, n_vars))
+        vars_[first:first + block] = np.argpartition(keys, k - 1, axis=1)[:, :k] + 1
+    return _signed_clauses(rng, n_vars, k, m, vars_, var_dtype)
 
 
 # The largest variable a literal (int64) can name.
