@@ -13,6 +13,7 @@ import lzma
 import re
 
 import pytest
+from file_damage import damaged
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,18 +104,7 @@ def _exact(data: bytes):
 @SETTINGS
 @given(data=st.data())
 def test_damaged_bytes_read_as_the_text_says_or_raise_a_cnf_error(data):
-    raw = bytearray(TEXT)
-    for _ in range(data.draw(st.integers(1, 4))):
-        at = data.draw(st.integers(0, len(raw) - 1))
-        byte = data.draw(st.sampled_from(list(b"\x00\t\n\r %cp-+0123x_\x0c\x0b\xef\xbb\xbf\xff")))
-        kind = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        if kind == "set":
-            raw[at] = byte
-        elif kind == "insert":
-            raw.insert(at, byte)
-        elif len(raw) > 1:
-            del raw[at]
-    text = bytes(raw)
+    text = damaged(data, TEXT, b"\x00\t\n\r %cp-+0123x_\x0c\x0b\xef\xbb\xbf\xff", 4)
     expect = _exact(text[3:] if text.startswith(b"\xef\xbb\xbf") else text)
     try:
         formula = cnf.parse_dimacs(text)

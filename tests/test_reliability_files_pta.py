@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from file_damage import damaged
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,18 +166,8 @@ def galois_file(rows: list[tuple[int, int, int, int, int]], n: int) -> bytes:
 def test_byte_damage_to_a_galois_file_parses_or_raises_the_format_error(tmp_path, data):
     rows = [(0, 1, 2, 0, 0), (1, 2, 3, 1, 0), (2, 3, 1, 2, 0), (3, 1, 0, 3, 0),
             (4, 0, 2, 4, 1)]
-    raw = bytearray(galois_file(rows, 4))
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(raw) - 1))
-        byte = data.draw(st.sampled_from(list(b"\x00\t\n\r ,#+-_x0123456789\x0c\x85\xff")))
-        kind = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        if kind == "set":
-            raw[at] = byte
-        elif kind == "insert":
-            raw.insert(at, byte)
-        elif len(raw) > 1:
-            del raw[at]
-    path = write(tmp_path, "d.txt", bytes(raw))
+    raw = damaged(data, galois_file(rows, 4), b"\x00\t\n\r ,#+-_x0123456789\x0c\x85\xff")
+    path = write(tmp_path, "d.txt", raw)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

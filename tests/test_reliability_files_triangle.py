@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from file_damage import damaged
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,18 +110,9 @@ def test_neigh_boundary_and_base_still_read(tmp_path):
 @SETTINGS
 @given(data=st.data(), suffix=st.sampled_from([".node", ".poly"]))
 def test_byte_damage_parses_or_raises_mesh_format_error_with_a_line(tmp_path, data, suffix):
-    raw = bytearray(NODE if suffix == ".node" else POLY)
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(raw) - 1))
-        byte = data.draw(st.sampled_from(list(b"\x00\t\n\r #-+._ex0123456789\x0c\x85\xff")))
-        kind = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        if kind == "set":
-            raw[at] = byte
-        elif kind == "insert":
-            raw.insert(at, byte)
-        elif len(raw) > 1:
-            del raw[at]
-    path = write(tmp_path, "d" + suffix, bytes(raw))
+    raw = damaged(data, NODE if suffix == ".node" else POLY,
+                  b"\x00\t\n\r #-+._ex0123456789\x0c\x85\xff")
+    path = write(tmp_path, "d" + suffix, raw)
     reader = triangle_io.read_node if suffix == ".node" else triangle_io.read_poly
     try:
         out = reader(path)
