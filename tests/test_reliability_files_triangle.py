@@ -137,3 +137,18 @@ def test_first_index_reads_the_number_as_the_vertex_reader_does(tmp_path, one):
     out = triangle_io.read(tmp_path / "p.poly")
     assert out["triangles"].tolist() == [[0, 1, 2]]
     assert out["segments"].tolist() == [[0, 1], [1, 2], [2, 0]]
+
+
+def test_a_failed_write_leaves_the_files_as_they_were(tmp_path):
+    # The triangles cannot be laid out as rows of 3: nothing is written, not even the .node
+    # (it was written first, then the .ele raised).
+    stem = tmp_path / "m"
+    (tmp_path / "m.node").write_text("old\n")
+    mesh = {"vertices": np.zeros((3, 2)), "triangles": np.arange(4)}
+    with pytest.raises(ValueError):
+        triangle_io.write(mesh, stem)
+    assert (tmp_path / "m.node").read_text() == "old\n"
+    assert not (tmp_path / "m.ele").exists()
+    paths = triangle_io.write({"vertices": np.zeros((3, 2)), "triangles": np.arange(3)}, stem)
+    assert [p.suffix for p in paths] == [".node", ".ele"]
+    assert triangle_io.read_node(tmp_path / "m.node")["vertices"].shape == (3, 2)

@@ -348,16 +348,18 @@ def read(path: str | Path) -> dict[str, Any]:
     return out
 
 
-def _write(path: Path, header: str, rows: list[str]) -> None:
-    path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
+def _text(header: str, rows: list[str]) -> str:
+    return header + "\n" + "".join(r + "\n" for r in rows)
 
 
 def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Path]:
     """Write ``stem.node`` (with vertex attributes), ``stem.ele``, ``stem.poly`` (segments,
     holes) and ``stem.neigh`` for whatever the dict holds, numbered from ``first`` (0 or
-    1: Triangle keeps its input's base). Returns the paths written."""
+    1: Triangle keeps its input's base). Returns the paths written. Every file's text is
+    made before any is written, so a mesh that cannot be written leaves the files as they
+    were."""
     stem = Path(stem)
-    written = []
+    texts: dict[str, str] = {}
     b = int(first)
     v = np.asarray(mesh["vertices"], dtype=np.float64)
     vm = mesh.get("vertex_markers")
@@ -370,19 +372,16 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
         for k, (x, y) in enumerate(v.tolist())
     ]
     header = f"{len(v)} 2 {va.shape[1]} {0 if vm is None else 1}"
-    _write(stem.with_suffix(".node"), header, rows)
-    written.append(stem.with_suffix(".node"))
+    texts[".node"] = _text(header, rows)
     if mesh.get("triangles") is not None:
         tri = np.asarray(mesh["triangles"]).reshape(-1, 3)
         rows = [f"{k + b} {p + b} {q + b} {r + b}" for k, (p, q, r) in enumerate(tri.tolist())]
-        _write(stem.with_suffix(".ele"), f"{len(tri)} 3 0", rows)
-        written.append(stem.with_suffix(".ele"))
+        texts[".ele"] = _text(f"{len(tri)} 3 0", rows)
     if mesh.get("neighbors") is not None:
         nbr = np.asarray(mesh["neighbors"]).reshape(-1, 3)
         rows = [f"{k + b} " + " ".join(str(t + b if t >= 0 else -1) for t in row)
                 for k, row in enumerate(nbr.tolist())]
-        _write(stem.with_suffix(".neigh"), f"{len(nbr)} 3", rows)
-        written.append(stem.with_suffix(".neigh"))
+        texts[".neigh"] = _text(f"{len(nbr)} 3", rows)
     if mesh.get("segments") is not None:
         segs = np.asarray(mesh["segments"]).reshape(-1, 2)
         sm = mesh.get("segment_markers")
@@ -395,6 +394,9 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
         holes = np.asarray(mesh.get("holes", np.zeros((0, 2))), dtype=np.float64).reshape(-1, 2)
         rows.append(f"{len(holes)}")
         rows += [f"{k + b} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
-        stem.with_suffix(".poly").write_text("\n".join(rows) + "\n")
-        written.append(stem.with_suffix(".poly"))
+        texts[".poly"] = "\n".join(rows) + "\n"
+    written = []
+    for suffix, text in texts.items():
+        stem.with_suffix(suffix).write_text(text)
+        written.append(stem.with_suffix(suffix))
     return written
