@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from . import backend
+from . import arguments, backend
 from .unique import run_starts
 
 if TYPE_CHECKING:  # SciPy is imported where a matrix is built, not with every CSRGraph user
@@ -71,9 +71,7 @@ def _human_bytes(n: float) -> str:
 
 def _vertex_count(n_vertices: Any) -> int:
     """``n_vertices`` as an int: int() truncated 1.5 to 1 and read "3" and True."""
-    if isinstance(n_vertices, (bool, np.bool_)) or not isinstance(n_vertices, (int, np.integer)):
-        raise GraphFormatError(f"n_vertices must be an integer, got {n_vertices!r}")
-    return int(n_vertices)
+    return arguments.integer(n_vertices, "n_vertices", error=GraphFormatError)
 
 
 def _check_weights_real(weights: Any) -> None:

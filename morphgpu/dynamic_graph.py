@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import arguments, backend
 from .alloc import PagePool
 from .csr import CSRGraph, expand_counts, index_dtype
 from .unique import run_starts, sorted_unique
@@ -590,11 +590,10 @@ class DynamicGraph:
 
 
 def _count_argument(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise DynamicGraphError(f"{name} must be a non-negative integer, got {value!r}")
-    if value < 0:
-        raise DynamicGraphError(f"{name} must be a non-negative integer, got {value}")
-    return int(value)
+    return arguments.integer(
+        value, name, low=0, error=DynamicGraphError,
+        message="{name} must be a non-negative integer, got {value!r}",
+        range_message="{name} must be a non-negative integer, got {value}")
 
 
 def _id_array(xp: Any, name: str, a: Any) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend
+from . import arguments, backend
 from .csr import CSRGraph, check_declared_size, expand_counts
 from .hashing import mix64, mix64_inplace
 from .unique import sorted_unique
@@ -74,25 +74,13 @@ def _unit_floats(xp: Any, bits: Any) -> Any:
     return (bits >> xp.uint64(64 - _UNIT_BITS)).astype(xp.float64) * (2.0**-_UNIT_BITS)
 
 
-def _check_seed(seed: int) -> int:
-    # bool is an int to Python: kronecker(True) was a scale-1 graph, seed=True seed 1.
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+# The refusal generators' size arguments have always given (tests match on it).
+_COUNT_MESSAGE = "{name} must be an integer >= {low}, got {value!r}"
 
 
-def _check_count(name: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_real(name: str, value: Any) -> float:
-    """A real number (not bool, not NaN) as a float; ``name`` in the refusal."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, (int, float, np.integer, np.floating)) or value != value:
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    return float(value)
+def _check_count(name: str, value: Any) -> int:
+    """A non-negative integer (not a bool) as an int; ``name`` in the refusal."""
+    return arguments.integer(value, name, low=0, message=_COUNT_MESSAGE)
 
 
 def _check_fits(side: str, who: str, what: str, needed_bytes: float) -> None:
@@ -114,7 +102,7 @@ def _check_recursive_args(scale: Any, edge_factor: Any, seed: Any) -> tuple[int,
     scale = _check_count("scale", scale)
     if scale > 40:
         raise ValueError(f"scale must be at most 40, got {scale}")
-    return scale, _check_count("edge_factor", edge_factor), _check_seed(seed)
+    return scale, _check_count("edge_factor", edge_factor), arguments.seed(seed)
 
 
 def _rmat_edges(
@@ -125,7 +113,7 @@ def _rmat_edges(
     pure function of its number, so any range of them is drawn alone): one quadrant
     choice per bit."""
     for name, p in (("a", a), ("b", b), ("c", c)):
-        if not 0.0 <= _check_real(f"probability {name}", p) <= 1.0:
+        if not 0.0 <= arguments.real(p, f"probability {name}") <= 1.0:
             raise ValueError(f"probability {name} must be in [0, 1], got {p}")
     if a + b + c > 1.0 + 1e-12:
         raise ValueError(f"a + b + c must be at most 1, got {a + b + c}")
@@ -337,7 +325,7 @@ def gnm(n: int, m: int, *, seed: int = 0, device: str = "auto", directed: bool =
     """
     n = _check_count("n", n)
     m = _check_count("m", m)
-    seed = _check_seed(seed)
+    seed = arguments.seed(seed)
     possible = n * (n - 1) if directed else n * (n - 1) // 2
     if m > possible:
         raise ValueError(f"m={m} exceeds the {possible} possible edges on n={n} vertices")
@@ -435,7 +423,7 @@ def _grid(dims: tuple[int, ...], device: str, who: str) -> CSRGraph:
 def random_points(n: int, *, seed: int = 0, device: str = "auto") -> tuple[Any, Any]:
     """``n`` uniform points in the unit square as (x, y) float64 arrays on ``device``'s side."""
     n = _check_count("n", n)
-    seed = _check_seed(seed)
+    seed = arguments.seed(seed)
     side, xp = _side(device, "random_points")
     _check_fits(side, "random_points", f"{n} points", 32 * n)  # index, bits, x, y
     index = xp.arange(n, dtype=xp.int64)
@@ -464,11 +452,11 @@ def random_geometric(
         raise ValueError("give radius or avg_degree, not both")
     if radius is None:
         # named here: a NaN avg_degree was reported as "radius must be >= 0, got nan"
-        avg_degree = 8.0 if avg_degree is None else _check_real("avg_degree", avg_degree)
+        avg_degree = 8.0 if avg_degree is None else arguments.real(avg_degree, "avg_degree")
         if avg_degree < 0:
             raise ValueError(f"avg_degree must be >= 0, got {avg_degree}")
         radius = math.sqrt(avg_degree / (math.pi * max(n, 1)))
-    radius = _check_real("radius", radius)
+    radius = arguments.real(radius, "radius")
     if not radius >= 0:
         raise ValueError(f"radius must be >= 0, got {radius}")
     side, xp = _side(device, "random_geometric")
@@ -566,8 +554,8 @@ def random_weights(
     not depend on the order of the edges.
     """
     graph = CSRGraph.coerce(graph)
-    seed = _check_seed(seed)
-    low, high = _check_real("low", low), _check_real("high", high)
+    seed = arguments.seed(seed)
+    low, high = arguments.real(low, "low"), arguments.real(high, "high")
     if not (math.isfinite(low) and math.isfinite(high)):
         # high=inf made every weight inf or NaN (inf * 0), silently
         raise ValueError(f"low and high must be finite, got low={low}, high={high}")

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, device_reduce
+from .. import arguments, backend, device_reduce
 from ..csr import check_declared_size
 from ..reorder import morton_order
 from .mesh import LazyNeighbors, Mesh, mesh_from_arrays, permute_triangles, to_triangle_dict
@@ -474,11 +474,9 @@ def _cdt_on_gpu(src: dict[str, np.ndarray]) -> tuple[Mesh, dict[str, np.ndarray]
 
 
 def _real(value: Any, name: str, expected: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-        value, (int, float, np.integer, np.floating)
-    ):
-        raise ValueError(f"{name}: expected {expected}, got {value!r}")
-    return float(value)
+    """A real number as a float (NaN passes: the callers' range checks refuse it)."""
+    return arguments.real(value, name, allow_nan=True,
+                          message="{name}: expected " + expected + ", got {value!r}")
 
 
 # Host bytes a refined triangle costs at least (three vertex ids, three neighbours, flags,
@@ -956,42 +954,33 @@ def refine(
     return refine_with_stats(mesh, min_angle=min_angle, max_area=max_area, device=device)[0]
 
 
+# The refusals of the generators' integer arguments.
+_INTEGER_MESSAGE = "{name}: expected an integer, got {value!r}"
+_RANGE_MESSAGE = "{name}: expected an integer in [{low}, {high}], got {value}"
+
+
 def _point_count(n_points: Any, at_least: int, who: str) -> int:
     """``n_points`` as an int of at least ``at_least``, with the declared-size check of
     the generators (points, Triangle's output and the edges)."""
-    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, (int, np.integer)):
-        raise ValueError(f"n_points: expected an integer, got {n_points!r}")
-    if int(n_points) < at_least:
-        raise ValueError(f"n_points: need at least {at_least}, got {n_points}")
+    n_points = arguments.integer(n_points, "n_points", low=at_least,
+                                 message=_INTEGER_MESSAGE,
+                                 range_message="{name}: need at least {low}, got {value}")
     check_declared_size(f"{who}: n_points", f"{int(n_points)} points",
                         int(n_points) * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
     return int(n_points)
 
 
-def _rng(seed: Any) -> np.random.Generator:
-    """NumPy's generator for ``seed`` (what default_rng takes), its refusal naming the
-    argument (it said "expected non-negative integer" of -1, "SeedSequence expects int or
-    sequence of ints" of 1.5)."""
-    try:
-        return np.random.default_rng(seed)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r} ({exc})") from exc
-
-
 def _whole(value: Any, name: str, low: int, high: float = float("inf")) -> int:
     """``value`` as an int in [low, high], or a ValueError naming ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: expected an integer, got {value!r}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name}: expected an integer in [{low}, {high}], got {value}")
-    return int(value)
+    return arguments.integer(value, name, low=low, high=high, message=_INTEGER_MESSAGE,
+                             range_message=_RANGE_MESSAGE)
 
 
 def random_mesh(n_points: int, seed: int = 0) -> dict[str, np.ndarray]:
     """The paper's input: Delaunay triangulation of ``n_points`` uniform random points in
     the unit square with its convex hull as segments (about 2n triangles)."""
     n_points = _point_count(n_points, 3, "random_mesh")
-    rng = _rng(seed)
+    rng = arguments.generator(seed)
     pts = rng.random((int(n_points), 2))
     triangle = _triangle_module()
     out = triangle.triangulate({"vertices": pts}, "cQ")
@@ -1016,10 +1005,9 @@ def clustered_mesh(n_points: int, seed: int = 0, clusters: int = 5,
     # hang); clusters=0 reached NumPy's "high <= 0". A NaN spread made NaN points, on
     # which Triangle never returns.
     clusters = _whole(clusters, "clusters", 1, n_points)
-    if not isinstance(spread, (int, float, np.integer, np.floating)) or isinstance(
-            spread, (bool, np.bool_)) or not 0 <= float(spread) < float("inf"):
-        raise ValueError(f"spread: expected a finite number >= 0, got {spread!r}")
-    rng = _rng(seed)
+    spread = arguments.real(spread, "spread", low=0.0, finite=True,
+                            message="{name}: expected a finite number >= 0, got {value!r}")
+    rng = arguments.generator(seed)
     centres = 0.2 + 0.6 * rng.random((clusters, 2))
     which = rng.integers(0, clusters, int(n_points) - 4)
     pts = np.clip(centres[which] + spread * rng.standard_normal((len(which), 2)), 0.0, 1.0)
@@ -1040,7 +1028,7 @@ def holes_pslg(n_points: int, seed: int = 0, holes: int = 8) -> dict[str, np.nda
     holes = _whole(holes, "holes", 0)
     check_declared_size("holes_pslg: holes", f"{holes} holes",
                         holes * 8 * BYTES_PER_TRIANGLE, ValueError, verb="asks for")
-    rng = _rng(seed)
+    rng = arguments.generator(seed)
     side = max(1, int(np.ceil(np.sqrt(holes))))
     cell = 1.0 / side
     verts = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]

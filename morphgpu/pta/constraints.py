@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import arguments
 from ..csr import check_declared_size
 
 ADDRESS_OF, COPY, LOAD, STORE, GEP = 0, 1, 2, 3, 4
@@ -539,16 +540,13 @@ def from_lists(
     Without ``obj_size`` every object (``0 .. last_object``, all variables by default) has
     one field and every other variable size 0.
     """
-    if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)):
-        raise ConstraintFormatError(f"{name}: n_vars must be an integer, got {n_vars!r}")
+    n_vars = arguments.integer(n_vars, f"{name}: n_vars", error=ConstraintFormatError)
     where = f"from_lists({name!r})"
-    _check_n_vars(f"{where}: n_vars", int(n_vars))
-    n_vars = int(n_vars)
+    _check_n_vars(f"{where}: n_vars", n_vars)
     arr = _constraint_rows(where, constraints)
     if last_object is None:
         last_object = n_vars - 1
-    elif isinstance(last_object, (bool, np.bool_)) or not isinstance(
-            last_object, (int, np.integer)):
+    elif not arguments.is_integer(last_object):
         # 1.5 reached np.arange's comparison and a slice ("slice indices must be integers")
         raise ConstraintFormatError(
             f"{where}: last_object must be an integer, got {last_object!r}")

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, compiler_key_cache
+from .. import arguments, backend, compiler_key_cache
 from ..csr import check_declared_size
 from . import factor, rules
 from .cnf import CNF, verify
@@ -180,24 +180,18 @@ def solve(
         cnf = as_cnf(cnf)
     if fix_fraction is None:
         fix_fraction = rules.default_fix_fraction(cnf.literals.size / max(cnf.n_clauses, 1))
-    if seed is not None and (
-        isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
-        or seed < 0
-    ):
-        raise ValueError(f"solve: seed must be None or a non-negative integer, got {seed!r}")
+    arguments.seed(seed, allow_none=True,
+                   message="solve: {name} must be None or a non-negative integer, got {value!r}")
     for name, value in (("max_iterations", max_iterations), ("stall_sweeps", stall_sweeps),
                         ("local_search_rounds", local_search_rounds),
                         ("local_search_flips", local_search_flips)):
-        if value is not None and (
-            isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
-        ):
-            raise ValueError(f"solve: {name} must be an integer, got {value!r}")
+        if value is not None:
+            arguments.integer(value, name,
+                              message="solve: {name} must be an integer, got {value!r}")
     for name, value in (("epsilon", epsilon), ("fix_fraction", fix_fraction),
                         ("trivial_threshold", trivial_threshold), ("damping", damping),
                         ("backtrack", 0.0 if auto else backtrack)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, (int, float, np.integer, np.floating)
-        ):
+        if not arguments.is_real(value):
             raise ValueError(f"solve: {name} must be a number, got {value!r}")
     if not (0 < epsilon < float("inf")):
         raise ValueError(f"solve: epsilon must be positive and finite, got {epsilon}")

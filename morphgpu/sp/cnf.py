@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend
+from .. import arguments, backend
 from ..compressed import decompressed
 from ..csr import check_declared_size, index_dtype
 
@@ -132,6 +132,8 @@ def _clause_literals(a: int, clause: Any) -> list[int]:
 
 
 def _count(value: Any, name: str) -> int:
+    # Kept apart from arguments.integer: a header count is a CNFFormatError, and any
+    # object with __index__ has always been taken (operator.index).
     if isinstance(value, (bool, np.bool_)):
         raise CNFFormatError(f"{name} must be an integer, got {value!r}")
     try:
@@ -236,15 +238,13 @@ _MAX_KSAT_VARS = 2**63 - 1
 
 def _ksat_int(name: str, value: Any) -> int:
     """An integer argument of random_ksat: int() truncated n_clauses=2.5 and read "5"."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"random_ksat: {name} must be an integer, got {value!r}")
-    return int(value)
+    return arguments.integer(value, name,
+                             message="random_ksat: {name} must be an integer, got {value!r}")
 
 
 def _ksat_ratio(ratio: Any) -> Any:
     """A finite, non-negative real; inf was an OverflowError, nan and "10" unnamed errors."""
-    if isinstance(ratio, (bool, np.bool_)) or not isinstance(
-            ratio, (int, float, np.integer, np.floating)):
+    if not arguments.is_real(ratio):
         raise ValueError(f"random_ksat: ratio must be a real number, got {ratio!r}")
     # an int is always finite (math.isfinite(10**400) would raise OverflowError)
     if (not isinstance(ratio, (int, np.integer)) and not math.isfinite(ratio)) or ratio < 0:
@@ -259,11 +259,9 @@ def _check_ksat_seed(seed: Any) -> None:
 
     default_rng took True as seed 1 and refused -1, 1.5 and "x" without naming the seed.
     """
-    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
-        return
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(
-            f"random_ksat: seed must be None or a non-negative integer, got {seed!r}")
+    arguments.seed(seed, allow_none=True, allow_numpy=True,
+                   message="random_ksat: {name} must be None or a non-negative integer, "
+                           "got {value!r}")
 
 
 def verify(cnf: CNF, assignment: Any) -> bool:
