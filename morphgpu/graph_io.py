@@ -94,8 +94,11 @@ _SENTINEL = b"-4611686018427387903"
 
 # --------------------------------------------------------------------------- bytes in/out
 def _read_bytes(path: PathLike) -> bytes:
-    """The file's bytes, decompressed when its content starts with a known magic number."""
-    return decompressed(Path(path).read_bytes(), path, GraphFormatError)
+    """The file's bytes, decompressed when its content starts with a known magic number,
+    without a leading UTF-8 byte order mark (editors on Windows save text with one; every
+    format here is ASCII, so it only ever hid the first line's header or number)."""
+    data = decompressed(Path(path).read_bytes(), path, GraphFormatError)
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
 def _bytes_of(path: PathLike, data: bytes | None) -> bytes:

@@ -332,3 +332,16 @@ def test_snap_id_too_large_for_the_host_names_its_line(tmp_path, monkeypatch):
     with pytest.raises(GraphFormatError, match=re.escape("big.txt:3: names vertex id "
                                                          "2147483647")):
         graph_formats.read(path)  # the message named CSRGraph.from_edges, not the file
+
+
+@pytest.mark.parametrize("suffix, text", [
+    ("mtx", b"%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 2 5\n2 3 7\n"),
+    ("gr", b"p sp 3 2\na 1 2 5\na 2 3 7\n"),
+    ("graph", b"3 2 1\n2 5\n1 5 3 7\n2 7\n"),
+])
+def test_a_utf8_byte_order_mark_is_read_past(tmp_path, suffix, text):
+    # Windows editors save text with a BOM; it hid the header (or first number) before.
+    read = graph_formats.read if suffix == "graph" else graph_io.read_graph
+    plain = read(write(tmp_path, "plain." + suffix, text))
+    marked = read(write(tmp_path, "bom." + suffix, b"\xef\xbb\xbf" + text))
+    assert edges(marked) == edges(plain) and len(edges(plain)) >= 2
