@@ -484,15 +484,21 @@ def _decimal_floats(a: np.ndarray, S: np.ndarray, E: np.ndarray, D: np.ndarray,
     return ok
 
 
-def _floats_parse(text: bytes, count: int) -> bool:
-    """Whether ``text`` is exactly ``count`` whitespace-separated floats."""
+def _strict_numbers(text: bytes, dtype: Any) -> np.ndarray | None:
+    """Every whitespace-separated number of ``text`` as ``dtype``, or None where NumPy's
+    parser stops early (it only warns, and keeps what it read, unless warnings are errors)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            values = np.fromstring(text, dtype=np.float64, sep=" ")  # type: ignore[call-overload]
+            return np.fromstring(text, dtype=dtype, sep=" ")  # type: ignore[call-overload]
     except (ValueError, DeprecationWarning):
-        return False
-    return values.size == count
+        return None
+
+
+def _floats_parse(text: bytes, count: int) -> bool:
+    """Whether ``text`` is exactly ``count`` whitespace-separated floats."""
+    values = _strict_numbers(text, np.float64)
+    return values is not None and values.size == count
 
 
 def _first_bad_float(chunk: bytes, S: np.ndarray, E: np.ndarray) -> int:
@@ -640,13 +646,8 @@ def _fast_parse(body: bytes, m: int, prefix: bytes | None, width: int) -> np.nda
         marked = stripped.replace(prefix, _SENTINEL)
     else:
         marked = _SENTINEL + b" " + stripped.replace(b"\n", b"\n" + _SENTINEL + b" ")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            values = np.fromstring(marked, dtype=np.int64, sep=" ")  # type: ignore[call-overload]
-    except (ValueError, DeprecationWarning):
-        return None
-    if values.size != m * (width + 1):
+    values = _strict_numbers(marked, np.int64)
+    if values is None or values.size != m * (width + 1):
         return None
     # NumPy saturates numbers past int64 and reads a lone "-" as 0: leave both to the
     # exact scan, which names the line.
