@@ -17,6 +17,9 @@ from morphgpu import mst
 from morphgpu.csr import CSRGraph
 
 DEVICES = ["cpu", "auto"]  # auto without a GPU: SciPy's Kruskal behind our checks
+# The exact-total cases on the GPU as well: its kernel sums 64-bit integer weights modulo
+# 2**64, so weights that do not narrow to int32 keys are summed on the host.
+TOTAL_DEVICES = [*DEVICES, pytest.param("gpu", marks=pytest.mark.gpu)]
 
 
 def _path(weights, dtype):
@@ -29,7 +32,7 @@ def _path(weights, dtype):
 
 
 # ----------------------------------------------------------------- exact integer totals
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", TOTAL_DEVICES)
 @pytest.mark.parametrize(("weights", "dtype"), [
     ([2**62, 2**62], np.int64),  # summed to -2**63 in int64 before
     ([2**63 - 1, 1], np.int64),
@@ -50,6 +53,17 @@ def test_boruvka_total_of_64_bit_weights_is_exact(device, weights, dtype):
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=6),
        st.sampled_from(DEVICES))
 def test_boruvka_integer_total_equals_python_sum(weights, device):
+    _check_integer_total(weights, device)
+
+
+@pytest.mark.gpu
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=6))
+def test_boruvka_integer_total_equals_python_sum_on_the_gpu(weights):
+    _check_integer_total(weights, "gpu")
+
+
+def _check_integer_total(weights, device):
     result = mst.boruvka(_path(weights, np.int64), device=device)
     assert isinstance(result.total_weight, int)
     assert result.total_weight == sum(int(w) for w in result.weights)
@@ -171,3 +185,30 @@ def test_matches_scipy_and_leaves_the_input_alone(n, seed, device, overwrite):
     np.testing.assert_array_equal(m.data, data)
     np.testing.assert_array_equal(m.indices, indices)
     np.testing.assert_array_equal(m.indptr, indptr)
+
+
+# ----------------------------------------------------------------- a false symmetric claim
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("part", ["lower", "upper", "lower and a bit"])
+def test_false_symmetric_claim_is_refused_or_harmless(device, part):
+    # boruvka(..., symmetric=True, device="cpu") kept only the entries above the
+    # diagonal: a lower-triangular matrix gave an empty forest (total 0).
+    rng = np.random.default_rng(5)
+    n = 40
+    dense = np.triu(rng.integers(1, 100, (n, n)), 1)
+    if part != "upper":
+        dense = dense.T.copy()
+    if part == "lower and a bit":
+        dense[0, 1] = 7
+    matrix = sp.csr_matrix(dense)
+    scipy_total = csgraph.minimum_spanning_tree(matrix).sum()
+    if device == "cpu":
+        with pytest.raises(ValueError, match=r"boruvka\(graph\): declared symmetric"):
+            mst.boruvka(matrix, device=device, symmetric=True)
+        return
+    try:
+        result = mst.boruvka(matrix, device=device, symmetric=True)
+    except ValueError as exc:
+        assert "declared symmetric" in str(exc)
+    else:  # the kernel takes equal counts on trust; a result must still be right
+        assert result.total_weight == scipy_total

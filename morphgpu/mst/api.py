@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from .. import backend
 from ..csr import CSRGraph, _dense_host, check_dense_adjacency, index_dtype, validate_graph
 from . import keys as keymod
+from .totals import exact_integer_sum
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def _solve_cpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     _check_no_nan(weights, what)
     keys = keymod.weight_keys(np, weights)
     positions, rounds = cpu.minimum_spanning_forest(
-        prep.n, indptr, indices, keys, symmetric=prep.symmetric
+        prep.n, indptr, indices, keys, symmetric=prep.symmetric, what=what
     )
     return _host_result(prep, indptr, indices, weights, positions, rounds=int(rounds))
 
@@ -187,7 +188,7 @@ def _host_result(prep: Any, indptr: np.ndarray, indices: np.ndarray, weights: np
     dst = indices[positions].astype(np.int64, copy=False)
     w = weights[positions]
     if w.dtype.kind in "iub":
-        total: int | float = _integer_total(w)
+        total: int | float = exact_integer_sum(w)
     else:
         total = float(w.sum(dtype=np.float64)) if w.size else 0.0
     out = prep.side
@@ -205,18 +206,6 @@ def _host_result(prep: Any, indptr: np.ndarray, indices: np.ndarray, weights: np
         **extra,
     )
     return result, int(np.count_nonzero(w == 0))
-
-
-def _integer_total(w: np.ndarray) -> int:
-    """The exact sum of integer weights. An int64 sum wraps once the forest's 64-bit
-    weights pass 2**63 in total (two edges of 2**62 summed to -2**63); Python's ints do
-    not, and are used only where the int64 sum could wrap."""
-    if not w.size:
-        return 0
-    bound = max(int(w.max()), -int(w.min()))
-    if bound * w.size < 2**63:
-        return int(w.sum(dtype=np.int64))
-    return sum(w.tolist())
 
 
 def _solve(graph: Any, symmetric: bool | None, device: str, what: str) -> tuple[MSTResult, int]:

@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import backend, barrier, direct_launch, kernels
 from . import keys as keymod
+from .totals import exact_integer_sum
 
 KERNEL_PATH = "mst/kernels/boruvka.cu"
 BLOCK = 256
@@ -458,7 +459,14 @@ class BoruvkaGPU:
         total_bits = stats[STAT_TOTAL : STAT_TOTAL + 1]
         if self.weight_dtype.kind == "f":
             total: int | float = float(total_bits.view(np.float64)[0])
+        elif self.weight_dtype.itemsize == 8 and self.kind == "keys":
+            # 64-bit integer weights that did not narrow to int32 keys (uint64 ones, or
+            # int64 past 2**31): the kernel's sum is exact only modulo 2**64 (two int64
+            # edges of 2**62 came back as -2**63), so the forest's weights are summed here.
+            total = exact_integer_sum(backend.to_host(weights))
         else:
+            # Weights of at most 32 bits, or int64 ones that narrowed to int32 keys: fewer
+            # than 2**32 edges of |w| < 2**32 cannot pass 2**63.
             total = int(total_bits.view(np.int64)[0])
         return GPUForest(
             edge_ids=edge_ids,
