@@ -1,7 +1,10 @@
-"""Reading a file that may be compressed: gzip, xz or bzip2, told by its first bytes.
+"""Reading a text file's bytes as every reader here takes them: decompressed when it is
+compressed (gzip, xz or bzip2, told by its first bytes), and without a leading UTF-8 byte
+order mark.
 
-One place for every reader (graph files, DIMACS CNF), so that a damaged stream is reported
-the same way everywhere: as the caller's own format error, naming the file.
+One place for every reader (graph files, DIMACS CNF, points-to constraints, Triangle's
+files), so that a damaged stream is reported the same way everywhere, as the caller's own
+format error naming the file, and a byte order mark is read past everywhere.
 """
 
 from __future__ import annotations
@@ -26,3 +29,13 @@ def decompressed(raw: bytes, path: str | Path, error: type[Exception]) -> bytes:
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         raise error(f"{path}: compressed stream is truncated or corrupt ({exc})") from exc
     return raw
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark. Editors on Windows save text with
+    one; every format read here is ASCII, so kept, it only ever hid the first line's header
+    or number."""
+    return data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data

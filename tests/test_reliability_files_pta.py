@@ -182,3 +182,42 @@ def test_byte_damage_to_a_galois_file_parses_or_raises_the_format_error(tmp_path
     expect = np.array([[int(f) for f in s.split(",")] for s in data_lines[2:]],
                       dtype=np.int64).reshape(-1, 5)
     assert galois(cs) == [tuple(r) for r in expect[:, [3, 1, 2, 4]].tolist()]
+
+
+# ------------------------------------------------------------------ a UTF-8 byte order mark
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_byte_order_mark_is_read_past_in_a_galois_file(tmp_path, gz):
+    # Windows editors save text with one; it made the first number unreadable before.
+    data = b"4\n2\n0,1,2,0,0\n1,2,3,1,0\n"
+    plain = galois(pc.load_galois(write(tmp_path, "p.txt", data)))
+    name = "b.txt.gz" if gz else "b.txt"
+    marked = BOM + data
+    marked = galois(pc.load_galois(write(tmp_path, name, gzip.compress(marked) if gz
+                                         else marked)))
+    assert marked == plain == [(0, 1, 2, 0), (1, 2, 3, 0)]
+
+
+@pytest.mark.parametrize("which", ["nodes", "constraints", "hcd"])
+def test_a_byte_order_mark_is_read_past_in_each_lsg_file(tmp_path, which):
+    texts = {"nodes": "4\n3\n0\n0,1,0\n1,3,0\n", "constraints": "1,0,0,0,0\n0,2,0,0,0\n",
+             "hcd": "1\n3,2\n"}
+    plain = lsg(tmp_path, texts["nodes"], texts["constraints"], hcd=texts["hcd"])
+    texts[which] = "\ufeff" + texts[which]
+    marked = lsg(tmp_path, texts["nodes"], texts["constraints"], hcd=texts["hcd"])
+    assert marked.obj_size.tolist() == plain.obj_size.tolist() == [1, 3, 0, 0]
+    assert marked.rep.tolist() == plain.rep.tolist() == [0, 1, 2, 2]
+    assert galois(marked) == galois(plain) and len(galois(plain)) >= 1
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_byte_order_mark_is_read_past_in_a_solution_file(tmp_path, gz):
+    data = b"2\n[0] => [1]\n[1] => []\n"
+    plain = read_solution(write(tmp_path, "p_soln.txt", data))
+    name = "b_soln.txt.gz" if gz else "b_soln.txt"
+    marked = BOM + data
+    marked = read_solution(write(tmp_path, name, gzip.compress(marked) if gz else marked))
+    assert marked.n_vars == plain.n_vars == 2
+    assert marked.fact_object.tolist() == plain.fact_object.tolist() == [1]

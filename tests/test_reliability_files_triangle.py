@@ -152,3 +152,23 @@ def test_a_failed_write_leaves_the_files_as_they_were(tmp_path):
     paths = triangle_io.write({"vertices": np.zeros((3, 2)), "triangles": np.arange(3)}, stem)
     assert [p.suffix for p in paths] == [".node", ".ele"]
     assert triangle_io.read_node(tmp_path / "m.node")["vertices"].shape == (3, 2)
+
+
+@pytest.mark.parametrize("suffix", ["node", "poly", "ele"])
+def test_a_byte_order_mark_is_read_past(tmp_path, suffix):
+    # Windows editors save text with one; it made the header's first number unreadable.
+    bom = b"\xef\xbb\xbf"
+    if suffix == "ele":
+        write(tmp_path, "m.node", NODE)
+        plain = triangle_io.read_ele(write(tmp_path, "m.ele", b"1 3 0\n1 1 2 3\n"))
+        write(tmp_path, "b.node", bom + NODE)
+        marked = triangle_io.read_ele(write(tmp_path, "b.ele", bom + b"1 3 0\n1 1 2 3\n"))
+        assert marked["triangles"].tolist() == plain["triangles"].tolist() == [[0, 1, 2]]
+        return
+    data = NODE if suffix == "node" else POLY
+    read = triangle_io.read_node if suffix == "node" else triangle_io.read_poly
+    plain = read(write(tmp_path, "p." + suffix, data))
+    marked = read(write(tmp_path, "b." + suffix, bom + data))
+    assert marked["vertices"].tolist() == plain["vertices"].tolist() == [[0, 0], [1, 0], [0, 1]]
+    if suffix == "poly":
+        assert marked["segments"].tolist() == plain["segments"].tolist()

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..compressed import without_bom
+
 
 class MeshFormatError(ValueError):
     """A Triangle file is malformed; the message names the file and the line."""
@@ -35,6 +37,7 @@ class _Lines:
             raw = path.read_bytes()
         except OSError as exc:
             raise MeshFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raw = without_bom(raw)  # kept, it made the header's first number unreadable
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

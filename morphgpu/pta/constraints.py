@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import arguments
+from ..compressed import without_bom
 from ..csr import check_declared_size
 
 ADDRESS_OF, COPY, LOAD, STORE, GEP = 0, 1, 2, 3, 4
@@ -179,6 +180,7 @@ def _open_text(path: Path) -> str:
             raw = gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
+    raw = without_bom(raw)  # kept, it made the first line's number unreadable
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

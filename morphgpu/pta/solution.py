@@ -430,9 +430,10 @@ def _solution_lines(path: str | Path):
     try:
         # surrogateescape: a byte that is not UTF-8 reaches the line it is on (a strict
         # decoder fails at a chunk boundary, with no line number), and is refused there
-        fh = (gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape")
+        # (utf-8-sig: a leading byte order mark is read past, as by the other readers)
+        fh = (gzip.open(path, "rt", encoding="utf-8-sig", errors="surrogateescape")
               if path.suffix == ".gz" else
-              open(path, encoding="utf-8", errors="surrogateescape"))
+              open(path, encoding="utf-8-sig", errors="surrogateescape"))
     except OSError as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
     numbered = enumerate(fh, 1)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import arguments, backend
-from ..compressed import decompressed
+from ..compressed import decompressed, without_bom
 from ..csr import check_declared_size, index_dtype
 
 
@@ -375,10 +375,8 @@ def _show(line: bytes) -> str:
 
 
 def _parse_bytes(data: bytes, name: str) -> CNF:
-    if data.startswith(b"\xef\xbb\xbf"):
-        # a UTF-8 byte order mark (editors on Windows add one), not part of the first
-        # line: kept, it made a valid file's header 'a clause before the header'
-        data = data[3:]
+    # kept, a byte order mark made a valid file's header 'a clause before the header'
+    data = without_bom(data)
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     found = _find_header(data)
