@@ -2,12 +2,12 @@
 
     compute-sanitizer --tool memcheck python3 scripts/mst_sanitize.py
 
-Covers the three candidate modes (declared symmetric, general, and symmetry found by the
-kernel: checked, then read from the memo, then the door's matrix writer), several passes
-of increasing key (and the live sample that may merge them), rows long enough for the
-chunked huge-row sweep, the three weight-key kinds and every grid-barrier mode; each
-forest is compared edge for edge with the NumPy path, so a run the sanitizer passes but
-that computes a wrong forest still fails (exit code 1).
+Covers the symmetric claim's entry count (diagonal_sides), the three candidate modes
+(declared symmetric, general, and symmetry found by the kernel: checked, then read from the
+memo, then the door's matrix writer), several passes of increasing key (and the live sample
+that may merge them), rows long enough for the chunked huge-row sweep, the three weight-key
+kinds and every grid-barrier mode; each forest is compared edge for edge with the NumPy
+path, so a run the sanitizer passes but that computes a wrong forest still fails (exit code 1).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from morphgpu import barrier, generators  # noqa: E402
 from morphgpu.csr import CSRGraph  # noqa: E402
 from morphgpu.mst import boruvka  # noqa: E402
 from morphgpu.mst.ecl_weights import ecl_weights  # noqa: E402
-from morphgpu.mst.gpu import BoruvkaGPU  # noqa: E402
+from morphgpu.mst.gpu import BoruvkaGPU, diagonal_sides  # noqa: E402
 
 
 def cases() -> dict[str, CSRGraph]:
@@ -57,6 +57,13 @@ def main() -> int:
     for label, graph in cases().items():
         expected = boruvka(graph, device="cpu")
         gpu_graph = graph.to("gpu")
+        # The symmetric claim's pass (kernels/diagonal_sides.cu), against NumPy's counts.
+        rows = np.repeat(np.arange(graph.n_vertices), np.diff(graph.indptr))
+        want_sides = (int(np.count_nonzero(graph.indices > rows)),
+                      int(np.count_nonzero(graph.indices < rows)))
+        sides = diagonal_sides(graph.n_vertices, gpu_graph.indptr, gpu_graph.indices)
+        failures += sides != want_sides
+        print(f"{label:28s} diagonal sides {sides} {'ok' if sides == want_sides else 'MISMATCH'}")
         for mode in barrier.BARRIER_MODES:
             runner = BoruvkaGPU(
                 graph.n_vertices, gpu_graph.indptr, gpu_graph.indices, gpu_graph.weights,

@@ -378,6 +378,12 @@ def _fake_kernels(defines, mode):
     return FakeBoruvkaGrid(), fake_writer, fake_matrix_writer
 
 
+def _fake_diagonal_sides(n, indptr, indices):
+    indptr, indices = _plain(indptr), _plain(indices)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    return int(np.count_nonzero(indices > rows)), int(np.count_nonzero(indices < rows))
+
+
 @pytest.fixture
 def stand_in(monkeypatch):
     """The stand-in CuPy and kernels in place; yields the ledger, cleared."""
@@ -385,6 +391,9 @@ def stand_in(monkeypatch):
     monkeypatch.setattr(backend, "_probe_cupy", lambda: (fake, None))
     monkeypatch.setattr(gpu, "_kernels", _fake_kernels)
     monkeypatch.setattr(gpu, "_packed", FakePacked)
+    # The symmetric claim's one pass (kernels/diagonal_sides.cu), in NumPy and off the
+    # ledger: the ledgers below pin the rounds' launches and reads.
+    monkeypatch.setattr(gpu, "diagonal_sides", _fake_diagonal_sides)
     sparse = types.ModuleType("cupyx.scipy.sparse")
     sparse.csr_matrix = lambda arrays, shape: sp.csr_matrix(_plain(arrays), shape=shape)
     scipy_pkg = types.ModuleType("cupyx.scipy")
@@ -530,6 +539,7 @@ def test_every_weight_type_comes_back_as_the_numpy_path_gives_it(n, edges, dtype
         mp.setattr(backend, "_probe_cupy", lambda: (fake, None))
         mp.setattr(gpu, "_kernels", _fake_kernels)
         mp.setattr(gpu, "_packed", FakePacked)
+        mp.setattr(gpu, "diagonal_sides", _fake_diagonal_sides)
         LEDGER.clear()
         result = boruvka(on_device(graph), device="gpu")
         assert LEDGER.launches[-2:] == ["mst_boruvka", "mst_write_forest"]

@@ -190,9 +190,9 @@ def test_matches_scipy_and_leaves_the_input_alone(n, seed, device, overwrite):
 # ----------------------------------------------------------------- a false symmetric claim
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("part", ["lower", "upper", "lower and a bit"])
-def test_false_symmetric_claim_is_refused_or_harmless(device, part):
-    # boruvka(..., symmetric=True, device="cpu") kept only the entries above the
-    # diagonal: a lower-triangular matrix gave an empty forest (total 0).
+def test_false_symmetric_claim_is_refused(device, part):
+    # Both paths read only the entries above the diagonal of a graph run as symmetric: a
+    # lower-triangular matrix declared symmetric gave an empty forest (total 0).
     rng = np.random.default_rng(5)
     n = 40
     dense = np.triu(rng.integers(1, 100, (n, n)), 1)
@@ -201,14 +201,13 @@ def test_false_symmetric_claim_is_refused_or_harmless(device, part):
     if part == "lower and a bit":
         dense[0, 1] = 7
     matrix = sp.csr_matrix(dense)
-    scipy_total = csgraph.minimum_spanning_tree(matrix).sum()
-    if device == "cpu":
-        with pytest.raises(ValueError, match=r"boruvka\(graph\): declared symmetric"):
-            mst.boruvka(matrix, device=device, symmetric=True)
-        return
-    try:
-        result = mst.boruvka(matrix, device=device, symmetric=True)
-    except ValueError as exc:
-        assert "declared symmetric" in str(exc)
-    else:  # the kernel takes equal counts on trust; a result must still be right
-        assert result.total_weight == scipy_total
+    with pytest.raises(ValueError, match=r"boruvka\(graph\): declared symmetric .* entries "
+                                         r"above the diagonal"):
+        mst.boruvka(matrix, device=device, symmetric=True)
+    undirected = CSRGraph.from_scipy(matrix, directed=False)  # the same claim, as a flag
+    with pytest.raises(ValueError, match="declared symmetric"):
+        mst.boruvka(undirected, device=device)
+    # Stored both ways, the claim holds and the forest is SciPy's.
+    both = sp.csr_matrix(dense + dense.T)
+    result = mst.boruvka(both, device=device, symmetric=True)
+    assert result.total_weight == csgraph.minimum_spanning_tree(both).sum()

@@ -34,6 +34,8 @@ weights it runs our NumPy rounds.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +127,37 @@ def _check_no_nan(weights: np.ndarray, what: str) -> None:
         raise ValueError(f"{what}: weight of CSR entry {bad} is NaN")
 
 
+# Graphs whose symmetric claim the GPU has checked (counts match), so a repeated call on
+# the same graph (a CSRGraph, or the one graph_cache hands back for an unchanged matrix)
+# pays the pass once.
+_claims_checked: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _check_symmetric_claim(prep: _Prepared, indptr: Any, indices: Any, what: str) -> None:
+    """A graph run as symmetric (declared, or an undirected CSRGraph) must have as many
+    entries above the diagonal as below: both paths read only those above, so a false
+    claim gave the upper triangle's forest (of a lower-triangular matrix, none). Equal
+    counts are taken on trust (checking every twin costs a search per entry)."""
+    with contextlib.suppress(TypeError):  # a graph not weakly referable: checked every call
+        if prep.graph is not None and prep.graph in _claims_checked:
+            return
+    if backend.side_of(indices) == "gpu":
+        from . import gpu  # noqa: PLC0415
+
+        above, below = gpu.diagonal_sides(prep.n, indptr, indices)
+    else:
+        rows = np.repeat(np.arange(prep.n, dtype=np.int64), np.diff(indptr))
+        above = int(np.count_nonzero(indices > rows))
+        below = int(np.count_nonzero(indices < rows))
+    if above != below:
+        raise ValueError(
+            f"{what}: declared symmetric (undirected) but it has {above} entries above the "
+            f"diagonal and {below} below, so it is not; pass symmetric=False")
+    if prep.graph is not None:
+        with contextlib.suppress(TypeError):
+            _claims_checked.add(prep.graph)
+
+
 def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     """The forest by the GPU kernels, and how many of its edges weigh zero.
 
@@ -144,9 +177,11 @@ def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     indices = kept.indices if kept is not None else backend.to_side(prep.indices, "gpu")
     weights = backend.to_side(prep.weights, "gpu")
     vdt, edt = index_dtype(prep.n), index_dtype(indices.size)
+    indptr, indices = indptr.astype(edt, copy=False), indices.astype(vdt, copy=False)
+    if prep.symmetric:
+        _check_symmetric_claim(prep, indptr, indices, what)
     forest = gpu.spanning_forest(
-        prep.n, indptr.astype(edt, copy=False), indices.astype(vdt, copy=False), weights,
-        symmetric=prep.symmetric, side=prep.side, what=what,  # type: ignore[arg-type]
+        prep.n, indptr, indices, weights, symmetric=prep.symmetric, side=prep.side, what=what,  # type: ignore[arg-type]
     )
     result = MSTResult(
         src=forest.src,
@@ -170,9 +205,11 @@ def _solve_cpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     indices = backend.to_host(prep.indices)
     weights = backend.to_host(prep.weights)
     _check_no_nan(weights, what)
+    if prep.symmetric:
+        _check_symmetric_claim(prep, indptr, indices, what)
     keys = keymod.weight_keys(np, weights)
     positions, rounds = cpu.minimum_spanning_forest(
-        prep.n, indptr, indices, keys, symmetric=prep.symmetric, what=what
+        prep.n, indptr, indices, keys, symmetric=prep.symmetric
     )
     return _host_result(prep, indptr, indices, weights, positions, rounds=int(rounds))
 

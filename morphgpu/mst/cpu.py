@@ -25,27 +25,17 @@ NO_EDGE = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def candidate_edges(
-    n: int, indptr: np.ndarray, indices: np.ndarray, symmetric: bool, what: str = "graph"
+    n: int, indptr: np.ndarray, indices: np.ndarray, symmetric: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(source, target, CSR position) of every entry that can be a tree edge.
 
     Self-loops never can. On a symmetric graph the entry (u, v) with u < v stands for the
     pair: its twin (v, u) has the same weight and a larger position, so it never wins.
-    A graph declared symmetric whose entries above and below the diagonal differ in number
-    is refused (it had kept only the upper ones: a lower-triangular matrix gave an empty
-    forest); equal counts are taken on trust, as the GPU kernel takes them.
     """
     degrees = np.diff(indptr)
     src = np.repeat(np.arange(n, dtype=np.int64), degrees)
     dst = indices.astype(np.int64, copy=False)
     keep = src < dst if symmetric else src != dst
-    if symmetric:
-        upper = int(np.count_nonzero(keep))
-        lower = int(np.count_nonzero(src > dst))
-        if upper != lower:
-            raise ValueError(
-                f"{what}: declared symmetric (undirected) but it has {upper} entries above "
-                f"the diagonal and {lower} below, so it is not; pass symmetric=False")
     positions = np.flatnonzero(keep)
     return src[positions], dst[positions], positions
 
@@ -100,10 +90,9 @@ def minimum_spanning_forest(
     weight_keys: np.ndarray,
     *,
     symmetric: bool,
-    what: str = "graph",
 ) -> tuple[np.ndarray, int]:
     """Sorted CSR positions of the forest's edges, and the number of Borůvka rounds."""
-    src, dst, positions = candidate_edges(n, indptr, indices, symmetric, what)
+    src, dst, positions = candidate_edges(n, indptr, indices, symmetric)
     cand_keys = weight_keys[positions].astype(np.uint64)
     packed = (cand_keys << np.uint64(32)) | positions.astype(np.uint64)
     component = np.arange(n, dtype=np.int64)

@@ -46,6 +46,8 @@ from . import keys as keymod
 from .totals import exact_integer_sum
 
 KERNEL_PATH = "mst/kernels/boruvka.cu"
+DIAGONAL_PATH = "mst/kernels/diagonal_sides.cu"
+DIAGONAL_BLOCKS = 4096  # diagonal_sides is grid-stride: enough blocks to fill any GPU
 BLOCK = 256
 HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are longer
 SMALL_PLAN_BYTES = 256 * 2**20
@@ -544,6 +546,19 @@ def spanning_forest(
         runner = BoruvkaGPU(n, indptr, indices, weights, symmetric=symmetric, what=what)
         runner.launch()
         return runner.forest(side)
+
+
+def diagonal_sides(n: int, indptr: Any, indices: Any) -> tuple[int, int]:
+    """(CSR entries above the diagonal, entries below it) of a GPU graph, in one pass
+    (kernels/diagonal_sides.cu) and one read."""
+    cp = backend.cupy_module()
+    kernel = kernels.get_kernel(DIAGONAL_PATH, "mst_diagonal_sides",
+                                defines=kernels.index_defines(indices.dtype, indptr.dtype))
+    out = cp.zeros(2, dtype=cp.uint64)
+    grid, block = kernels.launch_config(32 * max(int(n), 1), BLOCK, DIAGONAL_BLOCKS)
+    kernel(grid, block, (indptr, indices, np.int64(n), out))
+    above, below = (int(x) for x in out.get())
+    return above, below
 
 
 # Runners kept with their graph (a CSRGraph, which graph_cache hands back while its matrix
