@@ -555,7 +555,7 @@ def diagonal_sides(n: int, indptr: Any, indices: Any) -> tuple[int, int]:
     kernel = kernels.get_kernel(DIAGONAL_PATH, "mst_diagonal_sides",
                                 defines=kernels.index_defines(indices.dtype, indptr.dtype))
     out = cp.zeros(2, dtype=cp.uint64)
-    grid, block = kernels.launch_config(32 * max(int(n), 1), BLOCK, DIAGONAL_BLOCKS)
+    grid, block = kernels.launch_config(max(int(n), 1), BLOCK, DIAGONAL_BLOCKS)
     kernel(grid, block, (indptr, indices, np.int64(n), out))
     above, below = (int(x) for x in out.get())
     return above, below
