@@ -127,9 +127,9 @@ def _check_no_nan(weights: np.ndarray, what: str) -> None:
         raise ValueError(f"{what}: weight of CSR entry {bad} is NaN")
 
 
-# Graphs whose symmetric claim the GPU has checked (counts match), so a repeated call on
-# the same graph (a CSRGraph, or the one graph_cache hands back for an unchanged matrix)
-# pays the pass once.
+# Graphs whose symmetric claim has been checked (counts match), so a repeated call on the
+# same graph (a CSRGraph, or the one graph_cache hands back for an unchanged matrix) pays
+# the pass once.
 _claims_checked: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -181,7 +181,8 @@ def _solve_gpu(prep: _Prepared, what: str) -> tuple[MSTResult, int]:
     if prep.symmetric:
         _check_symmetric_claim(prep, indptr, indices, what)
     forest = gpu.spanning_forest(
-        prep.n, indptr, indices, weights, symmetric=prep.symmetric, side=prep.side, what=what,  # type: ignore[arg-type]
+        prep.n, indptr, indices, weights, symmetric=prep.symmetric,
+        side=prep.side, what=what,  # type: ignore[arg-type]
     )
     result = MSTResult(
         src=forest.src,
