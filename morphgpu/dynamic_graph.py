@@ -28,6 +28,7 @@ kernels around one sort (dynamic_graph_gpu.py, kernels/dynamic_graph.cu).
 
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 from dataclasses import dataclass
@@ -44,6 +45,32 @@ DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids
 # Bytes of scratch per batch entry at the plan's peak (keys, order, sorted copies, lookups,
 # ranks): the figure checked against free memory before a batch starts.
 BYTES_PER_ENTRY = 112
+
+
+# Each graph's serial number, stamped on its versions (GraphVersion).
+_graph_serials = itertools.count(1)
+
+
+class GraphVersion(int):
+    """A graph's version number that also says which graph it numbers.
+
+    ``bfs(g, source, previous=r)`` repairs ``r`` from the insertions ``g`` made since
+    ``r.graph_version``. Versions are counted per graph (0, 1, 2, ...), so a plain int from
+    another graph's search passed the check and the repair started from the other graph's
+    distances: a wrong answer, or an IndexError where the sizes differed. The version a
+    search records carries its graph's serial number; :meth:`DynamicGraph.inserted_since`
+    refuses a version of another graph, and the search runs afresh. It compares, hashes
+    and prints as the int it is."""
+
+    graph: int
+
+    def __new__(cls, value: int, graph: int) -> GraphVersion:
+        out = super().__new__(cls, value)
+        out.graph = graph
+        return out
+
+    def __reduce__(self) -> tuple[Any, tuple[int, int]]:
+        return GraphVersion, (int(self), self.graph)
 
 
 class DynamicGraphError(ValueError):
@@ -126,7 +153,8 @@ class DynamicGraph:
         self.table_owned = 0  # entries vertices own now (the rest is left by relocations)
         self.n_entries = 0  # stored directed entries
         self._n_edges = 0
-        self.version = 0
+        self._serial = next(_graph_serials)
+        self._version = 0  # read as `version`, stamped with this graph (GraphVersion)
         # Insertions since the last deletion, for incremental BFS repair: (version after
         # the batch, sources, destinations) of the stored entries each batch added.
         self._journal: list[tuple[int, Any]] = []
@@ -159,7 +187,7 @@ class DynamicGraph:
             dg.insert_edges(src, dst, w)
         dg._journal.clear()
         dg._journal_entries = 0
-        dg._journal_start = dg.version
+        dg._journal_start = dg._version
         return dg
 
     # ------------------------------------------------------------------ properties
@@ -167,6 +195,11 @@ class DynamicGraph:
     def n_edges(self) -> int:
         """Edges (undirected: each edge once, a self-loop once)."""
         return self._n_edges
+
+    @property
+    def version(self) -> GraphVersion:
+        """Batches (and other changes) made so far; a search records it."""
+        return GraphVersion(self._version, self._serial)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -431,13 +464,13 @@ class DynamicGraph:
         insertions may have stored (kept for incremental repairs; keys of edges that were
         there already may be among them: relaxing them again changes nothing), () for a
         batch that changed nothing, None for any other change (the journal restarts)."""
-        self.version += 1
+        self._version += 1
         if insert is None:
             self._journal.clear()
             self._journal_entries = 0
-            self._journal_start = self.version
+            self._journal_start = self._version
         elif len(insert) and insert.size:
-            self._journal.append((self.version, insert))
+            self._journal.append((self._version, insert))
             self._journal_entries += int(insert.size)
             # Keep the journal within a quarter of the graph: past that a repair would
             # cost about as much as a fresh search.
@@ -449,8 +482,11 @@ class DynamicGraph:
     def inserted_since(self, version: int) -> Any | None:
         """The keys (source * n + destination) of the entries stored by insertions after
         ``version``, when nothing else changed since (None otherwise): what an incremental
-        search repairs from. Keys of edges that were there already may be among them."""
-        if version < self._journal_start or version > self.version:
+        search repairs from. Keys of edges that were there already may be among them.
+        A version of another graph (a GraphVersion stamped with another graph) gets None."""
+        if getattr(version, "graph", self._serial) != self._serial:
+            return None
+        if version < self._journal_start or version > self._version:
             return None
         parts = [keys for ver, keys in self._journal if ver > version]
         xp = self.xp
