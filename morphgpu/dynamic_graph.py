@@ -42,6 +42,7 @@ from .csr import CSRGraph, expand_counts, index_dtype
 from .unique import run_starts, sorted_unique
 
 DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids
+MAX_PAGES = np.iinfo(np.int32).max  # the page table holds int32 page ids
 # Bytes of scratch per batch entry at the plan's peak (keys, order, sorted copies, lookups,
 # ranks): the figure checked against free memory before a batch starts.
 BYTES_PER_ENTRY = 112
@@ -130,10 +131,20 @@ class DynamicGraph:
                  device: str = "auto", page_size: int = DEFAULT_PAGE_SIZE,
                  capacity_pages: int | None = None) -> None:
         n = _count_argument("n_vertices", n_vertices)
-        if not isinstance(page_size, (int, np.integer)) or page_size < 1 or \
-                page_size & (page_size - 1) or page_size > 1024:
+        # arguments.integer refuses bool: page_size=True was a page of one neighbour.
+        page_size = arguments.integer(
+            page_size, "page_size", error=DynamicGraphError,
+            message="page_size must be a power of two in [1, 1024], got {value!r}")
+        if page_size < 1 or page_size & (page_size - 1) or page_size > 1024:
             raise DynamicGraphError(
                 f"page_size must be a power of two in [1, 1024], got {page_size!r}")
+        if capacity_pages is not None:
+            # Was int(capacity_pages or 0): -5, 1.5 and True were taken, 'x' raised int()'s
+            # ValueError, 10**12 a NumPy MemoryError for a 116 TiB page table.
+            capacity_pages = arguments.integer(
+                capacity_pages, "capacity_pages", low=0, high=MAX_PAGES, error=DynamicGraphError,
+                message="capacity_pages must be None or an integer in [0, {high}], "
+                        "got {value!r}")
         self.side = backend.resolve_device(device, who="morphgpu.DynamicGraph")
         self.xp = backend.xp_for(self.side)
         self.directed = bool(directed)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from morphgpu.bfs import bfs
-from morphgpu.dynamic_graph import DynamicGraph
+from morphgpu.dynamic_graph import DynamicGraph, DynamicGraphError
 
 DEVICES = ["cpu", "auto"]
 
@@ -52,3 +52,30 @@ def test_previous_from_another_graph_is_not_repaired_from(device, other_n):
     np.testing.assert_array_equal(np.asarray(again.distances), scipy_distances(b, 0))
     assert a.inserted_since(ra.graph_version) is not None
     assert b.inserted_since(ra.graph_version) is None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("kwargs", "name"), [
+    # Old: page_size=True was taken as 1 (bool is an int); capacity_pages went through
+    # int(capacity_pages or 0), so -5, 1.5 and True were taken, 'x' raised int()'s
+    # "invalid literal" and 10**12 NumPy's MemoryError for a 116 TiB page table.
+    ({"page_size": True}, "page_size"), ({"page_size": np.bool_(True)}, "page_size"),
+    ({"capacity_pages": -5}, "capacity_pages"), ({"capacity_pages": 1.5}, "capacity_pages"),
+    ({"capacity_pages": True}, "capacity_pages"), ({"capacity_pages": "x"}, "capacity_pages"),
+    ({"capacity_pages": 10**12}, "capacity_pages"),
+])
+def test_bad_page_arguments_name_the_argument(device, kwargs, name):
+    with pytest.raises(DynamicGraphError, match=name):
+        DynamicGraph(3, device=device, **kwargs)
+    if name == "page_size":
+        with pytest.raises(DynamicGraphError, match=name):
+            DynamicGraph.from_csr(np.ones((2, 2)), device=device, **kwargs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_good_page_arguments(device):
+    for page_size in (1, np.int64(4), np.uint16(1024)):
+        dg = DynamicGraph(3, device=device, page_size=page_size, capacity_pages=np.int32(0))
+        dg.insert_edges([0, 1], [1, 2])
+        assert dg.page_size == int(page_size) and dg.n_edges == 2
+        dg.check()
