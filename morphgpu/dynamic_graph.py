@@ -42,6 +42,8 @@ from .csr import CSRGraph, expand_counts, index_dtype
 from .unique import run_starts, sorted_unique
 
 DEFAULT_PAGE_SIZE = 32  # one 128-byte line of 32-bit ids
+# Edges are int64 keys u * n + v: n * n - 1 must fit (past it keys wrapped silently).
+MAX_VERTICES = math.isqrt(np.iinfo(np.int64).max)
 MAX_PAGES = np.iinfo(np.int32).max  # the page table holds int32 page ids
 # Bytes of scratch per batch entry at the plan's peak (keys, order, sorted copies, lookups,
 # ranks): the figure checked against free memory before a batch starts.
@@ -131,6 +133,9 @@ class DynamicGraph:
                  device: str = "auto", page_size: int = DEFAULT_PAGE_SIZE,
                  capacity_pages: int | None = None) -> None:
         n = _count_argument("n_vertices", n_vertices)
+        if n > MAX_VERTICES:
+            raise DynamicGraphError(f"n_vertices must be at most {MAX_VERTICES} (edges are "
+                                    f"kept as int64 keys u * n + v), got {n}")
         # arguments.integer refuses bool: page_size=True was a page of one neighbour.
         page_size = arguments.integer(
             page_size, "page_size", error=DynamicGraphError,
@@ -155,6 +160,15 @@ class DynamicGraph:
         xp = self.xp
         self.vid_dtype = index_dtype(max(n, 1))
         pages = max(int(capacity_pages or 0), 16)
+        # Checked before allocating: DynamicGraph(2**31) was NumPy's "Unable to allocate 32.0
+        # GiB", and 10**18 "Maximum allowed dimension exceeded", neither naming n_vertices.
+        needed = 24 * n + pages * (8 + self.page_size * (self.vid_dtype.itemsize +
+                                                        (8 if self.weighted else 0)))
+        what = f"DynamicGraph(n_vertices={n}, capacity_pages={pages})"
+        if self.side == "gpu":
+            backend.require_gpu_bytes(needed, what)
+        else:
+            backend.require_host_bytes(needed, what)
         self.pool = PagePool(self.page_size, pages, xp=xp, dtype=self.vid_dtype,
                              weights_dtype=np.float64 if self.weighted else None)
         self.bounds = xp.zeros(2 * n, dtype=np.int64)  # begin, end positions per vertex
@@ -273,6 +287,9 @@ class DynamicGraph:
         k = _count_argument("k", k)
         xp = self.xp
         first = self.n_vertices
+        if first + k > MAX_VERTICES:
+            raise DynamicGraphError(f"add_vertices: {first + k} vertices is past the "
+                                    f"{MAX_VERTICES} a graph holds, got k = {k}")
         if index_dtype(first + k) != self.vid_dtype:
             raise DynamicGraphError(f"add_vertices: {first + k} vertices need 64-bit ids; "
                                     "rebuild the graph with from_csr")

@@ -11,8 +11,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from morphgpu import backend
 from morphgpu.bfs import bfs
-from morphgpu.dynamic_graph import DynamicGraph, DynamicGraphError
+from morphgpu.dynamic_graph import MAX_VERTICES, DynamicGraph, DynamicGraphError
 
 DEVICES = ["cpu", "auto"]
 
@@ -79,3 +80,28 @@ def test_good_page_arguments(device):
         dg.insert_edges([0, 1], [1, 2])
         assert dg.page_size == int(page_size) and dg.n_edges == 2
         dg.check()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n", [MAX_VERTICES + 1, 2**40, 10**30])
+def test_vertex_counts_past_the_int64_keys_are_refused(device, n):
+    # Old: 10**30 raised NumPy's "Maximum allowed dimension exceeded" and 2**40 its
+    # MemoryError, neither naming n_vertices; on a host with the memory, n past
+    # isqrt(2**63 - 1) made the edge keys u * n + v wrap silently.
+    with pytest.raises(DynamicGraphError, match=f"n_vertices must be at most {MAX_VERTICES}"):
+        DynamicGraph(n, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("kwargs", "named"), [
+    ({"n_vertices": 2**28}, "n_vertices=268435456"),
+    ({"n_vertices": 4, "capacity_pages": 2**31 - 1}, "capacity_pages=2147483647"),
+])
+def test_a_graph_larger_than_memory_is_refused_before_allocating(device, monkeypatch,
+                                                                 kwargs, named):
+    # Old: the arrays were allocated (NumPy's lazy zeros: the OOM killer later, or NumPy's
+    # "Unable to allocate 32.0 GiB" for 2**31 vertices, naming no argument).
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**30)
+    with pytest.raises(MemoryError, match=named):
+        DynamicGraph(device=device, **kwargs)
+    assert DynamicGraph(1000, device=device).n_vertices == 1000
