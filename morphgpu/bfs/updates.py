@@ -11,7 +11,7 @@ of equal TIMEs; in a file without TIMEs a blank line ends a batch. Inside a batc
 changes apply in file order (each run of insertions, or of deletions, as one call). Ids
 are 0-based, or ``--base 1``. After each batch the search from the source is repaired
 from the inserted edges when the batch only inserted (``bfs(..., previous=)``), else run
-afresh; ``--fresh`` always searches afresh.
+afresh; ``--fresh`` always searches afresh. The file may be gzip, xz or bzip2 compressed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, graph_formats, report
+from .. import backend, compressed, graph_formats, report
 from ..dynamic_graph import DynamicGraph
 from .api import bfs
 
@@ -61,17 +61,25 @@ class Batch:
 
 def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = None
                  ) -> list[Batch]:
-    """The batches of an updates file (see the module's doc)."""
+    """The batches of an updates file (see the module's doc); gzip, xz or bzip2 files are
+    read decompressed, and a leading UTF-8 byte order mark is read past."""
     path = Path(path)
+    raw = compressed.without_bom(compressed.decompressed(path.read_bytes(), path,
+                                                         UpdatesFormatError))
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UpdatesFormatError(f"{path}: not a text file ({exc})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UpdatesFormatError(f"{path}:{line}: not a text file (byte {exc.start} is not "
+                                 "UTF-8 text)") from None
+    # Lines end at LF, CRLF or CR only: str.splitlines also ended them at form feeds,
+    # vertical tabs, \x1c-\x1e, \x85 and \u2028, shifting every later line number.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     batches: list[Batch] = []
     timed: bool | None = None
     open_batch = False
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        line = raw_line.split("#", 1)[0].strip()
         where = f"{path}:{number}"
         if not line:
             open_batch = False
@@ -82,12 +90,12 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
             timed = has_time
         elif timed != has_time:
             raise UpdatesFormatError(f"{where}: every line needs a time, or none does "
-                                     f"(got {raw.strip()!r})")
+                                     f"(got {raw_line.strip()!r})")
         stamp = tokens[0] if has_time else ""
         change = tokens[1:] if has_time else tokens
         if len(change) not in (3, 4) or change[0] not in ("+", "-"):
             raise UpdatesFormatError(f"{where}: expected '[TIME] + U V [WEIGHT]' or "
-                                     f"'[TIME] - U V', got {raw.strip()!r}")
+                                     f"'[TIME] - U V', got {raw_line.strip()!r}")
         sign = change[0]
         try:
             u, v = int(change[1]) - base, int(change[2]) - base
