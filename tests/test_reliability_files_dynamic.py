@@ -77,6 +77,30 @@ def test_a_comment_is_not_split_into_a_change(tmp_path):
     assert read_updates(write(tmp_path, "cr.txt", b"+ 0 1\r+ 1 2\r"))[0].runs[0].src == [0, 1]
 
 
+@pytest.mark.parametrize(("line", "what"), [
+    # Old: int() and float() read these: '1_0' as 10, Arabic-Indic one as 1, and a
+    # no-break space split the tokens as a blank would.
+    (b"+ 0 1_0", "vertex ids must be integers"),
+    ("+ 0 \u0661".encode(), "vertex ids must be integers"),
+    ("+ 0\u00a01".encode(), "expected '[TIME] + U V"),
+    (b"+ 0 1 1_0", "weight '1_0' is not a number"),
+    ("+ 0 1 \u0662".encode(), "weight '\u0662' is not a number"),
+])
+def test_numbers_python_reads_but_the_format_does_not_are_refused(tmp_path, line, what):
+    with raises_at("u.txt", 2, what):
+        read_updates(write(tmp_path, "u.txt", b"+ 1 2\n" + line + b"\n"))
+
+
+@pytest.mark.parametrize("token", [b"9223372036854775808", b"1" + b"0" * 30, b"9" * 5000])
+def test_ids_past_int64_are_refused_with_the_line(tmp_path, token):
+    # Old: with no n_vertices they were read, and run_updates' int64 batch raised
+    # OverflowError naming no file; 5000 digits were "vertex ids must be integers".
+    with raises_at("u.txt", 1, "V = "):
+        read_updates(write(tmp_path, "u.txt", b"+ 0 " + token + b"\n"))
+    assert edges(read_updates(write(tmp_path, "ok.txt", b"+ 0 9223372036854775806\n"))) == [
+        ("+", 0, 2**63 - 2)]
+
+
 def test_bytes_that_are_not_utf8_name_their_line(tmp_path):
     # Old: "FILE: not a text file (...)", no line.
     with raises_at("u.txt", 3, "not a text file"):

@@ -17,6 +17,7 @@ afresh; ``--fresh`` always searches afresh. The file may be gzip, xz or bzip2 co
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,16 @@ class Batch:
             run.weights.append(w)
 
 
+# Tokens are split at ASCII blanks only, and ids and weights are ASCII numbers: str.split()
+# also split at no-break spaces, and int()/float() read '1_0' as 10 and other scripts'
+# digits ('\u0661' as 1), so a mistyped line was read as another edge.
+_BLANKS = re.compile(r"[ \t\f\v]+")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(nan|inf|infinity)",
+                   re.IGNORECASE)
+_ID_LIMIT = 2**63 - 1  # ids become int64 batches; past it the batch raised OverflowError
+
+
 def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = None
                  ) -> list[Batch]:
     """The batches of an updates file (see the module's doc); gzip, xz or bzip2 files are
@@ -75,16 +86,17 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
     # Lines end at LF, CRLF or CR only: str.splitlines also ended them at form feeds,
     # vertical tabs, \x1c-\x1e, \x85 and \u2028, shifting every later line number.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    limit = _ID_LIMIT if n_vertices is None else n_vertices
     batches: list[Batch] = []
     timed: bool | None = None
     open_batch = False
     for number, raw_line in enumerate(text.split("\n"), start=1):
-        line = raw_line.split("#", 1)[0].strip()
+        line = raw_line.split("#", 1)[0].strip(" \t\f\v")
         where = f"{path}:{number}"
         if not line:
             open_batch = False
             continue
-        tokens = line.split()
+        tokens = _BLANKS.split(line)
         has_time = tokens[0] not in ("+", "-")
         if timed is None:
             timed = has_time
@@ -97,25 +109,26 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
             raise UpdatesFormatError(f"{where}: expected '[TIME] + U V [WEIGHT]' or "
                                      f"'[TIME] - U V', got {raw_line.strip()!r}")
         sign = change[0]
-        try:
-            u, v = int(change[1]) - base, int(change[2]) - base
-        except ValueError:
+        if not (_INTEGER.fullmatch(change[1]) and _INTEGER.fullmatch(change[2])):
             raise UpdatesFormatError(f"{where}: vertex ids must be integers, got "
-                                     f"{change[1]!r} {change[2]!r}") from None
-        for name, x in (("U", u), ("V", v)):
-            if x < 0 or (n_vertices is not None and x >= n_vertices):
-                limit = f"[{base}, {base + n_vertices})" if n_vertices is not None else \
-                    f">= {base}"
-                raise UpdatesFormatError(f"{where}: {name} = {x + base} is outside {limit}")
+                                     f"{change[1]!r} {change[2]!r}")
+        ids = []
+        for name, token in (("U", change[1]), ("V", change[2])):
+            # More than 20 digits is past every limit (int() refuses 4300 and more).
+            x = int(token) - base if len(token.lstrip("+-0")) <= 20 else None
+            if x is None or x < 0 or x >= limit:
+                shown = token if len(token) <= 40 else token[:40] + "..."
+                raise UpdatesFormatError(f"{where}: {name} = {shown} is outside "
+                                         f"[{base}, {base + limit})")
+            ids.append(x)
+        u, v = ids
         w = None
         if len(change) == 4:
             if sign == "-":
                 raise UpdatesFormatError(f"{where}: a deletion takes no weight")
-            try:
-                w = float(change[3])
-            except ValueError:
-                raise UpdatesFormatError(f"{where}: weight {change[3]!r} is not a number") \
-                    from None
+            if not _REAL.fullmatch(change[3]):
+                raise UpdatesFormatError(f"{where}: weight {change[3]!r} is not a number")
+            w = float(change[3])
             if not np.isfinite(w):
                 raise UpdatesFormatError(f"{where}: weight {change[3]!r} is not finite")
         new = not batches or (batches[-1].time != stamp if timed else not open_batch)
