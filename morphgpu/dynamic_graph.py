@@ -205,9 +205,24 @@ class DynamicGraph:
         dst = side_graph.indices
         w = side_graph.weights
         if not directed and not g.directed:
-            # A symmetric CSRGraph lists every edge twice: one direction is the edge.
-            keep = src <= dst
-            src, dst, w = src[keep], dst[keep], (w[keep] if w is not None else None)
+            # A symmetric CSRGraph lists every edge twice: one direction is the edge. But
+            # CSRGraph does not check the claim, and keeping src <= dst alone lost the edges
+            # listed only as (u, v) with u > v (a lower triangle marked undirected loaded as
+            # an empty graph). So the entries below the diagonal must mirror those above
+            # (two sorts: equal arrays); where they do not, every entry is loaded as its
+            # edge, those below the diagonal first so that above it the weight still wins.
+            xp = dg.xp
+            n = max(g.n_vertices, 1)
+            above, below = src < dst, src > dst
+            mirrored = int(above.sum()) == int(below.sum()) and bool(xp.array_equal(
+                xp.sort(src[above].astype(np.int64) * n + dst[above]),
+                xp.sort(dst[below].astype(np.int64) * n + src[below])))
+            if mirrored:
+                keep = src <= dst
+                src, dst, w = src[keep], dst[keep], (w[keep] if w is not None else None)
+            else:
+                order = xp.concatenate([xp.flatnonzero(below), xp.flatnonzero(~below)])
+                src, dst, w = src[order], dst[order], (w[order] if w is not None else None)
         if src.size:
             dg.insert_edges(src, dst, w)
         dg._journal.clear()

@@ -9,10 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.sparse import csgraph
 
 from morphgpu import backend
 from morphgpu.bfs import bfs
+from morphgpu.csr import CSRGraph
 from morphgpu.dynamic_graph import MAX_VERTICES, DynamicGraph, DynamicGraphError
 
 DEVICES = ["cpu", "auto"]
@@ -105,3 +108,48 @@ def test_a_graph_larger_than_memory_is_refused_before_allocating(device, monkeyp
     with pytest.raises(MemoryError, match=named):
         DynamicGraph(device=device, **kwargs)
     assert DynamicGraph(1000, device=device).n_vertices == 1000
+
+
+def _marked_undirected(entries, n, weights=None):
+    """A CSRGraph flagged undirected holding exactly ``entries`` (CSRGraph does not check)."""
+    g = CSRGraph.from_edges(np.array([a for a, _ in entries], dtype=np.int64),
+                            np.array([b for _, b in entries], dtype=np.int64),
+                            None if weights is None else np.asarray(weights, dtype=float),
+                            n_vertices=n)
+    return CSRGraph(g.indptr, g.indices, g.weights, g.n_vertices, False)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_undirected_csr_listing_edges_one_way_keeps_them(device):
+    # Old: from_csr kept the entries with src <= dst of a CSRGraph marked undirected, so a
+    # lower triangle (the path 1-0, 2-1, 3-2) loaded as an empty graph: BFS from 0 reached
+    # [0 -1 -1 -1] where SciPy (each entry an edge) reaches [0 1 2 3].
+    g = _marked_undirected([(1, 0), (2, 1), (3, 2)], 4, [5.0, 6.0, 7.0])
+    dg = DynamicGraph.from_csr(g, device=device)
+    assert not dg.directed and dg.n_edges == 3
+    np.testing.assert_array_equal(np.asarray(bfs(dg, 0).distances), [0, 1, 2, 3])
+    assert dg.to_scipy().toarray()[0, 1] == 5.0
+    # Mirrored entries: one edge each, the weight above the diagonal, as before.
+    sym = _marked_undirected([(0, 1), (1, 0), (1, 2), (2, 1)], 3, [1.0, 9.0, 2.0, 8.0])
+    ds = DynamicGraph.from_csr(sym, device=device)
+    assert ds.n_edges == 2
+    np.testing.assert_array_equal(ds.to_scipy().toarray(), [[0, 1, 0], [1, 0, 2], [0, 2, 0]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 8), entries=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)),
+                                             max_size=20))
+def test_an_undirected_csr_loads_every_entry_as_its_edge(n, entries):
+    # Entries counted equal above and below the diagonal but not mirrored (say (0, 3) and
+    # (2, 1)) also lost the one below: hypothesis draws any entry list.
+    entries = sorted({(a % n, b % n) for a, b in entries})
+    dg = DynamicGraph.from_csr(_marked_undirected(entries, n), device="cpu")
+    assert dg.n_edges == len({(min(a, b), max(a, b)) for a, b in entries})
+    for source in range(n):
+        np.testing.assert_array_equal(np.asarray(bfs(dg, source).distances),
+                                      scipy_distances(dg, source))
+        ref = DynamicGraph(n, directed=False, device="cpu")
+        if entries:
+            ref.insert_edges([a for a, _ in entries], [b for _, b in entries])
+        np.testing.assert_array_equal(np.asarray(bfs(dg, source).distances),
+                                      scipy_distances(ref, source))
