@@ -204,6 +204,13 @@ class DynamicGraph:
         src = side_graph.edge_sources()
         dst = side_graph.indices
         w = side_graph.weights
+        if w is not None and w.size and not bool(dg.xp.isfinite(w).all()):
+            # Refused here, naming the argument and the entry: the batch's check said
+            # "insert_edges: weights[k]", an index into arrays the caller never saw.
+            bad = int(dg.xp.argmax(~dg.xp.isfinite(w)))
+            raise DynamicGraphError(f"graph: the weight of entry ({int(src[bad])}, "
+                                    f"{int(dst[bad])}) is {float(w[bad])}, not a finite "
+                                    "number")
         if not directed and not g.directed:
             # A symmetric CSRGraph lists every edge twice: one direction is the edge. But
             # CSRGraph does not check the claim, and keeping src <= dst alone lost the edges

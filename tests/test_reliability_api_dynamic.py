@@ -153,3 +153,14 @@ def test_an_undirected_csr_loads_every_entry_as_its_edge(n, entries):
             ref.insert_edges([a for a, _ in entries], [b for _, b in entries])
         np.testing.assert_array_equal(np.asarray(bfs(dg, source).distances),
                                       scipy_distances(ref, source))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_weight_that_is_not_finite_names_the_graph_and_the_entry(device, bad):
+    # Old: "insert_edges: weights[1] = nan is not a finite number", an index into the
+    # load's internal batch, naming neither the argument nor the entry.
+    m = sp.csr_matrix((np.array([1.0, bad, 2.0]), (np.array([0, 1, 2]), np.array([1, 2, 0]))),
+                      shape=(3, 3))
+    with pytest.raises(DynamicGraphError, match=r"graph: the weight of entry \(1, 2\) is"):
+        DynamicGraph.from_csr(m, device=device)
