@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.sparse import csgraph
 
 from morphgpu import backend
-from morphgpu.bfs import bfs
+from morphgpu.bfs import bfs, graph500_check
 from morphgpu.csr import CSRGraph
 from morphgpu.dynamic_graph import MAX_VERTICES, DynamicGraph, DynamicGraphError
 
@@ -164,3 +164,73 @@ def test_a_weight_that_is_not_finite_names_the_graph_and_the_entry(device, bad):
                       shape=(3, 3))
     with pytest.raises(DynamicGraphError, match=r"graph: the weight of entry \(1, 2\) is"):
         DynamicGraph.from_csr(m, device=device)
+
+
+# The sweep found no defect in the checks below: these tests pin what it tried.
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("src", "dst", "message"), [
+    ([True], [1], "src must hold integer vertex ids"),
+    (np.array([1.0]), np.array([2]), "src must hold integer vertex ids"),
+    ([0], [2.5], "dst must hold integer vertex ids"),
+    (["0"], ["1"], "src must hold integer vertex ids"),
+    ([2**70], [1], "src must hold integer vertex ids"),
+    (np.array([2**63], dtype=np.uint64), [0], "past 2"),
+    ([-1], [0], r"src\[0\] = -1 is outside \[0, 5\)"),
+    ([0, 5], [1, 1], r"src\[1\] = 5 is outside"),
+    ([[0, 1]], [[1, 2]], "one-dimensional"),
+    ([0, 1], [1], "2 entries but dst has 1"),
+])
+def test_bad_batches_name_the_argument_and_change_nothing(device, src, dst, message):
+    dg = DynamicGraph(5, directed=False, weighted=True, device=device)
+    dg.insert_edges([0, 1], [1, 2], [2.0, 3.0])
+    before = (dg.to_scipy().toarray(), dg.version, dg.n_edges, dg.memory())
+    for call in (lambda: dg.insert_edges(src, dst), lambda: dg.delete_edges(src, dst)):
+        with pytest.raises(DynamicGraphError, match=message):
+            call()
+        after = (dg.to_scipy().toarray(), dg.version, dg.n_edges, dg.memory())
+        np.testing.assert_array_equal(before[0], after[0])
+        assert before[1:] == after[1:]
+    dg.check()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kind", [np.int8, np.uint8, np.int16, np.uint32, np.int64, np.uint64,
+                                  list])
+def test_ids_of_any_integer_type_are_taken_and_never_changed(device, kind):
+    src_in, dst_in = [3, 1, 1, 4], [0, 2, 2, 4]
+    src = kind(src_in) if kind is list else np.array(src_in, dtype=kind)
+    dst = kind(dst_in) if kind is list else np.array(dst_in, dtype=kind)
+    keep = (np.array(src, copy=True), np.array(dst, copy=True))
+    dg = DynamicGraph(5, directed=False, device=device)
+    r = dg.insert_edges(src, dst)
+    assert (r.requested, r.applied) == (3, 3)  # the repeated (1, 2) counts once
+    np.testing.assert_array_equal(np.asarray(bfs(dg, 0).distances), scipy_distances(dg, 0))
+    r = dg.delete_edges(src, dst)
+    assert (r.applied, dg.n_edges) == (3, 0)
+    np.testing.assert_array_equal(np.asarray(src), keep[0])
+    np.testing.assert_array_equal(np.asarray(dst), keep[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), directed=st.booleans(), stale=st.integers(0, 3),
+       batches=st.lists(st.tuples(st.sampled_from("++-"),
+                                  st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)),
+                                           max_size=6)), min_size=1, max_size=8))
+def test_previous_results_of_any_age_give_scipys_answer(n, directed, stale, batches):
+    # bfs(previous=r) with r the result of `stale` batches ago (a repair over several
+    # journal entries, or afresh after a deletion) against SciPy on the graph as it is.
+    dg = DynamicGraph(n, directed=directed, device="cpu", page_size=2)
+    results = [bfs(dg, 0, predecessors=True)]
+    for sign, edges in batches:
+        u = [a % n for a, _ in edges]
+        v = [b % n for _, b in edges]
+        (dg.insert_edges if sign == "+" else dg.delete_edges)(u, v)
+        previous = results[max(0, len(results) - 1 - stale)]
+        r = bfs(dg, 0, predecessors=True, previous=previous)
+        np.testing.assert_array_equal(np.asarray(r.distances), scipy_distances(dg, 0))
+        g = dg.to_csr().to("cpu")
+        graph500_check(g.indptr, g.indices, 0, np.asarray(r.distances),
+                       np.asarray(r.predecessors))
+        results.append(r)
