@@ -140,3 +140,18 @@ def test_the_command_reads_a_compressed_file_and_names_a_bad_line(tmp_path, caps
     bad = write(tmp_path, "bad.txt", b"+ 0 1\n\x0b\n+ 0 x\n")
     assert cli.main(["dyn", str(graph), str(bad), "--source", "0", "--device", "cpu"]) == 1
     assert "bad.txt:3: vertex ids must be integers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("data", "line", "has"), [
+    (b"+ 0 1 1.0\n+ 1 2 2.0\n+ 2 3\n", 3, "none"),
+    (b"1 + 0 1\n1 + 1 2\n1 + 2 3 4.5\n", 3, "one"),
+])
+def test_a_weight_missing_from_a_run_names_its_own_line(tmp_path, data, line, has):
+    # Old: "FILE: the batch at line 1 gives weights for some insertions and not others",
+    # the batch's first line, not the line that broke the run.
+    with raises_at("u.txt", line, "the batch at line 1 gives weights for some insertions "
+                   f"and not others (this line has {has})"):
+        read_updates(write(tmp_path, "u.txt", data))
+    # A deletion in between starts a new run, which may leave weights out.
+    assert read_updates(write(tmp_path, "ok.txt", b"+ 0 1 1.0\n- 0 1\n+ 1 2\n"))[0].runs[2] \
+        .weights == []

@@ -134,13 +134,15 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
         new = not batches or (batches[-1].time != stamp if timed else not open_batch)
         if new:
             batches.append(Batch(stamp, number))
+        runs = batches[-1].runs
+        if runs and runs[-1].sign == sign == "+" and (w is not None) != bool(runs[-1].weights):
+            # Named here, at the first line that breaks the run: the check after the loop
+            # named only the batch's first line, which may be many lines before.
+            raise UpdatesFormatError(f"{where}: the batch at line {batches[-1].line} gives "
+                                     "weights for some insertions and not others (this "
+                                     f"line {'has one' if w is not None else 'has none'})")
         batches[-1].add(sign, u, v, w)
         open_batch = True
-    for batch in batches:
-        for run in batch.runs:
-            if run.weights and len(run.weights) != len(run.src):
-                raise UpdatesFormatError(f"{path}: the batch at line {batch.line} gives "
-                                         "weights for some insertions and not others")
     return batches
 
 
