@@ -315,6 +315,13 @@ class DynamicGraph:
         if index_dtype(first + k) != self.vid_dtype:
             raise DynamicGraphError(f"add_vertices: {first + k} vertices need 64-bit ids; "
                                     "rebuild the graph with from_csr")
+        # Checked first, as in __init__: add_vertices(2**31 - 10) was NumPy's "Unable to
+        # allocate 32.0 GiB", naming no argument.
+        what = f"add_vertices({k}) on a graph of {first} vertices"
+        if self.side == "gpu":
+            backend.require_gpu_bytes(24 * (first + k), what)
+        else:
+            backend.require_host_bytes(24 * (first + k), what)
         with backend.gpu_memory_guard(f"add_vertices({k})"):
             bounds = xp.concatenate([self.bounds, xp.zeros(2 * k, dtype=np.int64)])
             cap = xp.concatenate([self.table_cap, xp.zeros(k, dtype=np.int64)])

@@ -234,3 +234,18 @@ def test_previous_results_of_any_age_give_scipys_answer(n, directed, stale, batc
         graph500_check(g.indptr, g.indices, 0, np.asarray(r.distances),
                        np.asarray(r.predecessors))
         results.append(r)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_add_vertices_past_memory_is_refused_and_changes_nothing(device, monkeypatch):
+    # Old: add_vertices(2**31 - 10) raised NumPy's "Unable to allocate 32.0 GiB for an
+    # array with shape (4294967276,)", naming no argument.
+    dg = DynamicGraph(3, device=device)
+    dg.insert_edges([0], [1])
+    version = dg.version
+    monkeypatch.setattr(backend, "host_available_bytes", lambda: 2**30)
+    with pytest.raises(MemoryError, match=r"add_vertices\(2147483638\)"):
+        dg.add_vertices(2**31 - 10)
+    assert (dg.n_vertices, dg.n_edges, dg.version) == (3, 1, version)
+    assert list(dg.add_vertices(2)) == [3, 4]
+    dg.check()
