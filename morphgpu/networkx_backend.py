@@ -358,6 +358,13 @@ def maximum_spanning_edges(G: MorphGraph, algorithm: str = "kruskal", weight: An
 
 
 def _tree(G: MorphGraph, edges: Iterator[tuple]) -> Any:
+    if G.is_directed():
+        # NetworkX's minimum_spanning_edges carries @not_implemented_for("directed"), which
+        # its tree functions meet when they call it; ours call the module's functions, so a
+        # DiGraph got a tree back instead of the error.
+        import networkx as nx  # noqa: PLC0415
+
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
     T = G.graph.__class__()
     T.graph.update(G.graph.graph)
     T.add_nodes_from(G.graph.nodes.items())
