@@ -25,12 +25,12 @@ What runs here, and what NetworkX users get back:
 - ``minimum_spanning_edges`` / ``minimum_spanning_tree`` and their ``maximum_`` twins:
   :func:`morphgpu.mst.boruvka` over the edges in ``G.edges()`` order, so ties are broken
   as NetworkX's Kruskal breaks them (by weight, then edge order); edges come out in
-  Kruskal's order with their data dicts. Any ``algorithm`` name NetworkX accepts runs
-  this way (with distinct weights every algorithm gives the same tree).
+  Kruskal's order with their data dicts. Only ``algorithm="kruskal"`` (the default) runs
+  here: Prim's and Borůvka's output comes in their own order.
 
 Not run here (``can_run`` says why, and NetworkX runs its own code when asked to fall
-back): ``sort_neighbors``, ``generic_bfs_edges``'s ``neighbors`` function, multigraphs for
-the spanning-tree functions.
+back): ``sort_neighbors``, ``generic_bfs_edges``'s ``neighbors`` function, multigraphs and
+``algorithm="prim"``/``"boruvka"`` for the spanning-tree functions.
 
 A converted graph keeps a reference to the NetworkX graph it came from (for node
 objects, attributes and the result graphs), plus CSR arrays built once per direction.
@@ -72,7 +72,7 @@ def get_info() -> dict[str, Any]:
     bfs_note = ("Distances by morphgpu's BFS (GPU or NumPy); NetworkX's order rebuilt "
                 "from them. `sort_neighbors` is not supported.")
     mst_note = ("Borůvka (GPU or NumPy) with NetworkX's Kruskal tie rule; not for "
-                "multigraphs.")
+                "multigraphs, nor algorithm='prim' or 'boruvka'.")
     return {
         "backend_name": BACKEND_NAME,
         "project": "morphgpu",
@@ -295,6 +295,9 @@ def single_target_shortest_path_length(G: MorphGraph, target: Any,
 
 # --------------------------------------------------------------------------- spanning trees
 _MST_ALGORITHMS = ("kruskal", "prim", "boruvka")
+# NetworkX's other algorithm names (networkx.algorithms.tree.mst.ALGORITHMS): can_run
+# declines them, so NetworkX runs its own.
+_OTHER_MST_ALGORITHMS = ("prim", "boruvka", "borůvka")
 
 
 def _spanning_edges(G: MorphGraph, weight: Any, data: bool, ignore_nan: bool,
@@ -419,6 +422,13 @@ class BackendInterface:
         graph = G.graph if isinstance(G, MorphGraph) else G
         if graph is not None and graph.is_multigraph():
             return "multigraphs are not supported by morphgpu's spanning trees"
+        # Prim's and NetworkX's Borůvka yield their edges in their own order (Prim's also
+        # oriented from the tree outward) and break ties their own way: only Kruskal's
+        # output is rebuilt here. Names NetworkX refuses run on, to be refused as it does.
+        at = 1 if name.endswith("_edges") else 2  # (G, algorithm, ...) / (G, weight, algorithm)
+        algorithm = kwargs.get("algorithm", args[at] if len(args) > at else "kruskal")
+        if isinstance(algorithm, str) and algorithm in _OTHER_MST_ALGORITHMS:
+            return f"algorithm={algorithm!r} is not supported (only Kruskal's order is)"
         return True
 
     @staticmethod

@@ -11,6 +11,8 @@ import pytest
 
 nx = pytest.importorskip("networkx")
 
+from morphgpu import networkx_backend  # noqa: E402
+
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs"),
     pytest.mark.skipif("morphgpu" not in nx.utils.backends.backends,
@@ -57,3 +59,26 @@ def test_spanning_trees_of_directed_graphs_are_refused(function):
     G = _triangle(1, 2, 3, nx.DiGraph)
     outcome = same_as_networkx(function, G)
     assert outcome[:2] == ("error", nx.NetworkXNotImplemented)
+
+
+@pytest.mark.parametrize("algorithm", ["prim", "boruvka", "borůvka"])
+@pytest.mark.parametrize(("function", "at"), [("minimum_spanning_edges", 1),
+                                              ("maximum_spanning_edges", 1),
+                                              ("minimum_spanning_tree", 2),
+                                              ("maximum_spanning_tree", 2)])
+def test_prim_and_boruvka_are_left_to_networkx(function, at, algorithm):
+    # Before: every algorithm ran as Kruskal. On a triangle of equal weights NetworkX's
+    # Borůvka gives [('a', 'b'), ('c', 'b')], ours gave Kruskal's [('a', 'b'), ('a', 'c')];
+    # Prim's order and orientation differ too. Now can_run declines them (NetworkX runs
+    # its own under a backend priority; backend="morphgpu" is told it is not implemented).
+    G = _triangle(1, 1, 1)
+    can_run = networkx_backend.BackendInterface.can_run
+    assert "not supported" in can_run(function, (G,), {"algorithm": algorithm})
+    positional = (G, *["weight"] * (at - 1), algorithm)
+    assert "not supported" in can_run(function, positional, {})
+    with pytest.raises(NotImplementedError):
+        getattr(nx, function)(G, algorithm=algorithm, **MG)
+    assert can_run(function, (G,), {"algorithm": "kruskal"}) is True
+    assert can_run(function, (G,), {"algorithm": "nope"}) is True  # refused as NetworkX does
+    with pytest.raises(ValueError, match="not a valid choice"):
+        getattr(nx, function)(G, algorithm="nope", **MG)
