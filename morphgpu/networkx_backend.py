@@ -307,26 +307,12 @@ def _spanning_edges(G: MorphGraph, weight: Any, data: bool, ignore_nan: bool,
     from .mst import boruvka  # noqa: PLC0415
 
     edges = list(G.graph.edges(data=True))
-    values = [d.get(weight, 1) for _, _, d in edges]
-    w = np.asarray(values) if values else np.zeros(0, dtype=np.int64)
-    if w.dtype.kind == "b":
-        w = w.astype(np.int64)
-    if w.dtype.kind not in "iuf":
-        w = w.astype(np.float64)  # a non-numeric weight raises here, as sorting would there
-    keep = np.arange(len(edges))
-    if w.dtype.kind == "f":
-        nan = np.isnan(w)
-        if nan.any():
-            if not ignore_nan:
-                bad = edges[int(np.argmax(nan))]
-                raise ValueError(f"NaN found as an edge weight. Edge {bad}")
-            keep = np.flatnonzero(~nan)
+    keep, rank = _weight_ranks(edges, [d.get(weight, 1) for _, _, d in edges], ignore_nan)
     index = G.index
     n = len(G.nodes)
     u = np.fromiter((index[a] for a, _, _ in edges), dtype=np.int64, count=len(edges))[keep]
     v = np.fromiter((index[b] for _, b, _ in edges), dtype=np.int64, count=len(edges))[keep]
-    w = w[keep]
-    key = w if minimum else -w
+    key = rank if minimum else (rank.max(initial=0) - rank)
     # G.edges() lists edges by their first endpoint in node order, so rows are already
     # grouped and a CSR position is the edge's place in G.edges(): Borůvka's tie rule
     # (weight, position) is Kruskal's stable sort.
@@ -339,6 +325,66 @@ def _spanning_edges(G: MorphGraph, weight: Any, data: bool, ignore_nan: bool,
     for e in keep[ids].tolist():
         a, b, d = edges[e]
         yield (a, b, d) if data else (a, b)
+
+
+def _weight_ranks(edges: list, values: list, ignore_nan: bool) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """(keep, rank): the positions of the edges that take part (NaN weights left out under
+    ``ignore_nan``) and each one's dense rank among their weights, ordered exactly as
+    NetworkX's Kruskal orders the weights themselves (Python comparisons).
+
+    Ranks, not the weights, go to Borůvka: weights NumPy cannot hold exactly (integers
+    beyond 2**53 among floats, beyond int64, Fractions, Decimals) were rounded into false
+    ties, and -w of int64's least value overflowed; weights that are not real numbers
+    (None, complex, strings) were cast or taken for NaN where NetworkX raises TypeError.
+    """
+    try:
+        w = np.asarray(values) if values else np.zeros(0, dtype=np.int64)
+    except (ValueError, TypeError):  # ragged sequences and the like: Python's path says
+        w = np.zeros(0, dtype=object)
+    exact = w.ndim == 1 and w.size == len(values) and w.dtype.kind in "biuf"
+    if exact and w.dtype.kind == "f":
+        # np.asarray rounds the integers (or other numbers) it meets among floats; Python
+        # compares them with floats exactly (NumPy scalars as Python numbers: np.uint64
+        # compares with a float in float64). NaN is never equal: it is handled below.
+        exact = all(b != b or (a.item() if isinstance(a, np.generic) else a) == b
+                    for a, b in zip(values, w.tolist()))
+    if not exact:
+        return _python_ranks(edges, values, ignore_nan)
+    keep = np.arange(len(values))
+    if w.dtype.kind == "f":
+        nan = np.isnan(w)
+        if nan.any():
+            if not ignore_nan:
+                bad = edges[int(np.argmax(nan))]
+                raise ValueError(f"NaN found as an edge weight. Edge {bad}")
+            keep = np.flatnonzero(~nan)
+            w = w[keep]
+    return keep, np.unique(w, return_inverse=True)[1].astype(np.int64).reshape(-1)
+
+
+def _python_ranks(edges: list, values: list, ignore_nan: bool) -> tuple[np.ndarray,
+                                                                        np.ndarray]:
+    """_weight_ranks by NetworkX's own steps: ``isnan`` on each weight in edge order (a
+    TypeError for a weight that is not a real number, as there), then Python's sort."""
+    from math import isnan  # noqa: PLC0415
+
+    keep = []
+    for i, value in enumerate(values):
+        if isnan(value):
+            if not ignore_nan:
+                raise ValueError(f"NaN found as an edge weight. Edge {edges[i]}")
+            continue
+        keep.append(i)
+    kept = [values[i] for i in keep]
+    order = sorted(range(len(kept)), key=kept.__getitem__)
+    rank = np.zeros(len(kept), dtype=np.int64)
+    r = 0
+    for before, i in zip([None, *order], order):
+        if before is not None and kept[before] < kept[i]:
+            r += 1
+        rank[i] = r
+    return np.asarray(keep, dtype=np.int64), rank
 
 
 def _check_algorithm(algorithm: str) -> None:

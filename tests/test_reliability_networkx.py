@@ -7,7 +7,12 @@ Each test says what the backend did before its fix.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 nx = pytest.importorskip("networkx")
 
@@ -82,3 +87,66 @@ def test_prim_and_boruvka_are_left_to_networkx(function, at, algorithm):
     assert can_run(function, (G,), {"algorithm": "nope"}) is True  # refused as NetworkX does
     with pytest.raises(ValueError, match="not a valid choice"):
         getattr(nx, function)(G, algorithm="nope", **MG)
+
+
+SPANNING = ["minimum_spanning_edges", "maximum_spanning_edges", "minimum_spanning_tree",
+            "maximum_spanning_tree"]
+
+
+@pytest.mark.parametrize("function", SPANNING)
+@pytest.mark.parametrize("weights", [
+    (2**62 + 1, float(2**62), 2**62 + 2),  # was: all rounded to 2.0**62, a false tie
+    (2**64 + 1, 2**64, 2**64 + 2),  # was: object -> float64, the same false tie
+    (-(2**63), 5, 6),  # was: -w overflowed for the maximum, giving the lightest edge
+    (np.uint64(2**64 - 1), np.uint64(2**64 - 2), 1),  # was: uint64 and int -> float64
+    (Fraction(1, 3), Fraction(1, 3) + Fraction(1, 10**30), Fraction(1, 3) - Fraction(1, 10**30)),
+])
+def test_weights_numpy_cannot_hold_exactly_order_as_in_python(function, weights):
+    # Before: the weights went through np.asarray and float64, so these ties, orders and
+    # negations came out wrong: e.g. (2**62+1, 2.0**62, 2**62+2) gave the tree
+    # [('a','b'), ('a','c')] where NetworkX gives [('b','c'), ('a','b')].
+    same_as_networkx(function, _triangle(*weights))
+
+
+@pytest.mark.parametrize("function", SPANNING)
+@pytest.mark.parametrize("bad", [None, 1j, "heavy", [1]])
+@pytest.mark.parametrize("ignore_nan", [False, True])
+def test_weights_that_are_not_real_numbers_raise_type_error(function, bad, ignore_nan):
+    # Before: None was taken for NaN (ignore_nan=True dropped the edge), 1j was cast to 0
+    # and the tree returned, "heavy" gave a ValueError and [1] SciPy's "data, indices,
+    # and indptr should be 1-D"; NetworkX raises TypeError ("must be real number").
+    outcome = same_as_networkx(function, _triangle(2, bad, 3), ignore_nan=ignore_nan)
+    assert outcome[:2] == ("error", TypeError)
+
+
+_NUMBERS = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.integers(-3, 3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.5, -0.0, 2.0**62, 2.0**53, float(2**63), True, False]),
+)
+# Fractions and NumPy integers are not mixed: Fraction's comparison with np.int64 wraps
+# (both a < b and b < a hold for np.int64(-2**63) and Fraction(-1, 2)), which leaves
+# NetworkX's own order undefined.
+_WEIGHTS = [
+    st.one_of(_NUMBERS, st.fractions(max_denominator=10**20)),
+    st.one_of(_NUMBERS, st.sampled_from([np.int64(-(2**63)), np.uint64(2**64 - 1),
+                                         np.float32(0.1), np.int8(-3)])),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_spanning_edges_equal_networkx_on_any_real_weights(data):
+    # Inputs nobody thought of: mixed Python, NumPy and Fraction weights, NaN, infinities,
+    # huge integers, self-loops and isolated nodes.
+    n = data.draw(st.integers(1, 7))
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                               max_size=14))
+    weights = data.draw(st.sampled_from(_WEIGHTS))
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    for u, v in pairs:
+        G.add_edge(u, v, weight=data.draw(weights))
+    function = data.draw(st.sampled_from(SPANNING[:2]))
+    same_as_networkx(function, G, ignore_nan=data.draw(st.booleans()))
