@@ -171,16 +171,20 @@ def _graph_arg(args: tuple, kwargs: dict, name: str = "G") -> Any:
 
 
 # --------------------------------------------------------------------------- BFS family
-def _missing(node: Any) -> Exception:
+def _missing(node: Any, kind: str = "graph") -> Exception:
     import networkx as nx  # noqa: PLC0415
 
-    return nx.NetworkXError(f"The node {node} is not in the graph.")
+    return nx.NetworkXError(f"The node {node} is not in the {kind}.")
 
 
 def _bfs_edge_arrays(G: MorphGraph, source: Any, reverse: bool,
                      depth_limit: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    # NetworkX's generic_bfs_edges starts with seen = {source} (TypeError for an unhashable
+    # source), then G.neighbors(source), whose error says "digraph" on a directed graph
+    # (successors and predecessors alike). Both were "The node ... is not in the graph."
+    hash(source)
     if source not in G:
-        raise _missing(source)
+        raise _missing(source, "digraph" if G.is_directed() else "graph")
     s = G.index[source]
     dist = _distances(G, [s], reverse)
     indptr, indices = G.csr(reverse)

@@ -150,3 +150,61 @@ def test_spanning_edges_equal_networkx_on_any_real_weights(data):
         G.add_edge(u, v, weight=data.draw(weights))
     function = data.draw(st.sampled_from(SPANNING[:2]))
     same_as_networkx(function, G, ignore_nan=data.draw(st.booleans()))
+
+
+# ----------------------------------------------------------------------------- BFS family
+@pytest.mark.parametrize("cls", [nx.DiGraph, nx.MultiDiGraph])
+@pytest.mark.parametrize("function", ["bfs_edges", "bfs_tree", "bfs_predecessors",
+                                      "bfs_successors", "generic_bfs_edges"])
+def test_a_missing_source_of_a_directed_graph_is_named_as_networkx_names_it(cls, function):
+    # Before: "The node 99 is not in the graph."; NetworkX's DiGraph.successors and
+    # predecessors say "The node 99 is not in the digraph."
+    G = cls([(0, 1), (2, 1)])
+    outcome = same_as_networkx(function, G, 99)
+    assert outcome == ("error", nx.NetworkXError, "The node 99 is not in the digraph.")
+    if function in ("bfs_edges", "bfs_tree"):
+        same_as_networkx(function, G, 99, reverse=True)
+
+
+@pytest.mark.parametrize("source", [[0], {0: 1}, set()])
+@pytest.mark.parametrize("function", ["bfs_edges", "bfs_tree", "bfs_predecessors",
+                                      "bfs_successors", "generic_bfs_edges"])
+def test_an_unhashable_source_is_a_type_error(function, source):
+    # Before: NetworkXError "The node [0] is not in the graph."; NetworkX raises
+    # TypeError("unhashable type: 'list'") from its seen = {source}.
+    outcome = same_as_networkx(function, nx.path_graph(3), source)
+    assert outcome[:2] == ("error", TypeError)
+
+
+_NODES = st.sampled_from([0, 1, 2, 3, "a", "b", (0, 1), (1,), 2.5, frozenset({1}), "",
+                          float("inf"), -1])
+
+
+@st.composite
+def _odd_graphs(draw):
+    cls = draw(st.sampled_from([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]))
+    G = cls()
+    G.add_nodes_from(draw(st.lists(_NODES, max_size=6)))
+    for u, v in draw(st.lists(st.tuples(_NODES, _NODES), max_size=12)):  # self-loops too
+        G.add_edge(u, v)
+    return G
+
+
+@settings(max_examples=300, deadline=None)
+@given(G=_odd_graphs(), source=_NODES, data=st.data())
+def test_bfs_family_equals_networkx_on_odd_graphs(G, source, data):
+    # Inputs nobody thought of: empty graphs, single nodes, self-loops, parallel edges,
+    # directed graphs, nodes of mixed types, sources not in the graph, any depth limit.
+    limit = data.draw(st.sampled_from([None, -1, 0, 1, 2, 2.5, float("inf")]))
+    reverse = data.draw(st.booleans())
+    same_as_networkx("bfs_edges", G, source, reverse=reverse, depth_limit=limit)
+    same_as_networkx("bfs_tree", G, source, reverse=reverse, depth_limit=limit)
+    same_as_networkx("bfs_predecessors", G, source, depth_limit=limit)
+    same_as_networkx("bfs_successors", G, source, depth_limit=limit)
+    same_as_networkx("generic_bfs_edges", G, source, depth_limit=limit)
+    same_as_networkx("single_source_shortest_path_length", G, source, cutoff=limit)
+    same_as_networkx("single_target_shortest_path_length", G, source, cutoff=limit)
+    same_as_networkx("descendants_at_distance", G, source, data.draw(st.integers(-1, 4)))
+    same_as_networkx("bfs_layers", G, source)
+    sources = data.draw(st.lists(_NODES, max_size=4))
+    same_as_networkx("bfs_layers", G, sources)
