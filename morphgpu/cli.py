@@ -224,7 +224,10 @@ def _main(argv: list[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except BrokenPipeError:
         raise  # an OSError, but main's to handle: the reader left, nothing failed
-    except (ValueError, OSError, backend.DeviceError, MemoryError) as exc:
+    except (ValueError, OSError, backend.DeviceError, MemoryError, RuntimeError) as exc:
+        # RuntimeError: what the algorithms raise when a run stops without an answer
+        # (dmr.refine's "not converging" above 33.8 degrees or out of host memory, pta's "no
+        # fixed point"); it ended `morphgpu refine x.poly --min-angle 45` in a traceback.
         print(f"morphgpu {args.command}: error: {exc}", file=sys.stderr)
         return 1
 
