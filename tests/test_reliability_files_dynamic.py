@@ -155,3 +155,16 @@ def test_a_weight_missing_from_a_run_names_its_own_line(tmp_path, data, line, ha
     # A deletion in between starts a new run, which may leave weights out.
     assert read_updates(write(tmp_path, "ok.txt", b"+ 0 1 1.0\n- 0 1\n+ 1 2\n"))[0].runs[2] \
         .weights == []
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    # Old: base=0.5 read '+ 1 2' as the float ids 0.5 and 1.5, base=True as base 1,
+    # base='1' raised a TypeError about 'int' and 'str', n_vertices=2.5 bounded ids by 2.5
+    # and n_vertices=-3 gave "U = 1 is outside [0, -3)".
+    ({"base": 0.5}, "base"), ({"base": True}, "base"), ({"base": "1"}, "base"),
+    ({"base": -1}, "base"), ({"n_vertices": 2.5}, "n_vertices"),
+    ({"n_vertices": True}, "n_vertices"), ({"n_vertices": -3}, "n_vertices"),
+])
+def test_bad_reader_arguments_name_the_argument(tmp_path, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        read_updates(write(tmp_path, "u.txt", b"+ 1 2\n"), **kwargs)

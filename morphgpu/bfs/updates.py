@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, compressed, graph_formats, report
+from .. import arguments, backend, compressed, graph_formats, report
 from ..dynamic_graph import DynamicGraph
 from .api import bfs
 
@@ -74,6 +74,12 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
                  ) -> list[Batch]:
     """The batches of an updates file (see the module's doc); gzip, xz or bzip2 files are
     read decompressed, and a leading UTF-8 byte order mark is read past."""
+    # Checked before the file is read: base=0.5 gave the float ids 0.5 and 1.5 for
+    # '+ 1 2' (truncated to int64 later), base=True was 1, n_vertices=2.5 a bound of 2.5.
+    wording = "{name} must be a non-negative integer, got {value!r}"
+    base = arguments.integer(base, "base", low=0, message=wording)
+    if n_vertices is not None:
+        n_vertices = arguments.integer(n_vertices, "n_vertices", low=0, message=wording)
     path = Path(path)
     raw = compressed.without_bom(compressed.decompressed(path.read_bytes(), path,
                                                          UpdatesFormatError))
