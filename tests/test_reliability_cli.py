@@ -37,3 +37,36 @@ def test_refine_that_does_not_converge_is_a_one_line_error(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert code == 1 and captured.out == ""
     assert "not converging" in _one_line_error(captured.err, "refine")
+
+
+@pytest.mark.parametrize("plot", ["missing/picture.png", "picture.notaformat"])
+def test_refine_whose_plot_fails_writes_no_mesh_files(tmp_path, capsys, plot):
+    # Before: the .node/.ele/.poly/.neigh files were written, then the plot failed
+    # ("[Errno 2] No such file or directory: '.../missing/picture.png'"), exit 1 with the
+    # mesh files left behind.
+    pytest.importorskip("matplotlib")
+    code = cli.main(["refine", str(POLY), "--device", "cpu", "--max-area", "0.5",
+                     "--output", str(tmp_path / "out"), "--plot", str(tmp_path / plot)])
+    _one_line_error(capsys.readouterr().err, "refine")
+    assert code == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_refine_whose_mesh_cannot_be_written_leaves_no_plot(tmp_path, capsys):
+    # The other half of the fix above: the plot is now made first, so a mesh that then
+    # cannot be written (a missing folder) must take it away again.
+    pytest.importorskip("matplotlib")
+    code = cli.main(["refine", str(POLY), "--device", "cpu", "--max-area", "0.5",
+                     "--output", str(tmp_path / "missing" / "out"),
+                     "--plot", str(tmp_path / "picture.png")])
+    _one_line_error(capsys.readouterr().err, "refine")
+    assert code == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_refine_writes_both_when_both_can_be_written(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert cli.main(["refine", str(POLY), "--device", "cpu", "--max-area", "0.5",
+                     "--output", str(tmp_path / "out"),
+                     "--plot", str(tmp_path / "picture.png")]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["out.ele", "out.neigh", "out.node", "out.poly", "picture.png"]

@@ -62,10 +62,19 @@ def run(args: argparse.Namespace) -> int:
         verdict = check_mesh(out, triangulated, min_angle=angle, max_area=area)
         result["valid"] = verdict["ok"]
         result["problems"] = verdict["problems"][:5]
-    if args.output:
-        result["written"] = [str(p) for p in triangle_io.write(out, args.output, first=base)]
+    # The picture first, then the mesh files: a plot that cannot be made (a missing folder,
+    # a suffix matplotlib does not know, no matplotlib) left the .node/.ele/.poly/.neigh
+    # written behind a failed command. A mesh that cannot be written takes the plot away.
     if args.plot:
         result["plot"] = str(api_plot(out, args.plot))
+    if args.output:
+        try:
+            written = triangle_io.write(out, args.output, first=base)
+        except BaseException:
+            if args.plot:
+                Path(args.plot).unlink(missing_ok=True)
+            raise
+        result["written"] = [str(p) for p in written]
     report.emit(result, as_json=args.json, title="morphgpu refine")
     return 0 if result.get("valid", True) else 1
 
