@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import cli
-from morphgpu.bfs.updates import UpdatesFormatError, read_updates
+from morphgpu.bfs.updates import UpdatesFormatError, read_updates, run_updates
+from morphgpu.dynamic_graph import DynamicGraph
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                     deadline=None, max_examples=200)
@@ -168,3 +169,17 @@ def test_a_weight_missing_from_a_run_names_its_own_line(tmp_path, data, line, ha
 def test_bad_reader_arguments_name_the_argument(tmp_path, kwargs, name):
     with pytest.raises(ValueError, match=name):
         read_updates(write(tmp_path, "u.txt", b"+ 1 2\n"), **kwargs)
+
+
+def test_run_updates_checks_every_id_before_the_first_batch(tmp_path):
+    # Old: batches read without n_vertices were applied until the first bad id, which
+    # raised "insert_edges: dst[0] = 9 is outside [0, 5)": the first batch's edge (0, 1)
+    # stayed in the graph, and the error named no batch or line.
+    batches = read_updates(write(tmp_path, "u.txt", b"+ 0 1\n\n- 2 3\n+ 1 9\n"))
+    dg = DynamicGraph(5, device="cpu")
+    with pytest.raises(UpdatesFormatError, match=r"the batch at line 3: V = 9 is outside"):
+        run_updates(dg, batches, 0)
+    assert (dg.n_edges, dg.version) == (0, 0)
+    timed = read_updates(write(tmp_path, "t.txt", b"7 + 0 1\n8 + 5 1\n"))
+    with pytest.raises(UpdatesFormatError, match=r"line 2 \(time 8\): U = 5"):
+        run_updates(dg, timed, 0)

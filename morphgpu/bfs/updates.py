@@ -156,6 +156,19 @@ def run_updates(dg: DynamicGraph, batches: list[Batch], source: int, *, fresh: b
                 variant: str = "auto") -> list[dict[str, Any]]:
     """Apply each batch, then search from ``source``; one report row per batch (the first
     row, batch None, is the search before any change)."""
+    # Every id is checked before the first batch: batches read without n_vertices (or for
+    # another graph) failed at the first bad one, after the batches before it had changed
+    # the graph, with an error naming neither the file's line nor the batch.
+    for batch in batches:
+        for run in batch.runs:
+            for name, ids in (("U", run.src), ("V", run.dst)):
+                bad = [x for x in ids if not 0 <= x < dg.n_vertices]
+                if bad:
+                    raise UpdatesFormatError(
+                        f"the batch at line {batch.line}"
+                        f"{f' (time {batch.time})' if batch.time else ''}: {name} = {bad[0]} "
+                        f"is outside [0, {dg.n_vertices}) (the graph has {dg.n_vertices} "
+                        "vertices; ids 0-based); no batch was applied")
     xp = dg.xp
     rows = []
     t0 = time.perf_counter()
