@@ -70,3 +70,21 @@ def test_refine_writes_both_when_both_can_be_written(tmp_path, capsys):
                      "--plot", str(tmp_path / "picture.png")]) == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["out.ele", "out.neigh", "out.node", "out.poly", "picture.png"]
+
+
+@pytest.mark.parametrize("extra", [["--min-angle", "20"], ["--max-area", "0.5"],
+                                   ["--min-angle", "30"]])
+def test_refine_switches_with_angle_or_area_options_conflict(tmp_path, capsys, extra):
+    # Before: `refine square_hole.poly --switches pq --min-angle 20` ran the switches alone
+    # (no angle bound), exit 0, the --min-angle silently ignored.
+    code = cli.main(["refine", str(POLY), "--device", "cpu", "--switches", "pq", *extra,
+                     "--output", str(tmp_path / "out")])
+    line = _one_line_error(capsys.readouterr().err, "refine")
+    assert code == 1 and "--switches" in line and list(tmp_path.iterdir()) == []
+
+
+def test_refine_defaults_and_switches_alone_still_run(capsys):
+    assert cli.main(["refine", str(POLY), "--device", "cpu", "--check", "--json"]) == 0
+    assert cli.main(["refine", str(POLY), "--device", "cpu", "--switches", "pq30",
+                     "--check"]) == 0
+    assert '"valid": true' in capsys.readouterr().out

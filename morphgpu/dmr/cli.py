@@ -17,7 +17,8 @@ def register(subparsers: Any) -> None:
         "refine", help="Delaunay refinement of a .poly/.node mesh (Triangle's -q/-a)"
     )
     p.add_argument("file", help="FILE.poly, FILE.node (with FILE.ele if present) or FILE.ele")
-    p.add_argument("--min-angle", type=float, default=30.0, help="degrees (default 30)")
+    # No default here: run() tells an explicit --min-angle beside --switches from none.
+    p.add_argument("--min-angle", type=float, default=None, help="degrees (default 30)")
     p.add_argument("--max-area", type=float, default=None, help="largest triangle area")
     p.add_argument("-s", "--switches", metavar="SWITCHES",
                    help="Triangle's switch string instead of --min-angle/--max-area, "
@@ -30,7 +31,17 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
+DEFAULT_MIN_ANGLE = 30.0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.switches is not None and (args.min_angle is not None or args.max_area is not None):
+        # The switches were run and --min-angle/--max-area silently ignored: `--switches pq
+        # --min-angle 20` refined nothing by angle and exited 0.
+        raise ValueError("--switches replaces --min-angle and --max-area (use its q and a "
+                         "switches): give one or the other")
+    if args.min_angle is None:
+        args.min_angle = DEFAULT_MIN_ANGLE
     source = triangle_io.read(args.file)
     base = triangle_io.first_index(args.file)
     progress = report.Progress("refine", enabled=not args.json)
