@@ -88,3 +88,25 @@ def test_refine_defaults_and_switches_alone_still_run(capsys):
     assert cli.main(["refine", str(POLY), "--device", "cpu", "--switches", "pq30",
                      "--check"]) == 0
     assert '"valid": true' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra", [["--k", "5"], ["--ratio", "2"], ["--k", "3"]])
+def test_sat_file_with_random_formula_options_conflicts(tmp_path, capsys, extra):
+    # Before: `sat f.cnf --k 5` solved the file, ignored --k and exited 10 (SATISFIABLE).
+    cnf = tmp_path / "f.cnf"
+    cnf.write_text("p cnf 3 2\n1 -2 0\n2 3 0\n")
+    code = cli.main(["sat", str(cnf), "--device", "cpu", *extra,
+                     "--output", str(tmp_path / "model.txt")])
+    captured = capsys.readouterr()
+    line = _one_line_error(captured.err, "sat")
+    assert code == 1 and "--k and --ratio" in line and captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.cnf"]
+
+
+def test_sat_random_options_still_apply(capsys):
+    assert cli.main(["sat", "--random", "40", "--k", "4", "--ratio", "2", "--seed", "3",
+                     "--device", "cpu", "--no-model"]) == 10
+    assert "c morphgpu sat: random 4-SAT n=40 ratio=2.0 seed=3" in capsys.readouterr().out
+    assert cli.main(["sat", "--random", "40", "--seed", "3", "--device", "cpu",
+                     "--no-model"]) in (0, 10, 20)
+    assert "random 3-SAT n=40 ratio=4.2 seed=3" in capsys.readouterr().out

@@ -31,8 +31,11 @@ def register(subparsers: Any) -> None:
                     "contradiction after decimation is no proof); errors exit 1.")
     p.add_argument("file", nargs="?", help="DIMACS CNF file")
     p.add_argument("--random", type=int, metavar="N", help="generate N variables instead")
-    p.add_argument("--k", type=int, default=3, help="literals per clause (with --random)")
-    p.add_argument("--ratio", type=float, default=4.2, help="clauses per variable (--random)")
+    # No defaults here: run() tells --k/--ratio given beside a FILE from none given.
+    p.add_argument("--k", type=int, default=None,
+                   help=f"literals per clause (with --random; default {DEFAULT_K})")
+    p.add_argument("--ratio", type=float, default=None,
+                   help=f"clauses per variable (with --random; default {DEFAULT_RATIO})")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed (default: drawn, and printed as 'c seed N')")
     report.add_device_and_json(p)
@@ -65,6 +68,12 @@ def _backtrack(text: str) -> float | str:
 def run(args: argparse.Namespace) -> int:
     if (args.file is None) == (args.random is None):
         raise ValueError("sat: give a FILE.cnf or --random N (not both)")
+    if args.file is not None and (args.k is not None or args.ratio is not None):
+        # `sat f.cnf --k 5` solved the file and ignored --k, exit 10, as if it had applied.
+        raise ValueError("sat: --k and --ratio shape a --random formula; a FILE brings its own")
+    if args.random is not None:
+        args.k = DEFAULT_K if args.k is None else args.k
+        args.ratio = DEFAULT_RATIO if args.ratio is None else args.ratio
     seed = api.fresh_seed() if args.seed is None else args.seed
     read_started = time.perf_counter()
     # CuPy's and cupyx's imports (0.9 s each on the H100 machine's host, mostly Python), the
@@ -119,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT[result.status]
 
 
+# --random's formula unless --k/--ratio say otherwise.
+DEFAULT_K = 3
+DEFAULT_RATIO = 4.2
 # Python's thread switch interval while the read and the GPU's preparation share the GIL.
 OVERLAP_SWITCH_SECONDS = 2e-4
 # The clause width warm-up assumes when the file does not show one early (compressed,
