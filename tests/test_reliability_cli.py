@@ -7,14 +7,17 @@ Each test says what the command did before its fix.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from morphgpu import cli
 
 DATA = Path(__file__).resolve().parent / "data"
 POLY = DATA / "dmr" / "square_hole.poly"
+GRAPH = DATA / "small_symmetric.mtx"
 
 
 def _one_line_error(err: str, command: str) -> str:
@@ -110,3 +113,17 @@ def test_sat_random_options_still_apply(capsys):
     assert cli.main(["sat", "--random", "40", "--seed", "3", "--device", "cpu",
                      "--no-model"]) in (0, 10, 20)
     assert "random 3-SAT n=40 ratio=4.2 seed=3" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "written"), [("dist", "dist.npy"), ("dist.npy", "dist.npy"),
+                                               ("dist.NPY", "dist.NPY"),
+                                               ("dist.txt", "dist.txt.npy")])
+def test_bfs_output_is_reported_by_the_name_written(tmp_path, capsys, name, written):
+    # Before: `bfs g.mtx --source 0 --output dist` wrote dist.npy (np.save appends .npy)
+    # and reported "distances_file": "dist"; dist.NPY was written as dist.NPY.npy.
+    assert cli.main(["bfs", str(GRAPH), "--source", "0", "--device", "cpu", "--json",
+                     "--output", str(tmp_path / name)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [p.name for p in tmp_path.iterdir()] == [written]
+    assert out["distances_file"] == str(tmp_path / written)
+    np.testing.assert_array_equal(np.load(tmp_path / written), [0, 1, 1, 2])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,8 +73,14 @@ def _search(args: argparse.Namespace, progress: report.Progress) -> int:
             valid = False
     out = _summary(result, seconds, str(args.file), valid, bool(graph.directed))
     if args.output:
-        np.save(args.output, backend.to_host(result.distances))
-        out["distances_file"] = str(args.output)
+        # np.save(name) appends .npy to a name without it: "--output d" wrote d.npy and
+        # reported "d" ("d.NPY": d.NPY.npy). The name is settled here, as mst's is.
+        path = str(args.output)
+        if Path(path).suffix.lower() != ".npy":
+            path += ".npy"
+        with open(path, "wb") as fh:
+            np.save(fh, backend.to_host(result.distances))
+        out["distances_file"] = path
     progress.close()
     report.emit(out, as_json=args.json, title="morphgpu bfs")
     return 0 if valid is not False else 1
@@ -89,7 +96,8 @@ def register(subparsers: Any) -> None:
                    choices=["auto", *variants.names()], help="strategy (default: auto)")
     report.add_device_and_json(p)
     p.add_argument("--check", action="store_true", help="run Graph500's checks on the result")
-    p.add_argument("--output", help="save the distances as a .npy file")
+    p.add_argument("--output", help="save the distances as a .npy file (.npy is added to "
+                                    "a name without it)")
     p.set_defaults(run=_run)
     updates.register(subparsers)  # morphgpu dyn: BFS on a graph that changes
 
