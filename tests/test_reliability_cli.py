@@ -127,3 +127,16 @@ def test_bfs_output_is_reported_by_the_name_written(tmp_path, capsys, name, writ
     assert [p.name for p in tmp_path.iterdir()] == [written]
     assert out["distances_file"] == str(tmp_path / written)
     np.testing.assert_array_equal(np.load(tmp_path / written), [0, 1, 1, 2])
+
+
+@pytest.mark.parametrize(("name", "written"), [("forest.NPY", "forest.NPY"),
+                                               ("forest", "forest.npy")])
+def test_mst_output_is_reported_by_the_name_written(tmp_path, capsys, name, written):
+    # Before: `mst g.mtx --output forest.NPY` reported edges_file "forest.NPY" while
+    # np.save wrote forest.NPY.npy (it appends .npy unless the name ends in ".npy").
+    assert cli.main(["mst", str(GRAPH), "--device", "cpu", "--json",
+                     "--output", str(tmp_path / name)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [p.name for p in tmp_path.iterdir()] == [written]
+    assert out["edges_file"] == str(tmp_path / written)
+    assert np.load(tmp_path / written).shape == (3, 3)

@@ -54,8 +54,13 @@ def write_forest(result: MSTResult, path: str) -> str:
                    fmt=["%d", "%d", fmt], delimiter=sep)
         return path
     dtype = np.int64 if w.dtype.kind in "iub" else np.float64
-    np.save(path, np.stack([src.astype(dtype), dst.astype(dtype), w.astype(dtype)]))
-    return path if suffix == ".npy" else path + ".npy"
+    # np.save(name) appends .npy unless the name ends in exactly ".npy": "f.NPY" was
+    # written as f.NPY.npy and reported as f.NPY. The name is settled here and kept.
+    if suffix != ".npy":
+        path += ".npy"
+    with open(path, "wb") as fh:
+        np.save(fh, np.stack([src.astype(dtype), dst.astype(dtype), w.astype(dtype)]))
+    return path
 
 
 def scipy_reference(graph: CSRGraph) -> tuple[float, int]:
