@@ -140,3 +140,27 @@ def test_mst_output_is_reported_by_the_name_written(tmp_path, capsys, name, writ
     assert [p.name for p in tmp_path.iterdir()] == [written]
     assert out["edges_file"] == str(tmp_path / written)
     assert np.load(tmp_path / written).shape == (3, 3)
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_bfs_failed_check_keeps_stdout_one_document(monkeypatch, capsys, as_json):
+    # Before: a failed --check printed "morphgpu bfs: <why>" on stdout ahead of the --json
+    # document, which then did not parse. (The check is made to fail: a correct search
+    # passes it.)
+    from morphgpu.bfs import cli as bfs_cli  # noqa: PLC0415
+    from morphgpu.bfs.validate import BFSValidationError  # noqa: PLC0415
+
+    def failing(*args, **kwargs):
+        raise BFSValidationError("vertex 3: distance 2, parent at 0")
+
+    monkeypatch.setattr(bfs_cli, "graph500_check", failing)
+    code = cli.main(["bfs", str(GRAPH), "--source", "0", "--device", "cpu", "--check",
+                     *(["--json"] if as_json else [])])
+    captured = capsys.readouterr()
+    assert code == 1
+    if as_json:
+        out = json.loads(captured.out)
+        assert out["valid"] is False and out["problem"] == "vertex 3: distance 2, parent at 0"
+    else:
+        assert captured.out.startswith("morphgpu bfs\n")
+        assert "problem" in captured.out and "vertex 3: distance 2" in captured.out

@@ -60,6 +60,7 @@ def _search(args: argparse.Namespace, progress: report.Progress) -> int:
     backend.synchronize()
     seconds = time.perf_counter() - t0
     valid = None
+    problem = None
     if args.check:
         progress.stage("Graph500 checks")
         host = graph.to("cpu")
@@ -69,9 +70,13 @@ def _search(args: argparse.Namespace, progress: report.Progress) -> int:
                            backend.to_host(result.predecessors))
             valid = True
         except BFSValidationError as exc:
-            print(f"morphgpu bfs: {exc}")
+            # In the report, not printed: a line printed here went to stdout ahead of the
+            # --json document, which then did not parse.
+            problem = str(exc)
             valid = False
     out = _summary(result, seconds, str(args.file), valid, bool(graph.directed))
+    if problem is not None:
+        out["problem"] = problem
     if args.output:
         # np.save(name) appends .npy to a name without it: "--output d" wrote d.npy and
         # reported "d" ("d.NPY": d.NPY.npy). The name is settled here, as mst's is.
