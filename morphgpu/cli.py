@@ -21,6 +21,7 @@ import platform
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -210,6 +211,19 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _one_line_warning(command: str) -> Any:
+    """A warning as one stderr line naming the command, as an error is: Python's format
+    added the file and line and the source line of the call, e.g. "morphgpu/dmr/cli.py:48:
+    UserWarning: min_angle=35.0 is above 33.8°: ..." then "  out, stats = api.refine_wi..."."""
+
+    def show(message: Any, category: type, filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        print(f"morphgpu {command}: warning: {message}", file=sys.stderr if file is None
+              else file)
+
+    return show
+
+
 def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
@@ -221,7 +235,9 @@ def _main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():  # restores showwarning for in-process callers
+            warnings.showwarning = _one_line_warning(args.command)
+            return int(args.run(args) or 0)
     except BrokenPipeError:
         raise  # an OSError, but main's to handle: the reader left, nothing failed
     except (ValueError, OSError, backend.DeviceError, MemoryError, RuntimeError) as exc:
