@@ -167,6 +167,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; a closed stdout (``morphgpu ... | head``) ends it quietly."""
+    if sys.stdout is None:
+        # Started with stdout closed (`morphgpu info >&-`): Python sets sys.stdout to None,
+        # print() dropped every line without a word, and the flush below ended the command
+        # in an AttributeError traceback. Said once, as a shell tool says it.
+        print("morphgpu: error: standard output is closed", file=sys.stderr)
+        return 1
     try:
         code = _main(argv)
         sys.stdout.flush()

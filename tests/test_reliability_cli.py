@@ -8,6 +8,8 @@ Each test says what the command did before its fix.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -177,3 +179,17 @@ def test_bfs_failed_check_keeps_stdout_one_document(monkeypatch, capsys, as_json
     else:
         assert captured.out.startswith("morphgpu bfs\n")
         assert "problem" in captured.out and "vertex 3: distance 2" in captured.out
+
+
+def test_a_closed_stdout_is_a_one_line_error(tmp_path):
+    # Before: `morphgpu info >&-` ended in "AttributeError: 'NoneType' object has no
+    # attribute 'flush'" with a traceback (Python makes sys.stdout None), and every line
+    # printed before it was dropped silently.
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m morphgpu bfs "$1" --source 0 --device cpu --output "$2" >&-',
+         sys.executable, str(GRAPH), str(tmp_path / "d.npy")],
+        capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120,
+        cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 1
+    assert proc.stderr == "morphgpu: error: standard output is closed\n"
+    assert list(tmp_path.iterdir()) == []
