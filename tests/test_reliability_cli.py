@@ -193,3 +193,38 @@ def test_a_closed_stdout_is_a_one_line_error(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr == "morphgpu: error: standard output is closed\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def _last_line(err: str) -> str:
+    """What a terminal shows last: the text after the last carriage return or newline."""
+    return err.replace("\r", "\n").rstrip("\n").rsplit("\n", 1)[-1]
+
+
+def test_refine_failure_erases_its_progress_line_first(monkeypatch, capsys):
+    # Before: the tqdm line stayed, and the error was glued onto it: "refine [00:00],
+    # round 112: 1041 bad, ..., 2241 trianglesmorphgpu refine: error: dmr.refine: ...".
+    from morphgpu.dmr import api  # noqa: PLC0415
+
+    monkeypatch.setenv("MORPHGPU_PROGRESS", "1")
+    monkeypatch.setattr(api, "DIVERGENCE_FLOOR", 50)
+    monkeypatch.setattr(api, "DIVERGENCE_FACTOR", 1)
+    assert cli.main(["refine", str(POLY), "--min-angle", "45", "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert "round" in err  # the bar was drawn
+    assert _last_line(err).startswith("morphgpu refine: error: dmr.refine: min_angle=45.0")
+
+
+def test_sat_failure_erases_its_progress_line_first(monkeypatch, capsys):
+    # Before: as for refine, the error line was glued onto the bar the solve had drawn.
+    from morphgpu.sp import api  # noqa: PLC0415
+
+    def failing(*args, progress=None, **kwargs):
+        progress("round 1: 40 free")
+        raise RuntimeError("solve: stopped")
+
+    monkeypatch.setenv("MORPHGPU_PROGRESS", "1")
+    monkeypatch.setattr(api, "solve", failing)
+    assert cli.main(["sat", "--random", "40", "--seed", "1", "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert "sat [" in err  # the bar was drawn
+    assert _last_line(err) == "morphgpu sat: error: solve: stopped"

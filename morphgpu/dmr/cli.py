@@ -50,17 +50,17 @@ def run(args: argparse.Namespace) -> int:
         progress(f"round {r['round']}: {r['bad']} bad, {r['refined']} refined so far, "
                  f"{r['triangles']} triangles")
 
-    if args.switches is not None:
-        t0 = time.perf_counter()
-        out = switches.triangulate(source, args.switches, device=args.device)
-        stats = {"switches": args.switches, "total_seconds": time.perf_counter() - t0,
-                 "triangles_out": len(out["triangles"])}
-    else:
-        out, stats = api.refine_with_stats(
-            source, min_angle=args.min_angle, max_area=args.max_area, device=args.device,
-            progress=on_round,
-        )
-    progress.close()
+    with progress:  # erased on a failure too: the error line was glued onto the bar's
+        if args.switches is not None:
+            t0 = time.perf_counter()
+            out = switches.triangulate(source, args.switches, device=args.device)
+            stats = {"switches": args.switches, "total_seconds": time.perf_counter() - t0,
+                     "triangles_out": len(out["triangles"])}
+        else:
+            out, stats = api.refine_with_stats(
+                source, min_angle=args.min_angle, max_area=args.max_area, device=args.device,
+                progress=on_round,
+            )
     result: dict[str, Any] = {"input": str(args.file), **stats}
     if source.get("triangle_max_area") is not None:
         result["area_limits"] = f"per triangle, from {Path(args.file).with_suffix('.area')}"

@@ -104,11 +104,11 @@ def run(args: argparse.Namespace) -> int:
         if probe is not None:
             probe.join()
             sys.setswitchinterval(switch_interval)
-    progress = report.Progress("sat", enabled=not args.json)
-    result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
-                       fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
-                       backtrack=args.backtrack, progress=progress)
-    progress.close()
+    # The with erases the bar on a failure too (the error line was glued onto it).
+    with report.Progress("sat", enabled=not args.json) as progress:
+        result = api.solve(formula, device=args.device, seed=seed, epsilon=args.epsilon,
+                           fix_fraction=args.fix_fraction, max_iterations=args.max_iterations,
+                           backtrack=args.backtrack, progress=progress)
     side = result.stats["device"]
     out = {"input": source, "status": result.status, "reason": result.reason,
            "device": backend.device_name(side), "read_seconds": read_seconds,
