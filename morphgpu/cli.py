@@ -183,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell tool killed by the pipe reports
+    except KeyboardInterrupt:
+        # Ctrl-C during a long run (a solve, a refinement) printed a traceback through our
+        # modules; a shell tool stopped this way says so once and reports SIGINT.
+        print("morphgpu: interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT
 
 
 def console() -> NoReturn:

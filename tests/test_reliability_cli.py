@@ -228,3 +228,25 @@ def test_sat_failure_erases_its_progress_line_first(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "sat [" in err  # the bar was drawn
     assert _last_line(err) == "morphgpu sat: error: solve: stopped"
+
+
+def test_an_interrupted_command_ends_without_a_traceback(tmp_path):
+    # Before: Ctrl-C (SIGINT) during `sat --random 3 --ratio 100` (a minute and more of
+    # local search) printed a KeyboardInterrupt traceback through morphgpu's modules.
+    import os  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "morphgpu", "sat", "--random", "3", "--ratio", "100",
+         "--seed", "1", "--device", "cpu"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[1], env={**os.environ, "MORPHGPU_PROGRESS": "1"})
+    seen = ""
+    while "sat [" not in seen:  # the progress bar: imports done, solving
+        char = proc.stderr.read(1)
+        assert char, seen
+        seen += char
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and _last_line(err) == "morphgpu: interrupted"
