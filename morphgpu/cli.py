@@ -255,7 +255,10 @@ def _main(argv: list[str] | None = None) -> int:
         # RuntimeError: what the algorithms raise when a run stops without an answer
         # (dmr.refine's "not converging" above 33.8 degrees or out of host memory, pta's "no
         # fixed point"); it ended `morphgpu refine x.poly --min-angle 45` in a traceback.
-        print(f"morphgpu {args.command}: error: {exc}", file=sys.stderr)
+        # A MemoryError from NumPy or Python has no message: the line ended at "error: ".
+        said = str(exc) or ("out of memory" if isinstance(exc, MemoryError)
+                            else type(exc).__name__)
+        print(f"morphgpu {args.command}: error: {said}", file=sys.stderr)
         return 1
 
 

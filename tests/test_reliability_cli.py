@@ -250,3 +250,16 @@ def test_an_interrupted_command_ends_without_a_traceback(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and _last_line(err) == "morphgpu: interrupted"
+
+
+def test_an_error_without_a_message_still_says_what_it_is(monkeypatch, capsys):
+    # Before: `bfs /dev/zero --source 0` under `ulimit -v 3000000` read until NumPy raised
+    # a bare MemoryError() and printed "morphgpu bfs: error: " with nothing after it.
+    from morphgpu import graph_formats  # noqa: PLC0415
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(graph_formats, "read", exhausted)
+    assert cli.main(["bfs", str(GRAPH), "--source", "0", "--device", "cpu"]) == 1
+    assert _one_line_error(capsys.readouterr().err, "bfs") == "morphgpu bfs: error: out of memory"
