@@ -263,3 +263,23 @@ def test_an_error_without_a_message_still_says_what_it_is(monkeypatch, capsys):
     monkeypatch.setattr(graph_formats, "read", exhausted)
     assert cli.main(["bfs", str(GRAPH), "--source", "0", "--device", "cpu"]) == 1
     assert _one_line_error(capsys.readouterr().err, "bfs") == "morphgpu bfs: error: out of memory"
+
+
+def _needs_c_frontend():
+    import shutil  # noqa: PLC0415
+
+    pytest.importorskip("pycparser")
+    if shutil.which("cpp") is None:
+        pytest.skip("needs the C preprocessor cpp")
+
+
+def test_pta_c_file_that_is_not_utf8_is_named(tmp_path, capsys):
+    # Before: "morphgpu pta: error: 'utf-8' codec can't decode byte 0xff in position 124:
+    # invalid start byte", naming no file (the position was in cpp's output).
+    _needs_c_frontend()
+    good, bad = tmp_path / "good.c", tmp_path / "bad.c"
+    good.write_text("int main(void) { int *p; int x; p = &x; return 0; }\n")
+    bad.write_bytes(b"char *s = \"\xff\";\n")
+    assert cli.main(["pta", str(good), str(bad), "--device", "cpu"]) == 1
+    line = _one_line_error(capsys.readouterr().err, "pta")
+    assert line.startswith(f"morphgpu pta: error: {bad}: not UTF-8 text")

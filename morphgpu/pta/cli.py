@@ -45,6 +45,26 @@ def _load(source: Any) -> Any:
                 "C sources need pycparser, which is the 'c' extra: "
                 "pip install 'morphgpu[c]' (or pip install pycparser)") from exc
         raise
+    except UnicodeDecodeError as exc:
+        # cpp's output is decoded as UTF-8 by subprocess: a C file that is not UTF-8 gave
+        # "'utf-8' codec can't decode byte 0xff in position 124: ...", naming no file (and
+        # a position in the preprocessed text).
+        inputs = [source] if isinstance(source, (str, Path)) else list(source)
+        raise ValueError(f"{_not_utf8(inputs) or ', '.join(map(str, inputs))}: not UTF-8 "
+                         f"text ({exc.reason}, byte {exc.object[exc.start:exc.end]!r})"
+                         ) from exc
+
+
+def _not_utf8(paths: list[Any]) -> str | None:
+    """The first of ``paths`` whose bytes are not UTF-8, or None."""
+    for path in paths:
+        try:
+            Path(path).read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            return str(path)
+        except OSError:
+            continue
+    return None
 
 
 def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
