@@ -273,6 +273,22 @@ def _needs_c_frontend():
         pytest.skip("needs the C preprocessor cpp")
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ('#include "missing.h"\nint main(void) { return 0; }\n',
+     ": cpp failed: {name}:1:10: fatal error: missing.h: No such file or directory"),
+    ("#error boom\n#error two\n", ": cpp failed: {name}:1:2: error: #error boom"),
+])
+def test_pta_cpp_failure_is_one_line(tmp_path, capsys, text, said):
+    # Before: the message ran over cpp's diagnostics, five or six lines of source excerpts,
+    # carets and "compilation terminated.".
+    _needs_c_frontend()
+    source = tmp_path / "prog.c"
+    source.write_text(text)
+    assert cli.main(["pta", str(source), "--device", "cpu"]) == 1
+    line = _one_line_error(capsys.readouterr().err, "pta")
+    assert line == f"morphgpu pta: error: {source}" + said.format(name=source)
+
+
 def test_pta_c_file_that_is_not_utf8_is_named(tmp_path, capsys):
     # Before: "morphgpu pta: error: 'utf-8' codec can't decode byte 0xff in position 124:
     # invalid start byte", naming no file (the position was in cpp's output).

@@ -53,6 +53,14 @@ def _load(source: Any) -> Any:
         raise ValueError(f"{_not_utf8(inputs) or ', '.join(map(str, inputs))}: not UTF-8 "
                          f"text ({exc.reason}, byte {exc.object[exc.start:exc.end]!r})"
                          ) from exc
+    except ValueError as exc:
+        # cpp's diagnostics run over several lines (the source line, carets, "compilation
+        # terminated."): the command's error is one line, the first diagnostic.
+        head, *rest = str(exc).split("\n")
+        if not rest:
+            raise
+        first = next((line.strip() for line in rest if line.strip()), "")
+        raise ValueError(f"{head} {first}".strip()) from exc
 
 
 def _not_utf8(paths: list[Any]) -> str | None:
