@@ -172,3 +172,37 @@ def test_a_byte_order_mark_is_read_past(tmp_path, suffix):
     assert marked["vertices"].tolist() == plain["vertices"].tolist() == [[0, 0], [1, 0], [0, 1]]
     if suffix == "poly":
         assert marked["segments"].tolist() == plain["segments"].tolist()
+
+
+def test_a_file_that_cannot_be_written_leaves_the_others_as_they_were(tmp_path):
+    # m.ele is a directory: m.node was replaced before the .ele write failed.
+    stem = tmp_path / "m"
+    (tmp_path / "m.node").write_text("old\n")
+    (tmp_path / "m.ele").mkdir()
+    mesh = {"vertices": np.zeros((3, 2)), "triangles": np.arange(3)}
+    with pytest.raises(IsADirectoryError, match=r"m\.ele: is a directory"):
+        triangle_io.write(mesh, stem)
+    assert (tmp_path / "m.node").read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ele", "m.node"]
+
+
+def test_a_failed_write_part_way_leaves_no_temporary_file(tmp_path, monkeypatch):
+    # A write that fails after the first file (a full disk) replaces nothing and leaves
+    # no temporary file behind.
+    stem = tmp_path / "m"
+    (tmp_path / "m.node").write_text("old\n")
+    real = type(stem).write_text
+    calls = []
+
+    def failing(self, text, *args, **kwargs):
+        calls.append(self.name)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(type(stem), "write_text", failing)
+    with pytest.raises(OSError, match="No space left"):
+        triangle_io.write({"vertices": np.zeros((3, 2)), "triangles": np.arange(3)}, stem)
+    monkeypatch.undo()
+    assert (tmp_path / "m.node").read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.node"]

@@ -11,6 +11,7 @@ Malformed files raise :class:`MeshFormatError` (a ValueError) naming the file an
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -359,8 +360,8 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
     """Write ``stem.node`` (with vertex attributes), ``stem.ele``, ``stem.poly`` (segments,
     holes) and ``stem.neigh`` for whatever the dict holds, numbered from ``first`` (0 or
     1: Triangle keeps its input's base). Returns the paths written. Every file's text is
-    made before any is written, so a mesh that cannot be written leaves the files as they
-    were."""
+    made, and written under a temporary name, before any file is replaced, so a mesh that
+    cannot be written leaves the files as they were."""
     stem = Path(stem)
     texts: dict[str, str] = {}
     b = int(first)
@@ -398,8 +399,21 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
         rows.append(f"{len(holes)}")
         rows += [f"{k + b} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
         texts[".poly"] = "\n".join(rows) + "\n"
-    written = []
-    for suffix, text in texts.items():
-        stem.with_suffix(suffix).write_text(text)
-        written.append(stem.with_suffix(suffix))
-    return written
+    # Each file goes to a temporary name beside its target first and is moved into place
+    # only once all of them are written: writing in place left stem.node replaced when
+    # stem.ele then failed (a directory of that name, a full disk).
+    targets = [stem.with_suffix(suffix) for suffix in texts]
+    for path in targets:
+        if path.is_dir():
+            raise IsADirectoryError(f"{path}: is a directory; no mesh file was written")
+    temporary = []
+    try:
+        for path, text in zip(targets, texts.values(), strict=True):
+            temporary.append(path.with_name(f"{path.name}.{os.getpid()}.tmp"))
+            temporary[-1].write_text(text)
+        for tmp, path in zip(temporary, targets, strict=True):
+            os.replace(tmp, path)
+    finally:
+        for tmp in temporary:  # gone once moved; left behind only by a failure
+            tmp.unlink(missing_ok=True)
+    return targets
