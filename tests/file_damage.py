@@ -1,8 +1,19 @@
-"""Hypothesis helpers shared by the readers' reliability tests (tests/test_reliability_files_*)."""
+"""Helpers shared by the readers' reliability tests (tests/test_reliability_files_*,
+tests/test_reliability_cases.py): a file written from bytes or text, and a hypothesis
+strategy of damaged files."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import strategies as st
+
+
+def write(tmp_path: Path, name: str, data: bytes | str) -> Path:
+    """``tmp_path / name`` holding ``data`` exactly (text as UTF-8, no newline translation)."""
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
 
 
 def damaged(data: st.DataObject, valid: bytes, alphabet: bytes, max_edits: int = 3) -> bytes:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
+from file_damage import write
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,13 +28,6 @@ from morphgpu.sp.cnf import CNF, CNFFormatError, parse_dimacs, read_dimacs
 
 SQUARE = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.3, 0.4]])
 
-
-def write(tmp_path, name, content):
-    path = tmp_path / name
-    if isinstance(content, str):
-        content = content.encode()
-    path.write_bytes(content)
-    return path
 
 
 # ----------------------------------------------------------------------------- crash

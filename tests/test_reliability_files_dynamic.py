@@ -11,7 +11,7 @@ import math
 import re
 
 import pytest
-from file_damage import damaged
+from file_damage import damaged, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,12 +24,6 @@ SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
 
 TIMED = b"# t op u v [w]\n1 + 0 1 2.5\n1 - 2 3\n2 + 1 2 0.5\n\n3 - 0 1\n"
 PLAIN = b"+ 0 1\n- 2 3\n\n+ 1 2\n+ 3 4\n"
-
-
-def write(tmp_path, name: str, data: bytes):
-    path = tmp_path / name
-    path.write_bytes(data)
-    return path
 
 
 def raises_at(name: str, line: int, what: str = ""):

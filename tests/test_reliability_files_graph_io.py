@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from file_damage import damaged
+from file_damage import damaged, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,12 +27,6 @@ SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
 REAL = b"%%MatrixMarket matrix coordinate real general\n3 3 2\n"
 INTEGER = b"%%MatrixMarket matrix coordinate integer general\n3 3 2\n"
 PATTERN = b"%%MatrixMarket matrix coordinate pattern general\n3 3 2\n"
-
-
-def write(tmp_path, name: str, data: bytes):
-    path = tmp_path / name
-    path.write_bytes(data)
-    return path
 
 
 def edges(g) -> list[tuple]:

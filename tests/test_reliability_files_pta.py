@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from file_damage import damaged
+from file_damage import damaged, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,14 +22,6 @@ from morphgpu.pta.solution import read_solution
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                     deadline=None, max_examples=150)
-
-
-def write(tmp_path, name: str, data: bytes | str):
-    path = tmp_path / name
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    return path
 
 
 def galois(cs) -> list[tuple[int, int, int, int]]:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from file_damage import damaged
+from file_damage import damaged, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,12 +19,6 @@ SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
 
 NODE = b"3 2 0 0\n1 0 0\n2 1 0\n3 0 1\n"
 POLY = b"3 2 0 0\n1 0 0\n2 1 0\n3 0 1\n3 0\n1 1 2\n2 2 3\n3 3 1\n0\n"
-
-
-def write(tmp_path, name: str, data: bytes):
-    path = tmp_path / name
-    path.write_bytes(data)
-    return path
 
 
 def raises_at(name: str, line: int, what: str = ""):
