@@ -165,10 +165,7 @@ class DynamicGraph:
         needed = 24 * n + pages * (8 + self.page_size * (self.vid_dtype.itemsize +
                                                         (8 if self.weighted else 0)))
         what = f"DynamicGraph(n_vertices={n}, capacity_pages={pages})"
-        if self.side == "gpu":
-            backend.require_gpu_bytes(needed, what)
-        else:
-            backend.require_host_bytes(needed, what)
+        self._require_bytes(needed, what)
         self.pool = PagePool(self.page_size, pages, xp=xp, dtype=self.vid_dtype,
                              weights_dtype=np.float64 if self.weighted else None)
         self.bounds = xp.zeros(2 * n, dtype=np.int64)  # begin, end positions per vertex
@@ -242,6 +239,13 @@ class DynamicGraph:
     def n_edges(self) -> int:
         """Edges (undirected: each edge once, a self-loop once)."""
         return self._n_edges
+
+    def _require_bytes(self, needed: int, what: str) -> None:
+        """Refuse, before allocating, arrays the graph's side (host or GPU) cannot hold."""
+        if self.side == "gpu":
+            backend.require_gpu_bytes(needed, what)
+        else:
+            backend.require_host_bytes(needed, what)
 
     @property
     def version(self) -> GraphVersion:
@@ -318,10 +322,7 @@ class DynamicGraph:
         # Checked first, as in __init__: add_vertices(2**31 - 10) was NumPy's "Unable to
         # allocate 32.0 GiB", naming no argument.
         what = f"add_vertices({k}) on a graph of {first} vertices"
-        if self.side == "gpu":
-            backend.require_gpu_bytes(24 * (first + k), what)
-        else:
-            backend.require_host_bytes(24 * (first + k), what)
+        self._require_bytes(24 * (first + k), what)
         with backend.gpu_memory_guard(f"add_vertices({k})"):
             bounds = xp.concatenate([self.bounds, xp.zeros(2 * k, dtype=np.int64)])
             cap = xp.concatenate([self.table_cap, xp.zeros(k, dtype=np.int64)])
