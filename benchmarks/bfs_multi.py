@@ -3,6 +3,7 @@ path on one GPU against the unpartitioned search, in one run.
 
     python benchmarks/bfs_multi.py [--quick] [--scales 23,24] [--grid 4000]
                                    [--devices 0,1,2,3] [--parts 1,2,4,8] [--json PATH]
+                                   [--beyond 29 [--only-beyond]]
 
 Conventions (benchmarks/bfs.py's, so numbers compare):
 
@@ -29,7 +30,9 @@ Conventions (benchmarks/bfs.py's, so numbers compare):
 
 Kronecker scale 23..26 needs 2.2 / 4.3 / 8.6 / 17 GB for the CSR on one GPU (edge factor
 16, int32 ids); the default scales are 21 and 23 (--quick: 16) and a 4000 x 4000 grid
-(--quick: 500 x 500).
+(--quick: 500 x 500). ``--beyond 29:32`` adds first a row for a Kronecker graph built part
+by part on the GPUs (PartitionedGraph.from_edge_chunks_on_gpus, edges drawn on each GPU)
+whose whole CSR (132 GiB) fits on no single one.
 """
 
 from __future__ import annotations
@@ -131,6 +134,54 @@ def bench_graph(label: str, g: Any, input_degrees: Any, args: Any,
         record.row(**row)
 
 
+def bench_beyond(spec: str, ids: list[int], args: Any, record: harness.Record) -> None:
+    """Kronecker ``SCALE[:EDGE_FACTOR]`` (``spec``) built part by part on the GPUs of ``ids``
+    (drawn on each GPU, never whole anywhere) and searched over them: the row for a graph
+    larger than one GPU. TEPS: half the CSR entries out of reached vertices (duplicates as
+    generated; self-loops, a fraction 0.62**scale, dropped) over the time."""
+    from morphgpu.bfs import distributed, partitioned  # noqa: PLC0415
+
+    scale, factor = distributed.kronecker_spec(spec)
+    cp = backend.cupy_module()
+    n = 1 << scale
+    entries = 2 * factor * n
+    whole = 8 * (n + 1) + 4 * entries  # int64 rows, int32 ids: the unpartitioned CSR alone
+    one_gpu = int(cp.cuda.Device(ids[0]).mem_info[1])
+    label = f"kron {scale} ef{factor} built on {len(ids)} GPUs"
+    record.note(f"{label}: the whole CSR needs {whole / 2**30:.1f} GiB, one GPU has "
+                f"{one_gpu / 2**30:.1f} GiB")
+    t0 = time.perf_counter()
+    chunks = generators.kronecker_edge_chunks(scale, factor, chunk_edges=1 << 26,
+                                              device="gpu")
+    pg = partitioned.PartitionedGraph.from_edge_chunks_on_gpus(chunks, n, ids,
+                                                               symmetrize=True)
+    build_s = time.perf_counter() - t0
+    record.note(f"{label}: built in {build_s:.1f} s")
+    del chunks  # each GPU's vertex permutation (8 bytes a vertex) goes with it
+    for d in ids:
+        with cp.cuda.Device(d):
+            cp.get_default_memory_pool().free_all_blocks()
+    degrees = np.concatenate([backend.to_host(cp.diff(pg.parts[p].indptr))
+                              for p in sorted(pg.parts)])
+    roots = pick_roots(np.concatenate([[0], np.cumsum(degrees)]), 8 if args.quick else 64)
+    t0 = time.perf_counter()
+    first = bfs(pg, roots[0], devices=ids, predecessors=True)
+    prepare_s = time.perf_counter() - t0
+    seconds, rates = [], []
+    deadline = time.perf_counter() + args.slice_s
+    for root in roots:
+        s, r = harness.event_seconds(
+            lambda root=root: bfs(pg, root, devices=ids, predecessors=True))
+        seconds.append(s)
+        rates.append(r.n_edges_traversed / 2 / s)
+        if time.perf_counter() > deadline and len(seconds) >= 4:
+            break
+    record.row(graph=label, config=f"nccl {len(ids)}", roots=len(seconds),
+               gteps=harmonic(rates) / 1e9, mean_ms=statistics.fmean(seconds) * 1e3,
+               build_s=build_s, prepare_s=prepare_s, levels=first.n_levels,
+               whole_csr_gib=whole / 2**30, one_gpu_gib=one_gpu / 2**30)
+
+
 def run(args: Any, record: harness.Record) -> None:
     cp = backend.cupy_module()
     count = int(cp.cuda.runtime.getDeviceCount())
@@ -157,6 +208,10 @@ def run(args: Any, record: harness.Record) -> None:
         for s in scales]
     cases.append((f"grid2d {side}x{side}", lambda: generators.grid2d(side, side, device="gpu"),
                   None))
+    if args.beyond:
+        bench_beyond(args.beyond, ids, args, record)
+        if args.only_beyond:
+            return
     for label, build, input_degrees in cases:
         try:
             g = build()
@@ -182,6 +237,12 @@ def _add_args(parser: Any) -> None:
     parser.add_argument("--check-entries", type=int, default=1 << 26,
                         help="run Graph500's host check on graphs of at most this many "
                              "CSR entries (default 2^26)")
+    parser.add_argument("--beyond", default=None, metavar="SCALE[:EDGE_FACTOR]",
+                        help="first, this Kronecker graph built part by part on the GPUs "
+                             "of --devices and searched over all of them (a graph larger "
+                             "than one GPU: 29:32 is a 132 GiB CSR)")
+    parser.add_argument("--only-beyond", action="store_true",
+                        help="with --beyond: stop after that row")
     parser.add_argument("--slice", type=float, default=None,
                         help="seconds of searches per row before fewer than 64 roots")
 

@@ -264,28 +264,50 @@ def kronecker_edge_chunks(
     c: float = 0.19,
     seed: int = 0,
     chunk_edges: int = 1 << 24,
-) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
-    """The edges :func:`kronecker` draws with the same arguments, as host ``(src, dst)``
-    chunks of ``chunk_edges`` (self-loops dropped; one direction each, duplicates kept):
-    a callable that returns a fresh iterator, for builders that never hold the whole graph
+    device: str = "cpu",
+) -> Callable[..., Iterator[tuple[Any, Any]]]:
+    """The edges :func:`kronecker` draws with the same arguments, as ``(src, dst)`` chunks of
+    ``chunk_edges`` (self-loops dropped; one direction each, duplicates kept): a callable
+    that returns a fresh iterator, for builders that never hold the whole graph
     (``morphgpu.bfs.partitioned.PartitionedGraph.from_edge_chunks`` with
     ``symmetrize=True`` builds the parts of ``kronecker()``'s graph, duplicates aside).
-    Holds the vertex permutation (8 bytes a vertex) and one chunk at a time."""
+
+    ``device="cpu"``: NumPy chunks; the callable holds the vertex permutation (8 bytes a
+    vertex) and one chunk at a time. ``device="gpu"``: CuPy chunks drawn on the GPU that
+    is current when the iterator runs (the permutation made once per GPU), so each GPU of
+    ``PartitionedGraph.from_edge_chunks_on_gpus`` draws its own. ``chunks(shard=(i, k))``
+    yields only chunks i, i + k, ... (the others are never drawn)."""
     scale, edge_factor, seed = _check_recursive_args(scale, edge_factor, seed)
     chunk_edges = _check_count("chunk_edges", chunk_edges)
     if chunk_edges < 1:
         raise ValueError("chunk_edges must be at least 1")
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
     n = 1 << scale
     total = edge_factor * n
-    relabel = _random_permutation(np, n, seed, _STREAM_PERMUTE)
+    xp = np if device == "cpu" else backend.cupy_module()
+    relabels: dict[int, Any] = {}
 
-    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for first in range(0, total, chunk_edges):
-            count = min(chunk_edges, total - first)
-            src, dst = _rmat_edges(np, scale, count, a, b, c, seed, first=first)
+    def relabel() -> Any:
+        key = -1 if xp is np else int(xp.cuda.runtime.getDevice())
+        if key not in relabels:
+            relabels[key] = _random_permutation(xp, n, seed, _STREAM_PERMUTE)
+        return relabels[key]
+
+    relabel()  # made now: a fresh iterator should cost one chunk, not the permutation
+
+    def chunks(shard: tuple[int, int] | None = None) -> Iterator[tuple[Any, Any]]:
+        index, count = (0, 1) if shard is None else (int(shard[0]), int(shard[1]))
+        if not 0 <= index < count:
+            raise ValueError(f"shard must be (i, k) with 0 <= i < k, got {shard!r}")
+        for first in range(index * chunk_edges, total, count * chunk_edges):
+            drawn = min(chunk_edges, total - first)
+            src, dst = _rmat_edges(xp, scale, drawn, a, b, c, seed, first=first)
             keep = src != dst
-            yield relabel[src[keep]], relabel[dst[keep]]
+            ids = relabel()
+            yield ids[src[keep]], ids[dst[keep]]
 
+    chunks.shardable = True  # type: ignore[attr-defined]
     return chunks
 
 

@@ -8,6 +8,7 @@ logic is tested without NCCL, MPI or a GPU; ``devices=[0]`` runs real NCCL where
 
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -665,3 +666,84 @@ def test_graph_given_in_parts(device):
         only=[1])
     with pytest.raises(ValueError, match="MPI ranks"):
         bfs(share, 0, device=device)
+
+
+# ------------------------------------------------------------ parts built on their GPUs
+def rows_as_sets(pg: pt.PartitionedGraph) -> list[list[np.ndarray]]:
+    """Each part's rows, sorted inside (the GPU build leaves them unordered)."""
+    out = []
+    for p in sorted(pg.parts):
+        part = pg.parts[p]
+        indptr, indices = backend.to_host(part.indptr), backend.to_host(part.indices)
+        out.append([np.sort(indices[a:b]) for a, b in zip(indptr[:-1], indptr[1:])])
+    return out
+
+
+def test_kronecker_chunk_shards_are_the_chunks():
+    """chunks(shard=(i, k)) yields exactly chunks i, i + k, ... of the full draw."""
+    chunks = generators.kronecker_edge_chunks(8, 4, seed=2, chunk_edges=100)
+    every = list(chunks())
+    for k in (1, 2, 3, 5):
+        for i in range(k):
+            got = list(chunks(shard=(i, k)))
+            assert len(got) == len(every[i::k])
+            for (s, d), (s0, d0) in zip(got, every[i::k], strict=True):
+                np.testing.assert_array_equal(s, s0)
+                np.testing.assert_array_equal(d, d0)
+    with pytest.raises(ValueError, match="shard"):
+        list(chunks(shard=(3, 3)))
+    with pytest.raises(ValueError, match="device"):
+        generators.kronecker_edge_chunks(8, 4, device="tpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_parts_built_on_gpus(k):
+    """from_edge_chunks_on_gpus with chunks drawn on each GPU: the host builder's partition
+    and rows (as sets), the parts left on their GPUs, and a search over them with
+    devices=[...] giving SciPy's distances and passing Graph500's checks."""
+    require_gpus(k)
+    scale, factor = 10, 8
+    ids = list(range(k))
+    pg = pt.PartitionedGraph.from_edge_chunks_on_gpus(
+        generators.kronecker_edge_chunks(scale, factor, chunk_edges=1500, device="gpu"),
+        1 << scale, ids, symmetrize=True)
+    host = pt.PartitionedGraph.from_edge_chunks(
+        generators.kronecker_edge_chunks(scale, factor, chunk_edges=1500), 1 << scale, k,
+        symmetrize=True)
+    np.testing.assert_array_equal(pg.partition.starts, host.partition.starts)
+    assert pg.side == "gpu" and not pg.directed
+    assert [int(pg.parts[p].indices.device.id) for p in sorted(pg.parts)] == ids
+    for rows, rows0 in zip(rows_as_sets(pg), rows_as_sets(host), strict=True):
+        assert len(rows) == len(rows0)
+        for r, r0 in zip(rows, rows0, strict=True):
+            np.testing.assert_array_equal(r, r0)
+    g = generators.kronecker(scale, factor, device="cpu")
+    for source in sources_of(g)[:2]:
+        r = bfs(pg, source, devices=ids, predecessors=True)
+        assert r.variant == f"partitioned-nccl-{k}" and r.device == "gpu"
+        dist = backend.to_host(r.distances)
+        np.testing.assert_array_equal(dist, scipy_distances(g, source))
+        graph500_check(g.indptr, g.indices, source, dist, backend.to_host(r.predecessors))
+    with pytest.raises(ValueError, match=re.escape(f"devices={ids}")):
+        bfs(pg, 0, device="gpu")
+
+
+@pytest.mark.gpu
+def test_parts_built_on_gpus_from_host_chunks():
+    """Host (NumPy) chunks from a source that cannot shard: copied to the GPU, directed
+    edges kept one way; a chunk with an id outside the graph is refused by name."""
+    require_gpus(1)
+    g = GRAPHS["directed"]()
+    src, dst = g.edge_sources(), g.indices
+    pieces = [(src[i:i + 100], dst[i:i + 100]) for i in range(0, src.size, 100)]
+    pg = pt.PartitionedGraph.from_edge_chunks_on_gpus(lambda: iter(pieces), g.n_vertices,
+                                                       [0])
+    assert pg.directed
+    for source in sources_of(g):
+        r = bfs(pg, source, devices=[0])
+        np.testing.assert_array_equal(backend.to_host(r.distances),
+                                      scipy_distances(g, source))
+    bad = [(np.array([0, 1]), np.array([1, g.n_vertices]))]
+    with pytest.raises(ValueError, match="target id outside"):
+        pt.PartitionedGraph.from_edge_chunks_on_gpus(lambda: iter(bad), g.n_vertices, [0])

@@ -281,13 +281,18 @@ def _bfs_partitioned(graph: Any, source: Any, variant: str, device: str, predece
         if not devices:
             raise ValueError("devices: give at least one GPU id")
     # A PartitionedGraph (built part by part, e.g. from edge chunks: never whole) is
-    # searched as it is split; its parts live on the host.
+    # searched as it is split; its parts live on the host, or on the GPUs that built them.
     g = graph if _is_partitioned(graph) else _as_graph(graph)
+    if _is_partitioned(graph) and graph.side == "gpu":
+        where = [int(graph.parts[p].indices.device.id) for p in sorted(graph.parts)]
+        if devices != where:
+            raise ValueError(f"this graph's parts were built on GPUs {where}, one each: "
+                             f"search it with devices={where}")
     source = _check_source(source, g.n_vertices, "source")
     if partitions is not None:
         partitions = partitioned.check_partitions(partitions, g.n_vertices)
     side = "gpu" if devices is not None else backend.resolve_device(device, who="morphgpu.bfs")
-    home = "cpu" if _is_partitioned(graph) else g.side
+    home = g.side  # a PartitionedGraph: where its parts were built
     with backend.gpu_memory_guard(f"partitioned bfs on {g.n_vertices} vertices") \
             if side == "gpu" else _nothing():
         out, name = partitioned.run(g, source, side=side, want_parents=predecessors,

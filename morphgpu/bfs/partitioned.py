@@ -199,6 +199,27 @@ class PartitionedGraph:
             parts[p] = place(part) if place is not None else part
         return cls(partition, parts, not symmetrize, vid)
 
+    @classmethod
+    def from_edge_chunks_on_gpus(cls, chunks: EdgeChunks, n_vertices: int,
+                                 devices: Sequence[int], *, symmetrize: bool = False,
+                                 ) -> PartitionedGraph:
+        """Part i built on GPU ``devices[i]`` and kept there (one part per GPU, the same
+        partition rule as :meth:`from_edge_chunks`), so neither one GPU nor the host ever
+        holds the whole CSR: search it with ``bfs(graph, s, devices=devices)``. Chunks
+        may be host or CuPy arrays; ``generators.kronecker_edge_chunks(..., device="gpu")``
+        draws them on each GPU. Rows come out unordered inside (:mod:`.gpu.part_build`)."""
+        ids = exchange_mod.check_devices(devices)
+        check_partitions(len(ids), int(n_vertices))
+        from .gpu import part_build  # noqa: PLC0415  (CuPy only where the GPU runs)
+
+        return part_build.build(chunks, int(n_vertices), ids, symmetrize=symmetrize)
+
+    @property
+    def side(self) -> str:
+        """"gpu" where the parts' rows are CuPy arrays (built on GPUs), else "cpu"."""
+        return "cpu" if all(isinstance(p.indices, np.ndarray) for p in self.parts.values()) \
+            else "gpu"
+
 
 def _pairs(chunks: Iterable[tuple[Any, Any]], symmetrize: bool
            ) -> Iterable[tuple[np.ndarray, np.ndarray]]:
