@@ -77,6 +77,14 @@ def integer(
     return out
 
 
+def flag(value: Any, name: str, *, error: type[Exception] = ValueError) -> bool:
+    """``value`` as a bool: only True or False (Python or NumPy). A string such as "false"
+    is truthy to ``bool()``, so taking it would silently mean the opposite."""
+    if not isinstance(value, _BOOL_TYPES):
+        raise error(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def real(
     value: Any,
     name: str,

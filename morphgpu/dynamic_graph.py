@@ -150,10 +150,12 @@ class DynamicGraph:
                 capacity_pages, "capacity_pages", low=0, high=MAX_PAGES, error=DynamicGraphError,
                 message="capacity_pages must be None or an integer in [0, {high}], "
                         "got {value!r}")
+        directed = arguments.flag(directed, "directed", error=DynamicGraphError)
+        weighted = arguments.flag(weighted, "weighted", error=DynamicGraphError)
         self.side = backend.resolve_device(device, who="morphgpu.DynamicGraph")
         self.xp = backend.xp_for(self.side)
-        self.directed = bool(directed)
-        self.weighted = bool(weighted)
+        self.directed = directed
+        self.weighted = weighted
         self.page_size = int(page_size)
         self.page_shift = self.page_size.bit_length() - 1
         self.n_vertices = n
@@ -193,7 +195,8 @@ class DynamicGraph:
         CSRGraph's flag (sparse matrices: directed); an undirected load reads each entry
         (u, v) as the edge {u, v}."""
         g = CSRGraph.coerce(graph)
-        directed = g.directed if directed is None else bool(directed)
+        directed = g.directed if directed is None else arguments.flag(
+            directed, "directed", error=DynamicGraphError)
         dg = cls(g.n_vertices, directed=directed, weighted=g.weights is not None,
                  device=device, page_size=page_size,
                  capacity_pages=_pages_for(g, page_size, directed))
@@ -691,6 +694,9 @@ def _count_argument(name: str, value: Any) -> int:
 
 
 def _id_array(xp: Any, name: str, a: Any) -> Any:
+    if isinstance(a, (list, tuple)) and any(isinstance(x, (bool, np.bool_)) for x in a):
+        # NumPy turns [True, 2] into [1, 2]: a flag mistaken for vertex 1.
+        raise DynamicGraphError(f"{name} must hold integer vertex ids, got a bool in a list")
     arr = backend.to_side(a, "gpu" if xp is not np else "cpu")
     arr = xp.asarray(arr)
     if arr.ndim != 1:

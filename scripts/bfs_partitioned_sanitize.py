@@ -7,7 +7,9 @@ which is slow.
 
 Every kernel of bfs/kernels/partitioned.cu runs: in-process parts (the exchange by
 reference, so no NCCL under the sanitizer), top-down levels and bottom-up levels forced
-by the direction rule. Each result passes Graph500's checks, else the exit code is 1.
+by the direction rule; then bfs/kernels/part_build.cu builds the Kronecker graph's part on
+GPU 0 from chunks drawn there (from_edge_chunks_on_gpus) and that part is searched. Each
+result passes Graph500's checks, else the exit code is 1.
 """
 
 from __future__ import annotations
@@ -53,7 +55,29 @@ def main() -> int:
                     failures += 1
                     status = f"INVALID: {exc}"
                 print(f"{label:<12} parts={parts} {rule:<12} {status}", flush=True)
+    failures += built_on_gpu()
     return 1 if failures else 0
+
+
+def built_on_gpu() -> int:
+    """part_build.cu's two kernels (chunks of 1000 edges, so many launches), then a search
+    over the part they built; 1 if its result fails Graph500's checks."""
+    g = generators.kronecker(9, 16, device="cpu")
+    chunks = generators.kronecker_edge_chunks(9, 16, chunk_edges=1000, device="gpu")
+    pg = pt.PartitionedGraph.from_edge_chunks_on_gpus(chunks, g.n_vertices, [0],
+                                                      symmetrize=True)
+    ex = exchange.InProcessExchange(1)
+    engines = pt.engines_for(pg, ex.local_parts, "gpu", True)
+    source = int(np.argmax(np.diff(g.indptr)))
+    out = pt.search(engines, ex, source, True, pt.Direction(g.n_vertices))
+    try:
+        graph500_check(g.indptr, g.indices, source, backend.to_host(out.distances),
+                       backend.to_host(out.predecessors))
+    except AssertionError as exc:
+        print(f"built on GPU 0: INVALID: {exc}", flush=True)
+        return 1
+    print("built on GPU 0: ok", flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -77,6 +77,20 @@ def test_bad_page_arguments_name_the_argument(device, kwargs, name):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["directed", "weighted"])
+@pytest.mark.parametrize("value", ["false", "True", 0, 1, None, np.int64(1)])
+def test_flags_take_only_true_or_false(device, name, value):
+    """directed="false" was bool("false"), i.e. True: the opposite of what was asked."""
+    with pytest.raises(DynamicGraphError, match=f"{name} must be True or False"):
+        DynamicGraph(3, device=device, **{name: value})
+    if name == "directed" and value is not None:  # from_csr: None means the input's own
+        with pytest.raises(DynamicGraphError, match="directed must be True or False"):
+            DynamicGraph.from_csr(np.ones((2, 2)), device=device, directed=value)
+    for ok in (True, False, np.True_, np.False_):
+        assert getattr(DynamicGraph(3, device=device, **{name: ok}), name) is bool(ok)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_good_page_arguments(device):
     for page_size in (1, np.int64(4), np.uint16(1024)):
         dg = DynamicGraph(3, device=device, page_size=page_size, capacity_pages=np.int32(0))
@@ -172,6 +186,9 @@ def test_a_weight_that_is_not_finite_names_the_graph_and_the_entry(device, bad):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(("src", "dst", "message"), [
     ([True], [1], "src must hold integer vertex ids"),
+    # NumPy makes [True, 2] an int array [1, 2]: it was taken as vertices 1 and 2.
+    ([True, 2], [1, 0], "src must hold integer vertex ids"),
+    ([0, 1], (np.True_, 2), "dst must hold integer vertex ids"),
     (np.array([1.0]), np.array([2]), "src must hold integer vertex ids"),
     ([0], [2.5], "dst must hold integer vertex ids"),
     (["0"], ["1"], "src must hold integer vertex ids"),
