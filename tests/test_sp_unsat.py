@@ -1,9 +1,13 @@
-"""UNSAT only with a proof: unit propagation of the input formula (or an empty clause).
+"""UNSAT only with a proof: unit propagation of the input formula (or an empty clause), or
+every assignment checked on a formula small enough to enumerate.
 
-sp.solve answers UNSAT exactly when unit propagation of the original formula, before any
-decimation decision, meets a contradiction; a contradiction met after SP has fixed variables
-is not a proof and stays UNKNOWN. Checked against a reference unit propagation written here
-in plain Python, and every UNSAT against a complete solver (python-sat).
+When the local search's flips could not cover every assignment, sp.solve answers UNSAT
+exactly when unit propagation of the original formula, before any decimation decision, meets
+a contradiction; a contradiction met after SP has fixed variables is not a proof and stays
+UNKNOWN. When the flips could (2^k assignments of the k variables in clauses, no more than
+``local_search_flips``), the formula is enumerated: SAT or UNSAT, never UNKNOWN. Checked
+against a reference unit propagation written here in plain Python, and every answer of
+enumeration and every UNSAT against a complete solver (python-sat).
 """
 
 from __future__ import annotations
@@ -80,21 +84,28 @@ def test_a_decimation_contradiction_is_unknown_not_unsat(device):
     # Surveys "converged" after one sweep (epsilon 2 > any change), never deemed trivial,
     # every variable fixed in the first round: a decision is made, and propagation after it
     # meets a contradiction.
+    # 3 flips, fewer than the 4 assignments: searched, not enumerated.
     r = sp.solve(CNF.from_clauses(ALL_FOUR, n_vars=2), device=device, seed=0, epsilon=2.0,
                  fix_fraction=1.0, trivial_threshold=-1.0, local_search_rounds=50,
-                 local_search_flips=50)
+                 local_search_flips=3)
+    assert "enumerated_assignments" not in r.stats
     assert r.status == "UNKNOWN", (r.status, r.reason)
     assert "contradiction after decimation" in r.reason
     assert r.stats["decimation_rounds"] >= 1
 
 
-def test_cli_decimation_contradiction_exits_0(tmp_path, capsys):
+def test_cli_small_unsat_formula_is_proved_by_enumeration(tmp_path, capsys):
+    """Was UNKNOWN after a decimation contradiction (and `--random 3 --ratio 100`, 300
+    clauses on 3 variables, minutes of local search first): 4 assignments, all checked."""
     path = tmp_path / "four.cnf"
     sp.write_dimacs(CNF.from_clauses(ALL_FOUR, n_vars=2), path)
     assert cli.main(["sat", str(path), "--device", "cpu", "--seed", "0",
-                     "--fix-fraction", "1"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert "s UNKNOWN" in out and "s UNSATISFIABLE" not in out
+                     "--fix-fraction", "1"]) == 20
+    out = capsys.readouterr().out
+    assert "s UNSATISFIABLE" in out.splitlines()
+    assert "each of the 4 assignments of its 2 variables falsifies a clause" in out
+    assert cli.main(["sat", "--random", "3", "--ratio", "100", "--seed", "1",
+                     "--device", "cpu"]) == 20
 
 
 def test_cli_unit_refutation_exits_20(tmp_path, capsys):
@@ -130,10 +141,12 @@ def test_unsat_verdict_is_exactly_the_unit_refutation(device, case, seed, fix_fr
     every UNSAT
     agrees with python-sat; a SAT answer satisfies every clause."""
     n, clauses = case
+    # No tail flips: never enumerated, so the verdict is SP's and unit propagation's.
     r = sp.solve(CNF.from_clauses(clauses, n_vars=n), device=device, seed=seed,
                  epsilon=epsilon, fix_fraction=fix_fraction,
                  trivial_threshold=trivial_threshold, local_search_rounds=30,
-                 local_search_flips=60)
+                 local_search_flips=0)
+    assert "enumerated_assignments" not in r.stats
     refuted = refuted_by_unit_propagation(clauses)
     assert (r.status == "UNSAT") == refuted, (r.status, r.reason)
     if r.status == "UNSAT":
@@ -142,3 +155,30 @@ def test_unsat_verdict_is_exactly_the_unit_refutation(device, case, seed, fix_fr
         assert all(any((x > 0) == bool(r.assignment[abs(x) - 1]) for x in c) for c in clauses)
     if "contradiction after decimation" in r.reason:
         assert r.status == "UNKNOWN"
+
+
+@SETTINGS
+@given(st.one_of(small_formulas, dense_formulas), st.integers(0, 1000),
+       st.integers(0, 300))
+def test_enumeration_answers_exactly_where_the_flips_cover_every_assignment(device, case,
+                                                                           seed, flips):
+    """With 2^k assignments of the k variables in clauses no more than ``flips``, the
+    answer is python-sat's (SAT with a model satisfying every clause, else UNSAT), never
+    UNKNOWN; with more, the formula is not enumerated."""
+    n, clauses = case
+    assume_no_empty = all(clauses)
+    r = sp.solve(CNF.from_clauses(clauses, n_vars=n), device=device, seed=seed,
+                 local_search_rounds=30, local_search_flips=flips)
+    k = len({abs(x) for c in clauses for x in c})
+    if not assume_no_empty or refuted_by_unit_propagation(clauses):
+        assert r.status == "UNSAT"  # proved before any enumeration
+        return
+    if 2**k <= flips:
+        assert r.stats["enumerated_assignments"] == 2**k
+        assert r.status == ("SAT" if complete_solver_says_sat(clauses) else "UNSAT"), r.reason
+    else:
+        assert "enumerated_assignments" not in r.stats
+        if r.status == "UNSAT":
+            assert not complete_solver_says_sat(clauses)
+    if r.status == "SAT":
+        assert all(any((x > 0) == bool(r.assignment[abs(x) - 1]) for x in c) for c in clauses)

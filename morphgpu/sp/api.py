@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import arguments, backend, compiler_key_cache
 from ..csr import check_declared_size
-from . import factor, rules
+from . import exhaustive, factor, rules
 from .cnf import CNF, verify
 
 DEFAULT_ROUNDS = {"gpu": 300_000, "cpu": 20_000}
@@ -100,8 +100,10 @@ def fresh_seed() -> int:
 
 @dataclass
 class SolveResult:
-    # "SAT" (verified), "UNSAT" (proved: an empty clause, or unit propagation of the input
-    # meets a contradiction) or "UNKNOWN" (SP and the local search are incomplete)
+    # "SAT" (verified), "UNSAT" (proved: an empty clause, unit propagation of the input
+    # meets a contradiction, or every assignment checked on a formula whose assignments
+    # are no more than the local search's flips) or "UNKNOWN" (SP and the local search
+    # are incomplete)
     status: str
     assignment: np.ndarray | None  # bool per variable (index 0 is variable 1) when SAT
     reason: str = ""
@@ -134,7 +136,10 @@ def solve(
 
     Returns ``SolveResult(status="SAT", assignment=...)`` only with an assignment that
     satisfies every clause; ``status="UNSAT"`` only with a proof the solver can see (an
-    empty clause, or unit propagation of the input meeting a contradiction); otherwise
+    empty clause, unit propagation of the input meeting a contradiction, or every
+    assignment checked: a formula whose variables in clauses have no more than
+    ``local_search_flips`` assignments is enumerated instead of searched,
+    :mod:`.exhaustive`, with ``stats["enumerated_assignments"]``); otherwise
     ``status="UNKNOWN"`` with the ``reason``. ``stats`` holds the seed (drawn and
     recorded when ``seed`` is None, so ``seed=stats["seed"]`` repeats the run), SP
     iterations, decimation rounds, variables fixed and seconds per phase.
@@ -269,6 +274,16 @@ def solve(
         if not consistent:
             return _finish(cnf, None, "unit propagation of the input found a contradiction "
                            "(unsatisfiable)", stats, clock, unsat=True)
+        with clock("enumeration"):
+            small = exhaustive.check(cnf, int(local_search_flips))
+        if small is not None:
+            # No more assignments than the local search's flips: every one checked instead.
+            stats["enumerated_assignments"] = small.assignments
+            if small.model is None:
+                return _finish(cnf, None, f"each of the {small.assignments} assignments of its "
+                               f"{small.n_used} variables falsifies a clause (unsatisfiable)",
+                               stats, clock, unsat=True)
+            return _finish(cnf, small.model, "", stats, clock)
         sp_problem = _survey_and_decimate(engine, stats, clock, say, **decimation)
         # auto's first stage still has BSP to fall back on: left to its default budget, it
         # runs on while it sets new lows and stops stalled (AUTO_STALL_FLOOR).
