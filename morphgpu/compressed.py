@@ -10,25 +10,130 @@ format error naming the file, and a byte order mark is read past everywhere.
 from __future__ import annotations
 
 import bz2
-import gzip
 import lzma
+import os
+import stat
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+# Bytes read or decompressed at a time: the bound is checked between pieces.
+_PIECE = 1 << 24
+_FEED = 1 << 20  # compressed bytes given to a decompressor at a time
+_GZIP, _XZ, _BZIP2 = b"\x1f\x8b", b"\xfd7zXZ\x00", b"BZh"
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can still give (Linux: MemAvailable), or None where it
+    cannot tell. An input's bytes, read or decompressed, may take half of it: a reader's
+    parse needs at least as much again for the arrays it makes of them."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _input_limit() -> int | None:
+    """The most bytes an input may take (half the memory available), or None."""
+    free = available_memory()
+    return None if free is None else free // 2
+
+
+def _too_big(path: str | Path, what: str, limit: int) -> str:
+    return (f"{path}: {what} more than {limit / 2**30:.2f} GiB, half the memory available "
+            "(reading it needs that much and its parse as much again)")
+
+
+def read_bounded(path: str | Path, error: type[Exception]) -> bytes:
+    """The file's bytes, refused (``error`` naming ``path``) rather than read past the
+    memory available: a regular file by its size before reading, anything else (a device
+    such as /dev/zero, a pipe) as it streams. OSError is left to the caller."""
+    limit = _input_limit()
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if stat.S_ISREG(info.st_mode):
+            if limit is not None and info.st_size > limit:
+                raise error(_too_big(path, f"{info.st_size / 2**30:.1f} GiB on disk,", limit))
+            return f.read()
+        pieces, total = [], 0
+        while piece := f.read(_PIECE):
+            total += len(piece)
+            if limit is not None and total > limit:
+                raise error(_too_big(path, "not a regular file, and still going after", limit))
+            pieces.append(piece)
+        return b"".join(pieces)
 
 
 def decompressed(raw: bytes, path: str | Path, error: type[Exception]) -> bytes:
     """``raw`` decompressed when it starts with a gzip, xz or bzip2 magic number, else as it
-    is; a truncated or corrupt stream raises ``error`` naming ``path``."""
+    is; a truncated or corrupt stream raises ``error`` naming ``path``, and so does one
+    whose output would pass the memory available (checked as it inflates, so a small file
+    that expands without end is refused, not followed until the machine runs out)."""
+    if raw[:2] == _GZIP:
+        return _inflate(raw, _GZIP, lambda: zlib.decompressobj(wbits=31), path, error)
+    if raw[:6] == _XZ:
+        return _inflate(raw, _XZ, lzma.LZMADecompressor, path, error)
+    if raw[:3] == _BZIP2:
+        return _inflate(raw, _BZIP2, bz2.BZ2Decompressor, path, error)
+    return raw
+
+
+def _inflate(raw: bytes, magic: bytes, fresh: Callable[[], Any], path: str | Path,
+             error: type[Exception]) -> bytes:
+    """Every stream of ``raw`` (members written one after another, as ``cat a.gz b.gz``
+    makes), fed in pieces of _FEED bytes and taken out in pieces of at most _PIECE, so
+    neither a copy of the input's rest per step nor an unbounded output happens; zero bytes
+    after the last stream are padding."""
+    limit = _input_limit()
+    out: list[bytes] = []
+    total, pos = 0, 0
+    view = memoryview(raw)
     try:
-        if raw[:2] == b"\x1f\x8b":
-            return gzip.decompress(raw)
-        if raw[:6] == b"\xfd7zXZ\x00":
-            return lzma.decompress(raw)
-        if raw[:3] == b"BZh":
-            return bz2.decompress(raw)
+        while pos < len(raw):
+            d = fresh()
+            while not d.eof:
+                feed = b""
+                if _starved(d):
+                    if pos >= len(raw):
+                        raise EOFError("the stream ends before its end marker")
+                    feed = view[pos:pos + _FEED]
+                    pos += len(feed)
+                piece = _step(d, feed)
+                total += len(piece)
+                if limit is not None and total > limit:
+                    raise error(_too_big(path, "decompressed, it comes to", limit))
+                out.append(piece)
+            pos -= len(d.unused_data)  # back to where this stream ended
+            if raw[pos:pos + len(magic)] != magic:
+                if raw[pos:].strip(b"\x00"):
+                    raise ValueError("data after the end of the compressed stream")
+                break
     except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
         raise error(f"{path}: compressed stream is truncated or corrupt ({exc})") from exc
-    return raw
+    return b"".join(out)
+
+
+def _step(d: Any, feed: Any) -> bytes:
+    """At most _PIECE bytes more of ``d``'s output, given ``feed`` (empty while it still
+    holds input: zlib in ``unconsumed_tail``, lzma and bz2 inside)."""
+    if hasattr(d, "unconsumed_tail"):
+        return d.decompress(feed or d.unconsumed_tail, _PIECE)
+    return d.decompress(feed, max_length=_PIECE)
+
+
+def _starved(d: Any) -> bool:
+    """Whether ``d`` has used all the input it was given."""
+    if hasattr(d, "unconsumed_tail"):
+        return not d.unconsumed_tail
+    return d.needs_input
 
 
 UTF8_BOM = b"\xef\xbb\xbf"

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from . import backend
-from .compressed import decompressed, without_bom
+from .compressed import decompressed, read_bounded, without_bom
 from .csr import CSRGraph, GraphFormatError, check_declared_size
 from .unique import sorted_unique
 
@@ -97,7 +97,8 @@ def _read_bytes(path: PathLike) -> bytes:
     """The file's bytes, decompressed when its content starts with a known magic number,
     without a leading UTF-8 byte order mark (editors on Windows save text with one; every
     format here is ASCII, so it only ever hid the first line's header or number)."""
-    return without_bom(decompressed(Path(path).read_bytes(), path, GraphFormatError))
+    return without_bom(decompressed(read_bounded(path, GraphFormatError), path,
+                                    GraphFormatError))
 
 
 def _bytes_of(path: PathLike, data: bytes | None) -> bytes:

@@ -81,8 +81,8 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
     if n_vertices is not None:
         n_vertices = arguments.integer(n_vertices, "n_vertices", low=0, message=wording)
     path = Path(path)
-    raw = compressed.without_bom(compressed.decompressed(path.read_bytes(), path,
-                                                         UpdatesFormatError))
+    raw = compressed.without_bom(compressed.decompressed(
+        compressed.read_bounded(path, UpdatesFormatError), path, UpdatesFormatError))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compressed import without_bom
+from ..compressed import read_bounded, without_bom
 
 
 class MeshFormatError(ValueError):
@@ -35,7 +35,7 @@ class _Lines:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            raw = path.read_bytes()
+            raw = read_bounded(path, MeshFormatError)
         except OSError as exc:
             raise MeshFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
         raw = without_bom(raw)  # kept, it made the header's first number unreadable

@@ -21,10 +21,8 @@ fails is the file read again line by line, so the error can name the file and th
 from __future__ import annotations
 
 import contextlib
-import gzip
 import re
 import warnings
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .. import arguments
-from ..compressed import without_bom
+from ..compressed import decompressed, read_bounded, without_bom
 from ..csr import check_declared_size
 
 ADDRESS_OF, COPY, LOAD, STORE, GEP = 0, 1, 2, 3, 4
@@ -175,10 +173,10 @@ def validate(cs: ConstraintSet) -> None:
 # ----------------------------------------------------------------------------- text input
 def _open_text(path: Path) -> str:
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, ConstraintFormatError)
         if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
+            raw = decompressed(raw, path, ConstraintFormatError)
+    except OSError as exc:
         raise ConstraintFormatError(f"{path}: cannot be read ({exc})") from exc
     raw = without_bom(raw)  # kept, it made the first line's number unreadable
     try:

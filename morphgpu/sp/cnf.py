@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import arguments, backend
-from ..compressed import decompressed, without_bom
+from ..compressed import decompressed, read_bounded, without_bom
 from ..csr import check_declared_size, index_dtype
 
 
@@ -330,7 +330,7 @@ def parse_dimacs(text: str | bytes) -> CNF:
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when they start with a gzip, xz or bzip2 magic."""
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, CNFFormatError)
     except OSError as exc:
         raise CNFFormatError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     return decompressed(raw, path, CNFFormatError)
