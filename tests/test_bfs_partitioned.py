@@ -417,6 +417,33 @@ def test_nccl_wait_is_bounded():
     assert all(c.aborted for c in comms)
 
 
+def test_a_failed_nccl_group_is_an_exchange_error_that_names_the_memory():
+    """NCCL's own error (seen: NCCL_ERROR_UNHANDLED_CUDA_ERROR on a GPU whose memory CuPy's
+    pool held) becomes an ExchangeError saying where NCCL's memory comes from; any other
+    error passes as it is."""
+
+    class NcclError(RuntimeError):  # the name CuPy's NCCL binding gives its errors
+        pass
+
+    class Failing(ex.LoopbackWorld):
+        error: Exception = NcclError("NCCL_ERROR_UNHANDLED_CUDA_ERROR: unhandled cuda error")
+
+        def group_end(self) -> None:
+            super().group_end()
+            raise self.error
+
+    world = Failing(2)
+    exchange = ex.NcclExchange([ex._LoopbackComm(world, 0), ex._LoopbackComm(world, 1)],
+                               world, 2, timeout=5)
+    bits = [np.zeros(3, np.uint32), np.ones(3, np.uint32)]
+    with pytest.raises(ex.ExchangeError, match=r"NCCL failed \(NCCL_ERROR_UNHANDLED.*"
+                                               r"outside CuPy's memory pool"):
+        exchange.all_or_bits(bits)
+    world.error = KeyError("not NCCL's")
+    with pytest.raises(KeyError):
+        exchange.all_or_bits(bits)
+
+
 def test_rows_of_parts_all_driven_here_need_no_collective():
     """A process that drives every part has every row: the table is stacked on the host
     (a stuck communicator would make any collective raise here)."""

@@ -335,13 +335,39 @@ class NcclExchange:
         try:
             queue()
         finally:
-            self.world.group_end()
+            try:
+                self.world.group_end()
+            except Exception as exc:
+                if type(exc).__name__ != "NcclError":
+                    raise
+                # Seen: NCCL_ERROR_UNHANDLED_CUDA_ERROR with 79.9 of 80 GB in use after a
+                # graph built on the GPUs, CuPy's pool holding the build's freed blocks.
+                raise ExchangeError(f"NCCL failed ({exc}); {self._memory_note()}") from exc
         for c in self.comms:
             c.mark()
         if wait:
             self._wait()
         else:
             self._pending = True
+
+    def _memory_note(self) -> str:
+        """Each local GPU's free memory: NCCL allocates its buffers outside CuPy's pool,
+        so a pool holding freed blocks can leave it none."""
+        free = []
+        for c in self.comms:
+            device_id = getattr(c, "device_id", None)
+            if device_id is None:
+                continue
+            try:
+                with c.xp.cuda.Device(device_id):
+                    got, total = c.xp.cuda.runtime.memGetInfo()
+                free.append(f"GPU {device_id} has {got / 2**30:.1f} of {total / 2**30:.1f} "
+                            f"GiB free")
+            except Exception:  # noqa: BLE001  (reporting on a failure: best effort)
+                continue
+        where = "; ".join(free) if free else "free GPU memory unknown"
+        return (f"{where}. NCCL's buffers come from outside CuPy's memory pool: "
+                "cupy.get_default_memory_pool().free_all_blocks() on each GPU may let it run")
 
     def settle(self) -> None:
         if self._pending:
