@@ -26,8 +26,7 @@ _GZIP, _XZ, _BZIP2 = b"\x1f\x8b", b"\xfd7zXZ\x00", b"BZh"
 
 def available_memory() -> int | None:
     """Bytes of memory this machine can still give (Linux: MemAvailable), or None where it
-    cannot tell. An input's bytes, read or decompressed, may take half of it: a reader's
-    parse needs at least as much again for the arrays it makes of them."""
+    cannot tell."""
     try:
         with open("/proc/meminfo", "rb") as f:
             for line in f:
@@ -41,28 +40,44 @@ def available_memory() -> int | None:
         return None
 
 
+# Where the bound comes from when the machine's own figure is wrong: some virtual machines
+# report a fraction of their memory until it is used (MemAvailable ~31 GiB of 256).
+LIMIT_VARIABLE = "MORPHGPU_MAX_INPUT_BYTES"
+# A compressed stream is refused only past both the bound and this ratio of output to
+# input: text compresses 3-20x, a stream built to exhaust memory ~1000x and more, so a large
+# genuine file is never refused on a machine whose free-memory figure is too low.
+BOMB_RATIO = 100
+
+
 def _input_limit() -> int | None:
-    """The most bytes an input may take (half the memory available), or None."""
+    """The most bytes a stream without an end in sight, or an inflating one, may take:
+    ``MORPHGPU_MAX_INPUT_BYTES`` where set, else half the memory available (a reader's parse
+    needs at least as much again for the arrays it makes of the bytes), or None."""
+    given = os.environ.get(LIMIT_VARIABLE, "").strip()
+    if given:
+        try:
+            return max(0, int(given))
+        except ValueError:
+            pass  # a bad setting is no setting
     free = available_memory()
     return None if free is None else free // 2
 
 
 def _too_big(path: str | Path, what: str, limit: int) -> str:
     return (f"{path}: {what} more than {limit / 2**30:.2f} GiB, half the memory available "
-            "(reading it needs that much and its parse as much again)")
+            f"(reading it needs that much and its parse as much again; set {LIMIT_VARIABLE} "
+            "to another bound in bytes)")
 
 
 def read_bounded(path: str | Path, error: type[Exception]) -> bytes:
-    """The file's bytes, refused (``error`` naming ``path``) rather than read past the
-    memory available: a regular file by its size before reading, anything else (a device
-    such as /dev/zero, a pipe) as it streams. OSError is left to the caller."""
-    limit = _input_limit()
+    """The file's bytes. A regular file is read whole (its size is its bound); anything
+    else (a device such as /dev/zero, a pipe) streams, and is refused (``error`` naming
+    ``path``) once past the bound (_input_limit) rather than read until the machine runs
+    out. OSError is left to the caller."""
     with open(path, "rb") as f:
-        info = os.fstat(f.fileno())
-        if stat.S_ISREG(info.st_mode):
-            if limit is not None and info.st_size > limit:
-                raise error(_too_big(path, f"{info.st_size / 2**30:.1f} GiB on disk,", limit))
+        if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             return f.read()
+        limit = _input_limit()
         pieces, total = [], 0
         while piece := f.read(_PIECE):
             total += len(piece)
@@ -75,8 +90,9 @@ def read_bounded(path: str | Path, error: type[Exception]) -> bytes:
 def decompressed(raw: bytes, path: str | Path, error: type[Exception]) -> bytes:
     """``raw`` decompressed when it starts with a gzip, xz or bzip2 magic number, else as it
     is; a truncated or corrupt stream raises ``error`` naming ``path``, and so does one
-    whose output would pass the memory available (checked as it inflates, so a small file
-    that expands without end is refused, not followed until the machine runs out)."""
+    whose output passes both the bound (_input_limit) and BOMB_RATIO times its own size
+    (checked as it inflates, so a small file that expands without end is refused, not
+    followed until the machine runs out)."""
     if raw[:2] == _GZIP:
         return _inflate(raw, _GZIP, lambda: zlib.decompressobj(wbits=31), path, error)
     if raw[:6] == _XZ:
@@ -108,8 +124,9 @@ def _inflate(raw: bytes, magic: bytes, fresh: Callable[[], Any], path: str | Pat
                     pos += len(feed)
                 piece = _step(d, feed)
                 total += len(piece)
-                if limit is not None and total > limit:
-                    raise error(_too_big(path, "decompressed, it comes to", limit))
+                if limit is not None and total > limit and total > BOMB_RATIO * len(raw):
+                    raise error(_too_big(path, f"decompressed, it comes to over {BOMB_RATIO} "
+                                               "times its size and", limit))
                 out.append(piece)
             pos -= len(d.unused_data)  # back to where this stream ended
             if raw[pos:pos + len(magic)] != magic:
