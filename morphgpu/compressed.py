@@ -64,9 +64,9 @@ def _input_limit() -> int | None:
 
 
 def _too_big(path: str | Path, what: str, limit: int) -> str:
-    return (f"{path}: {what} more than {limit / 2**30:.2f} GiB, half the memory available "
-            f"(reading it needs that much and its parse as much again; set {LIMIT_VARIABLE} "
-            "to another bound in bytes)")
+    return (f"{path}: {what} more than {limit / 2**30:.2f} GiB, the bound on an input "
+            f"(half the memory available, as the parse needs as much again, unless "
+            f"{LIMIT_VARIABLE} sets it in bytes)")
 
 
 def read_bounded(path: str | Path, error: type[Exception]) -> bytes:
