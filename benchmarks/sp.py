@@ -17,7 +17,8 @@ variables, default 1M; ``--sweep-seeds``, default 3), each failure with its reas
 non-convergence, contradiction (after decimation), local-search budget. The sweep solves
 with ``solve``'s default ``backtrack="auto"`` (plain decimation until SP fails, then
 backtracking SP) and records per solve the backtracking steps, variables released,
-retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)" or "-");
+retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)", then
+", restart at 0.5 after round M (cause)" where it started again, or "-");
 ``--sweep-backtrack R`` (a number in [0, 1) or "auto") runs the sweep with another r for
 an A/B; ``--sweep-no-file`` solves the generated formula without the DIMACS round trip
 (read columns nan), for runs bounded by time. Each sweep solve also prints one compact
@@ -104,7 +105,12 @@ def switch_text(stats) -> str:
     switch = stats.get("backtrack_switch")
     if not switch:
         return "-"
-    return f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
+    text = f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
+    restart = stats.get("backtrack_restart")
+    if restart:
+        text += (f", restart at {restart['to']} after round {restart['after_rounds']} "
+                 f"({restart['cause']})")
+    return text
 
 
 def run(args, record) -> None:

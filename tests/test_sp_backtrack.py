@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from morphgpu import backend, sp
 from morphgpu.sp import factor
-from morphgpu.sp.api import AUTO_BACKTRACK
+from morphgpu.sp.api import AUTO_BACKTRACK, AUTO_RESTART_BACKTRACK, AUTO_RETREATS
 from morphgpu.sp.cnf import CNF
 from morphgpu.sp.cpu import CPUEngine
 
@@ -378,7 +378,9 @@ def test_auto_is_plain_decimation_until_sp_fails(case):
 
 
 def _fail_one_round(monkeypatch, device, fail_at):
-    """The engine's ``fail_at``-th SP round (1-based) runs, then reports non-convergence."""
+    """The engine's ``fail_at``-th SP round (1-based) runs, then reports non-convergence
+    (``fail_at`` may be a set of rounds)."""
+    fail = set(fail_at) if isinstance(fail_at, (set, frozenset, list, tuple)) else {fail_at}
     if device == "gpu":
         from morphgpu.sp.gpu import GPUEngine as cls  # noqa: PLC0415
     else:
@@ -389,7 +391,7 @@ def _fail_one_round(monkeypatch, device, fail_at):
     def run_surveys(self, *args, **kwargs):
         converged, iterations = real(self, *args, **kwargs)
         calls["n"] += 1
-        return (converged and calls["n"] != fail_at), iterations
+        return (converged and calls["n"] not in fail), iterations
 
     monkeypatch.setattr(cls, "run_surveys", run_surveys)
     return calls
@@ -414,6 +416,39 @@ def test_auto_switches_when_a_round_fails(device, monkeypatch):
     assert switch["after_iterations"] == plain.stats["sp_iterations"]
     assert auto.stats["retreats"] >= 1 and auto.stats["backtracking_steps"] >= 1
     assert auto.stats["decimation_rounds"] > 5
+    assert auto.stats["backtrack_restart"] is None  # one failure: no restart
+
+
+def test_auto_restarts_when_the_switched_run_fails_again(device, monkeypatch):
+    """Rounds 6, 7 and 8 fail (forced): "auto" switches at round 6 (retreat 1), retreats
+    again at 7 (AUTO_RETREATS = 2 in all), and at 8 gives its decisions up and decimates
+    again from none with r = AUTO_RESTART_BACKTRACK, whose rounds converge; any SAT
+    verified. Against r = 0.5 asked for outright, the restarted run takes the same steps."""
+    assert AUTO_RETREATS == 2
+    f = sp.random_ksat(600, 3, ratio=4.2, seed=3)
+    clauses = f.clauses()
+    kw = dict(device=device, seed=2, fix_fraction=0.02, local_search_rounds=2000)
+    calls = _fail_one_round(monkeypatch, device, fail_at={6, 7, 8})
+    auto = sp.solve(f, **kw)
+    check(auto, clauses, f.n_vars)
+    assert auto.stats["backtrack_switch"]["after_rounds"] == 5
+    restart = auto.stats["backtrack_restart"]
+    assert restart["to"] == AUTO_RESTART_BACKTRACK
+    assert restart["cause"] == "SP did not converge in 1000 iterations (after 2 retreats)"
+    assert restart["after_iterations"] > auto.stats["backtrack_switch"]["after_iterations"]
+    first_stage_calls = 8
+    restarted_rounds = calls["n"] - first_stage_calls
+    # r = 0.5 from the first step on the same formula and seed, no failures forced.
+    calls["n"] = -10**9
+    direct = sp.solve(f, backtrack=AUTO_RESTART_BACKTRACK, **kw)
+    check(direct, clauses, f.n_vars)
+    assert direct.stats["backtrack_restart"] is None and direct.stats["retreats"] == 0
+    assert auto.stats["retreats"] == AUTO_RETREATS + direct.stats["retreats"]
+    surveys_direct = (direct.stats["decimation_rounds"] + direct.stats["backtracking_steps"]
+                      + 1)  # each step's surveys, and the last (trivial) round's
+    assert restarted_rounds == surveys_direct
+    assert auto.stats["free_after_sp"] == direct.stats["free_after_sp"]
+    assert auto.status == direct.status
 
 
 def test_auto_switches_on_a_real_non_convergence(device):
@@ -429,6 +464,7 @@ def test_auto_switches_on_a_real_non_convergence(device):
                                               "after_iterations": 3}
     for x in ("sp_iterations", "decimation_rounds", "retreats", "backtracking_steps"):
         assert auto.stats[x] == plain.stats[x]
+    assert auto.stats["backtrack_restart"] is None  # no decision was ever made
     check(auto, f.clauses(), f.n_vars)
 
 

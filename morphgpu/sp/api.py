@@ -19,7 +19,9 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    instead of stopping, at most RETREAT_BUDGET times. ``backtrack="auto"`` (the default)
    is plain decimation, step for step, until SP first fails to converge in a round or a
    decimation step meets a contradiction; from there it retreats and goes on as
-   backtracking SP with r = AUTO_BACKTRACK;
+   backtracking SP with r = AUTO_BACKTRACK; should that run fail again after AUTO_RETREATS
+   retreats, decimation starts again from no decisions as backtracking SP with
+   r = AUTO_RESTART_BACKTRACK from the first step;
 4. local search on the formula with the fixed variables frozen (on the clauses they leave
    open, factor.frozen_residual: the others cannot change); with "auto" not yet
    switched, if that gives up, decimation starts again from no decisions as backtracking SP
@@ -74,6 +76,15 @@ RETREAT_BUDGET = 8
 # r costs about (1 + r) / (1 - r) times plain decimation's steps, and plain decimation
 # meets K=3 4.2 in 2.0-2.2 s (target 2.5 s).
 AUTO_BACKTRACK = 0.3
+# backtrack="auto": once the switched run has retreated AUTO_RETREATS times (the switch's
+# own retreat and one more) and SP fails again, the decisions it holds are given up and
+# decimation starts again from none as backtracking SP with r = AUTO_RESTART_BACKTRACK from
+# the first step (Marino et al.'s r), with the whole RETREAT_BUDGET. H100, 1M variables,
+# K=5 20.5 (session 24): the switched run at r = 0.3 failed on seeds 0-2 after 8 retreats
+# (17-27 s); r = 0.5 from the first step solved seeds 0 and 2 in 15.3 and 21.0 s (fix
+# fraction 0.02, K=5's default). K=4 9.8, the ratio where the switch pays, retreated once.
+AUTO_RETREATS = 2
+AUTO_RESTART_BACKTRACK = 0.5
 # backtrack="auto": the first local search, whose failure still has backtracking SP to
 # fall back on, runs while it keeps setting new lows of unsatisfied clauses, up to
 # AUTO_STALL_BUDGET times the stage budget, and stops once stalled (rules.walk_stalled
@@ -167,13 +178,16 @@ def solve(
     backtracking survey propagation (module docstring, step 3); 0 is plain decimation;
     "auto" (the default) is plain decimation until SP fails to converge, decimation meets a
     contradiction or the first local search gives up (or stalls: AUTO_STALL_FLOOR),
-    then r = AUTO_BACKTRACK (steps 3 and 4). stats count the steps of each kind
+    then r = AUTO_BACKTRACK, and from no decisions r = AUTO_RESTART_BACKTRACK should that
+    fail again (steps 3 and 4). stats count the steps of each kind
     (``decimation_rounds``, ``backtracking_steps``), the variables released and the
     retreats; ``backtrack`` is the value asked for and ``backtrack_switch`` what "auto"
     did: None (plain decimation throughout, or an explicit r), else ``{"to": r, "cause":
     "non-convergence" | "contradiction" | "local search gave up" | "local search stalled",
     "after_rounds": decimation rounds before the switch, "after_iterations": SP
-    iterations before it}``;
+    iterations before it}``; ``backtrack_restart`` None, or the same record for auto's
+    restart from no decisions with r = AUTO_RESTART_BACKTRACK after the switched run failed
+    too (its "cause" is that failure; rounds and iterations count from the solve's start);
     ``local_search_stages`` one record per local-search stage (_count_search).
     """
     auto = isinstance(backtrack, str) and backtrack == "auto"
@@ -248,8 +262,8 @@ def solve(
         "sp_iterations": 0, "decimation_rounds": 0, "variables_fixed": 0,
         "sp_converged": None, "local_search": "not run",
         "backtrack": "auto" if auto else float(backtrack),
-        "backtrack_switch": None, "backtracking_steps": 0, "variables_released": 0,
-        "retreats": 0, "fix_fraction": float(fix_fraction),
+        "backtrack_switch": None, "backtrack_restart": None, "backtracking_steps": 0,
+        "variables_released": 0, "retreats": 0, "fix_fraction": float(fix_fraction),
     }
     decimation = {"epsilon": epsilon, "fix_fraction": fix_fraction,
                   "max_iterations": int(max_iterations),
@@ -284,7 +298,25 @@ def solve(
                                f"{small.n_used} variables falsifies a clause (unsatisfiable)",
                                stats, clock, unsat=True)
             return _finish(cnf, small.model, "", stats, clock)
-        sp_problem = _survey_and_decimate(engine, stats, clock, say, **decimation)
+        sp_problem = _survey_and_decimate(
+            engine, stats, clock, say, **decimation,
+            retreat_budget=AUTO_RETREATS if auto else RETREAT_BUDGET)
+        if auto and sp_problem and stats["decimation_rounds"] > 0:
+            # The switched run failed again: restart from no decisions (AUTO_RETREATS). Not
+            # when SP never converged on the input itself: the restart would begin there.
+            stats["backtrack_restart"] = {"to": AUTO_RESTART_BACKTRACK, "cause": sp_problem,
+                                          "after_rounds": stats["decimation_rounds"],
+                                          "after_iterations": stats["sp_iterations"]}
+            say(f"{sp_problem}: decimating again from no decisions with "
+                f"backtrack={AUTO_RESTART_BACKTRACK}")
+            del engine
+            with clock("build"):
+                engine = _engine(fg, side, seed, damping)
+            with clock("decimation"):
+                engine.propagate()  # the input's units again: consistent, as the first time
+            sp_problem = _survey_and_decimate(
+                engine, stats, clock, say, **{**decimation, "backtrack": AUTO_RESTART_BACKTRACK},
+                retreat_budget=RETREAT_BUDGET)
         # auto's first stage still has BSP to fall back on: left to its default budget, it
         # runs on while it sets new lows and stops stalled (AUTO_STALL_FLOOR).
         can_switch = auto and not sp_problem and stats["backtrack_switch"] is None
@@ -309,7 +341,8 @@ def solve(
             with clock("decimation"):
                 engine.propagate()  # the input's units again: consistent, as the first time
             sp_problem = _survey_and_decimate(engine, stats, clock, say,
-                                              **{**decimation, "backtrack": AUTO_BACKTRACK})
+                                              **{**decimation, "backtrack": AUTO_BACKTRACK},
+                                              retreat_budget=RETREAT_BUDGET)
             solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
                                             local_search_rounds, local_search_flips,
                                             rounds_given, flips_given)
@@ -361,11 +394,12 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          say: Callable[[str], None], *, epsilon: float, fix_fraction: float,
                          max_iterations: int, trivial_threshold: float,
                          stall_sweeps: int, backtrack: float | str = 0.0,
-                         seed: int = 0) -> str:
+                         seed: int = 0, retreat_budget: int = RETREAT_BUDGET) -> str:
     """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not.
     ``backtrack="auto"``: r = 0 until the first failure, then (recorded by _switch)
-    AUTO_BACKTRACK from a retreat on."""
+    AUTO_BACKTRACK from a retreat on. At most ``retreat_budget`` retreats in this call."""
     auto = backtrack == "auto"
+    retreats_before = stats["retreats"]
     r = 0.0 if auto else float(backtrack)
     # r = 0 draws nothing and never releases: plain decimation, step for step.
     draw = np.random.default_rng([seed, BSP_STREAM]).random if r > 0 else None
@@ -386,7 +420,8 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
             if auto and draw is None:
                 draw, release_chance = _switch(stats, "non-convergence", seed)
                 say(f"SP did not converge: backtrack={AUTO_BACKTRACK} from here")
-            if draw is None or not _retreat(engine, stats, clock, fix_fraction):
+            if draw is None or not _retreat(engine, stats, clock, fix_fraction,
+                                            retreats_before + retreat_budget):
                 return _after_retreats(why, stats)
             must_release = True
             say(f"retreat {stats['retreats']} (SP did not converge): {engine.n_free()} free")
@@ -418,7 +453,8 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
             if auto and draw is None:
                 draw, release_chance = _switch(stats, "contradiction", seed)
                 say(f"contradiction: backtrack={AUTO_BACKTRACK} from here")
-            if draw is None or not _retreat(engine, stats, clock, fix_fraction):
+            if draw is None or not _retreat(engine, stats, clock, fix_fraction,
+                                            retreats_before + retreat_budget):
                 return _after_retreats("contradiction after decimation", stats)
             must_release = True
             say(f"retreat {stats['retreats']} (contradiction): {engine.n_free()} free")
@@ -467,11 +503,12 @@ def _frozen_search(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
 
 
 def _retreat(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
-             fix_fraction: float) -> bool:
+             fix_fraction: float, limit: int) -> bool:
     """Back off from a contradiction or a round that did not converge: undo the last
     decimation step (or, when it is undone already, release by the scores of the surveys
-    as they stand); False when the budget is spent or nothing is left to release."""
-    if stats["retreats"] >= RETREAT_BUDGET or engine.n_decided() == 0:
+    as they stand); False when stats["retreats"] has reached ``limit`` or nothing is left
+    to release."""
+    if stats["retreats"] >= limit or engine.n_decided() == 0:
         return False
     stats["retreats"] += 1
     with clock("decimation"):
