@@ -281,8 +281,18 @@ def test_breadth_first_order_matches_scipy(device, case, directed):
     only = breadth_first_order(m, source, directed=directed, return_predecessors=False,
                                device=device)
     np.testing.assert_array_equal(only, order)
-    if device == "cpu":  # auto on this machine: SciPy itself
-        auto = breadth_first_order(m, source, directed=directed, device="auto")
+    # auto: SciPy itself on any machine; a CuPy input's answer comes back on the GPU.
+    inputs = [m]
+    if device == "gpu":
+        import cupyx.scipy.sparse as cupyx_sparse  # noqa: PLC0415
+
+        inputs.append(cupyx_sparse.csr_matrix(m.astype(np.float64)))
+    for given_matrix in inputs:
+        auto = breadth_first_order(given_matrix, source, directed=directed, device="auto")
+        if given_matrix is not m:
+            assert all(backend.is_cupy_array(a) for a in auto)
+            auto = tuple(backend.to_host(a) for a in auto)
+        assert auto[0].dtype == ref_order.dtype and auto[1].dtype == ref_pred.dtype
         np.testing.assert_array_equal(auto[0], ref_order)
         np.testing.assert_array_equal(auto[1], ref_pred)
 
