@@ -77,7 +77,10 @@ def info() -> dict[str, Any]:
     else:
         out["gpu"] = f"none ({backend.gpu_unavailable_reason()})"
     # What device="auto" runs here (device="cpu" always runs our NumPy paths).
-    out["auto_runs"] = "the GPU" if backend.gpu_available() else {
+    out["auto_runs"] = {
+        "breadth_first_order": "SciPy's breadth_first_order",  # on a GPU machine too
+        "other BFS, mst, refine, sat, pta": "the GPU",
+    } if backend.gpu_available() else {
         "bfs": "SciPy's breadth_first_order",
         "mst": "SciPy's minimum_spanning_tree (Kruskal)",
         "refine": "Triangle",

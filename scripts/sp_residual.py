@@ -51,7 +51,8 @@ def main() -> None:
     t0 = time.perf_counter()
     why = _survey_and_decimate(engine, stats, _PhaseClock("cpu"), lambda _m: None,
                                epsilon=1e-3, fix_fraction=a.fix_fraction,
-                               max_iterations=1000, trivial_threshold=a.threshold)
+                               max_iterations=1000, trivial_threshold=a.threshold,
+                               stall_sweeps=0)
     sp_seconds = time.perf_counter() - t0
     rest = residual_clauses(engine)
     sizes = np.bincount([len(c) for c in rest], minlength=4)

@@ -16,12 +16,13 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    computed as if they were free, is weakest; the values unit propagation implied are then
    recomputed from the decisions left. A contradiction, or SP failing to converge, then
    retreats (undoes the last decimation step and makes the next step a backtracking one)
-   instead of stopping, at most RETREAT_BUDGET times. ``backtrack="auto"`` (the default)
+   instead of stopping, at most RETREAT_BUDGET times in a run. ``backtrack="auto"`` (the default)
    is plain decimation, step for step, until SP first fails to converge in a round or a
    decimation step meets a contradiction; from there it retreats and goes on as
    backtracking SP with r = AUTO_BACKTRACK; should that run fail again after AUTO_RETREATS
    retreats, decimation starts again from no decisions as backtracking SP with
-   r = AUTO_RESTART_BACKTRACK from the first step;
+   r = AUTO_RESTART_BACKTRACK from the first step, a run with RETREAT_BUDGET retreats of its
+   own (stats["retreats"] and the reason count both runs' retreats);
 4. local search on the formula with the fixed variables frozen (on the clauses they leave
    open, factor.frozen_residual: the others cannot change); with "auto" not yet
    switched, if that gives up, decimation starts again from no decisions as backtracking SP
@@ -62,8 +63,9 @@ MAX_DEFAULT_FLIPS = {"gpu": 1_000_000, "cpu": 400_000}
 SP_FAILED_SHARE = 100
 # Backtracking survey propagation: the step choice draws from its own random stream (the
 # same on both sides, apart from the engines' streams), and a solve retreats from a
-# contradiction or a non-converged round at most this many times before it stops as
-# plain decimation does (each retreat may cost a round of max_iterations sweeps).
+# contradiction or a non-converged round at most this many times in a run before it stops
+# as plain decimation does (each retreat may cost a round of max_iterations sweeps; auto's
+# first run stops at AUTO_RETREATS instead, and its restart has this many of its own).
 BSP_STREAM = 0x425350
 RETREAT_BUDGET = 8
 # backtrack="auto": the r that plain decimation switches to once SP fails (or meets a
@@ -187,7 +189,8 @@ def solve(
     "after_rounds": decimation rounds before the switch, "after_iterations": SP
     iterations before it}``; ``backtrack_restart`` None, or the same record for auto's
     restart from no decisions with r = AUTO_RESTART_BACKTRACK after the switched run failed
-    too (its "cause" is that failure; rounds and iterations count from the solve's start);
+    too (its "cause" is that run's reason as text, e.g. "SP did not converge in 1000
+    iterations (after 2 retreats)"; rounds and iterations count from the solve's start);
     ``local_search_stages`` one record per local-search stage (_count_search).
     """
     auto = isinstance(backtrack, str) and backtrack == "auto"
@@ -399,7 +402,7 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
     ``backtrack="auto"``: r = 0 until the first failure, then (recorded by _switch)
     AUTO_BACKTRACK from a retreat on. At most ``retreat_budget`` retreats in this call."""
     auto = backtrack == "auto"
-    retreats_before = stats["retreats"]
+    retreats_before = stats.get("retreats", 0)  # scripts/sp_residual.py's dict has none
     r = 0.0 if auto else float(backtrack)
     # r = 0 draws nothing and never releases: plain decimation, step for step.
     draw = np.random.default_rng([seed, BSP_STREAM]).random if r > 0 else None
