@@ -211,3 +211,26 @@ def test_false_symmetric_claim_is_refused(device, part):
     both = sp.csr_matrix(dense + dense.T)
     result = mst.boruvka(both, device=device, symmetric=True)
     assert result.total_weight == csgraph.minimum_spanning_tree(both).sum()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fmt", ["lil", "dok", "bsr", "dia"])
+@pytest.mark.parametrize("container", [sp.csr_matrix, sp.csr_array])
+def test_every_sparse_format_gives_scipy_forest(device, fmt, container):
+    # device="auto" read LIL's object .data (refused as "not real numbers") and DOK's
+    # missing .data (AttributeError) before.
+    dense = np.array([[0, 3, 1, 0], [3, 0, 2, 0], [1, 2, 0, 5], [0, 0, 5, 0.]])
+    m = container(dense).asformat(fmt)
+    got = mst.minimum_spanning_tree(m, device=device)
+    ref = csgraph.minimum_spanning_tree(m)
+    assert type(got) is type(ref)
+    np.testing.assert_array_equal(got.toarray(), ref.toarray())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_numpy_matrix_gives_a_csr_matrix_as_scipy(device):
+    dense = np.matrix([[0, 3, 1], [3, 0, 2], [1, 2, 0.]])
+    got = mst.minimum_spanning_tree(dense, device=device)
+    ref = csgraph.minimum_spanning_tree(dense)
+    assert type(got) is type(ref) is sp.csr_matrix
+    np.testing.assert_array_equal(got.toarray(), ref.toarray())

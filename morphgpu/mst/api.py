@@ -311,7 +311,10 @@ def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
 
     if sp.issparse(csgraph) and csgraph.ndim == 2 and csgraph.shape[0] == csgraph.shape[1]:
         # SciPy's own input: its own call on it (duplicates summed and stored zeros kept,
-        # as here), after the one check SciPy lacks.
+        # as here), after the one check SciPy lacks. LIL and DOK hold no numeric
+        # ``data`` array (LIL's is an object array of lists, DOK has none): read as CSR.
+        if csgraph.format not in ("csr", "csc", "coo"):
+            csgraph = csgraph.tocsr()
         data = csgraph.data
         if data.dtype.kind not in "biuf":
             raise ValueError(f"{_MST_WHAT}: weights must be real numbers, got dtype {data.dtype}")
@@ -330,7 +333,9 @@ def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
                             f"array, got {type(csgraph).__name__}")
         dense = _dense_host(csgraph, _MST_WHAT)
         check_dense_adjacency(dense, _MST_WHAT)
-        return scipy_csgraph.minimum_spanning_tree(dense)
+        tree = scipy_csgraph.minimum_spanning_tree(dense)
+        # SciPy gives a NumPy matrix a csr_matrix (np.asarray above made it an ndarray).
+        return sp.csr_matrix(tree) if isinstance(csgraph, np.matrix) else tree
     prep = _prepare(csgraph, None, _MST_WHAT)
     weights = backend.to_host(prep.weights)
     _check_no_nan(weights, _MST_WHAT)
@@ -403,7 +408,7 @@ def _tree_matrix(csgraph: Any, side: str, n: int, data: Any, indices: Any, indpt
         import cupyx.scipy.sparse as cusp  # noqa: PLC0415
 
         return cusp.csr_matrix((data, indices, indptr), shape=(n, n))
-    if isinstance(csgraph, sp.spmatrix):
+    if isinstance(csgraph, (sp.spmatrix, np.matrix)):  # SciPy's result type for both
         return sp.csr_matrix((data, indices, indptr), shape=(n, n))
     return sp.csr_array((data, indices, indptr), shape=(n, n))
 
