@@ -114,3 +114,23 @@ def test_matches_scipy_for_any_index_dtype_and_leaves_inputs_alone(n, seed, devi
     np.testing.assert_array_equal(dist, np.where(np.isinf(ref), -1, ref).astype(np.int32))
     np.testing.assert_array_equal(indptr, kept[0])
     np.testing.assert_array_equal(indices, kept[1])
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("fmt", ["unsorted", "csc"])
+def test_order_of_unsorted_rows_and_csc_matrices_is_scipys(fmt, directed):
+    # device="cpu" searched the canonical (sorted) matrix, and read a CSC matrix by rows
+    # where SciPy's directed=False search reads its transpose: another order before.
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n = int(rng.integers(2, 10))
+        m = int(rng.integers(1, 25))
+        r, c = np.sort(rng.integers(0, n, m)), rng.integers(0, n, m)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=n))])
+        raw = sp.csr_matrix((np.ones(m), c, indptr), shape=(n, n))  # rows as drawn
+        graph = raw if fmt == "unsorted" else sp.csc_matrix(raw.toarray())
+        source = int(rng.integers(0, n))
+        ref = csgraph.breadth_first_order(graph, source, directed=directed)
+        got = bfs.breadth_first_order(graph, source, directed=directed, device="cpu")
+        np.testing.assert_array_equal(got[0], ref[0])
+        np.testing.assert_array_equal(got[1], ref[1])

@@ -459,6 +459,12 @@ def breadth_first_order(
         return backend.to_side(node_order, home), backend.to_side(pred, home)  # type: ignore[arg-type]
     host = g.to("cpu")
     indptr, indices = host.indptr, host.indices
+    if _scipy_sparse(csgraph):
+        # SciPy scans the rows as stored (unsorted, duplicates and all; g is canonical),
+        # and with directed=False reads a CSC matrix as its transpose's CSR.
+        raw = csgraph.T if not directed and csgraph.format == "csc" else csgraph
+        raw = raw.tocsr()
+        indptr, indices = raw.indptr, raw.indices
     if not directed:
         indptr, indices = order.undirected_rows(indptr, indices, n)
     scan = CSRGraph.from_arrays(indptr, indices, n_vertices=n, directed=True, validate=False)
