@@ -430,7 +430,15 @@ def validate_graph(
             f"got {type(graph).__name__}"
         )
     check_dense_adjacency(dense, what)
-    indptr, indices, data = _dense_to_csr(dense, null_value, infinity_null, nan_null)
+    if isinstance(graph, np.ma.MaskedArray):
+        # SciPy's rule for a masked array: every unmasked entry is an edge (0 included).
+        present = ~np.ma.getmaskarray(graph)
+        rows, cols = np.nonzero(present)
+        indptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
+        indices, data = cols, dense[rows, cols]
+    else:
+        indptr, indices, data = _dense_to_csr(dense, null_value, infinity_null, nan_null)
     return CSRGraph.from_arrays(
         indptr, indices, data, n_vertices=int(dense.shape[0]), directed=directed,
         validate=False,
@@ -472,7 +480,7 @@ def _dense_host(graph: Any, what: str) -> np.ndarray:
     """A host array from an array-like; ragged or non-numeric lists get a clear error."""
     try:
         with np.errstate(all="ignore"):
-            dense = np.asarray(graph)
+            dense = np.asarray(np.ma.getdata(graph))
     except ValueError as exc:  # NumPy's "inhomogeneous shape" for ragged nested lists
         raise GraphFormatError(
             f"{what}: a nested list must be rectangular (every row as long as the number "

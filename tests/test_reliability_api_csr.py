@@ -91,3 +91,25 @@ def test_from_edges_and_permuted_keep_the_edges(case, dtype):
     inverse = np.argsort(perm)
     moved = sorted(zip(p.edge_sources().tolist(), p.indices.tolist()))
     assert moved == sorted((int(inverse[u]), int(inverse[v])) for u, v in edges)
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_masked_arrays_follow_scipy_unmasked_entries_are_edges(device):
+    # The mask was dropped before (np.asarray): masked entries were edges and unmasked
+    # zeros were not, a silently different graph from SciPy's.
+    import scipy.sparse.csgraph as csgraph  # noqa: PLC0415
+
+    from morphgpu import bfs, mst  # noqa: PLC0415
+
+    data = np.array([[0, 1, 0], [0, 0, 4], [0, 2, 0.]])
+    for mask in ([[0, 1, 0], [0, 0, 0], [0, 0, 0]], False):
+        graph = np.ma.masked_array(data, mask=mask)
+        for directed in (True, False):
+            ref = csgraph.breadth_first_order(graph, 0, directed=directed)
+            got = bfs.breadth_first_order(graph, 0, directed=directed, device=device)
+            np.testing.assert_array_equal(got[0], ref[0])
+            np.testing.assert_array_equal(got[1], ref[1])
+        ref = csgraph.minimum_spanning_tree(graph)
+        got = mst.minimum_spanning_tree(graph, device=device)
+        assert type(got) is type(ref)
+        np.testing.assert_array_equal(got.toarray(), ref.toarray())

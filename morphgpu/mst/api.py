@@ -333,6 +333,8 @@ def _scipy_minimum_spanning_tree(csgraph: Any) -> Any:
                             f"array, got {type(csgraph).__name__}")
         dense = _dense_host(csgraph, _MST_WHAT)
         check_dense_adjacency(dense, _MST_WHAT)
+        if isinstance(csgraph, np.ma.MaskedArray):
+            dense = csgraph  # SciPy's own rule for the mask (unmasked entries are edges)
         tree = scipy_csgraph.minimum_spanning_tree(dense)
         # SciPy gives a NumPy matrix a csr_matrix (np.asarray above made it an ndarray).
         return sp.csr_matrix(tree) if isinstance(csgraph, np.matrix) else tree
