@@ -71,3 +71,15 @@ def test_road_network_matches_scipy(device, shared):
     matrix = graph.to_scipy()
     assert result.total_weight == int(scipy_mst(matrix).sum())
     assert result.n_components == connected_components(matrix, directed=False)[0]
+
+
+def test_check_takes_the_lightest_of_parallel_edges(tmp_path, capsys, device):
+    # Arcs 1->2 of weights 7 and 3: the forest's total is 3 + 4 + 2 + 9 = 18, and --check
+    # summed the two into one edge of 10 (SciPy's total 22) and failed a correct answer.
+    path = tmp_path / "parallel.gr"
+    path.write_text("p sp 5 7\na 1 2 7\na 2 1 7\na 2 3 4\na 3 4 11\na 4 5 2\na 5 1 9\n"
+                    "a 1 2 3\n")
+    code = cli.main(["mst", str(path), "--check", "--json", "--device", device])
+    out = json.loads(capsys.readouterr().out)
+    assert out["total_weight"] == 18
+    assert code == 0 and out["matches_scipy"] is True

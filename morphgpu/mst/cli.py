@@ -64,8 +64,11 @@ def write_forest(result: MSTResult, path: str) -> str:
 
 
 def scipy_reference(graph: CSRGraph) -> tuple[float, int]:
-    """(total weight, components) by SciPy: Kruskal and a separate component count."""
-    matrix = graph.to_scipy()
+    """(total weight, components) by SciPy: Kruskal and a separate component count.
+    Parallel edges are merged to their lightest first: the CSR matrix summed them (arcs
+    1->2 of weights 7 and 3 became one of 10), and `mst --check` called a correct forest
+    wrong."""
+    matrix = graph.symmetrized("min").to_scipy()
     total = float(csgraph.minimum_spanning_tree(matrix).sum())
     components = int(csgraph.connected_components(matrix, directed=False)[0])
     return total, components
