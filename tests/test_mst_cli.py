@@ -83,3 +83,15 @@ def test_check_takes_the_lightest_of_parallel_edges(tmp_path, capsys, device):
     out = json.loads(capsys.readouterr().out)
     assert out["total_weight"] == 18
     assert code == 0 and out["matches_scipy"] is True
+
+
+def test_check_accepts_an_infinite_total(tmp_path, capsys, device):
+    # An edge of weight inf is in every spanning tree: both totals are inf, and the check
+    # compared them as inf - inf (NaN) and failed a correct forest.
+    path = tmp_path / "inf.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 inf\n"
+                    "2 3 1\n3 4 1\n")
+    code = cli.main(["mst", str(path), "--check", "--json", "--device", device])
+    out = json.loads(capsys.readouterr().out)
+    assert out["total_weight"] == math.inf
+    assert code == 0 and out["matches_scipy"] is True
