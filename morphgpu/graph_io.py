@@ -48,6 +48,7 @@ from . import backend
 from .compressed import decompressed, read_bounded, without_bom
 from .csr import CSRGraph, GraphFormatError, check_declared_size
 from .unique import sorted_unique
+from .whole_file import written_whole
 
 __all__ = [
     "FORMATS",
@@ -107,7 +108,8 @@ def _bytes_of(path: PathLike, data: bytes | None) -> bytes:
 
 def _write_bytes(path: PathLike, data: bytes) -> None:
     compress = _COMPRESSORS.get(Path(path).suffix.lower())
-    Path(path).write_bytes(compress(data) if compress else data)
+    with written_whole(path, "wb") as fh:
+        fh.write(compress(data) if compress else data)
 
 
 def _base_suffix(path: PathLike) -> str:

@@ -102,6 +102,23 @@ def test_model_on_stdout_and_in_the_file_agree(tmp_path, capsys):
     assert capsys.readouterr().out.endswith("s SATISFIABLE\n")
 
 
+def test_output_file_of_an_unsat_run_holds_no_earlier_model(tmp_path, capsys):
+    """--output on UNSAT replaces an earlier run's model with a 'c' line, never keeps it."""
+    sat_path, unsat_path = tmp_path / "sat.cnf", tmp_path / "unsat.cnf"
+    out_path = tmp_path / "model.txt"
+    sp.write_dimacs(sp.random_ksat(150, 3, ratio=3.0, seed=6), sat_path)
+    unsat_path.write_text("p cnf 2 4\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n")
+    assert cli.main(["sat", str(sat_path), "--device", "cpu", "--seed", "2",
+                     "--output", str(out_path)]) == 10
+    assert out_path.read_text().startswith("v ")
+    assert cli.main(["sat", str(unsat_path), "--device", "cpu",
+                     "--output", str(out_path)]) == 20
+    capsys.readouterr()
+    text = out_path.read_text()
+    assert text.startswith("c UNSAT: no assignment (") and "\nv " not in text
+    assert not text.startswith("v ")
+
+
 def test_a_sat_run_imports_no_other_wing_and_no_scipy(tmp_path):
     """`morphgpu sat` builds its parser with the sp wing alone, SciPy stays unloaded, and
     on the CPU side so does CuPy (start-up imports: ~0.35 s before, ~0.13 s after on the

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, generators, graph_formats, report
+from ..whole_file import written_whole
 from . import updates, variants
 from .api import bfs
 from .validate import BFSValidationError, graph500_check
@@ -83,7 +84,7 @@ def _search(args: argparse.Namespace, progress: report.Progress) -> int:
         path = str(args.output)
         if Path(path).suffix.lower() != ".npy":
             path += ".npy"
-        with open(path, "wb") as fh:
+        with written_whole(path, "wb") as fh:
             np.save(fh, backend.to_host(result.distances))
         out["distances_file"] = path
     progress.close()

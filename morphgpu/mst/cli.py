@@ -12,6 +12,7 @@ import scipy.sparse.csgraph as csgraph
 
 from .. import backend, generators, graph_formats, report
 from ..csr import CSRGraph
+from ..whole_file import written_whole
 from .api import MSTResult, boruvka
 from .ecl_weights import ecl_weights
 
@@ -50,15 +51,16 @@ def write_forest(result: MSTResult, path: str) -> str:
     if suffix in (".txt", ".tsv", ".csv", ".el"):
         sep = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else " ")
         fmt = "%d" if w.dtype.kind in "iub" else "%.17g"
-        np.savetxt(path, np.column_stack([src, dst, w]).astype(object),
-                   fmt=["%d", "%d", fmt], delimiter=sep)
+        with written_whole(path, "w") as fh:
+            np.savetxt(fh, np.column_stack([src, dst, w]).astype(object),
+                       fmt=["%d", "%d", fmt], delimiter=sep)
         return path
     dtype = np.int64 if w.dtype.kind in "iub" else np.float64
     # np.save(name) appends .npy unless the name ends in exactly ".npy": "f.NPY" was
     # written as f.NPY.npy and reported as f.NPY. The name is settled here and kept.
     if suffix != ".npy":
         path += ".npy"
-    with open(path, "wb") as fh:
+    with written_whole(path, "wb") as fh:
         np.save(fh, np.stack([src.astype(dtype), dst.astype(dtype), w.astype(dtype)]))
     return path
 

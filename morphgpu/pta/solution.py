@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import re
 import zlib
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ import numpy as np
 from ..csr import check_declared_size
 from ..hashing import mix64
 from ..unique import sorted_unique
+from ..whole_file import written_whole
 from .constraints import ConstraintFormatError
 
 
@@ -168,8 +170,9 @@ class Solution:
         """Write the ``_correct_soln`` text form (gzipped when the name ends in .gz): one
         line per distinct points-to set (see the module's description)."""
         path = Path(path)
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "wt") as fh:
+        with written_whole(path, "wb") as raw, \
+                (gzip.open(raw, "wt") if path.suffix == ".gz"
+                 else io.TextIOWrapper(raw, encoding="utf-8")) as fh:
             fh.write(f"{self.n_vars}\n")
             for vars_, objs in self.groups():
                 fh.write(f"[{', '.join(map(str, vars_.tolist()))}] => "

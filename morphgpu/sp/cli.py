@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, report
+from ..whole_file import written_whole
 from . import api, cnf
 
 # SAT-competition exit codes: scripts read them without parsing the output.
@@ -49,7 +50,8 @@ def register(subparsers: Any) -> None:
                         "per decimation step, 0 plain decimation; 'auto' (default): plain "
                         f"decimation until SP fails, then R = {api.AUTO_BACKTRACK} "
                         "(sp.solve's docstring)")
-    p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines)")
+    p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines; for UNSAT "
+                                    "or UNKNOWN one 'c' line saying so)")
     p.add_argument("--no-model", action="store_true",
                    help="leave the 'v' lines out of stdout (large formulas)")
     p.set_defaults(run=run)
@@ -118,9 +120,12 @@ def run(args: argparse.Namespace) -> int:
     printed = not args.json and not args.no_model
     if result.assignment is not None and (args.output or printed):
         model = _dimacs_values(result.assignment)
-    if args.output and model is not None:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(model)
+    if args.output:
+        # Without a model the file still changes: a model left there by an earlier run
+        # would read as this formula's answer. A 'c' line says why it holds no 'v' lines.
+        with written_whole(args.output, "w", encoding="utf-8") as fh:
+            fh.write(model if model is not None
+                     else f"c {result.status}: no assignment ({result.reason})\n")
     if args.json:
         report.emit(out, as_json=True)
     else:

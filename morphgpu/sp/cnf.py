@@ -9,6 +9,7 @@ literals, tautologies and empty clauses survive until the solver simplifies them
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import lzma
@@ -28,6 +29,7 @@ import numpy as np
 from .. import arguments, backend
 from ..compressed import decompressed, read_bounded, without_bom
 from ..csr import check_declared_size, index_dtype
+from ..whole_file import written_whole
 
 
 class CNFFormatError(ValueError):
@@ -578,8 +580,9 @@ def write_dimacs(cnf: CNF, target: str | os.PathLike | io.IOBase, *, comment: st
     head = "".join(f"c {line}\n" for line in comment.splitlines())
     head += f"p cnf {cnf.n_vars} {cnf.n_clauses}\n"
     if isinstance(target, (str, os.PathLike)):
-        opener = _OPENERS.get(Path(target).suffix.lower(), open)
-        with opener(target, "wb") as fh:
+        opener = _OPENERS.get(Path(target).suffix.lower())
+        with written_whole(target, "wb") as raw, \
+                (opener(raw, "wb") if opener else contextlib.nullcontext(raw)) as fh:
             fh.write(head.encode())
             for piece in format_clause_passes(cnf.offsets, cnf.literals):
                 fh.write(piece)

@@ -1,0 +1,57 @@
+"""Output files written whole or not at all.
+
+A writer opened in place truncates the old file first: a write that fails half-way (a full
+disk, an error while formatting, Ctrl-C) left the user with neither the old file nor a new
+one. :func:`written_whole` writes to a temporary name beside the target and moves it into
+place only once the writer has finished without an error; on any error the temporary file
+is removed and the target is as it was.
+
+- A symbolic link's target is replaced, not the link (the link still points at the file).
+- An existing file's permission bits are kept; a new file gets the umask's, as ``open``
+  gives.
+- Targets that are not regular files (``/dev/stdout``, a named pipe) and directories where
+  no file can be created beside the target are written in place, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def written_whole(path: str | os.PathLike[str], mode: str = "w",
+                  **open_kwargs: Any) -> Iterator[IO[Any]]:
+    """``open(path, mode)`` for writing ("w" or "wb"), but the file at ``path`` changes only
+    when the ``with`` block ends without an exception (see the module docstring)."""
+    if not mode.startswith("w"):
+        raise ValueError(f"written_whole: mode must be 'w' or 'wb', got {mode!r}")
+    target = os.path.realpath(os.fspath(path))
+    if os.path.exists(target) and not os.path.isfile(target):
+        # A device, a pipe, or a directory (open raises IsADirectoryError, as before).
+        with open(target, mode, **open_kwargs) as fh:
+            yield fh
+        return
+    tmp = f"{target}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        # "x": never another process's file; the umask's bits, as open(target, "w") gives.
+        handle = open(tmp, "x" + mode[1:], **open_kwargs)  # noqa: SIM115  (closed below)
+    except (PermissionError, FileNotFoundError):
+        # No file can be made beside the target (a read-only directory holding a writable
+        # file; a missing directory, where open(target) gives the user its own error).
+        with open(target, mode, **open_kwargs) as fh:
+            yield fh
+        return
+    try:
+        with handle:
+            yield handle
+        if os.path.isfile(target):
+            shutil.copymode(target, tmp)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # gone once moved; left only by a failure
