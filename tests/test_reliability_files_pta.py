@@ -213,3 +213,24 @@ def test_a_byte_order_mark_is_read_past_in_a_solution_file(tmp_path, gz):
     marked = read_solution(write(tmp_path, name, gzip.compress(marked) if gz else marked))
     assert marked.n_vars == plain.n_vars == 2
     assert marked.fact_object.tolist() == plain.fact_object.tolist() == [1]
+
+
+@pytest.mark.parametrize("name", [".", "/", "dir.c", "prog"])
+def test_a_directory_is_named_as_one(tmp_path, monkeypatch, name):
+    """`morphgpu pta .` said "PosixPath('.') has an empty name", `pta dir.c` "no such file"."""
+    from morphgpu.pta.c_frontend import CFrontendError  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    if name not in (".", "/"):
+        (tmp_path / name).mkdir()
+    with pytest.raises((ConstraintFormatError, CFrontendError), match="is a directory"):
+        pc.load(name)
+
+
+def test_an_lsg_prefix_beside_a_directory_of_its_name_still_loads(tmp_path):
+    """The directory check leaves an LSG prefix that is also a directory's name alone."""
+    plain = lsg(tmp_path, "4\n3\n0\n0,1,0\n1,3,0\n", "1,0,0,0,0\n0,2,0,0,0\n")
+    prefix = next(p for p in tmp_path.iterdir() if p.name.endswith("_nodes.txt"))
+    stem = tmp_path / prefix.name[: -len("_nodes.txt")]
+    stem.mkdir()
+    assert pc.load(stem).obj_size.tolist() == plain.obj_size.tolist()

@@ -916,7 +916,8 @@ def from_c(files: str | Path | Sequence[str | Path]) -> ConstraintSet:
     asts = []
     for path in paths:
         if not path.is_file():
-            raise CFrontendError(f"{path}: no such file")
+            raise CFrontendError(f"{path}: " + ("is a directory, not a C file" if path.is_dir()
+                                                 else "no such file"))
         asts.append(_parse(preprocess(path), str(path)))
     b = _Builder()
     types = [_Types(c_ast, [ast]) for ast in asts]

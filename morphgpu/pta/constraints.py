@@ -657,6 +657,11 @@ def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:
             return load(paths[0])
         raise ValueError(f"load: cannot combine {len(paths)} constraint files")
     path = Path(source)
+    if path.is_dir() and not (path.name and lsg_paths(path).get("nodes")):
+        # (An LSG prefix may share its name with a directory beside its files.) Checked
+        # first: "." and "/" have no name, and the prefix lookup raised "has an empty name".
+        raise ConstraintFormatError(f"{source}: is a directory, not a constraint file or "
+                                    "an LSG prefix")
     if path.suffix in (".c", ".i"):
         from .c_frontend import from_c  # noqa: PLC0415
 
