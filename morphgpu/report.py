@@ -8,6 +8,7 @@ per round or phase, so ``--json`` output on stdout stays parseable and logs stay
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -20,10 +21,14 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no inf or NaN: Python's json writes the bare words Infinity and NaN,
+        # which strict readers (jq, JSON.parse) reject. They go out as strings.
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
 
 
@@ -35,7 +40,10 @@ def add_device_and_json(parser: Any) -> None:
 
 
 def to_json(result: dict[str, Any]) -> str:
-    return json.dumps(_plain(result), indent=2, sort_keys=False)
+    """One strict JSON document: NumPy values as Python ones, non-finite floats as the
+    strings "inf", "-inf" and "nan" (``mst --json`` printed ``Infinity`` for an infinite
+    total)."""
+    return json.dumps(_plain(result), indent=2, sort_keys=False, allow_nan=False)
 
 
 def emit(result: dict[str, Any], *, as_json: bool, title: str = "") -> None:

@@ -11,9 +11,12 @@ import threading
 import types
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from morphgpu import cli
+from morphgpu import cli, report
 
 
 def test_info_json(capsys):
@@ -137,3 +140,31 @@ def test_the_command_prints_everything_into_a_pipe(device):
     assert "s SATISFIABLE" in lines
     values = [int(v) for line in lines if line.startswith("v ") for v in line.split()[1:]]
     assert values[-1] == 0 and sorted(abs(v) for v in values[:-1]) == list(range(1, 3001))
+
+
+@given(st.recursive(
+    st.one_of(st.floats(), st.integers(-2**63, 2**63 - 1), st.text(max_size=5), st.none(),
+              st.floats(width=32).map(np.float32)),
+    lambda children: st.one_of(st.lists(children, max_size=4),
+                               st.dictionaries(st.text(max_size=4), children, max_size=4)),
+    max_leaves=12))
+def test_json_output_is_strict_json(value):
+    """--json documents parse with a strict reader: no bare Infinity or NaN (mst --json
+    printed Infinity for an infinite total); finite values come back unchanged."""
+    def refuse(word):
+        raise ValueError(f"non-standard JSON constant {word}")
+
+    back = json.loads(report.to_json({"v": value, "a": np.array([1.5, -np.inf, np.nan])}),
+                      parse_constant=refuse)
+    assert back["a"] == [1.5, "-inf", "nan"]
+
+    def same(x, y):
+        if isinstance(x, dict):
+            return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+        if isinstance(x, list):
+            return len(x) == len(y) and all(map(same, x, y))
+        if isinstance(x, (float, np.floating)) and not np.isfinite(x):
+            return y == ("nan" if np.isnan(x) else "inf" if x > 0 else "-inf")
+        return y == (x.item() if isinstance(x, np.generic) else x)
+
+    assert same(value, back["v"])
