@@ -11,6 +11,9 @@ is removed and the target is as it was.
   gives.
 - Targets that are not regular files (``/dev/stdout``, a named pipe) and directories where
   no file can be created beside the target are written in place, as before.
+
+:func:`refuse_input_as_output` stops a command whose output path names one of its inputs
+before it runs.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import contextlib
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 
@@ -55,3 +58,17 @@ def written_whole(path: str | os.PathLike[str], mode: str = "w",
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)  # gone once moved; left only by a failure
+
+
+def refuse_input_as_output(outputs: Iterable[str | os.PathLike[str]],
+                           inputs: Iterable[str | os.PathLike[str]], option: str) -> None:
+    """Raise ValueError, before any work, when an output path names an existing input file
+    (``sat f.cnf --output f.cnf`` replaced the formula with its model once solved)."""
+    inputs = [i for i in inputs if i is not None]
+    for out in outputs:
+        for src in inputs:
+            with contextlib.suppress(OSError):  # either one missing: not the same file
+                if os.path.samefile(out, src):
+                    raise ValueError(f"{option} {os.fspath(out)}: is the input file "
+                                     f"{os.fspath(src)}; the run would replace what it "
+                                     "reads, so nothing was run (write elsewhere)")

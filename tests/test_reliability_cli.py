@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from morphgpu import cli
+from morphgpu import cli, sp
 
 DATA = Path(__file__).resolve().parent / "data"
 POLY = DATA / "dmr" / "square_hole.poly"
@@ -301,3 +301,45 @@ def test_pta_c_file_that_is_not_utf8_is_named(tmp_path, capsys):
     assert cli.main(["pta", str(good), str(bad), "--device", "cpu"]) == 1
     line = _one_line_error(capsys.readouterr().err, "pta")
     assert line.startswith(f"morphgpu pta: error: {bad}: not UTF-8 text")
+
+
+def _sat_case(tmp_path):
+    path = tmp_path / "f.cnf"
+    sp.write_dimacs(sp.random_ksat(40, 3, ratio=3.0, seed=1), path)
+    return ["sat", str(path), "--device", "cpu", "--output"], path, path
+
+
+def _graph_case(command, extra=(), name="g.mtx"):
+    def make(tmp_path):
+        path = tmp_path / name
+        path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1\n2 3 2\n")
+        return [command, str(path), *extra, "--device", "cpu", "--output"], path, path
+    return make
+
+
+def _pta_case(tmp_path):
+    path = tmp_path / "p.txt"
+    path.write_text("3\n2\n0,1,0\n1,2,1\n")
+    return ["pta", str(path), "--device", "cpu", "--write"], path, path
+
+
+def _refine_case(tmp_path):
+    path = tmp_path / "box.poly"
+    path.write_text("4 2 0 0\n1 0 0\n2 1 0\n3 1 1\n4 0 1\n4 0\n1 1 2\n2 2 3\n3 3 4\n4 4 1\n0\n")
+    return ["refine", str(path), "--device", "cpu", "--output"], path, tmp_path / "box"
+
+
+@pytest.mark.parametrize("case", [
+    _sat_case, _graph_case("mst"),
+    _graph_case("bfs", ["--format", "mtx", "--source", "0"], "g.npy"),  # .npy added
+    _pta_case, _refine_case],
+                         ids=["sat", "mst", "bfs", "pta", "refine"])
+def test_an_output_naming_the_input_is_refused_before_the_run(tmp_path, capsys, case):
+    """`sat f.cnf --output f.cnf` replaced the formula with its model once solved (and
+    refine --output STEM of the input's stem its .poly): refused, the input unchanged."""
+    argv, path, output = case(tmp_path)
+    before = path.read_bytes()
+    assert cli.main([*argv, str(output)]) != 0
+    err = capsys.readouterr().err
+    assert "is the input file" in err and "Traceback" not in err
+    assert path.read_bytes() == before

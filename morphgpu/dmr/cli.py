@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import report
+from ..whole_file import refuse_input_as_output
 from . import api, switches, triangle_io
 from .check import check_mesh
 
@@ -34,6 +35,10 @@ def register(subparsers: Any) -> None:
 DEFAULT_MIN_ANGLE = 30.0
 
 
+# The files triangle_io.write may write for a stem.
+MESH_SUFFIXES = (".node", ".ele", ".poly", ".neigh", ".edge")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.switches is not None and (args.min_angle is not None or args.max_area is not None):
         # The switches were run and --min-angle/--max-area silently ignored: `--switches pq
@@ -42,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
                          "switches): give one or the other")
     if args.min_angle is None:
         args.min_angle = DEFAULT_MIN_ANGLE
+    if args.output:
+        # The mesh files written, against the input and its siblings of Triangle's set.
+        written = [Path(args.output).with_suffix(s) for s in MESH_SUFFIXES]
+        read = [Path(args.file), *(Path(args.file).with_suffix(s) for s in MESH_SUFFIXES),
+                Path(args.file).with_suffix(".area")]
+        refuse_input_as_output(written, read, "--output")
     source = triangle_io.read(args.file)
     base = triangle_io.first_index(args.file)
     progress = report.Progress("refine", enabled=not args.json)

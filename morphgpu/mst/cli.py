@@ -12,7 +12,7 @@ import scipy.sparse.csgraph as csgraph
 
 from .. import backend, generators, graph_formats, report
 from ..csr import CSRGraph
-from ..whole_file import written_whole
+from ..whole_file import refuse_input_as_output, written_whole
 from .api import MSTResult, boruvka
 from .ecl_weights import ecl_weights
 
@@ -42,6 +42,14 @@ def _weights_said(used: str, asked: str) -> str:
     return said
 
 
+def _npy_name(path: str) -> str:
+    """np.save(name) appends .npy unless the name ends in exactly ".npy": "f.NPY" was written
+    as f.NPY.npy and reported as f.NPY. The name is settled here and kept."""
+    if Path(path).suffix.lower() in (".txt", ".tsv", ".csv", ".el", ".npy"):
+        return path
+    return path + ".npy"
+
+
 def write_forest(result: MSTResult, path: str) -> str:
     """The forest's edges with their weights: ``.npy`` a 3 x k array (rows src, dst,
     weight; int64 for integer weights, else float64), ``.txt``/``.tsv``/``.csv``/``.el``
@@ -56,10 +64,7 @@ def write_forest(result: MSTResult, path: str) -> str:
                        fmt=["%d", "%d", fmt], delimiter=sep)
         return path
     dtype = np.int64 if w.dtype.kind in "iub" else np.float64
-    # np.save(name) appends .npy unless the name ends in exactly ".npy": "f.NPY" was
-    # written as f.NPY.npy and reported as f.NPY. The name is settled here and kept.
-    if suffix != ".npy":
-        path += ".npy"
+    path = _npy_name(path)
     with written_whole(path, "wb") as fh:
         np.save(fh, np.stack([src.astype(dtype), dst.astype(dtype), w.astype(dtype)]))
     return path
@@ -107,6 +112,9 @@ def _summary(label: str, graph: CSRGraph, result: MSTResult, seconds: float) -> 
 
 def _run(args: argparse.Namespace) -> int:
     with report.Progress("mst", enabled=not args.json) as progress:
+        if args.output:
+            refuse_input_as_output([args.output, _npy_name(args.output)], [args.file],
+                                   "--output")
         progress.stage(f"reading {args.file}")
         graph, used = _with_weights(graph_formats.read(args.file, args.format), args.weights)
         side = backend.resolve_device(args.device, who="morphgpu mst")

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from .. import backend, report
+from ..whole_file import refuse_input_as_output
 from . import api
-from .constraints import ADDRESS_OF, COPY, LOAD, STORE, from_lists
+from .constraints import ADDRESS_OF, COPY, LOAD, STORE, from_lists, lsg_paths
 
 
 def register(subparsers: Any) -> None:
@@ -78,6 +79,11 @@ def _not_utf8(paths: list[Any]) -> str | None:
 def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     t0 = time.perf_counter()
     source = args.inputs if len(args.inputs) > 1 else args.inputs[0]
+    if args.write:
+        # An LSG prefix stands for its files: each of them is an input.
+        read = [f for i in args.inputs
+                for f in [i, *(lsg_paths(i).values() if Path(i).name else ())]]
+        refuse_input_as_output([args.write], read, "--write")
     progress.stage(f"loading {', '.join(args.inputs)}")
     cs = _load(source)
     t_load = time.perf_counter() - t0
@@ -96,8 +102,6 @@ def _analyse(args: argparse.Namespace, progress: report.Progress) -> int:
     }
     compare = args.compare
     if compare is None and len(args.inputs) == 1:
-        from .constraints import lsg_paths  # noqa: PLC0415
-
         compare = lsg_paths(args.inputs[0]).get("solution")
     ok = True
     if compare is not None:

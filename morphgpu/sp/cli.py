@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, report
-from ..whole_file import written_whole
+from ..whole_file import refuse_input_as_output, written_whole
 from . import api, cnf
 
 # SAT-competition exit codes: scripts read them without parsing the output.
@@ -73,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if args.file is not None and (args.k is not None or args.ratio is not None):
         # `sat f.cnf --k 5` solved the file and ignored --k, exit 10, as if it had applied.
         raise ValueError("sat: --k and --ratio shape a --random formula; a FILE brings its own")
+    if args.output:
+        refuse_input_as_output([args.output], [args.file], "--output")
     if args.random is not None:
         args.k = DEFAULT_K if args.k is None else args.k
         args.ratio = DEFAULT_RATIO if args.ratio is None else args.ratio
