@@ -7,6 +7,7 @@ per round or phase, so ``--json`` output on stdout stays parseable and logs stay
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -37,6 +38,14 @@ def add_device_and_json(parser: Any) -> None:
     parser.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"],
                         help="where to run (default: the GPU if one is usable)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def output_path(text: str) -> str:
+    """argparse type of an output file option: an empty path is refused (``--output ''``
+    was taken as no option, and the run wrote nothing without a word)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path: give a file name")
+    return text
 
 
 def to_json(result: dict[str, Any]) -> str:

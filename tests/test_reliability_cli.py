@@ -343,3 +343,15 @@ def test_an_output_naming_the_input_is_refused_before_the_run(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert "is the input file" in err and "Traceback" not in err
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["sat", "--random", "10"], "--output"), (["mst", "g.mtx"], "--output"),
+    (["bfs", "g.mtx", "--source", "0"], "--output"), (["refine", "m.poly"], "--output"),
+    (["refine", "m.poly"], "--plot")])
+def test_an_empty_output_path_is_refused(capsys, argv, option):
+    """`--output ''` was taken as no option: the run wrote nothing and said nothing."""
+    with pytest.raises(SystemExit) as stop:
+        cli.main([*argv, option, ""])
+    assert stop.value.code == 2
+    assert f"argument {option}: an empty path" in capsys.readouterr().err

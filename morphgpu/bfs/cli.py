@@ -106,8 +106,9 @@ def register(subparsers: Any) -> None:
                    choices=["auto", *variants.names()], help="strategy (default: auto)")
     report.add_device_and_json(p)
     p.add_argument("--check", action="store_true", help="run Graph500's checks on the result")
-    p.add_argument("--output", help="save the distances as a .npy file (.npy is added to "
-                                    "a name without it)")
+    p.add_argument("--output", type=report.output_path,
+                   help="save the distances as a .npy file (.npy is added to "
+                   "a name without it)")
     p.set_defaults(run=_run)
     updates.register(subparsers)  # morphgpu dyn: BFS on a graph that changes
 

@@ -25,9 +25,11 @@ def register(subparsers: Any) -> None:
                    help="Triangle's switch string instead of --min-angle/--max-area, "
                         "e.g. pq30a0.01 or rpq30a (see morphgpu.dmr.switches)")
     report.add_device_and_json(p)
-    p.add_argument("--output", help="write STEM.node/.ele/.poly/.neigh, numbered from the "
-                                    "input's first index (0 or 1), as Triangle does")
-    p.add_argument("--plot", help="write a picture of the refined mesh (PNG)")
+    p.add_argument("--output", type=report.output_path,
+                   help="write STEM.node/.ele/.poly/.neigh, numbered from the "
+                   "input's first index (0 or 1), as Triangle does")
+    p.add_argument("--plot", type=report.output_path,
+                   help="write a picture of the refined mesh (PNG)")
     p.add_argument("--check", action="store_true", help="verify the output independently")
     p.set_defaults(run=run)
 

@@ -152,9 +152,10 @@ def register(subparsers: Any) -> None:
     )
     report.add_device_and_json(p)
     p.add_argument("--check", action="store_true", help="compare with SciPy's total weight")
-    p.add_argument("--output", help="save the forest's edges with their weights: a 3 x k "
-                                    ".npy (src, dst, weight), or src dst weight lines for "
-                                    ".txt/.tsv/.csv/.el")
+    p.add_argument("--output", type=report.output_path,
+                   help="save the forest's edges with their weights: a 3 x k "
+                   ".npy (src, dst, weight), or src dst weight lines for "
+                   ".txt/.tsv/.csv/.el")
     p.set_defaults(run=_run)
 
 

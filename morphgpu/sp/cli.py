@@ -50,8 +50,9 @@ def register(subparsers: Any) -> None:
                         "per decimation step, 0 plain decimation; 'auto' (default): plain "
                         f"decimation until SP fails, then R = {api.AUTO_BACKTRACK} "
                         "(sp.solve's docstring)")
-    p.add_argument("--output", help="write the assignment here (DIMACS 'v' lines; for UNSAT "
-                                    "or UNKNOWN one 'c' line saying so)")
+    p.add_argument("--output", type=report.output_path,
+                   help="write the assignment here (DIMACS 'v' lines; for UNSAT "
+                   "or UNKNOWN one 'c' line saying so)")
     p.add_argument("--no-model", action="store_true",
                    help="leave the 'v' lines out of stdout (large formulas)")
     p.set_defaults(run=run)
