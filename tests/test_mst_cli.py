@@ -95,3 +95,12 @@ def test_check_accepts_an_infinite_total(tmp_path, capsys, device):
     out = json.loads(capsys.readouterr().out)
     assert out["total_weight"] == "inf"  # strict JSON has no Infinity (report.to_json)
     assert code == 0 and out["matches_scipy"] is True
+
+
+def test_a_nan_weight_is_named_by_file_and_edge(tmp_path, capsys):
+    """`mst FILE` with a NaN weight said only "weight of CSR entry 0 is NaN"."""
+    path = tmp_path / "nan.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n2 3 nan\n1 2 1\n")
+    assert cli.main(["mst", str(path), "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: the edge between vertices 1 and 2 (ids from 0) has a NaN weight" in err

@@ -110,6 +110,22 @@ def _summary(label: str, graph: CSRGraph, result: MSTResult, seconds: float) -> 
     }
 
 
+def _refuse_nan_weights(graph: CSRGraph, name: str) -> None:
+    """A NaN weight read from a file is named by the file and the edge's end points (the
+    call below said only "weight of CSR entry 0 is NaN")."""
+    w = graph.weights
+    if w is None or np.dtype(w.dtype).kind != "f":
+        return
+    bad = np.flatnonzero(np.isnan(backend.to_host(w)))
+    if bad.size:
+        i = int(bad[0])
+        src = int(backend.to_host(graph.edge_sources())[i])
+        dst = int(backend.to_host(graph.indices)[i])
+        raise ValueError(f"{name}: the edge between vertices {src} and {dst} (ids from 0) has "
+                         f"a NaN weight ({bad.size} such entries); a spanning tree needs "
+                         "numbers")
+
+
 def _run(args: argparse.Namespace) -> int:
     with report.Progress("mst", enabled=not args.json) as progress:
         if args.output:
@@ -117,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
                                    "--output")
         progress.stage(f"reading {args.file}")
         graph, used = _with_weights(graph_formats.read(args.file, args.format), args.weights)
+        _refuse_nan_weights(graph, str(args.file))
         side = backend.resolve_device(args.device, who="morphgpu mst")
         g = graph.to(side)
         progress.stage(f"spanning forest of {graph.n_vertices} vertices, {graph.n_edges} "
