@@ -234,3 +234,34 @@ def test_numpy_matrix_gives_a_csr_matrix_as_scipy(device):
     ref = csgraph.minimum_spanning_tree(dense)
     assert type(got) is type(ref) is sp.csr_matrix
     np.testing.assert_array_equal(got.toarray(), ref.toarray())
+
+
+@st.composite
+def stored_csr(draw):
+    """A CSR matrix as a user may build it by hand: rows unsorted, entries repeated, zeros
+    stored, any dtype (SciPy sums a non-float64 one's duplicates when it converts it)."""
+    n = draw(st.integers(2, 9))
+    m = draw(st.integers(1, 30))
+    rows = np.sort(np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))))
+    cols = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)))
+    weights = np.array(draw(st.lists(st.integers(0, 6), min_size=m, max_size=m)))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.int32]))
+    indptr = np.searchsorted(rows, np.arange(n + 1))
+    return sp.csr_matrix((weights.astype(dtype), cols, indptr), shape=(n, n))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@settings(max_examples=60, deadline=None)
+@given(stored_csr())
+def test_a_csr_matrix_as_stored_gives_scipys_forest(device, matrix):
+    """SciPy's Kruskal reads a float64 CSR matrix's repeated entries as parallel edges (the
+    lightest counts) and breaks ties in stored order; the shared conversion summed them, so
+    edge (0, 1) of weights 1 and 2 came out 3. Same edges and weights as SciPy now, for
+    every dtype."""
+    before = (matrix.data.copy(), matrix.indices.copy(), matrix.indptr.copy())
+    got = mst.minimum_spanning_tree(matrix, device=device)
+    ref = csgraph.minimum_spanning_tree(matrix)
+    assert type(got) is type(ref)
+    np.testing.assert_array_equal(got.toarray(), ref.toarray())
+    for a, b in zip(before, (matrix.data, matrix.indices, matrix.indptr), strict=True):
+        np.testing.assert_array_equal(a, b)

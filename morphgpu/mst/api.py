@@ -5,12 +5,13 @@ of the CSR matrix is an undirected edge {i, j}; (i, j) and (j, i) are two parall
 that may differ in weight; self-loops are ignored. Edges are ordered by (weight, CSR
 position), so the forest is unique, the CPU and GPU paths return the same edges, and
 they are the edges SciPy's stable-sorted Kruskal returns. Positions are those of the
-canonical matrix (rows sorted, duplicates summed): on a matrix whose rows are not sorted,
-SciPy breaks ties between equal weights in stored order instead, so the forest may hold
-other edges of the same weights (the same total; SciPy's edges on ``sorted_indices()``).
+matrix as SciPy's Kruskal reads it: a float64 CSR matrix as stored (a non-canonical one,
+rows unsorted or with duplicates, is read entry by entry, ties in stored order), anything
+else after SciPy's conversion to float64 CSR (which sums duplicates and sorts rows).
 
-Duplicate entries of a sparse *matrix* mean their sum, as everywhere in SciPy (its MST
-sums them too); a CSRGraph's repeated entries are parallel edges, the lightest counts.
+Duplicate entries: in a float64 CSR matrix (and a CSRGraph) they are parallel edges, the
+lightest counts, as in SciPy's Kruskal; other dtypes and formats sum them on the way to
+float64 CSR, as SciPy's conversion does.
 
 Explicit zeros (SciPy's convention, followed): in a *sparse* input a stored zero is an
 edge of weight 0 and may be in the tree; in a *dense* input 0, NaN and +-inf mean "no
@@ -96,7 +97,8 @@ def _prepare(graph: Any, symmetric: bool | None, what: str,
     # ``pending``: a cached CuPy matrix's fingerprint check is queued, not read (see
     # graph_cache.confirm).
     given = isinstance(graph, CSRGraph)
-    g = validate_graph(graph, what=what, pending=pending)
+    raw = _stored_rows(graph)
+    g = raw if raw is not None else validate_graph(graph, what=what, pending=pending)
     n, indptr, indices, weights, side = g.n_vertices, g.indptr, g.indices, g.weights, g.side
     if symmetric is None:
         symmetric = not g.directed if given else False
@@ -118,6 +120,25 @@ def _prepare(graph: Any, symmetric: bool | None, what: str,
             f"{what}: {indices.size} CSR entries; boruvka supports fewer than 2**32"
         )
     return _Prepared(int(n), indptr, indices, weights, bool(symmetric), side, g)
+
+
+def _stored_rows(graph: Any) -> CSRGraph | None:
+    """A float64 CSR matrix (SciPy or CuPy) not in canonical format, as stored: SciPy's
+    Kruskal reads such a matrix's entries as they are, duplicates as parallel edges (the
+    lightest counts) and ties in stored order, where the shared conversion (validate_graph)
+    sums duplicates; ``csr_matrix(([3., 1., 2.], [2, 1, 1], [0, 3, 3, 3]))`` gave edge
+    (0, 1) weight 3 here and 1 in SciPy. Other dtypes SciPy converts to float64 with
+    ``astype``, which sums duplicates and sorts the rows: the shared conversion's result.
+    None for anything else."""
+    if getattr(graph, "format", None) != "csr" or not hasattr(graph, "has_canonical_format"):
+        return None
+    shape = getattr(graph, "shape", ())
+    if len(shape) != 2 or shape[0] != shape[1] or np.dtype(graph.data.dtype) != np.float64:
+        return None
+    if graph.has_canonical_format:
+        return None
+    return CSRGraph.from_arrays(graph.indptr, graph.indices, graph.data,
+                                n_vertices=int(shape[0]), directed=True)
 
 
 def _check_no_nan(weights: np.ndarray, what: str) -> None:
