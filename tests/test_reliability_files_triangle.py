@@ -77,6 +77,15 @@ def test_ele_lines_past_the_declared_triangles_are_refused(tmp_path):
         triangle_io.read_ele(path)
 
 
+def test_ele_triangle_attributes_are_read_as_triangle_load_does(tmp_path):
+    write(tmp_path, "t.node", NODE)
+    out = triangle_io.read_ele(write(tmp_path, "t.ele", b"1 3 1\n1 1 2 3 5.5\n"))
+    assert out["triangles"].tolist() == [[0, 1, 2]]
+    assert out["triangle_attributes"].tolist() == [[5.5]]
+    assert "triangle_attributes" not in triangle_io.read_ele(
+        write(tmp_path, "t.ele", b"1 3\n1 1 2 3\n"))
+
+
 def test_poly_lines_past_the_regions_are_refused(tmp_path):
     path = write(tmp_path, "m.poly", POLY + b"1\n1 0.2 0.2 1 0.1\n2 0.3 0.3 1 0.1\n")
     with raises_at("m.poly", 12, "more lines than the 1 regions"):

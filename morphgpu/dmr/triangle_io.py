@@ -201,21 +201,30 @@ def read_node(path: str | Path) -> dict[str, Any]:
 
 def _read_ele(path: Path, first: int, n_vertices: int) -> dict[str, Any]:
     lines = _Lines(path)
-    header = _header(lines, "the .ele header", 3) + [3, 0]
-    n, per = header[0], header[1]
+    header = _header(lines, "the .ele header", 3)
+    n, per, n_attr = (header + [3, 0][len(header) - 1:])[:3]
     if per not in (3, 6):
         raise lines.error(f"triangles must have 3 (or 6) nodes, header says {per}")
+    if n and n_attr >= lines.size:
+        raise lines.error(
+            f"the header declares {n_attr} attributes a triangle, more than the file's "
+            f"{lines.size} bytes can hold")
     header_line = lines.line_no
     rows, line_of = [], []
     for k in range(n):
-        rows.append(lines.numbers(f"triangle {k + 1}", 1 + per, "i" * (1 + per)))
+        rows.append(lines.numbers(f"triangle {k + 1}", 1 + per + n_attr,
+                                  "i" * (1 + per) + "f" * n_attr))
         line_of.append(lines.line_no)
     # as for .node: lines past the declared triangles mean the header's count is wrong, and
     # reading on would drop those triangles without a word
     lines.no_more(f"the {n} triangles the header (line {header_line}) declares")
     tri = np.asarray([r[1:4] for r in rows], dtype=np.int64).reshape(-1, 3) - first
     _check_indices(lines, "triangle", tri, n_vertices, line_of, first)
-    return {"triangles": tri.astype(np.int32)}
+    out = {"triangles": tri.astype(np.int32)}
+    if n_attr:  # Triangle's regional attributes (-A), which triangle.load keeps
+        out["triangle_attributes"] = np.asarray(
+            [r[1 + per:] for r in rows], dtype=np.float64).reshape(-1, n_attr)
+    return out
 
 
 def read_ele(path: str | Path, node_path: str | Path | None = None) -> dict[str, Any]:
