@@ -268,3 +268,18 @@ def test_clustered_mesh_is_a_mesh_of_the_unit_square(n, clusters, spread, seed):
     v = np.asarray(m["vertices"])
     assert np.isfinite(v).all() and v.min() >= 0 and v.max() <= 1
     assert _area(m).sum() == pytest.approx(1)
+
+
+def test_triangle_attributes_are_carried_or_refused_never_dropped():
+    # refine dropped them silently on every device, where Triangle's -r carries them
+    import triangle  # noqa: PLC0415
+
+    m = triangle.triangulate({"vertices": SQUARE[:4].astype(float)}, "")
+    m["triangle_attributes"] = np.array([[1.0], [2.0]])
+    out = dmr.refine(m, min_angle=30, max_area=0.1, device="auto")
+    want = triangle.triangulate(m, "rq30a0.1")
+    np.testing.assert_array_equal(out["triangle_attributes"], want["triangle_attributes"])
+    with pytest.raises(ValueError, match="triangle_attributes"):
+        dmr.refine(m, min_angle=30, max_area=0.1, device="cpu")
+    with pytest.raises(ValueError, match="triangle_attributes"):
+        dmr.refine({**m, "triangle_attributes": np.ones((3, 1))}, device="auto")

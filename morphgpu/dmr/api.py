@@ -777,7 +777,9 @@ def refine_with_stats(
         raise ValueError(
             "mesh['triangle_max_area']: per-triangle area limits (Triangle's -r -a, .area "
             f"files) run through Triangle, with device='auto' (got device={device!r})")
-    if (device == "auto" and (side == "cpu" or per_triangle is not None)
+    # Triangle carries triangle_attributes (-r) into the triangles it splits; ours drops them
+    attributed = isinstance(mesh, dict) and mesh.get("triangle_attributes") is not None
+    if (device == "auto" and (side == "cpu" or per_triangle is not None or attributed)
             and float(min_angle) <= TERMINATION_ANGLE):
         return refine_by_triangle(mesh, min_angle=float(min_angle), max_area=max_area)
     if device == "auto" and side == "gpu" and _auto_on_gpu(mesh, min_angle, max_area) != "gpu":
@@ -791,6 +793,9 @@ def refine_with_stats(
 def _refine_ours(mesh: dict[str, Any], min_angle: float, max_area: float | None, side: str,
                  progress: Callable[[dict], None] | None) -> tuple[dict[str, Any], dict]:
     """Our refinement on ``side`` (arguments checked by refine_with_stats)."""
+    if isinstance(mesh, dict) and mesh.get("triangle_attributes") is not None:
+        raise ValueError("mesh['triangle_attributes']: carried through refinement only by "
+                         "Triangle, with device='auto'")
     warm_up_seconds = warm_up_gpu() if side == "gpu" else 0.0
     out_side = backend.side_of(mesh.get("vertices") if isinstance(mesh, dict) else None)
     t0 = time.perf_counter()
@@ -870,11 +875,15 @@ def refine_by_triangle(mesh: dict[str, Any], *, min_angle: float = 30.0,
     for name in ("holes", "regions"):
         if name in src and len(src[name]):
             tin[name] = src[name]
-    for name, width in (("vertex_attributes", None), ("triangle_max_area", 1)):
+    for name, width in (("vertex_attributes", None), ("triangle_max_area", 1),
+                        ("triangle_attributes", None)):
         if mesh.get(name) is not None:
             arr = _host(mesh[name], name, np.float64, None)
             tin[name] = arr.reshape(len(arr), -1) if width is None else arr.reshape(-1, 1)
     has_triangles = "triangles" in tin
+    if "triangle_attributes" in tin and len(tin["triangle_attributes"]) != len(
+            tin.get("triangles", ())):
+        raise ValueError("mesh['triangle_attributes']: one row per triangle expected")
     if "triangle_max_area" in tin and not has_triangles:
         raise ValueError("mesh['triangle_max_area']: needs mesh['triangles'] (one limit each)")
     if not has_triangles and _all_collinear(src["vertices"]):

@@ -135,6 +135,7 @@ def triangulate(tri: dict[str, Any], opts: str = "", *, device: str = "auto") ->
     mesh = {k: v for k, v in tri.items()}
     if "r" not in sw.flags:
         mesh.pop("triangles", None)  # Triangle triangulates the vertices anew without r
+        mesh.pop("triangle_attributes", None)
     if "p" not in sw.flags:
         for name in ("segments", "segment_markers", "holes", "regions"):
             mesh.pop(name, None)
