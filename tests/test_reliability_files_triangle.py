@@ -209,3 +209,14 @@ def test_a_failed_write_part_way_leaves_no_temporary_file(tmp_path, monkeypatch)
     monkeypatch.undo()
     assert (tmp_path / "m.node").read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.node"]
+
+
+def test_write_takes_holes_none_as_no_holes(tmp_path):
+    """`write` of a mesh with holes=None failed with "cannot reshape array of size 1"."""
+    mesh = {"vertices": np.array([[0.0, 0], [1, 0], [0, 1]]),
+            "segments": np.array([[0, 1], [1, 2], [2, 0]]), "holes": None}
+    written = triangle_io.write(mesh, tmp_path / "m")
+    assert tmp_path / "m.poly" in written
+    back = triangle_io.read(tmp_path / "m.poly")
+    assert back["segments"].tolist() == [[0, 1], [1, 2], [2, 0]]
+    assert len(back.get("holes", [])) == 0

@@ -404,7 +404,9 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
             f"{k + b} {p + b} {q + b}" + ("" if sm is None else f" {int(sm[k])}")
             for k, (p, q) in enumerate(segs.tolist())
         ]
-        holes = np.asarray(mesh.get("holes", np.zeros((0, 2))), dtype=np.float64).reshape(-1, 2)
+        holes = mesh.get("holes")  # None as no holes (it failed: "cannot reshape ... size 1")
+        holes = np.asarray(np.zeros((0, 2)) if holes is None else holes,
+                           dtype=np.float64).reshape(-1, 2)
         rows.append(f"{len(holes)}")
         rows += [f"{k + b} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
         texts[".poly"] = "\n".join(rows) + "\n"
