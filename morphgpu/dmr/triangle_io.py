@@ -366,8 +366,9 @@ def _text(header: str, rows: list[str]) -> str:
 
 
 def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Path]:
-    """Write ``stem.node`` (with vertex attributes), ``stem.ele``, ``stem.poly`` (segments,
-    holes) and ``stem.neigh`` for whatever the dict holds, numbered from ``first`` (0 or
+    """Write ``stem.node`` (with vertex attributes), ``stem.ele`` (with triangle
+    attributes), ``stem.poly`` (segments, holes, regions) and ``stem.neigh`` for whatever
+    the dict holds, numbered from ``first`` (0 or
     1: Triangle keeps its input's base). Returns the paths written. Every file's text is
     made, and written under a temporary name, before any file is replaced, so a mesh that
     cannot be written leaves the files as they were."""
@@ -388,8 +389,12 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
     texts[".node"] = _text(header, rows)
     if mesh.get("triangles") is not None:
         tri = np.asarray(mesh["triangles"]).reshape(-1, 3)
-        rows = [f"{k + b} {p + b} {q + b} {r + b}" for k, (p, q, r) in enumerate(tri.tolist())]
-        texts[".ele"] = _text(f"{len(tri)} 3 0", rows)
+        ta = mesh.get("triangle_attributes")  # written as read (it was dropped)
+        ta = (np.zeros((len(tri), 0)) if ta is None
+              else np.asarray(ta, np.float64).reshape(len(tri), -1))
+        rows = [f"{k + b} {p + b} {q + b} {r + b}" + "".join(f" {a!r}" for a in ta[k].tolist())
+                for k, (p, q, r) in enumerate(tri.tolist())]
+        texts[".ele"] = _text(f"{len(tri)} 3 {ta.shape[1]}", rows)
     if mesh.get("neighbors") is not None:
         nbr = np.asarray(mesh["neighbors"]).reshape(-1, 3)
         rows = [f"{k + b} " + " ".join(str(t + b if t >= 0 else -1) for t in row)
@@ -409,6 +414,12 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
                            dtype=np.float64).reshape(-1, 2)
         rows.append(f"{len(holes)}")
         rows += [f"{k + b} {x!r} {y!r}" for k, (x, y) in enumerate(holes.tolist())]
+        regions = mesh.get("regions")  # x, y, attribute, area limit (they were dropped)
+        if regions is not None and len(regions):
+            regions = np.asarray(regions, dtype=np.float64).reshape(-1, 4)
+            rows.append(f"{len(regions)}")
+            rows += [f"{k + b} " + " ".join(repr(c) for c in row)
+                     for k, row in enumerate(regions.tolist())]
         texts[".poly"] = "\n".join(rows) + "\n"
     # Each file goes to a temporary name beside its target first and is moved into place
     # only once all of them are written: writing in place left stem.node replaced when
