@@ -693,8 +693,15 @@ def _count_argument(name: str, value: Any) -> int:
         range_message="{name} must be a non-negative integer, got {value}")
 
 
+def _holds_bool(a: Any) -> bool:
+    """A bool anywhere in a (nested) list or tuple, or a bool array in one: NumPy turns
+    [[True], [2]] into ints as it does [True, 2]."""
+    return any(isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype == bool)
+               or (isinstance(x, (list, tuple)) and _holds_bool(x)) for x in a)
+
+
 def _id_array(xp: Any, name: str, a: Any) -> Any:
-    if isinstance(a, (list, tuple)) and any(isinstance(x, (bool, np.bool_)) for x in a):
+    if isinstance(a, (list, tuple)) and _holds_bool(a):
         # NumPy turns [True, 2] into [1, 2]: a flag mistaken for vertex 1.
         raise DynamicGraphError(f"{name} must hold integer vertex ids, got a bool in a list")
     arr = backend.to_side(a, "gpu" if xp is not np else "cpu")

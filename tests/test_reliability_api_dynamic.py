@@ -189,6 +189,9 @@ def test_a_weight_that_is_not_finite_names_the_graph_and_the_entry(device, bad):
     # NumPy makes [True, 2] an int array [1, 2]: it was taken as vertices 1 and 2.
     ([True, 2], [1, 0], "src must hold integer vertex ids"),
     ([0, 1], (np.True_, 2), "dst must hold integer vertex ids"),
+    # A column of a nested list (taken as one-dimensional) hid its bools the same way.
+    ([[True], [2]], [[1], [0]], "src must hold integer vertex ids"),
+    ([0, 1], [np.array([True]), np.array([2])], "dst must hold integer vertex ids"),
     (np.array([1.0]), np.array([2]), "src must hold integer vertex ids"),
     ([0], [2.5], "dst must hold integer vertex ids"),
     (["0"], ["1"], "src must hold integer vertex ids"),
