@@ -7,6 +7,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
 
@@ -73,27 +74,26 @@ def test_road_network_matches_scipy(device, shared):
     assert result.n_components == connected_components(matrix, directed=False)[0]
 
 
-def test_check_takes_the_lightest_of_parallel_edges(tmp_path, capsys, device):
-    # Arcs 1->2 of weights 7 and 3: the forest's total is 3 + 4 + 2 + 9 = 18, and --check
-    # summed the two into one edge of 10 (SciPy's total 22) and failed a correct answer.
-    path = tmp_path / "parallel.gr"
-    path.write_text("p sp 5 7\na 1 2 7\na 2 1 7\na 2 3 4\na 3 4 11\na 4 5 2\na 5 1 9\n"
-                    "a 1 2 3\n")
-    code = cli.main(["mst", str(path), "--check", "--json", "--device", device])
-    out = json.loads(capsys.readouterr().out)
-    assert out["total_weight"] == 18
-    assert code == 0 and out["matches_scipy"] is True
+# Correct forests that --check failed: arcs 1->2 of weights 7 and 3 (the total is
+# 3 + 4 + 2 + 9 = 18; SciPy's reference summed the two into one edge of 10 and said 22), and
+# an edge of weight inf, in every spanning tree (both totals inf, compared as inf - inf, NaN;
+# strict JSON writes the total as "inf", report.to_json).
+CHECKED_FORESTS = {
+    "parallel.gr": ("p sp 5 7\na 1 2 7\na 2 1 7\na 2 3 4\na 3 4 11\na 4 5 2\na 5 1 9\n"
+                    "a 1 2 3\n", 18),
+    "inf.mtx": ("%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 inf\n"
+                "2 3 1\n3 4 1\n", "inf"),
+}
 
 
-def test_check_accepts_an_infinite_total(tmp_path, capsys, device):
-    # An edge of weight inf is in every spanning tree: both totals are inf, and the check
-    # compared them as inf - inf (NaN) and failed a correct forest.
-    path = tmp_path / "inf.mtx"
-    path.write_text("%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 inf\n"
-                    "2 3 1\n3 4 1\n")
+@pytest.mark.parametrize("name", sorted(CHECKED_FORESTS))
+def test_check_accepts_correct_forests(tmp_path, capsys, device, name):
+    text, total = CHECKED_FORESTS[name]
+    path = tmp_path / name
+    path.write_text(text)
     code = cli.main(["mst", str(path), "--check", "--json", "--device", device])
     out = json.loads(capsys.readouterr().out)
-    assert out["total_weight"] == "inf"  # strict JSON has no Infinity (report.to_json)
+    assert out["total_weight"] == total
     assert code == 0 and out["matches_scipy"] is True
 
 
