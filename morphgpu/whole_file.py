@@ -23,6 +23,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import IO, Any
 
 
@@ -58,6 +59,13 @@ def written_whole(path: str | os.PathLike[str], mode: str = "w",
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)  # gone once moved; left only by a failure
+
+
+def npy_path(path: str) -> str:
+    """The .npy file a command writes for ``path``: ".npy" added unless the name has it in
+    any case. Settled before writing and reported, since ``np.save(name)`` appends its own
+    (``--output d`` wrote d.npy and was reported as "d"; "d.NPY" became d.NPY.npy)."""
+    return path if Path(path).suffix.lower() == ".npy" else path + ".npy"
 
 
 def refuse_input_as_output(outputs: Iterable[str | os.PathLike[str]],

@@ -330,7 +330,7 @@ def _refine_case(tmp_path):
 
 
 @pytest.mark.parametrize("case", [
-    _sat_case, _graph_case("mst"),
+    _sat_case, _graph_case("mst", ["--format", "mtx"], "g.txt"),  # a text forest file
     _graph_case("bfs", ["--format", "mtx", "--source", "0"], "g.npy"),  # .npy added
     _pta_case, _refine_case],
                          ids=["sat", "mst", "bfs", "pta", "refine"])

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import backend, generators, graph_formats, report
-from ..whole_file import refuse_input_as_output, written_whole
+from ..whole_file import npy_path, refuse_input_as_output, written_whole
 from . import updates, variants
 from .api import bfs
 from .validate import BFSValidationError, graph500_check
@@ -48,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace, progress: report.Progress) -> int:
     if args.output:
-        refuse_input_as_output([_npy_name(str(args.output))], [args.file], "--output")
+        refuse_input_as_output([npy_path(args.output)], [args.file], "--output")
     progress.stage(f"reading {args.file}")
     graph = graph_formats.read(args.file, args.format)
     side = backend.resolve_device(args.device, who="morphgpu bfs")
@@ -81,19 +80,13 @@ def _search(args: argparse.Namespace, progress: report.Progress) -> int:
     if problem is not None:
         out["problem"] = problem
     if args.output:
-        path = _npy_name(str(args.output))
+        path = npy_path(args.output)
         with written_whole(path, "wb") as fh:
             np.save(fh, backend.to_host(result.distances))
         out["distances_file"] = path
     progress.close()
     report.emit(out, as_json=args.json, title="morphgpu bfs")
     return 0 if valid is not False else 1
-
-
-def _npy_name(path: str) -> str:
-    """np.save(name) appends .npy to a name without it: "--output d" wrote d.npy and
-    reported "d" ("d.NPY": d.NPY.npy). The name is settled here, as mst's is."""
-    return path if Path(path).suffix.lower() == ".npy" else path + ".npy"
 
 
 def register(subparsers: Any) -> None:

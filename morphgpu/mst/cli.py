@@ -12,7 +12,7 @@ import scipy.sparse.csgraph as csgraph
 
 from .. import backend, generators, graph_formats, report
 from ..csr import CSRGraph
-from ..whole_file import refuse_input_as_output, written_whole
+from ..whole_file import npy_path, refuse_input_as_output, written_whole
 from .api import MSTResult, boruvka
 from .ecl_weights import ecl_weights
 
@@ -42,12 +42,12 @@ def _weights_said(used: str, asked: str) -> str:
     return said
 
 
-def _npy_name(path: str) -> str:
-    """np.save(name) appends .npy unless the name ends in exactly ".npy": "f.NPY" was written
-    as f.NPY.npy and reported as f.NPY. The name is settled here and kept."""
-    if Path(path).suffix.lower() in (".txt", ".tsv", ".csv", ".el", ".npy"):
-        return path
-    return path + ".npy"
+TEXT_SUFFIXES = (".txt", ".tsv", ".csv", ".el")
+
+
+def _forest_path(path: str) -> str:
+    """The file write_forest writes for ``path``: as given for a text suffix, else .npy."""
+    return path if Path(path).suffix.lower() in TEXT_SUFFIXES else npy_path(path)
 
 
 def write_forest(result: MSTResult, path: str) -> str:
@@ -56,7 +56,7 @@ def write_forest(result: MSTResult, path: str) -> str:
     one ``src dst weight`` line per edge. Returns the path written."""
     src, dst, w = (backend.to_host(a) for a in (result.src, result.dst, result.weights))
     suffix = Path(path).suffix.lower()
-    if suffix in (".txt", ".tsv", ".csv", ".el"):
+    if suffix in TEXT_SUFFIXES:
         sep = "," if suffix == ".csv" else ("\t" if suffix == ".tsv" else " ")
         fmt = "%d" if w.dtype.kind in "iub" else "%.17g"
         with written_whole(path, "w") as fh:
@@ -64,7 +64,7 @@ def write_forest(result: MSTResult, path: str) -> str:
                        fmt=["%d", "%d", fmt], delimiter=sep)
         return path
     dtype = np.int64 if w.dtype.kind in "iub" else np.float64
-    path = _npy_name(path)
+    path = npy_path(path)
     with written_whole(path, "wb") as fh:
         np.save(fh, np.stack([src.astype(dtype), dst.astype(dtype), w.astype(dtype)]))
     return path
@@ -129,8 +129,7 @@ def _refuse_nan_weights(graph: CSRGraph, name: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     with report.Progress("mst", enabled=not args.json) as progress:
         if args.output:
-            refuse_input_as_output([args.output, _npy_name(args.output)], [args.file],
-                                   "--output")
+            refuse_input_as_output([_forest_path(args.output)], [args.file], "--output")
         progress.stage(f"reading {args.file}")
         graph, used = _with_weights(graph_formats.read(args.file, args.format), args.weights)
         _refuse_nan_weights(graph, str(args.file))
