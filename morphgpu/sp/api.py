@@ -312,14 +312,9 @@ def solve(
                                           "after_iterations": stats["sp_iterations"]}
             say(f"{sp_problem}: decimating again from no decisions with "
                 f"backtrack={AUTO_RESTART_BACKTRACK}")
-            del engine
-            with clock("build"):
-                engine = _engine(fg, side, seed, damping)
-            with clock("decimation"):
-                engine.propagate()  # the input's units again: consistent, as the first time
-            sp_problem = _survey_and_decimate(
-                engine, stats, clock, say, **{**decimation, "backtrack": AUTO_RESTART_BACKTRACK},
-                retreat_budget=RETREAT_BUDGET)
+            del engine  # its arrays go before the fresh engine's are made
+            engine, sp_problem = _decimate_afresh(fg, side, seed, damping, stats, clock, say,
+                                                  decimation, AUTO_RESTART_BACKTRACK)
         # auto's first stage still has BSP to fall back on: left to its default budget, it
         # runs on while it sets new lows and stops stalled (AUTO_STALL_FLOOR).
         can_switch = auto and not sp_problem and stats["backtrack_switch"] is None
@@ -339,13 +334,8 @@ def solve(
             _switch(stats, why)
             say(f"{why}: decimating again with backtrack={AUTO_BACKTRACK}")
             del engine  # its arrays go before the fresh engine's are made
-            with clock("build"):
-                engine = _engine(fg, side, seed, damping)
-            with clock("decimation"):
-                engine.propagate()  # the input's units again: consistent, as the first time
-            sp_problem = _survey_and_decimate(engine, stats, clock, say,
-                                              **{**decimation, "backtrack": AUTO_BACKTRACK},
-                                              retreat_budget=RETREAT_BUDGET)
+            engine, sp_problem = _decimate_afresh(fg, side, seed, damping, stats, clock, say,
+                                                  decimation, AUTO_BACKTRACK)
             solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
                                             local_search_rounds, local_search_flips,
                                             rounds_given, flips_given)
@@ -462,6 +452,21 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
             must_release = True
             say(f"retreat {stats['retreats']} (contradiction): {engine.n_free()} free")
     return ""
+
+
+def _decimate_afresh(fg: factor.FactorGraph, side: str, seed: int, damping: float,
+                     stats: dict[str, Any], clock: _PhaseClock, say: Callable[[str], None],
+                     decimation: dict[str, Any], r: float) -> tuple[Any, str]:
+    """auto's second starts: a fresh engine (the input's units propagated again, consistent
+    as the first time) and phase 3 on it as backtracking SP with ``r`` and the whole
+    RETREAT_BUDGET; (the engine, phase 3's answer)."""
+    with clock("build"):
+        engine = _engine(fg, side, seed, damping)
+    with clock("decimation"):
+        engine.propagate()
+    return engine, _survey_and_decimate(engine, stats, clock, say,
+                                        **{**decimation, "backtrack": r},
+                                        retreat_budget=RETREAT_BUDGET)
 
 
 def _switch(stats: dict[str, Any], cause: str,
