@@ -3,6 +3,7 @@ the 1-based line, never a MemoryError, a shifted line number or a silently dropp
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import numpy as np
@@ -194,16 +195,19 @@ def test_a_failed_write_part_way_leaves_no_temporary_file(tmp_path, monkeypatch)
     # no temporary file behind.
     stem = tmp_path / "m"
     (tmp_path / "m.node").write_text("old\n")
-    real = type(stem).write_text
+    real = triangle_io.written_whole
     calls = []
 
-    def failing(self, text, *args, **kwargs):
-        calls.append(self.name)
-        if len(calls) == 2:
-            raise OSError(28, "No space left on device")
-        return real(self, text, *args, **kwargs)
+    @contextlib.contextmanager
+    def failing(path, *args, **kwargs):
+        calls.append(path)
+        with real(path, *args, **kwargs) as fh:
+            if len(calls) == 2:
+                fh.write("half")
+                raise OSError(28, "No space left on device")
+            yield fh
 
-    monkeypatch.setattr(type(stem), "write_text", failing)
+    monkeypatch.setattr(triangle_io, "written_whole", failing)
     with pytest.raises(OSError, match="No space left"):
         triangle_io.write({"vertices": np.zeros((3, 2)), "triangles": np.arange(3)}, stem)
     monkeypatch.undo()

@@ -10,8 +10,8 @@ Malformed files raise :class:`MeshFormatError` (a ValueError) naming the file an
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..compressed import read_bounded, without_bom
+from ..whole_file import written_whole
 
 
 class MeshFormatError(ValueError):
@@ -428,14 +429,8 @@ def write(mesh: dict[str, Any], stem: str | Path, *, first: int = 0) -> list[Pat
     for path in targets:
         if path.is_dir():
             raise IsADirectoryError(f"{path}: is a directory; no mesh file was written")
-    temporary = []
-    try:
+    # Every file through written_whole, none moved into place until all are written.
+    with contextlib.ExitStack() as files:
         for path, text in zip(targets, texts.values(), strict=True):
-            temporary.append(path.with_name(f"{path.name}.{os.getpid()}.tmp"))
-            temporary[-1].write_text(text)
-        for tmp, path in zip(temporary, targets, strict=True):
-            os.replace(tmp, path)
-    finally:
-        for tmp in temporary:  # gone once moved; left behind only by a failure
-            tmp.unlink(missing_ok=True)
+            files.enter_context(written_whole(path, "w")).write(text)
     return targets
