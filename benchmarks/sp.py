@@ -18,13 +18,13 @@ non-convergence, contradiction (after decimation), local-search budget. The swee
 with ``solve``'s default ``backtrack="auto"`` (plain decimation until SP fails, then
 backtracking SP) and records per solve the backtracking steps, variables released,
 retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)", then
-", restart at 0.5 after round M (cause)" where it started again, or "-");
-``--sweep-backtrack R`` (a number in [0, 1) or "auto") runs the sweep with another r for
-an A/B; ``--sweep-no-file`` solves the generated formula without the DIMACS round trip
-(read columns nan), for runs bounded by time. Each sweep solve also prints one compact
-line starting with ``solve:``. ``--quick`` runs
-everything at small sizes (the file baseline at 100k variables, table and sweep rows at
-``QUICK_N``), so the CPU side can be checked on a laptop.
+", restart at 0.5 (fix fraction F) after round M (cause)" where it started again, or
+"-"); ``--sweep-backtrack R`` (a number in [0, 1) or "auto") and ``--sweep-fix-fraction
+F`` run the sweep with another r or fix fraction for an A/B; ``--sweep-no-file`` solves
+the generated formula without the DIMACS round trip (read columns nan), for runs bounded by
+time. Each sweep solve also prints one compact line starting with ``solve:``. ``--quick``
+runs everything at small sizes (the file baseline at 100k variables, table and sweep rows
+at ``QUICK_N``), so the CPU side can be checked on a laptop.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ def add_args(parser) -> None:
     parser.add_argument("--sweep-backtrack", type=_backtrack, default="auto",
                         help="solve's backtrack in the sweep: a number in [0, 1) or 'auto' "
                              "(default, solve's default)")
+    parser.add_argument("--sweep-fix-fraction", type=float, default=None,
+                        help="solve's fix_fraction in the sweep (default: solve's default)")
     parser.add_argument("--sweep-no-file", action="store_true",
                         help="sweep formulas solved as generated, without the DIMACS file "
                              "round trip (its read columns are nan)")
@@ -108,8 +110,8 @@ def switch_text(stats) -> str:
     text = f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
     restart = stats.get("backtrack_restart")
     if restart:
-        text += (f", restart at {restart['to']} after round {restart['after_rounds']} "
-                 f"({restart['cause']})")
+        text += (f", restart at {restart['to']} (fix fraction {restart['fix_fraction']:g}) "
+                 f"after round {restart['after_rounds']} ({restart['cause']})")
     return text
 
 
@@ -316,7 +318,8 @@ def _sweep(args, record, device: str) -> None:
     n = args.sweep_n or (QUICK_N if args.quick else 1_000_000)
     ks = [int(k) for k in args.sweep_k.split(",")]
     record.note(f"sweep: n={n}, {args.sweep_seeds} seeds per ratio, K in {ks}, "
-                f"backtrack={args.sweep_backtrack}, solve on {backend.device_name(device)}")
+                f"backtrack={args.sweep_backtrack}, fix_fraction="
+                f"{args.sweep_fix_fraction or 'default'}, solve on {backend.device_name(device)}")
     for k in ks:
         ratios = SWEEP_RATIOS[k]
         if args.sweep_ratios:  # any ratios, not only SWEEP_RATIOS' (bisecting a threshold)
@@ -330,7 +333,8 @@ def _sweep(args, record, device: str) -> None:
                 if not args.sweep_no_file:
                     formula, read, pandas_read = _through_a_file(formula)
                 result, total = _solve(formula, device, seed, None,
-                                       backtrack=args.sweep_backtrack)
+                                       backtrack=args.sweep_backtrack,
+                                       fix_fraction=args.sweep_fix_fraction)
                 s, st = result.stats["seconds"], result.stats
                 kind = failure_kind(result)
                 kinds[kind] = kinds.get(kind, 0) + 1

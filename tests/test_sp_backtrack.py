@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 
 from morphgpu import backend, sp
 from morphgpu.sp import factor
-from morphgpu.sp.api import AUTO_BACKTRACK, AUTO_RESTART_BACKTRACK, AUTO_RETREATS, BACKTRACK_SWEEPS
+from morphgpu.sp.api import (
+    AUTO_BACKTRACK,
+    AUTO_RESTART_BACKTRACK,
+    AUTO_RESTART_FIX_SCALE,
+    AUTO_RETREATS,
+    BACKTRACK_SWEEPS,
+)
 from morphgpu.sp.cnf import CNF
 from morphgpu.sp.cpu import CPUEngine
 
@@ -423,7 +429,8 @@ def test_auto_restarts_when_the_switched_run_fails_again(device, monkeypatch):
     """Rounds 6, 7 and 8 fail (forced): "auto" switches at round 6 (retreat 1), retreats
     again at 7 (AUTO_RETREATS = 2 in all), and at 8 gives its decisions up and decimates
     again from none with r = AUTO_RESTART_BACKTRACK, whose rounds converge; any SAT
-    verified. Against r = 0.5 asked for outright, the restarted run takes the same steps."""
+    verified. Against r = 0.5 asked for outright at the restart's fix fraction (twice the
+    solve's), the restarted run takes the same steps."""
     assert AUTO_RETREATS == 2
     f = sp.random_ksat(600, 3, ratio=4.2, seed=3)
     clauses = f.clauses()
@@ -441,9 +448,12 @@ def test_auto_restarts_when_the_switched_run_fails_again(device, monkeypatch):
     assert restart["after_iterations"] > auto.stats["backtrack_switch"]["after_iterations"]
     first_stage_calls = 8
     restarted_rounds = calls["n"] - first_stage_calls
-    # r = 0.5 from the first step on the same formula and seed, no failures forced.
+    # r = 0.5 from the first step on the same formula and seed, no failures forced, at the
+    # restart's fix fraction.
+    assert restart["fix_fraction"] == pytest.approx(AUTO_RESTART_FIX_SCALE * 0.02)
     calls["n"] = -10**9
-    direct = sp.solve(f, backtrack=AUTO_RESTART_BACKTRACK, **kw)
+    direct = sp.solve(f, backtrack=AUTO_RESTART_BACKTRACK,
+                      **{**kw, "fix_fraction": restart["fix_fraction"]})
     check(direct, clauses, f.n_vars)
     assert direct.stats["backtrack_restart"] is None and direct.stats["retreats"] == 0
     assert auto.stats["retreats"] == AUTO_RETREATS + direct.stats["retreats"]

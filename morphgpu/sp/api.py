@@ -87,6 +87,15 @@ AUTO_BACKTRACK = 0.3
 # fraction 0.02, K=5's default). K=4 9.8, the ratio where the switch pays, retreated once.
 AUTO_RETREATS = 2
 AUTO_RESTART_BACKTRACK = 0.5
+# The restart fixes this many times the solve's fix fraction per decimation step (at most
+# all): at r = 0.5 backtracking SP takes about (1 + r) / (1 - r) = 3 times plain
+# decimation's steps at the same fraction, 1.5 times at twice it. H100, 1M variables, one
+# process, same formulas and seeds (session 25,
+# benchmarks/results/2026-11-28-s25/s25-run2-sp-restart-fix-fraction.jsonl), auto with the
+# restart at 0.02 (K=5's and K=6's fraction) / 0.03 / 0.04: K=5 20.5 seed 0 26.5 / 16.7 /
+# 15.2 s, seed 1 20.2 / 16.9 / 14.5 s; K=6 41 seed 1 33.5 / - / 25.2 s; K=4 9.9 seed 0
+# UNKNOWN after 20.8 / - / 18.4 s. Every SAT verified; no seed lost.
+AUTO_RESTART_FIX_SCALE = 2.0
 # Sweeps a round may take in a backtracking run (an explicit r > 0, or auto once it has
 # switched), where a round that does not converge retreats instead of ending the run: the
 # least of this and max_iterations. H100, 1M variables, one process, same formulas and
@@ -196,17 +205,18 @@ def solve(
     backtracking survey propagation (module docstring, step 3); 0 is plain decimation;
     "auto" (the default) is plain decimation until SP fails to converge, decimation meets a
     contradiction or the first local search gives up (or stalls: AUTO_STALL_FLOOR),
-    then r = AUTO_BACKTRACK, and from no decisions r = AUTO_RESTART_BACKTRACK should that
-    fail again (steps 3 and 4). stats count the steps of each kind
-    (``decimation_rounds``, ``backtracking_steps``), the variables released and the
-    retreats; ``backtrack`` is the value asked for and ``backtrack_switch`` what "auto"
-    did: None (plain decimation throughout, or an explicit r), else ``{"to": r, "cause":
-    "non-convergence" | "contradiction" | "local search gave up" | "local search stalled",
-    "after_rounds": decimation rounds before the switch, "after_iterations": SP
-    iterations before it}``; ``backtrack_restart`` None, or the same record for auto's
-    restart from no decisions with r = AUTO_RESTART_BACKTRACK after the switched run failed
-    too (its "cause" is that run's reason as text, e.g. "SP did not converge in 300
-    iterations (after 2 retreats)"; rounds and iterations count from the solve's start);
+    then r = AUTO_BACKTRACK, and from no decisions r = AUTO_RESTART_BACKTRACK at
+    AUTO_RESTART_FIX_SCALE times the fix fraction should that fail again (steps 3 and 4).
+    stats count the steps of each kind (``decimation_rounds``, ``backtracking_steps``), the
+    variables released and the retreats; ``backtrack`` is the value asked for and
+    ``backtrack_switch`` what "auto" did: None (plain decimation throughout, or an explicit
+    r), else ``{"to": r, "cause": "non-convergence" | "contradiction" | "local search gave
+    up" | "local search stalled", "after_rounds": decimation rounds before the switch,
+    "after_iterations": SP iterations before it}``; ``backtrack_restart`` None, or the same
+    record for auto's restart from no decisions with r = AUTO_RESTART_BACKTRACK after the
+    switched run failed too (its "cause" is that run's reason as text, e.g. "SP did not
+    converge in 300 iterations (after 2 retreats)"; rounds and iterations count from the
+    solve's start; its "fix_fraction", AUTO_RESTART_FIX_SCALE times the solve's, at most 1);
     ``local_search_stages`` one record per local-search stage (_count_search).
     """
     auto = isinstance(backtrack, str) and backtrack == "auto"
@@ -323,14 +333,17 @@ def solve(
         if auto and sp_problem and stats["decimation_rounds"] > 0:
             # The switched run failed again: restart from no decisions (AUTO_RETREATS). Not
             # when SP never converged on the input itself: the restart would begin there.
+            restart_fix = min(1.0, AUTO_RESTART_FIX_SCALE * decimation["fix_fraction"])
             stats["backtrack_restart"] = {"to": AUTO_RESTART_BACKTRACK, "cause": sp_problem,
                                           "after_rounds": stats["decimation_rounds"],
-                                          "after_iterations": stats["sp_iterations"]}
+                                          "after_iterations": stats["sp_iterations"],
+                                          "fix_fraction": restart_fix}
             say(f"{sp_problem}: decimating again from no decisions with "
-                f"backtrack={AUTO_RESTART_BACKTRACK}")
+                f"backtrack={AUTO_RESTART_BACKTRACK}, fix_fraction={restart_fix:g}")
             del engine  # its arrays go before the fresh engine's are made
-            engine, sp_problem = _decimate_afresh(fg, side, seed, damping, stats, clock, say,
-                                                  decimation, AUTO_RESTART_BACKTRACK)
+            engine, sp_problem = _decimate_afresh(
+                fg, side, seed, damping, stats, clock, say,
+                {**decimation, "fix_fraction": restart_fix}, AUTO_RESTART_BACKTRACK)
         # auto's first stage still has BSP to fall back on: left to its default budget, it
         # runs on while it sets new lows and stops stalled (AUTO_STALL_FLOOR).
         can_switch = auto and not sp_problem and stats["backtrack_switch"] is None
