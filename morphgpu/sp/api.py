@@ -94,20 +94,15 @@ AUTO_RESTART_BACKTRACK = 0.5
 # benchmarks/results/2026-11-28-s25/s25-run2-sp-restart-fix-fraction.jsonl), auto with the
 # restart at 0.02 (K=5's and K=6's fraction) / 0.03 / 0.04: K=5 20.5 seed 0 26.5 / 16.7 /
 # 15.2 s, seed 1 20.2 / 16.9 / 14.5 s; K=6 41 seed 1 33.5 / - / 25.2 s; K=4 9.9 seed 0
-# UNKNOWN after 20.8 / - / 18.4 s. Every SAT verified; no seed lost.
+# UNKNOWN after 20.8 / - / 18.4 s. Every SAT verified; no seed lost. (Measured beside a
+# 300-sweep cap on backtracking rounds, deleted below; it cut no round of these restarts.)
 AUTO_RESTART_FIX_SCALE = 2.0
-# Sweeps a round may take in a backtracking run (an explicit r > 0, or auto once it has
-# switched), where a round that does not converge retreats instead of ending the run: the
-# least of this and max_iterations. H100, 1M variables, one process, same formulas and
-# seeds (session 25, benchmarks/results/2026-11-28-s25/s25-run1-sp-round-caps.jsonl):
-# against 1000, K=5 20.5 seeds 0/1 28.2 -> 20.2 s and 24.5 -> 20.3 s, K=6 41 37.9 -> 33.4 s
-# (the r = 0.3 run before auto's restart: 4.6-7.8 -> 2.5-3.3 s, each of its non-converged
-# rounds 0.5-1.8 s -> 0.2-0.6 s, and converged rounds of up to 950 sweeps are cut too),
-# K=4 9.8 5.4 -> 6.0 s (one more retreat, the same path), K=3 4.24 unchanged (plain
-# decimation throughout). 150 was faster still at K=5 and 6 but cut K=4 9.8's r = 0.3 run
-# three times, into the restart (5.4 -> 9.6 s); capping auto's plain run as well (300)
-# turned K=3 4.24 seed 1 from SAT in 7 s into UNKNOWN (its rounds reach 401 sweeps).
-BACKTRACK_SWEEPS = 300
+# A backtracking round's sweeps capped at 300 (then retreat), against max_iterations, was
+# measured and deleted (session 25, H100, 1M variables, same process,
+# benchmarks/results/2026-11-28-s25/s25-run1-sp-round-caps.jsonl and the sweep of run 3):
+# it cut the r = 0.3 run before auto's restart from 4.6-7.8 to 2.5-3.3 s (K=5 20.5 seed 1
+# 24.5 -> 20.3 s, K=6 41 37.9 -> 33.4 s), but K=4 9.8 needs that run's long rounds: the cuts
+# added retreats, seeds 1 and 2 went into the restart, 6.3 -> 8.4 and 11.7 s.
 # backtrack="auto": the first local search, whose failure still has backtracking SP to
 # fall back on, runs while it keeps setting new lows of unsatisfied clauses, up to
 # AUTO_STALL_BUDGET times the stage budget, and stops once stalled (rules.walk_stalled
@@ -194,9 +189,7 @@ def solve(
     at 20K-50K variables either; 0.05 fewer still, but near the threshold it lost solves
     that 0.15 kept (K = 3 4.24: 5.9 -> 9.7 s, a switch to backtracking).
     ``max_iterations``: the sweeps a decimation round may take before SP counts as not
-    converged; in a backtracking run (an explicit r > 0, or "auto" once it has switched)
-    at most BACKTRACK_SWEEPS (300), since there such a round retreats instead of ending
-    the run.
+    converged (in a backtracking run, such a round retreats).
     ``stall_sweeps``: a decimation round whose ``max |Δeta|`` has set no new low (by 10%) in
     that many sweeps stops before ``max_iterations`` as not converged (0, the default:
     never; at 150 it cut a K=3 ratio 4.2 1M round at 304 sweeps on an H200 that converged
@@ -215,7 +208,7 @@ def solve(
     "after_iterations": SP iterations before it}``; ``backtrack_restart`` None, or the same
     record for auto's restart from no decisions with r = AUTO_RESTART_BACKTRACK after the
     switched run failed too (its "cause" is that run's reason as text, e.g. "SP did not
-    converge in 300 iterations (after 2 retreats)"; rounds and iterations count from the
+    converge in 1000 iterations (after 2 retreats)"; rounds and iterations count from the
     solve's start; its "fix_fraction", AUTO_RESTART_FIX_SCALE times the solve's, at most 1);
     ``local_search_stages`` one record per local-search stage (_count_search).
     """
@@ -428,18 +421,17 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
     release_chance = r / (1.0 + r)
     must_release = False  # after a retreat, the next step releases
     while engine.n_free() > 0:
-        limit = max_iterations if draw is None else min(max_iterations, BACKTRACK_SWEEPS)
         with clock("surveys"):
-            converged, iterations = engine.run_surveys(epsilon, limit, stall_sweeps)
+            converged, iterations = engine.run_surveys(epsilon, max_iterations, stall_sweeps)
         stats["sp_iterations"] += iterations
         stats["sp_converged"] = converged
         if not converged:
             if getattr(engine, "stalled", False):
                 why = (f"SP did not converge: max |Δeta| made no progress in {stall_sweeps} "
                        f"sweeps (round {stats['decimation_rounds'] + 1} stopped after "
-                       f"{iterations} of at most {limit})")
+                       f"{iterations} of at most {max_iterations})")
             else:
-                why = f"SP did not converge in {limit} iterations"
+                why = f"SP did not converge in {max_iterations} iterations"
             if auto and draw is None:
                 draw, release_chance = _switch(stats, "non-convergence", seed)
                 say(f"SP did not converge: backtrack={AUTO_BACKTRACK} from here")
