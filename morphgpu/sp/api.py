@@ -213,7 +213,7 @@ def solve(
     ``local_search_stages`` one record per local-search stage (_count_search).
     Close to the threshold of wide clauses, ``backtrack=0.5`` with twice the default fix
     fraction from the first step was the fastest measured (H100, 1M variables, K=5 ratio
-    20.5, three seeds: 6.9-13.5 s, 1.6-2.2 times faster than "auto" in the same run; K=6
+    20.5, three seeds: 6.9-13.5 s, 1.6-2.2 times faster than "auto" on the same GPU; K=6
     ratio 41, one seed: 15.1 s against 25.2 s). "auto" still decimates plainly first:
     backtracking takes (1 + r) / (1 - r) times its steps at one fix fraction, and plain
     decimation meets the lower ratios' targets (K=3 4.2 in about 2 s); backtracking from
