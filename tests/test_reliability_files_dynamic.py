@@ -72,6 +72,15 @@ def test_a_comment_is_not_split_into_a_change(tmp_path):
     assert read_updates(write(tmp_path, "cr.txt", b"+ 0 1\r+ 1 2\r"))[0].runs[0].src == [0, 1]
 
 
+def test_a_comment_line_does_not_end_a_batch(tmp_path):
+    # Old: a line holding only a comment ended the batch as a blank line does, so
+    # commenting out one change ('# + 5 6') split its batch in two: two report rows, and a
+    # batch of insertions and deletions searched twice, the first time incrementally.
+    got = read_updates(write(tmp_path, "u.txt", b"+ 0 1\n# + 5 6\n  # why\n- 1 2\n\n+ 2 3\n"))
+    assert [(b.line, [(r.sign, r.src, r.dst) for r in b.runs]) for b in got] == [
+        (1, [("+", [0], [1]), ("-", [1], [2])]), (6, [("+", [2], [3])])]
+
+
 @pytest.mark.parametrize(("line", "what"), [
     # Old: int() and float() read these: '1_0' as 10, Arabic-Indic one as 1, and a
     # no-break space split the tokens as a blank would.

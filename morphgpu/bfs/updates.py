@@ -7,11 +7,12 @@ The updates file, one change per line (``#`` starts a comment)::
     [TIME] - U V              delete it
 
 Lines that carry a TIME (any token without spaces, e.g. a number) form one batch per run
-of equal TIMEs; in a file without TIMEs a blank line ends a batch. Inside a batch the
-changes apply in file order (each run of insertions, or of deletions, as one call). Ids
-are 0-based, or ``--base 1``. After each batch the search from the source is repaired
-from the inserted edges when the batch only inserted (``bfs(..., previous=)``), else run
-afresh; ``--fresh`` always searches afresh. The file may be gzip, xz or bzip2 compressed.
+of equal TIMEs; in a file without TIMEs a blank line (not a comment line) ends a batch.
+Inside a batch the changes apply in file order (each run of insertions, or of deletions,
+as one call). Ids are 0-based, or ``--base 1``. After each batch the search from the
+source is repaired from the inserted edges when the batch only inserted
+(``bfs(..., previous=)``), else run afresh; ``--fresh`` always searches afresh. The file
+may be gzip, xz or bzip2 compressed.
 """
 
 from __future__ import annotations
@@ -100,7 +101,10 @@ def read_updates(path: str | Path, *, base: int = 0, n_vertices: int | None = No
         line = raw_line.split("#", 1)[0].strip(" \t\f\v")
         where = f"{path}:{number}"
         if not line:
-            open_batch = False
+            # Only a blank line ends a batch: one holding just a comment (a change commented
+            # out, '# + 5 6') split its batch in two.
+            if "#" not in raw_line:
+                open_batch = False
             continue
         tokens = _BLANKS.split(line)
         has_time = tokens[0] not in ("+", "-")
