@@ -63,6 +63,20 @@ def test_a_byte_order_mark_elsewhere_is_still_an_error_with_its_line():
         cnf.parse_dimacs(b"p cnf 3 2\n1 -2 0\n\xef\xbb\xbf2 3 0\n")
 
 
+@pytest.mark.parametrize(("data", "shown"), [
+    # Old: the bad token or header was shown with Unicode blanks stripped, so the error
+    # named nothing: "'' is not an integer literal", or a header that looked valid,
+    # "header counts must be integers, got 'p cnf 3 1'".
+    (b"p cnf 3 1\n1 \xc2\xa0 0\n", r"<string>:2: '\xa0' is not an integer literal"),
+    (b"p cnf 3 1\n1 \xe2\x80\x83 0\n", r"<string>:2: '\u2003' is not an integer literal"),
+    (b"p cnf 3 1\xc2\xa0\n1 0\n", r"<string>:1: header counts must be integers, got "
+     r"'p cnf 3 1\xa0'"),
+])
+def test_an_error_shows_unicode_blanks_in_the_bad_token(data, shown):
+    with pytest.raises(CNFFormatError, match=re.escape(shown)):
+        cnf.parse_dimacs(data)
+
+
 def _exact(data: bytes):
     """What the text says, by a plain reading of the format (None: malformed)."""
     lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")

@@ -372,7 +372,9 @@ _INTEGER = re.compile(rb"[-+]?[0-9]+")
 
 
 def _show(line: bytes) -> str:
-    text = line.decode("utf-8", "replace").strip()
+    # ASCII blanks only, as bytes.strip() and split() cut the file: str.strip() also took
+    # no-break and other Unicode spaces, so a token made of one was shown as ''.
+    text = line.decode("utf-8", "replace").strip(" \t\n\r\v\f")
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
