@@ -234,3 +234,12 @@ def test_an_lsg_prefix_beside_a_directory_of_its_name_still_loads(tmp_path):
     stem = tmp_path / prefix.name[: -len("_nodes.txt")]
     stem.mkdir()
     assert pc.load(stem).obj_size.tolist() == plain.obj_size.tolist()
+
+
+def test_header_counts_of_each_kind_must_match_the_body(tmp_path):
+    """The header's per-kind counts were only summed: a header of 0 address-of, 0 copy and
+    2 loads over an address-of and a copy constraint was read without a word."""
+    with pytest.raises(ConstraintFormatError, match=re.escape(
+            "q_constraints_after_hcd.txt:2: the header counts 0 address-of, 0 copy, 2 load, "
+            "0 store and 0 gep constraints, but the file holds 1, 1, 0, 0 and 0")):
+        lsg(tmp_path, "4\n3\n0\n0,1,0\n", "# counts\n0,0,2,0,0\n0,2,0,0,0\n1,3,1,1,0\n")

@@ -322,7 +322,23 @@ def read_constraints(path: Path, n_vars: int | None = None) -> np.ndarray:
         )
     table = _table(where, body, 5)
     _check_rows(where, body, table, n_vars)
+    _check_kind_counts(f"{where}:{lines[0][0]}", counts, table)
     return table
+
+
+def _check_kind_counts(where: str, header_counts: list[int], table: np.ndarray) -> None:
+    """The header counts each kind's constraints: the body must hold that many of each.
+
+    Only their sum was checked, so a header that disagreed with the body's types (a
+    damaged header, or the type column of another field) was read without a word.
+    """
+    held = np.bincount(table[:, 3], minlength=5).tolist() if table.size else [0] * 5
+    if held != header_counts:
+        announced = ", ".join(f"{c} {k}" for c, k in zip(header_counts, KIND_NAMES[:4]))
+        raise ConstraintFormatError(
+            f"{where}: the header counts {announced} and {header_counts[4]} gep constraints, "
+            f"but the file holds {', '.join(map(str, held[:4]))} and {held[4]}"
+        )
 
 
 def _check_rows(where: str, body, table: np.ndarray, n_vars: int | None) -> None:
