@@ -243,3 +243,18 @@ def test_header_counts_of_each_kind_must_match_the_body(tmp_path):
             "q_constraints_after_hcd.txt:2: the header counts 0 address-of, 0 copy, 2 load, "
             "0 store and 0 gep constraints, but the file holds 1, 1, 0, 0 and 0")):
         lsg(tmp_path, "4\n3\n0\n0,1,0\n", "# counts\n0,0,2,0,0\n0,2,0,0,0\n1,3,1,1,0\n")
+
+
+@pytest.mark.parametrize(("present", "missing"), [
+    (["constraints_after_hcd", "hcd"], "q_nodes.txt[.gz]"),
+    (["constraints"], "q_nodes.txt[.gz]"),
+    (["nodes", "hcd"], "q_constraints_after_hcd.txt[.gz] or q_constraints.txt[.gz]"),
+])
+def test_a_prefix_missing_a_file_names_the_missing_file(tmp_path, present, missing):
+    """A prefix whose other files are there was "neither an LSG prefix nor a constraint
+    file" (or "no constraint file found"), not saying which file was missing."""
+    texts = {"nodes": "4\n3\n0\n", "hcd": "0\n"}
+    for key in present:
+        write(tmp_path, f"q_{key}.txt", texts.get(key, "1,0,0,0,0\n0,2,0,0,0\n"))
+    with pytest.raises(ConstraintFormatError, match=re.escape(f"q: no {missing} found")):
+        pc.load(tmp_path / "q")

@@ -465,7 +465,9 @@ def load_lsg(prefix: str | Path, *, raw: bool = False) -> ConstraintSet:
         raise ConstraintFormatError(f"{prefix}: no {Path(prefix).name}_nodes.txt[.gz] found")
     key = "raw" if raw or "constraints" not in files else "constraints"
     if key not in files:
-        raise ConstraintFormatError(f"{prefix}: no constraint file found")
+        name = Path(prefix).name
+        wanted = "" if raw else f"{name}_constraints_after_hcd.txt[.gz] or "
+        raise ConstraintFormatError(f"{prefix}: no {wanted}{name}_constraints.txt[.gz] found")
     n_vars, last_obj, last_fn, sizes = read_nodes(files["nodes"])
     if not last_obj < n_vars:
         raise ConstraintFormatError(
@@ -682,7 +684,8 @@ def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:
         from .c_frontend import from_c  # noqa: PLC0415
 
         return from_c([path])
-    if lsg_paths(path).get("nodes"):
+    companions = lsg_paths(path)
+    if companions.get("nodes"):
         return load_lsg(path)
     if path.is_file():
         name = path.name
@@ -690,4 +693,8 @@ def load(source: str | Path | Sequence[str | Path]) -> ConstraintSet:
             if stem in name:
                 return load_lsg(path.with_name(name[: name.index(stem)]))
         return load_galois(path)
+    if companions:
+        # An LSG prefix with some of its files: load_lsg names the one that is missing
+        # (this said "neither an LSG prefix nor a constraint file").
+        return load_lsg(path)
     raise ConstraintFormatError(f"{source}: neither an LSG prefix nor a constraint file")
