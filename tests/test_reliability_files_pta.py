@@ -258,3 +258,12 @@ def test_a_prefix_missing_a_file_names_the_missing_file(tmp_path, present, missi
         write(tmp_path, f"q_{key}.txt", texts.get(key, "1,0,0,0,0\n0,2,0,0,0\n"))
     with pytest.raises(ConstraintFormatError, match=re.escape(f"q: no {missing} found")):
         pc.load(tmp_path / "q")
+
+
+@pytest.mark.parametrize("listed", ["[0,,1] => [1]", "[0, 1] => [1,]", "[0, 1] => [, 1]"])
+def test_an_empty_id_between_commas_in_a_solution_is_refused(tmp_path, listed):
+    """The exact id reader skipped empty fields, so '[0,,1]' read as [0, 1]; the constraint
+    readers refuse a field holding no number."""
+    path = write(tmp_path, "e_soln.txt", f"2\n# c\n{listed}\n")
+    with pytest.raises(ConstraintFormatError, match=re.escape("e_soln.txt:3: ") + ".*empty"):
+        read_solution(path)

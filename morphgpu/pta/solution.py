@@ -513,7 +513,11 @@ def _id_list(where: str, lineno: int, inner: str, n_vars: int, what: str) -> np.
     for field_ in inner.split(","):
         token = field_.strip()
         if not token:
-            continue
+            # a blank list was read above: here an empty field is a number lost ('[0,,1]'
+            # was read as [0, 1])
+            raise ConstraintFormatError(
+                f"{where}:{lineno}: an empty {what} id between commas in [{inner[:60]}]"
+            )
         if not _UNSIGNED.fullmatch(token):
             raise ConstraintFormatError(
                 f"{where}:{lineno}: {what} id {token[:30]!r} is not a non-negative integer"
