@@ -19,6 +19,7 @@ Malformed files raise :class:`~morphgpu.csr.GraphFormatError` naming the file an
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ FORMATS = (*graph_io.FORMATS, *EXTRA_FORMATS)
 _EXTENSIONS = {".graph": "metis", ".metis": "metis", ".txt": "snap", ".edges": "snap",
                ".el": "snap", ".tsv": "snap", ".snap": "snap"}
 _COMPRESSED = (".gz", ".xz", ".bz2")
+_HEADER_NUMBER = re.compile(r"[-+]?[0-9]+")  # a str pattern: [0-9] is ASCII digits only
 
 
 def add_format_option(parser: argparse.ArgumentParser) -> None:
@@ -81,12 +83,13 @@ def read_metis(path: str | Path) -> CSRGraph:
     if not numbered or not numbered[0][1].strip():
         raise GraphFormatError(f"{path}:1: expected the METIS header 'n m [fmt [ncon]]'")
     head_line, head = numbered[0]
-    try:
-        fields = [int(x) for x in head.split()]
-    except ValueError:
+    # ASCII digits with an optional sign only: int() also reads '1_0' as 10 and non-ASCII
+    # digits, which the body's ids refuse (a sign goes on to the checks below)
+    if not all(_HEADER_NUMBER.fullmatch(x) for x in head.split()):
         raise GraphFormatError(f"{path}:{head_line}: the header must be integers, got "
-                               f"{head.strip()!r}") from None
-    if len(fields) < 2 or fields[0] < 0 or fields[1] < 0:
+                               f"{head.strip()!r}")
+    fields = [int(x) for x in head.split()]
+    if not 2 <= len(fields) <= 4 or fields[0] < 0 or fields[1] < 0:
         raise GraphFormatError(f"{path}:{head_line}: expected 'n m [fmt [ncon]]'")
     n, m = fields[0], fields[1]
     code = f"{fields[2]:03d}" if len(fields) > 2 else "000"

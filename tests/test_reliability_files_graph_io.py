@@ -264,6 +264,12 @@ def test_many_real_values_read_exactly_or_the_first_bad_line_is_named(tmp_path, 
     ("3 2 1\n2.0 1\n1 1 3 1\n2 1\n", 2, "not a non-negative integer"),
     ("3 2 1\n2 nan\n1 nan 3 1\n2 1\n", 2, "not a finite number"),
     ("3 2 10 -1\n5 2\n5 1 3\n5 2\n", 1, "ncon must be non-negative"),
+    # the header went through int(): '1_0' was 10 vertices, '\u0663' (Arabic three) 3
+    ("% c\n1_0 0\n" + "\n" * 10, 2, "the header must be integers"),
+    ("\u0663 2\n2\n1 3\n2\n", 1, "the header must be integers"),
+    ("3 2 0_1\n2 5\n1 5 3 7\n2 7\n", 1, "the header must be integers"),
+    # a fifth header number was dropped without a word
+    ("3 2 0 0 7\n2\n1 3\n2\n", 1, "expected 'n m [fmt [ncon]]'"),
 ])
 def test_metis_malformed(tmp_path, text, line, what):
     path = write(tmp_path, "m.graph", text.encode())
