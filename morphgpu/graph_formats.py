@@ -69,7 +69,14 @@ def read(path: str | Path, fmt: str | None = None) -> CSRGraph:
 
 
 def _text(path: str | Path) -> str:
+    """The file as text whose lines end at LF, whatever ended them (LF, CRLF or CR).
+
+    Lines ending in CR alone were one line: a SNAP file starting with a '#' comment was
+    all comment, read as an empty graph without a word.
+    """
     data = graph_io._read_bytes(path)  # decompresses by magic number
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

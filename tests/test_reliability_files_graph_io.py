@@ -345,3 +345,20 @@ def test_a_utf8_byte_order_mark_is_read_past(tmp_path, suffix, text):
     plain = read(write(tmp_path, "plain." + suffix, text))
     marked = read(write(tmp_path, "bom." + suffix, b"\xef\xbb\xbf" + text))
     assert edges(marked) == edges(plain) and len(edges(plain)) >= 2
+
+
+@pytest.mark.parametrize(("suffix", "text", "bad_line"), [
+    ("graph", b"% c\n3 2 1\n2 5\n1 5 3 7\n2 7\n", 4),
+    ("txt", b"# Undirected graph\n0 1 5\n1 2 7\n", 3),
+])
+@pytest.mark.parametrize("ending", [b"\r\n", b"\r"])
+def test_metis_and_snap_read_cr_line_endings(tmp_path, suffix, text, bad_line, ending):
+    """Lines ending in CR alone (classic Mac) were one line: a SNAP file starting with a
+    '#' comment was all comment, an empty graph; a METIS file's leading '%' comment hid the
+    header. DIMACS, PACE and the points-to readers end lines at LF, CRLF or CR alike."""
+    plain = graph_formats.read(write(tmp_path, "lf." + suffix, text))
+    other = graph_formats.read(write(tmp_path, "cr." + suffix, text.replace(b"\n", ending)))
+    assert edges(other) == edges(plain) and len(edges(plain)) == 4
+    bad = text.replace(b"1 2 7", b"1 2 x").replace(b"3 7", b"3 x").replace(b"\n", ending)
+    with pytest.raises(GraphFormatError, match=re.escape(f"bad.{suffix}:{bad_line}: ")):
+        graph_formats.read(write(tmp_path, "bad." + suffix, bad))
