@@ -219,6 +219,10 @@ def read_matrix_market(
     import scipy.io  # noqa: PLC0415
 
     data = _read_bytes(path) if data is None else data
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        # Lines ending in CR alone (as DIMACS and PACE read them): the whole file was its
+        # header line. CRLF alone is left as it is, scipy and the checks read it.
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     header = data.split(b"\n", 1)[0].lower().split()
     if len(header) < 5 or header[0] != b"%%matrixmarket":
         raise GraphFormatError(f"{path}: line 1: not a MatrixMarket header")

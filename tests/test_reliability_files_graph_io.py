@@ -362,3 +362,16 @@ def test_metis_and_snap_read_cr_line_endings(tmp_path, suffix, text, bad_line, e
     bad = text.replace(b"1 2 7", b"1 2 x").replace(b"3 7", b"3 x").replace(b"\n", ending)
     with pytest.raises(GraphFormatError, match=re.escape(f"bad.{suffix}:{bad_line}: ")):
         graph_formats.read(write(tmp_path, "bad." + suffix, bad))
+
+
+@pytest.mark.parametrize("ending", [b"\r\n", b"\r"])
+def test_matrix_market_reads_cr_line_endings(tmp_path, ending):
+    """With lines ending in CR alone the whole file was its header line: 'no size line
+    after the MatrixMarket header'. DIMACS and PACE end lines at LF, CRLF or CR alike."""
+    text = b"%%MatrixMarket matrix coordinate real general\n% c\n3 3 2\n1 2 1.5\n2 3 2\n"
+    plain = graph_io.read_graph(write(tmp_path, "lf.mtx", text))
+    other = graph_io.read_graph(write(tmp_path, "cr.mtx", text.replace(b"\n", ending)))
+    assert edges(other) == edges(plain) == [(0, 1, 1.5), (1, 2, 2.0)]
+    bad = text.replace(b"2 3 2", b"2 3 x").replace(b"\n", ending)
+    with pytest.raises(GraphFormatError, match=re.escape("bad.mtx: line 5: not a number")):
+        graph_io.read_graph(write(tmp_path, "bad.mtx", bad))
