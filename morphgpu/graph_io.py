@@ -867,6 +867,8 @@ def read_galois_gr(
     ``int32`` or ``float32``); None reads int32 when no value exceeds 2**31 - 1, else uint32.
     Rows come back as stored (not re-sorted).
     """
+    if weight_dtype is not None:
+        _check_galois_weight_dtype(weight_dtype)
     data = _bytes_of(path, data)
     _need_bytes(path, data, _GALOIS_HEADER_BYTES, "32-byte header")
     version, edge_size, n_raw, m_raw = (int(v) for v in np.frombuffer(data[:32], dtype="<u8"))
@@ -905,6 +907,19 @@ def read_galois_gr(
     graph = CSRGraph.from_arrays(indptr, dests.astype(np.int64), weights, n_vertices=n,
                                  validate=False)
     return _finish_directedness(graph, directed)
+
+
+def _check_galois_weight_dtype(weight_dtype: Any) -> None:
+    """The edge data are 4 bytes a weight: another width viewed them as more or fewer
+    weights than edges (int16: two a weight, in a graph built unchecked) or failed in
+    NumPy's view. (Any byte order: the weights are read little-endian.)"""
+    try:
+        dtype = np.dtype(weight_dtype)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.itemsize != 4 or dtype.kind not in "iuf":
+        raise ValueError(f"read_galois_gr: weight_dtype must be uint32, int32 or float32 (a "
+                         f"Galois weight is 4 bytes), got {weight_dtype!r}")
 
 
 def _four_byte_weights(weights: np.ndarray, who: str) -> np.ndarray:

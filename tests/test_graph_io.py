@@ -411,3 +411,16 @@ def test_integer_formats_refuse_weights_that_are_not_numbers(tmp_path, fmt, suff
     g = CSRGraph.from_edges(np.array([0, 1]), np.array([1, 0])).with_weights(weights)
     with pytest.raises(ValueError, match="are not numbers"):
         graph_io.write_graph(g, tmp_path / f"g{suffix}", fmt=fmt)
+
+
+@pytest.mark.parametrize("weight_dtype", [np.int16, np.int64, np.float64, "int8", "foo"])
+def test_galois_weight_dtype_other_than_four_bytes_is_refused(tmp_path, weight_dtype):
+    """int16 read each 4-byte weight as two (6 weights for 3 edges, in a graph built
+    unchecked); int64 and float64 gave NumPy's 'When changing to a larger dtype...'."""
+    path = tmp_path / "w.gr"
+    path.write_bytes(galois_bytes(3, [2, 2, 3], [1, 2, 0], [10, 20, 30]))
+    with pytest.raises(ValueError, match="weight_dtype must be uint32, int32 or float32"):
+        graph_io.read_galois_gr(path, weight_dtype=weight_dtype)
+    # the three 4-byte kinds still read
+    for ok in (np.uint32, "int32", np.float32):
+        assert graph_io.read_galois_gr(path, weight_dtype=ok).weights.size == 3
