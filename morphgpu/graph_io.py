@@ -179,6 +179,7 @@ def read_graph(path: PathLike, fmt: str | None = None, *, directed: bool | None 
     as stored). ``directed=False`` makes any file undirected (adds reverse edges, one entry
     per pair); ``directed=True`` keeps an undirected file's edges only as listed.
     """
+    directed = _directed_argument(directed)  # before reading a file that may be large
     data = _read_bytes(path)
     fmt = detect_format(path, data) if fmt is None else _check_fmt(fmt)
     return _READERS[fmt](path, directed=directed, data=data)
@@ -201,6 +202,17 @@ def write_graph(graph: Any, path: PathLike, fmt: str | None = None) -> None:
     _WRITERS[_check_fmt(fmt)](graph, path)
 
 
+def _directed_argument(directed: Any) -> bool | None:
+    """None, or ``directed`` as a bool (Python's or NumPy's). The readers test ``is True``
+    and ``is False``: np.False_ kept a directed file's edges one way, and 0 or "false"
+    were taken as None, without a word."""
+    if directed is None:
+        return None
+    if not isinstance(directed, (bool, np.bool_)):
+        raise ValueError(f"directed must be None, True or False, got {directed!r}")
+    return bool(directed)
+
+
 def _finish_directedness(graph: CSRGraph, directed: bool | None) -> CSRGraph:
     """Apply the caller's ``directed`` choice to a graph read as stored."""
     if directed is False:
@@ -216,6 +228,7 @@ def read_matrix_market(
     path: PathLike, *, directed: bool | None = None, data: bytes | None = None
 ) -> CSRGraph:
     """MatrixMarket through scipy.io; symmetric files become both directions."""
+    directed = _directed_argument(directed)
     import scipy.io  # noqa: PLC0415
 
     data = _read_bytes(path) if data is None else data
@@ -744,6 +757,7 @@ def read_dimacs(
     path: PathLike, *, directed: bool | None = None, data: bytes | None = None
 ) -> CSRGraph:
     """DIMACS shortest-path text: ``c`` comments, ``p sp n m``, ``a u v w`` (1-based)."""
+    directed = _directed_argument(directed)
     n, rows = _parse_edge_lines(path, _bytes_of(path, data), b"sp", b"a", 3)
     undirected = directed is False
     return CSRGraph.from_edges(
@@ -790,6 +804,7 @@ def read_pace(
     path: PathLike, *, directed: bool | None = None, data: bytes | None = None
 ) -> CSRGraph:
     """PACE 2016 ``p tw n m`` then ``u v`` per line (1-based); undirected: both directions."""
+    directed = _directed_argument(directed)
     n, rows = _parse_edge_lines(path, _bytes_of(path, data), b"tw", None, 2)
     src, dst = rows[:, 0] - 1, rows[:, 1] - 1
     if directed is True:
@@ -867,6 +882,7 @@ def read_galois_gr(
     ``int32`` or ``float32``); None reads int32 when no value exceeds 2**31 - 1, else uint32.
     Rows come back as stored (not re-sorted).
     """
+    directed = _directed_argument(directed)
     if weight_dtype is not None:
         _check_galois_weight_dtype(weight_dtype)
     data = _bytes_of(path, data)
@@ -962,6 +978,7 @@ def read_ecl_egr(
 ) -> CSRGraph:
     """ECL binary ``.egr``: int32 n, int32 m, int32 offsets (n+1), int32 neighbours (m),
     then optionally int32 weights (m). Rows come back as stored (not re-sorted)."""
+    directed = _directed_argument(directed)
     data = _bytes_of(path, data)
     _need_bytes(path, data, 8, "8-byte header")
     n, m = (int(v) for v in np.frombuffer(data[:8], dtype="<i4"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import lzma
+import re
 import struct
 from pathlib import Path
 
@@ -424,3 +425,20 @@ def test_galois_weight_dtype_other_than_four_bytes_is_refused(tmp_path, weight_d
     # the three 4-byte kinds still read
     for ok in (np.uint32, "int32", np.float32):
         assert graph_io.read_galois_gr(path, weight_dtype=ok).weights.size == 3
+
+
+@pytest.mark.parametrize("fmt, name", [("dimacs", "g.gr"), ("pace", "p.gr"), ("galois", "b.gr"),
+                                       ("egr", "e.egr"), ("mtx", "m.mtx")])
+def test_directed_must_be_none_true_or_false(tmp_path, fmt, name):
+    """Only `directed is False` / `is True` were tested: np.False_ kept a directed file's
+    edges one way, and 0 or "false" were taken as None, without a word."""
+    g = CSRGraph.from_edges([0, 1], [1, 2], [5, 7], n_vertices=3)
+    graph_io.write_graph(g, tmp_path / name, fmt=fmt)
+    for directed in (0, "false", 1, "yes"):
+        with pytest.raises(ValueError, match=re.escape(
+                f"directed must be None, True or False, got {directed!r}")):
+            graph_io.read_graph(tmp_path / name, fmt=fmt, directed=directed)
+    undirected = graph_io.read_graph(tmp_path / name, fmt=fmt, directed=np.False_)
+    assert undirected.n_edges == 4 and not undirected.directed
+    as_listed = graph_io.read_graph(tmp_path / name, fmt=fmt, directed=np.True_)
+    assert as_listed.n_edges == 2 and as_listed.directed
