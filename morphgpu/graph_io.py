@@ -240,6 +240,14 @@ def read_matrix_market(
     if len(header) < 5 or header[0] != b"%%matrixmarket":
         raise GraphFormatError(f"{path}: line 1: not a MatrixMarket header")
     layout, field, symmetry = header[2], header[3], header[4]
+    # Checked here: an unknown layout was taken for an array's, so the error blamed the
+    # size line; an unknown object was scipy's error, naming no line.
+    if header[1] != b"matrix":
+        raise GraphFormatError(f"{path}: line 1: object {header[1].decode(errors='replace')!r}"
+                               " is not 'matrix'")
+    if layout not in (b"coordinate", b"array"):
+        raise GraphFormatError(f"{path}: line 1: layout {layout.decode(errors='replace')!r} "
+                               "is neither 'coordinate' nor 'array'")
     if field == b"complex" or symmetry == b"hermitian":
         raise GraphFormatError(f"{path}: line 1: complex matrices are not graphs")
     size_line, body_start, entries = _check_mtx_size(path, data, layout)

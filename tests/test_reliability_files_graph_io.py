@@ -375,3 +375,15 @@ def test_matrix_market_reads_cr_line_endings(tmp_path, ending):
     bad = text.replace(b"2 3 2", b"2 3 x").replace(b"\n", ending)
     with pytest.raises(GraphFormatError, match=re.escape("bad.mtx: line 5: not a number")):
         graph_io.read_graph(write(tmp_path, "bad.mtx", bad))
+
+
+@pytest.mark.parametrize(("header", "what"), [
+    (b"%%MatrixMarket matrix foo real general", "layout 'foo'"),
+    (b"%%MatrixMarket vector coordinate real general", "object 'vector'"),
+])
+def test_matrix_market_unknown_object_or_layout_is_named_on_line_1(tmp_path, header, what):
+    """An unknown layout was reported as a bad size line ("line 2: expected the size line
+    'rows columns', got '3 3 2'"), an unknown object by scipy, naming no line."""
+    path = write(tmp_path, "u.mtx", header + b"\n3 3 2\n1 2 1.5\n2 3 2\n")
+    with pytest.raises(GraphFormatError, match=re.escape(f"u.mtx: line 1: {what}")):
+        graph_io.read_graph(path)
