@@ -15,9 +15,10 @@ Every solved row reports, with the device's name: the DIMACS read of the row's f
 against the ratio (K=3 4.20-4.26, K=4 9.0-9.9, K=5 18-21.1, K=6 36-43.4; ``--sweep-n``
 variables, default 1M; ``--sweep-seeds``, default 3), each failure with its reason:
 non-convergence, contradiction (after decimation), local-search budget. The sweep solves
-with ``solve``'s default ``backtrack="auto"`` (plain decimation until SP fails, then
-backtracking SP) and records per solve the backtracking steps, variables released,
-retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)", then
+with ``solve``'s default ``backtrack="auto"`` (plain decimation until SP slows down or
+fails, then backtracking SP) and records per solve the backtracking steps, variables
+released, retreats and what "auto" switched to (``switch``: "0.3 after round N (cause)" or
+"0.5 (fix fraction F) after round N (slowdown)", then
 ", restart at 0.5 (fix fraction F) after round M (cause)" where it started again, or
 "-"); ``--sweep-backtrack R`` (a number in [0, 1) or "auto") and ``--sweep-fix-fraction
 F`` run the sweep with another r or fix fraction for an A/B; ``--sweep-no-file`` solves
@@ -108,6 +109,9 @@ def switch_text(stats) -> str:
     if not switch:
         return "-"
     text = f"{switch['to']} after round {switch['after_rounds']} ({switch['cause']})"
+    if "fix_fraction" in switch:  # a slowdown switch also changes the fix fraction
+        text = (f"{switch['to']} (fix fraction {switch['fix_fraction']:g}) after round "
+                f"{switch['after_rounds']} ({switch['cause']})")
     restart = stats.get("backtrack_restart")
     if restart:
         text += (f", restart at {restart['to']} (fix fraction {restart['fix_fraction']:g}) "

@@ -17,12 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import backend, sp
-from morphgpu.sp import factor
+from morphgpu.sp import api, factor
 from morphgpu.sp.api import (
     AUTO_BACKTRACK,
     AUTO_RESTART_BACKTRACK,
     AUTO_RESTART_FIX_SCALE,
     AUTO_RETREATS,
+    AUTO_SLOWDOWN,
 )
 from morphgpu.sp.cnf import CNF
 from morphgpu.sp.cpu import CPUEngine
@@ -353,33 +354,81 @@ COUNTS = ("sp_iterations", "decimation_rounds", "variables_fixed", "free_after_s
           "variables_released", "retreats", "local_search", "sp_converged")
 
 
+def _first_slowdown(rounds) -> int | None:
+    """The SP call (1-based) where "auto" should switch for slowdown, from r=0's calls
+    (converged, sweeps): the first converged one after call 1 that takes more than
+    AUTO_SLOWDOWN times the fewest sweeps of calls 2 up to it, unless it is the run's last
+    (a converged run's last call is the one whose surveys were trivial)."""
+    fewest = None
+    for call, (converged, sweeps) in enumerate(rounds[:-1], start=1):
+        if call == 1 or not converged:
+            continue
+        fewest = sweeps if fewest is None else min(fewest, sweeps)
+        if sweeps > AUTO_SLOWDOWN * fewest:
+            return call
+    return None
+
+
 @pytest.mark.parametrize("case", [c[0] for c in MAIN_RESULTS])
-def test_auto_is_plain_decimation_until_sp_fails(case):
+def test_auto_is_plain_decimation_until_sp_slows_down_or_fails(case, monkeypatch):
     """backtrack="auto" against 0 on the pinned formulas: the same run step for step where
-    SP never fails (the first two); the third fails to converge in round 75 with r=0, and
-    "auto" switches exactly there, then takes backtracking steps."""
+    SP never slows down (AUTO_SLOWDOWN, found here from r=0's own rounds) or fails (the
+    first two); the third slows down in round 26 with r=0 (and fails to converge in round
+    75), and "auto" switches exactly there, then takes backtracking steps. With the
+    slowdown switch off, it switches where SP fails instead."""
     n, k, ratio, seed = case
     f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+    real = CPUEngine.run_surveys
+    rounds = []
+
+    def recorded(self, *args, **kwargs):
+        converged, sweeps = real(self, *args, **kwargs)
+        rounds.append((converged, sweeps))
+        return converged, sweeps
+
+    monkeypatch.setattr(CPUEngine, "run_surveys", recorded)
     # damping 0.3 (the default when the cases were pinned): with 0.15 the third formula's
     # plain run also fails to converge, but its local search then solves it anyway.
-    plain = sp.solve(f, device="cpu", seed=seed, backtrack=0, local_search_rounds=2000,
-                     damping=0.3)
-    auto = sp.solve(f, device="cpu", seed=seed, local_search_rounds=2000, damping=0.3)
+    kw = dict(device="cpu", seed=seed, local_search_rounds=2000, damping=0.3)
+    plain = sp.solve(f, backtrack=0, **kw)
+    slowdown = _first_slowdown(rounds)
+    auto = sp.solve(f, **kw)
     assert auto.stats["backtrack"] == "auto" and plain.stats["backtrack_switch"] is None
     check(auto, f.clauses(), n)
-    if plain.stats["sp_converged"]:
+    if slowdown is not None:
+        assert auto.stats["backtrack_switch"] == {
+            "to": AUTO_RESTART_BACKTRACK, "cause": "slowdown",
+            "after_rounds": slowdown - 1,
+            "after_iterations": sum(sweeps for _, sweeps in rounds[:slowdown]),
+            "fix_fraction": pytest.approx(
+                AUTO_RESTART_FIX_SCALE * auto.stats["fix_fraction"])}
+        assert auto.stats["backtracking_steps"] >= 1
+    elif plain.stats["sp_converged"]:
         assert auto.stats["backtrack_switch"] is None
         assert [auto.stats[x] for x in COUNTS] == [plain.stats[x] for x in COUNTS]
         assert (auto.status, auto.reason) == (plain.status, plain.reason)
         np.testing.assert_array_equal(auto.assignment, plain.assignment)
-    else:
+    if not plain.stats["sp_converged"]:
         assert "did not converge" in plain.reason
-        assert auto.stats["backtrack_switch"] == {
+        monkeypatch.setattr(api, "AUTO_SLOWDOWN", 0.0)
+        failed = sp.solve(f, **kw)
+        check(failed, f.clauses(), n)
+        assert failed.stats["backtrack_switch"] == {
             "to": AUTO_BACKTRACK, "cause": "non-convergence",
             "after_rounds": plain.stats["decimation_rounds"],
             "after_iterations": plain.stats["sp_iterations"]}
-        assert auto.stats["retreats"] >= 1 and auto.stats["backtracking_steps"] >= 1
-        assert auto.stats["decimation_rounds"] > plain.stats["decimation_rounds"]
+        assert failed.stats["retreats"] >= 1 and failed.stats["backtracking_steps"] >= 1
+        assert failed.stats["decimation_rounds"] > plain.stats["decimation_rounds"]
+    if case == MAIN_RESULTS[2][0]:
+        assert slowdown == 26
+
+
+def _engine_class(device):
+    if device == "gpu":
+        from morphgpu.sp.gpu import GPUEngine  # noqa: PLC0415
+
+        return GPUEngine
+    return CPUEngine
 
 
 def _fail_one_round(monkeypatch, device, fail_at):
@@ -493,6 +542,86 @@ def test_auto_decimates_again_when_the_local_search_gives_up(device):
     assert auto.stats["decimation_rounds"] > plain.stats["decimation_rounds"]
     assert auto.stats["sp_iterations"] > plain.stats["sp_iterations"]
     assert auto.stats["backtracking_steps"] >= 1
+    check(auto, f.clauses(), f.n_vars)
+
+
+def _slow_round(monkeypatch, device, at, factor=100):
+    """The engine's ``at``-th SP round (1-based; 0: none) reports ``factor`` times the
+    sweeps it took (its convergence as it was); returns the count of rounds."""
+    cls = _engine_class(device)
+    real = cls.run_surveys
+    calls = {"n": 0}
+
+    def run_surveys(self, *args, **kwargs):
+        converged, iterations = real(self, *args, **kwargs)
+        calls["n"] += 1
+        return converged, iterations * (factor if calls["n"] == at else 1)
+
+    monkeypatch.setattr(cls, "run_surveys", run_surveys)
+    return calls
+
+
+def test_auto_switches_when_sp_slows_down(device, monkeypatch):
+    """Round 6's SP reports 100 times its sweeps (forced; more than AUTO_SLOWDOWN times the
+    fewest before it): "auto" decimates plainly through round 5, step for step as r=0,
+    then goes on from those decisions as backtracking SP with r = AUTO_RESTART_BACKTRACK at
+    AUTO_RESTART_FIX_SCALE times the fix fraction; with the switch turned off
+    (AUTO_SLOWDOWN = 0) it stays plain decimation. Any SAT verified."""
+    assert AUTO_SLOWDOWN > 1
+    f = sp.random_ksat(600, 3, ratio=4.2, seed=3)
+    clauses = f.clauses()
+    kw = dict(device=device, seed=2, fix_fraction=0.02, local_search_rounds=2000)
+    _slow_round(monkeypatch, device, at=6)
+    plain = sp.solve(f, backtrack=0.0, **kw)
+    assert plain.stats["decimation_rounds"] > 6 and plain.stats["backtrack_switch"] is None
+    calls = _slow_round(monkeypatch, device, at=6)
+    auto = sp.solve(f, **kw)
+    check(auto, clauses, f.n_vars)
+    switch = auto.stats["backtrack_switch"]
+    assert switch["cause"] == "slowdown" and switch["to"] == AUTO_RESTART_BACKTRACK
+    assert switch["after_rounds"] == 5
+    assert switch["fix_fraction"] == pytest.approx(AUTO_RESTART_FIX_SCALE * 0.02)
+    assert auto.stats["backtracking_steps"] >= 1 and auto.stats["retreats"] == 0
+    assert auto.stats["backtrack_restart"] is None
+    assert calls["n"] > 6
+    monkeypatch.setattr(api, "AUTO_SLOWDOWN", 0.0)
+    _slow_round(monkeypatch, device, at=6)
+    off = sp.solve(f, **kw)
+    assert off.stats["backtrack_switch"] is None
+    assert [off.stats[x] for x in COUNTS] == [plain.stats[x] for x in COUNTS]
+
+
+def test_auto_does_not_switch_on_the_last_round(device, monkeypatch):
+    """A slow round whose surveys are trivial (the run's last, forced slow) ends the run
+    as plain decimation does: no switch, the same steps and answer."""
+    f = sp.random_ksat(600, 3, ratio=4.2, seed=3)
+    kw = dict(device=device, seed=2, fix_fraction=0.02, local_search_rounds=2000)
+    calls = _slow_round(monkeypatch, device, at=0)
+    first = sp.solve(f, **kw)
+    assert first.stats["backtrack_switch"] is None and first.stats["sp_converged"]
+    _slow_round(monkeypatch, device, at=calls["n"])
+    last = sp.solve(f, **kw)
+    assert last.stats["backtrack_switch"] is None
+    assert [last.stats[x] for x in COUNTS[1:4]] == [first.stats[x] for x in COUNTS[1:4]]
+    assert (last.status, last.reason) == (first.status, first.reason)
+
+
+def test_auto_restarts_when_the_search_after_a_slowdown_gives_up(device, monkeypatch):
+    """After a slowdown switch (forced at round 6) the run's surveys become trivial but its
+    frozen local search (one round, no tail) gives up: "auto" decimates again from no
+    decisions with r = AUTO_RESTART_BACKTRACK at AUTO_RESTART_FIX_SCALE times the fix
+    fraction, not with AUTO_BACKTRACK as after a plain run."""
+    f = sp.random_ksat(500, 3, ratio=4.1, seed=6)
+    kw = dict(device=device, seed=4, fix_fraction=0.02, local_search_rounds=1,
+              local_search_flips=0)
+    _slow_round(monkeypatch, device, at=6)
+    auto = sp.solve(f, **kw)
+    assert auto.stats["backtrack_switch"]["cause"] == "slowdown"
+    restart = auto.stats["backtrack_restart"]
+    assert restart is not None and restart["to"] == AUTO_RESTART_BACKTRACK
+    assert restart["cause"] in ("local search gave up", "local search stalled")
+    assert restart["fix_fraction"] == pytest.approx(AUTO_RESTART_FIX_SCALE * 0.02)
+    assert auto.stats["decimation_rounds"] > restart["after_rounds"]
     check(auto, f.clauses(), f.n_vars)
 
 

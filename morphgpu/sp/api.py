@@ -17,16 +17,21 @@ Phases, in the same order on both sides (engines in cpu.py and gpu.py):
    recomputed from the decisions left. A contradiction, or SP failing to converge, then
    retreats (undoes the last decimation step and makes the next step a backtracking one)
    instead of stopping, at most RETREAT_BUDGET times in a run. ``backtrack="auto"`` (the default)
-   is plain decimation, step for step, until SP first fails to converge in a round or a
-   decimation step meets a contradiction; from there it retreats and goes on as
-   backtracking SP with r = AUTO_BACKTRACK; should that run fail again after AUTO_RETREATS
-   retreats, decimation starts again from no decisions as backtracking SP with
-   r = AUTO_RESTART_BACKTRACK from the first step, a run with RETREAT_BUDGET retreats of its
-   own (stats["retreats"] and the reason count both runs' retreats);
+   is plain decimation, step for step, until a round's SP needs more than AUTO_SLOWDOWN
+   times the fewest sweeps of the run's rounds so far (SP slowing down ahead of the frozen
+   phase): from there it goes on as backtracking SP with r = AUTO_RESTART_BACKTRACK at
+   AUTO_RESTART_FIX_SCALE times the fix fraction. Should SP first fail to converge in a
+   round, or a decimation step meet a contradiction, before that, it retreats and goes on
+   as backtracking SP with r = AUTO_BACKTRACK. Should either run fail again after
+   AUTO_RETREATS retreats, decimation starts again from no decisions as backtracking SP
+   with r = AUTO_RESTART_BACKTRACK (at that fix fraction) from the first step, a run with
+   RETREAT_BUDGET retreats of its own (stats["retreats"] and the reason count both runs'
+   retreats);
 4. local search on the formula with the fixed variables frozen (on the clauses they leave
    open, factor.frozen_residual: the others cannot change); with "auto" not yet
    switched, if that gives up, decimation starts again from no decisions as backtracking SP
-   (a fresh engine) and the frozen local search runs once more. If the frozen search
+   (r = AUTO_BACKTRACK; after a slowdown switch, the restart of step 3) on a fresh engine
+   and the frozen local search runs once more. If the frozen search
    gives up (or SP failed), one more local search with every variable free, from where it
    stopped. Each
    local search runs conflict-free parallel probSAT rounds (walk.py: the flipped variables
@@ -97,6 +102,22 @@ AUTO_RESTART_BACKTRACK = 0.5
 # UNKNOWN after 20.8 / - / 18.4 s. Every SAT verified; no seed lost. (Measured beside a
 # 300-sweep cap on backtracking rounds, deleted below; it cut no round of these restarts.)
 AUTO_RESTART_FIX_SCALE = 2.0
+# backtrack="auto": plain decimation also switches (to r = AUTO_RESTART_BACKTRACK at
+# AUTO_RESTART_FIX_SCALE times the fix fraction, from the decisions held) once a round's SP
+# needs more than AUTO_SLOWDOWN times the fewest sweeps of its rounds so far (round 1's,
+# from random surveys, not counted; not when the surveys are trivial, the run's end). SP
+# slowing down is the sign of the frozen phase ahead, where plain decimation's decisions
+# go wrong: at K=5 ratio 20.5 (1M variables) the sweeps a round grow from 15 to 55 by
+# round 20 and SP stops converging at round 28; at ratio 20 they stay within 45 for 30
+# rounds. H100, 1M variables, same process, no switch / 4 / 3
+# (benchmarks/results/2026-11-28-s26/s26-run2-*): K=5 20.5 seeds 0-4 17.6 / 9.8 / 7.7,
+# 18.8 / UNKNOWN / 8.9, 25.8 / 11.6 / 11.5, 19.9 / 8.0 / 7.6, 20.2 / UNKNOWN / UNKNOWN s
+# (the local search gave up on what the switched run left: hence the restart after it,
+# below); K=4 9.8 seeds 0-2 9.9 (the process's first 1M solve) / 4.4 / 3.9, 5.9 / 3.7 / 3.9,
+# 6.2 / 5.4 / 6.0 s; K=5 20 seeds 0-1 4.0 / 4.1 / 3.4, 4.1 / 3.5 / 3.4 s; K=6 41 seed 1
+# 29.5 / 32.3 / 32.2 s; K=4 9.9 UNKNOWN in each (35.6-36.1 s); K=3 4.2, K=4 9.0 and 9.5,
+# K=5 19 unchanged (no slowdown before the trivial end).
+AUTO_SLOWDOWN = 3.0
 # A backtracking round's sweeps capped at 300 (then retreat), against max_iterations, was
 # measured and deleted (session 25, H100, 1M variables, same process,
 # benchmarks/results/2026-11-28-s25/s25-run1-sp-round-caps.jsonl and the sweep of run 3):
@@ -196,25 +217,30 @@ def solve(
     when left to run, so it is an option for runs past the threshold, not a default).
     ``backtrack``: r in [0, 1), the ratio of backtracking to decimation steps of
     backtracking survey propagation (module docstring, step 3); 0 is plain decimation;
-    "auto" (the default) is plain decimation until SP fails to converge, decimation meets a
-    contradiction or the first local search gives up (or stalls: AUTO_STALL_FLOOR),
-    then r = AUTO_BACKTRACK, and from no decisions r = AUTO_RESTART_BACKTRACK at
-    AUTO_RESTART_FIX_SCALE times the fix fraction should that fail again (steps 3 and 4).
+    "auto" (the default) is plain decimation until a round's SP takes more than
+    AUTO_SLOWDOWN times the run's fewest sweeps (then r = AUTO_RESTART_BACKTRACK at
+    AUTO_RESTART_FIX_SCALE times the fix fraction from the decisions held), or SP fails to
+    converge, decimation meets a contradiction or the first local search gives up (or
+    stalls: AUTO_STALL_FLOOR) (then r = AUTO_BACKTRACK), and from no decisions
+    r = AUTO_RESTART_BACKTRACK at AUTO_RESTART_FIX_SCALE times the fix fraction should
+    that fail again (steps 3 and 4).
     stats count the steps of each kind (``decimation_rounds``, ``backtracking_steps``), the
     variables released and the retreats; ``backtrack`` is the value asked for and
     ``backtrack_switch`` what "auto" did: None (plain decimation throughout, or an explicit
-    r), else ``{"to": r, "cause": "non-convergence" | "contradiction" | "local search gave
-    up" | "local search stalled", "after_rounds": decimation rounds before the switch,
-    "after_iterations": SP iterations before it}``; ``backtrack_restart`` None, or the same
-    record for auto's restart from no decisions with r = AUTO_RESTART_BACKTRACK after the
-    switched run failed too (its "cause" is that run's reason as text, e.g. "SP did not
-    converge in 1000 iterations (after 2 retreats)"; rounds and iterations count from the
+    r), else ``{"to": r, "cause": "slowdown" | "non-convergence" | "contradiction" |
+    "local search gave up" | "local search stalled", "after_rounds": decimation rounds
+    before the switch, "after_iterations": SP iterations before it}`` (a slowdown's also
+    its "fix_fraction"); ``backtrack_restart`` None, or the same record for auto's restart
+    from no decisions with r = AUTO_RESTART_BACKTRACK after the switched run failed too
+    (its "cause" is that run's reason as text, e.g. "SP did not converge in 1000
+    iterations (after 2 retreats)" or "local search gave up"; rounds and iterations count from the
     solve's start; its "fix_fraction", AUTO_RESTART_FIX_SCALE times the solve's, at most 1);
     ``local_search_stages`` one record per local-search stage (_count_search).
     Close to the threshold of wide clauses, ``backtrack=0.5`` with twice the default fix
-    fraction from the first step was the fastest measured (H100, 1M variables, K=5 ratio
-    20.5, three seeds: 6.9-13.5 s, 1.6-2.2 times faster than "auto" on the same GPU; K=6
-    ratio 41, one seed: 15.1 s against 25.2 s). "auto" still decimates plainly first:
+    fraction from the first step was measured (H100, 1M variables, K=5 ratio 20.5, three
+    seeds: 6.9-13.5 s, 1.6-2.2 times faster than session 25's "auto" on the same GPU; K=6
+    ratio 41, one seed: 15.1 s against 25.2 s); "auto" now switches to that once SP slows
+    down (AUTO_SLOWDOWN), which keeps plain decimation's steps while SP is fast:
     backtracking takes (1 + r) / (1 - r) times its steps at one fix fraction, and plain
     decimation meets the lower ratios' targets (K=3 4.2 in about 2 s); backtracking from
     the first step below the threshold has not been measured.
@@ -333,25 +359,32 @@ def solve(
         if auto and sp_problem and stats["decimation_rounds"] > 0:
             # The switched run failed again: restart from no decisions (AUTO_RETREATS). Not
             # when SP never converged on the input itself: the restart would begin there.
-            restart_fix = min(1.0, AUTO_RESTART_FIX_SCALE * decimation["fix_fraction"])
-            stats["backtrack_restart"] = {"to": AUTO_RESTART_BACKTRACK, "cause": sp_problem,
-                                          "after_rounds": stats["decimation_rounds"],
-                                          "after_iterations": stats["sp_iterations"],
-                                          "fix_fraction": restart_fix}
-            say(f"{sp_problem}: decimating again from no decisions with "
-                f"backtrack={AUTO_RESTART_BACKTRACK}, fix_fraction={restart_fix:g}")
             del engine  # its arrays go before the fresh engine's are made
-            engine, sp_problem = _decimate_afresh(
-                fg, side, seed, damping, stats, clock, say,
-                {**decimation, "fix_fraction": restart_fix}, AUTO_RESTART_BACKTRACK)
-        # auto's first stage still has BSP to fall back on: left to its default budget, it
-        # runs on while it sets new lows and stops stalled (AUTO_STALL_FLOOR).
-        can_switch = auto and not sp_problem and stats["backtrack_switch"] is None
+            engine, sp_problem = _restart(fg, side, seed, damping, stats, clock, say,
+                                          decimation, sp_problem)
+        # auto's first run still has BSP to fall back on: its local search, left to its
+        # default budget, runs on while it sets new lows and stops stalled
+        # (AUTO_STALL_FLOOR). After a plain run, the fallback is r = AUTO_BACKTRACK from no
+        # decisions; after a run switched by SP's slowdown, the restart.
+        switch = stats["backtrack_switch"]
+        slowed = (switch is not None and switch["cause"] == "slowdown"
+                  and stats["backtrack_restart"] is None)
+        can_switch = auto and not sp_problem and (switch is None or slowed)
         solved, budget = _frozen_search(
             engine, stats, clock, say, sp_problem, local_search_rounds, local_search_flips,
             rounds_given, flips_given,
             stall_floor=AUTO_STALL_FLOOR if can_switch and rounds_given is None else 0)
-        if not solved and can_switch:
+        if not solved and slowed and can_switch:
+            # K=5 20.5 at 1M, seed 4 (session 26): the switched run's surveys went trivial,
+            # and the local search gave up on what they left; the restart solved it.
+            why = "local search stalled" if _stalled(engine) else "local search gave up"
+            del engine
+            engine, sp_problem = _restart(fg, side, seed, damping, stats, clock, say,
+                                          decimation, why)
+            solved, budget = _frozen_search(engine, stats, clock, say, sp_problem,
+                                            local_search_rounds, local_search_flips,
+                                            rounds_given, flips_given)
+        elif not solved and can_switch:
             # Plain decimation ran to trivial surveys and the local search gave up or
             # stalled on what it left (K=3 4.24 at 1M before the stage ran on: 3 of 6
             # seeds, ~11 s a stage). Decimate again from no decisions as backtracking SP,
@@ -418,8 +451,10 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
                          stall_sweeps: int, backtrack: float | str = 0.0,
                          seed: int = 0, retreat_budget: int = RETREAT_BUDGET) -> str:
     """Phase 3; returns "" when the surveys became trivial (or nothing is left), else why not.
-    ``backtrack="auto"``: r = 0 until the first failure, then (recorded by _switch)
-    AUTO_BACKTRACK from a retreat on. At most ``retreat_budget`` retreats in this call."""
+    ``backtrack="auto"``: r = 0 until SP slows down (AUTO_SLOWDOWN; then
+    AUTO_RESTART_BACKTRACK at AUTO_RESTART_FIX_SCALE times the fix fraction) or first
+    fails (then AUTO_BACKTRACK from a retreat on), either recorded by _switch. At most
+    ``retreat_budget`` retreats in this call."""
     auto = backtrack == "auto"
     retreats_before = stats.get("retreats", 0)  # scripts/sp_residual.py's dict has none
     r = 0.0 if auto else float(backtrack)
@@ -427,11 +462,26 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
     draw = np.random.default_rng([seed, BSP_STREAM]).random if r > 0 else None
     release_chance = r / (1.0 + r)
     must_release = False  # after a retreat, the next step releases
+    fewest = None  # the plain run's fewest sweeps in a round (AUTO_SLOWDOWN)
     while engine.n_free() > 0:
         with clock("surveys"):
             converged, iterations = engine.run_surveys(epsilon, max_iterations, stall_sweeps)
         stats["sp_iterations"] += iterations
         stats["sp_converged"] = converged
+        if converged and auto and draw is None and AUTO_SLOWDOWN \
+                and stats["decimation_rounds"] >= 1:
+            fewest = iterations if fewest is None else min(fewest, iterations)
+            if iterations > AUTO_SLOWDOWN * fewest:
+                with clock("decimation"):
+                    if engine.surveys_trivial(trivial_threshold):
+                        return ""  # the end: plain decimation stops here too
+                draw, release_chance = _switch(stats, "slowdown", seed,
+                                               r=AUTO_RESTART_BACKTRACK)
+                fix_fraction = min(1.0, AUTO_RESTART_FIX_SCALE * fix_fraction)
+                stats["backtrack_switch"]["fix_fraction"] = fix_fraction
+                say(f"SP slowed down ({iterations} sweeps against {fewest}): "
+                    f"backtrack={AUTO_RESTART_BACKTRACK}, fix_fraction={fix_fraction:g} "
+                    "from here")
         if not converged:
             if getattr(engine, "stalled", False):
                 why = (f"SP did not converge: max |Δeta| made no progress in {stall_sweeps} "
@@ -483,6 +533,24 @@ def _survey_and_decimate(engine: Any, stats: dict[str, Any], clock: _PhaseClock,
     return ""
 
 
+def _restart(fg: factor.FactorGraph, side: str, seed: int, damping: float,
+             stats: dict[str, Any], clock: _PhaseClock, say: Callable[[str], None],
+             decimation: dict[str, Any], cause: str) -> tuple[Any, str]:
+    """auto's last run: from no decisions as backtracking SP with r =
+    AUTO_RESTART_BACKTRACK at AUTO_RESTART_FIX_SCALE times the fix fraction, recorded in
+    stats["backtrack_restart"]; (the engine, phase 3's answer)."""
+    restart_fix = min(1.0, AUTO_RESTART_FIX_SCALE * decimation["fix_fraction"])
+    stats["backtrack_restart"] = {"to": AUTO_RESTART_BACKTRACK, "cause": cause,
+                                  "after_rounds": stats["decimation_rounds"],
+                                  "after_iterations": stats["sp_iterations"],
+                                  "fix_fraction": restart_fix}
+    say(f"{cause}: decimating again from no decisions with "
+        f"backtrack={AUTO_RESTART_BACKTRACK}, fix_fraction={restart_fix:g}")
+    return _decimate_afresh(fg, side, seed, damping, stats, clock, say,
+                            {**decimation, "fix_fraction": restart_fix},
+                            AUTO_RESTART_BACKTRACK)
+
+
 def _decimate_afresh(fg: factor.FactorGraph, side: str, seed: int, damping: float,
                      stats: dict[str, Any], clock: _PhaseClock, say: Callable[[str], None],
                      decimation: dict[str, Any], r: float) -> tuple[Any, str]:
@@ -498,14 +566,13 @@ def _decimate_afresh(fg: factor.FactorGraph, side: str, seed: int, damping: floa
                                         retreat_budget=RETREAT_BUDGET)
 
 
-def _switch(stats: dict[str, Any], cause: str,
-            seed: int = 0) -> tuple[Callable[[], float], float]:
-    """Record that "auto" goes on as backtracking SP with r = AUTO_BACKTRACK from here, and
-    return that run's step draw and release chance (as an explicit r would draw them)."""
-    stats["backtrack_switch"] = {"to": AUTO_BACKTRACK, "cause": cause,
+def _switch(stats: dict[str, Any], cause: str, seed: int = 0,
+            r: float = AUTO_BACKTRACK) -> tuple[Callable[[], float], float]:
+    """Record that "auto" goes on as backtracking SP with ``r`` from here, and return that
+    run's step draw and release chance (as an explicit r would draw them)."""
+    stats["backtrack_switch"] = {"to": r, "cause": cause,
                                  "after_rounds": stats["decimation_rounds"],
                                  "after_iterations": stats["sp_iterations"]}
-    r = AUTO_BACKTRACK
     return np.random.default_rng([seed, BSP_STREAM]).random, r / (1.0 + r)
 
 

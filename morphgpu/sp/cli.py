@@ -48,8 +48,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--backtrack", type=_backtrack, default="auto", metavar="R",
                    help="backtracking survey propagation: R in [0, 1) backtracking steps "
                         "per decimation step, 0 plain decimation; 'auto' (default): plain "
-                        f"decimation until SP fails, then R = {api.AUTO_BACKTRACK} "
-                        "(sp.solve's docstring)")
+                        f"decimation until SP slows down (then R = "
+                        f"{api.AUTO_RESTART_BACKTRACK}) or fails (then R = "
+                        f"{api.AUTO_BACKTRACK}) (sp.solve's docstring)")
     p.add_argument("--output", type=report.output_path,
                    help="write the assignment here (DIMACS 'v' lines; for UNSAT "
                    "or UNKNOWN one 'c' line saying so)")
