@@ -349,6 +349,41 @@ def test_random_formulas_with_backtracking(device, n, k, load, seed, r, fraction
         assert result.status != "SAT"
 
 
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.integers(12, 80), st.sampled_from([3, 4, 5]), st.floats(0.6, 1.05),
+       st.integers(0, 10**6), st.sampled_from([0.05, 0.2]), st.sampled_from([1.5, 3.0]),
+       st.sampled_from([20, 200]))
+def test_auto_on_random_formulas(device, monkeypatch, n, k, load, seed, fraction, slowdown,
+                                 sweeps):
+    """"auto" near and past the threshold (load 1 = 4.27 at K=3, 9.93 at K=4, 21.1 at
+    K=5), with a switch quick to fire (AUTO_SLOWDOWN 1.5) and rounds cut short (20
+    sweeps), so that slowdowns, failures, retreats and restarts meet in one solve: every
+    SAT verified, UNSAT only when true, and each switch and restart recorded as it was
+    made."""
+    monkeypatch.setattr(api, "AUTO_SLOWDOWN", slowdown)
+    ratio = load * {3: 4.27, 4: 9.93, 5: 21.1}[k]
+    f = sp.random_ksat(n, k, ratio=ratio, seed=seed)
+    clauses = f.clauses()
+    result = sp.solve(f, device=device, seed=seed, fix_fraction=fraction,
+                      max_iterations=sweeps, local_search_rounds=300)
+    check(result, clauses, n)
+    if not complete_solver_says_sat(clauses):
+        assert result.status != "SAT"
+    switch, restart = result.stats["backtrack_switch"], result.stats["backtrack_restart"]
+    if switch is not None and switch["cause"] == "slowdown":
+        assert switch["to"] == AUTO_RESTART_BACKTRACK
+        assert switch["fix_fraction"] == pytest.approx(min(1.0, AUTO_RESTART_FIX_SCALE
+                                                           * fraction))
+    elif switch is not None:
+        assert switch["to"] == AUTO_BACKTRACK
+    if restart is not None:
+        assert switch is not None and restart["to"] == AUTO_RESTART_BACKTRACK
+        assert restart["fix_fraction"] == pytest.approx(min(1.0, AUTO_RESTART_FIX_SCALE
+                                                            * fraction))
+        assert restart["after_rounds"] >= switch["after_rounds"]
+
+
 COUNTS = ("sp_iterations", "decimation_rounds", "variables_fixed", "free_after_sp",
           "local_search_rounds", "local_search_flips", "backtracking_steps",
           "variables_released", "retreats", "local_search", "sp_converged")
