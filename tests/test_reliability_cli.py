@@ -242,7 +242,11 @@ def test_an_interrupted_command_ends_without_a_traceback(tmp_path):
         [sys.executable, "-m", "morphgpu", "sat", "--random", "20000", "--ratio", "4.25",
          "--seed", "1", "--device", "cpu"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=Path(__file__).resolve().parents[1], env={**os.environ, "MORPHGPU_PROGRESS": "1"})
+        cwd=Path(__file__).resolve().parents[1], env={**os.environ, "MORPHGPU_PROGRESS": "1"},
+        # As a shell starts a foreground command: a test run started in the background
+        # (`cmd &` in a script) ignores SIGINT, the child inherits that, and Python then
+        # never turns Ctrl-C into KeyboardInterrupt (the command ran on for minutes).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = ""
     while "sat [" not in seen:  # the progress bar: imports done, solving
         char = proc.stderr.read(1)
