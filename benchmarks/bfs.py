@@ -40,11 +40,15 @@ published ones):
   result there passes Graph500's checks (parents too up to 20M CSR entries: the parent-edge
   check sorts every edge on the host); every variant's distances equal the others' on
   every root (a failed check stops the run: every row printed is exact).
-- ``auto`` on deep graphs chooses persistent or tiled by timing both (bfs/gpu/deep_choice.py),
+- ``auto`` on deep graphs chooses persistent or tiled, and tiled's horizon, by timing them
+  (bfs/gpu/deep_choice.py),
   once its searches of a graph have cost the expected measuring cost; here the choice is
   made at once after the second call (``deep_choice.choose_now``), outside the timed calls,
   which run the choice (``ran``). The row carries ``auto_choice``, the measured
-  ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms``, ``auto_choice_s`` (the
+  ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms`` (tiled at its fastest horizon,
+  ``auto_choice_horizon``; each horizon's in ``auto_choice_tiled_ms_by_horizon``, as
+  "12:2.450/32:3.063"),
+  ``auto_choice_s`` (the
   measuring's wall time), ``auto_expected_s`` (the cost auto's searches must reach first)
   and ``auto_due_after_searches`` (that cost in persistent searches of the row's mean).
 - ``x_persistent``: the ``persistent`` row's mean time over the row's (bfs()'s persistent,
@@ -391,7 +395,11 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             vs_scipy=scipy_mean / float(np.mean(ts[:len(scipy_s)])))
         if name == "auto" and choice is not None:
             row.update(auto_choice=choice.variant, auto_choice_persistent_ms=choice.persistent_ms,
-                       auto_choice_tiled_ms=choice.tiled_ms, auto_choice_s=choice.seconds,
+                       auto_choice_tiled_ms=choice.tiled_ms,
+                       auto_choice_horizon=choice.horizon,
+                       auto_choice_tiled_ms_by_horizon="/".join(
+                           f"{h}:{ms:.3f}" for h, ms in choice.tiled_ms_by_horizon.items()),
+                       auto_choice_s=choice.seconds,
                        auto_expected_s=choice.expected_s)
             if persistent_mean is not None:
                 row["auto_due_after_searches"] = choice.expected_s / persistent_mean
@@ -559,7 +567,8 @@ def summary(record: harness.Record) -> None:
         if "auto_choice" in r:
             line += (f"  auto chose {r['auto_choice']} (measured: persistent "
                      f"{r['auto_choice_persistent_ms']:.2f} / tiled {r['auto_choice_tiled_ms']:.2f}"
-                     f" ms, {r['auto_choice_s']:.2f} s; due after "
+                     f" ms (horizon {r['auto_choice_horizon']}), {r['auto_choice_s']:.2f} s;"
+                     " due after "
                      f"{r.get('auto_due_after_searches', float('nan')):.0f} searches)")
         print(line, flush=True)
 

@@ -204,11 +204,12 @@ def test_summary_lines(capsys):
     record.row(graph="road COL", variant="sparse-matrix input", matrix_ms=1.0)
     record.row(graph="road COL", variant="auto", mean_ms=2.5, us_per_level=2.0,
                x_persistent=1.0, auto_choice="persistent", auto_choice_persistent_ms=2.44,
-               auto_choice_tiled_ms=2.62, auto_choice_s=0.21, auto_due_after_searches=8.4)
+               auto_choice_tiled_ms=2.62, auto_choice_horizon=32, auto_choice_s=0.21,
+               auto_due_after_searches=8.4)
     capsys.readouterr()
     bench.summary(record)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4  # a header, the three timed rows
     assert "2.000" in lines[2] and "367 36000/4514 16.1" in lines[2]
-    assert "auto chose persistent (measured: persistent 2.44 / tiled 2.62 ms, 0.21 s; due " \
-        "after 8 searches)" in lines[3]
+    assert "auto chose persistent (measured: persistent 2.44 / tiled 2.62 ms (horizon 32), " \
+        "0.21 s; due after 8 searches)" in lines[3]

@@ -1,8 +1,8 @@
-"""auto on deep graphs: persistent or tiled, chosen by timing once the graph's searches
-have cost the expected measuring cost (bfs/gpu/deep_choice.py). The decision logic on the
-CPU with fake runners, events and timings; on the GPU: exact answers on every call, the
-choice made once due and never timed again, searches counted until then, explicit
-persistent untouched, a changed matrix measured afresh."""
+"""auto on deep graphs: persistent or tiled (at one of tiled's horizons), chosen by timing
+once the graph's searches have cost the expected measuring cost (bfs/gpu/deep_choice.py).
+The decision logic on the CPU with fake runners, events and timings; on the GPU: exact
+answers on every call, the choice made once due and never timed again, searches counted
+until then, explicit persistent untouched, a changed matrix measured afresh."""
 
 from __future__ import annotations
 
@@ -33,11 +33,24 @@ def _shuffled_grid() -> CSRGraph:
 # --- the decision on the CPU ------------------------------------------------------------
 
 
-def test_decide_takes_the_smaller_best_time():
-    assert deep_choice.decide({"persistent": [2.44, 2.5], "tiled": [2.62, 2.7]}) == "persistent"
-    assert deep_choice.decide({"persistent": [25.8, 26.0], "tiled": [14.0, 13.9]}) == "tiled"
-    assert deep_choice.decide({"persistent": [3.0, 9.0], "tiled": [9.0, 3.1]}) == "persistent"
-    assert deep_choice.decide({"persistent": [1.0], "tiled": [1.0]}) == "persistent"  # tie
+P, T12, T32 = ("persistent", 0), ("tiled", 12), ("tiled", 32)
+
+
+def test_decide_takes_the_smallest_best_time():
+    assert deep_choice.decide({P: [2.44, 2.5], T12: [2.72, 2.7], T32: [2.52, 2.6]}) == P
+    assert deep_choice.decide({P: [25.8, 26.0], T12: [15.6, 15.7], T32: [13.9, 14.0]}) == T32
+    assert deep_choice.decide({P: [3.1, 3.2], T12: [2.45, 9.0], T32: [3.06, 3.0]}) == T12
+    assert deep_choice.decide({P: [3.0, 9.0], T12: [9.0, 3.1], T32: [3.2]}) == P
+    assert deep_choice.decide({P: [1.0], T12: [1.0], T32: [1.0]}) == P  # ties: no copy kept
+    assert deep_choice.decide({P: [2.0], T12: [1.0], T32: [1.0]}) == T12  # the shorter
+
+
+def test_the_arms_measured():
+    """persistent and tiled at both ends of the horizons measured (the docstring's)."""
+    assert deep_choice.ARMS[0] == P
+    assert [arm for arm in deep_choice.ARMS if arm[0] == "tiled"] == \
+        [("tiled", h) for h in deep_choice.TILED_HORIZONS]
+    assert len(set(deep_choice.TILED_HORIZONS)) >= 2 and min(deep_choice.TILED_HORIZONS) > 0
 
 
 class _FakeWorkspace:
@@ -67,14 +80,15 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
         log.append("p")
         return ("p", source)
 
-    def fake_tiled(ws, source, want_parents):
-        log.append("t")
-        return ("t", source)
+    def fake_tiled(ws, source, want_parents, horizon=tiled.HORIZON):
+        log.append(f"t{horizon}")
+        return ("t", source, horizon)
 
     def fake_timed(ws, call):
         out = call()
-        timed.append(out[0])
-        return ms[out[0]], out
+        arm = out[0] if out[0] == "p" else f"t{out[2]}"
+        timed.append(arm)
+        return ms[arm], out
 
     monkeypatch.setattr(deep_choice, "run_persistent", fake_persistent)
     monkeypatch.setattr(relabel, "preparation", lambda ws: copies.get(ws))
@@ -87,13 +101,19 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
     monkeypatch.setattr(deep_choice, "_timed", fake_timed)
 
 
-@pytest.mark.parametrize(("ms", "winner"), [({"p": 2.44, "t": 2.62}, "persistent"),
-                                             ({"p": 25.8, "t": 14.0}, "tiled")])
-def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, ms, winner):
+@pytest.mark.parametrize(("ms", "winner", "horizon"), [
+    ({"p": 2.44, "t12": 2.72, "t32": 2.62}, "persistent", 32),
+    ({"p": 25.8, "t12": 15.6, "t32": 14.0}, "tiled", 32),
+    ({"p": 3.1, "t12": 2.45, "t32": 3.06}, "tiled", 12)])
+def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, ms, winner,
+                                                                   horizon):
     """Searches of 10 ms, a relabelled copy that took 35 ms to build (at the second
     search, which is not counted): searches 1, 3, 4 and 5 run persistent (40 ms counted),
-    the sixth measures; later ones run the winner untimed; a tiled copy built for the
-    measurement goes where persistent wins."""
+    the sixth measures persistent and tiled at each horizon; later ones run the winner
+    (tiled at its horizon) untimed; a tiled copy built for the measurement goes where
+    persistent wins."""
+    monkeypatch.setattr(deep_choice, "TILED_HORIZONS", (12, 32))
+    monkeypatch.setattr(deep_choice, "ARMS", (("persistent", 0), ("tiled", 12), ("tiled", 32)))
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
@@ -109,19 +129,23 @@ def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, 
     assert deep_choice.spent_seconds(ws) == pytest.approx(0.040)
 
     out, name = deep_choice.run_auto(ws, 6, True)
-    assert name == winner and out == (winner[0], 6)
+    assert name == winner
+    assert out == (("p", 6) if winner == "persistent" else ("t", 6, horizon))
     assert built == [8] and sorted(timed) == ["p"] * deep_choice.MEASURE_REPEATS + \
-        ["t"] * deep_choice.MEASURE_REPEATS
+        ["t12"] * deep_choice.MEASURE_REPEATS + ["t32"] * deep_choice.MEASURE_REPEATS
     choice = deep_choice.preparation(ws)
     assert choice is not None and choice.variant == winner and choice.searches == 6
-    assert choice.persistent_ms == ms["p"] and choice.tiled_ms == ms["t"]
+    assert choice.horizon == horizon and choice.tiled_ms == ms[f"t{horizon}"]
+    assert choice.persistent_ms == ms["p"]
+    assert choice.tiled_ms_by_horizon == {12: ms["t12"], 32: ms["t32"]}
     assert choice.spent_s == pytest.approx(0.040) and choice.expected_s == 0.035
     assert forgotten == ([8] if winner == "persistent" else [])
 
     log.clear()
     timed.clear()
     out, name = deep_choice.run_auto(ws, 7, False)
-    assert name == winner and log == [winner[0]] and not timed and built == [8]
+    assert name == winner and not timed and built == [8]
+    assert log == (["p"] if winner == "persistent" else [f"t{horizon}"])
 
 
 def test_a_graph_searched_a_few_times_never_pays_for_measuring(monkeypatch):
@@ -130,7 +154,7 @@ def test_a_graph_searched_a_few_times_never_pays_for_measuring(monkeypatch):
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
-    _fakes(monkeypatch, {"p": 1.0, "t": 0.5}, 1.0, log, timed, built, [])
+    _fakes(monkeypatch, {"p": 1.0, "t12": 0.5, "t32": 0.5}, 1.0, log, timed, built, [])
     ws = _FakeWorkspace(search_ms=10.0)
     for k in range(30):
         assert deep_choice.run_auto(ws, k, False) == (("p", k), "persistent")
@@ -142,7 +166,7 @@ def test_choose_now_measures_at_once(monkeypatch):
     """choose_now (the benchmark's call) measures on the first search and remembers."""
     timed: list[str] = []
     built: list[int] = []
-    _fakes(monkeypatch, {"p": 25.8, "t": 14.0}, 1.0, [], timed, built, [])
+    _fakes(monkeypatch, {"p": 25.8, "t12": 15.6, "t32": 14.0}, 1.0, [], timed, built, [])
     ws = _FakeWorkspace()
     choice = deep_choice.choose_now(ws, 4, False)
     assert choice.variant == "tiled" and choice.searches == 1 and built == [8]
@@ -173,12 +197,12 @@ def _cheap_measuring(monkeypatch) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("forced", [None, "persistent", "tiled"])
+@pytest.mark.parametrize("forced", [None, *deep_choice.ARMS])
 def test_gpu_auto_chooses_once_due(monkeypatch, forced):
     """Four auto searches of a deep graph (a shuffled grid), exact each time: the first
     two run persistent (the second builds the relabelled copy), the third measures (the
-    first's GPU time is above the patched cost) and reports one of the two, the fourth
-    runs that one. ``forced``: decide() overridden, so both outcomes run."""
+    first's GPU time is above the patched cost) and reports one of the arms, the fourth
+    runs that one. ``forced``: decide() overridden, so every outcome runs."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     if forced is not None:
@@ -203,10 +227,15 @@ def test_gpu_auto_chooses_once_due(monkeypatch, forced):
             assert choice.searches == 3 and seen == [ws]
             assert choice.persistent_ms > 0 and choice.tiled_ms > 0 and choice.seconds > 0
             assert choice.spent_s > 0 and choice.expected_s == 1e-9
+            assert choice.horizon in deep_choice.TILED_HORIZONS
+            assert sorted(choice.tiled_ms_by_horizon) == sorted(deep_choice.TILED_HORIZONS)
+            assert choice.tiled_ms == choice.tiled_ms_by_horizon[choice.horizon]
     choice = deep_choice.preparation(ws)
     assert ran[2:] == [choice.variant, choice.variant]
     if forced is not None:
-        assert choice.variant == forced
+        assert choice.variant == forced[0]
+        if forced[0] == "tiled":
+            assert choice.horizon == forced[1]
     shift = tiled._shift(ws, None)
     if choice.variant == "persistent":  # the measuring search's tiled copy is dropped
         assert tiled.preparation(ws, shift) is None

@@ -147,7 +147,7 @@ def bfs(
     :data:`morphgpu.bfs.variants.VARIANTS` or ``"auto"`` (chosen from the degree
     distribution; see that module; on a deep, narrow GPU CSRGraph, ``persistent`` until
     the graph's searches have cost about what timing ``persistent`` against ``tiled``
-    costs, then that timing once, and the faster from then on:
+    (at each of its horizons) costs, then that timing once, and the fastest from then on:
     :mod:`morphgpu.bfs.gpu.deep_choice`). Results come back on the graph's side;
     every call returns arrays of its own (never shared with another call's result). Repeated GPU
     searches on one GPU ``CSRGraph`` with one ``variant`` take a prepared path from the

@@ -19,8 +19,9 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   in one kernel, small frontiers inside one block without grid barriers, wide ones across
   the grid) until their GPU time reaches the expected cost of measuring (the build time
   of the locality-relabelled copy); that search builds the tiled copy beside the
-  relabelled one, times a search of each from its own source and keeps the faster; later
-  searches run that one untimed. Measured, not read off a statistic: on an
+  relabelled one, times searches of persistent and of tiled at each of its horizons
+  (deep_choice.TILED_HORIZONS) from its own source and keeps the fastest; later searches
+  run that one untimed. Measured, not read off a statistic: on an
   H100 tiled ran 0.93x persistent on road COL and 1.07-1.85x on grids and Delaunay
   graphs, and no statistic known before a search separates them without a cut-off fitted
   to those graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a

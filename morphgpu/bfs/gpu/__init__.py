@@ -23,8 +23,9 @@ module             holds
                    tiles of the locality-relabelled copy, BFS levels inside a
                    tile in shared memory
 ``relabel``        the locality-relabelled copy deep searches run on
-``deep_choice``    auto on deep graphs: persistent or tiled, timed once per
-                   graph once its searches cost as much as timing
+``deep_choice``    auto on deep graphs: persistent or tiled (and tiled's
+                   horizon), timed once per graph once its searches cost as
+                   much as timing
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,

@@ -1,4 +1,5 @@
-"""``auto`` on deep graphs: ``persistent`` or ``tiled``, chosen per graph by timing both.
+"""``auto`` on deep graphs: ``persistent`` or ``tiled`` (and tiled's horizon), chosen per
+graph by timing them.
 
 Why a measurement and not a graph statistic. On an H100 (benchmarks/bfs.py, 4 roots, one
 process, session 14) tiled against persistent, ms per search: road COL (435k vertices) 2.62
@@ -28,11 +29,23 @@ counted: its events would hold the build.)
 ``choose_now`` measures at once, for a caller who knows it will search the graph many
 times (the benchmark does).
 
+Which horizon for tiled. Its k-th round expands labels below k * horizon (tiled.py). The
+best horizon depends on the graph's shape, the other way round on the two families (H200,
+8 roots, one process, horizons 12 / 16 / 24 / 32 interleaved, ms per search, session 27):
+grid-del 5000^2 26.13 / 24.60 / 22.76 / **22.02**, grid 4000^2 15.65 / 14.42 / 13.30 /
+**13.20**, road COL 2.72 / 2.58 / **2.49** / 2.52, but Delaunay 1M **2.45** / 2.58 / 2.88 /
+3.06 and Delaunay 4M **5.10** / 5.75 / 7.56 / 8.64. On grids and roads the rounds fall as
+1 / horizon (each round advances the horizon's levels); on Delaunay graphs they hardly
+fall (37 -> 30 on 1M) while tiles redo more levels on labels later rounds correct. So
+tiled runs at both ends, TILED_HORIZONS, in the measurement (the values between beat the
+better end only on road COL, by 1.1 %, where persistent was faster than either anyway).
+
 How: build the tiled copy (which builds or reuses the locality-relabelled copy), run one
-untimed search of each variant (kernel loads, the copies' workspaces), then
-MEASURE_REPEATS timed searches of each, interleaved, from that search's own source (CUDA
-events on the current stream), and keep the variant with the smaller best time; both
-searches are exact, so the search requested returns the winner's last result. Where the
+untimed search of each arm (persistent, tiled at each of TILED_HORIZONS: kernel loads, the
+copies' workspaces), then MEASURE_REPEATS timed searches of each, interleaved, from that
+search's own source (CUDA events on the current stream), and keep the arm with the
+smallest best time; every search is exact, so the search requested returns the winner's
+last result. Where the
 tiled copy does not fit in GPU memory, persistent is kept untimed. After that the
 remembered variant runs with no timing. Where persistent wins, the tiled copy is dropped
 (unless an explicit ``tiled`` search had built it before), freeing its memory; the
@@ -60,7 +73,10 @@ from .persistent import run_persistent
 from .workspace import Workspace
 
 CANDIDATES = ("persistent", "tiled")
-MEASURE_REPEATS = 2  # timed searches per variant (after one untimed one); the best counts
+TILED_HORIZONS = (12, 32)  # tiled's horizons measured (the module's docstring says why)
+# The arms measured: (variant, horizon), horizon 0 for persistent.
+ARMS = (("persistent", 0), *(("tiled", h) for h in TILED_HORIZONS))
+MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best counts
 
 
 @dataclass(frozen=True)
@@ -68,12 +84,14 @@ class Choice:
     """auto's deep variant for one workspace, and the measurement that chose it."""
 
     variant: str  # "persistent" or "tiled"
-    persistent_ms: float  # best timed search of each, ms
+    persistent_ms: float  # best timed search of persistent, and of tiled at its best horizon
     tiled_ms: float
     seconds: float  # wall time of the measuring search: tiled copy, untimed and timed runs
     searches: int  # the workspace's deep search (1-based) that measured
     spent_s: float = 0.0  # GPU time of auto's persistent searches before it
     expected_s: float = 0.0  # the expected cost of measuring that they had to reach
+    horizon: int = 0  # tiled's horizon that ran fastest (tiled runs at it when chosen)
+    tiled_ms_by_horizon: dict[int, float] = field(default_factory=dict)
 
 
 _choices: weakref.WeakKeyDictionary[Workspace, Choice] = weakref.WeakKeyDictionary()
@@ -96,10 +114,10 @@ def preparation(ws: Workspace) -> Choice | None:
     return _choices.get(ws)
 
 
-def decide(times_ms: dict[str, list[float]]) -> str:
-    """The variant with the smallest best time (persistent on a tie: no copy kept)."""
-    best = {name: min(times_ms[name]) for name in CANDIDATES}
-    return "tiled" if best["tiled"] < best["persistent"] else "persistent"
+def decide(times_ms: dict[tuple[str, int], list[float]]) -> tuple[str, int]:
+    """The arm (variant, horizon) with the smallest best time; on a tie persistent (no copy
+    kept), then the smaller horizon."""
+    return min(times_ms, key=lambda arm: (min(times_ms[arm]), arm[0] != "persistent", arm[1]))
 
 
 def _timed(ws: Workspace, call: Callable[[], tuple[Any, Any]]) -> tuple[float, tuple[Any, Any]]:
@@ -117,7 +135,7 @@ def run_auto(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any,
     choice = _choices.get(ws)
     if choice is not None:
         if choice.variant == "tiled":
-            return tiled.run_tiled(ws, source, want_parents), "tiled"
+            return tiled.run_tiled(ws, source, want_parents, horizon=choice.horizon), "tiled"
         return run_persistent(ws, source, want_parents), "persistent"
     if ws.g.n_vertices > 0 and due(ws):
         return measure(ws, source, want_parents)
@@ -209,20 +227,27 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
                               spent, expected or 0.0)
         return run_persistent(ws, source, want_parents), "persistent"
     relabel_module.keep_if_serving(ws)  # relabel="auto"'s rule, as relabel.chosen applies it
-    calls = {"persistent": lambda: run_persistent(ws, source, want_parents),
-             "tiled": lambda: tiled.run_tiled(ws, source, want_parents)}
-    for call in calls.values():
-        call()  # untimed: kernel loads, the copies' workspaces and buffers
-    times: dict[str, list[float]] = {name: [] for name in CANDIDATES}
-    results: dict[str, tuple[Any, Any]] = {}
+    def call(arm: tuple[str, int]) -> tuple[Any, Any]:
+        if arm[0] == "persistent":
+            return run_persistent(ws, source, want_parents)
+        return tiled.run_tiled(ws, source, want_parents, horizon=arm[1])
+
+    for arm in ARMS:
+        call(arm)  # untimed: kernel loads, the copies' workspaces and buffers
+    times: dict[tuple[str, int], list[float]] = {arm: [] for arm in ARMS}
+    results: dict[tuple[str, int], tuple[Any, Any]] = {}
     for _ in range(MEASURE_REPEATS):
-        for name in CANDIDATES:
-            ms, results[name] = _timed(ws, calls[name])
-            times[name].append(ms)
+        for arm in ARMS:
+            ms, results[arm] = _timed(ws, lambda arm=arm: call(arm))
+            times[arm].append(ms)
     winner = decide(times)
-    if winner == "persistent" and not had_copy:
+    tiled_best = {h: min(times[("tiled", h)]) for h in TILED_HORIZONS}
+    horizon = winner[1] if winner[0] == "tiled" else min(tiled_best,
+                                                         key=lambda h: (tiled_best[h], h))
+    if winner[0] == "persistent" and not had_copy:
         tiled.forget(ws, shift)
     cp.cuda.get_current_stream().synchronize()
-    _choices[ws] = Choice(winner, min(times["persistent"]), min(times["tiled"]),
-                          time.perf_counter() - started, at, spent, expected or 0.0)
-    return results[winner], winner
+    _choices[ws] = Choice(winner[0], min(times[("persistent", 0)]), tiled_best[horizon],
+                          time.perf_counter() - started, at, spent, expected or 0.0,
+                          horizon, tiled_best)
+    return results[winner], winner[0]

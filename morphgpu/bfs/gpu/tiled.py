@@ -93,6 +93,9 @@ CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whol
 # levels (0.75-1.2 us), which favour no horizon, still 13.8-14.3 / 18.8, 2.62 / 3.76,
 # 2.76-2.90 / 3.70, 5.97-6.28 / 9.91. (Local levels per tile 61 -> 18 on a grid with deleted
 # edges, for 3x the rounds.)
+# An explicit ``tiled`` search runs at HORIZON; ``auto`` measures tiled at each of
+# deep_choice.TILED_HORIZONS on the graph and runs the faster (grids and roads favour long
+# horizons, Delaunay graphs short ones: deep_choice's docstring has the figures).
 HORIZON = 16
 # Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
 # degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
