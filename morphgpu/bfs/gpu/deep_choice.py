@@ -39,6 +39,11 @@ grid-del 5000^2 26.13 / 24.60 / 22.76 / **22.02**, grid 4000^2 15.65 / 14.42 / 1
 fall (37 -> 30 on 1M) while tiles redo more levels on labels later rounds correct. So
 tiled runs at both ends, TILED_HORIZONS, in the measurement (the values between beat the
 better end only on road COL, by 1.1 %, where persistent was faster than either anyway).
+Shorter still loses on Delaunay graphs too (4 / 6 / 8 / 12: 1M 3.04 / 2.68 / 2.50 /
+**2.40**, 4M 6.36 / 5.56 / 5.23 / **5.08**). With the horizon measured, auto against an
+explicit ``tiled`` (horizon 16), same process: grid-del 1000^2 / 3000^2 / 5000^2 1.14 /
+1.13 / 1.12x (25M vertices: 3.20 -> 2.86 us per level), grid 4000^2 1.09x, Delaunay 1M /
+4M 1.05 / 1.12x; roads stay on persistent.
 
 How: build the tiled copy (which builds or reuses the locality-relabelled copy), run one
 untimed search of each arm (persistent, tiled at each of TILED_HORIZONS: kernel loads, the
