@@ -1,7 +1,7 @@
 """BFS speed: Graph500 TEPS and microseconds per level, with SciPy's time in the same run.
 
-    python benchmarks/bfs.py [--quick] [--big] [--graphs 'kron,grid2d'] [--roots N]
-        [--variants tiled] [--no-extras] [--before DIR] [--define NAME=VALUE]
+    python benchmarks/bfs.py [--quick] [--big] [--other-shapes] [--graphs 'kron,grid2d']
+        [--roots N] [--variants tiled] [--no-extras] [--before DIR] [--define NAME=VALUE]
         [--relabel-rows] [--tiled-rows] [--profile-levels N] [--json PATH]
 
 The one way to measure BFS speed. Conventions (Graph500's, so headline numbers compare with
@@ -61,6 +61,8 @@ published ones):
   scripts/bfs_deep_probe.py's, folded in.)
 - The run ends with a summary, one line per (graph, row): ms, us per level, x_persistent
   and the tiled counters.
+- ``--other-shapes`` runs, instead, road-like graphs the targets were not measured on: other
+  deletion rates, a 12000 x 800 strip, Delaunay 2M, and graphs with their ids shuffled.
 - ``--graphs`` takes parts of labels, and the short names of the deep probe: grid-4000,
   delaunay-1M, delaunay-4M, road-COL (any road NAME), grid-del-SIDE.
 
@@ -104,7 +106,7 @@ import road_like
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from morphgpu import backend, generators
+from morphgpu import backend, generators, reorder
 from morphgpu.bfs import bfs, graph500_check, variants
 from morphgpu.bfs.order import distances_from_fifo
 from morphgpu.csr import CSRGraph
@@ -155,8 +157,41 @@ def _delaunay(n: int, label: str) -> Case:
     return Case(f"delaunay {label}", "deep", lambda: road_like.delaunay(n, device="gpu"))
 
 
-def cases(quick: bool, big: bool = False) -> list[Case]:
-    """The graphs, in the order they run (the issue's targets first, the slow builds last)."""
+def _shuffled(label: str, build: Callable[[], CSRGraph]) -> Case:
+    """``build``'s graph with its vertex ids in a random order: a road network or a mesh
+    read from a file numbered by anything but locality."""
+    def make() -> CSRGraph:
+        g = build()
+        perm = np.random.default_rng(7).permutation(g.n_vertices)
+        return reorder.apply(g, perm)
+    return Case(f"{label} shuffled", "deep", make)
+
+
+def other_shapes() -> list[Case]:
+    """Road-like graphs whose shapes and sizes the targets were not measured on (--other-
+    shapes): other deletion rates, a long strip, a size between the Delaunay rows, and ids in
+    random order. They check that a gain holds off the issue's own rows."""
+    roads = harness.road_graph_thunks("gpu")
+    out = [
+        Case("grid-del 2500x2500 p.6", "deep",
+             lambda: road_like.grid_with_deletions(2500, 2500, keep=0.6, device="gpu")),
+        Case("grid-del 2500x2500 p.9", "deep",
+             lambda: road_like.grid_with_deletions(2500, 2500, keep=0.9, device="gpu")),
+        Case("grid-del 12000x800 p.75", "deep",
+             lambda: road_like.grid_with_deletions(12000, 800, keep=0.75, device="gpu")),
+        _delaunay(2_000_000, "2M"),
+        _shuffled("grid-del 2000x2000 p.75",
+                  lambda: road_like.grid_with_deletions(2000, 2000, keep=0.75, device="gpu")),
+    ]
+    out += [_shuffled(label, build) for label, build in roads[:1]]
+    return out
+
+
+def cases(quick: bool, big: bool = False, others: bool = False) -> list[Case]:
+    """The graphs, in the order they run (the issue's targets first, the slow builds last);
+    ``others``: only :func:`other_shapes`."""
+    if others:
+        return other_shapes()
     roads = harness.road_graph_thunks("gpu")
     if quick:
         return [
@@ -597,7 +632,7 @@ def run(args: Any, record: harness.Record) -> None:
     if _wanted("first call", wanted):
         bench_first_call(args, record)
     spin = _spin_kernel()
-    for case in cases(args.quick, args.big):
+    for case in cases(args.quick, args.big, args.other_shapes):
         if not _wanted(case.label, wanted):
             continue
         if time.perf_counter() > budget:
@@ -629,6 +664,9 @@ def run(args: Any, record: harness.Record) -> None:
 def _add_args(parser: Any) -> None:
     parser.add_argument("--big", action="store_true",
                         help="also the largest graphs (grid-del 6000x6000, Delaunay 9M)")
+    parser.add_argument("--other-shapes", action="store_true",
+                        help="instead of the issue's graphs, road-like graphs of other shapes, "
+                             "sizes and id orders (other_shapes())")
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds after the start when no further graph is started "
                              "(default 300, 60 with --quick)")

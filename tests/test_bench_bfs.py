@@ -213,3 +213,28 @@ def test_summary_lines(capsys):
     assert "2.000" in lines[2] and "367 36000/4514 16.1" in lines[2]
     assert "auto chose persistent (measured: persistent 2.44 / tiled 2.62 ms (horizon 32), " \
         "0.21 s; due after 8 searches)" in lines[3]
+
+
+def test_shuffled_case_is_the_same_graph_in_other_ids():
+    from scipy.sparse import csgraph  # noqa: PLC0415
+
+    base = road_like.grid_with_deletions(25, 20, keep=0.75, seed=2, device="cpu")
+    case = bench._shuffled("grid", lambda: base)
+    g = case.build()
+    assert case.label == "grid shuffled" and case.family == "deep"
+    assert g.n_vertices == base.n_vertices and g.n_edges == base.n_edges
+    assert bench.reorder.mean_edge_span(g) > 3 * bench.reorder.mean_edge_span(base)
+    # Same distances up to the relabelling: new vertex i is old vertex perm[i].
+    perm = np.random.default_rng(7).permutation(base.n_vertices)
+    as_matrix = [bench._scipy_matrix(x) for x in (base, g)]
+    old = csgraph.shortest_path(as_matrix[0], unweighted=True, indices=int(perm[0]))
+    new = csgraph.shortest_path(as_matrix[1], unweighted=True, indices=0)
+    assert np.array_equal(old[perm], new)
+
+
+def test_other_shapes_are_deep_and_new():
+    labels = [c.label for c in bench.other_shapes()]
+    issue_rows = {c.label for c in bench.cases(quick=False)}
+    assert labels and not issue_rows & set(labels)
+    assert all(c.family == "deep" for c in bench.other_shapes())
+    assert bench.cases(quick=False, others=True)[0].label == labels[0]
