@@ -11,6 +11,11 @@
 // about half its memory bandwidth (too few bytes outstanding per SM); four reach it.
 #define FP_UNROLL 4
 
+// Streaming loads (ld.global.cs, evict-first): the pass reads each word once, and the
+// caller's next kernel (a search) reuses what it leaves in L2. H200, 2026-11-29, bfs() on a
+// cupyx matrix against __ldg, 12 roots interleaved: Kronecker 22 1.07x, Kronecker 21 1.01x,
+// uniform 2^22 1.00x faster (benchmarks/results/2026-11-29-s28/s28-run7-*).
+
 __device__ __forceinline__ unsigned long long fp_term(unsigned long long w, unsigned long long k) {
     return mg::mix64(w + k * FP_WEYL);
 }
@@ -34,7 +39,7 @@ fingerprint_bytes(const unsigned char* __restrict__ bytes, unsigned long long n_
 #pragma unroll
         for (int i = 0; i < FP_UNROLL; ++i) {  // every load issued before any is used
             const unsigned long long k = base + (unsigned long long)i * FP_BLOCK;
-            w[i] = k < n_full ? __ldg(words + k) : 0;
+            w[i] = k < n_full ? __ldcs(words + k) : 0;
         }
 #pragma unroll
         for (int i = 0; i < FP_UNROLL; ++i) {
