@@ -85,6 +85,9 @@ def add_args(parser) -> None:
                         help=f"variables per sweep formula (default 1000000; {QUICK_N} "
                              "with --quick)")
     parser.add_argument("--sweep-seeds", type=int, default=3, help="seeds per ratio")
+    parser.add_argument("--sweep-first-seed", type=int, default=0,
+                        help="the sweep's first seed (seeds first, first + 1, ...): to add "
+                             "seeds to an earlier sweep")
     parser.add_argument("--sweep-k", default="3,4,5,6", help="the K of the sweep, as 3,4")
     parser.add_argument("--sweep-ratios", default=None,
                         help="these ratios instead of each K's SWEEP_RATIOS, as 9.7,9.8")
@@ -340,7 +343,7 @@ def _sweep(args, record, device: str) -> None:
         for ratio in ratios:
             kinds: dict[str, int] = {}
             times = []
-            for seed in range(args.sweep_seeds):
+            for seed in range(args.sweep_first_seed, args.sweep_first_seed + args.sweep_seeds):
                 formula = sp.random_ksat(n, k, ratio=ratio, seed=seed)
                 read = pandas_read = float("nan")
                 if not args.sweep_no_file:
