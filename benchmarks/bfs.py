@@ -157,13 +157,18 @@ def _delaunay(n: int, label: str) -> Case:
     return Case(f"delaunay {label}", "deep", lambda: road_like.delaunay(n, device="gpu"))
 
 
+def shuffled_ids(n: int) -> np.ndarray:
+    """The fixed random order of ``n`` ids that the shuffled cases use (new id i is old id
+    ``shuffled_ids(n)[i]``, :func:`reorder.apply`'s convention)."""
+    return np.random.default_rng(7).permutation(n)
+
+
 def _shuffled(label: str, build: Callable[[], CSRGraph]) -> Case:
     """``build``'s graph with its vertex ids in a random order: a road network or a mesh
     read from a file numbered by anything but locality."""
     def make() -> CSRGraph:
         g = build()
-        perm = np.random.default_rng(7).permutation(g.n_vertices)
-        return reorder.apply(g, perm)
+        return reorder.apply(g, shuffled_ids(g.n_vertices))
     return Case(f"{label} shuffled", "deep", make)
 
 
