@@ -136,16 +136,16 @@ class Case:
     target_ms: float | None = None  # the issue's target for the mean time per search
 
 
-def _kron(scale: int) -> Case:
-    return Case(f"kron {scale} ef16", "wide",
-                lambda: generators.kronecker(scale, 16, device="gpu"),
-                input_degrees=lambda: road_like.kronecker_input_degrees(scale, 16,
+def _kron(scale: int, edge_factor: int = 16) -> Case:
+    return Case(f"kron {scale} ef{edge_factor}", "wide",
+                lambda: generators.kronecker(scale, edge_factor, device="gpu"),
+                input_degrees=lambda: road_like.kronecker_input_degrees(scale, edge_factor,
                                                                         device="gpu"))
 
 
-def _uniform(scale: int) -> Case:
-    return Case(f"uniform 2^{scale} deg16", "wide",
-                lambda: road_like.uniform_random(1 << scale, 16, device="gpu"))
+def _uniform(scale: int, degree: int = 16) -> Case:
+    return Case(f"uniform 2^{scale} deg{degree}", "wide",
+                lambda: road_like.uniform_random(1 << scale, degree, device="gpu"))
 
 
 def _grid_deleted(side: int) -> Case:
@@ -173,9 +173,10 @@ def _shuffled(label: str, build: Callable[[], CSRGraph]) -> Case:
 
 
 def other_shapes() -> list[Case]:
-    """Road-like graphs whose shapes and sizes the targets were not measured on (--other-
-    shapes): other deletion rates, a long strip, a size between the Delaunay rows, and ids in
-    random order. They check that a gain holds off the issue's own rows."""
+    """Graphs whose shapes and sizes the targets were not measured on (--other-shapes):
+    road-like ones with other deletion rates, a long strip, a size between the Delaunay
+    rows, ids in random order; wide ones of other sizes and degrees. They check that a gain
+    holds off the issue's own rows."""
     roads = harness.road_graph_thunks("gpu")
     out = [
         Case("grid-del 2500x2500 p.6", "deep",
@@ -189,6 +190,7 @@ def other_shapes() -> list[Case]:
                   lambda: road_like.grid_with_deletions(2000, 2000, keep=0.75, device="gpu")),
     ]
     out += [_shuffled(label, build) for label, build in roads[:1]]
+    out += [_uniform(21, 32), _uniform(23, 8), _kron(20, 32), _kron(23, 8)]
     return out
 
 

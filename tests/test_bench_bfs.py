@@ -232,9 +232,20 @@ def test_shuffled_case_is_the_same_graph_in_other_ids():
     assert np.array_equal(old[perm], new)
 
 
-def test_other_shapes_are_deep_and_new():
+def test_other_shapes_are_new_and_cover_both_families():
     labels = [c.label for c in bench.other_shapes()]
     issue_rows = {c.label for c in bench.cases(quick=False)}
     assert labels and not issue_rows & set(labels)
-    assert all(c.family == "deep" for c in bench.other_shapes())
+    assert {c.family for c in bench.other_shapes()} == {"deep", "wide"}
     assert bench.cases(quick=False, others=True)[0].label == labels[0]
+
+
+def test_wide_shapes_have_their_degree():
+    assert bench._uniform(10, 8).label == "uniform 2^10 deg8"
+    assert bench._kron(10, 8).label == "kron 10 ef8"
+    # What the labels promise, from the generators the cases call (on the CPU here): G(n, m)
+    # of mean degree 8, and n * edge_factor Kronecker tuples, each counted at both ends.
+    g = road_like.uniform_random(1 << 10, 8, device="cpu")
+    assert g.indices.size == 8 * (1 << 10)
+    degrees = road_like.kronecker_input_degrees(10, 8, device="cpu")
+    assert 0.99 * 2 * 8 * (1 << 10) <= int(degrees.sum()) <= 2 * 8 * (1 << 10)

@@ -135,12 +135,28 @@ using namespace mg::traversal;
 
 // The first loop position of this block over a queue, and the entry its thread takes at
 // loop position `base` (steps of gridDim.x * BLOCK; block-uniform trip counts either way).
-__device__ __forceinline__ i64 queue_start() {
-    return MG_BFS_SPREAD_QUEUE ? 0 : (i64)blockIdx.x * MG_BFS_BLOCK;
+// `width` entries per block and step (deal_width); a thread past it takes none.
+__device__ __forceinline__ i64 queue_start(i64 width) {
+    return MG_BFS_SPREAD_QUEUE ? 0 : (i64)blockIdx.x * width;
 }
 __device__ __forceinline__ i64 queue_index(i64 base) {
     return MG_BFS_SPREAD_QUEUE ? base + (i64)threadIdx.x * gridDim.x + blockIdx.x
                                : base + threadIdx.x;
+}
+// MG_BFS_EVEN_DEAL: a queue shorter than the grid's threads is dealt out evenly, about
+// n_queue / gridDim.x entries per block, instead of in runs of BLOCK that leave the last
+// blocks without work (uniform 2^22's widest top-down level: 79k vertices of 16 edges on
+// 155 of 264 blocks, each gathering its 8k edges in 16 dependent passes).
+#ifndef MG_BFS_BU_QUEUE_CAP
+#define MG_BFS_BU_QUEUE_CAP 0
+#endif
+#ifndef MG_BFS_EVEN_DEAL
+#define MG_BFS_EVEN_DEAL 0
+#endif
+__device__ __forceinline__ i64 deal_width(i64 n_queue) {
+    if (!MG_BFS_EVEN_DEAL || MG_BFS_SPREAD_QUEUE) return MG_BFS_BLOCK;
+    const i64 share = (n_queue + gridDim.x - 1) / gridDim.x;
+    return share < MG_BFS_BLOCK ? share : MG_BFS_BLOCK;
 }
 
 constexpr int BLOCK = MG_BFS_BLOCK;
@@ -221,7 +237,8 @@ __device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i6
 }
 
 // Block-wide. Lists the thread's vertices chunk + s * stride + threadIdx.x for the bits s
-// of `found` in `queue` (when write_queue; they are counted in next->vertices either way)
+// of `found` in `queue` at slots below queue_cap (all of them are counted in
+// next->vertices; queue_cap 0: no queue)
 // and those of `hub` in hub_out, with ONE reservation per block for both lists: a prefix
 // sum of the packed counts (a thread's are <= 64, a block's < 2^32) and two independent
 // atomics. (Reserving at every grid step, reserve_two, cost two __syncthreads and a global
@@ -231,7 +248,7 @@ __device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i6
 // out entry by entry (MG_BFS_SPREAD_QUEUE).
 template <int BLOCK>
 __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* queue,
-                          bool write_queue, vid_t* hub_out, FrontierStats* next) {
+                          i64 queue_cap, vid_t* hub_out, FrontierStats* next) {
     __shared__ u64 block_base[2];
     const u64 packed = ((u64)__popcll(found) << 32) | (u64)__popcll(hub);
     u64 total;
@@ -244,10 +261,12 @@ __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* que
     __syncthreads();
     i64 slot = (i64)(block_base[0] + (offset >> 32));
     i64 hub_slot = (i64)(block_base[1] + (offset & 0xffffffffull));
+    const bool write_queue = slot < queue_cap;
     for (u64 bits = write_queue ? found : hub; bits != 0ull; bits &= bits - 1ull) {
         const int s = __ffsll((long long)bits) - 1;
         const vid_t v = (vid_t)(chunk + s * stride + threadIdx.x);
-        if (write_queue) queue[slot++] = v;
+        if (write_queue && slot < queue_cap) queue[slot] = v;
+        ++slot;
         if ((hub >> s) & 1ull) hub_out[hub_slot++] = v;
     }
     __syncthreads();  // block_base is rewritten by the next call
@@ -261,7 +280,7 @@ __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* que
 template <int BLOCK, typename Cache>
 __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
                                   vid_t* parent, i64 end, int level, const Cache* cache,
-                                  vid_t* queue, bool write_queue, vid_t* hub_out,
+                                  vid_t* queue, i64 queue_cap, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0;
@@ -291,7 +310,7 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
                         << t;
         }
         const u64 hub = found_degrees(adj, labelled, chunk, stride, hub_degree, &edges);
-        list_found<BLOCK>(labelled, hub, chunk, stride, queue, write_queue, hub_out, next);
+        list_found<BLOCK>(labelled, hub, chunk, stride, queue, queue_cap, hub_out, next);
     }
     i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -299,7 +318,7 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
 }
 
 // Block-wide. Phase B without the frontier bitmap: lists the vertices labelled `level`
-// (in `queue` when write_queue, always counted in next->vertices), the hubs among them in
+// (in `queue` below queue_cap, always counted in next->vertices), the hubs among them in
 // hub_out, and sums their out-degrees. queue_from_status reserves slots at every grid
 // step (per step: a label load, the degree loads, two __syncthreads and a global atomic
 // round trip by thread 0), which made the scan a chain of ~50 round trips per thread on
@@ -308,7 +327,7 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
 // with one reservation per block (list_found).
 template <int BLOCK>
 __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, int level,
-                                  vid_t* queue, bool write_queue, vid_t* hub_out,
+                                  vid_t* queue, i64 queue_cap, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0;
@@ -327,7 +346,7 @@ __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, 
                 if (label[t] == level) in |= 1ull << (s0 + t);
         }
         const u64 hub = found_degrees(adj, in, chunk, stride, hub_degree, &edges);
-        list_found<BLOCK>(in, hub, chunk, stride, queue, write_queue, hub_out, next);
+        list_found<BLOCK>(in, hub, chunk, stride, queue, queue_cap, hub_out, next);
     }
     i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -440,11 +459,21 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #endif
         // A top-down level may follow unless Enterprise's one-way switch has happened.
         const bool keep_queue = rule == RULE_TOP_DOWN || rule == RULE_BEAMER || !bottom_up;
+        // The slots of frontier L + 1 that a later level can read. After a bottom-up level
+        // under Beamer's rule only a frontier below n / beta sends the search back to
+        // top-down, and then it fits below ceil(n / beta); a wider one is never read as a
+        // queue (MG_BFS_BU_QUEUE_CAP: uniform 2^22's widest bottom-up level finds 3M).
+        i64 queue_cap = keep_queue && rule != RULE_BOTTOM_UP ? n : 0;
+        if (MG_BFS_BU_QUEUE_CAP && bottom_up && rule == RULE_BEAMER) {
+            const double bound = (double)n / beta;
+            if (bound >= 0.0 && bound < (double)n) queue_cap = (i64)ceil(bound);
+        }
         bool fused = bottom_up && fuse_bottom_up;
         vid_t* written_queue = queue;  // where this level's frontier L + 1 goes
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
             const i64 n_queue = (i64)frontier.vertices;
+            const i64 width = deal_width(n_queue);
             // The frontier's hubs (degree > hub_degree, listed in hub_queue by the same
             // queue generation that wrote the queue) go to the whole grid at once when
             // they fit the flat table; the queue's other rows to expand_gather.
@@ -461,10 +490,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
                                             hubs_of(level + 1), &next->hubs, &edges};
-                for (i64 base = queue_start(); base < n_queue;
-                     base += (i64)gridDim.x * BLOCK) {
+                for (i64 base = queue_start(width); base < n_queue;
+                     base += (i64)gridDim.x * width) {
                     const i64 i = queue_index(base);
-                    const bool has = i < n_queue;
+                    const bool has = i < n_queue && threadIdx.x < width;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
                     expand_gather<BLOCK>(gather, adj, has, v, claim);
                 }
@@ -475,10 +504,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 if (flat)
                     expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
                                                               hubs_of(level), n_hubs, visit);
-                for (i64 base = queue_start(); base < n_queue;
-                     base += (i64)gridDim.x * BLOCK) {
+                for (i64 base = queue_start(width); base < n_queue;
+                     base += (i64)gridDim.x * width) {
                     const i64 i = queue_index(base);
-                    bool has = i < n_queue;
+                    bool has = i < n_queue && threadIdx.x < width;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
                     if (flat && has) has = adj.degree(v) <= hub_degree;
                     expand_gather<BLOCK>(gather, adj, has, v, visit);
@@ -492,7 +521,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
             if (fused) {
                 bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level,
-                                         c, queue, keep_queue && rule != RULE_BOTTOM_UP,
+                                         c, queue, queue_cap,
                                          hubs_of(level + 1), next, hub_degree);
             } else if (warp_bottom_up) {
                 // Whole warps per step (the warp phase needs every lane): the warp's first
@@ -522,8 +551,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                                          keep_queue && rule != RULE_BOTTOM_UP,
                                          hubs_of(level + 1), frontier_bits, warp_reserve != 0);
             else
-                queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue,
-                                         keep_queue && rule != RULE_BOTTOM_UP,
+                queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue, queue_cap,
                                          hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
