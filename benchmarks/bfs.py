@@ -190,7 +190,7 @@ def other_shapes() -> list[Case]:
                   lambda: road_like.grid_with_deletions(2000, 2000, keep=0.75, device="gpu")),
     ]
     out += [_shuffled(label, build) for label, build in roads[:1]]
-    out += [_uniform(21, 32), _uniform(23, 8), _kron(20, 32), _kron(23, 8)]
+    out += [_uniform(21, 32), _uniform(23, 8), _kron(20, 32), _kron(23, 16)]
     return out
 
 

@@ -552,6 +552,39 @@ def test_gpu_direction_relabelled(variant, options, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("relabel", [False, True])
+@pytest.mark.parametrize("beta", [1.0, 1.5, 3.0, 18.0, 300.0, 1e9])
+def test_gpu_beamer_returns_to_top_down_at_any_beta(beta, relabel, monkeypatch):
+    """After a bottom-up level, Beamer's rule goes back to top-down when the frontier holds
+    fewer than n / beta vertices, and that level reads the queue the bottom-up level wrote,
+    which lists only its first ceil(n / beta) entries (kernels/direction.cu). With beta from
+    1 (the whole frontier listed) to far above n (none), every level's frontier lands on
+    either side of the cap somewhere; distances equal SciPy's and parents pass Graph500's
+    checks from sources in the core, on its rim and in a small component."""
+    from morphgpu import generators  # noqa: PLC0415
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+    from morphgpu.bfs.gpu import direction  # noqa: PLC0415
+
+    monkeypatch.setattr(direction, "BETA", beta)
+    core = generators.kronecker(12, 16, seed=3, device="cpu")
+    n = core.n_vertices
+    # A path of 40 vertices hung on vertex 0 and a separate triangle: deep tails after the
+    # wide levels, and a component the search never reaches.
+    src = np.concatenate([np.repeat(np.arange(n), np.diff(core.indptr)), [0],
+                          np.arange(n, n + 39), [n + 40, n + 41, n + 42]])
+    dst = np.concatenate([core.indices, [n], np.arange(n + 1, n + 40),
+                          [n + 41, n + 42, n + 40]])
+    g = CSRGraph.from_edges(src, dst, n_vertices=n + 43, symmetrize=True)
+    degrees = np.diff(g.indptr)
+    for source in (int(np.argmax(degrees)), int(np.flatnonzero(degrees == 1)[0]), n + 20,
+                   n + 41):
+        dist, parent, _ = gpu.run(g.to("gpu"), source, variant="beamer", want_parents=True,
+                                  relabel=relabel)
+        np.testing.assert_array_equal(dist.get(), scipy_distances(g, source))
+        graph500_check(g.indptr, g.indices, source, dist.get(), parent.get())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("relabel", [False, True])
 @pytest.mark.parametrize("variant", ["auto", "beamer", "direction-optimizing", "bottom-up"])
 def test_gpu_direction_prepared_bfs(variant, relabel, monkeypatch):
     """bfs()'s prepared path (from the second call on a GPU CSRGraph with one variant):

@@ -135,28 +135,12 @@ using namespace mg::traversal;
 
 // The first loop position of this block over a queue, and the entry its thread takes at
 // loop position `base` (steps of gridDim.x * BLOCK; block-uniform trip counts either way).
-// `width` entries per block and step (deal_width); a thread past it takes none.
-__device__ __forceinline__ i64 queue_start(i64 width) {
-    return MG_BFS_SPREAD_QUEUE ? 0 : (i64)blockIdx.x * width;
+__device__ __forceinline__ i64 queue_start() {
+    return MG_BFS_SPREAD_QUEUE ? 0 : (i64)blockIdx.x * MG_BFS_BLOCK;
 }
 __device__ __forceinline__ i64 queue_index(i64 base) {
     return MG_BFS_SPREAD_QUEUE ? base + (i64)threadIdx.x * gridDim.x + blockIdx.x
                                : base + threadIdx.x;
-}
-// MG_BFS_EVEN_DEAL: a queue shorter than the grid's threads is dealt out evenly, about
-// n_queue / gridDim.x entries per block, instead of in runs of BLOCK that leave the last
-// blocks without work (uniform 2^22's widest top-down level: 79k vertices of 16 edges on
-// 155 of 264 blocks, each gathering its 8k edges in 16 dependent passes).
-#ifndef MG_BFS_BU_QUEUE_CAP
-#define MG_BFS_BU_QUEUE_CAP 0
-#endif
-#ifndef MG_BFS_EVEN_DEAL
-#define MG_BFS_EVEN_DEAL 0
-#endif
-__device__ __forceinline__ i64 deal_width(i64 n_queue) {
-    if (!MG_BFS_EVEN_DEAL || MG_BFS_SPREAD_QUEUE) return MG_BFS_BLOCK;
-    const i64 share = (n_queue + gridDim.x - 1) / gridDim.x;
-    return share < MG_BFS_BLOCK ? share : MG_BFS_BLOCK;
 }
 
 constexpr int BLOCK = MG_BFS_BLOCK;
@@ -462,9 +446,13 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         // The slots of frontier L + 1 that a later level can read. After a bottom-up level
         // under Beamer's rule only a frontier below n / beta sends the search back to
         // top-down, and then it fits below ceil(n / beta); a wider one is never read as a
-        // queue (MG_BFS_BU_QUEUE_CAP: uniform 2^22's widest bottom-up level finds 3M).
+        // queue, so its entries past that are not written. (Uniform 2^22's widest bottom-up
+        // level finds 3.1M vertices, 13x the cap. H200, 32 roots, one process, against
+        // writing them all: uniform 2^22 / 2^21 deg 32 / 2^23 deg 8 1.063x / 1.024x /
+        // 1.072x, Kronecker 21 / 22 1.042x / 1.071x, Kronecker 20 ef32 / 23 ef8 1.002x /
+        // 1.079x faster.)
         i64 queue_cap = keep_queue && rule != RULE_BOTTOM_UP ? n : 0;
-        if (MG_BFS_BU_QUEUE_CAP && bottom_up && rule == RULE_BEAMER) {
+        if (bottom_up && rule == RULE_BEAMER) {
             const double bound = (double)n / beta;
             if (bound >= 0.0 && bound < (double)n) queue_cap = (i64)ceil(bound);
         }
@@ -473,7 +461,6 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
             const i64 n_queue = (i64)frontier.vertices;
-            const i64 width = deal_width(n_queue);
             // The frontier's hubs (degree > hub_degree, listed in hub_queue by the same
             // queue generation that wrote the queue) go to the whole grid at once when
             // they fit the flat table; the queue's other rows to expand_gather.
@@ -490,10 +477,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
                                             hubs_of(level + 1), &next->hubs, &edges};
-                for (i64 base = queue_start(width); base < n_queue;
-                     base += (i64)gridDim.x * width) {
+                for (i64 base = queue_start(); base < n_queue;
+                     base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
-                    const bool has = i < n_queue && threadIdx.x < width;
+                    const bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
                     expand_gather<BLOCK>(gather, adj, has, v, claim);
                 }
@@ -504,10 +491,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 if (flat)
                     expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
                                                               hubs_of(level), n_hubs, visit);
-                for (i64 base = queue_start(width); base < n_queue;
-                     base += (i64)gridDim.x * width) {
+                for (i64 base = queue_start(); base < n_queue;
+                     base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
-                    bool has = i < n_queue && threadIdx.x < width;
+                    bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
                     if (flat && has) has = adj.degree(v) <= hub_degree;
                     expand_gather<BLOCK>(gather, adj, has, v, visit);
