@@ -126,6 +126,9 @@
 // in id order, and a degree-relabelled graph (gpu.RELABEL) numbers its hubs first, which
 // put a level's heaviest rows on the first blocks (expand_gather gives a hub to the block
 // that holds it).
+#ifndef MG_BFS_CLAIM_READ
+#define MG_BFS_CLAIM_READ 1
+#endif
 #ifndef MG_BFS_SPREAD_QUEUE
 #define MG_BFS_SPREAD_QUEUE 0
 #endif
@@ -176,9 +179,10 @@ struct ClaimCountVisit {
     vid_t* hub_out;
     u64* hub_tail;
     i64* edges;  // the calling thread's running sum
+    bool read_first;  // claim_label's filter (MG_BFS_CLAIM_READ)
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
-        const bool mine = claim_label(dist, dst, next_level);
+        const bool mine = claim_label(dist, dst, next_level, read_first);
         if (mine) {
             if (parent) parent[dst] = src;
             const i64 degree = adj.degree(dst);
@@ -474,9 +478,15 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             if (fused) {
                 written_queue = cur_queue == queue ? queue_b : queue;
                 i64 edges = 0;
+                // MG_BFS_CLAIM_READ: 1 read every label before its claim, 0 never, 2 only
+                // while most vertices are labelled (a random edge's end is then likely
+                // visited, and the read spares the atomic).
+                const bool read_first = MG_BFS_CLAIM_READ == 1 ||
+                                        (MG_BFS_CLAIM_READ == 2 && 2 * visited > n);
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
-                                            hubs_of(level + 1), &next->hubs, &edges};
+                                            hubs_of(level + 1), &next->hubs, &edges,
+                                            read_first};
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
