@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from morphgpu import generators, reorder
-from morphgpu.bfs import bfs
+from morphgpu.bfs import bfs, variants
 from morphgpu.bfs.gpu import deep_choice, relabel, tiled
 from morphgpu.csr import CSRGraph
 
@@ -58,6 +58,7 @@ class _FakeWorkspace:
 
     def __init__(self, search_ms: float = 10.0) -> None:
         self.g = SimpleNamespace(n_vertices=100)
+        self.shallow = False  # its first search read as deep (note_shape's tests below)
         stream = SimpleNamespace(synchronize=lambda: None)
 
         def event():
@@ -194,6 +195,74 @@ def _cheap_measuring(monkeypatch) -> None:
     that builds the relabelled copy (the third), so the GPU tests stay short."""
     monkeypatch.setattr(deep_choice, "expected_cost",
                         lambda ws: None if relabel.preparation(ws) is None else 1e-9)
+
+
+# --- deep by degrees, wide by the first search -------------------------------------------
+
+
+def _labels(level_sizes: list[int], unreached: int = 0) -> np.ndarray:
+    return np.array([lvl for lvl, size in enumerate(level_sizes) for _ in range(size)]
+                    + [-1] * unreached, dtype=np.int32)
+
+
+@pytest.mark.parametrize(("sizes", "shallow"), [
+    ([1, 8, 60, 500, 4000, 30000, 90000, 6000, 40], True),  # a random graph's levels
+    ([1] + [deep_choice.ENTER_LOCAL] * 12, False),  # few levels, but one block takes each
+    ([1, 10, 100, 3000] + [2 * deep_choice.ENTER_LOCAL] * 8, True),
+    ([1, 100, 20000, 90000] + [5000] * 9, True),  # 13 levels: under ALPHA = 14
+    ([1, 100, 20000, 90000] + [5000] * 10, False),  # 14: Beamer's rule may not switch
+    ([3] * 400, False),  # a road network's many narrow levels
+    ([1], False)])
+def test_note_shape_reads_levels_and_widths(sizes, shallow):
+    assert variants.ALPHA == 14.0  # the cases' level counts sit on both sides of it
+    ws = SimpleNamespace(shallow=None)
+    deep_choice.note_shape(ws, _labels(sizes, unreached=50_000))
+    assert ws.shallow is shallow
+
+
+def test_the_first_deep_search_is_read_then_auto_runs_beamer(monkeypatch):
+    """auto's first deep search runs persistent and is read; where it was shallow and wide
+    the graph's later auto searches are beamer's (gpu.choose), else deep_choice goes on as
+    before (persistent, counted)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    wide = _labels([1, 20, 3000, 90000, 200000, 9000])
+    narrow = _labels([4] * 300)
+    for labels, expected in ((wide, "beamer"), (narrow, "persistent")):
+        calls: list[int] = []
+        monkeypatch.setattr(deep_choice, "_run_counted",
+                            lambda ws, s, p, labels=labels, calls=calls:
+                            calls.append(s) or (labels, None))
+        ws = SimpleNamespace(shallow=None, g=SimpleNamespace(n_vertices=labels.size),
+                             n_edges=6 * labels.size, max_degree=12)
+        assert gpu.choose(ws, "auto") == "persistent"
+        out, name = deep_choice.run_auto(ws, 5, False)
+        assert name == "persistent" and out[0] is labels and calls == [5]
+        assert ws.shallow is (expected == "beamer")
+        assert gpu.choose(ws, "auto") == expected
+        assert gpu.choose(ws, "persistent") == "persistent"  # explicit names stay
+
+
+@pytest.mark.gpu
+def test_gpu_random_graph_of_low_degree_runs_beamer_after_its_first_search():
+    """G(2^17, 2^19) (mean degree 8, so deep by its degrees: variants.py) has ~10 levels of
+    up to ~50k vertices: its second auto search runs beamer; a grid stays deep. Every search
+    exact."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    random_graph = generators.gnm(1 << 17, 1 << 19, seed=4, device="cpu")
+    grid = generators.grid2d(150, 120, device="cpu")
+    for host, later in ((random_graph, "beamer"), (grid, "persistent")):
+        g = host.to("gpu")
+        ran = []
+        for source in (0, 77, 12345):
+            result = bfs(g, source, device="gpu", predecessors=True)
+            np.testing.assert_array_equal(
+                result.distances.get(),
+                _distances(host.indptr, host.indices, host.n_vertices, source))
+            ran.append(result.variant)
+        assert ran == ["persistent", later, later]
+        assert gpu.workspace(g).shallow is (later == "beamer")
 
 
 @pytest.mark.gpu

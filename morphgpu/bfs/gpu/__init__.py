@@ -56,7 +56,9 @@ def choose(ws: Workspace, variant: str) -> str:
     if variant != "auto":
         return variant
     mean = ws.n_edges / max(ws.g.n_vertices, 1)
-    return variants.auto_gpu_from_stats(mean, ws.max_degree)
+    name = variants.auto_gpu_from_stats(mean, ws.max_degree)
+    # Low degrees, but the first search found few, wide levels (deep_choice.note_shape).
+    return "beamer" if name == "persistent" and ws.shallow else name
 
 
 def _run_layouts(ws: Workspace, source: int, want_parents: bool, *, name: str) -> Any:

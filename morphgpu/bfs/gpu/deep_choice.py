@@ -62,6 +62,17 @@ to one CSRGraph object, and a graph made from a changed matrix (graph_cache) is 
 object with a new workspace, so a changed graph never meets an old decision. The
 DynamicGraph path (variants.auto_dynamic) stays on ``persistent``: ``tiled`` needs a CSR.
 An explicit ``variant="persistent"`` or ``"tiled"`` never comes here.
+
+Deep by its degrees, wide by its search. The degree rule (variants.py) also sends here
+graphs of low degree whose searches are shallow: a random graph of mean degree 8 has 12
+levels at 8M vertices, where persistent took 2.4x beamer's time (H200, session 29, G(2^23,
+2^25): 2.65 against 1.10 ms). So the graph's first deep search is read (:func:`note_shape`,
+two reductions over its labels) and auto runs ``beamer`` from then on where it had fewer
+than ALPHA levels (Beamer's rule: the largest level then holds more than 1/ALPHA of the
+reached edges, and his rule goes bottom-up when a level's edges pass the unexplored ones
+/ ALPHA) whose mean frontier is more than persistent's one-block mode takes
+(persistent.ENTER_LOCAL: below it persistent runs without grid barriers). Roads, grids and
+meshes have hundreds of levels and more.
 """
 
 from __future__ import annotations
@@ -72,9 +83,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import variants
 from . import relabel as relabel_module
 from . import tiled
-from .persistent import run_persistent
+from .persistent import ENTER_LOCAL, run_persistent
 from .workspace import Workspace
 
 CANDIDATES = ("persistent", "tiled")
@@ -135,8 +147,19 @@ def _timed(ws: Workspace, call: Callable[[], tuple[Any, Any]]) -> tuple[float, t
     return float(ws.cp.cuda.get_elapsed_time(start, end)), out
 
 
+def note_shape(ws: Workspace, labels: Any) -> None:
+    """Sets ``ws.shallow`` from one search's labels (the module's docstring says why)."""
+    levels = int(labels.max()) + 1
+    reached = int((labels >= 0).sum())
+    ws.shallow = levels < variants.ALPHA and reached > ENTER_LOCAL * levels
+
+
 def run_auto(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, Any], str]:
     """auto's deep search on ``ws``: ((labels, parents or None), the variant that ran)."""
+    if ws.shallow is None and ws.g.n_vertices > 0:
+        out = _run_counted(ws, source, want_parents)
+        note_shape(ws, out[0])
+        return out, "persistent"
     choice = _choices.get(ws)
     if choice is not None:
         if choice.variant == "tiled":

@@ -73,6 +73,9 @@ class Workspace:
         # bfs()'s resolved searches by variant name: (the variant that runs, a callable
         # (source, want_parents) -> (labels, parents, figures)); see gpu.search.
         self.searches: dict[str, tuple[str, Any]] = {}
+        # auto's reading of the graph's first deep search (deep_choice.note_shape): None
+        # before it, True where that search was shallow and wide (auto then runs beamer).
+        self.shallow: bool | None = None
         # the persistent runners' prepared calls, by option set
         self._launches: dict[tuple[Any, ...], Any] = {}
         self.persistent_calls = 0

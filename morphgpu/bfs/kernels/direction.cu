@@ -99,6 +99,13 @@
 // (claims over the hubs' long rows instead of the scan of all n labels) was measured and
 // removed (MG_BFS_FUSED_FLAT; Kronecker 21, H200: the scan it saved, ~8 us, went to the
 // claims' atomics over the hubs' rows, and whole calls were no faster).
+// Fused claims read the label before the atomicCAS (claim_label). Claiming without the
+// read, always or only while fewer than half the vertices are labelled, was measured and
+// removed (H200, 64 / 16 roots, one process): uniform 2^21 deg 32 1.26x / 1.10x faster,
+// but uniform 2^22 deg 16 0.88x / 0.89x and 2^23 deg 8 0.82x / 0.82x, Kronecker equal.
+// Dealing a top-down queue shorter than the grid out evenly over the blocks (instead of
+// BLOCK entries each, which leaves blocks idle) was equal or slower everywhere (uniform
+// 2^22 0.997x, Kronecker 21 / 22 0.99x / 1.00x).
 // Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
 // batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before finishing
 // its row alone (adopt_parents_batch in traversal/bottom_up.cuh). 2 x 1 measured best
@@ -126,9 +133,6 @@
 // in id order, and a degree-relabelled graph (gpu.RELABEL) numbers its hubs first, which
 // put a level's heaviest rows on the first blocks (expand_gather gives a hub to the block
 // that holds it).
-#ifndef MG_BFS_CLAIM_READ
-#define MG_BFS_CLAIM_READ 1
-#endif
 #ifndef MG_BFS_SPREAD_QUEUE
 #define MG_BFS_SPREAD_QUEUE 0
 #endif
@@ -179,10 +183,9 @@ struct ClaimCountVisit {
     vid_t* hub_out;
     u64* hub_tail;
     i64* edges;  // the calling thread's running sum
-    bool read_first;  // claim_label's filter (MG_BFS_CLAIM_READ)
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
-        const bool mine = claim_label(dist, dst, next_level, read_first);
+        const bool mine = claim_label(dist, dst, next_level);
         if (mine) {
             if (parent) parent[dst] = src;
             const i64 degree = adj.degree(dst);
@@ -478,15 +481,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             if (fused) {
                 written_queue = cur_queue == queue ? queue_b : queue;
                 i64 edges = 0;
-                // MG_BFS_CLAIM_READ: 1 read every label before its claim, 0 never, 2 only
-                // while most vertices are labelled (a random edge's end is then likely
-                // visited, and the read spares the atomic).
-                const bool read_first = MG_BFS_CLAIM_READ == 1 ||
-                                        (MG_BFS_CLAIM_READ == 2 && 2 * visited > n);
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
-                                            hubs_of(level + 1), &next->hubs, &edges,
-                                            read_first};
+                                            hubs_of(level + 1), &next->hubs, &edges};
                 for (i64 base = queue_start(); base < n_queue;
                      base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);

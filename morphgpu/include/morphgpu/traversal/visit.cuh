@@ -16,11 +16,9 @@
 namespace mg {
 namespace traversal {
 
-// read_first: the plain read first filters visited vertices without an atomic, at the
-// price of a second dependent round trip for an unvisited one.
-__device__ __forceinline__ bool claim_label(int* dist, vid_t v, int next_level,
-                                            bool read_first = true) {
-    if (read_first && load_volatile(dist + v) != -1) return false;
+__device__ __forceinline__ bool claim_label(int* dist, vid_t v, int next_level) {
+    // The plain read first filters most visited vertices without an atomic.
+    if (load_volatile(dist + v) != -1) return false;
     return atomicCAS(dist + v, -1, next_level) == -1;
 }
 
