@@ -454,7 +454,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         // under Beamer's rule only a frontier below n / beta sends the search back to
         // top-down, and then it fits below ceil(n / beta); a wider one is never read as a
         // queue, so its entries past that are not written. (Uniform 2^22's widest bottom-up
-        // level finds 3.1M vertices, 13x the cap. H200, 32 roots, one process, against
+        // level finds 3.1M vertices, 13x the cap. H200, 16-32 roots, one process, against
         // writing them all: uniform 2^22 / 2^21 deg 32 / 2^23 deg 8 1.063x / 1.024x /
         // 1.072x, Kronecker 21 / 22 1.042x / 1.071x, Kronecker 20 ef32 / 23 ef8 1.002x /
         // 1.079x faster.)
