@@ -200,9 +200,22 @@ def _cheap_measuring(monkeypatch) -> None:
 # --- deep by degrees, wide by the first search -------------------------------------------
 
 
-def _labels(level_sizes: list[int], unreached: int = 0) -> np.ndarray:
-    return np.array([lvl for lvl, size in enumerate(level_sizes) for _ in range(size)]
-                    + [-1] * unreached, dtype=np.int32)
+MEAN_DEGREE = 8
+
+
+class _ShapeWorkspace:
+    """What note_shape and gpu.choose read of a workspace (weakly referable, as the
+    decision tables hold workspaces)."""
+
+    def __init__(self) -> None:
+        self.shallow = None
+        self.g = SimpleNamespace(n_vertices=1 << 20)
+        self.n_edges = MEAN_DEGREE << 20
+        self.max_degree = 20
+
+
+def _shape_ws() -> _ShapeWorkspace:
+    return _ShapeWorkspace()
 
 
 @pytest.mark.parametrize(("sizes", "shallow"), [
@@ -214,33 +227,36 @@ def _labels(level_sizes: list[int], unreached: int = 0) -> np.ndarray:
     ([3] * 400, False),  # a road network's many narrow levels
     ([1], False)])
 def test_note_shape_reads_levels_and_widths(sizes, shallow):
+    """Level sizes in vertices, read as the figures give them: the reached vertices'
+    out-edges (at the graph's mean degree) and the largest label."""
     assert variants.ALPHA == 14.0  # the cases' level counts sit on both sides of it
-    ws = SimpleNamespace(shallow=None)
-    deep_choice.note_shape(ws, _labels(sizes, unreached=50_000))
+    ws = _shape_ws()
+    deep_choice.note_shape(ws, MEAN_DEGREE * sum(sizes), len(sizes) - 1)
     assert ws.shallow is shallow
 
 
-def test_the_first_deep_search_is_read_then_auto_runs_beamer(monkeypatch):
-    """auto's first deep search runs persistent and is read; where it was shallow and wide
-    the graph's later auto searches are beamer's (gpu.choose), else deep_choice goes on as
-    before (persistent, counted)."""
+@pytest.mark.parametrize(("figures", "expected"), [((3_000_000, 5), "beamer"),
+                                                   ((3_000_000, 299), "persistent")])
+def test_the_first_deep_search_is_read_then_auto_runs_beamer(monkeypatch, figures, expected):
+    """auto's first deep search runs persistent, returns its figures and is read; where it
+    was shallow and wide the graph's later auto searches are beamer's (gpu.choose), else
+    deep_choice goes on as before (persistent, counted)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
-    wide = _labels([1, 20, 3000, 90000, 200000, 9000])
-    narrow = _labels([4] * 300)
-    for labels, expected in ((wide, "beamer"), (narrow, "persistent")):
-        calls: list[int] = []
-        monkeypatch.setattr(deep_choice, "_run_counted",
-                            lambda ws, s, p, labels=labels, calls=calls:
-                            calls.append(s) or (labels, None))
-        ws = SimpleNamespace(shallow=None, g=SimpleNamespace(n_vertices=labels.size),
-                             n_edges=6 * labels.size, max_degree=12)
-        assert gpu.choose(ws, "auto") == "persistent"
-        out, name = deep_choice.run_auto(ws, 5, False)
-        assert name == "persistent" and out[0] is labels and calls == [5]
-        assert ws.shallow is (expected == "beamer")
-        assert gpu.choose(ws, "auto") == expected
-        assert gpu.choose(ws, "persistent") == "persistent"  # explicit names stay
+    calls: list[int] = []
+    monkeypatch.setattr(deep_choice, "_run_counted",
+                        lambda ws, s, p: calls.append(s) or ("labels", None))
+    monkeypatch.setattr(deep_choice, "_search_figures",
+                        lambda ws, labels: ("figures of " + labels, *figures))
+    ws = _shape_ws()
+    assert gpu.choose(ws, "auto") == "persistent"
+    out, name = deep_choice.run_auto(ws, 5, False)
+    assert name == "persistent" and out == ("labels", None, "figures of labels")
+    assert calls == [5] and ws.shallow is (expected == "beamer")
+    assert gpu.choose(ws, "auto") == expected
+    assert gpu.choose(ws, "persistent") == "persistent"  # explicit names stay
+    out, name = deep_choice.run_auto(ws, 6, False)  # read once: the counted path now
+    assert calls == [5, 6] and out == ("labels", None)
 
 
 @pytest.mark.gpu

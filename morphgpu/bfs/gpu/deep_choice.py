@@ -67,7 +67,8 @@ Deep by its degrees, wide by its search. The degree rule (variants.py) also send
 graphs of low degree whose searches are shallow: a random graph of mean degree 8 has 12
 levels at 8M vertices, where persistent took 2.4x beamer's time (H200, session 29, G(2^23,
 2^25): 2.65 against 1.10 ms). So the graph's first deep search is read (:func:`note_shape`,
-two reductions over its labels) and auto runs ``beamer`` from then on where it had fewer
+from the figures every search counts anyway) and auto runs ``beamer`` from then on where
+it had fewer
 than ALPHA levels (Beamer's rule: the largest level then holds more than 1/ALPHA of the
 reached edges, and his rule goes bottom-up when a level's edges pass the unexplored ones
 / ALPHA) whose mean frontier is more than persistent's one-block mode takes
@@ -147,19 +148,37 @@ def _timed(ws: Workspace, call: Callable[[], tuple[Any, Any]]) -> tuple[float, t
     return float(ws.cp.cuda.get_elapsed_time(start, end)), out
 
 
-def note_shape(ws: Workspace, labels: Any) -> None:
-    """Sets ``ws.shallow`` from one search's labels (the module's docstring says why)."""
-    levels = int(labels.max()) + 1
-    reached = int((labels >= 0).sum())
-    ws.shallow = levels < variants.ALPHA and reached > ENTER_LOCAL * levels
+def note_shape(ws: Workspace, reached_edges: int, top: int) -> None:
+    """Sets ``ws.shallow`` from one search's figures: the out-edges of its reached vertices
+    and its largest label (the module's docstring says why; a level's width in vertices is
+    taken as its edges over the graph's mean degree)."""
+    levels = top + 1
+    mean_degree = ws.n_edges / max(ws.g.n_vertices, 1)
+    ws.shallow = bool(levels < variants.ALPHA
+                      and reached_edges > ENTER_LOCAL * mean_degree * levels)
 
 
-def run_auto(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, Any], str]:
-    """auto's deep search on ``ws``: ((labels, parents or None), the variant that ran)."""
+def _search_figures(ws: Workspace, labels: Any) -> tuple[Any, int, int]:
+    """(the search's figures as a device array, as search() returns them; the reached
+    out-edges; the largest label), in one launch of our figures kernel and one read (CuPy
+    reductions here cost a new process's first call ~65 ms of their compiles and loads:
+    H200, road NY)."""
+    from . import figures_on_device  # noqa: PLC0415  (this package's __init__)
+
+    figures = figures_on_device(ws.g, labels)
+    edges, top, _ = (int(x) for x in figures.get())
+    return figures, edges, top
+
+
+def run_auto(ws: Workspace, source: int,
+             want_parents: bool) -> tuple[tuple[Any, ...], str]:
+    """auto's deep search on ``ws``: ((labels, parents or None[, figures]), the variant that
+    ran). The graph's first one also returns its figures, read for :func:`note_shape`."""
     if ws.shallow is None and ws.g.n_vertices > 0:
-        out = _run_counted(ws, source, want_parents)
-        note_shape(ws, out[0])
-        return out, "persistent"
+        labels, parents = _run_counted(ws, source, want_parents)
+        figures, edges, top = _search_figures(ws, labels)
+        note_shape(ws, edges, top)
+        return (labels, parents, figures), "persistent"
     choice = _choices.get(ws)
     if choice is not None:
         if choice.variant == "tiled":
