@@ -79,6 +79,8 @@ def main() -> int:
         "kron 9": generators.kronecker(9, 16, device="gpu"),
         "rmat 9 directed": generators.rmat(9, 8, device="gpu", directed=True),
         "layered": layered([1, 64, 900, 900, 900, 300, 1100, 2047, 1, 3]).to("gpu"),
+        # maximum degree 9-16: the persistent kernel's ELL rows of width 16
+        "delaunay 3k": generators.delaunay_graph(3000, seed=1, device="gpu"),
     }
     parts = [part for part in args.graphs.split(",") if part]
     graphs = {label: g for label, g in graphs.items()

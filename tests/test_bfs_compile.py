@@ -17,6 +17,8 @@ pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not i
 INT64 = {"MG_VID_T": "long long", "MG_EID_T": "long long"}
 PERSISTENT = [
     {"MG_BFS_ELL_K": 4},
+    {"MG_BFS_ELL_K": 16, "MG_BFS_LOCAL_BITMAP": 1, "MG_BARRIER_COOP": None},
+    {"MG_BFS_ELL_K": 16, "MG_BFS_ELL_FILTER": 1, **INT64},
     {"MG_BFS_ELL_K": 8, "MG_BARRIER_COOP": None},
     {"MG_BFS_ELL_K": 8, "MG_BFS_ELL_FILTER": 0},
     {"MG_BFS_ELL_K": 8, "MG_BFS_ELL_LOCAL": 0},

@@ -19,8 +19,10 @@ from .modules import LEVEL_BLOCK, LOCAL_CAP
 # The persistent kernel reads graphs of maximum degree <= ELL_MAX_DEGREE as fixed-width rows
 # (traversal/ell.cuh): one memory round trip per one-block level instead of two, two fewer per
 # grid level. H200, 2026-11-23, 64 roots, same process, against CSR rows: roads NY / BAY / COL
-# 1.47x / 1.53x / 1.31x, grid2d 5000² 1.18x, grid3d 300³ 1.08x.
-ELL_MAX_DEGREE = 8
+# 1.47x / 1.53x / 1.31x, grid2d 5000² 1.18x, grid3d 300³ 1.08x. Rows of 16 serve maximum
+# degrees 9-16 (meshes: a Delaunay graph of random points has mean degree 6 and a maximum
+# of 15 at 16k vertices; a mesh whose angles are >= 30 degrees has at most 12).
+ELL_MAX_DEGREE = 16
 # The direction-optimising search runs on a copy relabelled by non-increasing degree from
 # this many vertices (where building it takes at most half the free GPU memory): hubs' labels
 # then share cache lines and a warp's vertices have rows of similar length. H200, 64 roots,
@@ -130,10 +132,11 @@ class Workspace:
 
     @property
     def ell_width(self) -> int:
-        """Row width of the ELL form (4 or 8), or 0 where the maximum degree is too large."""
+        """Row width of the ELL form (4, 8 or 16), or 0 where the maximum degree is too
+        large."""
         if self.max_degree > ELL_MAX_DEGREE:
             return 0
-        return 4 if self.max_degree <= 4 else 8
+        return next(k for k in (4, 8, 16) if self.max_degree <= k)
 
     def ell(self) -> Any:
         """The graph as fixed-width rows (n * ell_width ids, -1 past a row's end), for

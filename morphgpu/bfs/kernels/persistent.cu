@@ -34,7 +34,7 @@
 #ifndef MG_BFS_LOCAL_ROWS
 #define MG_BFS_LOCAL_ROWS 1
 #endif
-// MG_BFS_ELL_K (0 = off; 4 or 8): the graph also comes as fixed-width rows (traversal/
+// MG_BFS_ELL_K (0 = off; 4, 8 or 16): the graph also comes as fixed-width rows (traversal/
 // ell.cuh, the kernel's `ell` argument), and the levels use them: the one-block levels run
 // on an edge queue (LocalEdges below) and the grid levels through expand_ell_claim.
 // MG_BFS_ELL_LOCAL=0 keeps the CSR one-block levels (only the grid levels use the rows).

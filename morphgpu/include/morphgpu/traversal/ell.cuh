@@ -3,7 +3,7 @@
 // memory round trip away from its id (one 16- or 32-byte load), where CSR needs two
 // dependent trips (indptr, then indices). On deep graphs every level is a chain of such
 // trips, so this is the level's latency, not its bandwidth. The host builds the array
-// (morphgpu/bfs/gpu/workspace.py, Workspace.ell); K is a compile-time constant (4 or 8).
+// (morphgpu/bfs/gpu/workspace.py, Workspace.ell); K is a compile-time constant (4, 8 or 16).
 #pragma once
 #include <morphgpu/common.cuh>
 #include <morphgpu/worklist.cuh>
