@@ -21,7 +21,10 @@ from .modules import LEVEL_BLOCK, LOCAL_CAP
 # grid level. H200, 2026-11-23, 64 roots, same process, against CSR rows: roads NY / BAY / COL
 # 1.47x / 1.53x / 1.31x, grid2d 5000² 1.18x, grid3d 300³ 1.08x. Rows of 16 serve maximum
 # degrees 9-16 (meshes: a Delaunay graph of random points has mean degree 6 and a maximum
-# of 15 at 16k vertices; a mesh whose angles are >= 30 degrees has at most 12).
+# of 15 at 16k vertices, 20 at 1M; a mesh whose angles are >= 30 degrees has at most 12):
+# H200, session 29, 16 roots, same process, against CSR rows: Delaunay 16k 1.24x (0.313
+# against 0.387 ms; road NY, rows of 4, 1.72x in the same run). The 16-wide rows spill
+# 240 bytes per thread in the one-block levels (64 registers at 1024 threads) and still win.
 ELL_MAX_DEGREE = 16
 # The direction-optimising search runs on a copy relabelled by non-increasing degree from
 # this many vertices (where building it takes at most half the free GPU memory): hubs' labels
