@@ -67,13 +67,12 @@ Deep by its degrees, wide by its search. The degree rule (variants.py) also send
 graphs of low degree whose searches are shallow: a random graph of mean degree 8 has 12
 levels at 8M vertices, where persistent took 2.4x beamer's time (H200, session 29, G(2^23,
 2^25): 2.65 against 1.10 ms). So the graph's first deep search is read (:func:`note_shape`,
-from the figures every search counts anyway) and auto runs ``beamer`` from then on where
-it had fewer
-than ALPHA levels (Beamer's rule: the largest level then holds more than 1/ALPHA of the
-reached edges, and his rule goes bottom-up when a level's edges pass the unexplored ones
-/ ALPHA) whose mean frontier is more than persistent's one-block mode takes
-(persistent.ENTER_LOCAL: below it persistent runs without grid barriers). Roads, grids and
-meshes have hundreds of levels and more.
+from the figures every search counts anyway), and auto runs ``beamer`` from then on where
+that search had fewer than ALPHA levels (Beamer's rule: the largest level then holds more
+than 1/ALPHA of the reached edges, and his rule goes bottom-up when a level's edges pass
+the unexplored ones / ALPHA) whose mean frontier is more than persistent's one-block mode
+takes (persistent.ENTER_LOCAL: below it persistent runs without grid barriers). Roads,
+grids and meshes have hundreds of levels and more.
 """
 
 from __future__ import annotations
