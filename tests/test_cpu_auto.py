@@ -15,6 +15,7 @@ from scipy.sparse import csgraph
 
 from morphgpu import backend, generators
 from morphgpu.bfs import bfs, breadth_first_order, graph500_check
+from morphgpu.bfs.order import distances_from_fifo
 from morphgpu.csr import CSRGraph
 from morphgpu.mst import minimum_spanning_tree
 
@@ -129,3 +130,24 @@ def test_boruvka_auto_with_wide_integer_weights():
     auto, ours = boruvka(g, device="auto"), boruvka(g, device="cpu")
     np.testing.assert_array_equal(auto.edge_ids, ours.edge_ids)
     assert auto.total_weight == ours.total_weight
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 60), density=st.floats(0.0, 0.3), seed=st.integers(0, 2**16),
+       directed=st.booleans())
+def test_distances_from_fifo_equal_scipys_distances(n, density, seed, directed):
+    """The levels recovered from SciPy's FIFO order and predecessors (the CPU path's and
+    the benchmark's reference) equal SciPy's own unweighted distances, from every source,
+    with self-loops, duplicates, isolated vertices and unreached parts."""
+    rng = np.random.default_rng(seed)
+    m = int(density * n * n)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    matrix = sp.csr_matrix((np.ones(m), (src, dst)), shape=(n, n))
+    if not directed:
+        matrix = matrix + matrix.T
+    for source in range(n):
+        order, pred = csgraph.breadth_first_order(matrix, source, directed=True,
+                                                  return_predecessors=True)
+        expected = csgraph.shortest_path(matrix, unweighted=True, indices=source)
+        expected = np.where(np.isinf(expected), -1, expected).astype(np.int32)
+        np.testing.assert_array_equal(distances_from_fifo(order, pred, n), expected)

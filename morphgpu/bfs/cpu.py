@@ -24,6 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from .order import distances_from_fifo
+
 Direction = str  # "top-down" | "bottom-up" | "auto" | "scipy-order"
 
 
@@ -120,12 +122,9 @@ def _bottom_up(
 def _scipy_order(
     g: CPUGraph, source: int, want_parents: bool
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """SciPy's sequential BFS, then levels recovered from its FIFO order.
-
-    In a FIFO BFS the parents' positions never decrease along the visit order, so level
-    k + 1 ends right after the last vertex whose parent lies in level k: one binary search
-    per level instead of one pass of NumPy calls per level (deep graphs: roads, meshes).
-    """
+    """SciPy's sequential BFS, then levels recovered from its FIFO order
+    (order.distances_from_fifo: one binary search per level instead of one pass of NumPy
+    calls per level on deep graphs: roads, meshes)."""
     n = g.n
     # float64 data: SciPy's graph validation converts anything else to float64 first,
     # a full copy that cost more than a third of the search on the road networks.
@@ -134,18 +133,14 @@ def _scipy_order(
     )
     order, pred = csgraph.breadth_first_order(matrix, source, directed=True,
                                               return_predecessors=True)
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(order.size)
-    parent_position = position[pred[order[1:]]]
-    bounds = [0, 1]
-    while bounds[-1] < order.size:
-        bounds.append(1 + int(np.searchsorted(parent_position, bounds[-1], side="left")))
-    dist = np.full(n, -1, dtype=np.int32)
-    dist[order] = np.repeat(np.arange(len(bounds) - 1, dtype=np.int32), np.diff(bounds))
+    dist = distances_from_fifo(order, pred, n)
     parent = None
     if want_parents:
-        parent = np.full(n, -1, dtype=g.indices.dtype)
-        parent[order[1:]] = pred[order[1:]]
+        # SciPy's predecessors are the parents, with -9999 at the source and where
+        # unreached: one pass in vertex order (gathering them along the order was a
+        # second random pass over n entries).
+        parent = pred.astype(g.indices.dtype, copy=True)
+        parent[pred < 0] = -1
         parent[source] = source
     return dist, parent
 

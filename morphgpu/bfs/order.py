@@ -95,15 +95,21 @@ def distances_from_fifo(order: np.ndarray, predecessors: np.ndarray, n: int) -> 
     dist = np.full(n, -1, dtype=np.int32)
     if order.size == 0:
         return dist
-    pos = np.empty(n, dtype=np.int64)
-    pos[order] = np.arange(order.size)
-    parent_pos = np.zeros(order.size, dtype=np.int64)
+    # int32 positions (an order holds at most n < 2^31 vertices here: SciPy's int32 ids):
+    # the scatter and the two gathers are random accesses over n entries, and half the
+    # bytes made them 1.5x faster (1M-vertex grid, 2-core host).
+    index = np.int32 if n < 2**31 else np.int64
+    pos = np.empty(n, dtype=index)
+    pos[order] = np.arange(order.size, dtype=index)
+    parent_pos = np.zeros(order.size, dtype=index)
     parent_pos[1:] = pos[predecessors[order[1:]]]
     ends = [1]
     search = parent_pos.searchsorted  # the bound method: a level costs about a microsecond
     end, total = 1, order.size
     while end < total:
-        end = int(search(end))
+        # The key in the array's own type: a Python int would make NumPy cast the whole
+        # array to int64 at every level.
+        end = int(search(index(end)))
         ends.append(end)
     sizes = np.diff(np.asarray([0, *ends]))
     dist[order] = np.repeat(np.arange(sizes.size, dtype=np.int32), sizes)
