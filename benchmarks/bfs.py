@@ -61,8 +61,9 @@ published ones):
   scripts/bfs_deep_probe.py's, folded in.)
 - The run ends with a summary, one line per (graph, row): ms, us per level, x_persistent
   and the tiled counters.
-- ``--other-shapes`` runs, instead, road-like graphs the targets were not measured on: other
-  deletion rates, a 12000 x 800 strip, Delaunay 2M, and graphs with their ids shuffled.
+- ``--other-shapes`` runs, instead, graphs the targets were not measured on: road-like ones
+  (other deletion rates, a 12000 x 800 strip, Delaunay 2M, ids shuffled) and wide ones of
+  other sizes and degrees (uniform 2^21 deg 32 and 2^23 deg 8, Kronecker 20 ef32 and 23 ef16).
 - ``--graphs`` takes parts of labels, and the short names of the deep probe: grid-4000,
   delaunay-1M, delaunay-4M, road-COL (any road NAME), grid-del-SIDE.
 
@@ -672,8 +673,8 @@ def _add_args(parser: Any) -> None:
     parser.add_argument("--big", action="store_true",
                         help="also the largest graphs (grid-del 6000x6000, Delaunay 9M)")
     parser.add_argument("--other-shapes", action="store_true",
-                        help="instead of the issue's graphs, road-like graphs of other shapes, "
-                             "sizes and id orders (other_shapes())")
+                        help="instead of the issue's graphs, road-like and wide graphs of "
+                             "other shapes, sizes and id orders (other_shapes())")
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds after the start when no further graph is started "
                              "(default 300, 60 with --quick)")
