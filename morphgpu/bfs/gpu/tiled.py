@@ -80,7 +80,7 @@ if TYPE_CHECKING:
 
 TILED_FILE = "bfs/kernels/tiled.cu"
 BLOCK = 512  # MG_TILED_BLOCK
-BLOCKS_PER_SM = 2  # the shared-memory budget lets this many blocks share an SM
+BLOCKS_PER_SM = 2  # shared-memory budget: this many blocks share an SM (also the launch bound)
 TILE_MAX_SHIFT = 12  # at most 4096 vertices per tile
 TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
 TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
@@ -224,7 +224,7 @@ def _grid_on(device_id: int, vid: str, eid: str, shared: int,
              eb: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
     defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK,
-               "MG_TILED_EB": eb}
+               "MG_TILED_EB": eb, "MG_TILED_MIN_BLOCKS": BLOCKS_PER_SM}
     return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative",
                                      block=BLOCK, defines=defines, shared_mem=shared)
 

@@ -27,8 +27,13 @@
 //    1.21 / 1.25-1.29 / 0.98 us; EB = 2: 1.01 / 1.20-1.23 / 0.86 us; EB = 1: 0.88 / 1.22-
 //    1.25 / 0.76 us: tiled.py builds EB = 1 for mean degrees up to 4.5, 2 above. One
 //    block per SM instead of two took only 0.1 us off a level: not contention with the
-//    co-resident block's load. The ~0.3 us one chain of shared accesses and one
-//    __syncthreads per level should cost is not reached yet);
+//    co-resident block's load. H200, session 30: the group size without a division and
+//    claims without a label read first took a level on Delaunay 1M from 1.16 to 0.93 us
+//    (ncu: the level is one chain of dependent instructions; see relax_edges and the
+//    level loop). One block per SM (no register bound of 64) took it to 0.86 but lost
+//    where a round holds more tiles than SMs (Delaunay 4M 0.975x, a 5000^2 grid with
+//    deleted edges 0.943x; Delaunay 1M 1.089x). The ~0.3 us one chain of shared
+//    accesses and one __syncthreads per level should cost is not reached yet);
 // 4. writes back: every vertex that was a seed or was lowered ("touched") gets
 //    atomicMin(label, local label) (fire and forget), and the edges the local levels did
 //    not relax are relaxed from global memory: a global row's every entry (in-tile
@@ -79,6 +84,9 @@ constexpr unsigned FULL = 0xffffffffu;
 constexpr int UNREACHED = 0x7fffffff;
 constexpr unsigned short REMOTE = 0xffffu;
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps, one block");
+constexpr int floor_log2(int x) { return x <= 1 ? 0 : 1 + floor_log2(x / 2); }
+constexpr int LOG_BLOCK = floor_log2(BLOCK);
+static_assert((1 << LOG_BLOCK) == BLOCK, "a power of two (the local levels' lane groups)");
 
 // ctrl words (u64): counters on their own 128-byte lines. tiled.py reads C_STATS on demand.
 constexpr int C_COUNT = 0;   // + r % 3: tiles in round r's list
@@ -96,6 +104,9 @@ enum Stat {
 constexpr unsigned BASE_LIMIT = 0x80000000u;
 constexpr int VB = 2;  // vertices per thread whose loads issue together (tile load)
 constexpr int RB = 2;  // remote edges per thread whose loads and atomics issue together
+#ifndef MG_TILED_MIN_BLOCKS
+#define MG_TILED_MIN_BLOCKS 2
+#endif
 #ifndef MG_TILED_EB
 #define MG_TILED_EB 2
 #endif
@@ -179,14 +190,16 @@ __device__ __forceinline__ void enqueue_local(unsigned short* queue, int* length
 }
 
 // A pass over one frontier vertex's local row by one lane of its group of G = 1 << lg lanes:
-// the EB edges k, k + G, ..., k + (EB - 1) G below ke (their id and label loads issue
-// together; the atomics only where a label is to be lowered). A lowered neighbour not yet
-// in the next frontier (its bit in `next`) is appended to the next queue.
+// the EB edges k, k + G, ..., k + (EB - 1) G below ke (their id loads issue together), each
+// in-tile neighbour lowered with atomicMin at once. (Reading its label first, to skip the
+// atomic where it would not lower it, put one more shared round trip in every level's
+// chain: without it 1.036 / 1.029 / 1.029x faster on Delaunay 1M / 4M / a 3000^2 grid with
+// deleted edges, H200, 8 roots.) A lowered neighbour not yet in the next frontier (its bit
+// in `next`) is appended to the next queue.
 __device__ __forceinline__ void relax_edges(const TileSmem& sm, int nd, int k, int ke, int lg,
                                             unsigned* next, unsigned short* next_queue,
                                             int* next_length) {
     unsigned short j[EB];
-    int dj[EB];
     bool push[EB];
 #pragma unroll
     for (int u = 0; u < EB; ++u) {
@@ -195,12 +208,8 @@ __device__ __forceinline__ void relax_edges(const TileSmem& sm, int nd, int k, i
     }
 #pragma unroll
     for (int u = 0; u < EB; ++u) {
-        dj[u] = j[u] != REMOTE ? *(volatile int*)(sm.dist + j[u]) : 0;  // nd >= 1
-    }
-#pragma unroll
-    for (int u = 0; u < EB; ++u) {
         push[u] = false;
-        if (nd < dj[u] && atomicMin(sm.dist + j[u], nd) > nd) {
+        if (j[u] != REMOTE && atomicMin(sm.dist + j[u], nd) > nd) {
             const unsigned bit = 1u << (j[u] & 31);
             push[u] = (atomicOr(next + (j[u] >> 5), bit) & bit) == 0u;
         }
@@ -257,7 +266,7 @@ __device__ __forceinline__ void count_remote(u64* stats, bool lowered) {
 
 // label: the output (int32, -1 unreached); stamp: n words; mark: n_tiles words; lists: two
 // lists of n_tiles tile ids; ctrl: 64 u64 words (C_BASE kept between searches).
-extern "C" __global__ void __launch_bounds__(MG_TILED_BLOCK, 2)
+extern "C" __global__ void __launch_bounds__(MG_TILED_BLOCK, MG_TILED_MIN_BLOCKS)
 bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
           const eid_t* __restrict__ rev_indptr, const vid_t* __restrict__ rev_indices,
           int* label, vid_t* parent, unsigned* stamp, unsigned* mark, i64* lists, u64* ctrl,
@@ -462,8 +471,13 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                     spare[w] = 0u;
                     sm.touched[w] |= cur[w];
                 }
-                const int per = queued > 0 ? BLOCK / queued : BLOCK;
-                const int lg = per >= 32 ? 5 : per <= 1 ? 0 : 31 - __clz(per);
+                // lg = log2(BLOCK) - ceil(log2(queued)), clamped to [0, 5]: the largest
+                // power of two G with queued * G <= BLOCK, without a division in the chain
+                // every level waits on (BLOCK / queued cost a local level 0.16 us: 1.09 /
+                // 1.09 / 1.15x faster without it on Delaunay 1M / 4M / a 3000^2 grid with
+                // deleted edges, H200, 8 roots).
+                const int ceil_lg = queued <= 1 ? 0 : 32 - __clz(queued - 1);
+                const int lg = max(0, min(5, LOG_BLOCK - ceil_lg));
                 const int sub = tid & ((1 << lg) - 1);
                 for (int q = tid >> lg; q < queued; q += BLOCK >> lg) {
                     const int i = cur_queue[q];
