@@ -38,6 +38,10 @@ if "--run5" in sys.argv:  # the tile's edge range loaded by all threads; VB 2 / 
             "tree": (tiled.TILED_FILE, 512, {}),
             "vb4": (tiled.TILED_FILE, 512, {"MG_TILED_VB": 4}),
             "vb8": (tiled.TILED_FILE, 512, {"MG_TILED_VB": 8})}
+if "--final" in sys.argv:  # session 29's kernel against the tree, six deep graphs
+    sys.argv.remove("--final")
+    ARMS = {"before": (str(HERE / "tiled_before.cu"), 512, {}),
+            "tree": (tiled.TILED_FILE, 512, {})}
 PER_SM = {"one-block-per-sm": 1}
 arm = ["tree"]
 cache = {}
@@ -73,7 +77,7 @@ GRAPHS = {
     "grid-del 3000 p.75": (lambda: road_like.grid_with_deletions(3000, 3000, keep=0.75,
                                                                  device="gpu"), 32),
 }
-if ARMS.keys() == {"before", "one-block-per-sm"} or "vb4" in ARMS:
+if ARMS.keys() in ({"before", "one-block-per-sm"}, {"before", "tree"}) or "vb4" in ARMS:
     GRAPHS.update(GRAPHS4)
 roots_n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 bad = 0
