@@ -42,7 +42,33 @@ if "--final" in sys.argv:  # session 29's kernel against the tree, six deep grap
     sys.argv.remove("--final")
     ARMS = {"before": (str(HERE / "tiled_before.cu"), 512, {}),
             "tree": (tiled.TILED_FILE, 512, {})}
+OLD_HOST = set()  # arms whose kernel writes labels in place (mapped back by a second launch)
+PARENTS = set()  # arms timed with parents
+if "--run8" in sys.argv:  # the output phase in the caller's ids against run 6's kernel
+    sys.argv.remove("--run8")
+    ARMS = {"before": (str(HERE / "tiled_run6.cu"), 512, {}),
+            "tree": (tiled.TILED_FILE, 512, {}),
+            "before+parents": (str(HERE / "tiled_run6.cu"), 512, {}),
+            "tree+parents": (tiled.TILED_FILE, 512, {})}
+    OLD_HOST = {"before", "before+parents"}
+    PARENTS = {"tree+parents", "before+parents"}
 PER_SM = {"one-block-per-sm": 1}
+
+
+def search(a, ws, r, horizon):
+    """One tiled search of arm ``a``: (labels, parents) in the caller's ids."""
+    want = a in PARENTS
+    if a not in OLD_HOST:
+        return tiled.run_tiled(ws, r, want, horizon=horizon)
+    from morphgpu.bfs.gpu import relabel  # noqa: PLC0415
+
+    shift = tiled._shift(ws, None)
+    copy = tiled.tile_copy(ws, shift)
+    inner = workspace(copy.graph)
+    tiled._searched[ws] = __import__("weakref").ref(inner)
+    dist, parent = tiled._search(inner, int(copy.inverse_host[r]), want, shift, None, None,
+                                 horizon)
+    return relabel.back(ws, copy, dist, parent)
 arm = ["tree"]
 cache = {}
 
@@ -77,7 +103,8 @@ GRAPHS = {
     "grid-del 3000 p.75": (lambda: road_like.grid_with_deletions(3000, 3000, keep=0.75,
                                                                  device="gpu"), 32),
 }
-if ARMS.keys() in ({"before", "one-block-per-sm"}, {"before", "tree"}) or "vb4" in ARMS:
+if (ARMS.keys() in ({"before", "one-block-per-sm"}, {"before", "tree"}) or "vb4" in ARMS
+        or "tree+parents" in ARMS):
     GRAPHS.update(GRAPHS4)
 roots_n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 bad = 0
@@ -93,7 +120,7 @@ for name, (build, horizon) in GRAPHS.items():
     for a in ARMS:  # compile and the tiled copy, outside the clock
         arm[0] = a
         tiled.BLOCKS_PER_SM = PER_SM.get(a, 2)
-        tiled.run_tiled(ws, int(roots[0]), False, horizon=horizon)
+        search(a, ws, int(roots[0]), horizon)
     cp.cuda.runtime.deviceSynchronize()
     levels = None
     for r in roots:
@@ -102,7 +129,7 @@ for name, (build, horizon) in GRAPHS.items():
             arm[0] = a
             tiled.BLOCKS_PER_SM = PER_SM.get(a, 2)
             t = time.perf_counter()
-            dist, _ = tiled.run_tiled(ws, int(r), False, horizon=horizon)
+            dist, parent = search(a, ws, int(r), horizon)
             cp.cuda.runtime.deviceSynchronize()
             times[a].append(time.perf_counter() - t)
             st = tiled.last_stats(tiled.searched_workspace(ws))
@@ -113,7 +140,19 @@ for name, (build, horizon) in GRAPHS.items():
             elif not bool((ref == dist).all()):
                 print("MISMATCH", name, a, int(r))
                 bad = 1
+            if parent is not None:  # each reached vertex's parent is one level up
+                ok = dist >= 0
+                pd = dist[cp.where(ok, parent, 0)]
+                src = cp.arange(n) == int(r)
+                if not bool(cp.all(~ok | src | (pd == dist - 1))):
+                    print("BAD PARENTS", name, a, int(r))
+                    bad = 1
     base = statistics.median(times["before"])
+    if "before+parents" in times:
+        for a in ("before+parents", "tree+parents"):
+            m = statistics.median(times[a])
+            b = statistics.median(times["before+parents"])
+            print(f"graph={name} arm={a} ms={m*1e3:.3f} x_before_parents={b / m:.3f}")
     for a in ARMS:
         m = statistics.median(times[a])
         s = stats[a][-1]
