@@ -1,4 +1,5 @@
-"""Session 30 A/B of tiled.cu: arms interleaved root by root in one process, distances
+"""Session 30 A/B of tiled.cu (the earlier kernels: ``bash kernels.sh.txt`` first, which
+writes them from git into ``kernels/``, carried to the device with the run): arms interleaved root by root in one process, distances
 equal across arms on every root (a mismatch exits 1). Run 2's arms: "before" (session
 29's tiled.cu, tiled_before.cu), "tree", the tree's kernel with MG_TILED_BLOCK=256. Run
 3's (``--run3``): "before" (run 2's tree, tiled_run2.cu), "tree", the tree's kernel at one
@@ -21,11 +22,13 @@ from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-ARMS = {"before": (str(HERE / "tiled_before.cu"), 512, {}), "tree": (tiled.TILED_FILE, 512, {}),
+# The earlier kernels the arms name: written by kernels.sh.txt beside this file (from git).
+KERNELS = HERE / "kernels"
+ARMS = {"before": (str(KERNELS / "tiled_before.cu"), 512, {}), "tree": (tiled.TILED_FILE, 512, {}),
         "block256": (tiled.TILED_FILE, 256, {})}
 if "--run3" in sys.argv:
     sys.argv.remove("--run3")
-    ARMS = {"before": (str(HERE / "tiled_run2.cu"), 512, {}),
+    ARMS = {"before": (str(KERNELS / "tiled_run2.cu"), 512, {}),
             "tree": (tiled.TILED_FILE, 512, {}),
             "one-block-per-sm": (tiled.TILED_FILE, 512, {"MG_TILED_MIN_BLOCKS": 1}),
             "direct-claim": (tiled.TILED_FILE, 512, {"MG_TILED_DIRECT": 1})}
@@ -34,21 +37,21 @@ if "--run4" in sys.argv:  # both arms the tree's kernel (direct claims), 2 or 1 
     ARMS = {"before": (tiled.TILED_FILE, 512, {}), "one-block-per-sm": (tiled.TILED_FILE, 512, {})}
 if "--run5" in sys.argv:  # the tile's edge range loaded by all threads; VB 2 / 4 / 8
     sys.argv.remove("--run5")
-    ARMS = {"before": (str(HERE / "tiled_run4.cu"), 512, {}),
+    ARMS = {"before": (str(KERNELS / "tiled_run4.cu"), 512, {}),
             "tree": (tiled.TILED_FILE, 512, {}),
             "vb4": (tiled.TILED_FILE, 512, {"MG_TILED_VB": 4}),
             "vb8": (tiled.TILED_FILE, 512, {"MG_TILED_VB": 8})}
 if "--final" in sys.argv:  # session 29's kernel against the tree, six deep graphs
     sys.argv.remove("--final")
-    ARMS = {"before": (str(HERE / "tiled_before.cu"), 512, {}),
+    ARMS = {"before": (str(KERNELS / "tiled_before.cu"), 512, {}),
             "tree": (tiled.TILED_FILE, 512, {})}
 OLD_HOST = set()  # arms whose kernel writes labels in place (mapped back by a second launch)
 PARENTS = set()  # arms timed with parents
 if "--run8" in sys.argv:  # the output phase in the caller's ids against run 6's kernel
     sys.argv.remove("--run8")
-    ARMS = {"before": (str(HERE / "tiled_run6.cu"), 512, {}),
+    ARMS = {"before": (str(KERNELS / "tiled_run6.cu"), 512, {}),
             "tree": (tiled.TILED_FILE, 512, {}),
-            "before+parents": (str(HERE / "tiled_run6.cu"), 512, {}),
+            "before+parents": (str(KERNELS / "tiled_run6.cu"), 512, {}),
             "tree+parents": (tiled.TILED_FILE, 512, {})}
     OLD_HOST = {"before", "before+parents"}
     PARENTS = {"tree+parents", "before+parents"}
