@@ -1,10 +1,13 @@
 """Session 30 A/B of tiled.cu (the earlier kernels: ``bash kernels.sh.txt`` first, which
 writes them from git into ``kernels/``, carried to the device with the run): arms
-interleaved root by root in one process, distances equal across arms on every root (a mismatch exits 1). Run 2's arms: "before" (session
-29's tiled.cu, tiled_before.cu), "tree", the tree's kernel with MG_TILED_BLOCK=256. Run
-3's (``--run3``): "before" (run 2's tree, tiled_run2.cu), "tree", the tree's kernel at one
-block per SM (MG_TILED_MIN_BLOCKS=1: no register bound of 64) and without the label read
-before the claim (MG_TILED_DIRECT=1). Not a benchmark: a record of a run."""
+interleaved root by root in one process, distances equal across arms on every root (a
+mismatch exits 1). Run 2's arms: "before" (session 29's tiled.cu, tiled_before.cu),
+"tree", the tree's kernel with MG_TILED_BLOCK=256. Run 3's (``--run3``): "before" (run
+2's tree, tiled_run2.cu), "tree", the tree's kernel at one block per SM
+(MG_TILED_MIN_BLOCKS=1: no register bound of 64) and without the label read before the
+claim (MG_TILED_DIRECT=1, a define of that run's kernel only). Runs 4, 5, 6 and 8: the
+modes ``--run4``, ``--run5``, ``--final``, ``--run8`` below (run 8's "tree" was the
+output in the caller's ids, deleted after it). Not a benchmark: a record of a run."""
 import statistics
 import sys
 import time
