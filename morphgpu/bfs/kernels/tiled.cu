@@ -84,8 +84,7 @@ constexpr unsigned FULL = 0xffffffffu;
 constexpr int UNREACHED = 0x7fffffff;
 constexpr unsigned short REMOTE = 0xffffu;
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps, one block");
-constexpr int floor_log2(int x) { return x <= 1 ? 0 : 1 + floor_log2(x / 2); }
-constexpr int LOG_BLOCK = floor_log2(BLOCK);
+constexpr int LOG_BLOCK = ceil_log2(BLOCK);
 static_assert((1 << LOG_BLOCK) == BLOCK, "a power of two (the local levels' lane groups)");
 
 // ctrl words (u64): counters on their own 128-byte lines. tiled.py reads C_STATS on demand.

@@ -19,6 +19,13 @@ typedef MG_EID_T eid_t;
 typedef unsigned long long u64;
 typedef long long i64;
 
+// The smallest b with 2^b >= x, at compile time (sizes of shared tables and lane groups).
+__host__ __device__ constexpr int ceil_log2(int x) {
+    int b = 0;
+    while ((1 << b) < x) ++b;
+    return b;
+}
+
 // Global thread index and stride in 64 bits: grids of 2^31 threads exist on these parts.
 __device__ __forceinline__ i64 global_tid() {
     return (i64)blockIdx.x * blockDim.x + threadIdx.x;

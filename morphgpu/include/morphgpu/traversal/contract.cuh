@@ -47,11 +47,7 @@ struct CullHistory {
     __device__ static __forceinline__ unsigned hash(vid_t v) {
         return ((unsigned)(u64)v * 2654435761u) >> (32 - log2_slots());
     }
-    __device__ static constexpr int log2_slots() {
-        int b = 0;
-        while ((1 << b) < SLOTS) ++b;
-        return b;
-    }
+    __device__ static constexpr int log2_slots() { return ceil_log2(SLOTS); }
     // Records v; true when its slot already held v (cull it).
     __device__ __forceinline__ bool seen_or_record(vid_t v) {
         vid_t* s = slot + hash(v);
