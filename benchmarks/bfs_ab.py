@@ -490,7 +490,9 @@ def tiled_fields(counters: list[dict[str, int]]) -> dict[str, float]:
     """Row fields from the counters of a row's searches (means over them): rounds, tiles
     processed of the copy's tiles, local levels per tile, remote labels lowered, tile size;
     us (at the device's rated clock) per tile in the load and the write-back, per local
-    level, per round in block 0's barrier wait and in the whole round."""
+    level, per round in block 0's barrier wait and in the whole round. (tiled-queue has no
+    rounds: its "rounds" are the visits that queued their tile again, its barrier cycles
+    every block's wait for a tile.)"""
     if not counters:
         return {}
     per = {k: float(np.mean([c.get(k, 0) for c in counters])) for k in counters[0]}

@@ -45,6 +45,9 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("tiled", {"tile_shift": 8}),
     ("tiled", {"tile_shift": 8, "horizon": 0}),
     ("tiled", {"tile_shift": 8, "edge_cap": 64}),
+    ("tiled-queue", {"tile_shift": 8}),
+    ("tiled-queue", {"tile_shift": 8, "horizon": 0}),
+    ("tiled-queue", {"tile_shift": 8, "edge_cap": 64}),
     ("tiled", {"relabel": False, "tile_shift": 9}),
 ]
 

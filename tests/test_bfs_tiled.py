@@ -88,32 +88,52 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
     {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1},
     {"horizon": 0}, {"tile_shift": 6, "horizon": 0}],
     ids=str)
-def test_gpu_tiled(options):
-    """Tiles of the given ids (the kernel alone), also of 64 vertices (every search
-    crosses many tiles and rounds); default and 64-vertex tiles of the tiled copy; no edge
-    in shared memory (every row a global row); rows past a small capacity; one block
-    taking every tile; horizons (labels deferred to later rounds), none. Several searches per
-    graph on one workspace (stamps and marks kept between searches)."""
+@pytest.mark.parametrize("variant", ["tiled", "tiled-queue"])
+def test_gpu_tiled(options, variant):
+    """Both schedules (rounds, the queue). Tiles of the given ids (the kernel alone), also
+    of 64 vertices (every search crosses many tiles, rounds, ring laps); default and
+    64-vertex tiles of the tiled copy; no edge in shared memory (every row a global row);
+    rows past a small capacity; one block taking every tile; horizons (labels deferred to
+    later rounds or visits), none. Several searches per graph on one workspace (stamps and
+    marks kept between searches)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for label, host, sources in cases():
         g = host.to("gpu")
         for i, source in enumerate(sources):
             parents = i % 2 == 0
-            dist, parent, name = gpu.run(g, source, variant="tiled", want_parents=parents,
+            dist, parent, name = gpu.run(g, source, variant=variant, want_parents=parents,
                                          **options)
-            assert name == "tiled"
+            assert name == variant
             assert (parent is None) == (not parents), label
             check(host, source, dist, parent)
             ws = tiled.searched_workspace(gpu.workspace(g))
             assert (ws is gpu.workspace(g)) == (options.get("relabel", True) is False)
             stats = tiled.last_stats(ws)
-            assert 1 <= stats["rounds"] <= stats["tiles"] <= stats["levels"], (label, stats)
+            # rounds: the rounds, or (queue) the visits that queued their tile again
+            first = 1 if variant == "tiled" else 0
+            assert first <= stats["rounds"] <= stats["tiles"] <= stats["levels"], \
+                (label, stats)
             if options.get("relabel", True) is False:
                 # every tile holding a reached vertex was processed at least once
                 reached = np.flatnonzero(dist.get() >= 0)
                 holding = np.unique(reached // stats["tile_vertices"]).size
                 assert stats["tiles"] >= holding, (label, stats)
+
+
+@pytest.mark.gpu
+def test_gpu_schedules_take_turns_on_one_workspace():
+    """The two schedules share their buffers (stamps or done labels, marks or tile states,
+    lists or the ring): searches alternating between them on one graph stay exact (a
+    queue search leaves ctrl[C_BASE] zero, so the next rounds search clears its stamps)."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    host = grid_with_deletions(120, 0.75, 8)
+    g = host.to("gpu")
+    for i, source in enumerate([0, 7000, 14399, 3, 9000, 120]):
+        variant = ("tiled", "tiled-queue")[i % 2]
+        dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True, tile_shift=6)
+        check(host, source, dist, parent)
 
 
 @pytest.mark.gpu
@@ -243,8 +263,9 @@ def test_gpu_tiled_base_reset_and_shift_change():
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(1, 300), m=st.integers(0, 900), symmetric=st.booleans(),
        shift=st.sampled_from([6, 7, None]), cap=st.sampled_from([0, 5, 64, None]),
-       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4]), data=st.data())
-def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, data):
+       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4]),
+       variant=st.sampled_from(["tiled", "tiled-queue"]), data=st.data())
+def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, variant, data):
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -253,7 +274,7 @@ def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, 
     source = data.draw(st.integers(0, n - 1))
     if cap is not None and shift is None:
         cap = None  # a capacity belongs to a tile size
-    dist, parent, _ = gpu.run(host.to("gpu"), source, variant="tiled", want_parents=True,
+    dist, parent, _ = gpu.run(host.to("gpu"), source, variant=variant, want_parents=True,
                               relabel=relabel, tile_shift=shift, edge_cap=cap,
                               horizon=horizon)
     check(host, source, dist, parent)
@@ -261,15 +282,16 @@ def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, 
 
 @pytest.mark.gpu
 def test_gpu_tiled_road(shared):
-    """A real road network: tiled against SciPy from a few roots."""
+    """A real road network: both schedules against SciPy from a few roots."""
     from morphgpu import graph_io  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     host = graph_io.read_graph(shared("data", "roads", "NY.gr.xz")).to("cpu")
     g = host.to("gpu")
     for i, source in enumerate((0, host.n_vertices // 2, host.n_vertices - 1)):
-        dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=i != 1)
-        check(host, source, dist, parent)
+        for variant in ("tiled", "tiled-queue"):
+            dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=i != 1)
+            check(host, source, dist, parent)
 
 
 @pytest.mark.gpu
@@ -283,6 +305,10 @@ def test_gpu_tiled_bad_options():
         gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=6, edge_cap=10**6)
     with pytest.raises(ValueError, match="horizon"):
         gpu.run(g, 0, variant="tiled", want_parents=False, horizon=-1)
+    with pytest.raises(ValueError, match="horizon"):
+        gpu.run(g, 0, variant="tiled-queue", want_parents=False, horizon=-1)
+    with pytest.raises(ValueError, match="schedule"):
+        tiled.run_tiled(gpu.workspace(g), 0, False, schedule="barrier")
 
 
 def test_tiled_shift_rule():

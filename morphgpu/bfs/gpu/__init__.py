@@ -19,9 +19,10 @@ module             holds
                    direction.cu
 ``asynchronous``   async: one launch of asynchronous.cu, label-correcting
                    with no level barrier
-``tiled``          tiled: one launch of tiled.cu, label-correcting rounds over
-                   tiles of the locality-relabelled copy, BFS levels inside a
-                   tile in shared memory
+``tiled``          tiled, tiled-queue: one launch of tiled.cu (rounds) or
+                   tiled_queue.cu (a ring of active tiles, no rounds), label-
+                   correcting over tiles of the locality-relabelled copy, BFS
+                   levels inside a tile in shared memory
 ``relabel``        the locality-relabelled copy deep searches run on
 ``deep_choice``    auto on deep graphs: persistent or tiled (and tiled's
                    horizon), timed once per graph once its searches cost as
@@ -86,6 +87,7 @@ RUNNERS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bottom-up": ("direction", "run_direction", {"rule": "bottom-up"}),
     "async": ("asynchronous", "run_async", {}),
     "tiled": ("tiled", "run_tiled", {}),
+    "tiled-queue": ("tiled", "run_tiled", {"schedule": "queue"}),
 }
 # Variants over morphgpu.bfs.layouts' CSR view (that package builds on this one).
 LAYOUT_RUNNERS = ("frontier-classes-deferred", "dynamic-parallelism")

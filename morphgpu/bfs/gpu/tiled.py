@@ -49,6 +49,24 @@ far above the levels over sqrt(T) and the tiles of the graph), tiles whose edges
 them (ids without locality: ``remote_lowered`` close to the reached vertices), frontiers
 wide enough that the level-synchronous kernel's barrier is amortised anyway.
 
+The queue schedule (variant ``tiled-queue``, kernels/tiled_queue.cu). A round of the
+rounds schedule lasts as long as its slowest visit: on Delaunay 1M about 60 visits share
+264 blocks, a round takes ~59 us against visits of ~30, and 80 % of the grid's warp
+samples wait in the barrier (ncu, session 30). The queue schedule has no rounds: active
+tiles wait in one FIFO ring, a block takes the next as soon as its visit ends, and a
+lowered vertex activates its tile at once. Without rounds there is no round horizon: a
+visit expands labels below its lowest seed's label + QUEUE_HORIZON and queues its tile
+again for the rest. Both schedules share the visit (kernels/tile_visit.cuh), the
+buffers and the host code; exactness is argued in the kernels' headers. Measured (H200,
+session 31 run 4, 8 roots, one process, x faster than the rounds kernel before the split
+at its horizon): grid 4000^2 1.31x (11.07 -> 8.48 ms), road NY 1.24x, road COL 1.16x,
+Delaunay 1M 1.11x, Delaunay 2M 1.03x, Delaunay 4M 1.00x, grid-del 3000^2 0.94x; it loses
+where many tiles are active at once and visits run ahead on labels that are later
+corrected: a 5000^2 grid with deleted edges 0.60x (211k visits against 38k), a 12000 x 800
+strip 0.80x. No graph statistic known before a search separates these, so ``auto``
+measures it beside the others (deep_choice.py). The rounds kernel after the split: 1.00-
+1.02x the one before on the same nine graphs.
+
 Directed graphs: the rounds relax out-edges, so distances are exact on any graph; parents
 are in-neighbours one level up, from the reverse graph the workspace keeps for directed
 inputs. Host cost per search: the launch and, when parents are asked for, one read of the
@@ -79,6 +97,11 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 TILED_FILE = "bfs/kernels/tiled.cu"
+# The two schedules of the tile visits (kernels/tile_visit.cuh), same arguments: rounds
+# separated by the grid barrier (variant "tiled") or one FIFO ring of active tiles with no
+# rounds (variant "tiled-queue").
+SCHEDULES = {"rounds": (TILED_FILE, "bfs_tiled"),
+             "queue": ("bfs/kernels/tiled_queue.cu", "bfs_tiled_queue")}
 BLOCK = 512  # MG_TILED_BLOCK
 BLOCKS_PER_SM = 2  # shared-memory budget: this many blocks share an SM (also the launch bound)
 TILE_MAX_SHIFT = 12  # at most 4096 vertices per tile
@@ -97,6 +120,12 @@ CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whol
 # deep_choice.TILED_HORIZONS on the graph and runs the faster (grids and roads favour long
 # horizons, Delaunay graphs short ones: deep_choice's docstring has the figures).
 HORIZON = 16
+# The queue schedule's horizon: a visit expands labels below its lowest seed's + this.
+# H200, session 31 run 4, 8 roots, ms per search at 24 / 48 / 64: Delaunay 1M 2.059 /
+# 2.105 / 2.142, Delaunay 4M 4.668 / 4.334 / 4.491, grid 4000^2 9.592 / 8.477 / 8.499,
+# grid-del 3000^2 9.940 / 9.722 / 9.314, road COL 1.814 / 1.687 / 1.720, road NY 1.256 /
+# 1.192 / 1.356: 48 is the best or within 5 % of it on each.
+QUEUE_HORIZON = 48
 # Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
 # degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
 # one edge per lane), 2 above (Delaunay graphs: rows of 6 and more under groups of 4 lanes).
@@ -107,6 +136,8 @@ SPARSE_MEAN_DEGREE = 4.5
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
 C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
+# tile_visit.cuh's Stat; for the queue schedule "rounds" counts the visits that queued
+# their tile again and "barrier_cycles" every block's wait for a tile.
 STAT_NAMES = ("rounds", "tiles", "levels", "remote_lowered", "global_rows", "load_cycles",
               "level_cycles", "write_cycles", "barrier_cycles", "loop_cycles")
 # Reserved per block by the hardware besides its dynamic shared memory (Hopper: 1 KB) and
@@ -151,13 +182,14 @@ def choose_shift(mean_degree: float, budget: int) -> int:
 
 @dataclass
 class TiledState:
-    """The tiled search's buffers of one workspace and tile size. Stamps and marks are
-    kept between searches (the kernel numbers rounds on from ctrl[C_BASE]); new buffers
-    come with a zeroed ctrl, which makes the next launch clear them."""
+    """The tiled search's buffers of one workspace and tile size, used by both schedules.
+    Rounds: stamps and marks are kept between searches (the kernel numbers rounds on from
+    ctrl[C_BASE]); new buffers come with a zeroed ctrl, and a queue search zeroes it, which
+    makes the next rounds launch clear them. Queue: each launch sets what it uses."""
 
-    stamp: Any = None  # uint32 per vertex
-    mark: Any = None  # uint32 per tile
-    lists: Any = None  # int64, two lists of n_tiles
+    stamp: Any = None  # uint32 per vertex (queue: the label last relaxed, done[])
+    mark: Any = None  # uint32 per tile (queue: the tile's state)
+    lists: Any = None  # int64, two lists of n_tiles (queue: the ring's items and sequences)
     ctrl: Any = None  # uint64[CTRL_WORDS]
     shift: int = -1
     searches: int = 0
@@ -215,18 +247,20 @@ def edges_per_pass(mean_degree: float) -> int:
     return 1 if mean_degree <= SPARSE_MEAN_DEGREE else 2
 
 
-def _grid(vid: str, eid: str, shared: int, eb: int) -> barrier.PersistentGrid:
-    return _grid_on(current_device(), vid, eid, shared, eb)
+def _grid(vid: str, eid: str, shared: int, eb: int,
+          schedule: str = "rounds") -> barrier.PersistentGrid:
+    return _grid_on(current_device(), vid, eid, shared, eb, schedule)
 
 
 @functools.lru_cache(maxsize=16)
-def _grid_on(device_id: int, vid: str, eid: str, shared: int,
-             eb: int) -> barrier.PersistentGrid:
+def _grid_on(device_id: int, vid: str, eid: str, shared: int, eb: int,
+             schedule: str) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
     defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK,
                "MG_TILED_EB": eb, "MG_TILED_MIN_BLOCKS": BLOCKS_PER_SM}
-    return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative",
-                                     block=BLOCK, defines=defines, shared_mem=shared)
+    path, name = SCHEDULES[schedule]
+    return barrier.persistent_kernel(path, name, mode="cooperative", block=BLOCK,
+                                     defines=defines, shared_mem=shared)
 
 
 # Per workspace: the workspace its last tiled search ran on (weakly: a strong reference
@@ -289,8 +323,11 @@ def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
 
 def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool = True,
               tile_shift: int | None = None, edge_cap: int | None = None,
-              blocks: int | None = None, horizon: int = HORIZON) -> tuple[Any, Any]:
-    """One launch of tiled.cu: (int32 distances with -1 unreached, parents or None).
+              blocks: int | None = None, horizon: int | None = None,
+              schedule: str = "rounds") -> tuple[Any, Any]:
+    """One launch of tiled.cu (``schedule="rounds"``, variant ``tiled``) or tiled_queue.cu
+    (``"queue"``, variant ``tiled-queue``): (int32 distances with -1 unreached, parents or
+    None).
 
     ``relabel``: search the tiled copy (:func:`tile_copy`, built at the graph's first
     tiled search with this tile size; False: tiles of the ids as given, still exact).
@@ -298,8 +335,13 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
     default from the shared-memory budget and the mean degree). ``edge_cap``: column ids
     a tile holds (default: what the budget leaves; small values force the global-row
     path). ``blocks``: blocks of the launch (default: the resident grid, at most one per
-    tile). ``horizon``: the k-th round expands only labels below k * horizon (0: no
-    horizon). The options exist for tests and measurements."""
+    tile). ``horizon``: rounds: the k-th round expands only labels below k * horizon;
+    queue: a visit expands only labels below its lowest seed's + horizon (0: no horizon;
+    default HORIZON / QUEUE_HORIZON). The options exist for tests and measurements."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, not {schedule!r}")
+    if horizon is None:
+        horizon = HORIZON if schedule == "rounds" else QUEUE_HORIZON
     if int(horizon) < 0:
         raise ValueError(f"horizon must be >= 0, got {horizon}")
     if ws.g.n_vertices == 0:
@@ -308,13 +350,14 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
                 cp.empty(0, dtype=ws.g.indices.dtype) if want_parents else None)
     if not relabel:
         _searched[ws] = weakref.ref(ws)
-        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks, horizon)
+        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks, horizon,
+                       schedule)
     shift = _shift(ws, tile_shift)
     copy = tile_copy(ws, shift)
     inner = workspace(copy.graph)
     _searched[ws] = weakref.ref(inner)
     dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents, shift,
-                           edge_cap, blocks, horizon)
+                           edge_cap, blocks, horizon, schedule)
     return relabel_module.back(ws, copy, dist, parent)
 
 
@@ -330,7 +373,8 @@ def _shift(ws: Workspace, tile_shift: int | None) -> int:
 
 
 def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | None,
-            edge_cap: int | None, blocks: int | None, horizon: int) -> tuple[Any, Any]:
+            edge_cap: int | None, blocks: int | None, horizon: int,
+            schedule: str = "rounds") -> tuple[Any, Any]:
     g = ws.g
     cp = ws.cp
     n = g.n_vertices
@@ -345,7 +389,7 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
         raise ValueError(f"tiles of {1 << shift} vertices do not fit this GPU's shared "
                          f"memory ({budget} bytes per block)")
     grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap),
-                 edges_per_pass(ws.n_edges / max(n, 1)))
+                 edges_per_pass(ws.n_edges / max(n, 1)), schedule)
     st = state(ws, shift)
     _last[ws] = st
     n_tiles = int(st.mark.size)
