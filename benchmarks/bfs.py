@@ -40,14 +40,14 @@ published ones):
   result there passes Graph500's checks (parents too up to 20M CSR entries: the parent-edge
   check sorts every edge on the host); every variant's distances equal the others' on
   every root (a failed check stops the run: every row printed is exact).
-- ``auto`` on deep graphs chooses persistent or tiled, and tiled's horizon, by timing them
-  (bfs/gpu/deep_choice.py),
+- ``auto`` on deep graphs chooses persistent, tiled (and tiled's horizon) or tiled-queue,
+  by timing them (bfs/gpu/deep_choice.py),
   once its searches of a graph have cost the expected measuring cost; here the choice is
   made at once after the second call (``deep_choice.choose_now``), outside the timed calls,
   which run the choice (``ran``). The row carries ``auto_choice``, the measured
   ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms`` (tiled at its fastest horizon,
   ``auto_choice_horizon``; each horizon's in ``auto_choice_tiled_ms_by_horizon``, as
-  "12:2.450/32:3.063"),
+  "12:2.450/32:3.063"; tiled-queue's in ``auto_choice_queue_ms``),
   ``auto_choice_s`` (the
   measuring's wall time), ``auto_expected_s`` (the cost auto's searches must reach first)
   and ``auto_due_after_searches`` (that cost in persistent searches of the row's mean).
@@ -353,7 +353,8 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
     deadline = time.perf_counter() + per_variant_s * len(labels)
     times: dict[str, list[float]] = {label: [] for label in labels}
     tiled_runs: dict[str, list[dict[str, int]]] = {
-        label: [] for label in labels if ran[label] == "tiled" or label.startswith("tiled")}
+        label: [] for label in labels
+        if ran[label] in ("tiled", "tiled-queue") or label.startswith("tiled")}
     edges: list[float] = []
     entries: list[int] = []
     levels: list[int] = []
@@ -442,6 +443,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
                        auto_choice_horizon=choice.horizon,
                        auto_choice_tiled_ms_by_horizon="/".join(
                            f"{h}:{ms:.3f}" for h, ms in choice.tiled_ms_by_horizon.items()),
+                       auto_choice_queue_ms=choice.queue_ms,
                        auto_choice_s=choice.seconds,
                        auto_expected_s=choice.expected_s)
             if persistent_mean is not None:

@@ -46,11 +46,16 @@ def test_decide_takes_the_smallest_best_time():
 
 
 def test_the_arms_measured():
-    """persistent and tiled at both ends of the horizons measured (the docstring's)."""
+    """persistent, tiled at both ends of the horizons measured (the docstring's) and
+    tiled-queue at its horizon; every arm a candidate with a schedule."""
     assert deep_choice.ARMS[0] == P
     assert [arm for arm in deep_choice.ARMS if arm[0] == "tiled"] == \
         [("tiled", h) for h in deep_choice.TILED_HORIZONS]
     assert len(set(deep_choice.TILED_HORIZONS)) >= 2 and min(deep_choice.TILED_HORIZONS) > 0
+    assert deep_choice.ARMS[-1] == ("tiled-queue", tiled.QUEUE_HORIZON)
+    assert {arm[0] for arm in deep_choice.ARMS} == set(deep_choice.CANDIDATES)
+    assert all(deep_choice.SCHEDULES[arm[0]] in tiled.SCHEDULES
+               for arm in deep_choice.ARMS[1:])
 
 
 class _FakeWorkspace:
@@ -81,13 +86,14 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
         log.append("p")
         return ("p", source)
 
-    def fake_tiled(ws, source, want_parents, horizon=tiled.HORIZON):
-        log.append(f"t{horizon}")
-        return ("t", source, horizon)
+    def fake_tiled(ws, source, want_parents, horizon=tiled.HORIZON, schedule="rounds"):
+        kind = "t" if schedule == "rounds" else "q"
+        log.append(f"{kind}{horizon}")
+        return (kind, source, horizon)
 
     def fake_timed(ws, call):
         out = call()
-        arm = out[0] if out[0] == "p" else f"t{out[2]}"
+        arm = out[0] if out[0] == "p" else f"{out[0]}{out[2]}"
         timed.append(arm)
         return ms[arm], out
 
@@ -103,18 +109,20 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
 
 
 @pytest.mark.parametrize(("ms", "winner", "horizon"), [
-    ({"p": 2.44, "t12": 2.72, "t32": 2.62}, "persistent", 32),
-    ({"p": 25.8, "t12": 15.6, "t32": 14.0}, "tiled", 32),
-    ({"p": 3.1, "t12": 2.45, "t32": 3.06}, "tiled", 12)])
+    ({"p": 2.44, "t12": 2.72, "t32": 2.62, "q48": 2.9}, "persistent", 32),
+    ({"p": 25.8, "t12": 15.6, "t32": 14.0, "q48": 14.5}, "tiled", 32),
+    ({"p": 3.1, "t12": 2.45, "t32": 3.06, "q48": 2.6}, "tiled", 12),
+    ({"p": 2.0, "t12": 2.2, "t32": 2.1, "q48": 1.8}, "tiled-queue", 48)])
 def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, ms, winner,
                                                                    horizon):
     """Searches of 10 ms, a relabelled copy that took 35 ms to build (at the second
     search, which is not counted): searches 1, 3, 4 and 5 run persistent (40 ms counted),
-    the sixth measures persistent and tiled at each horizon; later ones run the winner
-    (tiled at its horizon) untimed; a tiled copy built for the measurement goes where
+    the sixth measures persistent, tiled at each horizon and tiled-queue; later ones run
+    the winner (at its horizon) untimed; a tiled copy built for the measurement goes where
     persistent wins."""
     monkeypatch.setattr(deep_choice, "TILED_HORIZONS", (12, 32))
-    monkeypatch.setattr(deep_choice, "ARMS", (("persistent", 0), ("tiled", 12), ("tiled", 32)))
+    monkeypatch.setattr(deep_choice, "ARMS", (("persistent", 0), ("tiled", 12), ("tiled", 32),
+                                              ("tiled-queue", 48)))
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
@@ -130,14 +138,16 @@ def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, 
     assert deep_choice.spent_seconds(ws) == pytest.approx(0.040)
 
     out, name = deep_choice.run_auto(ws, 6, True)
+    kind = {"persistent": "p", "tiled": "t", "tiled-queue": "q"}[winner]
     assert name == winner
-    assert out == (("p", 6) if winner == "persistent" else ("t", 6, horizon))
-    assert built == [8] and sorted(timed) == ["p"] * deep_choice.MEASURE_REPEATS + \
-        ["t12"] * deep_choice.MEASURE_REPEATS + ["t32"] * deep_choice.MEASURE_REPEATS
+    assert out == (("p", 6) if winner == "persistent" else (kind, 6, horizon))
+    assert built == [8] and sorted(timed) == sorted(
+        ["p", "t12", "t32", "q48"] * deep_choice.MEASURE_REPEATS)
     choice = deep_choice.preparation(ws)
     assert choice is not None and choice.variant == winner and choice.searches == 6
-    assert choice.horizon == horizon and choice.tiled_ms == ms[f"t{horizon}"]
-    assert choice.persistent_ms == ms["p"]
+    assert choice.horizon == horizon
+    assert choice.tiled_ms == ms[f"{'q' if winner == 'tiled-queue' else 't'}{horizon}"]
+    assert choice.persistent_ms == ms["p"] and choice.queue_ms == ms["q48"]
     assert choice.tiled_ms_by_horizon == {12: ms["t12"], 32: ms["t32"]}
     assert choice.spent_s == pytest.approx(0.040) and choice.expected_s == 0.035
     assert forgotten == ([8] if winner == "persistent" else [])
@@ -146,7 +156,7 @@ def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, 
     timed.clear()
     out, name = deep_choice.run_auto(ws, 7, False)
     assert name == winner and not timed and built == [8]
-    assert log == (["p"] if winner == "persistent" else [f"t{horizon}"])
+    assert log == (["p"] if winner == "persistent" else [f"{kind}{horizon}"])
 
 
 def test_a_graph_searched_a_few_times_never_pays_for_measuring(monkeypatch):
@@ -155,7 +165,8 @@ def test_a_graph_searched_a_few_times_never_pays_for_measuring(monkeypatch):
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
-    _fakes(monkeypatch, {"p": 1.0, "t12": 0.5, "t32": 0.5}, 1.0, log, timed, built, [])
+    _fakes(monkeypatch, {"p": 1.0, "t12": 0.5, "t32": 0.5, f"q{tiled.QUEUE_HORIZON}": 0.5},
+           1.0, log, timed, built, [])
     ws = _FakeWorkspace(search_ms=10.0)
     for k in range(30):
         assert deep_choice.run_auto(ws, k, False) == (("p", k), "persistent")
@@ -167,7 +178,8 @@ def test_choose_now_measures_at_once(monkeypatch):
     """choose_now (the benchmark's call) measures on the first search and remembers."""
     timed: list[str] = []
     built: list[int] = []
-    _fakes(monkeypatch, {"p": 25.8, "t12": 15.6, "t32": 14.0}, 1.0, [], timed, built, [])
+    _fakes(monkeypatch, {"p": 25.8, "t12": 15.6, "t32": 14.0,
+                         f"q{tiled.QUEUE_HORIZON}": 14.4}, 1.0, [], timed, built, [])
     ws = _FakeWorkspace()
     choice = deep_choice.choose_now(ws, 4, False)
     assert choice.variant == "tiled" and choice.searches == 1 and built == [8]
@@ -312,14 +324,19 @@ def test_gpu_auto_chooses_once_due(monkeypatch, forced):
             assert choice.searches == 3 and seen == [ws]
             assert choice.persistent_ms > 0 and choice.tiled_ms > 0 and choice.seconds > 0
             assert choice.spent_s > 0 and choice.expected_s == 1e-9
-            assert choice.horizon in deep_choice.TILED_HORIZONS
             assert sorted(choice.tiled_ms_by_horizon) == sorted(deep_choice.TILED_HORIZONS)
-            assert choice.tiled_ms == choice.tiled_ms_by_horizon[choice.horizon]
+            assert choice.queue_ms > 0
+            if choice.variant == "tiled-queue":
+                assert choice.horizon == tiled.QUEUE_HORIZON
+                assert choice.tiled_ms == choice.queue_ms
+            else:
+                assert choice.horizon in deep_choice.TILED_HORIZONS
+                assert choice.tiled_ms == choice.tiled_ms_by_horizon[choice.horizon]
     choice = deep_choice.preparation(ws)
     assert ran[2:] == [choice.variant, choice.variant]
     if forced is not None:
         assert choice.variant == forced[0]
-        if forced[0] == "tiled":
+        if forced[0] != "persistent":
             assert choice.horizon == forced[1]
     shift = tiled._shift(ws, None)
     if choice.variant == "persistent":  # the measuring search's tiled copy is dropped

@@ -1,5 +1,5 @@
-"""``auto`` on deep graphs: ``persistent`` or ``tiled`` (and tiled's horizon), chosen per
-graph by timing them.
+"""``auto`` on deep graphs: ``persistent``, ``tiled`` (and tiled's horizon) or
+``tiled-queue``, chosen per graph by timing them.
 
 Why a measurement and not a graph statistic. On an H100 (benchmarks/bfs.py, 4 roots, one
 process, session 14) tiled against persistent, ms per search: road COL (435k vertices) 2.62
@@ -45,15 +45,21 @@ explicit ``tiled`` (horizon 16), same process: grid-del 1000^2 / 3000^2 / 5000^2
 1.13 / 1.12x (25M vertices: 3.20 -> 2.86 us per level), grid 4000^2 1.09x, Delaunay 1M /
 4M 1.05 / 1.12x; roads stay on persistent.
 
+tiled-queue (tiled's visits without rounds: tiled.py) runs at its one horizon,
+tiled.QUEUE_HORIZON. Against tiled at the horizon auto used to pick (H200, session 31, 8
+roots): grids, roads and Delaunay 1M 1.03-1.31x faster, Delaunay 4M equal, grids with
+deleted edges 0.60-0.94x (more of them the larger the grid). Which it is, only a search
+tells, so it is one more arm of the measurement.
+
 How: build the tiled copy (which builds or reuses the locality-relabelled copy), run one
-untimed search of each arm (persistent, tiled at each of TILED_HORIZONS: kernel loads, the
-copies' workspaces), then MEASURE_REPEATS timed searches of each, interleaved, from that
-search's own source (CUDA events on the current stream), and keep the arm with the
-smallest best time; every search is exact, so the search requested returns the winner's
-last result. Where the
-tiled copy does not fit in GPU memory, persistent is kept untimed. After that the
-remembered variant runs with no timing. Where persistent wins, the tiled copy is dropped
-(unless an explicit ``tiled`` search had built it before), freeing its memory; the
+untimed search of each arm (persistent, tiled at each of TILED_HORIZONS, tiled-queue:
+kernel loads, the copies' workspaces), then MEASURE_REPEATS timed searches of each,
+interleaved, from that search's own source (CUDA events on the current stream), and keep
+the arm with the smallest best time; every search is exact, so the search requested
+returns the winner's last result. Where the tiled copy does not fit in GPU memory,
+persistent is kept untimed. After that the remembered variant runs with no timing. Where
+persistent wins, the tiled copy is dropped (unless an explicit ``tiled`` search had built
+it before), freeing its memory; the
 locality-relabelled copy stays under relabel.py's own rule (an explicit ``persistent``
 search uses it).
 
@@ -89,10 +95,13 @@ from . import tiled
 from .persistent import ENTER_LOCAL, run_persistent
 from .workspace import Workspace
 
-CANDIDATES = ("persistent", "tiled")
+CANDIDATES = ("persistent", "tiled", "tiled-queue")
 TILED_HORIZONS = (12, 32)  # tiled's horizons measured (the module's docstring says why)
-# The arms measured: (variant, horizon), horizon 0 for persistent.
-ARMS = (("persistent", 0), *(("tiled", h) for h in TILED_HORIZONS))
+# The arms measured: (variant, horizon), horizon 0 for persistent; tiled-queue at its one
+# horizon (tiled.QUEUE_HORIZON).
+ARMS = (("persistent", 0), *(("tiled", h) for h in TILED_HORIZONS),
+        ("tiled-queue", tiled.QUEUE_HORIZON))
+SCHEDULES = {"tiled": "rounds", "tiled-queue": "queue"}  # tiled.run_tiled's schedule
 MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best counts
 
 
@@ -100,15 +109,16 @@ MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best 
 class Choice:
     """auto's deep variant for one workspace, and the measurement that chose it."""
 
-    variant: str  # "persistent" or "tiled"
-    persistent_ms: float  # best timed search of persistent, and of tiled at its best horizon
-    tiled_ms: float
+    variant: str  # one of CANDIDATES
+    persistent_ms: float  # best timed search of persistent; of the tiled variant chosen
+    tiled_ms: float  # (of tiled at its best horizon where persistent was chosen)
     seconds: float  # wall time of the measuring search: tiled copy, untimed and timed runs
     searches: int  # the workspace's deep search (1-based) that measured
     spent_s: float = 0.0  # GPU time of auto's persistent searches before it
     expected_s: float = 0.0  # the expected cost of measuring that they had to reach
-    horizon: int = 0  # tiled's horizon that ran fastest (tiled runs at it when chosen)
-    tiled_ms_by_horizon: dict[int, float] = field(default_factory=dict)
+    horizon: int = 0  # the chosen tiled variant's horizon (persistent chosen: tiled's best)
+    tiled_ms_by_horizon: dict[int, float] = field(default_factory=dict)  # tiled (rounds)
+    queue_ms: float = float("nan")  # best timed search of tiled-queue
 
 
 _choices: weakref.WeakKeyDictionary[Workspace, Choice] = weakref.WeakKeyDictionary()
@@ -180,8 +190,9 @@ def run_auto(ws: Workspace, source: int,
         return (labels, parents, figures), "persistent"
     choice = _choices.get(ws)
     if choice is not None:
-        if choice.variant == "tiled":
-            return tiled.run_tiled(ws, source, want_parents, horizon=choice.horizon), "tiled"
+        if choice.variant != "persistent":
+            return tiled.run_tiled(ws, source, want_parents, horizon=choice.horizon,
+                                   schedule=SCHEDULES[choice.variant]), choice.variant
         return run_persistent(ws, source, want_parents), "persistent"
     if ws.g.n_vertices > 0 and due(ws):
         return measure(ws, source, want_parents)
@@ -276,7 +287,8 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
     def call(arm: tuple[str, int]) -> tuple[Any, Any]:
         if arm[0] == "persistent":
             return run_persistent(ws, source, want_parents)
-        return tiled.run_tiled(ws, source, want_parents, horizon=arm[1])
+        return tiled.run_tiled(ws, source, want_parents, horizon=arm[1],
+                               schedule=SCHEDULES[arm[0]])
 
     for arm in ARMS:
         call(arm)  # untimed: kernel loads, the copies' workspaces and buffers
@@ -287,13 +299,18 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
             ms, results[arm] = _timed(ws, lambda arm=arm: call(arm))
             times[arm].append(ms)
     winner = decide(times)
-    tiled_best = {h: min(times[("tiled", h)]) for h in TILED_HORIZONS}
-    horizon = winner[1] if winner[0] == "tiled" else min(tiled_best,
-                                                         key=lambda h: (tiled_best[h], h))
+    tiled_best = {h: min(times[arm]) for arm in ARMS if arm[0] == "tiled" for h in arm[1:]}
+    queue_best = min((min(times[arm]) for arm in ARMS if arm[0] == "tiled-queue"),
+                     default=float("nan"))
+    if winner[0] == "persistent":
+        horizon = min(tiled_best, key=lambda h: (tiled_best[h], h))
+        tiled_ms = tiled_best[horizon]
+    else:
+        horizon, tiled_ms = winner[1], min(times[winner])
     if winner[0] == "persistent" and not had_copy:
         tiled.forget(ws, shift)
     cp.cuda.get_current_stream().synchronize()
-    _choices[ws] = Choice(winner[0], min(times[("persistent", 0)]), tiled_best[horizon],
+    _choices[ws] = Choice(winner[0], min(times[("persistent", 0)]), tiled_ms,
                           time.perf_counter() - started, at, spent, expected or 0.0,
-                          horizon, tiled_best)
+                          horizon, tiled_best, queue_best)
     return results[winner], winner[0]
