@@ -76,6 +76,7 @@
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
+#include <bfs/kernels/label_output.cuh>
 
 #ifndef MG_ASYNC_BLOCK
 #define MG_ASYNC_BLOCK 256
@@ -432,29 +433,5 @@ bfs_async(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(rev), int* dist, vid_t* parent, u6
     const i64 used = (i64)(tail < capacity ? tail : capacity);
     for (i64 i = global_tid(); i < used; i += global_stride()) queue[i] = EMPTY;
     if (load_volatile(ctrl + C_OVERFLOW)) return;
-    // Labels to -1 where unreached while other threads read them for parents: a read of
-    // either UNREACHED or -1 never equals d - 1 >= 0, so the race is harmless.
-    for (i64 v = global_tid(); v < n; v += global_stride()) {
-        const int d = load_volatile(dist + v);
-        if (d == UNREACHED) {
-            dist[v] = -1;
-            if (parent) parent[v] = (vid_t)-1;
-            continue;
-        }
-        if (!parent) continue;
-        if (v == (i64)source) {
-            parent[v] = source;
-            continue;
-        }
-        vid_t p = (vid_t)-1;
-        for (eid_t k = radj.begin(v); k < radj.end(v); ++k) {
-            const vid_t w = radj.at(k);
-            if (load_volatile(dist + w) == d - 1) {
-                p = w;
-                break;
-            }
-        }
-        if (p == (vid_t)-1) atomicExch(ctrl + C_ERROR, 1ull);
-        parent[v] = p;
-    }
+    bfs::labels_to_output(radj, dist, parent, ctrl + C_ERROR, n, source);
 }
