@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from morphgpu import backend, sp
@@ -345,8 +345,6 @@ def test_random_formulas_with_backtracking(device, n, k, load, seed, r, fraction
     result = sp.solve(f, device=device, seed=seed, backtrack=r, fix_fraction=fraction,
                       trivial_threshold=trivial, max_iterations=200, local_search_rounds=300)
     check(result, clauses, n)
-    if not complete_solver_says_sat(clauses):
-        assert result.status != "SAT"
 
 
 @settings(max_examples=30, deadline=None,
@@ -354,6 +352,10 @@ def test_random_formulas_with_backtracking(device, n, k, load, seed, r, fraction
 @given(st.integers(12, 80), st.sampled_from([3, 4, 5]), st.floats(0.6, 1.05),
        st.integers(0, 10**6), st.sampled_from([0.05, 0.2]), st.sampled_from([1.5, 3.0]),
        st.sampled_from([20, 200]))
+# A formula whose unsatisfiability a complete solver takes ~23 s to prove (Minisat22, 3.1M
+# conflicts): this test once asked it after every solve, so drawing such formulas made the
+# test run for minutes.
+@example(66, 5, 1.05, 1000, 0.2, 1.5, 20)
 def test_auto_on_random_formulas(device, monkeypatch, n, k, load, seed, fraction, slowdown,
                                  sweeps):
     """"auto" near and past the threshold (load 1 = 4.27 at K=3, 9.93 at K=4, 21.1 at
@@ -368,8 +370,6 @@ def test_auto_on_random_formulas(device, monkeypatch, n, k, load, seed, fraction
     result = sp.solve(f, device=device, seed=seed, fix_fraction=fraction,
                       max_iterations=sweeps, local_search_rounds=300)
     check(result, clauses, n)
-    if not complete_solver_says_sat(clauses):
-        assert result.status != "SAT"
     switch, restart = result.stats["backtrack_switch"], result.stats["backtrack_restart"]
     if switch is not None and switch["cause"] == "slowdown":
         assert switch["to"] == AUTO_RESTART_BACKTRACK

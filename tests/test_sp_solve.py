@@ -138,9 +138,7 @@ def test_any_small_formula(device, case, seed):
     n, clauses = case
     f = CNF.from_clauses(clauses, n_vars=n)
     result = sp.solve(f, device=device, seed=seed, local_search_rounds=200)
-    check(result, clauses, n)
-    if not complete_solver_says_sat(clauses):
-        assert result.status in ("UNKNOWN", "UNSAT")
+    check(result, clauses, n)  # SAT verified clause by clause, UNSAT by a complete solver
 
 
 def test_stats_and_phases(device):
