@@ -111,7 +111,7 @@ constexpr int EB = MG_TILED_EB;  // edges per lane whose shared loads issue toge
 __device__ __forceinline__ u64 ld_volatile_u64(const u64* p) { return *(const volatile u64*)p; }
 
 
-// The shared-memory layout of one tile (the kernel's dynamic shared memory, sizes from the host:
+// The shared-memory layout of one tile (dynamic shared memory, sizes from the host:
 // tiled.py's shared_bytes must match). T = 1 << shift vertices, W = T / 32 bitmap words.
 struct TileSmem {
     int* dist;              // T local labels
@@ -255,14 +255,7 @@ struct VisitShared {
     int queued[3];  // level L's queue length: queued[L % 3]
     // Thread 0's clock stamps: the loop's start, the write-back's (-1: none), the load's.
     long long clock[3];
-    // The block's counters (Stat), summed into ctrl by add_stats at the end.
-    u64 stats[S_COUNT];
 };
-
-// At a kernel's start (every thread): the block's counters cleared.
-__device__ __forceinline__ void clear_stats(VisitShared& vs) {
-    if (threadIdx.x < S_COUNT) vs.stats[threadIdx.x] = 0ull;
-}
 
 // Thread 0: the tile's edge range and first global row; the visit's counters cleared.
 __device__ __forceinline__ void begin_visit(VisitShared& vs, i64 tile,
@@ -283,8 +276,7 @@ __device__ __forceinline__ void begin_visit(VisitShared& vs, i64 tile,
 // load inside the tid == 0 branch: a plain one is hoisted out of the branch onto every
 // thread (a shared load is safe to speculate), which racecheck reports against thread 0's
 // store (WAR/RAW on the H100, harmless but not clean).
-__device__ __forceinline__ void count_write_cycles(VisitShared& vs) {
-    u64* stats = vs.stats;
+__device__ __forceinline__ void count_write_cycles(VisitShared& vs, u64* stats) {
     const long long write_start = *(volatile long long*)(vs.clock + 1);
     if (write_start >= 0) {
         stats[S_WRITE_CYCLES] += (u64)(clock64() - write_start);
@@ -297,7 +289,7 @@ __device__ __forceinline__ void count_write_cycles(VisitShared& vs) {
 // with vs.deferred final (a __syncthreads follows phase A, which alone sets it).
 template <class Schedule>
 __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, const TileSmem& sm,
-                                      const eid_t* __restrict__ indptr,
+                                      u64* stats, const eid_t* __restrict__ indptr,
                                       const vid_t* __restrict__ indices, int* label,
                                       const unsigned* word, i64 n, int shift, int edge_cap) {
     const int T = 1 << shift;
@@ -305,7 +297,6 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
     const int tid = threadIdx.x;
     const unsigned lane = lane_id();
     const i64 tile = vs.tile;
-    u64* stats = vs.stats;
     if (tid == 0) {
         vs.clock[2] = clock64();
         stats[S_TILES] += 1;
@@ -507,10 +498,10 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
 }
 
 // Per-block statistics, one atomic per counter, by thread 0 (after the block's loop).
-__device__ __forceinline__ void add_stats(const VisitShared& vs, u64* ctrl) {
+__device__ __forceinline__ void add_stats(const u64* stats, u64* ctrl) {
     if (threadIdx.x == 0) {
         for (int s = 0; s < S_COUNT; ++s) {
-            if (vs.stats[s]) atomicAdd(ctrl + C_STATS + s, vs.stats[s]);
+            if (stats[s]) atomicAdd(ctrl + C_STATS + s, stats[s]);
         }
     }
 }

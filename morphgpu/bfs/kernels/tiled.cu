@@ -79,9 +79,11 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     GridBarrier bar(barrier_state);
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const TileSmem sm = carve(smem_raw, 1 << shift);
-    __shared__ VisitShared vs;  // with the block's counters: registers are scarce here
-    clear_stats(vs);
+    __shared__ VisitShared vs;
     const int tid = threadIdx.x;
+    // Per-block counters in shared memory (registers are the scarce resource here).
+    __shared__ u64 stats[S_COUNT];
+    if (tid < S_COUNT) stats[tid] = 0ull;
 
     // 1. Labels, the source, the first round's list. Every block reads the base before
     //    block 0 rewrites it (after the last barrier).
@@ -132,12 +134,12 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             // Round r + 1 appends there, round r + 2 takes there; nobody touches them now.
             ctrl[C_COUNT + (r + 2u) % 3u] = 0ull;
             ctrl[C_TAKE + (r + 2u) % 3u] = 0ull;
-            vs.stats[S_ROUNDS] += 1;
+            stats[S_ROUNDS] += 1;
         }
         for (;;) {
             __syncthreads();  // the previous tile's shared memory is no longer read
             if (tid == 0) {
-                count_write_cycles(vs);
+                count_write_cycles(vs, stats);
                 const u64 count = ld_volatile_u64(ctrl + C_COUNT + r % 3u);
                 const u64 k = atomicAdd(ctrl + C_TAKE + r % 3u, 1ull);
                 vs.tile = k < count ? __ldcg(lists + (i64)(r & 1u) * n_tiles + k) : (i64)-1;
@@ -145,20 +147,20 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
             }
             __syncthreads();
             if (vs.tile < 0) break;
-            visit(sched, vs, sm, indptr, indices, label, stamp, n, shift, edge_cap);
+            visit(sched, vs, sm, stats, indptr, indices, label, stamp, n, shift, edge_cap);
             // A deferred vertex keeps its tile active (vs.deferred is final: see visit).
             if (tid == 0 && vs.deferred) sched.activate(vs.tile);
         }
         const long long arrive = clock64();
         grid_sync(bar);
-        if (blockIdx.x == 0 && tid == 0) vs.stats[S_WAIT_CYCLES] += (u64)(clock64() - arrive);
+        if (blockIdx.x == 0 && tid == 0) stats[S_WAIT_CYCLES] += (u64)(clock64() - arrive);
         if (ld_volatile_u64(ctrl + C_COUNT + (r + 1u) % 3u) == 0ull) break;
     }
-    if (blockIdx.x == 0 && tid == 0) vs.stats[S_LOOP_CYCLES] = (u64)(clock64() - vs.clock[0]);
+    if (blockIdx.x == 0 && tid == 0) stats[S_LOOP_CYCLES] = (u64)(clock64() - vs.clock[0]);
     // Thread 0 wrote the wait and loop cycles just above with no barrier since (a thread per
     // counter raced with those two stores), and every other thread's atomicAdd on them
     // came before the grid barrier.
-    add_stats(vs, ctrl);
+    add_stats(stats, ctrl);
     // Nobody reads the base again in this launch (read before the first barrier).
     if (blockIdx.x == 0 && tid == 0) ctrl[C_BASE] = (u64)r + 1ull;
 

@@ -130,9 +130,10 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
     GridBarrier bar(barrier_state);
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const TileSmem sm = carve(smem_raw, 1 << shift);
-    __shared__ VisitShared vs;  // with the block's counters: registers are scarce here
-    clear_stats(vs);
+    __shared__ VisitShared vs;
     const int tid = threadIdx.x;
+    __shared__ u64 stats[S_COUNT];
+    if (tid < S_COUNT) stats[tid] = 0ull;
     int* done = (int*)stamp;
     const Queue sched{done, mark, Ring{lists, n_tiles, ctrl}, horizon_step, shift};
 
@@ -164,10 +165,10 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
     for (;;) {
         __syncthreads();  // the previous tile's shared memory is no longer read
         if (tid == 0) {
-            count_write_cycles(vs);
+            count_write_cycles(vs, stats);
             const long long wait_start = clock64();
             vs.tile = sched.ring.take();
-            vs.stats[S_WAIT_CYCLES] += (u64)(clock64() - wait_start);
+            stats[S_WAIT_CYCLES] += (u64)(clock64() - wait_start);
             if (vs.tile >= 0) {
                 atomicExch(mark + vs.tile, ST_RUNNING);
                 __threadfence();  // the state before the labels
@@ -176,7 +177,7 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
         }
         __syncthreads();
         if (vs.tile < 0) break;
-        visit(sched, vs, sm, indptr, indices, label, stamp, n, shift, edge_cap);
+        visit(sched, vs, sm, stats, indptr, indices, label, stamp, n, shift, edge_cap);
         // The visit's labels and done words, and every activation it made (counted on
         // C_OUT), before this tile's own state changes.
         __threadfence();
@@ -188,7 +189,7 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
                 again = true;  // DIRTY: lowered from outside while it ran
             }
             if (again) {
-                vs.stats[S_ROUNDS] += 1;
+                stats[S_ROUNDS] += 1;
                 atomicExch(mark + t, ST_QUEUED);
                 sched.ring.push(t);
             } else {
@@ -196,8 +197,8 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
             }
         }
     }
-    if (blockIdx.x == 0 && tid == 0) vs.stats[S_LOOP_CYCLES] = (u64)(clock64() - vs.clock[0]);
-    add_stats(vs, ctrl);
+    if (blockIdx.x == 0 && tid == 0) stats[S_LOOP_CYCLES] = (u64)(clock64() - vs.clock[0]);
+    add_stats(stats, ctrl);
     // tiled.cu must clear stamps and marks before it next uses these arrays.
     if (blockIdx.x == 0 && tid == 0) ctrl[C_BASE] = 0ull;
     grid_sync(bar);
