@@ -1,4 +1,5 @@
-"""The ``tiled`` BFS variant (bfs/gpu/tiled.py, kernels/tiled.cu) against SciPy's distances
+"""The ``tiled`` and ``tiled-queue`` BFS variants (bfs/gpu/tiled.py; kernels/tiled.cu and
+tiled_queue.cu over tile_visit.cuh) against SciPy's distances
 and Graph500's parent check: deep graphs (grids, grids with deleted edges, Delaunay graphs
 of random points, a road network), a Kronecker graph (hubs: rows past a tile's edge
 capacity), directed and disconnected graphs, one vertex; with tiles small enough that
