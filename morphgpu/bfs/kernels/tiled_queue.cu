@@ -43,7 +43,8 @@ using namespace tiles;
 namespace {
 
 constexpr unsigned ST_IDLE = 0u, ST_QUEUED = 1u, ST_RUNNING = 2u, ST_DIRTY = 3u;
-// Schedule words (u64) of ctrl, on their own 128-byte lines.
+// Schedule words (u64) of ctrl, each on a 128-byte line apart from the others (word 40
+// shares its line only with C_BASE and C_ERROR, written at the start and the end).
 constexpr int C_HEAD = 0;  // positions taken by consumers
 constexpr int C_TAIL = 16;  // positions taken by producers
 constexpr int C_OUT = 40;  // tiles QUEUED, RUNNING or DIRTY
