@@ -47,15 +47,16 @@ def test_decide_takes_the_smallest_best_time():
 
 def test_the_arms_measured():
     """persistent, tiled at both ends of the horizons measured (the docstring's) and
-    tiled-queue at its horizon; every arm a candidate with a schedule."""
+    tiled-queue at its horizon; every arm a candidate with a runner."""
     assert deep_choice.ARMS[0] == P
     assert [arm for arm in deep_choice.ARMS if arm[0] == "tiled"] == \
         [("tiled", h) for h in deep_choice.TILED_HORIZONS]
     assert len(set(deep_choice.TILED_HORIZONS)) >= 2 and min(deep_choice.TILED_HORIZONS) > 0
     assert deep_choice.ARMS[-1] == ("tiled-queue", tiled.QUEUE_HORIZON)
     assert {arm[0] for arm in deep_choice.ARMS} == set(deep_choice.CANDIDATES)
-    assert all(deep_choice.SCHEDULES[arm[0]] in tiled.SCHEDULES
-               for arm in deep_choice.ARMS[1:])
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    assert all(gpu.runner(arm[0]) is not None for arm in deep_choice.ARMS)
 
 
 class _FakeWorkspace:

@@ -21,8 +21,7 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   of the locality-relabelled copy); that search builds the tiled copy beside the
   relabelled one, times searches of persistent, of tiled at each of its horizons
   (deep_choice.TILED_HORIZONS) and of tiled-queue from its own source and keeps the
-  fastest; later searches
-  run that one untimed. Measured, not read off a statistic: on an
+  fastest; later searches run that one untimed. Measured, not read off a statistic: on an
   H100 tiled ran 0.93x persistent on road COL and 1.07-1.85x on grids and Delaunay
   graphs, and no statistic known before a search separates them without a cut-off fitted
   to those graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a

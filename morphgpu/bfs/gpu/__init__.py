@@ -24,9 +24,9 @@ module             holds
                    correcting over tiles of the locality-relabelled copy, BFS
                    levels inside a tile in shared memory
 ``relabel``        the locality-relabelled copy deep searches run on
-``deep_choice``    auto on deep graphs: persistent or tiled (and tiled's
-                   horizon), timed once per graph once its searches cost as
-                   much as timing
+``deep_choice``    auto on deep graphs: persistent, tiled (and tiled's
+                   horizon) or tiled-queue, timed once per graph once its
+                   searches cost as much as timing
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -127,7 +127,8 @@ def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
     ws = workspace(g)
     name = choose(ws, variant)
     if variant == "auto" and name == "persistent" and not options:
-        # persistent or tiled, measured once the graph's searches cost as much (deep_choice.py)
+        # persistent, tiled or tiled-queue, measured once the graph's searches cost as much
+        # (deep_choice.py)
         from . import deep_choice  # noqa: PLC0415  (imported by deep graphs' first search)
 
         return deep_choice.run_auto(ws, source, want_parents)

@@ -59,9 +59,8 @@ the arm with the smallest best time; every search is exact, so the search reques
 returns the winner's last result. Where the tiled copy does not fit in GPU memory,
 persistent is kept untimed. After that the remembered variant runs with no timing. Where
 persistent wins, the tiled copy is dropped (unless an explicit ``tiled`` search had built
-it before), freeing its memory; the
-locality-relabelled copy stays under relabel.py's own rule (an explicit ``persistent``
-search uses it).
+it before), freeing its memory; the locality-relabelled copy stays under relabel.py's own
+rule (an explicit ``persistent`` search uses it).
 
 The decision is kept per workspace, weakly (like relabel.py's copies): a workspace belongs
 to one CSRGraph object, and a graph made from a changed matrix (graph_cache) is a new
@@ -101,7 +100,6 @@ TILED_HORIZONS = (12, 32)  # tiled's horizons measured (the module's docstring s
 # horizon (tiled.QUEUE_HORIZON).
 ARMS = (("persistent", 0), *(("tiled", h) for h in TILED_HORIZONS),
         ("tiled-queue", tiled.QUEUE_HORIZON))
-SCHEDULES = {"tiled": "rounds", "tiled-queue": "queue"}  # tiled.run_tiled's schedule
 MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best counts
 
 
@@ -191,12 +189,21 @@ def run_auto(ws: Workspace, source: int,
     choice = _choices.get(ws)
     if choice is not None:
         if choice.variant != "persistent":
-            return tiled.run_tiled(ws, source, want_parents, horizon=choice.horizon,
-                                   schedule=SCHEDULES[choice.variant]), choice.variant
+            return _run_tiled(choice.variant, ws, source, want_parents,
+                              choice.horizon), choice.variant
         return run_persistent(ws, source, want_parents), "persistent"
     if ws.g.n_vertices > 0 and due(ws):
         return measure(ws, source, want_parents)
     return _run_counted(ws, source, want_parents), "persistent"
+
+
+def _run_tiled(variant: str, ws: Workspace, source: int, want_parents: bool,
+               horizon: int) -> tuple[Any, Any]:
+    """A search of ``variant`` (tiled or tiled-queue) at ``horizon``, through the GPU
+    package's runner table (which names each variant's schedule)."""
+    from . import runner  # noqa: PLC0415  (this package's __init__, which imports us)
+
+    return runner(variant)(ws, source, want_parents, horizon=horizon)
 
 
 def choose_now(ws: Workspace, source: int, want_parents: bool) -> Choice:
@@ -287,8 +294,7 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
     def call(arm: tuple[str, int]) -> tuple[Any, Any]:
         if arm[0] == "persistent":
             return run_persistent(ws, source, want_parents)
-        return tiled.run_tiled(ws, source, want_parents, horizon=arm[1],
-                               schedule=SCHEDULES[arm[0]])
+        return _run_tiled(arm[0], ws, source, want_parents, arm[1])
 
     for arm in ARMS:
         call(arm)  # untimed: kernel loads, the copies' workspaces and buffers
@@ -299,7 +305,7 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
             ms, results[arm] = _timed(ws, lambda arm=arm: call(arm))
             times[arm].append(ms)
     winner = decide(times)
-    tiled_best = {h: min(times[arm]) for arm in ARMS if arm[0] == "tiled" for h in arm[1:]}
+    tiled_best = {arm[1]: min(times[arm]) for arm in ARMS if arm[0] == "tiled"}
     queue_best = min((min(times[arm]) for arm in ARMS if arm[0] == "tiled-queue"),
                      default=float("nan"))
     if winner[0] == "persistent":
