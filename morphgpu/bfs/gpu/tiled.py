@@ -65,7 +65,13 @@ where many tiles are active at once and visits run ahead on labels that are late
 corrected: a 5000^2 grid with deleted edges 0.60x (211k visits against 38k), a 12000 x 800
 strip 0.80x. No graph statistic known before a search separates these, so ``auto``
 measures it beside the others (deep_choice.py). The rounds kernel after the split: 1.00-
-1.02x the one before on the same nine graphs.
+1.02x the one before on the same nine graphs. Session 32: a block now keeps a tile lowered
+from outside while it ran (or any tile to be visited again while none waits in the ring)
+and visits it again at once, its row offsets and column ids still in shared memory
+(tiled_queue.cu's header): against pushing it to the ring's tail, H200, 16 roots, horizon
+48, the 5000^2 grid with deleted edges 1.83x (181k visits -> 112k), the strip 1.28x,
+Delaunay 1M-8M 1.05-1.39x, grid 4000^2 1.10x, roads 1.00-1.03x, and faster than the rounds
+on all ten graphs measured.
 
 Directed graphs: the rounds relax out-edges, so distances are exact on any graph; parents
 are in-neighbours one level up, from the reverse graph the workspace keeps for directed

@@ -257,6 +257,14 @@ struct VisitShared {
     long long clock[3];
 };
 
+// Thread 0: the visit's counters cleared (the tile and its topology stay).
+__device__ __forceinline__ void clear_visit(VisitShared& vs) {
+    vs.remote = 0;
+    vs.deferred = 0;
+    vs.min_seed = UNREACHED;
+    vs.queued[0] = vs.queued[1] = vs.queued[2] = 0;
+}
+
 // Thread 0: the tile's edge range and first global row; the visit's counters cleared.
 __device__ __forceinline__ void begin_visit(VisitShared& vs, i64 tile,
                                             const eid_t* __restrict__ indptr, i64 n, int shift,
@@ -266,10 +274,7 @@ __device__ __forceinline__ void begin_visit(VisitShared& vs, i64 tile,
     vs.eb = indptr[s];
     vs.ee = indptr[e];  // e <= n
     vs.local_rows = (int)(e - s) - (vs.ee - vs.eb > (eid_t)edge_cap ? 1 : 0);
-    vs.remote = 0;
-    vs.deferred = 0;
-    vs.min_seed = UNREACHED;
-    vs.queued[0] = vs.queued[1] = vs.queued[2] = 0;
+    clear_visit(vs);
 }
 
 // Thread 0, at the top of a block's loop: the last visit's write-back cycles. A volatile
@@ -287,11 +292,15 @@ __device__ __forceinline__ void count_write_cycles(VisitShared& vs, u64* stats) 
 // One visit of vs.tile (every thread of the block; vs filled by begin_visit and a
 // __syncthreads since). Ends after the write-back's last global operation was issued,
 // with vs.deferred final (a __syncthreads follows phase A, which alone sets it).
+// reuse: this block's last visit was of the same tile (vs by clear_visit since), so its
+// row offsets, column ids and vs.local_rows are still in shared memory (a visit never
+// writes them) and only the labels and the schedule's words are loaded again.
 template <class Schedule>
 __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, const TileSmem& sm,
                                       u64* stats, const eid_t* __restrict__ indptr,
                                       const vid_t* __restrict__ indices, int* label,
-                                      const unsigned* word, i64 n, int shift, int edge_cap) {
+                                      const unsigned* word, i64 n, int shift, int edge_cap,
+                                      bool reuse = false) {
     const int T = 1 << shift;
     const int W = T >> 5;
     const int tid = threadIdx.x;
@@ -320,7 +329,7 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
             if (i < cnt) {
                 d[u] = __ldcg(label + s + i);
                 st[u] = __ldcg(word + s + i);
-                rb[u] = indptr[s + i];
+                if (!reuse) rb[u] = indptr[s + i];
             }
         }
 #pragma unroll
@@ -332,11 +341,13 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
                 sm.dist[i] = d[u];
                 seed = sched.seed(d[u], st[u]);
                 if (Schedule::MIN_SEED && seed) atomicMin(&vs.min_seed, d[u]);
-                const i64 b = (i64)(rb[u] - eb);
-                sm.off[i] = (unsigned short)(b < (i64)edge_cap ? b : (i64)edge_cap);
-                // Row i - 1 ends where row i begins (the last row's end: vs.ee, read with
-                // the tile); i >= 1 here (row 0 begins at eb).
-                if (b > (i64)edge_cap) atomicMin(&vs.local_rows, i - 1);
+                if (!reuse) {
+                    const i64 b = (i64)(rb[u] - eb);
+                    sm.off[i] = (unsigned short)(b < (i64)edge_cap ? b : (i64)edge_cap);
+                    // Row i - 1 ends where row i begins (the last row's end: vs.ee, read
+                    // with the tile); i >= 1 here (row 0 begins at eb).
+                    if (b > (i64)edge_cap) atomicMin(&vs.local_rows, i - 1);
+                }
             }
             const unsigned bits = __ballot_sync(FULL, seed);
             if (lane == 0) {
@@ -353,8 +364,10 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
             }
         }
     }
-    if (tid == 0) sm.off[cnt] = (unsigned short)loaded;
-    load_ids(indices, eb, loaded, s, cnt, sm.nbr);
+    if (!reuse) {
+        if (tid == 0) sm.off[cnt] = (unsigned short)loaded;
+        load_ids(indices, eb, loaded, s, cnt, sm.nbr);
+    }
     __syncthreads();
     const int local_rows = vs.local_rows;
     const int horizon = sched.horizon(vs.min_seed);

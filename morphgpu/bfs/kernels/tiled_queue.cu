@@ -26,6 +26,21 @@
 // horizon_step and defers the rest (its tile queued again behind the tiles queued
 // meanwhile, whose corrections then arrive first).
 //
+// Keeping a tile. A tile to be visited again (DIRTY, or with deferred vertices) stays with
+// the block that visited it, RUNNING, when it was lowered from outside while it ran or when
+// no tile waits in the ring; otherwise it goes to the ring's tail. A kept tile's next visit
+// reloads only its labels and done words (tile_visit.cuh's reuse: its row offsets and
+// column ids are still in shared memory). Taking it again this way is a take without the
+// ring: RUNNING, a fence, then the labels; the exactness argument above is unchanged. A
+// tile lowered while it ran holds the wavefront: pushing it behind every queued tile let
+// visits of other tiles run ahead on labels it was about to lower. H200, session 32 (run 2,
+// 16 roots, one process, against pushing every such tile, horizon 48): a 5000^2 grid with
+// 25 % of its edges deleted 1.83x (181k visits -> 112k), 3000^2 1.26x, a 12000 x 800 strip
+// 1.28x, Delaunay 1M / 2M / 4M / 8M 1.05 / 1.12 / 1.26 / 1.39x, grid 4000^2 1.10x, road NY
+// / COL 1.03 / 1.00x; the rounds schedule (tiled.cu) was slower than this on all ten.
+// Keeping only where the ring is empty: 1.01-1.06x; keeping every tile to be visited again
+// (deferred ones too, whatever waits): equal on the geometric mean (0.96-1.08x).
+//
 // The ring (`lists`): a bounded multi-producer multi-consumer queue of C = n_tiles slots,
 // each with a sequence word (items in lists[0, C), sequences in lists[C, 2 C)): position p
 // lives in slot p % C; its producer waits for seq == p, stores, then seq = p + 1; its
@@ -159,26 +174,33 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
     grid_sync(bar);
 
     // 2. Visits until no tile is active.
+    __shared__ int keep;  // the last visit's tile is visited again, by this block
     if (tid == 0) {
         vs.clock[0] = clock64();
         vs.clock[1] = -1;
+        keep = 0;
     }
     for (;;) {
         __syncthreads();  // the previous tile's shared memory is no longer read
         if (tid == 0) {
             count_write_cycles(vs, stats);
-            const long long wait_start = clock64();
-            vs.tile = sched.ring.take();
-            stats[S_WAIT_CYCLES] += (u64)(clock64() - wait_start);
-            if (vs.tile >= 0) {
-                atomicExch(mark + vs.tile, ST_RUNNING);
-                __threadfence();  // the state before the labels
-                begin_visit(vs, vs.tile, indptr, n, shift, edge_cap);
+            if (keep) {
+                clear_visit(vs);  // state RUNNING again, fenced (below)
+            } else {
+                const long long wait_start = clock64();
+                vs.tile = sched.ring.take();
+                stats[S_WAIT_CYCLES] += (u64)(clock64() - wait_start);
+                if (vs.tile >= 0) {
+                    atomicExch(mark + vs.tile, ST_RUNNING);
+                    __threadfence();  // the state before the labels
+                    begin_visit(vs, vs.tile, indptr, n, shift, edge_cap);
+                }
             }
         }
         __syncthreads();
         if (vs.tile < 0) break;
-        visit(sched, vs, sm, stats, indptr, indices, label, stamp, n, shift, edge_cap);
+        visit(sched, vs, sm, stats, indptr, indices, label, stamp, n, shift, edge_cap,
+              keep != 0);
         // The visit's labels and done words, and every activation it made (counted on
         // C_OUT), before this tile's own state changes.
         __threadfence();
@@ -186,13 +208,25 @@ bfs_tiled_queue(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indi
         if (tid == 0) {
             const i64 t = vs.tile;
             bool again = vs.deferred != 0;
-            if (!again && atomicCAS(mark + t, ST_RUNNING, ST_IDLE) != ST_RUNNING) {
-                again = true;  // DIRTY: lowered from outside while it ran
+            bool dirty = false;
+            if (atomicCAS(mark + t, ST_RUNNING, again ? ST_RUNNING : ST_IDLE) != ST_RUNNING) {
+                again = dirty = true;  // DIRTY: lowered from outside while it ran
             }
+            keep = 0;
             if (again) {
                 stats[S_ROUNDS] += 1;
-                atomicExch(mark + t, ST_QUEUED);
-                sched.ring.push(t);
+                // Kept (see the header) where it was lowered from outside while it ran, or
+                // where no tile waits in the ring (a block would take it next anyway).
+                const bool idle = (i64)(ld_volatile_u64(ctrl + C_TAIL) -
+                                        ld_volatile_u64(ctrl + C_HEAD)) <= 0;
+                if (dirty || idle) {
+                    atomicExch(mark + t, ST_RUNNING);
+                    __threadfence();  // the state before the labels, as after a take
+                    keep = 1;
+                } else {
+                    atomicExch(mark + t, ST_QUEUED);
+                    sched.ring.push(t);
+                }
             } else {
                 atomicAdd(ctrl + C_OUT, ~0ull);  // - 1
             }
