@@ -45,10 +45,9 @@ published ones):
   once its searches of a graph have cost the expected measuring cost; here the choice is
   made at once after the second call (``deep_choice.choose_now``), outside the timed calls,
   which run the choice (``ran``). The row carries ``auto_choice``, the measured
-  ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms`` (tiled at its fastest horizon,
-  ``auto_choice_horizon``; each horizon's in ``auto_choice_tiled_ms_by_horizon``, as
-  "12:2.450/32:3.063"; tiled-queue's in ``auto_choice_queue_ms``),
-  ``auto_choice_s`` (the
+  ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms`` (the fastest tiled arm, at
+  ``auto_choice_horizon``; every arm's in ``auto_choice_ms_by_arm``, as
+  "tiled:12=2.450/tiled-queue:24=2.101/..."), ``auto_choice_s`` (the
   measuring's wall time), ``auto_expected_s`` (the cost auto's searches must reach first)
   and ``auto_due_after_searches`` (that cost in persistent searches of the row's mean).
 - ``x_persistent``: the ``persistent`` row's mean time over the row's (bfs()'s persistent,
@@ -441,9 +440,9 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
             row.update(auto_choice=choice.variant, auto_choice_persistent_ms=choice.persistent_ms,
                        auto_choice_tiled_ms=choice.tiled_ms,
                        auto_choice_horizon=choice.horizon,
-                       auto_choice_tiled_ms_by_horizon="/".join(
-                           f"{h}:{ms:.3f}" for h, ms in choice.tiled_ms_by_horizon.items()),
-                       auto_choice_queue_ms=choice.queue_ms,
+                       auto_choice_ms_by_arm="/".join(
+                           f"{v}:{h}={ms:.3f}" for (v, h), ms in choice.ms_by_arm.items()
+                           if v != "persistent"),
                        auto_choice_s=choice.seconds,
                        auto_expected_s=choice.expected_s)
             if persistent_mean is not None:

@@ -46,13 +46,16 @@ def test_decide_takes_the_smallest_best_time():
 
 
 def test_the_arms_measured():
-    """persistent, tiled at both ends of the horizons measured (the docstring's) and
-    tiled-queue at its horizon; every arm a candidate with a runner."""
+    """persistent, then tiled and tiled-queue each at the horizons measured (the
+    docstring's, the queue's default among them); every arm a candidate with a runner."""
     assert deep_choice.ARMS[0] == P
-    assert [arm for arm in deep_choice.ARMS if arm[0] == "tiled"] == \
-        [("tiled", h) for h in deep_choice.TILED_HORIZONS]
-    assert len(set(deep_choice.TILED_HORIZONS)) >= 2 and min(deep_choice.TILED_HORIZONS) > 0
-    assert deep_choice.ARMS[-1] == ("tiled-queue", tiled.QUEUE_HORIZON)
+    for variant, horizons in (("tiled", deep_choice.TILED_HORIZONS),
+                              ("tiled-queue", deep_choice.QUEUE_HORIZONS)):
+        assert [arm for arm in deep_choice.ARMS if arm[0] == variant] == \
+            [(variant, h) for h in horizons]
+        assert len(set(horizons)) >= 2 and min(horizons) > 0
+    assert tiled.QUEUE_HORIZON in deep_choice.QUEUE_HORIZONS
+    assert len(set(deep_choice.ARMS)) == len(deep_choice.ARMS)
     assert {arm[0] for arm in deep_choice.ARMS} == set(deep_choice.CANDIDATES)
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
@@ -110,20 +113,22 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
 
 
 @pytest.mark.parametrize(("ms", "winner", "horizon"), [
-    ({"p": 2.44, "t12": 2.72, "t32": 2.62, "q48": 2.9}, "persistent", 32),
-    ({"p": 25.8, "t12": 15.6, "t32": 14.0, "q48": 14.5}, "tiled", 32),
-    ({"p": 3.1, "t12": 2.45, "t32": 3.06, "q48": 2.6}, "tiled", 12),
-    ({"p": 2.0, "t12": 2.2, "t32": 2.1, "q48": 1.8}, "tiled-queue", 48)])
+    ({"p": 2.44, "t12": 2.72, "t32": 2.62, "q24": 2.9, "q48": 2.95}, "persistent", 32),
+    ({"p": 2.44, "t12": 2.72, "t32": 2.62, "q24": 2.5, "q48": 2.95}, "persistent", 24),
+    ({"p": 25.8, "t12": 15.6, "t32": 14.0, "q24": 14.6, "q48": 14.5}, "tiled", 32),
+    ({"p": 3.1, "t12": 2.45, "t32": 3.06, "q24": 2.6, "q48": 2.7}, "tiled", 12),
+    ({"p": 2.0, "t12": 2.2, "t32": 2.1, "q24": 1.9, "q48": 1.8}, "tiled-queue", 48),
+    ({"p": 2.0, "t12": 2.2, "t32": 2.1, "q24": 1.7, "q48": 1.8}, "tiled-queue", 24)])
 def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, ms, winner,
                                                                    horizon):
     """Searches of 10 ms, a relabelled copy that took 35 ms to build (at the second
     search, which is not counted): searches 1, 3, 4 and 5 run persistent (40 ms counted),
-    the sixth measures persistent, tiled at each horizon and tiled-queue; later ones run
+    the sixth measures persistent, tiled and tiled-queue at each horizon; later ones run
     the winner (at its horizon) untimed; a tiled copy built for the measurement goes where
-    persistent wins."""
-    monkeypatch.setattr(deep_choice, "TILED_HORIZONS", (12, 32))
+    persistent wins. The choice keeps every arm's best time, and the fastest tiled arm's
+    where persistent wins."""
     monkeypatch.setattr(deep_choice, "ARMS", (("persistent", 0), ("tiled", 12), ("tiled", 32),
-                                              ("tiled-queue", 48)))
+                                              ("tiled-queue", 24), ("tiled-queue", 48)))
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
@@ -143,13 +148,14 @@ def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, 
     assert name == winner
     assert out == (("p", 6) if winner == "persistent" else (kind, 6, horizon))
     assert built == [8] and sorted(timed) == sorted(
-        ["p", "t12", "t32", "q48"] * deep_choice.MEASURE_REPEATS)
+        ["p", "t12", "t32", "q24", "q48"] * deep_choice.MEASURE_REPEATS)
     choice = deep_choice.preparation(ws)
     assert choice is not None and choice.variant == winner and choice.searches == 6
     assert choice.horizon == horizon
-    assert choice.tiled_ms == ms[f"{'q' if winner == 'tiled-queue' else 't'}{horizon}"]
-    assert choice.persistent_ms == ms["p"] and choice.queue_ms == ms["q48"]
-    assert choice.tiled_ms_by_horizon == {12: ms["t12"], 32: ms["t32"]}
+    assert choice.tiled_ms == min(t for arm, t in ms.items() if arm != "p")
+    assert choice.persistent_ms == ms["p"]
+    assert choice.ms_by_arm == {P: ms["p"], T12: ms["t12"], T32: ms["t32"],
+                                ("tiled-queue", 24): ms["q24"], ("tiled-queue", 48): ms["q48"]}
     assert choice.spent_s == pytest.approx(0.040) and choice.expected_s == 0.035
     assert forgotten == ([8] if winner == "persistent" else [])
 
@@ -179,8 +185,9 @@ def test_choose_now_measures_at_once(monkeypatch):
     """choose_now (the benchmark's call) measures on the first search and remembers."""
     timed: list[str] = []
     built: list[int] = []
-    _fakes(monkeypatch, {"p": 25.8, "t12": 15.6, "t32": 14.0,
-                         f"q{tiled.QUEUE_HORIZON}": 14.4}, 1.0, [], timed, built, [])
+    ms = {"p": 25.8, "t12": 15.6, "t32": 14.0}
+    ms.update({f"q{h}": 14.4 + h / 100 for h in deep_choice.QUEUE_HORIZONS})
+    _fakes(monkeypatch, ms, 1.0, [], timed, built, [])
     ws = _FakeWorkspace()
     choice = deep_choice.choose_now(ws, 4, False)
     assert choice.variant == "tiled" and choice.searches == 1 and built == [8]
@@ -325,14 +332,11 @@ def test_gpu_auto_chooses_once_due(monkeypatch, forced):
             assert choice.searches == 3 and seen == [ws]
             assert choice.persistent_ms > 0 and choice.tiled_ms > 0 and choice.seconds > 0
             assert choice.spent_s > 0 and choice.expected_s == 1e-9
-            assert sorted(choice.tiled_ms_by_horizon) == sorted(deep_choice.TILED_HORIZONS)
-            assert choice.queue_ms > 0
-            if choice.variant == "tiled-queue":
-                assert choice.horizon == tiled.QUEUE_HORIZON
-                assert choice.tiled_ms == choice.queue_ms
-            else:
-                assert choice.horizon in deep_choice.TILED_HORIZONS
-                assert choice.tiled_ms == choice.tiled_ms_by_horizon[choice.horizon]
+            assert sorted(choice.ms_by_arm) == sorted(deep_choice.ARMS)
+            assert all(t > 0 for t in choice.ms_by_arm.values())
+            if choice.variant != "persistent":
+                arm = (choice.variant, choice.horizon)
+                assert arm in deep_choice.ARMS and choice.tiled_ms == choice.ms_by_arm[arm]
     choice = deep_choice.preparation(ws)
     assert ran[2:] == [choice.variant, choice.variant]
     if forced is not None:

@@ -20,15 +20,15 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   the grid) until their GPU time reaches the expected cost of measuring (the build time
   of the locality-relabelled copy); that search builds the tiled copy beside the
   relabelled one, times searches of persistent, of tiled at each of its horizons
-  (deep_choice.TILED_HORIZONS) and of tiled-queue from its own source and keeps the
-  fastest; later searches run that one untimed. Measured, not read off a statistic: on an
-  H100 tiled ran 0.93x persistent on road COL and 1.07-1.85x on grids and Delaunay
-  graphs, and no statistic known before a search separates them without a cut-off fitted
-  to those graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a
-  CSR.) Low degrees do not make a graph deep: where the graph's first search had fewer
-  than ALPHA levels, wider on average than persistent's one-block mode takes (a random
-  graph of mean degree 8), its later auto searches run ``beamer`` (deep_choice.note_shape;
-  2.4x on G(2^23, 2^25), H200).
+  (deep_choice.TILED_HORIZONS) and of tiled-queue at each of its (QUEUE_HORIZONS) from
+  its own source and keeps the fastest; later searches run that one untimed. Measured,
+  not read off a statistic: on an H100 tiled ran 0.93x persistent on road COL and
+  1.07-1.85x on grids and Delaunay graphs, and no statistic known before a search
+  separates them without a cut-off fitted to those graphs. (A DynamicGraph's deep
+  searches stay ``persistent``: tiled needs a CSR.) Low degrees do not make a graph deep:
+  where the graph's first search had fewer than ALPHA levels, wider on average than
+  persistent's one-block mode takes (a random graph of mean degree 8), its later auto
+  searches run ``beamer`` (deep_choice.note_shape; 2.4x on G(2^23, 2^25), H200).
 - otherwise -> ``beamer``: the direction-optimising BFS (Enterprise's status-array queues,
   bottom-up levels, the level loop in one persistent kernel) with Beamer's alpha/beta rule,
   which returns to top-down for the tail levels; on Kronecker scale 21 it measured 80 GTEPS

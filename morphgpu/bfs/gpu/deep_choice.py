@@ -45,22 +45,26 @@ explicit ``tiled`` (horizon 16), same process: grid-del 1000^2 / 3000^2 / 5000^2
 1.13 / 1.12x (25M vertices: 3.20 -> 2.86 us per level), grid 4000^2 1.09x, Delaunay 1M /
 4M 1.05 / 1.12x; roads stay on persistent.
 
-tiled-queue (tiled's visits without rounds: tiled.py) runs at its one horizon,
-tiled.QUEUE_HORIZON. Against tiled at the horizon auto used to pick (H200, session 31, 8
-roots): grids, roads and Delaunay 1M 1.03-1.31x faster, Delaunay 4M equal, grids with
-deleted edges 0.60-0.94x (more of them the larger the grid). Which it is, only a search
-tells, so it is one more arm of the measurement.
+tiled-queue (tiled's visits without rounds: tiled.py). Against tiled at the horizon auto
+used to pick (H200, session 31, 8 roots): grids, roads and Delaunay 1M 1.03-1.31x faster,
+Delaunay 4M equal, grids with deleted edges 0.60-0.94x. Since a block keeps a tile lowered
+while it ran (session 32, kernels/tiled_queue.cu's header) it was faster than the rounds on
+all ten deep graphs measured (1.01-1.41x at horizon 48), and its best horizon depends on
+the shape as tiled's does (H200, session 32, 16 roots, one process, ms at horizons 24 / 48 /
+96): Delaunay 4M **3.58** / 3.93 / 4.17, 8M **5.67** / 6.66 / 7.70, grid 4000^2 8.79 / 7.78 /
+**7.48**, grid-del 5000^2 16.55 / 14.96 / **14.25**, road NY **1.13** / 1.14 / 1.47 (96 runs
+ahead of corrections there). So it runs at the three, QUEUE_HORIZONS.
 
 How: build the tiled copy (which builds or reuses the locality-relabelled copy), run one
-untimed search of each arm (persistent, tiled at each of TILED_HORIZONS, tiled-queue:
-kernel loads, the copies' workspaces), then MEASURE_REPEATS timed searches of each,
-interleaved, from that search's own source (CUDA events on the current stream), and keep
-the arm with the smallest best time; every search is exact, so the search requested
-returns the winner's last result. Where the tiled copy does not fit in GPU memory,
-persistent is kept untimed. After that the remembered variant runs with no timing. Where
-persistent wins, the tiled copy is dropped (unless an explicit ``tiled`` search had built
-it before), freeing its memory; the locality-relabelled copy stays under relabel.py's own
-rule (an explicit ``persistent`` search uses it).
+untimed search of each arm (persistent, tiled at each of TILED_HORIZONS, tiled-queue at
+each of QUEUE_HORIZONS: kernel loads, the copies' workspaces), then MEASURE_REPEATS timed
+searches of each, interleaved, from that search's own source (CUDA events on the current
+stream), and keep the arm with the smallest best time; every search is exact, so the search
+requested returns the winner's last result. Where the tiled copy does not fit in GPU
+memory, persistent is kept untimed. After that the remembered variant runs with no timing.
+Where persistent wins, the tiled copy is dropped (unless an explicit ``tiled`` search had
+built it before), freeing its memory; the locality-relabelled copy stays under relabel.py's
+own rule (an explicit ``persistent`` search uses it).
 
 The decision is kept per workspace, weakly (like relabel.py's copies): a workspace belongs
 to one CSRGraph object, and a graph made from a changed matrix (graph_cache) is a new
@@ -96,10 +100,10 @@ from .workspace import Workspace
 
 CANDIDATES = ("persistent", "tiled", "tiled-queue")
 TILED_HORIZONS = (12, 32)  # tiled's horizons measured (the module's docstring says why)
-# The arms measured: (variant, horizon), horizon 0 for persistent; tiled-queue at its one
-# horizon (tiled.QUEUE_HORIZON).
+QUEUE_HORIZONS = (24, 48, 96)  # tiled-queue's (idem)
+# The arms measured: (variant, horizon), horizon 0 for persistent.
 ARMS = (("persistent", 0), *(("tiled", h) for h in TILED_HORIZONS),
-        ("tiled-queue", tiled.QUEUE_HORIZON))
+        *(("tiled-queue", h) for h in QUEUE_HORIZONS))
 MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best counts
 
 
@@ -108,15 +112,14 @@ class Choice:
     """auto's deep variant for one workspace, and the measurement that chose it."""
 
     variant: str  # one of CANDIDATES
-    persistent_ms: float  # best timed search of persistent; of the tiled variant chosen
-    tiled_ms: float  # (of tiled at its best horizon where persistent was chosen)
+    persistent_ms: float  # best timed search of persistent; of the tiled arm chosen
+    tiled_ms: float  # (of the fastest tiled arm where persistent was chosen)
     seconds: float  # wall time of the measuring search: tiled copy, untimed and timed runs
     searches: int  # the workspace's deep search (1-based) that measured
     spent_s: float = 0.0  # GPU time of auto's persistent searches before it
     expected_s: float = 0.0  # the expected cost of measuring that they had to reach
-    horizon: int = 0  # the chosen tiled variant's horizon (persistent chosen: tiled's best)
-    tiled_ms_by_horizon: dict[int, float] = field(default_factory=dict)  # tiled (rounds)
-    queue_ms: float = float("nan")  # best timed search of tiled-queue
+    horizon: int = 0  # that tiled arm's horizon
+    ms_by_arm: dict[tuple[str, int], float] = field(default_factory=dict)  # every arm's best
 
 
 _choices: weakref.WeakKeyDictionary[Workspace, Choice] = weakref.WeakKeyDictionary()
@@ -305,18 +308,13 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
             ms, results[arm] = _timed(ws, lambda arm=arm: call(arm))
             times[arm].append(ms)
     winner = decide(times)
-    tiled_best = {arm[1]: min(times[arm]) for arm in ARMS if arm[0] == "tiled"}
-    queue_best = min((min(times[arm]) for arm in ARMS if arm[0] == "tiled-queue"),
-                     default=float("nan"))
-    if winner[0] == "persistent":
-        horizon = min(tiled_best, key=lambda h: (tiled_best[h], h))
-        tiled_ms = tiled_best[horizon]
-    else:
-        horizon, tiled_ms = winner[1], min(times[winner])
+    best = {arm: min(times[arm]) for arm in ARMS}
+    tiled_arm = winner if winner[0] != "persistent" else \
+        decide({arm: times[arm] for arm in ARMS if arm[0] != "persistent"})
     if winner[0] == "persistent" and not had_copy:
         tiled.forget(ws, shift)
     cp.cuda.get_current_stream().synchronize()
-    _choices[ws] = Choice(winner[0], min(times[("persistent", 0)]), tiled_ms,
+    _choices[ws] = Choice(winner[0], best[("persistent", 0)], best[tiled_arm],
                           time.perf_counter() - started, at, spent, expected or 0.0,
-                          horizon, tiled_best, queue_best)
+                          tiled_arm[1], best)
     return results[winner], winner[0]
