@@ -40,24 +40,24 @@ published ones):
   result there passes Graph500's checks (parents too up to 20M CSR entries: the parent-edge
   check sorts every edge on the host); every variant's distances equal the others' on
   every root (a failed check stops the run: every row printed is exact).
-- ``auto`` on deep graphs chooses persistent, tiled (and tiled's horizon) or tiled-queue,
+- ``auto`` on deep graphs chooses persistent or tiled (and tiled's horizon),
   by timing them (bfs/gpu/deep_choice.py),
   once its searches of a graph have cost the expected measuring cost; here the choice is
   made at once after the second call (``deep_choice.choose_now``), outside the timed calls,
   which run the choice (``ran``). The row carries ``auto_choice``, the measured
   ``auto_choice_persistent_ms`` / ``auto_choice_tiled_ms`` (the fastest tiled arm, at
   ``auto_choice_horizon``; every arm's in ``auto_choice_ms_by_arm``, as
-  "tiled:12=2.450/tiled-queue:24=2.101/..."), ``auto_choice_s`` (the
+  "tiled:24=2.101/tiled:48=2.450/..."), ``auto_choice_s`` (the
   measuring's wall time), ``auto_expected_s`` (the cost auto's searches must reach first)
   and ``auto_due_after_searches`` (that cost in persistent searches of the row's mean).
 - ``x_persistent``: the ``persistent`` row's mean time over the row's (bfs()'s persistent,
   which may search the locality copy; ``persistent runner``, the graph as given, comes with
   any bfs_ab option, e.g. --tiled-rows).
 - Rows that ran ``tiled`` (``--variants tiled``, ``--tiled-rows``) carry the kernel's
-  counters, means over the roots (bfs_ab.tiled_fields): rounds, tiles processed of the
-  copy's tiles, local levels per tile, us per tile in the load and the write-back, per
-  local level, per round in block 0's barrier wait and in the whole round. (These were
-  scripts/bfs_deep_probe.py's, folded in.)
+  counters, means over the roots (bfs_ab.tiled_fields): visits followed by another of
+  their tile, visits of the copy's tiles, local levels per visit, us per visit in the load
+  and the write-back, per local level, the blocks' waits for a tile (summed) and block 0's
+  whole loop. (These were scripts/bfs_deep_probe.py's, folded in.)
 - The run ends with a summary, one line per (graph, row): ms, us per level, x_persistent
   and the tiled counters.
 - ``--other-shapes`` runs, instead, graphs the targets were not measured on: road-like ones
@@ -353,7 +353,7 @@ def bench_graph(case: Case, g: CSRGraph, args: Any, record: harness.Record,
     times: dict[str, list[float]] = {label: [] for label in labels}
     tiled_runs: dict[str, list[dict[str, int]]] = {
         label: [] for label in labels
-        if ran[label] in ("tiled", "tiled-queue") or label.startswith("tiled")}
+        if ran[label] == "tiled" or label.startswith("tiled")}
     edges: list[float] = []
     entries: list[int] = []
     levels: list[int] = []
@@ -591,23 +591,24 @@ def _alias(name: str) -> str:
 
 def summary(record: harness.Record) -> None:
     """One line per (graph, timed row): ms per search, us per level, x_persistent, and for
-    rows that ran tiled: rounds, tiles processed / the copy's tiles, local levels per tile,
-    us per tile load, local level, tile write-back, barrier wait and round."""
+    rows that ran tiled: visits followed by another of their tile, visits / the copy's
+    tiles, local levels per visit, us per visit load, local level, visit write-back, the
+    blocks' waits for a tile (summed) and block 0's loop."""
     rows = [r for r in record.data["rows"] if "mean_ms" in r and "us_per_level" in r]
     if not rows:
         return
     print(f"{'graph':22s} {'row':27s} {'ms':>8s} {'us/lvl':>7s} {'x pers':>6s}  tiled: "
-          "rounds tiles/of lvl/tile | us: load/tile level write/tile barrier/round round",
+          "again visits/of lvl/visit | us: load/visit level write/visit wait loop",
           flush=True)
     for r in rows:
         ratio = r.get("x_persistent")
         line = (f"{r['graph'][:22]:22s} {r['variant'][:27]:27s} {r['mean_ms']:8.3f}"
                 f" {r['us_per_level']:7.3f} {ratio if ratio is not None else float('nan'):6.3f}")
-        if "tiled_rounds" in r:
-            line += (f"  {r['tiled_rounds']:.0f} {r['tiled_tiles']:.0f}/{r['tiled_n_tiles']:.0f}"
+        if "tiled_again" in r:
+            line += (f"  {r['tiled_again']:.0f} {r['tiled_tiles']:.0f}/{r['tiled_n_tiles']:.0f}"
                      f" {r['tiled_levels_per_tile']:.1f} | {r['tiled_load_us_per_tile']:.2f}"
                      f" {r['tiled_us_per_local_level']:.3f} {r['tiled_write_us_per_tile']:.2f}"
-                     f" {r['tiled_barrier_us_per_round']:.1f} {r['tiled_us_per_round']:.1f}")
+                     f" {r['tiled_wait_us']:.0f} {r['tiled_loop_us']:.0f}")
         if "auto_choice" in r:
             line += (f"  auto chose {r['auto_choice']} (measured: persistent "
                      f"{r['auto_choice_persistent_ms']:.2f} / tiled {r['auto_choice_tiled_ms']:.2f}"

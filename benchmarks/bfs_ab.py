@@ -487,26 +487,25 @@ def tiled_counters(g: Any) -> dict[str, int]:
 
 
 def tiled_fields(counters: list[dict[str, int]]) -> dict[str, float]:
-    """Row fields from the counters of a row's searches (means over them): rounds, tiles
-    processed of the copy's tiles, local levels per tile, remote labels lowered, tile size;
-    us (at the device's rated clock) per tile in the load and the write-back, per local
-    level, per round in block 0's barrier wait and in the whole round. (tiled-queue has no
-    rounds: its "rounds" are the visits that queued their tile again, its barrier cycles
-    every block's wait for a tile.)"""
+    """Row fields from the counters of a row's searches (means over them): visits after
+    which their tile was visited again, visits of the copy's tiles, local levels per
+    visit, remote labels lowered, tile size; us (at the device's rated clock) per visit in
+    the load and the write-back, per local level, the blocks' waits for a tile summed over
+    the blocks, and block 0's whole loop."""
     if not counters:
         return {}
     per = {k: float(np.mean([c.get(k, 0) for c in counters])) for k in counters[0]}
     mhz = clock_mhz()
-    tiles, rounds = max(per["tiles"], 1.0), max(per["rounds"], 1.0)
-    return {"tiled_rounds": per["rounds"], "tiled_tiles": per["tiles"],
+    tiles = max(per["tiles"], 1.0)
+    return {"tiled_again": per["again"], "tiled_tiles": per["tiles"],
             "tiled_n_tiles": per["n_tiles"], "tiled_levels_per_tile": per["levels"] / tiles,
             "tiled_remote_lowered": per["remote_lowered"],
             "tiled_global_rows": per["global_rows"], "tile_vertices": per["tile_vertices"],
             "tiled_load_us_per_tile": per["load_cycles"] / tiles / mhz,
             "tiled_us_per_local_level": per["level_cycles"] / max(per["levels"], 1.0) / mhz,
             "tiled_write_us_per_tile": per["write_cycles"] / tiles / mhz,
-            "tiled_barrier_us_per_round": per["barrier_cycles"] / rounds / mhz,
-            "tiled_us_per_round": per["loop_cycles"] / rounds / mhz}
+            "tiled_wait_us": per["wait_cycles"] / mhz,
+            "tiled_loop_us": per["loop_cycles"] / mhz}
 
 
 def _persistent_profile(ws: Any, source: int) -> dict[str, Any]:

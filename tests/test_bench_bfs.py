@@ -167,20 +167,20 @@ def test_deep_probe_graph_names_and_tiled_fields(monkeypatch):
     assert bench._wanted("kron 21 ef16", ["kron 21"]) and bench._wanted("any", [])
 
     monkeypatch.setattr(bfs_ab, "clock_mhz", lambda: 1000.0)
-    counters = [{"rounds": 10, "tiles": 40, "levels": 400, "remote_lowered": 5,
+    counters = [{"again": 10, "tiles": 40, "levels": 400, "remote_lowered": 5,
                  "global_rows": 0, "load_cycles": 40_000, "level_cycles": 400_000,
-                 "write_cycles": 80_000, "barrier_cycles": 50_000, "loop_cycles": 100_000,
+                 "write_cycles": 80_000, "wait_cycles": 50_000, "loop_cycles": 100_000,
                  "tile_vertices": 4096, "n_tiles": 30},
-                {"rounds": 30, "tiles": 40, "levels": 400, "remote_lowered": 7,
+                {"again": 30, "tiles": 40, "levels": 400, "remote_lowered": 7,
                  "global_rows": 2, "load_cycles": 40_000, "level_cycles": 400_000,
-                 "write_cycles": 80_000, "barrier_cycles": 150_000, "loop_cycles": 300_000,
+                 "write_cycles": 80_000, "wait_cycles": 150_000, "loop_cycles": 300_000,
                  "tile_vertices": 4096, "n_tiles": 30}]
     fields = bfs_ab.tiled_fields(counters)
-    assert fields["tiled_rounds"] == 20 and fields["tiled_tiles"] == 40
+    assert fields["tiled_again"] == 20 and fields["tiled_tiles"] == 40
     assert fields["tiled_levels_per_tile"] == 10 and fields["tiled_n_tiles"] == 30
     assert fields["tiled_load_us_per_tile"] == 1.0 and fields["tiled_write_us_per_tile"] == 2.0
     assert fields["tiled_us_per_local_level"] == 1.0
-    assert fields["tiled_barrier_us_per_round"] == 5.0 and fields["tiled_us_per_round"] == 10.0
+    assert fields["tiled_wait_us"] == 100.0 and fields["tiled_loop_us"] == 200.0
     assert bfs_ab.tiled_fields([]) == {}
 
     parser = argparse.ArgumentParser()
@@ -197,10 +197,10 @@ def test_summary_lines(capsys):
     record.row(graph="grid2d 4000x4000", variant="persistent", mean_ms=27.0,
                us_per_level=4.0, x_persistent=1.0)
     record.row(graph="grid2d 4000x4000", variant="tiled", mean_ms=13.5, us_per_level=2.0,
-               x_persistent=2.0, tiled_rounds=367.0, tiled_tiles=36000.0,
+               x_persistent=2.0, tiled_again=367.0, tiled_tiles=36000.0,
                tiled_n_tiles=4514.0, tiled_levels_per_tile=16.1, tiled_load_us_per_tile=5.0,
                tiled_us_per_local_level=0.5, tiled_write_us_per_tile=3.0,
-               tiled_barrier_us_per_round=30.0, tiled_us_per_round=40.0)
+               tiled_wait_us=30.0, tiled_loop_us=40.0)
     record.row(graph="road COL", variant="sparse-matrix input", matrix_ms=1.0)
     record.row(graph="road COL", variant="auto", mean_ms=2.5, us_per_level=2.0,
                x_persistent=1.0, auto_choice="persistent", auto_choice_persistent_ms=2.44,

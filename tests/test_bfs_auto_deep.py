@@ -46,16 +46,13 @@ def test_decide_takes_the_smallest_best_time():
 
 
 def test_the_arms_measured():
-    """persistent, then tiled and tiled-queue each at the horizons measured (the
-    docstring's, the queue's default among them); every arm a candidate with a runner."""
+    """persistent, then tiled at each of the horizons measured (the docstring's, an
+    explicit tiled search's among them); every arm a candidate with a runner."""
     assert deep_choice.ARMS[0] == P
-    for variant, horizons in (("tiled", deep_choice.TILED_HORIZONS),
-                              ("tiled-queue", deep_choice.QUEUE_HORIZONS)):
-        assert [arm for arm in deep_choice.ARMS if arm[0] == variant] == \
-            [(variant, h) for h in horizons]
-        assert len(set(horizons)) >= 2 and min(horizons) > 0
-    assert tiled.QUEUE_HORIZON in deep_choice.QUEUE_HORIZONS
-    assert len(set(deep_choice.ARMS)) == len(deep_choice.ARMS)
+    horizons = deep_choice.HORIZONS
+    assert list(deep_choice.ARMS[1:]) == [("tiled", h) for h in horizons]
+    assert len(set(horizons)) >= 2 and min(horizons) > 0
+    assert tiled.HORIZON in horizons
     assert {arm[0] for arm in deep_choice.ARMS} == set(deep_choice.CANDIDATES)
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
@@ -90,10 +87,9 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
         log.append("p")
         return ("p", source)
 
-    def fake_tiled(ws, source, want_parents, horizon=tiled.HORIZON, schedule="rounds"):
-        kind = "t" if schedule == "rounds" else "q"
-        log.append(f"{kind}{horizon}")
-        return (kind, source, horizon)
+    def fake_tiled(ws, source, want_parents, horizon=tiled.HORIZON):
+        log.append(f"t{horizon}")
+        return ("t", source, horizon)
 
     def fake_timed(ws, call):
         out = call()
@@ -113,22 +109,19 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
 
 
 @pytest.mark.parametrize(("ms", "winner", "horizon"), [
-    ({"p": 2.44, "t12": 2.72, "t32": 2.62, "q24": 2.9, "q48": 2.95}, "persistent", 32),
-    ({"p": 2.44, "t12": 2.72, "t32": 2.62, "q24": 2.5, "q48": 2.95}, "persistent", 24),
-    ({"p": 25.8, "t12": 15.6, "t32": 14.0, "q24": 14.6, "q48": 14.5}, "tiled", 32),
-    ({"p": 3.1, "t12": 2.45, "t32": 3.06, "q24": 2.6, "q48": 2.7}, "tiled", 12),
-    ({"p": 2.0, "t12": 2.2, "t32": 2.1, "q24": 1.9, "q48": 1.8}, "tiled-queue", 48),
-    ({"p": 2.0, "t12": 2.2, "t32": 2.1, "q24": 1.7, "q48": 1.8}, "tiled-queue", 24)])
+    ({"p": 2.44, "t12": 2.72, "t32": 2.62}, "persistent", 32),
+    ({"p": 2.44, "t12": 2.62, "t32": 2.72}, "persistent", 12),
+    ({"p": 25.8, "t12": 15.6, "t32": 14.0}, "tiled", 32),
+    ({"p": 3.1, "t12": 2.45, "t32": 3.06}, "tiled", 12)])
 def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, ms, winner,
                                                                    horizon):
     """Searches of 10 ms, a relabelled copy that took 35 ms to build (at the second
     search, which is not counted): searches 1, 3, 4 and 5 run persistent (40 ms counted),
-    the sixth measures persistent, tiled and tiled-queue at each horizon; later ones run
-    the winner (at its horizon) untimed; a tiled copy built for the measurement goes where
-    persistent wins. The choice keeps every arm's best time, and the fastest tiled arm's
-    where persistent wins."""
-    monkeypatch.setattr(deep_choice, "ARMS", (("persistent", 0), ("tiled", 12), ("tiled", 32),
-                                              ("tiled-queue", 24), ("tiled-queue", 48)))
+    the sixth measures persistent and tiled at each horizon; later ones run the winner (at
+    its horizon) untimed; a tiled copy built for the measurement goes where persistent
+    wins. The choice keeps every arm's best time, and the fastest tiled arm's where
+    persistent wins."""
+    monkeypatch.setattr(deep_choice, "ARMS", (P, T12, T32))
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
@@ -144,18 +137,17 @@ def test_measured_once_the_searches_cost_the_build_then_remembered(monkeypatch, 
     assert deep_choice.spent_seconds(ws) == pytest.approx(0.040)
 
     out, name = deep_choice.run_auto(ws, 6, True)
-    kind = {"persistent": "p", "tiled": "t", "tiled-queue": "q"}[winner]
+    kind = {"persistent": "p", "tiled": "t"}[winner]
     assert name == winner
     assert out == (("p", 6) if winner == "persistent" else (kind, 6, horizon))
     assert built == [8] and sorted(timed) == sorted(
-        ["p", "t12", "t32", "q24", "q48"] * deep_choice.MEASURE_REPEATS)
+        ["p", "t12", "t32"] * deep_choice.MEASURE_REPEATS)
     choice = deep_choice.preparation(ws)
     assert choice is not None and choice.variant == winner and choice.searches == 6
     assert choice.horizon == horizon
     assert choice.tiled_ms == min(t for arm, t in ms.items() if arm != "p")
     assert choice.persistent_ms == ms["p"]
-    assert choice.ms_by_arm == {P: ms["p"], T12: ms["t12"], T32: ms["t32"],
-                                ("tiled-queue", 24): ms["q24"], ("tiled-queue", 48): ms["q48"]}
+    assert choice.ms_by_arm == {P: ms["p"], T12: ms["t12"], T32: ms["t32"]}
     assert choice.spent_s == pytest.approx(0.040) and choice.expected_s == 0.035
     assert forgotten == ([8] if winner == "persistent" else [])
 
@@ -172,7 +164,7 @@ def test_a_graph_searched_a_few_times_never_pays_for_measuring(monkeypatch):
     log: list[str] = []
     timed: list[str] = []
     built: list[int] = []
-    _fakes(monkeypatch, {"p": 1.0, "t12": 0.5, "t32": 0.5, f"q{tiled.QUEUE_HORIZON}": 0.5},
+    _fakes(monkeypatch, {"p": 1.0, **{f"t{h}": 0.5 for h in deep_choice.HORIZONS}},
            1.0, log, timed, built, [])
     ws = _FakeWorkspace(search_ms=10.0)
     for k in range(30):
@@ -185,8 +177,7 @@ def test_choose_now_measures_at_once(monkeypatch):
     """choose_now (the benchmark's call) measures on the first search and remembers."""
     timed: list[str] = []
     built: list[int] = []
-    ms = {"p": 25.8, "t12": 15.6, "t32": 14.0}
-    ms.update({f"q{h}": 14.4 + h / 100 for h in deep_choice.QUEUE_HORIZONS})
+    ms = {"p": 25.8, **{f"t{h}": 14.0 + h / 100 for h in deep_choice.HORIZONS}}
     _fakes(monkeypatch, ms, 1.0, [], timed, built, [])
     ws = _FakeWorkspace()
     choice = deep_choice.choose_now(ws, 4, False)

@@ -1,5 +1,5 @@
-"""The ``tiled`` and ``tiled-queue`` BFS variants (bfs/gpu/tiled.py; kernels/tiled.cu and
-tiled_queue.cu over tile_visit.cuh) against SciPy's distances
+"""The ``tiled`` BFS variant (bfs/gpu/tiled.py; kernels/tiled.cu over tile_visit.cuh)
+against SciPy's distances
 and Graph500's parent check: deep graphs (grids, grids with deleted edges, Delaunay graphs
 of random points, a road network), a Kronecker graph (hubs: rows past a tile's edge
 capacity), directed and disconnected graphs, one vertex; with tiles small enough that
@@ -18,7 +18,7 @@ from scipy.sparse import csgraph
 
 from morphgpu import generators, reorder
 from morphgpu.bfs import graph500_check, variants
-from morphgpu.bfs.gpu import tiled
+from morphgpu.bfs.gpu import deep_choice, tiled
 from morphgpu.csr import CSRGraph
 
 
@@ -89,14 +89,13 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
     {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1},
     {"horizon": 0}, {"tile_shift": 6, "horizon": 0}],
     ids=str)
-@pytest.mark.parametrize("variant", ["tiled", "tiled-queue"])
-def test_gpu_tiled(options, variant):
-    """Both schedules (rounds, the queue). Tiles of the given ids (the kernel alone), also
-    of 64 vertices (every search crosses many tiles, rounds, ring laps); default and
-    64-vertex tiles of the tiled copy; no edge in shared memory (every row a global row);
-    rows past a small capacity; one block taking every tile; horizons (labels deferred to
-    later rounds or visits), none. Several searches per graph on one workspace (stamps and
-    marks kept between searches)."""
+def test_gpu_tiled(options):
+    """Tiles of the given ids (the kernel alone), also of 64 vertices (every search
+    crosses many tiles, ring laps); default and 64-vertex tiles of the tiled copy; no edge
+    in shared memory (every row a global row); rows past a small capacity; one block
+    taking every tile; horizons (labels deferred to later visits), none. Several searches
+    per graph on one workspace (its buffers reused)."""
+    variant = "tiled"
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for label, host, sources in cases():
@@ -111,30 +110,13 @@ def test_gpu_tiled(options, variant):
             ws = tiled.searched_workspace(gpu.workspace(g))
             assert (ws is gpu.workspace(g)) == (options.get("relabel", True) is False)
             stats = tiled.last_stats(ws)
-            # rounds: the rounds, or (queue) the visits that queued their tile again
-            first = 1 if variant == "tiled" else 0
-            assert first <= stats["rounds"] <= stats["tiles"] <= stats["levels"], \
-                (label, stats)
+            # again: the visits after which their tile was visited again
+            assert 0 <= stats["again"] < stats["tiles"] <= stats["levels"], (label, stats)
             if options.get("relabel", True) is False:
                 # every tile holding a reached vertex was processed at least once
                 reached = np.flatnonzero(dist.get() >= 0)
                 holding = np.unique(reached // stats["tile_vertices"]).size
                 assert stats["tiles"] >= holding, (label, stats)
-
-
-@pytest.mark.gpu
-def test_gpu_schedules_take_turns_on_one_workspace():
-    """The two schedules share their buffers (stamps or done labels, marks or tile states,
-    lists or the ring): searches alternating between them on one graph stay exact (a
-    queue search leaves ctrl[C_BASE] zero, so the next rounds search clears its stamps)."""
-    from morphgpu.bfs import gpu  # noqa: PLC0415
-
-    host = grid_with_deletions(120, 0.75, 8)
-    g = host.to("gpu")
-    for i, source in enumerate([0, 7000, 14399, 3, 9000, 120]):
-        variant = ("tiled", "tiled-queue")[i % 2]
-        dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=True, tile_shift=6)
-        check(host, source, dist, parent)
 
 
 @pytest.mark.gpu
@@ -166,22 +148,23 @@ def test_gpu_map_back_of_a_padded_copy():
 
 
 @pytest.mark.gpu
-def test_gpu_tiled_many_rounds_on_a_path():
-    """A path in id order with 64-vertex tiles: the wavefront crosses a tile per round, so
-    a search from one end takes one round per tile, and from the first vertex of the middle
-    tile one round more than the 50 tiles on its left; every tile is entered once, by one
-    remote lowering, and runs 64 local levels (63 hops and the level that lowers nothing)."""
+def test_gpu_tiled_one_visit_per_tile_on_a_path():
+    """A path in id order with 64-vertex tiles, no horizon: from either end, or from the
+    first vertex of the middle tile, every tile is visited once and never again (a tile's
+    neighbours on the path are done before or after it, never while it runs), entered by
+    one remote lowering, and runs 64 local levels (63 hops and the level that lowers
+    nothing)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     host = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(6400)), directed=False)
     g = host.to("gpu")
     ws = gpu.workspace(g)
-    for source, rounds in ((0, 100), (3200, 51), (6399, 100)):
+    for source in (0, 3200, 6399):
         dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,
                                   relabel=False, tile_shift=6, horizon=0)
         check(host, source, dist, parent)
         stats = tiled.last_stats(ws)
-        assert stats["rounds"] == rounds, stats
+        assert stats["again"] == 0, stats
         assert stats["tiles"] == 100 and stats["remote_lowered"] == 99, stats
         assert stats["levels"] == 6400 and stats["global_rows"] == 0, stats
 
@@ -240,9 +223,11 @@ def test_gpu_tiled_edge_capacity_boundaries():
 
 
 @pytest.mark.gpu
-def test_gpu_tiled_base_reset_and_shift_change():
-    """Round numbers near 2^31 make the launch clear stamps and marks; searches with
-    other tile sizes in between (buffers of their own) leave them alone; exact answers."""
+def test_gpu_tiled_buffers_left_in_any_state_and_shift_change():
+    """A launch sets every buffer word it reads (done labels, tile states, the ring's
+    items and sequence words, the control words): buffers filled with other values (a
+    search stopped half way would leave such) give exact answers; searches with other
+    tile sizes in between (buffers of their own) leave them alone."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     host = grid_with_deletions(120, 0.8, 9)
@@ -250,23 +235,23 @@ def test_gpu_tiled_base_reset_and_shift_change():
     ws = gpu.workspace(g)
     gpu.run(g, 0, variant="tiled", want_parents=False, relabel=False, tile_shift=6)
     st = tiled.state(ws, 6)
-    st.ctrl[tiled.C_BASE] = np.uint64(2**31 + 5)
-    st.mark.fill(2**32 - 1)  # without the clearing no tile would ever be activated
     for shift in (6, 6, 8, None):
+        st.stamp.fill(0)  # done labels below every label: no vertex would be seeded
+        st.mark.fill(2)  # every tile RUNNING: no activation would queue one
+        st.lists.fill(-1)
+        st.ctrl.fill(2**64 - 1)
         for source in (3, 7000):
             dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,
                                       relabel=False, tile_shift=shift)
             check(host, source, dist, parent)
-    assert int(st.ctrl[tiled.C_BASE].get()) < 2**31
 
 
 @pytest.mark.gpu
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(1, 300), m=st.integers(0, 900), symmetric=st.booleans(),
        shift=st.sampled_from([6, 7, None]), cap=st.sampled_from([0, 5, 64, None]),
-       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4]),
-       variant=st.sampled_from(["tiled", "tiled-queue"]), data=st.data())
-def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, variant, data):
+       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4, 48]), data=st.data())
+def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, data):
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -275,7 +260,7 @@ def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, 
     source = data.draw(st.integers(0, n - 1))
     if cap is not None and shift is None:
         cap = None  # a capacity belongs to a tile size
-    dist, parent, _ = gpu.run(host.to("gpu"), source, variant=variant, want_parents=True,
+    dist, parent, _ = gpu.run(host.to("gpu"), source, variant="tiled", want_parents=True,
                               relabel=relabel, tile_shift=shift, edge_cap=cap,
                               horizon=horizon)
     check(host, source, dist, parent)
@@ -283,15 +268,16 @@ def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, 
 
 @pytest.mark.gpu
 def test_gpu_tiled_road(shared):
-    """A real road network: both schedules against SciPy from a few roots."""
+    """A real road network against SciPy from a few roots, at each horizon auto measures."""
     from morphgpu import graph_io  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     host = graph_io.read_graph(shared("data", "roads", "NY.gr.xz")).to("cpu")
     g = host.to("gpu")
     for i, source in enumerate((0, host.n_vertices // 2, host.n_vertices - 1)):
-        for variant in ("tiled", "tiled-queue"):
-            dist, parent, _ = gpu.run(g, source, variant=variant, want_parents=i != 1)
+        for horizon in deep_choice.HORIZONS:
+            dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=i != 1,
+                                      horizon=horizon)
             check(host, source, dist, parent)
 
 
@@ -306,10 +292,7 @@ def test_gpu_tiled_bad_options():
         gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=6, edge_cap=10**6)
     with pytest.raises(ValueError, match="horizon"):
         gpu.run(g, 0, variant="tiled", want_parents=False, horizon=-1)
-    with pytest.raises(ValueError, match="horizon"):
-        gpu.run(g, 0, variant="tiled-queue", want_parents=False, horizon=-1)
-    with pytest.raises(ValueError, match="schedule"):
-        tiled.run_tiled(gpu.workspace(g), 0, False, schedule="barrier")
+
 
 
 def test_tiled_shift_rule():

@@ -103,8 +103,7 @@ def _bfs_tiled_requests() -> list[tuple[str, dict]]:
 
 _REQUESTS = {"dmr/kernels/dmr.cu": _dmr_requests, "sp/kernels/walk.cu": _sp_walk_requests,
              "sp/kernels/survey.cu": _sp_survey_requests,
-             "bfs/kernels/tiled.cu": _bfs_tiled_requests,
-             "bfs/kernels/tiled_queue.cu": _bfs_tiled_requests}
+             "bfs/kernels/tiled.cu": _bfs_tiled_requests}
 
 
 CASES = [

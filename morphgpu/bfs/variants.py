@@ -14,17 +14,17 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 ``auto`` on the GPU, from graph statistics (no traversal needed):
 
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
-  frontiers) -> ``persistent``, ``tiled`` or ``tiled-queue``, chosen per graph by timing
+  frontiers) -> ``persistent`` or ``tiled``, chosen per graph by timing
   (bfs/gpu/deep_choice.py): the graph's deep searches run ``persistent`` (the level loop
   in one kernel, small frontiers inside one block without grid barriers, wide ones across
   the grid) until their GPU time reaches the expected cost of measuring (the build time
   of the locality-relabelled copy); that search builds the tiled copy beside the
-  relabelled one, times searches of persistent, of tiled at each of its horizons
-  (deep_choice.TILED_HORIZONS) and of tiled-queue at each of its (QUEUE_HORIZONS) from
-  its own source and keeps the fastest; later searches run that one untimed. Measured,
-  not read off a statistic: on an H100 tiled ran 0.93x persistent on road COL and
-  1.07-1.85x on grids and Delaunay graphs, and no statistic known before a search
-  separates them without a cut-off fitted to those graphs. (A DynamicGraph's deep
+  relabelled one, times searches of persistent and of tiled at each of its horizons
+  (deep_choice.HORIZONS) from its own source and keeps the fastest; later searches run
+  that one untimed. Measured, not read off a statistic: on an H100 tiled ran 0.93x
+  persistent on road COL and 1.07-1.85x on grids and Delaunay graphs (session 14), and no
+  statistic known before a search separates them without a cut-off fitted to those
+  graphs. (A DynamicGraph's deep
   searches stay ``persistent``: tiled needs a CSR.) Low degrees do not make a graph deep:
   where the graph's first search had fewer than ALPHA levels, wider on average than
   persistent's one-block mode takes (a random graph of mean degree 8), its later auto
@@ -129,14 +129,11 @@ VARIANTS: dict[str, Variant] = {
                 "atomicMin, keep their pushes local and share with idle warps; for "
                 "high-diameter graphs (bfs/gpu/asynchronous.py)", True, "top-down"),
         Variant("tiled", _TILED, "tile-local label-correcting BFS in one persistent "
-                "launch: rounds over tiles of the locality-relabelled copy (contiguous id "
-                "ranges), each tile's levels run in shared memory, edges leaving a tile "
-                "relaxed with atomicMin and their tiles activated for the next round; for "
+                "launch over tiles of the locality-relabelled copy (contiguous id ranges): "
+                "active tiles wait in a ring, a block takes the next as soon as its visit "
+                "ends, runs the tile's levels in shared memory and relaxes the edges "
+                "leaving it with atomicMin, activating their tiles at once; for "
                 "high-diameter graphs (bfs/gpu/tiled.py)", True, "top-down"),
-        Variant("tiled-queue", _TILED, "tiled's tile visits without rounds: active tiles "
-                "wait in one FIFO ring and a block takes the next as soon as its visit "
-                "ends; a visit expands labels below its lowest seed's + horizon "
-                "(bfs/gpu/tiled.py)", True, "top-down"),
     ]
 }
 
@@ -225,9 +222,8 @@ def names(*, implemented_only: bool = True) -> list[str]:
 def check(variant: str) -> Variant:
     """The variant named ``variant``; ValueError for unknown or unimplemented names."""
     if variant == "auto":
-        return Variant("auto", "", "chosen from graph statistics (deep graphs: persistent, "
-                       "tiled or tiled-queue, by timing once searches cost as much)", True,
-                       "auto")
+        return Variant("auto", "", "chosen from graph statistics (deep graphs: persistent "
+                       "or tiled, by timing once searches cost as much)", True, "auto")
     if variant not in VARIANTS:
         raise ValueError(
             f"variant must be 'auto' or one of {names()}, got {variant!r}"
@@ -269,7 +265,7 @@ def auto_dynamic(mean_degree: float, max_degree: int, symmetric: bool) -> str:
 def auto_gpu_from_stats(mean_degree: float, max_degree: int) -> str:
     """The GPU variant family ``auto`` picks from the mean and largest out-degree (module
     doc): "persistent" stands for the deep search, which on a CSR graph is persistent,
-    tiled or tiled-queue by deep_choice.py's timing."""
+    or tiled by deep_choice.py's timing."""
     if mean_degree <= DEEP_MEAN_DEGREE and max_degree <= DEEP_MAX_DEGREE:
         return "persistent"
     return "beamer"

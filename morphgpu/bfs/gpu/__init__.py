@@ -19,14 +19,13 @@ module             holds
                    direction.cu
 ``asynchronous``   async: one launch of asynchronous.cu, label-correcting
                    with no level barrier
-``tiled``          tiled, tiled-queue: one launch of tiled.cu (rounds) or
-                   tiled_queue.cu (a ring of active tiles, no rounds), label-
-                   correcting over tiles of the locality-relabelled copy, BFS
-                   levels inside a tile in shared memory
+``tiled``          tiled: one launch of tiled.cu (a ring of active tiles),
+                   label-correcting over tiles of the locality-relabelled copy,
+                   BFS levels inside a tile in shared memory
 ``relabel``        the locality-relabelled copy deep searches run on
-``deep_choice``    auto on deep graphs: persistent, tiled (and tiled's
-                   horizon) or tiled-queue, timed once per graph once its
-                   searches cost as much as timing
+``deep_choice``    auto on deep graphs: persistent or tiled (and tiled's
+                   horizon), timed once per graph once its searches cost as
+                   much as timing
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -87,7 +86,6 @@ RUNNERS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bottom-up": ("direction", "run_direction", {"rule": "bottom-up"}),
     "async": ("asynchronous", "run_async", {}),
     "tiled": ("tiled", "run_tiled", {}),
-    "tiled-queue": ("tiled", "run_tiled", {"schedule": "queue"}),
 }
 # Variants over morphgpu.bfs.layouts' CSR view (that package builds on this one).
 LAYOUT_RUNNERS = ("frontier-classes-deferred", "dynamic-parallelism")
@@ -127,7 +125,7 @@ def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
     ws = workspace(g)
     name = choose(ws, variant)
     if variant == "auto" and name == "persistent" and not options:
-        # persistent, tiled or tiled-queue, measured once the graph's searches cost as much
+        # persistent or tiled, measured once the graph's searches cost as much
         # (deep_choice.py)
         from . import deep_choice  # noqa: PLC0415  (imported by deep graphs' first search)
 

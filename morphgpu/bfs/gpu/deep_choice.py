@@ -1,5 +1,5 @@
-"""``auto`` on deep graphs: ``persistent``, ``tiled`` (and tiled's horizon) or
-``tiled-queue``, chosen per graph by timing them.
+"""``auto`` on deep graphs: ``persistent`` or ``tiled`` (and tiled's horizon), chosen per
+graph by timing them.
 
 Why a measurement and not a graph statistic. On an H100 (benchmarks/bfs.py, 4 roots, one
 process, session 14) tiled against persistent, ms per search: road COL (435k vertices) 2.62
@@ -29,42 +29,30 @@ counted: its events would hold the build.)
 ``choose_now`` measures at once, for a caller who knows it will search the graph many
 times (the benchmark does).
 
-Which horizon for tiled. Its k-th round expands labels below k * horizon (tiled.py). The
-best horizon depends on the graph's shape, the other way round on the two families (H200,
-8 roots, one process, horizons 12 / 16 / 24 / 32 interleaved, ms per search, session 27):
-grid-del 5000^2 26.13 / 24.60 / 22.76 / **22.02**, grid 4000^2 15.65 / 14.42 / 13.30 /
-**13.20**, road COL 2.72 / 2.58 / **2.49** / 2.52, but Delaunay 1M **2.45** / 2.58 / 2.88 /
-3.06 and Delaunay 4M **5.10** / 5.75 / 7.56 / 8.64. On grids and roads the rounds fall as
-1 / horizon (each round advances the horizon's levels); on Delaunay graphs they hardly
-fall (37 -> 30 on 1M) while tiles redo more levels on labels later rounds correct. So
-tiled runs at both ends, TILED_HORIZONS, in the measurement (the values between beat the
-better end only on road COL, by 1.1 %, where persistent was faster than either anyway).
-Shorter still loses on Delaunay graphs too (4 / 6 / 8 / 12: 1M 3.04 / 2.68 / 2.50 /
-**2.40**, 4M 6.36 / 5.56 / 5.23 / **5.08**). With the horizon measured, auto against an
-explicit ``tiled`` (horizon 16), same process: grid-del 1000^2 / 3000^2 / 5000^2 1.14 /
-1.13 / 1.12x (25M vertices: 3.20 -> 2.86 us per level), grid 4000^2 1.09x, Delaunay 1M /
-4M 1.05 / 1.12x; roads stay on persistent.
-
-tiled-queue (tiled's visits without rounds: tiled.py). Against tiled at the horizon auto
-used to pick (H200, session 31, 8 roots): grids, roads and Delaunay 1M 1.03-1.31x faster,
-Delaunay 4M equal, grids with deleted edges 0.60-0.94x. Since a block keeps a tile lowered
-while it ran (session 32, kernels/tiled_queue.cu's header) it was faster than the rounds on
-all ten deep graphs measured (1.01-1.41x at horizon 48), and its best horizon depends on
-the shape as tiled's does (H200, session 32, 16 roots, one process, ms at horizons 24 / 48 /
-96): Delaunay 4M **3.58** / 3.93 / 4.17, 8M **5.67** / 6.66 / 7.70, grid 4000^2 8.79 / 7.78 /
-**7.48**, grid-del 5000^2 16.55 / 14.96 / **14.25**, road NY **1.13** / 1.14 / 1.47 (96 runs
-ahead of corrections there). So it runs at the three, QUEUE_HORIZONS.
+Which horizon for tiled. A visit expands labels below its lowest seed's + the horizon
+(tiled.py), and the best horizon depends on the graph's shape (H200, session 32 run 3, 16
+roots, one process, ms per search at horizons 24 / 48 / 96): Delaunay 4M **3.58** / 3.93 /
+4.17, Delaunay 8M **5.67** / 6.66 / 7.70, road NY **1.13** / 1.14 / 1.47 (at 96 visits run
+ahead of corrections), road COL 1.67 / **1.53** / 1.70, grid 4000^2 8.79 / 7.78 / **7.48**,
+grid-del 5000^2 16.55 / 14.96 / **14.25**. So tiled runs at the three, HORIZONS, in the
+measurement. (Until session 32 tiled ran in rounds, whose horizon was the other way round
+on the two families too, 12 on Delaunay graphs and 32 on grids and roads, both measured;
+the rounds were deleted once slower everywhere: tiled.py's history. In run 4 of session 32
+auto timed the rounds at 12 and 32 beside the ring at 24 / 48 / 96 on eleven deep graphs,
+the issue's and other shapes, and a ring arm was the fastest on every one: 48 on the roads,
+Delaunay 1M / 2M and the 12000 x 800 strip, 96 on the grids with and without deleted edges,
+24 on Delaunay 4M.)
 
 How: build the tiled copy (which builds or reuses the locality-relabelled copy), run one
-untimed search of each arm (persistent, tiled at each of TILED_HORIZONS, tiled-queue at
-each of QUEUE_HORIZONS: kernel loads, the copies' workspaces), then MEASURE_REPEATS timed
-searches of each, interleaved, from that search's own source (CUDA events on the current
-stream), and keep the arm with the smallest best time; every search is exact, so the search
-requested returns the winner's last result. Where the tiled copy does not fit in GPU
-memory, persistent is kept untimed. After that the remembered variant runs with no timing.
-Where persistent wins, the tiled copy is dropped (unless an explicit ``tiled`` search had
-built it before), freeing its memory; the locality-relabelled copy stays under relabel.py's
-own rule (an explicit ``persistent`` search uses it).
+untimed search of each arm (persistent, tiled at each of HORIZONS: kernel loads, the
+copies' workspaces), then MEASURE_REPEATS timed searches of each, interleaved, from that
+search's own source (CUDA events on the current stream), and keep the arm with the smallest
+best time; every search is exact, so the search requested returns the winner's last result.
+Where the tiled copy does not fit in GPU memory, persistent is kept untimed. After that the
+remembered variant runs with no timing. Where persistent wins, the tiled copy is dropped
+(unless an explicit ``tiled`` search had built it before), freeing its memory; the
+locality-relabelled copy stays under relabel.py's own rule (an explicit ``persistent``
+search uses it).
 
 The decision is kept per workspace, weakly (like relabel.py's copies): a workspace belongs
 to one CSRGraph object, and a graph made from a changed matrix (graph_cache) is a new
@@ -98,12 +86,10 @@ from . import tiled
 from .persistent import ENTER_LOCAL, run_persistent
 from .workspace import Workspace
 
-CANDIDATES = ("persistent", "tiled", "tiled-queue")
-TILED_HORIZONS = (12, 32)  # tiled's horizons measured (the module's docstring says why)
-QUEUE_HORIZONS = (24, 48, 96)  # tiled-queue's (idem)
+CANDIDATES = ("persistent", "tiled")
+HORIZONS = (24, 48, 96)  # tiled's horizons measured (the module's docstring says why)
 # The arms measured: (variant, horizon), horizon 0 for persistent.
-ARMS = (("persistent", 0), *(("tiled", h) for h in TILED_HORIZONS),
-        *(("tiled-queue", h) for h in QUEUE_HORIZONS))
+ARMS = (("persistent", 0), *(("tiled", h) for h in HORIZONS))
 MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best counts
 
 
@@ -202,8 +188,8 @@ def run_auto(ws: Workspace, source: int,
 
 def _run_tiled(variant: str, ws: Workspace, source: int, want_parents: bool,
                horizon: int) -> tuple[Any, Any]:
-    """A search of ``variant`` (tiled or tiled-queue) at ``horizon``, through the GPU
-    package's runner table (which names each variant's schedule)."""
+    """A search of ``variant`` (tiled) at ``horizon``, through the GPU package's runner
+    table."""
     from . import runner  # noqa: PLC0415  (this package's __init__, which imports us)
 
     return runner(variant)(ws, source, want_parents, horizon=horizon)

@@ -12,19 +12,21 @@ locality-relabelled copy (gpu/relabel.py: Z-order of distances to two landmarks)
 by reorder.cell_layout into BFS cells of T / 4 vertices grown from seeds spread along that
 order, packed whole into tiles (ids past a tile's last cell unused). Contiguous ranges of
 the Z-order itself make poor tiles: on a Delaunay graph of 200k random points a range of
-4096 held 2-46 disconnected pieces, and a CPU emulation of this kernel (one tile
+4096 held 2-46 disconnected pieces, and a CPU emulation of the first kernel (one tile
 interleaving, loads from the round's start) needed 618 tile visits for 49 tiles and a
 critical path of 1739 local levels for 189 BFS levels; with the cells 378 visits and 640
-local levels (grids: about equal, 1.7-2.0x the BFS levels). Rounds are separated
-by the grid barrier; in a round each block takes tiles of the round's list (an atomic
-counter), and for a tile: loads its labels, row offsets and column ids into shared memory
-(16-bit local ids), seeds a frontier bitmap with the vertices stamped for this round
-(lowered from outside the tile), runs BFS levels in shared memory until a level lowers
-nothing (label-correcting: seeds may carry different distances), writes lowered labels
-back with atomicMin and relaxes the edges that leave the tile with atomicMin on the
-remote labels; a remote vertex it lowers is stamped for the next round and its tile put
-on the next round's list. The search ends on the device after a round that activates no
-tile. The kernel's header gives the proof that the labels are exact.
+local levels (grids: about equal, 1.7-2.0x the BFS levels). Active tiles wait in a ring
+(kernels/tiled.cu); a block takes the next one as soon as its last visit ends, and for a
+tile (kernels/tile_visit.cuh): loads its labels, row offsets and column ids into shared
+memory (16-bit local ids), seeds a frontier with the vertices whose label fell below the
+label their edges were last relaxed with, runs BFS levels in shared memory until a level
+lowers nothing (label-correcting: seeds may carry different distances) or up to its lowest
+seed's label + the horizon, writes lowered labels back with atomicMin and relaxes the edges
+that leave the tile with atomicMin on the remote labels; a remote vertex it lowers
+activates its tile at once. A tile lowered from outside while it ran, or one to be visited
+again while no tile waits, stays with its block, which visits it again with its topology
+still in shared memory. The search ends on the device when no tile is active. The
+kernels' headers give the proof that the labels are exact.
 
 T (``tile_shift``) is set by the hardware and the graph's mean degree: a block gets the
 shared memory that lets BLOCKS_PER_SM blocks share an SM (``shared_budget``), and T is the
@@ -32,48 +34,29 @@ largest power of two up to 2^TILE_MAX_SHIFT whose mean edge count fills at most 
 the edge capacity left after the per-vertex arrays. Rows that still do not fit (a tile
 whose edges pass the capacity: hubs, dense tiles) are "global rows": the local levels
 lower their labels but do not relax them; the write-back relaxes their whole row from
-global memory (in-tile neighbours too, which then come back next round). Slower, exact.
+global memory (in-tile neighbours too, which then come back in a later visit). Slower,
+exact.
 
-Expected cost per hop (to be measured): a round costs one tile load (~1-2 us: labels,
-stamps, offsets and ids of a few thousand vertices), about sqrt(T)-2 sqrt(T) local levels
-of a few shared-memory round trips and one __syncthreads each (~0.2-0.3 us), the
-write-back's global atomics (~2 us) and one grid barrier (~2 us); a wavefront crossing a
-64 x 64 tile advances ~64-128 levels per round, so ~0.3-0.5 us per level instead of 2-8.
-Measured (H100, benchmarks/bfs.py --variants tiled, 4 roots, session 14): load 3.5-8.5 us
-per tile, a local level 0.75-1.2 us, write-back 3-6 us per tile, a round 35-88 us with a
-horizon of 16 levels; grid 4000^2 13.8 ms (2.4 us per level, 1.85x persistent), road COL
-2.62 ms (0.93x), Delaunay 1M / 4M 2.68 / 6.16 ms (1.16x / 1.13x). What would make it lose:
-wavefronts that reach tiles out of distance order (each
-correction reloads and re-runs a tile: ``rounds`` and ``tiles`` of :func:`last_stats`
-far above the levels over sqrt(T) and the tiles of the graph), tiles whose edges leave
-them (ids without locality: ``remote_lowered`` close to the reached vertices), frontiers
-wide enough that the level-synchronous kernel's barrier is amortised anyway.
+History. Sessions 14-31 ran the visits in rounds separated by the grid barrier (each
+round's tiles listed by the one before, a round horizon of k * 16 levels). Measured then
+(H100, 4 roots, session 14): load 3.5-8.5 us per tile, a local level 0.75-1.2 us,
+write-back 3-6 us per tile, a round 35-88 us; grid 4000^2 13.8 ms (1.85x persistent),
+road COL 0.93x, Delaunay 1M / 4M 1.16 / 1.13x. A round lasted as long as its slowest visit:
+on Delaunay 1M about 60 visits shared 264 blocks and 80 % of the grid's warp samples
+waited in the barrier (ncu, session 30). Session 31 added the ring schedule beside the
+rounds (H200, 8 roots, against the rounds: grid 4000^2 1.31x, roads 1.16-1.24x, Delaunay
+1M 1.11x, 4M 1.00x; but a 5000^2 grid with deleted edges 0.60x, 211k visits against 38k:
+tiles pushed behind every queued tile let visits of other tiles run ahead on labels still
+to be corrected). Session 32 kept such tiles with their block (tiled.cu's header): H200,
+16 roots, against the ring without it: that grid 1.83x (181k visits -> 112k), a 12000 x 800
+strip 1.28x, Delaunay 1M-8M 1.05-1.39x, grid 4000^2 1.10x, roads 1.00-1.03x. The rounds were
+then slower on all ten graphs of that run and on the eleven of auto's measurement in the
+next (none chose them): deleted. What would make it lose: tiles whose edges leave them
+(ids without locality: ``remote_lowered`` of :func:`last_stats` close to the reached
+vertices), visits far above the levels over sqrt(T) (``tiles``, ``again``), frontiers wide
+enough that a level-synchronous kernel's barrier is amortised anyway.
 
-The queue schedule (variant ``tiled-queue``, kernels/tiled_queue.cu). A round of the
-rounds schedule lasts as long as its slowest visit: on Delaunay 1M about 60 visits share
-264 blocks, a round takes ~59 us against visits of ~30, and 80 % of the grid's warp
-samples wait in the barrier (ncu, session 30). The queue schedule has no rounds: active
-tiles wait in one FIFO ring, a block takes the next as soon as its visit ends, and a
-lowered vertex activates its tile at once. Without rounds there is no round horizon: a
-visit expands labels below its lowest seed's label + QUEUE_HORIZON and queues its tile
-again for the rest. Both schedules share the visit (kernels/tile_visit.cuh), the
-buffers and the host code; exactness is argued in the kernels' headers. Measured (H200,
-session 31 run 4, 8 roots, one process, x faster than the rounds kernel before the split
-at its horizon): grid 4000^2 1.31x (11.07 -> 8.48 ms), road NY 1.24x, road COL 1.16x,
-Delaunay 1M 1.11x, Delaunay 2M 1.03x, Delaunay 4M 1.00x, grid-del 3000^2 0.94x; it loses
-where many tiles are active at once and visits run ahead on labels that are later
-corrected: a 5000^2 grid with deleted edges 0.60x (211k visits against 38k), a 12000 x 800
-strip 0.80x. No graph statistic known before a search separates these, so ``auto``
-measures it beside the others (deep_choice.py). The rounds kernel after the split: 1.00-
-1.02x the one before on the same nine graphs. Session 32: a block now keeps a tile lowered
-from outside while it ran (or any tile to be visited again while none waits in the ring)
-and visits it again at once, its row offsets and column ids still in shared memory
-(tiled_queue.cu's header): against pushing it to the ring's tail, H200, 16 roots, horizon
-48, the 5000^2 grid with deleted edges 1.83x (181k visits -> 112k), the strip 1.28x,
-Delaunay 1M-8M 1.05-1.39x, grid 4000^2 1.10x, roads 1.00-1.03x, and faster than the rounds
-on all ten graphs measured.
-
-Directed graphs: the rounds relax out-edges, so distances are exact on any graph; parents
+Directed graphs: the visits relax out-edges, so distances are exact on any graph; parents
 are in-neighbours one level up, from the reverse graph the workspace keeps for directed
 inputs. Host cost per search: the launch and, when parents are asked for, one read of the
 kernel's error word (a reached vertex without an in-neighbour one level up: a bug). The
@@ -103,11 +86,6 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 TILED_FILE = "bfs/kernels/tiled.cu"
-# The two schedules of the tile visits (kernels/tile_visit.cuh), same arguments: rounds
-# separated by the grid barrier (variant "tiled") or one FIFO ring of active tiles with no
-# rounds (variant "tiled-queue").
-SCHEDULES = {"rounds": (TILED_FILE, "bfs_tiled"),
-             "queue": ("bfs/kernels/tiled_queue.cu", "bfs_tiled_queue")}
 BLOCK = 512  # MG_TILED_BLOCK
 BLOCKS_PER_SM = 2  # shared-memory budget: this many blocks share an SM (also the launch bound)
 TILE_MAX_SHIFT = 12  # at most 4096 vertices per tile
@@ -115,23 +93,14 @@ TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
 TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
 CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
-# The k-th round expands labels below k * HORIZON only (0: no horizon). Measured twice on
-# an H100 (4 roots, one process; benchmarks/bfs.py --variants tiled --tiled-rows): with the
-# first local levels (1-2.7 us each), 16 against none: grid 4000^2 20.5 / 27.3 ms, Delaunay
-# 1M 4.10 / 5.60, road COL 3.58 / 4.44, Delaunay 4M 9.74 / 16.3; with today's cheaper
-# levels (0.75-1.2 us), which favour no horizon, still 13.8-14.3 / 18.8, 2.62 / 3.76,
-# 2.76-2.90 / 3.70, 5.97-6.28 / 9.91. (Local levels per tile 61 -> 18 on a grid with deleted
-# edges, for 3x the rounds.)
-# An explicit ``tiled`` search runs at HORIZON; ``auto`` measures tiled at each of
-# deep_choice.TILED_HORIZONS on the graph and runs the faster (grids and roads favour long
-# horizons, Delaunay graphs short ones: deep_choice's docstring has the figures).
-HORIZON = 16
-# The queue schedule's horizon: a visit expands labels below its lowest seed's + this.
-# H200, session 31 run 4, 8 roots, ms per search at 24 / 48 / 64: Delaunay 1M 2.059 /
-# 2.105 / 2.142, Delaunay 4M 4.668 / 4.334 / 4.491, grid 4000^2 9.592 / 8.477 / 8.499,
-# grid-del 3000^2 9.940 / 9.722 / 9.314, road COL 1.814 / 1.687 / 1.720, road NY 1.256 /
-# 1.192 / 1.356: 48 is the best or within 5 % of it on each.
-QUEUE_HORIZON = 48
+# A visit expands labels below its lowest seed's + HORIZON only (0: no horizon) and comes
+# back for the rest. An explicit ``tiled`` search runs at HORIZON; ``auto`` measures it at
+# each of deep_choice.HORIZONS and runs the fastest (the best depends on the shape:
+# deep_choice's docstring has the figures). H200, session 31, 8 roots, ms per search at 24 /
+# 48 / 64 (before tiles were kept): Delaunay 1M 2.059 / 2.105 / 2.142, Delaunay 4M 4.668 /
+# 4.334 / 4.491, grid 4000^2 9.592 / 8.477 / 8.499, grid-del 3000^2 9.940 / 9.722 / 9.314,
+# road COL 1.814 / 1.687 / 1.720, road NY 1.256 / 1.192 / 1.356.
+HORIZON = 48
 # Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
 # degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
 # one edge per lane), 2 above (Delaunay graphs: rows of 6 and more under groups of 4 lanes).
@@ -141,11 +110,11 @@ QUEUE_HORIZON = 48
 SPARSE_MEAN_DEGREE = 4.5
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
 CTRL_WORDS = 64
-C_BASE, C_ERROR, C_STATS = 32, 33, 48  # tiled.cu's ctrl words
-# tile_visit.cuh's Stat; for the queue schedule "rounds" counts the visits that queued
-# their tile again and "barrier_cycles" every block's wait for a tile.
-STAT_NAMES = ("rounds", "tiles", "levels", "remote_lowered", "global_rows", "load_cycles",
-              "level_cycles", "write_cycles", "barrier_cycles", "loop_cycles")
+C_ERROR, C_STATS = 33, 48  # tile_visit.cuh's ctrl words
+# tile_visit.cuh's Stat: "again" counts the visits after which their tile had to be visited
+# again, "wait_cycles" every block's wait for a tile.
+STAT_NAMES = ("again", "tiles", "levels", "remote_lowered", "global_rows", "load_cycles",
+              "level_cycles", "write_cycles", "wait_cycles", "loop_cycles")
 # Reserved per block by the hardware besides its dynamic shared memory (Hopper: 1 KB) and
 # the kernel's static shared variables.
 BLOCK_RESERVED_SHARED = 1024 + 256
@@ -188,21 +157,18 @@ def choose_shift(mean_degree: float, budget: int) -> int:
 
 @dataclass
 class TiledState:
-    """The tiled search's buffers of one workspace and tile size, used by both schedules.
-    Rounds: stamps and marks are kept between searches (the kernel numbers rounds on from
-    ctrl[C_BASE]); new buffers come with a zeroed ctrl, and a queue search zeroes it, which
-    makes the next rounds launch clear them. Queue: each launch sets what it uses."""
+    """The tiled search's buffers of one workspace and tile size (each launch sets what it
+    uses)."""
 
-    stamp: Any = None  # uint32 per vertex (queue: the label last relaxed, done[])
-    mark: Any = None  # uint32 per tile (queue: the tile's state)
-    lists: Any = None  # int64, two lists of n_tiles (queue: the ring's items and sequences)
+    stamp: Any = None  # uint32 per vertex: the label its edges were last relaxed with
+    mark: Any = None  # uint32 per tile: the tile's state
+    lists: Any = None  # int64, 2 n_tiles: the ring's items and sequence words
     ctrl: Any = None  # uint64[CTRL_WORDS]
     shift: int = -1
     searches: int = 0
 
 
-# Per workspace: a state per tile size (a search with another tile size leaves the first
-# size's round numbering alone), and the state of the last search.
+# Per workspace: a state per tile size, and the state of the last search.
 _states: weakref.WeakKeyDictionary[Any, dict[int, TiledState]] = weakref.WeakKeyDictionary()
 _last: weakref.WeakKeyDictionary[Any, TiledState] = weakref.WeakKeyDictionary()
 
@@ -219,7 +185,7 @@ def state(ws: Workspace, shift: int) -> TiledState:
         st = TiledState(stamp=cp.empty(n, dtype=cp.uint32),
                         mark=cp.empty(n_tiles, dtype=cp.uint32),
                         lists=cp.empty(2 * n_tiles, dtype=cp.int64),
-                        ctrl=cp.zeros(CTRL_WORDS, dtype=cp.uint64),  # base 0: cleared
+                        ctrl=cp.zeros(CTRL_WORDS, dtype=cp.uint64),
                         shift=shift)
         per_size[shift] = st
     return st
@@ -227,10 +193,11 @@ def state(ws: Workspace, shift: int) -> TiledState:
 
 def last_stats(ws: Workspace) -> dict[str, int]:
     """Counts of the last tiled search on ``ws``'s graph (the tiled copy's workspace when
-    the search ran there; see :func:`searched_workspace`): rounds, tiles processed, local
-    levels summed over tiles, remote labels lowered, global rows relaxed; SM cycles summed
-    over tiles in their loads, local levels and write-backs, block 0's cycles in the round
-    barriers and in the whole round loop; and the tile size. One read."""
+    the search ran there; see :func:`searched_workspace`): visits after which their tile
+    was visited again, visits, local levels summed over visits, remote labels lowered,
+    global rows relaxed; SM cycles summed over visits in their loads, local levels and
+    write-backs, every block's cycles waiting for a tile, block 0's in its whole loop; and
+    the tile size. One read."""
     st = _last.get(ws)
     if st is None:
         return {}
@@ -253,19 +220,17 @@ def edges_per_pass(mean_degree: float) -> int:
     return 1 if mean_degree <= SPARSE_MEAN_DEGREE else 2
 
 
-def _grid(vid: str, eid: str, shared: int, eb: int,
-          schedule: str = "rounds") -> barrier.PersistentGrid:
-    return _grid_on(current_device(), vid, eid, shared, eb, schedule)
+def _grid(vid: str, eid: str, shared: int, eb: int) -> barrier.PersistentGrid:
+    return _grid_on(current_device(), vid, eid, shared, eb)
 
 
 @functools.lru_cache(maxsize=16)
-def _grid_on(device_id: int, vid: str, eid: str, shared: int, eb: int,
-             schedule: str) -> barrier.PersistentGrid:
+def _grid_on(device_id: int, vid: str, eid: str, shared: int,
+             eb: int) -> barrier.PersistentGrid:
     del device_id  # a cache key: the grid is built on the current device
     defines = {**kernels.index_defines(np.dtype(vid), np.dtype(eid)), "MG_TILED_BLOCK": BLOCK,
                "MG_TILED_EB": eb, "MG_TILED_MIN_BLOCKS": BLOCKS_PER_SM}
-    path, name = SCHEDULES[schedule]
-    return barrier.persistent_kernel(path, name, mode="cooperative", block=BLOCK,
+    return barrier.persistent_kernel(TILED_FILE, "bfs_tiled", mode="cooperative", block=BLOCK,
                                      defines=defines, shared_mem=shared)
 
 
@@ -329,11 +294,8 @@ def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
 
 def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool = True,
               tile_shift: int | None = None, edge_cap: int | None = None,
-              blocks: int | None = None, horizon: int | None = None,
-              schedule: str = "rounds") -> tuple[Any, Any]:
-    """One launch of tiled.cu (``schedule="rounds"``, variant ``tiled``) or tiled_queue.cu
-    (``"queue"``, variant ``tiled-queue``): (int32 distances with -1 unreached, parents or
-    None).
+              blocks: int | None = None, horizon: int | None = None) -> tuple[Any, Any]:
+    """One launch of tiled.cu: (int32 distances with -1 unreached, parents or None).
 
     ``relabel``: search the tiled copy (:func:`tile_copy`, built at the graph's first
     tiled search with this tile size; False: tiles of the ids as given, still exact).
@@ -341,13 +303,10 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
     default from the shared-memory budget and the mean degree). ``edge_cap``: column ids
     a tile holds (default: what the budget leaves; small values force the global-row
     path). ``blocks``: blocks of the launch (default: the resident grid, at most one per
-    tile). ``horizon``: rounds: the k-th round expands only labels below k * horizon;
-    queue: a visit expands only labels below its lowest seed's + horizon (0: no horizon;
-    default HORIZON / QUEUE_HORIZON). The options exist for tests and measurements."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, not {schedule!r}")
+    tile). ``horizon``: a visit expands only labels below its lowest seed's + horizon (0: no
+    horizon; default HORIZON). The options exist for tests and measurements."""
     if horizon is None:
-        horizon = HORIZON if schedule == "rounds" else QUEUE_HORIZON
+        horizon = HORIZON
     if int(horizon) < 0:
         raise ValueError(f"horizon must be >= 0, got {horizon}")
     if ws.g.n_vertices == 0:
@@ -356,14 +315,13 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
                 cp.empty(0, dtype=ws.g.indices.dtype) if want_parents else None)
     if not relabel:
         _searched[ws] = weakref.ref(ws)
-        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks, horizon,
-                       schedule)
+        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks, horizon)
     shift = _shift(ws, tile_shift)
     copy = tile_copy(ws, shift)
     inner = workspace(copy.graph)
     _searched[ws] = weakref.ref(inner)
     dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents, shift,
-                           edge_cap, blocks, horizon, schedule)
+                           edge_cap, blocks, horizon)
     return relabel_module.back(ws, copy, dist, parent)
 
 
@@ -379,8 +337,7 @@ def _shift(ws: Workspace, tile_shift: int | None) -> int:
 
 
 def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | None,
-            edge_cap: int | None, blocks: int | None, horizon: int,
-            schedule: str = "rounds") -> tuple[Any, Any]:
+            edge_cap: int | None, blocks: int | None, horizon: int) -> tuple[Any, Any]:
     g = ws.g
     cp = ws.cp
     n = g.n_vertices
@@ -395,7 +352,7 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
         raise ValueError(f"tiles of {1 << shift} vertices do not fit this GPU's shared "
                          f"memory ({budget} bytes per block)")
     grid = _grid(str(g.indices.dtype), str(g.indptr.dtype), shared_bytes(shift, cap),
-                 edges_per_pass(ws.n_edges / max(n, 1)), schedule)
+                 edges_per_pass(ws.n_edges / max(n, 1)))
     st = state(ws, shift)
     _last[ws] = st
     n_tiles = int(st.mark.size)

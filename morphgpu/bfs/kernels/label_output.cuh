@@ -1,4 +1,4 @@
-// The output of the label-correcting searches (asynchronous.cu, tiled.cu, tiled_queue.cu),
+// The output of the label-correcting searches (asynchronous.cu, tiled.cu),
 // after their last grid barrier: labels become the library's (int32, -1 unreached) and,
 // when asked, parents: any in-neighbour one level up (the graph itself when symmetric,
 // the reverse graph of a directed one: `radj`, any adjacency of morphgpu/adjacency.cuh). Labels go to -1 while other threads read

@@ -1,8 +1,8 @@
-// One tile visit of the tiled BFS, shared by its two schedules: tiled.cu (rounds separated
-// by the grid barrier) and tiled_queue.cu (no rounds: a FIFO ring of active tiles). The
-// schedule decides which tiles are visited when, which vertices seed a visit, how far a
-// visit expands and what lowering a vertex outside the tile does (a Schedule, below); the
-// visit itself is the same. Design and cost model: morphgpu/bfs/gpu/tiled.py.
+// One tile visit of the tiled BFS (tiled.cu). The schedule decides which tiles are visited
+// when, which vertices seed a visit, how far a visit expands and what lowering a vertex
+// outside the tile does (a Schedule, below: tiled.cu's ring of active tiles); the visit
+// itself does not know how tiles are scheduled. (Two schedules shared it until session 32,
+// which deleted the rounds.) Design and cost model: morphgpu/bfs/gpu/tiled.py.
 //
 // A tile is the vertex range [t T, (t + 1) T), T = 1 << shift, of a graph whose ids are
 // local (the tiled copy). For one tile a block:
@@ -34,14 +34,14 @@
 //    5000^2 grid with deleted edges 0.943x; Delaunay 1M 1.089x);
 // 4. writes back: every vertex that was a seed or was lowered ("touched") gets
 //    atomicMin(label, local label) (fire and forget); one at or past the horizon is
-//    deferred (Schedule::deferred: its edges were not relaxed); for the others
+//    deferred (its edges were not relaxed: vs.deferred is set); for the others
 //    (Schedule::relaxed) the edges the local levels did not relax are relaxed from global
 //    memory: a global row's every entry (in-tile neighbours included) by its thread, a
 //    local row's REMOTE entries listed in shared memory first and then spread over the
 //    block (their loads and atomics in flight together). Where such an atomicMin lowers a
 //    label, Schedule::lowered makes sure a later visit of that vertex's tile reads it.
 //
-// Exactness, for either schedule. Labels only decrease and are always lengths of real
+// Exactness. Labels only decrease and are always lengths of real
 // paths (loaded labels are; the local levels and the relaxations add one per edge). A
 // schedule guarantees that every vertex whose label was lowered after its edges were last
 // relaxed (from outside by Schedule::lowered, or deferred by its own visit) is seeded by
@@ -56,10 +56,8 @@
 // fixed point with unit weights is the BFS distance.
 //
 // A Schedule provides (all __device__, called by any thread):
-//   static constexpr bool MIN_SEED   the visit needs its lowest seed label (horizon(m))
 //   bool seed(int label, unsigned word)   word: the schedule's per-vertex array
 //   int horizon(int lowest_seed)           labels at or past it do not expand
-//   void deferred(i64 v)                   v's label is at or past the horizon
 //   void relaxed(i64 v, int label)         v's edges are relaxed with this label now
 //   void lowered(i64 w)                    an atomicMin from this visit lowered label[w]
 #pragma once
@@ -83,18 +81,16 @@ static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps, one block");
 constexpr int LOG_BLOCK = ceil_log2(BLOCK);
 static_assert((1 << LOG_BLOCK) == BLOCK, "a power of two (the local levels' lane groups)");
 
-// ctrl words (u64) both schedules use, on their own 128-byte lines (tiled.py reads them):
-// words 0-47 belong to the schedule (tiled.cu, tiled_queue.cu).
-constexpr int C_BASE = 32;   // tiled.cu: the first round of the next search (0: clear)
+// ctrl words (u64) of the visit, on their own 128-byte lines (tiled.py reads them): words
+// 0-47 but these belong to the schedule (tiled.cu).
 constexpr int C_ERROR = 33;  // a reached vertex without an in-neighbour one level up (a bug)
 constexpr int C_STATS = 48;
 // Counters, and SM cycles read by thread 0 (a few clock reads per tile): summed over the
-// blocks' tiles for the load, the local levels and the write-back; S_ROUNDS: the rounds
-// (tiled.cu) or the visits that queued their tile again (tiled_queue.cu); S_WAIT_CYCLES:
-// block 0's time in the round barriers (tiled.cu) or every block's wait for a tile
-// (tiled_queue.cu); S_LOOP_CYCLES: block 0's whole loop.
+// blocks' tiles for the load, the local levels and the write-back; S_AGAIN: the visits
+// after which their tile had to be visited again; S_WAIT_CYCLES: every block's wait for a
+// tile; S_LOOP_CYCLES: block 0's whole loop.
 enum Stat {
-    S_ROUNDS, S_TILES, S_LEVELS, S_REMOTE_LOWERED, S_GLOBAL_ROWS,
+    S_AGAIN, S_TILES, S_LEVELS, S_REMOTE_LOWERED, S_GLOBAL_ROWS,
     S_LOAD_CYCLES, S_LEVEL_CYCLES, S_WRITE_CYCLES, S_WAIT_CYCLES, S_LOOP_CYCLES, S_COUNT
 };
 
@@ -117,7 +113,7 @@ struct TileSmem {
     int* dist;              // T local labels
     unsigned* frontier;     // 3 bitmaps of W words: read at level L: bitmap L % 3, written:
                             // (L + 1) % 3 (a pointer each would be an array in local memory)
-    unsigned* touched;      // W words: seeds and every vertex lowered in this round
+    unsigned* touched;      // W words: seeds and every vertex lowered in this visit
     unsigned* remote;       // T edges to relax from global memory at the write-back:
                             // (local edge index << 16) | local vertex. The same bytes
                             // hold the local levels' two queues (never live together):
@@ -340,7 +336,7 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
             if (i < cnt) {
                 sm.dist[i] = d[u];
                 seed = sched.seed(d[u], st[u]);
-                if (Schedule::MIN_SEED && seed) atomicMin(&vs.min_seed, d[u]);
+                if (seed) atomicMin(&vs.min_seed, d[u]);
                 if (!reuse) {
                     const i64 b = (i64)(rb[u] - eb);
                     sm.off[i] = (unsigned short)(b < (i64)edge_cap ? b : (i64)edge_cap);
@@ -447,7 +443,6 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
         if (d >= horizon) {
             // Beyond the horizon: none of its edges was relaxed (its label was never
             // below it); a later visit seeds it.
-            sched.deferred(v);
             vs.deferred = 1;
             continue;
         }
