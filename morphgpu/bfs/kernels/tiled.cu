@@ -127,7 +127,6 @@ struct Queue {
         const long long reach = (long long)lowest_seed + horizon_step;
         return horizon_step > 0 && reach < UNREACHED ? (int)reach : UNREACHED;
     }
-    __device__ __forceinline__ void deferred(i64) const {}
     __device__ __forceinline__ void relaxed(i64 v, int d) const { done[v] = d; }
     __device__ __forceinline__ void lowered(i64 w) const { activate(state, ring, w >> shift); }
 };
