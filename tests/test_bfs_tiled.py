@@ -95,16 +95,15 @@ def test_gpu_tiled(options):
     in shared memory (every row a global row); rows past a small capacity; one block
     taking every tile; horizons (labels deferred to later visits), none. Several searches
     per graph on one workspace (its buffers reused)."""
-    variant = "tiled"
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for label, host, sources in cases():
         g = host.to("gpu")
         for i, source in enumerate(sources):
             parents = i % 2 == 0
-            dist, parent, name = gpu.run(g, source, variant=variant, want_parents=parents,
+            dist, parent, name = gpu.run(g, source, variant="tiled", want_parents=parents,
                                          **options)
-            assert name == variant
+            assert name == "tiled"
             assert (parent is None) == (not parents), label
             check(host, source, dist, parent)
             ws = tiled.searched_workspace(gpu.workspace(g))

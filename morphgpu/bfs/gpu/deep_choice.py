@@ -98,14 +98,22 @@ class Choice:
     """auto's deep variant for one workspace, and the measurement that chose it."""
 
     variant: str  # one of CANDIDATES
-    persistent_ms: float  # best timed search of persistent; of the tiled arm chosen
-    tiled_ms: float  # (of the fastest tiled arm where persistent was chosen)
     seconds: float  # wall time of the measuring search: tiled copy, untimed and timed runs
     searches: int  # the workspace's deep search (1-based) that measured
     spent_s: float = 0.0  # GPU time of auto's persistent searches before it
     expected_s: float = 0.0  # the expected cost of measuring that they had to reach
-    horizon: int = 0  # that tiled arm's horizon
+    horizon: int = 0  # tiled's horizon chosen (persistent chosen: tiled's fastest)
     ms_by_arm: dict[tuple[str, int], float] = field(default_factory=dict)  # every arm's best
+
+    @property
+    def persistent_ms(self) -> float:
+        """The best timed search of persistent (nan: not timed)."""
+        return self.ms_by_arm.get(("persistent", 0), float("nan"))
+
+    @property
+    def tiled_ms(self) -> float:
+        """The best timed search of tiled at ``horizon`` (nan: not timed)."""
+        return self.ms_by_arm.get(("tiled", self.horizon), float("nan"))
 
 
 _choices: weakref.WeakKeyDictionary[Workspace, Choice] = weakref.WeakKeyDictionary()
@@ -177,22 +185,12 @@ def run_auto(ws: Workspace, source: int,
         return (labels, parents, figures), "persistent"
     choice = _choices.get(ws)
     if choice is not None:
-        if choice.variant != "persistent":
-            return _run_tiled(choice.variant, ws, source, want_parents,
-                              choice.horizon), choice.variant
+        if choice.variant == "tiled":
+            return tiled.run_tiled(ws, source, want_parents, horizon=choice.horizon), "tiled"
         return run_persistent(ws, source, want_parents), "persistent"
     if ws.g.n_vertices > 0 and due(ws):
         return measure(ws, source, want_parents)
     return _run_counted(ws, source, want_parents), "persistent"
-
-
-def _run_tiled(variant: str, ws: Workspace, source: int, want_parents: bool,
-               horizon: int) -> tuple[Any, Any]:
-    """A search of ``variant`` (tiled) at ``horizon``, through the GPU package's runner
-    table."""
-    from . import runner  # noqa: PLC0415  (this package's __init__, which imports us)
-
-    return runner(variant)(ws, source, want_parents, horizon=horizon)
 
 
 def choose_now(ws: Workspace, source: int, want_parents: bool) -> Choice:
@@ -275,15 +273,14 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
         if not had_copy:
             tiled.forget(ws, shift)
         relabel_module.keep_if_serving(ws)
-        nan = float("nan")
-        _choices[ws] = Choice("persistent", nan, nan, time.perf_counter() - started, at,
-                              spent, expected or 0.0)
+        _choices[ws] = Choice("persistent", time.perf_counter() - started, at, spent,
+                              expected or 0.0)
         return run_persistent(ws, source, want_parents), "persistent"
     relabel_module.keep_if_serving(ws)  # relabel="auto"'s rule, as relabel.chosen applies it
     def call(arm: tuple[str, int]) -> tuple[Any, Any]:
         if arm[0] == "persistent":
             return run_persistent(ws, source, want_parents)
-        return _run_tiled(arm[0], ws, source, want_parents, arm[1])
+        return tiled.run_tiled(ws, source, want_parents, horizon=arm[1])
 
     for arm in ARMS:
         call(arm)  # untimed: kernel loads, the copies' workspaces and buffers
@@ -294,13 +291,12 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
             ms, results[arm] = _timed(ws, lambda arm=arm: call(arm))
             times[arm].append(ms)
     winner = decide(times)
-    best = {arm: min(times[arm]) for arm in ARMS}
-    tiled_arm = winner if winner[0] != "persistent" else \
-        decide({arm: times[arm] for arm in ARMS if arm[0] != "persistent"})
+    tiled_arm = winner if winner[0] == "tiled" else \
+        min((arm for arm in ARMS if arm[0] == "tiled"), key=lambda a: (min(times[a]), a[1]))
     if winner[0] == "persistent" and not had_copy:
         tiled.forget(ws, shift)
     cp.cuda.get_current_stream().synchronize()
-    _choices[ws] = Choice(winner[0], best[("persistent", 0)], best[tiled_arm],
-                          time.perf_counter() - started, at, spent, expected or 0.0,
-                          tiled_arm[1], best)
+    _choices[ws] = Choice(winner[0], time.perf_counter() - started, at, spent,
+                          expected or 0.0, tiled_arm[1],
+                          {arm: min(times[arm]) for arm in ARMS})
     return results[winner], winner[0]
