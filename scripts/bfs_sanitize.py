@@ -42,15 +42,12 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("bottom-up", {"relabel": True}),
     # The tiled kernel with small tiles (several tiles on these graphs), without a horizon,
     # with a tiny edge capacity (rows read from global memory), with a horizon of one level
-    # (most visits defer labels, so blocks keep their tiles and visit them again), with a
-    # global horizon (tiles put back untouched, the low read again), and on the ids as
-    # given.
+    # (most visits defer labels, so blocks keep their tiles and visit them again), and on
+    # the ids as given.
     ("tiled", {"tile_shift": 8}),
     ("tiled", {"tile_shift": 8, "horizon": 0}),
     ("tiled", {"tile_shift": 8, "edge_cap": 64}),
     ("tiled", {"tile_shift": 8, "horizon": 1}),
-    ("tiled", {"tile_shift": 6, "global_horizon": 1}),
-    ("tiled", {"tile_shift": 8, "horizon": 0, "global_horizon": 4}),
     ("tiled", {"relabel": False, "tile_shift": 9}),
 ]
 

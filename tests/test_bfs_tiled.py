@@ -87,18 +87,14 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
     {"relabel": False}, {"tile_shift": 6, "relabel": False}, {}, {"tile_shift": 6},
     {"tile_shift": 6, "edge_cap": 0}, {"tile_shift": 7, "edge_cap": 300},
     {"tile_shift": 6, "blocks": 1}, {"tile_shift": 6, "horizon": 3}, {"horizon": 1},
-    {"horizon": 0}, {"tile_shift": 6, "horizon": 0}, {"tile_shift": 6, "global_horizon": 1},
-    {"tile_shift": 6, "horizon": 0, "global_horizon": 2},
-    {"tile_shift": 6, "horizon": 3, "global_horizon": 8, "blocks": 1},
-    {"global_horizon": 16}],
+    {"horizon": 0}, {"tile_shift": 6, "horizon": 0}],
     ids=str)
 def test_gpu_tiled(options):
     """Tiles of the given ids (the kernel alone), also of 64 vertices (every search
     crosses many tiles, ring laps); default and 64-vertex tiles of the tiled copy; no edge
     in shared memory (every row a global row); rows past a small capacity; one block
-    taking every tile; horizons (labels deferred to later visits), none; global horizons
-    (tiles past the global low's reach put back). Several searches per graph on one
-    workspace (its buffers reused)."""
+    taking every tile; horizons (labels deferred to later visits), none. Several searches
+    per graph on one workspace (its buffers reused)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     for label, host, sources in cases():
@@ -170,27 +166,6 @@ def test_gpu_tiled_one_visit_per_tile_on_a_path():
         assert stats["again"] == 0, stats
         assert stats["tiles"] == 100 and stats["remote_lowered"] == 99, stats
         assert stats["levels"] == 6400 and stats["global_rows"] == 0, stats
-
-
-@pytest.mark.gpu
-def test_gpu_tiled_global_horizon_on_a_path():
-    """A path in id order with 64-vertex tiles and a global horizon of one: only one vertex
-    is ever below the global low + 1, so every visit advances the search by one level (at
-    least 639 visits where test_gpu_tiled_one_visit_per_tile_on_a_path needs 10), the low
-    is read again as it moves, and the next tile, entered one level past the low, is put
-    back at least once before the low reaches it. Distances and parents exact."""
-    from morphgpu.bfs import gpu  # noqa: PLC0415
-
-    host = CSRGraph.from_scipy(nx.to_scipy_sparse_array(nx.path_graph(640)), directed=False)
-    g = host.to("gpu")
-    ws = gpu.workspace(g)
-    for source in (0, 320):
-        dist, parent, _ = gpu.run(g, source, variant="tiled", want_parents=True,
-                                  relabel=False, tile_shift=6, horizon=0, global_horizon=1)
-        check(host, source, dist, parent)
-        stats = tiled.last_stats(ws)
-        assert stats["tiles"] >= int(dist.max().get()), stats
-        assert stats["refreshes"] > 0 and stats["skips"] > 0, stats
 
 
 def hub_graph(leaves: int) -> CSRGraph:
@@ -274,10 +249,8 @@ def test_gpu_tiled_buffers_left_in_any_state_and_shift_change():
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(1, 300), m=st.integers(0, 900), symmetric=st.booleans(),
        shift=st.sampled_from([6, 7, None]), cap=st.sampled_from([0, 5, 64, None]),
-       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4, 48]),
-       global_horizon=st.sampled_from([0, 1, 3, 16]), data=st.data())
-def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon,
-                                 global_horizon, data):
+       relabel=st.booleans(), horizon=st.sampled_from([0, 1, 4, 48]), data=st.data())
+def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon, data):
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -288,7 +261,7 @@ def test_gpu_tiled_random_graphs(n, m, symmetric, shift, cap, relabel, horizon,
         cap = None  # a capacity belongs to a tile size
     dist, parent, _ = gpu.run(host.to("gpu"), source, variant="tiled", want_parents=True,
                               relabel=relabel, tile_shift=shift, edge_cap=cap,
-                              horizon=horizon, global_horizon=global_horizon)
+                              horizon=horizon)
     check(host, source, dist, parent)
 
 
@@ -318,8 +291,6 @@ def test_gpu_tiled_bad_options():
         gpu.run(g, 0, variant="tiled", want_parents=False, tile_shift=6, edge_cap=10**6)
     with pytest.raises(ValueError, match="horizon"):
         gpu.run(g, 0, variant="tiled", want_parents=False, horizon=-1)
-    with pytest.raises(ValueError, match="global_horizon"):
-        gpu.run(g, 0, variant="tiled", want_parents=False, global_horizon=-1)
 
 
 

@@ -6,7 +6,9 @@ H and global horizon Hg (g0: no global bound, the keys still kept); "before h<H>
 bc90f4d's kernel (kernels/tiled_before.cu, tile_visit.cuh inlined). Arms interleaved root
 by root, one process, events around whole run_tiled calls (parents asked for, the map
 back included), distances equal across arms on every root (a mismatch exits 1). Not a
-benchmark: a record of run 3.
+benchmark: a record of run 3, which ran on commit 721d169; the global low lost on every
+graph and was removed (its diff: global_low.patch.txt), so this no longer runs on the
+tree.
 
 Why: on Delaunay graphs the blocks are busy (one block per SM instead of two: 0.72x on
 Delaunay 8M, run 2) with 15-23 visits per tile, most of them corrections of labels that a

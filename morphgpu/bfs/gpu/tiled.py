@@ -101,11 +101,6 @@ CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whol
 # 4.334 / 4.491, grid 4000^2 9.592 / 8.477 / 8.499, grid-del 3000^2 9.940 / 9.722 / 9.314,
 # road COL 1.814 / 1.687 / 1.720, road NY 1.256 / 1.192 / 1.356.
 HORIZON = 48
-# The global low (tiled.cu): a lower bound of every label still to be relaxed, read from
-# the active tiles' keys and the running visits' lowest seeds. With GLOBAL_HORIZON > 0 a
-# visit also expands only labels below that low + GLOBAL_HORIZON, and a tile whose key lies
-# past it is put back untouched (0: no global bound).
-GLOBAL_HORIZON = 0
 # Edges per lane and pass of the local levels (tiled.cu's MG_TILED_EB): 1 on graphs of mean
 # degree up to SPARSE_MEAN_DEGREE (grids, roads: a lane group covers a row in one pass of
 # one edge per lane), 2 above (Delaunay graphs: rows of 6 and more under groups of 4 lanes).
@@ -114,14 +109,12 @@ GLOBAL_HORIZON = 0
 # 1.20, 1.25 / 1.23 us).
 SPARSE_MEAN_DEGREE = 4.5
 MAX_EDGE_CAP = 65535  # row offsets are 16-bit
-CTRL_WORDS = 80
+CTRL_WORDS = 64
 C_ERROR, C_STATS = 33, 48  # tile_visit.cuh's ctrl words
 # tile_visit.cuh's Stat: "again" counts the visits after which their tile had to be visited
-# again, "wait_cycles" every block's wait for a tile, "skips" the tiles a block put back
-# untouched (past the global low's reach), "refreshes" the global low's recomputations.
+# again, "wait_cycles" every block's wait for a tile.
 STAT_NAMES = ("again", "tiles", "levels", "remote_lowered", "global_rows", "load_cycles",
-              "level_cycles", "write_cycles", "wait_cycles", "loop_cycles", "skips",
-              "refreshes")
+              "level_cycles", "write_cycles", "wait_cycles", "loop_cycles")
 # Reserved per block by the hardware besides its dynamic shared memory (Hopper: 1 KB) and
 # the kernel's static shared variables.
 BLOCK_RESERVED_SHARED = 1024 + 256
@@ -170,7 +163,6 @@ class TiledState:
     stamp: Any = None  # uint32 per vertex: the label its edges were last relaxed with
     mark: Any = None  # uint32 per tile: the tile's state
     lists: Any = None  # int64, 2 n_tiles: the ring's items and sequence words
-    keys: Any = None  # int32, n_tiles + blocks: the tiles' keys, the blocks' fronts
     ctrl: Any = None  # uint64[CTRL_WORDS]
     shift: int = -1
     searches: int = 0
@@ -302,8 +294,7 @@ def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
 
 def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool = True,
               tile_shift: int | None = None, edge_cap: int | None = None,
-              blocks: int | None = None, horizon: int | None = None,
-              global_horizon: int | None = None) -> tuple[Any, Any]:
+              blocks: int | None = None, horizon: int | None = None) -> tuple[Any, Any]:
     """One launch of tiled.cu: (int32 distances with -1 unreached, parents or None).
 
     ``relabel``: search the tiled copy (:func:`tile_copy`, built at the graph's first
@@ -313,30 +304,24 @@ def run_tiled(ws: Workspace, source: int, want_parents: bool, *, relabel: bool =
     a tile holds (default: what the budget leaves; small values force the global-row
     path). ``blocks``: blocks of the launch (default: the resident grid, at most one per
     tile). ``horizon``: a visit expands only labels below its lowest seed's + horizon (0: no
-    horizon; default HORIZON). ``global_horizon``: also only labels below the global low +
-    global_horizon (0: no global bound; default GLOBAL_HORIZON). The options exist for
-    tests and measurements."""
+    horizon; default HORIZON). The options exist for tests and measurements."""
     if horizon is None:
         horizon = HORIZON
-    if global_horizon is None:
-        global_horizon = GLOBAL_HORIZON
-    for name, value in (("horizon", horizon), ("global_horizon", global_horizon)):
-        if int(value) < 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
-    horizons = (int(horizon), int(global_horizon))
+    if int(horizon) < 0:
+        raise ValueError(f"horizon must be >= 0, got {horizon}")
     if ws.g.n_vertices == 0:
         cp = ws.cp
         return (cp.empty(0, dtype=cp.int32),
                 cp.empty(0, dtype=ws.g.indices.dtype) if want_parents else None)
     if not relabel:
         _searched[ws] = weakref.ref(ws)
-        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks, horizons)
+        return _search(ws, source, want_parents, tile_shift, edge_cap, blocks, horizon)
     shift = _shift(ws, tile_shift)
     copy = tile_copy(ws, shift)
     inner = workspace(copy.graph)
     _searched[ws] = weakref.ref(inner)
     dist, parent = _search(inner, int(copy.inverse_host[source]), want_parents, shift,
-                           edge_cap, blocks, horizons)
+                           edge_cap, blocks, horizon)
     return relabel_module.back(ws, copy, dist, parent)
 
 
@@ -352,8 +337,7 @@ def _shift(ws: Workspace, tile_shift: int | None) -> int:
 
 
 def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | None,
-            edge_cap: int | None, blocks: int | None,
-            horizons: tuple[int, int]) -> tuple[Any, Any]:
+            edge_cap: int | None, blocks: int | None, horizon: int) -> tuple[Any, Any]:
     g = ws.g
     cp = ws.cp
     n = g.n_vertices
@@ -378,15 +362,11 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
     if blocks is None:
         blocks = min(grid.grid, n_tiles)
     blocks = max(1, min(int(blocks), grid.grid))
-    if st.keys is None or st.keys.size < n_tiles + blocks:
-        backend.require_gpu_bytes(4 * (n_tiles + grid.grid), "bfs tiled keys")
-        st.keys = cp.empty(n_tiles + grid.grid, dtype=cp.int32)
-    horizon, global_horizon = (np.int32(min(h, 2**31 - 1)) for h in horizons)
     grid.kernel((blocks,), (grid.block,),
                 (g.indptr, g.indices, rev.indptr, rev.indices, dist,
-                 NULL if parent is None else parent, st.stamp, st.mark, st.lists, st.keys,
-                 st.ctrl, np.int64(n), g.indices.dtype.type(source), np.int32(shift),
-                 np.int32(cap), horizon, global_horizon, np.int64(n_tiles), grid.state),
+                 NULL if parent is None else parent, st.stamp, st.mark, st.lists, st.ctrl,
+                 np.int64(n), g.indices.dtype.type(source), np.int32(shift), np.int32(cap),
+                 np.int32(min(int(horizon), 2**31 - 1)), np.int64(n_tiles), grid.state),
                 shared_mem=grid.shared_mem)
     grid.check()  # cooperative: the driver refused any grid that could not be resident
     st.searches += 1

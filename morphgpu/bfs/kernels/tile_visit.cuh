@@ -57,14 +57,9 @@
 //
 // A Schedule provides (all __device__, called by any thread):
 //   bool seed(int label, unsigned word)   word: the schedule's per-vertex array
-//   int start(VisitShared& vs)             block-wide, every thread, after the load (seeds
-//                                          known, vs.min_seed their lowest label): the
-//                                          horizon, > vs.min_seed (labels at or past it do
-//                                          not expand); thread 0 also stores it in
-//                                          vs.horizon
+//   int horizon(int lowest_seed)           labels at or past it do not expand
 //   void relaxed(i64 v, int label)         v's edges are relaxed with this label now
-//   void lowered(i64 w, int label)         an atomicMin from this visit lowered label[w] to
-//                                          label
+//   void lowered(i64 w)                    an atomicMin from this visit lowered label[w]
 #pragma once
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
@@ -93,11 +88,10 @@ constexpr int C_STATS = 48;
 // Counters, and SM cycles read by thread 0 (a few clock reads per tile): summed over the
 // blocks' tiles for the load, the local levels and the write-back; S_AGAIN: the visits
 // after which their tile had to be visited again; S_WAIT_CYCLES: every block's wait for a
-// tile; S_LOOP_CYCLES: block 0's whole loop; S_SKIPS, S_REFRESHES: the schedule's (tiled.cu).
+// tile; S_LOOP_CYCLES: block 0's whole loop.
 enum Stat {
     S_AGAIN, S_TILES, S_LEVELS, S_REMOTE_LOWERED, S_GLOBAL_ROWS,
-    S_LOAD_CYCLES, S_LEVEL_CYCLES, S_WRITE_CYCLES, S_WAIT_CYCLES, S_LOOP_CYCLES,
-    S_SKIPS, S_REFRESHES, S_COUNT
+    S_LOAD_CYCLES, S_LEVEL_CYCLES, S_WRITE_CYCLES, S_WAIT_CYCLES, S_LOOP_CYCLES, S_COUNT
 };
 
 constexpr int VB = 2;  // vertices per thread whose loads issue together (tile load)
@@ -254,7 +248,6 @@ struct VisitShared {
     int remote;
     int deferred;
     int min_seed;
-    int horizon;  // the schedule's (Schedule::start)
     int queued[3];  // level L's queue length: queued[L % 3]
     // Thread 0's clock stamps: the loop's start, the write-back's (-1: none), the load's.
     long long clock[3];
@@ -373,7 +366,7 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
     }
     __syncthreads();
     const int local_rows = vs.local_rows;
-    const int horizon = sched.start(vs);
+    const int horizon = sched.horizon(vs.min_seed);
     if (tid == 0) {
         const long long now = clock64();
         stats[S_LOAD_CYCLES] += (u64)(now - vs.clock[2]);
@@ -460,7 +453,7 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
             for (eid_t k = indptr[v]; k < indptr[v + 1]; ++k) {
                 const i64 w = (i64)indices[k];
                 if (atomicMin(label + w, nd) > nd) {
-                    sched.lowered(w, nd);
+                    sched.lowered(w);
                     count_remote(stats, true);
                 }
             }
@@ -475,7 +468,7 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
             } else {
                 const i64 w = (i64)indices[eb + (eid_t)k];
                 if (atomicMin(label + w, nd) > nd) {
-                    sched.lowered(w, nd);
+                    sched.lowered(w);
                     count_remote(stats, true);
                 }
             }
@@ -506,7 +499,7 @@ __device__ __forceinline__ void visit(const Schedule& sched, VisitShared& vs, co
         for (int u = 0; u < RB; ++u) {
             if (low[u]) {
                 atomicAdd(stats + S_REMOTE_LOWERED, 1ull);
-                sched.lowered(w[u], nd[u]);
+                sched.lowered(w[u]);
             }
         }
     }

@@ -64,7 +64,6 @@ constexpr unsigned ST_IDLE = 0u, ST_QUEUED = 1u, ST_RUNNING = 2u, ST_DIRTY = 3u;
 constexpr int C_HEAD = 0;  // positions taken by consumers
 constexpr int C_TAIL = 16;  // positions taken by producers
 constexpr int C_OUT = 40;  // tiles QUEUED, RUNNING or DIRTY
-constexpr int C_LOW = 64;  // the global low: a lower bound of every label still to relax
 
 struct Ring {
     i64* lists;
@@ -99,12 +98,8 @@ struct Ring {
     }
 };
 
-// After lowering a label in tile t to `label`: a visit of t that reads it is sure to
-// follow. key[t] (the lowest label lowered into t since its last take; see the global low
-// below) is only a bound the schedule steers by, never read for exactness.
-__device__ __forceinline__ void activate(unsigned* state, int* key, const Ring& ring, i64 t,
-                                         int label) {
-    atomicMin(key + t, label);
+// After lowering a label in tile t: a visit of t that reads it is sure to follow.
+__device__ __forceinline__ void activate(unsigned* state, const Ring& ring, i64 t) {
     __threadfence();  // the label before the state
     for (;;) {
         const unsigned s = atomicCAS(state + t, ST_IDLE, ST_QUEUED);
@@ -118,88 +113,34 @@ __device__ __forceinline__ void activate(unsigned* state, int* key, const Ring& 
     }
 }
 
-// Block-wide: the smallest of every thread's m (every thread gets it).
-__device__ __forceinline__ int block_min(int m) {
-    __shared__ int warp_mins[BLOCK / 32];
-    for (int d = 16; d > 0; d >>= 1) m = min(m, __shfl_xor_sync(FULL, m, d));
-    if (lane_id() == 0) warp_mins[warp_id()] = m;
-    __syncthreads();
-    m = UNREACHED;
-    for (int w = 0; w < BLOCK / 32; ++w) m = min(m, warp_mins[w]);
-    __syncthreads();  // warp_mins is rewritten by the next call
-    return m;
-}
-
 // tile_visit.cuh's Schedule.
 struct Queue {
     int* done;
     unsigned* state;
-    int* key;  // per tile, then per block: front (see the global low)
     Ring ring;
     int horizon_step;
-    int global_step;
     int shift;
-    u64* stats;  // the block's shared counters
     __device__ __forceinline__ bool seed(int d, unsigned done_word) const {
         return d < (int)done_word;
     }
-    __device__ __forceinline__ int* front() const { return key + ring.slots; }
-
-    // Block-wide: the global low read again from every active tile's key and every
-    // block's front (racy reads: the result may miss a tile changing hands, and is then
-    // too high, which costs speed, never exactness), raised on C_LOW; the new low.
-    __device__ int refresh(int low) const {
-        int m = UNREACHED;
-        for (i64 t = threadIdx.x; t < ring.slots; t += BLOCK)
-            if (load_volatile(state + t) != ST_IDLE) m = min(m, load_volatile(key + t));
-        for (int b = threadIdx.x; b < (int)gridDim.x; b += BLOCK)
-            m = min(m, load_volatile(front() + b));
-        m = block_min(m);
-        if (threadIdx.x == 0) {
-            stats[S_REFRESHES] += 1;
-            if (m < UNREACHED) atomicMax(ring.ctrl + C_LOW, (u64)m);
-        }
-        return m < UNREACHED && m > low ? m : low;
-    }
-
-    __device__ int start(VisitShared& vs) const {
-        __shared__ int low;
-        const int lowest = vs.min_seed;
-        if (threadIdx.x == 0) {
-            front()[blockIdx.x] = lowest;
-            low = (int)min(ld_volatile_u64(ring.ctrl + C_LOW), (u64)UNREACHED);
-        }
-        __syncthreads();
-        int g = low;
-        __syncthreads();  // `low` is rewritten by the next visit
-        const bool capped = global_step > 0 && lowest < UNREACHED &&
-                            (long long)lowest >= (long long)g + global_step;
-        if (capped) g = refresh(g);  // block-uniform: lowest and g are the block's
-        long long h = UNREACHED;
-        if (horizon_step > 0) h = (long long)lowest + horizon_step;
-        if (global_step > 0 && (long long)g + global_step < h) h = (long long)g + global_step;
-        if (h <= (long long)lowest) h = (long long)lowest + 1;  // the lowest seed expands
-        const int horizon = h < UNREACHED ? (int)h : UNREACHED;
-        if (threadIdx.x == 0) vs.horizon = horizon;
-        return horizon;
+    __device__ __forceinline__ int horizon(int lowest_seed) const {
+        const long long reach = (long long)lowest_seed + horizon_step;
+        return horizon_step > 0 && reach < UNREACHED ? (int)reach : UNREACHED;
     }
     __device__ __forceinline__ void relaxed(i64 v, int d) const { done[v] = d; }
-    __device__ __forceinline__ void lowered(i64 w, int d) const {
-        activate(state, key, ring, w >> shift, d);
-    }
+    __device__ __forceinline__ void lowered(i64 w) const { activate(state, ring, w >> shift); }
 };
 
 }  // namespace
 
 // label: the output (int32, -1 unreached); stamp: done[], n words; mark: the tile states,
-// n_tiles words; lists: the ring, 2 n_tiles words; keys: n_tiles + gridDim.x words (the
-// tiles' keys, then the blocks' fronts); ctrl: CTRL_WORDS u64 words (tiled.py).
+// n_tiles words; lists: the ring, 2 n_tiles words; ctrl: CTRL_WORDS u64 words (tiled.py).
 extern "C" __global__ void __launch_bounds__(MG_TILED_BLOCK, MG_TILED_MIN_BLOCKS)
 bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
           const eid_t* __restrict__ rev_indptr, const vid_t* __restrict__ rev_indices,
-          int* label, vid_t* parent, unsigned* stamp, unsigned* mark, i64* lists, int* keys,
-          u64* ctrl, i64 n, vid_t source, int shift, int edge_cap, int horizon_step,
-          int global_step, i64 n_tiles, unsigned* barrier_state) {
+          int* label, vid_t* parent, unsigned* stamp, unsigned* mark, i64* lists, u64* ctrl,
+          i64 n, vid_t source, int shift, int edge_cap, int horizon_step, i64 n_tiles,
+          unsigned* barrier_state) {
     const CsrAdjacency radj{rev_indptr, rev_indices};
     GridBarrier bar(barrier_state);
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -209,9 +150,7 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     __shared__ u64 stats[S_COUNT];
     if (tid < S_COUNT) stats[tid] = 0ull;
     int* done = (int*)stamp;
-    const Queue sched{done, mark, keys, Ring{lists, n_tiles, ctrl}, horizon_step, global_step,
-                      shift, stats};
-    int* const front = sched.front();
+    const Queue sched{done, mark, Ring{lists, n_tiles, ctrl}, horizon_step, shift};
 
     // 1. Labels and done words, tile states, the ring holding the source's tile.
     const i64 src_tile = (i64)source >> shift;
@@ -222,15 +161,12 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
     for (i64 t = global_tid(); t < n_tiles; t += global_stride()) {
         mark[t] = t == src_tile ? ST_QUEUED : ST_IDLE;
         lists[n_tiles + t] = t == 0 ? 1 : t;  // position 0 stored, the others free
-        keys[t] = t == src_tile ? 0 : UNREACHED;
     }
-    if (tid == 0) front[blockIdx.x] = UNREACHED;
     if (blockIdx.x == 0 && tid == 0) {
         lists[0] = src_tile;
         ctrl[C_HEAD] = 0ull;
         ctrl[C_TAIL] = 1ull;
         ctrl[C_OUT] = 1ull;
-        ctrl[C_LOW] = 0ull;
         ctrl[C_ERROR] = 0ull;
         for (int s = 0; s < S_COUNT; ++s) ctrl[C_STATS + s] = 0ull;
     }
@@ -238,7 +174,6 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
 
     // 2. Visits until no tile is active.
     __shared__ int keep;  // the last visit's tile is visited again, by this block
-    __shared__ int skipped;  // the tile taken lies past the global low's reach: put back
     if (tid == 0) {
         vs.clock[0] = clock64();
         vs.clock[1] = -1;
@@ -248,39 +183,20 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
         __syncthreads();  // the previous tile's shared memory is no longer read
         if (tid == 0) {
             count_write_cycles(vs, stats);
-            skipped = 0;
             if (keep) {
                 clear_visit(vs);  // state RUNNING again, fenced (below)
-                front[blockIdx.x] = atomicExch(keys + vs.tile, UNREACHED);
             } else {
                 const long long wait_start = clock64();
                 vs.tile = sched.ring.take();
                 stats[S_WAIT_CYCLES] += (u64)(clock64() - wait_start);
-                const i64 t = vs.tile;
-                if (t >= 0 && global_step > 0) {
-                    const int k = load_volatile(keys + t);
-                    const u64 low = ld_volatile_u64(ctrl + C_LOW);
-                    if (k < UNREACHED && (u64)k >= low + (u64)global_step) {
-                        sched.ring.push(t);  // still QUEUED, still counted on C_OUT
-                        stats[S_SKIPS] += 1;
-                        skipped = 1;
-                    }
-                }
-                if (t >= 0 && !skipped) {
-                    atomicExch(mark + t, ST_RUNNING);
+                if (vs.tile >= 0) {
+                    atomicExch(mark + vs.tile, ST_RUNNING);
                     __threadfence();  // the state before the labels
-                    front[blockIdx.x] = atomicExch(keys + t, UNREACHED);
-                    begin_visit(vs, t, indptr, n, shift, edge_cap);
+                    begin_visit(vs, vs.tile, indptr, n, shift, edge_cap);
                 }
             }
         }
         __syncthreads();
-        if (skipped) {
-            // Every tile in reach may be running or queued behind this one: read the low
-            // again before the next take.
-            sched.refresh((int)min(ld_volatile_u64(ctrl + C_LOW), (u64)UNREACHED));
-            continue;
-        }
         if (vs.tile < 0) break;
         visit(sched, vs, sm, stats, indptr, indices, label, stamp, n, shift, edge_cap,
               keep != 0);
@@ -296,10 +212,6 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 again = dirty = true;  // DIRTY: lowered from outside while it ran
             }
             keep = 0;
-            // Deferred labels are at or past the horizon: the tile's key covers them. The
-            // front no longer holds this visit's labels (all written back, fenced above).
-            if (vs.deferred) atomicMin(keys + t, vs.horizon);
-            front[blockIdx.x] = UNREACHED;
             if (again) {
                 stats[S_AGAIN] += 1;
                 // Kept (see the header) where it was lowered from outside while it ran, or
