@@ -85,6 +85,7 @@ class _Entry:
     frozen: list[Any] = field(default_factory=list)  # NumPy arrays this cache made read-only
     fingerprint: tuple[int, ...] | None = None  # CuPy: the guarded arrays' fingerprints
     ref: Any = None  # weakref to the matrix, whose callback drops the entry
+    probe: Any = None  # CuPy: the check's launches and buffers, made once (_Probe)
 
 
 _entries: dict[int, _Entry] = {}
@@ -293,16 +294,79 @@ class _Check:
     entry: _Entry
     on_device: Any  # uint64 per guarded array
     stream: Any  # the side stream they are computed on
+    probe: Any = None  # the entry's _Probe whose buffers these are (busy until confirmed)
+
+
+class _Probe:
+    """One cached CuPy matrix's check, prepared once on its device: an event, the output
+    (device) and its pinned host copy, and a packed launch per guarded array
+    (direct_launch: CuPy's argument conversion, a fresh output array and event, and a
+    pageable read back were most of the check's host time). One check at a time uses it
+    (``busy`` from the launch until :func:`confirm`); a second, overlapping one takes the
+    unprepared path."""
+
+    def __init__(self, arrays: tuple[Any, ...], device_id: int) -> None:
+        from . import direct_launch  # noqa: PLC0415
+
+        cp = backend.cupy_module()
+        self.device_id = device_id
+        self.busy = False
+        self.ready = cp.cuda.Event(disable_timing=True)
+        self.out = cp.zeros(len(arrays), dtype=cp.uint64)
+        self.nbytes = int(self.out.nbytes)
+        self._pinned = cp.cuda.alloc_pinned_memory(self.nbytes)
+        self.host = np.frombuffer(self._pinned, dtype=np.uint64, count=len(arrays))
+        self.sms = sms = backend.gpu_properties(device_id)["multiprocessors"]
+        kernel = _fingerprint_kernel()
+        self.launches = []
+        for j, a in enumerate(arrays):
+            # (an offset or strided view is copied at every check: its content is the check)
+            if not a.flags.c_contiguous or a.data.ptr % 8:
+                self.launches.append(None)
+                continue
+            grid = _fingerprint_grid(a.nbytes, sms)
+            pack = direct_launch.PackedLaunch(
+                kernel, ("bytes", "n_bytes", "out", "slot"),
+                {"bytes": a, "n_bytes": np.uint64(a.nbytes), "out": self.out,
+                 "slot": np.int32(j)}, cooperative=False)
+            self.launches.append((pack, grid))
+
+    def launch(self, arrays: tuple[Any, ...], stream: Any) -> None:
+        """On ``stream`` (current): zero the output, fingerprint, copy to the host."""
+        cp = backend.cupy_module()
+        self.busy = True
+        self.out.data.memset_async(0, self.nbytes, stream)
+        for j, prepared in enumerate(self.launches):
+            if prepared is None:
+                a = arrays[j].copy()  # an aligned, contiguous copy
+                grid = _fingerprint_grid(a.nbytes, self.sms)
+                _fingerprint_kernel()((grid,), (FINGERPRINT_BLOCK,),
+                                      (a, np.uint64(a.nbytes), self.out, np.int32(j)))
+            else:
+                pack, grid = prepared
+                pack.launch(grid, FINGERPRINT_BLOCK)
+        cp.cuda.runtime.memcpyAsync(self.host.ctypes.data, self.out.data.ptr, self.nbytes,
+                                    cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
 
 
 def _check_beside(key: int, entry: _Entry) -> _Check:
     cp = backend.cupy_module()
-    ready = cp.cuda.Event(disable_timing=True)
-    ready.record()  # the matrix as the caller's stream has it now
-    stream = _side_stream(backend.current_device_id())
-    stream.wait_event(ready)
+    device_id = backend.current_device_id()
+    stream = _side_stream(device_id)
+    probe = entry.probe
+    if probe is None or probe.device_id != device_id:
+        probe = entry.probe = _Probe(entry.arrays, device_id)
+    if probe.busy:  # a check of this entry not yet confirmed: one of its own
+        ready = cp.cuda.Event(disable_timing=True)
+        ready.record()  # the matrix as the caller's stream has it now
+        stream.wait_event(ready)
+        with stream:
+            return _Check(key, entry, fingerprint_on_device(entry.arrays), stream)
+    probe.ready.record()  # the matrix as the caller's stream has it now
+    stream.wait_event(probe.ready)
     with stream:
-        return _Check(key, entry, fingerprint_on_device(entry.arrays), stream)
+        probe.launch(entry.arrays, stream)
+    return _Check(key, entry, probe.out, stream, probe)
 
 
 @functools.cache
@@ -329,7 +393,15 @@ def confirm(pending: list, values: list | None = None) -> bool:
     stale entry is dropped, so validating the matrix again builds its graph afresh."""
     fresh = True
     for i, check in enumerate(pending):
-        found = check.on_device.get(stream=check.stream) if values is None else values[i]
+        if values is not None:
+            found = values[i]
+        elif check.probe is not None:
+            check.stream.synchronize()  # the pinned copy queued behind the fingerprints
+            found = check.probe.host
+        else:
+            found = check.on_device.get(stream=check.stream)
+        if check.probe is not None:
+            check.probe.busy = False
         if tuple(int(x) for x in found) != check.entry.fingerprint:
             fresh = False
             if _entries.get(check.key) is check.entry:
@@ -360,8 +432,14 @@ def fingerprint_on_device(arrays: tuple[Any, ...], blocks_per_sm: int = 8) -> An
     for j, a in enumerate(arrays):
         if not a.flags.c_contiguous or a.data.ptr % 8:
             a = a.copy()  # an aligned, contiguous copy (rare: offset views)
-        words = -(-a.nbytes // 8)
-        grid = max(1, min(-(-words // FINGERPRINT_STEP), blocks_per_sm * sms))
+        grid = _fingerprint_grid(a.nbytes, sms, blocks_per_sm)
         # (a slot index, not a view of `out`: a CuPy view costs a few microseconds)
         kernel((grid,), (FINGERPRINT_BLOCK,), (a, np.uint64(a.nbytes), out, np.int32(j)))
     return out
+
+
+def _fingerprint_grid(nbytes: int, sms: int, blocks_per_sm: int = 8) -> int:
+    """Blocks of a fingerprint launch over ``nbytes``: one per step of words, at most
+    ``blocks_per_sm`` per SM (the sum does not depend on the grid)."""
+    words = -(-nbytes // 8)
+    return max(1, min(-(-words // FINGERPRINT_STEP), blocks_per_sm * sms))

@@ -318,3 +318,43 @@ def test_cupy_matrix_cached_and_fingerprinted():
     del m, g, g2, r1, r2
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.gpu
+def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
+    """A cached CuPy matrix's check runs through its entry's probe (packed launches, a
+    pinned read back), made at its first check and reused: a second check queued before
+    the first is confirmed takes buffers of its own (both answers right), an index array
+    that is a 4-byte-offset view is copied at every check, and an in-place write is seen
+    by the next check."""
+    cp = backend.cupy_module()
+    import cupyx.scipy.sparse as csp
+
+    host = _matrix(n=200, density=0.03, seed=9)
+    base = cp.concatenate([cp.zeros(1, dtype=cp.int32), cp.asarray(host.indices)])
+    for indices in (cp.asarray(host.indices), base[1:]):  # aligned; 4 bytes off
+        m = csp.csr_matrix((cp.asarray(host.data), indices, cp.asarray(host.indptr)),
+                           shape=host.shape)
+        g = validate_graph(m)
+        first, second = [], []
+        assert graph_cache.graph_of(m, True, None, pending=first) is g
+        probe = graph_cache._entries[id(m)].probe
+        assert probe is not None and probe.busy and first[0].probe is probe
+        assert (probe.launches[1] is None) == (m.indices.data.ptr % 8 != 0)
+        assert graph_cache.graph_of(m, True, None, pending=second) is g
+        assert second[0].probe is None  # the probe was busy: buffers of its own
+        assert graph_cache.confirm(first) and graph_cache.confirm(second)
+        assert not probe.busy
+        again = []
+        graph_cache.graph_of(m, True, None, pending=again)
+        assert again[0].probe is probe and graph_cache.confirm(again)
+        m.indices[0] = (int(m.indices[0]) + 1) % host.shape[0]
+        pending = []
+        graph_cache.graph_of(m, True, None, pending=pending)
+        assert not graph_cache.confirm(pending)
+        assert not graph_cache.cached(m)
+        changed = host.copy()
+        changed.indices[0] = (changed.indices[0] + 1) % host.shape[0]
+        source = int(changed.indices[0])
+        r = bfs(m, source, device="gpu")
+        np.testing.assert_array_equal(cp.asnumpy(r.distances), _expected(changed, source))
