@@ -33,13 +33,12 @@ from .workspace import Workspace, workspace
 RULES = {"gamma": 0, "beamer": 1, "bottom-up": 2, "top-down": 3}
 GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
 # Rules that relabel: Enterprise's gamma rule stays top-down while frontiers hold many hubs,
-# which the spread queue (MG_BFS_SPREAD_QUEUE) deals out over the blocks; with it the
+# which direction.cu deals out over the blocks entry by entry (queue_index); so dealt, the
 # relabelled gamma search took 311 us against 351 as given (H200, Kronecker 21).
 RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 PARAMS = ("dist", "parent", "queue", "hub_queue", "stats", "n", "source", "hub_degree",
           "total_hubs", "total_edges", "rule", "use_cache", "gamma", "alpha", "beta",
-          "warp_bottom_up", "flat_hubs", "warp_reserve", "frontier_bits", "bottom_up_end",
-          "out_perm", "out_inverse", "out_dist", "out_parent", "figures")
+          "bottom_up_end", "out_perm", "out_inverse", "out_dist", "out_parent", "figures")
 
 
 def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: Any,
@@ -58,8 +57,7 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
                  hub_degree=np.int64(hub_degree), total_hubs=np.int64(n_hubs),
                  total_edges=np.int64(n_edges), rule=np.int32(RULES[rule]),
                  use_cache=np.int32(use_cache), gamma=np.float32(GAMMA),
-                 alpha=np.float32(ALPHA), beta=np.float32(BETA), warp_bottom_up=np.int32(0),
-                 flat_hubs=np.int32(1), warp_reserve=np.int32(1), frontier_bits=launch.NULL,
+                 alpha=np.float32(ALPHA), beta=np.float32(BETA),
                  bottom_up_end=np.int64(bottom_up_end),
                  out_perm=launch.ptr(perm), out_inverse=launch.ptr(inverse),
                  out_dist=launch.NULL, out_parent=launch.NULL, figures=launch.NULL)

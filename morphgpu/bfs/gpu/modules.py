@@ -101,7 +101,7 @@ def direction_grid(layout: tuple) -> barrier.PersistentGrid:
 def direction_defines(layout: tuple) -> dict[str, Any]:
     """direction.cu's compile-time settings for one adjacency layout (benchmarks/bfs_ab.py
     builds its define rows and its profile build over these)."""
-    return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK, "MG_BFS_SPREAD_QUEUE": 1,
+    return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK,
             "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
 
 

@@ -4,54 +4,49 @@
 // launching two kernels and reading the statistics back at every level.
 //
 // Per level L (frontier L in `queue` when top-down, labels dist == L in every case):
-//   A. top-down: expand the queue with status writes (StatusVisit), or
+//   A. top-down: expand the queue with status writes (StatusVisit), the frontier's hubs
+//      over the whole grid as one flat edge array (expand_rows_grid) where they fit its
+//      table, or
 //      bottom-up: every unvisited vertex looks for an in-neighbour at L, with the
 //      frontier's hubs cached in shared memory (HubCache);
 //   -- grid barrier --
-//   B. queue generation by scanning labels == L + 1 (queue_from_labels below; with the
-//      bitmap, queue_from_status): the next queue (when a top-down level may follow), the
-//      hubs, and {vertices, edges, hubs};
+//   B. queue generation by scanning labels == L + 1 (queue_from_labels below): the next
+//      queue (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
 //   -- grid barrier --
 //   every block reads the statistics and applies the same rule.
-// warp_reserve: with the bitmap, queue generation reserves slots per warp (traversal/queue.cuh).
-// flat_hubs: a top-down level expands the frontier's hubs over the whole grid as one flat
-// edge array (expand_rows_grid) instead of one block per hub.
-// warp_bottom_up selects adopt_parent_warp (a warp finishes each long row) over one thread
-// per vertex. With frontier_bits non-null (`bitmap` on the host), phase B also writes the new
-// frontier as a bitmap and the bottom-up probes read it instead of the labels (see
-// traversal/bottom_up.cuh, on_frontier). The bitmap is written only in phase B and read
-// only in phase A, so the grid barriers between the phases order every access to it.
 // Statistics rotate over three slots: level L reads slot L % 3, fills (L + 1) % 3 and
 // zeroes (L + 2) % 3, which nobody reads after level L - 1's decision and which level
 // L + 1 fills (a fused level fills its slot in the same phase, so it must be zeroed one
 // barrier earlier than phase A). Each block reads a slot once, after the barrier that
 // completes it (block_stats), and keeps the figures for the next level.
 //
-// MG_BFS_FUSED_BOTTOM_UP (when the hub lists can be double-buffered, see below, and neither
-// the bitmap nor the warp bottom-up is on): a bottom-up level enqueues what it discovers
-// itself instead of phase B re-scanning all n labels for L + 1. Only v's own thread can
-// label v in a bottom-up step, so each thread remembers which of its vertices it labelled
-// (one bit per grid-stride step) and then reserves their queue and hub slots; the level
-// needs one grid barrier and no second pass over the labels. The next level's hubs must
-// not overwrite the list this level's caches are still being filled from, so the hub lists
-// alternate between hub_queue[0, total_hubs) and [total_hubs, 2 total_hubs) (a frontier
-// holds at most total_hubs hubs; needs 2 total_hubs <= n, the buffer's length).
-// MG_BFS_FUSED_TOP_DOWN (double-buffered hubs, no bitmap): a top-down level whose frontier
-// has no hubs for the flat table claims each new vertex with an atomicCAS (ClaimVisit's
-// rule: one winner, which sets the parent) and enqueues it at once, counting its out-edges
-// and listing it if it is a hub, so again one grid barrier and no scan. Its queue cannot
-// be the one it reads: the queues alternate between `queue` and the tail of hub_queue past
-// the two hub lists, [2 total_hubs, n), which is used only when the next frontier surely
-// fits it (at most min(unvisited vertices, this frontier's out-edges) entries).
-// MG_BFS_SOURCE_STATS: level 0's queue and statistics are written directly (the frontier
-// is the source) instead of by a scan of all n labels; not with the bitmap, whose words
-// the scan writes.
-// The three are on by default (0 gives the path before them). H200, 2026-11-22, Kronecker
-// 21 ef16, beamer, 48 roots in one process (scripts/bfs_profile.py): 170 GTEPS without
-// them; fused bottom-up alone 1.073x, fused top-down 1.039x, source statistics 1.078x, all
-// three 1.249x (212 GTEPS). Per level, phase B (the label scan) had cost 14-30 us, about
-// half of each search; what is left is mostly the bottom-up levels (50-120 us for the
-// largest) and the top-down level whose frontier has flat-table hubs (not fused).
+// Fused levels (whenever the hub lists can be double-buffered, see below): a bottom-up
+// level enqueues what it discovers itself instead of phase B re-scanning all n labels for
+// L + 1. Only v's own thread can label v in a bottom-up step, so each thread remembers
+// which of its vertices it labelled (one bit per grid-stride step) and then reserves their
+// queue and hub slots; the level needs one grid barrier and no second pass over the
+// labels. The next level's hubs must not overwrite the list this level's caches are still
+// being filled from, so the hub lists alternate between hub_queue[0, total_hubs) and
+// [total_hubs, 2 total_hubs) (a frontier holds at most total_hubs hubs; needs 2 total_hubs
+// <= n, the buffer's length). A top-down level whose frontier has no hubs for the flat
+// table claims each new vertex with an atomicCAS (ClaimVisit's rule: one winner, which sets
+// the parent) and enqueues it at once, counting its out-edges and listing it if it is a
+// hub, so again one grid barrier and no scan. Its queue cannot be the one it reads: the
+// queues alternate between `queue` and the tail of hub_queue past the two hub lists, [2
+// total_hubs, n), which is used only when the next frontier surely fits it (at most
+// min(unvisited vertices, this frontier's out-edges) entries). Level 0's queue and
+// statistics are written directly (the frontier is the source) instead of by a scan of all
+// n labels. H200, 2026-11-22, Kronecker 21 ef16, beamer, 48 roots in one process: 170
+// GTEPS without the three; fused bottom-up alone 1.073x, fused top-down 1.039x, source
+// statistics 1.078x, all three 1.249x (212 GTEPS). Per level, phase B (the label scan) had
+// cost 14-30 us, about half of each search; what is left is mostly the bottom-up levels
+// (50-120 us for the largest) and the top-down level whose frontier has flat-table hubs
+// (not fused).
+// Measured and removed since (session 33 deleted the switches that kept them): a frontier
+// bitmap written in phase B for the bottom-up probes (which disables the fused levels), a
+// warp per long row in the bottom-up step (adopt_parent_warp), queue generation reserving
+// slots per warp (reserve_two), no flat hub table, and dealing a top-down queue to blocks
+// in runs of BLOCK entries instead of entry by entry (queue_index below).
 // The map back (out_dist non-null): the search ran on a relabelled copy of the caller's
 // graph (gpu/workspace.py, Workspace.degree_relabelled; new vertex i is old vertex
 // out_perm[i], out_inverse[v] is old v's new id), and after the last level the same launch
@@ -86,15 +81,6 @@
 #ifndef MG_BFS_FLAT_HUBS
 #define MG_BFS_FLAT_HUBS 1024
 #endif
-#ifndef MG_BFS_FUSED_BOTTOM_UP
-#define MG_BFS_FUSED_BOTTOM_UP 1
-#endif
-#ifndef MG_BFS_SOURCE_STATS
-#define MG_BFS_SOURCE_STATS 1
-#endif
-#ifndef MG_BFS_FUSED_TOP_DOWN
-#define MG_BFS_FUSED_TOP_DOWN 1
-#endif
 // A top-down level whose frontier's hubs go to the flat table is not fused: fusing it too
 // (claims over the hubs' long rows instead of the scan of all n labels) was measured and
 // removed (MG_BFS_FUSED_FLAT; Kronecker 21, H200: the scan it saved, ~8 us, went to the
@@ -127,27 +113,19 @@
 // passes one past the last vertex with an in-neighbour (gpu/workspace.py, Workspace.bottom_up_end),
 // since a vertex without one can never adopt a parent. On a degree-relabelled symmetric
 // graph that cuts off every isolated vertex (a Graph500 Kronecker graph has ~40 % of them).
-// MG_BFS_SPREAD_QUEUE=1: a top-down level deals the queue out entry by entry (block b takes
-// entries b, b + G, b + 2G, ... of each G * BLOCK stretch) instead of in runs of BLOCK, so a
-// queue whose long rows sit together is shared by the grid: queue generation scans labels
-// in id order, and a degree-relabelled graph (gpu.RELABEL) numbers its hubs first, which
-// put a level's heaviest rows on the first blocks (expand_gather gives a hub to the block
-// that holds it).
-#ifndef MG_BFS_SPREAD_QUEUE
-#define MG_BFS_SPREAD_QUEUE 0
-#endif
 
 using namespace mg;
 using namespace mg::traversal;
 
-// The first loop position of this block over a queue, and the entry its thread takes at
-// loop position `base` (steps of gridDim.x * BLOCK; block-uniform trip counts either way).
-__device__ __forceinline__ i64 queue_start() {
-    return MG_BFS_SPREAD_QUEUE ? 0 : (i64)blockIdx.x * MG_BFS_BLOCK;
-}
+// The queue entry a thread takes at loop position `base` (steps of gridDim.x * BLOCK, the
+// same trip count for every block): a top-down level deals the queue out entry by entry
+// (block b takes entries b, b + G, b + 2G, ... of each G * BLOCK stretch) rather than in
+// runs of BLOCK, so a queue whose long rows sit together is shared by the grid: queue
+// generation scans labels in id order, and a degree-relabelled graph numbers its hubs
+// first, which put a level's heaviest rows on the first blocks (expand_gather gives a hub
+// to the block that holds it).
 __device__ __forceinline__ i64 queue_index(i64 base) {
-    return MG_BFS_SPREAD_QUEUE ? base + (i64)threadIdx.x * gridDim.x + blockIdx.x
-                               : base + threadIdx.x;
+    return base + (i64)threadIdx.x * gridDim.x + blockIdx.x;
 }
 
 constexpr int BLOCK = MG_BFS_BLOCK;
@@ -166,7 +144,7 @@ __device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
 #endif
 
 // A fused top-down level's visitor (see the header): ClaimVisit's claim, plus the
-// statistics queue_from_status would have gathered: the winner adds the new vertex's
+// statistics phase B would have gathered: the winner adds the new vertex's
 // out-degree to its thread's *edges and lists it in hub_out if it is a hub (one atomic per
 // hub; hubs are few); winners reserve queue slots per warp (warp_enqueue). (Collecting a
 // block's claims in shared memory and reserving once per flush, MG_BFS_CLAIM_BUFFER, was
@@ -236,7 +214,7 @@ __device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i6
 // atomic round trip per step: ~10 round trips per thread on Kronecker 21, ~30 on uniform
 // 2^22, in every level that lists its frontier.) Within a block's stretch the entries are
 // in thread-major order: any order is a valid queue, and top-down levels deal the queue
-// out entry by entry (MG_BFS_SPREAD_QUEUE).
+// out entry by entry (queue_index).
 template <int BLOCK>
 __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* queue,
                           i64 queue_cap, vid_t* hub_out, FrontierStats* next) {
@@ -308,12 +286,12 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
     if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
 }
 
-// Block-wide. Phase B without the frontier bitmap: lists the vertices labelled `level`
-// (in `queue` below queue_cap, always counted in next->vertices), the hubs among them in
-// hub_out, and sums their out-degrees. queue_from_status reserves slots at every grid
-// step (per step: a label load, the degree loads, two __syncthreads and a global atomic
-// round trip by thread 0), which made the scan a chain of ~50 round trips per thread on
-// Kronecker 21 (17-20 us of the level, H100). Here a thread loads the labels of up to
+// Block-wide. Phase B: lists the vertices labelled `level` (in `queue` below queue_cap,
+// always counted in next->vertices), the hubs among them in hub_out, and sums their
+// out-degrees. The scan it replaced (queue_from_status, since deleted) reserved slots at
+// every grid step (per step: a label load, the degree loads, two __syncthreads and a
+// global atomic round trip by thread 0), which made the scan a chain of ~50 round trips
+// per thread on Kronecker 21 (17-20 us of the level, H100). Here a thread loads the labels of up to
 // FUSED_STEPS of its vertices LOAD_UNROLL at a time, then their degrees, and lists them
 // with one reservation per block (list_found).
 template <int BLOCK>
@@ -369,8 +347,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
                          int rule, int use_cache, float gamma, float alpha, float beta,
-                         int warp_bottom_up, int flat_hubs, int warp_reserve,
-                         unsigned* frontier_bits, i64 bottom_up_end,
+                         i64 bottom_up_end,
                          const vid_t* __restrict__ out_perm,
                          const vid_t* __restrict__ out_inverse, int* out_dist,
                          vid_t* out_parent, u64* figures, unsigned* barrier_state) {
@@ -389,13 +366,12 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #ifdef MG_BFS_PROFILE
     profile_stamp(0, 0, clock64());
 #endif
-    // Hub lists of frontier L: hubs_of(L) (alternating halves when double-buffered).
-    const bool double_hubs = MG_BFS_FUSED_BOTTOM_UP && 2 * total_hubs <= n;
+    // Hub lists of frontier L: hubs_of(L) (alternating halves when double-buffered, which
+    // the fused levels need; see the header).
+    const bool double_hubs = 2 * total_hubs <= n;
     auto hubs_of = [&](int level) {
         return double_hubs && (level & 1) ? hub_queue + total_hubs : hub_queue;
     };
-    const bool fuse_bottom_up = double_hubs && !frontier_bits && !warp_bottom_up;
-    const bool fuse_top_down = MG_BFS_FUSED_TOP_DOWN && double_hubs && !frontier_bits;
     // The second queue of fused top-down levels, and where the current frontier is.
     vid_t* const queue_b = hub_queue + 2 * total_hubs;
     const i64 queue_b_cap = double_hubs ? n - 2 * total_hubs : 0;
@@ -409,10 +385,9 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         if (init_parents) parent[v] = v == (i64)source ? source : (vid_t)-1;
     }
     if (parent && !init_parents && global_tid() == 0) parent[source] = source;
-    const bool source_stats = MG_BFS_SOURCE_STATS && !frontier_bits;
     if (blockIdx.x == 0 && threadIdx.x < 9) {
-        u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0 when source_stats
-        if (source_stats && threadIdx.x < 3) {
+        u64 word = 0ull;  // slot 0 = {vertices, edges, hubs} of level 0: the source alone
+        if (threadIdx.x < 3) {
             const i64 degree = adj.degree(source);
             word = threadIdx.x == 0 ? 1ull
                  : threadIdx.x == 1 ? (u64)degree : (u64)(degree > hub_degree);
@@ -422,11 +397,6 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
         stats_slots[threadIdx.x] = word;
     }
     grid_sync(bar);
-    if (!source_stats) {
-        queue_from_status<BLOCK>(dist, adj, n, 0, queue, &stats[0], hub_degree, true,
-                                 hubs_of(0), frontier_bits, warp_reserve != 0);
-        grid_sync(bar);
-    }
 #ifdef MG_BFS_PROFILE
     profile_stamp(0, 2, clock64());
 #endif
@@ -463,7 +433,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             const double bound = (double)n / beta;
             if (bound >= 0.0 && bound < (double)n) queue_cap = (i64)ceil(bound);
         }
-        bool fused = bottom_up && fuse_bottom_up;
+        bool fused = bottom_up && double_hubs;
         vid_t* written_queue = queue;  // where this level's frontier L + 1 goes
         if (!bottom_up) {
             const StatusVisit visit{dist, parent, level + 1};
@@ -472,8 +442,8 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             // queue generation that wrote the queue) go to the whole grid at once when
             // they fit the flat table; the queue's other rows to expand_gather.
             const i64 n_hubs = (i64)frontier.hubs;
-            const bool flat = flat_hubs && n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
-            if (fuse_top_down && !flat) {
+            const bool flat = n_hubs > 0 && n_hubs <= MG_BFS_FLAT_HUBS;
+            if (double_hubs && !flat) {
                 const i64 out_edges = (i64)frontier.edges;
                 const i64 bound = n - visited < out_edges ? n - visited : out_edges;
                 fused = cur_queue != queue || bound <= queue_b_cap;
@@ -484,8 +454,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
                                             hubs_of(level + 1), &next->hubs, &edges};
-                for (i64 base = queue_start(); base < n_queue;
-                     base += (i64)gridDim.x * BLOCK) {
+                for (i64 base = 0; base < n_queue; base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     const bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
@@ -498,8 +467,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 if (flat)
                     expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
                                                               hubs_of(level), n_hubs, visit);
-                for (i64 base = queue_start(); base < n_queue;
-                     base += (i64)gridDim.x * BLOCK) {
+                for (i64 base = 0; base < n_queue; base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     bool has = i < n_queue;
                     const vid_t v = has ? cur_queue[i] : (vid_t)0;
@@ -517,21 +485,10 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level,
                                          c, queue, queue_cap,
                                          hubs_of(level + 1), next, hub_degree);
-            } else if (warp_bottom_up) {
-                // Whole warps per step (the warp phase needs every lane): the warp's first
-                // thread index and the stride are multiples of 32.
-                for (i64 base = global_tid() - lane_id(); base < bottom_up_end;
-                     base += global_stride()) {
-                    const i64 v = base + lane_id();
-                    const bool has = v < bottom_up_end && __ldcg(dist + v) == -1;
-                    adopt_parent_warp<4>(rev, dist, parent, has,
-                                         (vid_t)(has ? v : 0), level, c, frontier_bits);
-                }
             } else {
                 for (i64 v = global_tid(); v < bottom_up_end; v += global_stride()) {
                     if (__ldcg(dist + v) == -1)
-                        adopt_parent(rev, dist, parent, (vid_t)v, level, c,
-                                     frontier_bits);
+                        adopt_parent(rev, dist, parent, (vid_t)v, level, c);
                 }
             }
         }
@@ -540,13 +497,8 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
 #ifdef MG_BFS_PROFILE
             profile_stamp(level + 1, 1, clock64());
 #endif
-            if (frontier_bits)
-                queue_from_status<BLOCK>(dist, adj, n, level + 1, queue, next, hub_degree,
-                                         keep_queue && rule != RULE_BOTTOM_UP,
-                                         hubs_of(level + 1), frontier_bits, warp_reserve != 0);
-            else
-                queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue, queue_cap,
-                                         hubs_of(level + 1), next, hub_degree);
+            queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue, queue_cap,
+                                     hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
         frontier = block_stats(next);
