@@ -302,7 +302,9 @@ class _Probe:
     (device) and its pinned host copy, and a packed launch per guarded array
     (direct_launch: CuPy's argument conversion, a fresh output array and event, and a
     pageable read back were most of the check's host time). One check at a time uses it
-    (``busy`` from the launch until :func:`confirm`); a second, overlapping one takes the
+    (``busy`` from the launch until :func:`confirm`, or until the check object is gone
+    unconfirmed, as when the caller raised in between: a later check, queued behind it on
+    the same side stream, may then reuse the buffers); a second, overlapping one takes the
     unprepared path."""
 
     def __init__(self, arrays: tuple[Any, ...], device_id: int) -> None:
@@ -311,6 +313,7 @@ class _Probe:
         cp = backend.cupy_module()
         self.device_id = device_id
         self.busy = False
+        self.holder: Any = None  # weakref to the _Check using the buffers while busy
         self.ready = cp.cuda.Event(disable_timing=True)
         self.out = cp.zeros(len(arrays), dtype=cp.uint64)
         self.nbytes = int(self.out.nbytes)
@@ -356,6 +359,8 @@ def _check_beside(key: int, entry: _Entry) -> _Check:
     probe = entry.probe
     if probe is None or probe.device_id != device_id:
         probe = entry.probe = _Probe(entry.arrays, device_id)
+    if probe.busy and probe.holder is not None and probe.holder() is None:
+        probe.busy = False  # its check was dropped unconfirmed (the caller raised)
     if probe.busy:  # a check of this entry not yet confirmed: one of its own
         ready = cp.cuda.Event(disable_timing=True)
         ready.record()  # the matrix as the caller's stream has it now
@@ -366,7 +371,9 @@ def _check_beside(key: int, entry: _Entry) -> _Check:
     stream.wait_event(probe.ready)
     with stream:
         probe.launch(entry.arrays, stream)
-    return _Check(key, entry, probe.out, stream, probe)
+    check = _Check(key, entry, probe.out, stream, probe)
+    probe.holder = weakref.ref(check)
+    return check
 
 
 @functools.cache

@@ -348,6 +348,14 @@ def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
         again = []
         graph_cache.graph_of(m, True, None, pending=again)
         assert again[0].probe is probe and graph_cache.confirm(again)
+        # A call that raises between the check and its confirm (a bad source) leaves no
+        # probe stuck: the next check reuses it.
+        with pytest.raises(ValueError, match="source"):
+            bfs(m, -1, device="gpu")
+        gc.collect()
+        again = []
+        graph_cache.graph_of(m, True, None, pending=again)
+        assert again[0].probe is probe and graph_cache.confirm(again)
         m.indices[0] = (int(m.indices[0]) + 1) % host.shape[0]
         pending = []
         graph_cache.graph_of(m, True, None, pending=pending)
