@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -116,7 +118,10 @@ def test_neigh_boundary_and_base_still_read(tmp_path):
 def test_byte_damage_parses_or_raises_mesh_format_error_with_a_line(tmp_path, data, suffix):
     raw = damaged(data, NODE if suffix == ".node" else POLY,
                   b"\x00\t\n\r #-+._ex0123456789\x0c\x85\xff")
-    path = write(tmp_path, "d" + suffix, raw)
+    # A directory per example: a .poly damaged to say 0 vertices reads the .node beside it
+    # (Triangle's rule), which an earlier example's file must not be (the error then named
+    # that .node, rightly, and the example did not replay).
+    path = write(Path(tempfile.mkdtemp(dir=tmp_path)), "d" + suffix, raw)
     reader = triangle_io.read_node if suffix == ".node" else triangle_io.read_poly
     try:
         out = reader(path)
