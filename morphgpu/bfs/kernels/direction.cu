@@ -291,9 +291,9 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
 // out-degrees. The scan it replaced (queue_from_status, since deleted) reserved slots at
 // every grid step (per step: a label load, the degree loads, two __syncthreads and a
 // global atomic round trip by thread 0), which made the scan a chain of ~50 round trips
-// per thread on Kronecker 21 (17-20 us of the level, H100). Here a thread loads the labels of up to
-// FUSED_STEPS of its vertices LOAD_UNROLL at a time, then their degrees, and lists them
-// with one reservation per block (list_found).
+// per thread on Kronecker 21 (17-20 us of the level, H100). Here a thread loads the
+// labels of up to FUSED_STEPS of its vertices LOAD_UNROLL at a time, then their degrees,
+// and lists them with one reservation per block (list_found).
 template <int BLOCK>
 __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, int level,
                                   vid_t* queue, i64 queue_cap, vid_t* hub_out,
