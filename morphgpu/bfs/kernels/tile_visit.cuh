@@ -104,9 +104,6 @@ constexpr int RB = 2;  // remote edges per thread whose loads and atomics issue 
 #endif
 constexpr int EB = MG_TILED_EB;  // edges per lane whose shared loads issue together (local levels)
 
-__device__ __forceinline__ u64 ld_volatile_u64(const u64* p) { return *(const volatile u64*)p; }
-
-
 // The shared-memory layout of one tile (dynamic shared memory, sizes from the host:
 // tiled.py's shared_bytes must match). T = 1 << shift vertices, W = T / 32 bitmap words.
 struct TileSmem {

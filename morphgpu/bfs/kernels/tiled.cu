@@ -92,7 +92,7 @@ struct Ring {
                 *seq = (i64)p + slots;
                 return t;
             }
-            if (ld_volatile_u64(ctrl + C_OUT) == 0ull) return -1;
+            if (load_volatile(ctrl + C_OUT) == 0ull) return -1;
             __nanosleep(64);
         }
     }
@@ -216,8 +216,8 @@ bfs_tiled(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
                 stats[S_AGAIN] += 1;
                 // Kept (see the header) where it was lowered from outside while it ran, or
                 // where no tile waits in the ring (a block would take it next anyway).
-                const bool idle = (i64)(ld_volatile_u64(ctrl + C_TAIL) -
-                                        ld_volatile_u64(ctrl + C_HEAD)) <= 0;
+                const bool idle = (i64)(load_volatile(ctrl + C_TAIL) -
+                                        load_volatile(ctrl + C_HEAD)) <= 0;
                 if (dirty || idle) {
                     atomicExch(mark + t, ST_RUNNING);
                     __threadfence();  // the state before the labels, as after a take
