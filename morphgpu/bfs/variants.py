@@ -24,11 +24,11 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   that one untimed. Measured, not read off a statistic: on an H100 tiled ran 0.93x
   persistent on road COL and 1.07-1.85x on grids and Delaunay graphs (session 14), and no
   statistic known before a search separates them without a cut-off fitted to those
-  graphs. (A DynamicGraph's deep
-  searches stay ``persistent``: tiled needs a CSR.) Low degrees do not make a graph deep:
-  where the graph's first search had fewer than ALPHA levels, wider on average than
-  persistent's one-block mode takes (a random graph of mean degree 8), its later auto
-  searches run ``beamer`` (deep_choice.note_shape; 2.4x on G(2^23, 2^25), H200).
+  graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a CSR.) Low
+  degrees do not make a graph deep: where the graph's first search had fewer than ALPHA
+  levels, wider on average than persistent's one-block mode takes (a random graph of mean
+  degree 8), its later auto searches run ``beamer`` (deep_choice.note_shape; 2.4x on
+  G(2^23, 2^25), H200).
 - otherwise -> ``beamer``: the direction-optimising BFS (Enterprise's status-array queues,
   bottom-up levels, the level loop in one persistent kernel) with Beamer's alpha/beta rule,
   which returns to top-down for the tail levels; on Kronecker scale 21 it measured 80 GTEPS

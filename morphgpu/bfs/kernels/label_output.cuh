@@ -1,9 +1,9 @@
-// The output of the label-correcting searches (asynchronous.cu, tiled.cu),
-// after their last grid barrier: labels become the library's (int32, -1 unreached) and,
-// when asked, parents: any in-neighbour one level up (the graph itself when symmetric,
-// the reverse graph of a directed one: `radj`, any adjacency of morphgpu/adjacency.cuh). Labels go to -1 while other threads read
-// them for parents: a read of either UNREACHED or -1 never equals d - 1 >= 0, so the race
-// is harmless. Reads go to L2 (__ldcg): this SM's L1 may hold lines of labels read before
+// The output of the label-correcting searches (asynchronous.cu, tiled.cu), after their
+// last grid barrier: labels become the library's (int32, -1 unreached) and, when asked,
+// parents: any in-neighbour one level up (the graph itself when symmetric, the reverse
+// graph of a directed one: `radj`, any adjacency of morphgpu/adjacency.cuh). Labels go to
+// -1 while other threads read them for parents: a read of either UNREACHED or -1 never
+// equals d - 1 >= 0, so the race is harmless. Reads go to L2 (__ldcg): this SM's L1 may hold lines of labels read before
 // other blocks lowered them. A reached vertex without such an in-neighbour (a bug) sets
 // *error.
 #pragma once
