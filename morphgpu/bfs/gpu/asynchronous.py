@@ -108,7 +108,6 @@ class AsyncState:
     capacity: int = 0
     ctrl: Any = None  # uint64[CTRL_WORDS]
     grow_to: int = 0  # the capacity the next search uses after an overflow
-    searches: int = 0
     overflows: int = 0
     last: dict[str, int] = field(default_factory=dict)
 
@@ -209,7 +208,6 @@ def run_async(ws: Workspace, source: int, want_parents: bool, *,
     grid.check()  # cooperative: the driver refused any grid that could not be resident
     words = st.ctrl[C_OVERFLOW:C_STATS + len(STAT_NAMES)].get()
     overflow = bool(words[0])
-    st.searches += 1
     st.last = {name: int(words[C_STATS - C_OVERFLOW + i]) for i, name in enumerate(STAT_NAMES)}
     st.last["overflow"] = int(overflow)
     if overflow:

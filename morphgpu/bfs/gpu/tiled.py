@@ -165,7 +165,6 @@ class TiledState:
     lists: Any = None  # int64, 2 n_tiles: the ring's items and sequence words
     ctrl: Any = None  # uint64[CTRL_WORDS]
     shift: int = -1
-    searches: int = 0
 
 
 # Per workspace: a state per tile size, and the state of the last search.
@@ -369,7 +368,6 @@ def _search(ws: Workspace, source: int, want_parents: bool, tile_shift: int | No
                  np.int32(min(int(horizon), 2**31 - 1)), np.int64(n_tiles), grid.state),
                 shared_mem=grid.shared_mem)
     grid.check()  # cooperative: the driver refused any grid that could not be resident
-    st.searches += 1
     if want_parents and int(st.ctrl[C_ERROR].get()):
         raise RuntimeError("tiled BFS: a reached vertex has no in-neighbour one level up "
                            "(kernels/tiled.cu; a bug, please report)")
