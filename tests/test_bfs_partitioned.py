@@ -19,6 +19,7 @@ from test_bfs import check_result, edge_graphs, scipy_distances
 
 from morphgpu import backend, generators
 from morphgpu.bfs import bfs, graph500_check
+from morphgpu.bfs import bitmap_levels as bl
 from morphgpu.bfs import exchange as ex
 from morphgpu.bfs import partitioned as pt
 from morphgpu.csr import CSRGraph
@@ -281,44 +282,77 @@ def test_bottom_up_on_loopback(rule, parts):
         graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
 
 
-def test_every_part_starts_before_any_is_waited_for():
-    """The loop queues each part's step on every part before it waits on one (parts on
-    several GPUs then work at the same time): all *_begin calls of a level come before its
-    first *_end call."""
-    g = GRAPHS["kronecker"]()
+def test_message_levels_start_every_part_before_waiting():
+    """The top-down message loop (a directed graph) queues each part's step on every part
+    before it waits on one (parts on several GPUs then work at the same time): all
+    expand_begin calls of a level come before its first expand_end call."""
+    g = GRAPHS["directed"]()
+    exchange = ex.InProcessExchange(3)
+    engines = pt.engines_for(pt.PartitionedGraph.from_csr(g, 3), exchange.local_parts,
+                             "cpu", True)
+    calls: list[str] = []
+    for e in engines:
+        for name in ("expand_begin", "expand_end"):
+            real = getattr(e, name)
+
+            def logged(*args, real=real, name=name):
+                calls.append(name)
+                return real(*args)
+
+            setattr(e, name, logged)
+    pt.search(engines, exchange, sources_of(g)[0], True)
+    assert len(calls) >= 12
+    for k in range(0, len(calls), 6):  # a level's step: 3 begins, then 3 ends
+        assert calls[k:k + 6] == ["expand_begin"] * 3 + ["expand_end"] * 3
+
+
+@pytest.mark.parametrize("name", sorted(UNDIRECTED))
+def test_bitmap_levels_never_wait_on_the_level_just_queued(name):
+    """The bitmap loop reads a level's mode back only once the next AHEAD - 1 levels are
+    queued on every part, every part's expand of a level before any part's merge of it,
+    and it stops at the first level whose mode is DONE (the frontier was empty)."""
+    g = UNDIRECTED[name]()
     exchange = ex.InProcessExchange(3)
     engines = pt.engines_for(pt.PartitionedGraph.from_csr(g, 3), exchange.local_parts,
                              "cpu", True)
     calls: list[tuple[str, int]] = []
-    for i, e in enumerate(engines):
-        for name in ("expand_begin", "expand_end", "stats_begin", "stats_end"):
-            real = getattr(e, name)
+    for e in engines:
+        for method in ("level_stats", "level_expand", "level_merge", "mode_ready"):
+            real = getattr(e, method)
 
-            def logged(*args, real=real, name=name, i=i):
-                calls.append((name, i))
-                return real(*args)
+            def logged(level, *args, real=real, method=method):
+                calls.append((method, level))
+                return real(level, *args)
 
-            setattr(e, name, logged)
-    pt.search(engines, exchange, sources_of(g)[0], True, pt.Direction(g.n_vertices))
-    steps = [name.split("_")[0] for name, _ in calls]
-    assert "expand" in steps and "stats" in steps
-    for k in range(0, len(calls), 6):  # a level's step: 3 begins, then 3 ends
-        names = [name for name, _ in calls[k:k + 6]]
-        assert names[:3] == [names[0]] * 3 and names[0].endswith("_begin")
-        assert names[3:] == [names[0].replace("begin", "end")] * 3
+            setattr(e, method, logged)
+    source = sources_of(g)[0]
+    out = pt.search(engines, exchange, source, True, pt.Direction(g.n_vertices))
+    depth = int(out.distances.max())
+    queued = max(level for method, level in calls if method == "level_merge")
+    assert queued == depth + 1 + bl.AHEAD - 1  # level depth + 1 is DONE
+    for level in range(queued + 1):
+        at = [i for i, c in enumerate(calls) if c[1] == level]
+        expands = [i for i in at if calls[i][0] == "level_expand"]
+        merges = [i for i in at if calls[i][0] == "level_merge"]
+        assert len(expands) == len(merges) == 3 and max(expands) < min(merges)
+        reads = [i for i in at if calls[i][0] == "mode_ready"]
+        if level + bl.AHEAD <= queued:
+            later = [i for i, c in enumerate(calls)
+                     if c == ("level_merge", level + bl.AHEAD - 1)]
+            assert reads and min(reads) > max(later)
+    assert all(e.mode_of(depth + 1) == bl.DONE for e in engines)
 
 
 def test_direction_rule():
-    """Beamer's switches on a made-up run: rows [frontier vertices, frontier edges, part
-    edges] of two parts, 1000 vertices, 10,000 edges."""
+    """Beamer's switches on a made-up run: 1000 vertices, 10,000 CSR entries."""
     d = pt.Direction(1000)
-    row = lambda nf, mf: np.array([[nf, mf, 6000], [0, 0, 4000]])  # noqa: E731
-    assert not d.step(row(1, 10))         # 10 * 14 < 9,990 unexplored
-    assert d.step(row(50, 900))           # 900 * 14 > 9,090
-    assert d.step(row(400, 6000))         # stays bottom-up while the frontier grows
-    assert d.step(row(50, 500))           # shrinking, but 50 * 24 >= 1000
-    assert not d.step(row(20, 300))       # shrinking and 20 * 24 < 1000: top-down
+    assert d.decide(1, 10, 10_000) == bl.TOP_DOWN      # 10 * 14 < 9,990 unexplored
+    assert d.decide(50, 900, 10_000) == bl.BOTTOM_UP   # 900 * 14 > 9,090
+    assert d.decide(400, 6000, 10_000) == bl.BOTTOM_UP  # stays while the frontier grows
+    assert d.decide(50, 500, 10_000) == bl.BOTTOM_UP   # shrinking, but 50 * 24 >= 1000
+    assert d.decide(20, 300, 10_000) == bl.TOP_DOWN    # shrinking and 20 * 24 < 1000
     assert d.unexplored == 10000 - (10 + 900 + 6000 + 500 + 300)
+    assert d.decide(0, 0, 10_000) == bl.DONE
 
 
 def test_bottom_up_needs_undirected():
@@ -348,8 +382,10 @@ class FakeMpi:
         return out
 
 
-def run_ranks(g: CSRGraph, parts: int, source: int, world: ex.LoopbackWorld):
-    """One thread per rank, each with its own part only (as under mpirun)."""
+def run_ranks(g: CSRGraph, parts: int, source: int, world: ex.LoopbackWorld,
+              bitmap: bool = False):
+    """One thread per rank, each with its own part only (as under mpirun); ``bitmap``:
+    the undirected graph's bitmap levels, else the message levels."""
     shared = {"slots": [None] * parts, "barrier": threading.Barrier(parts)}
     results: list = [None] * parts
     comms = world.comms()
@@ -360,7 +396,8 @@ def run_ranks(g: CSRGraph, parts: int, source: int, world: ex.LoopbackWorld):
             exchange = ex.MpiNcclExchange(mpi, comm=comms[r], world=world, timeout=5)
             pg = pt.PartitionedGraph.from_csr(g, parts, only=[r])
             engines = pt.engines_for(pg, exchange.local_parts, "cpu", True)
-            results[r] = pt.search(engines, exchange, source, True)
+            direction = pt.Direction(g.n_vertices) if bitmap else None
+            results[r] = pt.search(engines, exchange, source, True, direction)
         except Exception as exc:  # noqa: BLE001
             results[r] = exc
             shared["barrier"].abort()
@@ -374,12 +411,13 @@ def run_ranks(g: CSRGraph, parts: int, source: int, world: ex.LoopbackWorld):
     return results
 
 
+@pytest.mark.parametrize("bitmap", [False, True])
 @pytest.mark.parametrize("parts", [2, 3, 4])
-def test_mpi_exchange_on_threads(parts):
+def test_mpi_exchange_on_threads(parts, bitmap):
     g = GRAPHS["kronecker"]()
     source = sources_of(g)[0]
     world = ex.LoopbackWorld(parts, threads=parts, timeout=5)
-    results = run_ranks(g, parts, source, world)
+    results = run_ranks(g, parts, source, world, bitmap)
     expected = scipy_distances(g, source)
     for out in results:
         assert isinstance(out, pt.Outcome), out
@@ -387,12 +425,13 @@ def test_mpi_exchange_on_threads(parts):
         graph500_check(g.indptr, g.indices, source, out.distances, out.predecessors)
 
 
-def test_peer_failing_mid_search_raises_everywhere():
+@pytest.mark.parametrize("bitmap", [False, True])
+def test_peer_failing_mid_search_raises_everywhere(bitmap):
     """Rank 1 dies at its third collective: every rank raises, none hangs."""
     g = GRAPHS["grid"]()
     world = ex.LoopbackWorld(3, threads=3, timeout=2)
     world.fail_at = {1: 3}
-    results = run_ranks(g, 3, 0, world)
+    results = run_ranks(g, 3, 0, world, bitmap)
     assert all(isinstance(r, ex.ExchangeError) for r in results), results
     assert "failed" in str(results[1])
     assert all(isinstance(r, ex.ExchangeTimeout) for k, r in enumerate(results) if k != 1)
@@ -411,7 +450,8 @@ def test_nccl_wait_is_bounded():
     with pytest.raises(ex.ExchangeTimeout, match="did not complete"):
         exchange.join([np.zeros(3, np.int32), np.ones(3, np.int32)])
     # A collective queued without a wait is waited for, bounded, at the loop's settle.
-    exchange.all_or_bits([np.zeros(3, np.uint32), np.ones(3, np.uint32)])
+    bits = [np.zeros(3, np.uint32), np.ones(3, np.uint32)]
+    exchange.all_sum([[(b, b)] for b in bits])
     with pytest.raises(ex.ExchangeTimeout, match="did not complete"):
         exchange.settle()
     assert all(c.aborted for c in comms)
@@ -438,10 +478,10 @@ def test_a_failed_nccl_group_is_an_exchange_error_that_names_the_memory():
     bits = [np.zeros(3, np.uint32), np.ones(3, np.uint32)]
     with pytest.raises(ex.ExchangeError, match=r"NCCL failed \(NCCL_ERROR_UNHANDLED.*"
                                                r"outside CuPy's memory pool"):
-        exchange.all_or_bits(bits)
+        exchange.all_sum([[(b, b)] for b in bits])
     world.error = KeyError("not NCCL's")
     with pytest.raises(KeyError):
-        exchange.all_or_bits(bits)
+        exchange.all_sum([[(b, b)] for b in bits])
 
 
 def test_rows_of_parts_all_driven_here_need_no_collective():

@@ -1,8 +1,9 @@
 """How the parts of a partitioned BFS talk: one protocol, three engines behind it.
 
-A partitioned search (:mod:`morphgpu.bfs.partitioned`) runs the same level loop whatever
-carries its messages; per level it needs two collectives (three on a bottom-up level)
-and, at the end, one join:
+A partitioned search (:mod:`morphgpu.bfs.partitioned`) runs the same level loops whatever
+carries its messages. The top-down message levels (any graph) need two collectives a
+level; the bitmap levels of undirected graphs (:mod:`morphgpu.bfs.bitmap_levels`) two of
+sizes fixed before the search; both end with one join:
 
 - :meth:`Exchange.all_gather_rows`: every part's small row of counts (what it sends to each
   part, what it found locally) gathered on every part, as a host ``(P, K)`` int64 table.
@@ -11,8 +12,12 @@ and, at the end, one join:
   it holds: no collective.)
 - :meth:`Exchange.all_to_all`: variable-size (vertex, parent) buffers from every part to
   every owner, sizes taken from that table.
-- :meth:`Exchange.all_or_bits`: the OR of the parts' frontier bitmaps (bottom-up levels;
-  an all-reduce sum over NCCL, which is an OR because each bit has one owner).
+- :meth:`Exchange.all_sum`: arrays summed element-wise over the parts, into each part's
+  receive array (a count row; a frontier bitmap, whose sum is an OR because each bit has
+  one owner).
+- :meth:`Exchange.swap_slices`: each part's n-bit candidate map (or, once after the
+  search, its n-entry array of parents), cut by owner (the words or the vertices of the
+  owner's range), to the owners: fixed sizes, known from the partition.
 - :meth:`Exchange.join`: the parts' label arrays joined in part order (on the device
   in-process, on the first GPU over NCCL, on the host under MPI).
 
@@ -34,8 +39,8 @@ without NCCL, MPI or a GPU.
 
 Bounded waits: the host polls each communicator's completion (a CUDA event recorded
 behind the collective) against a deadline (``timeout`` seconds), after the collective or,
-for ``all_to_all`` and ``all_or_bits``, at the loop's next :meth:`Exchange.settle` (the
-parts' next kernels are queued behind them first); past it, every local communicator is
+for ``all_to_all``, ``all_sum`` and ``swap_slices``, at the loop's next wait (the parts'
+next kernels are queued behind them first); past it, every local communicator is
 aborted and :class:`ExchangeTimeout` is raised. A rank
 whose peer died therefore raises instead of hanging in the level loop. Not covered: a hang
 inside NCCL's own blocking calls (communicator creation, ``groupEnd`` where NCCL blocks on
@@ -74,6 +79,7 @@ class Exchange(Protocol):
 
     n_parts: int
     local_parts: tuple[int, ...]  # the parts this process drives, in order
+    copies_slices: bool  # swap_slices copies into staging rows (else views are read)
 
     def all_gather_rows(self, rows: Sequence[np.ndarray]) -> np.ndarray:
         """Rows (host int64, one per local part, equal lengths K) -> host ``(P, K)``."""
@@ -85,15 +91,36 @@ class Exchange(Protocol):
         lengths (host). Returns ``recv[i][src]`` for every local part i."""
         ...
 
-    def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
-        """Bitmaps of n bits (uint32 words on each local part's device, every vertex's bit
-        set by its owner only) -> their OR, one per local part (in place where it can)."""
+    def all_sum(self, pairs: Sequence[Sequence[tuple[Any, Any]]]) -> None:
+        """``pairs[i]``: (send, receive) arrays of local part i, on its device; each
+        receive array gets the element-wise sum over the parts of that pair's sends
+        (send and receive may be one array). Queued: the parts' next kernels follow."""
+        ...
+
+    def received_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
+                        ranges: Sequence[tuple[int, int]]) -> list[list[Any]]:
+        """Where each local part will find, after :meth:`swap_slices` of these arrays,
+        the other parts' slices ``[a, b) = ranges[its part]`` of theirs, in part order:
+        views of ``arrays`` (one device) or rows of its ``stagings`` array (``(P, b -
+        a)``). Ranges: a bitmap's words (Partition.word_range) or vertices (.range)."""
+        ...
+
+    def swap_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
+                    ranges: Sequence[tuple[int, int]]) -> None:
+        """Each local part's array (one entry per bitmap word or per vertex of the
+        graph) cut by ``ranges``, the slice of part j sent to part j (into row i of j's
+        staging). Queued."""
+        ...
+
+    def wait_for(self, ready: Callable[[], bool]) -> None:
+        """Poll ``ready`` (a read of the parts' devices landing) until true, bounded by the
+        exchange's timeout (:class:`ExchangeTimeout` after it, communicators aborted)."""
         ...
 
     def settle(self) -> None:
         """Wait, bounded, for the collectives queued without a wait (``all_to_all``,
-        ``all_or_bits``: their receivers' kernels follow them on the same streams). The
-        level loop calls it before it reads anything back from the parts."""
+        ``all_sum``, ``swap_slices``: their receivers' kernels follow them on the same
+        streams). The level loops call it before they read anything back from the parts."""
         ...
 
     def join(self, pieces: Sequence[Any]) -> Any:
@@ -107,11 +134,32 @@ def _host(x: Any) -> np.ndarray:
     return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else np.asarray(x)
 
 
+def wait_bounded(ready: Callable[[], bool], timeout: float, abort: Callable[[], None],
+                 what: str) -> None:
+    """Poll ``ready`` until true; past ``timeout`` seconds call ``abort`` and raise
+    :class:`ExchangeTimeout`. Spins for the first _SPIN_S (a level's work ends within it,
+    and a sleep costs 50-100 us), then sleeps _POLL_S between polls."""
+    if ready():
+        return
+    start = time.monotonic()
+    deadline = start + timeout
+    while not ready():
+        now = time.monotonic()
+        if now > deadline:
+            abort()
+            raise ExchangeTimeout(f"{what} did not complete within {timeout:g} s (a peer "
+                                  "failed or stopped); communicators aborted")
+        if now - start > _SPIN_S:
+            time.sleep(_POLL_S)
+
+
 # --------------------------------------------------------------------------- in-process
 class InProcessExchange:
     """P parts in one process, on the CPU or on one GPU: messages change hands by
     reference (a receiver reads the sender's buffer where it lies), counts are host rows
     already. The partition logic runs exactly as it does between GPUs."""
+
+    copies_slices = False  # swap_slices: the receivers read the senders' arrays in place
 
     def __init__(self, n_parts: int) -> None:
         self.n_parts = int(n_parts)
@@ -129,11 +177,34 @@ class InProcessExchange:
     def settle(self) -> None:
         pass  # nothing is in flight between parts of one process on one device
 
-    def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
-        union = bits[0].copy()
-        for b in bits[1:]:
-            union |= b
-        return [union] * self.n_parts  # read only by the parts: one copy serves all
+    def all_sum(self, pairs: Sequence[Sequence[tuple[Any, Any]]]) -> None:
+        if self.n_parts == 1:  # the sum of one: a copy, or nothing where it is in place
+            for send, recv in pairs[0]:
+                if send is not recv:
+                    recv[...] = send
+            return
+        for k in range(len(pairs[0])):
+            total = pairs[0][k][0].copy()
+            for part in pairs[1:]:
+                total += part[k][0]
+            for part in pairs:
+                part[k][1][...] = total
+
+    def received_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
+                        ranges: Sequence[tuple[int, int]]) -> list[list[Any]]:
+        del stagings  # one device: each part reads the others' arrays where they lie
+        out = []
+        for me in range(self.n_parts):
+            a, b = ranges[me]
+            out.append([arrays[src][a:b] for src in range(self.n_parts) if src != me])
+        return out
+
+    def swap_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
+                    ranges: Sequence[tuple[int, int]]) -> None:
+        pass  # the views of received_slices see the arrays as they are
+
+    def wait_for(self, ready: Callable[[], bool]) -> None:
+        wait_bounded(ready, DEFAULT_TIMEOUT_S, lambda: None, "a part's read")
 
     def join(self, pieces: Sequence[Any]) -> Any:
         from .. import backend  # noqa: PLC0415
@@ -156,8 +227,8 @@ class NcclComm(Protocol):
     def send(self, buf: Any, peer: int) -> None: ...
     def recv(self, buf: Any, peer: int) -> None: ...
     def all_gather(self, send: Any, recv: Any) -> None: ...
-    def all_reduce_sum(self, buf: Any) -> None:
-        """In place: the element-wise sum over the ranks."""
+    def all_reduce_sum(self, send: Any, recv: Any) -> None:
+        """``recv`` = the element-wise sum over the ranks of ``send`` (may be one array)."""
         ...
 
     def mark(self) -> None:
@@ -229,13 +300,14 @@ class _CupyNccl:
         self.comm.allGather(send.data.ptr, recv.data.ptr, send.size, self._dtype(send),
                             self.stream.ptr)
 
-    def all_reduce_sum(self, buf: Any) -> None:
-        self.comm.allReduce(buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf),
+    def all_reduce_sum(self, send: Any, recv: Any) -> None:
+        self.comm.allReduce(send.data.ptr, recv.data.ptr, send.size, self._dtype(send),
                             self._nccl.NCCL_SUM, self.stream.ptr)
 
     def mark(self) -> None:
         with self.xp.cuda.Device(self.device_id):
-            self._event = self.xp.cuda.Event(disable_timing=True)
+            if self._event is None:  # one event, recorded again by each group
+                self._event = self.xp.cuda.Event(disable_timing=True)
             self._event.record(self.stream)
 
     def done(self) -> bool:
@@ -289,6 +361,8 @@ class NcclExchange:
     tests build it on :class:`LoopbackWorld`.
     """
 
+    copies_slices = True  # swap_slices: into the receivers' staging rows
+
     def __init__(self, comms: Sequence[NcclComm], world: World, n_parts: int, *,
                  timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.comms = list(comms)
@@ -310,18 +384,11 @@ class NcclExchange:
     # The one place the host waits on the collectives: bounded.
     def _wait(self) -> None:
         self._pending = False
-        start = time.monotonic()
-        deadline = start + self.timeout
         for c in self.comms:
-            while not c.done():
-                now = time.monotonic()
-                if now > deadline:
-                    self.abort()
-                    raise ExchangeTimeout(
-                        f"part {c.rank}: a collective did not complete within "
-                        f"{self.timeout:g} s (a peer failed or stopped); communicators aborted")
-                if now - start > _SPIN_S:  # a level's collective ends within it: spin
-                    time.sleep(_POLL_S)
+            self.wait_for(c.done, f"part {c.rank}: a collective")
+
+    def wait_for(self, ready: Callable[[], bool], what: str = "a part's read") -> None:
+        wait_bounded(ready, self.timeout, self.abort, what)
 
     def abort(self) -> None:
         for c in self.comms:
@@ -434,16 +501,37 @@ class NcclExchange:
         self._grouped(queue, wait=False)
         return recvs
 
-    def all_or_bits(self, bits: Sequence[Any]) -> list[Any]:
-        # A sum is an OR here: each vertex's bit is set by its owner alone, so no two
-        # ranks' words share a set bit and no addition carries (NCCL has no bitwise OR).
+    def all_sum(self, pairs: Sequence[Sequence[tuple[Any, Any]]]) -> None:
         def queue() -> None:
-            for c, b in zip(self.comms, bits, strict=True):
+            for c, mine in zip(self.comms, pairs, strict=True):
                 with c.device():
-                    c.all_reduce_sum(b)
+                    for send, recv in mine:
+                        c.all_reduce_sum(send, recv)
 
         self._grouped(queue, wait=False)
-        return list(bits)
+
+    def received_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
+                        ranges: Sequence[tuple[int, int]]) -> list[list[Any]]:
+        del arrays, ranges
+        return [[staging[src] for src in range(self.n_parts) if src != c.rank]
+                for c, staging in zip(self.comms, stagings, strict=True)]
+
+    def swap_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
+                    ranges: Sequence[tuple[int, int]]) -> None:
+        def queue() -> None:
+            # Every pair posts its send and receive in the same peer order, so NCCL
+            # matches them one to one.
+            for c, array, staging in zip(self.comms, arrays, stagings, strict=True):
+                me = c.rank
+                with c.device():
+                    for peer in range(self.n_parts):
+                        if peer == me:
+                            continue
+                        a, b = ranges[peer]
+                        c.send(array[a:b], peer)
+                        c.recv(staging[peer], peer)
+
+        self._grouped(queue, wait=False)
 
     def join(self, pieces: Sequence[Any]) -> Any:
         # To the first GPU over NCCL (NVLink where the GPUs have it): a search's labels
@@ -577,6 +665,7 @@ class LoopbackWorld:
                 if kind in ("send", "gather"):
                     self._posted.setdefault(r, []).append((kind, buf.copy(), peer))
         self._sync()  # every thread has posted
+        nth: dict[int, int] = {}  # each rank's collectives so far in this group
         for r, kind, buf, peer in ops:
             if kind == "recv":
                 with self._lock:  # NCCL's order: the n-th recv from a peer takes its n-th send
@@ -591,15 +680,17 @@ class LoopbackWorld:
                     raise ExchangeError(f"loopback: rank {r} posted a receive of {buf.size} "
                                         f"from {peer}, which sent {sent.size}")
                 buf[...] = sent
-            elif kind == "gather_recv":
-                k = buf.size // self.n_ranks
-                for src in range(self.n_ranks):
-                    entry = next(e for e in self._posted[src] if e[0] == "gather")
-                    buf[src * k:(src + 1) * k] = entry[1]
-            elif kind == "reduce_recv":
-                posted = [next(e for e in self._posted[src] if e[0] == "gather")[1]
+            elif kind in ("gather_recv", "reduce_recv"):
+                # The n-th collective of a group takes every rank's n-th posted buffer.
+                n = nth[r] = nth.get(r, -1) + 1
+                posted = [[e for e in self._posted[src] if e[0] == "gather"][n][1]
                           for src in range(self.n_ranks)]
-                buf[...] = np.sum(posted, axis=0, dtype=buf.dtype)
+                if kind == "gather_recv":
+                    k = buf.size // self.n_ranks
+                    for src in range(self.n_ranks):
+                        buf[src * k:(src + 1) * k] = posted[src]
+                else:
+                    buf[...] = np.sum(posted, axis=0, dtype=buf.dtype)
         self._sync()  # every thread has read
         with self._lock:
             for r in ranks:
@@ -630,10 +721,10 @@ class _LoopbackComm:
         ops.append((self.rank, "gather", send, -1))
         ops.append((self.rank, "gather_recv", recv, -1))
 
-    def all_reduce_sum(self, buf: Any) -> None:
+    def all_reduce_sum(self, send: Any, recv: Any) -> None:
         ops = self.world._ops()
-        ops.append((self.rank, "gather", buf, -1))
-        ops.append((self.rank, "reduce_recv", buf, -1))
+        ops.append((self.rank, "gather", send, -1))
+        ops.append((self.rank, "reduce_recv", recv, -1))
 
     def mark(self) -> None:
         pass

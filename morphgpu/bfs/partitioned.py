@@ -1,4 +1,4 @@
-"""Partitioned BFS: P parts, each owning a contiguous range of vertices, one level loop.
+"""Partitioned BFS: P parts, each owning a contiguous range of vertices, two level loops.
 
 The design (issue 21; Merrill et al. §6 and Enterprise §4.4, 1D partition):
 
@@ -10,16 +10,16 @@ The design (issue 21; Merrill et al. §6 and Enterprise §4.4, 1D partition):
   the partition and the parts (all of them, or one per process under MPI); it is built
   from a CSRGraph or, without ever holding the whole CSR, from an edge source read in
   chunks (:meth:`PartitionedGraph.from_edge_chunks`).
-- The level loop (:func:`run_levels`), the same code for every transport: each part
-  expands its frontier, claiming the neighbours it owns (first claim wins) and bucketing
-  the others by owner, at most once per search each; the parts all-gather a row of
-  counts (to each owner, and found locally: the loop stops when the table is all zero);
-  the buckets go to their owners (all-to-all, sizes from the table); each owner claims
-  what it received, the sender's vertex becoming the parent.
-- Direction-optimizing on undirected graphs (Enterprise §4.4, :class:`Direction`: Beamer's
-  rule on an all-gathered row of frontier sizes and edges, the same decision on every
-  part): a bottom-up level ORs the parts' frontier bitmaps (n bits) across the parts, and
-  each part lets its own unvisited vertices adopt a neighbour on that map; no messages.
+- Two level loops, each the same code for every transport. Any graph: the message levels
+  (:func:`run_levels`): each part expands its frontier, claiming the neighbours it owns
+  (first claim wins) and bucketing the others by owner, at most once per search each; the
+  parts all-gather a row of counts (to each owner, and found locally: the loop stops when
+  the table is all zero); the buckets go to their owners (all-to-all, sizes from the
+  table); each owner claims what it received, the sender's vertex becoming the parent.
+  The host reads the counts every level. Undirected graphs: the bitmap levels
+  (:mod:`.bitmap_levels`, Enterprise §4.4's direction-optimizing over parts, Beamer's
+  rule in :class:`Direction`): every message a fixed-size bitmap and the direction
+  decided on the devices, so the host queues levels without waiting on them.
 - Engines per part: :class:`NumpyPart` here (the CPU twin), and
   :class:`morphgpu.bfs.gpu.partitioned.GpuPart` (kernels/partitioned.cu). Transports:
   :mod:`morphgpu.bfs.exchange` (in-process for P parts on one device, NCCL for one
@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from . import bitmap_levels
 from . import exchange as exchange_mod
 from .cpu import _row_positions
 from .variants import ALPHA, BETA
@@ -62,6 +63,12 @@ class Partition:
 
     def range(self, part: int) -> tuple[int, int]:
         return int(self.starts[part]), int(self.starts[part + 1])
+
+    def word_range(self, part: int) -> tuple[int, int]:
+        """The 32-bit words of an n-bit map that hold the part's vertices' bits (the end
+        words may hold a neighbour part's bits too)."""
+        lo, hi = self.range(part)
+        return lo >> 5, ((hi - 1) >> 5) + 1
 
     def owner(self, v: Any) -> Any:
         """The part owning each vertex id (NumPy or CuPy, as ``v`` is)."""
@@ -266,51 +273,10 @@ class NumpyPart:
     def expand_end(self) -> tuple[np.ndarray, list[exchange_mod.Message]]:
         return self._expanded
 
-    def stats_begin(self, next_level: int) -> None:
-        del next_level
-        m_f = int(np.diff(self.part.indptr)[self.frontier].sum())
-        self._stats = np.array([self.frontier.size, m_f, self.part.indices.size],
-                               dtype=np.int64)
-
-    def stats_end(self) -> np.ndarray:
-        return self._stats
-
-    def frontier_bits(self, next_level: int) -> np.ndarray:
-        del next_level
-        bits = np.zeros(_words(self.partition.n_vertices), dtype=np.uint32)
-        g = self.frontier + self.part.lo
-        np.bitwise_or.at(bits, g >> 5, (np.uint32(1) << (g & 31).astype(np.uint32)))
-        return bits
-
-    def bottom_up(self, next_level: int, front: np.ndarray) -> None:
-        """Every unvisited vertex here adopts its first neighbour (in row order) whose bit
-        is set in ``front``, the whole frontier's bitmap."""
-        p = self.part
-        open_ = np.flatnonzero(self.dist < 0)
-        positions, degrees = _row_positions(p.indptr, open_)
-        nbrs = p.indices[positions].astype(np.int64)
-        hit = ((front[nbrs >> 5] >> (nbrs & 31).astype(np.uint32)) & 1).astype(bool)
-        rows = np.repeat(open_, degrees)[hit]
-        found, first = _first_of(rows)  # positions run in row order: the first hit wins
-        self.dist[found] = next_level
-        if self.parent is not None:
-            self.parent[found] = nbrs[hit][first]
-        self.frontier = found
-
     def _expand(self, next_level: int) -> tuple[np.ndarray, list[exchange_mod.Message]]:
         p, P = self.part, self.partition.n_parts
-        positions, degrees = _row_positions(p.indptr, self.frontier)
-        nbrs = p.indices[positions].astype(np.int64)
-        srcs = np.repeat(self.frontier + p.lo, degrees)
-        local = (nbrs >= p.lo) & (nbrs < p.hi)
-        lv, ls = nbrs[local] - p.lo, srcs[local]
-        fresh = self.dist[lv] < 0
-        found, first = _first_of(lv[fresh])
-        self.dist[found] = next_level
-        if self.parent is not None:
-            self.parent[found] = ls[fresh][first]
+        found, rv, rs = self._expand_local(next_level)
         self.found = found
-        rv, rs = nbrs[~local], srcs[~local]
         new = ~self.sent[rv]
         rv, first = _first_of(rv[new])
         rs = rs[new][first]
@@ -339,6 +305,131 @@ class NumpyPart:
                 self.parent[claimed] = s[fresh][first]
         self.frontier = np.concatenate([self.found, claimed])
 
+    # ---- bitmap levels (bitmap_levels.run: undirected graphs)
+    def bitmap_start(self) -> None:
+        p, n = self.part, self.partition.n_vertices
+        if not hasattr(self, "cand"):  # kept: the exchange's views of them (bind) stay valid
+            words = _words(n)
+            self.fronts = [np.zeros(words, dtype=np.uint32), np.zeros(words, dtype=np.uint32)]
+            self.cand = np.zeros(words, dtype=np.uint32)
+            a, b = self.partition.word_range(p.part)
+            self.staging = np.zeros((self.partition.n_parts, b - a), dtype=np.uint32)
+            # The parent each remote vertex was first sent with (read by its owner after the
+            # search, for the vertices it labelled from this part's candidates).
+            self.remote_parent = np.zeros(n, dtype=np.int64)
+        self.fronts[0][:] = 0
+        _set_bits(self.fronts[0], self.frontier + p.lo)
+        self.sent = np.zeros(n, dtype=bool)
+        self.rule = Direction(n)
+        self.modes: dict[int, int] = {}
+
+    def parent_staging(self) -> np.ndarray:
+        """Where an exchange that copies puts the other parts' kept parents of this
+        part's vertices: one row per part."""
+        return np.zeros((self.partition.n_parts, self.part.hi - self.part.lo), np.int64)
+
+    def bind_slices(self, rows: Sequence[np.ndarray], parent_rows: Sequence[np.ndarray]
+                    ) -> None:
+        self.received, self.received_parents = list(rows), list(parent_rows)
+
+    def level_stats(self, level: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The pairs (this part's, the sum over the parts) to be summed across the parts:
+        [frontier vertices, their edges, the part's edges] and the frontier bitmap (own
+        bits here, every part's after the sum)."""
+        m_f = int(np.diff(self.part.indptr)[self.frontier].sum())
+        self.stats = np.array([self.frontier.size, m_f, self.part.indices.size], np.int64)
+        self.sums = np.zeros(3, dtype=np.int64)
+        front = self.fronts[level & 1]
+        return [(self.stats, self.sums), (front, front)]
+
+    def level_expand(self, level: int, alpha: float, beta: float) -> np.ndarray:
+        """The level's direction from the summed row; top-down: claim own neighbours,
+        mark the others never sent before in the candidate map (returned, to be swapped),
+        keeping the frontier vertex each was sent from; bottom-up: adopt parents on the
+        summed frontier bitmap."""
+        self.rule.alpha, self.rule.beta = alpha, beta
+        mode = self.modes[level] = self.rule.decide(*(int(x) for x in self.sums))
+        self.cand[:] = 0
+        self.fronts[(level + 1) & 1][:] = 0
+        self.found = np.zeros(0, dtype=np.int64)
+        if mode == bitmap_levels.TOP_DOWN:
+            self.found, remote, sources = self._expand_local(level + 1)
+            new = ~self.sent[remote]
+            remote, first = _first_of(remote[new])
+            self.sent[remote] = True
+            self.remote_parent[remote] = sources[new][first]
+            _set_bits(self.cand, remote)
+        elif mode == bitmap_levels.BOTTOM_UP:
+            self.bottom_up(level + 1, self.fronts[level & 1])
+            self.found = self.frontier
+        return self.cand
+
+    def level_merge(self, level: int) -> None:
+        """Top-down: label the unvisited candidates sent here, each one's parent to be
+        read after the search from the first part (in row order) that sent it; then the
+        next frontier and its bits."""
+        if self.modes[level] == bitmap_levels.TOP_DOWN:
+            p = self.part
+            a, _ = self.partition.word_range(p.part)
+            sender = np.full(self.staging.shape[1] * 32, -1, dtype=np.int64)
+            for r in range(len(self.received) - 1, -1, -1):  # the first row wins
+                sender[_bit_ids(self.received[r])] = r
+            ids = np.flatnonzero(sender >= 0) + a * 32
+            mine = ids[(ids >= p.lo) & (ids < p.hi)] - p.lo
+            fresh = mine[self.dist[mine] < 0]
+            self.dist[fresh] = level + 1
+            if self.parent is not None:
+                self.parent[fresh] = -2 - sender[fresh + p.lo - a * 32]
+            self.found = np.concatenate([self.found, fresh])
+        self.frontier = self.found
+        _set_bits(self.fronts[(level + 1) & 1], self.frontier + self.part.lo)
+
+    def resolve_parents(self) -> None:
+        """After the search: each vertex labelled from row r's candidates (parent -2 - r)
+        takes the parent that part sent it with."""
+        pending = np.flatnonzero(self.parent <= -2)
+        rows = -2 - self.parent[pending]
+        for r, got in enumerate(self.received_parents):
+            mine = pending[rows == r]
+            self.parent[mine] = got[mine]
+
+    def mode_ready(self, level: int) -> bool:
+        del level
+        return True
+
+    def mode_of(self, level: int) -> int:
+        return self.modes[level]
+
+    def bottom_up(self, next_level: int, front: np.ndarray) -> None:
+        """Every unvisited vertex here adopts its first neighbour (in row order) whose bit
+        is set in ``front``, the whole frontier's bitmap."""
+        p = self.part
+        open_ = np.flatnonzero(self.dist < 0)
+        positions, degrees = _row_positions(p.indptr, open_)
+        nbrs = p.indices[positions].astype(np.int64)
+        hit = ((front[nbrs >> 5] >> (nbrs & 31).astype(np.uint32)) & 1).astype(bool)
+        found, first = _first_of(np.repeat(open_, degrees)[hit])  # row order: first hit wins
+        self.dist[found] = next_level
+        if self.parent is not None:
+            self.parent[found] = nbrs[hit][first]
+        self.frontier = found
+
+    def _expand_local(self, next_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Top-down from the part's frontier: claim own neighbours (parent: the frontier
+        vertex); return (claimed local ids, remote neighbours' global ids, their sources')."""
+        p = self.part
+        positions, degrees = _row_positions(p.indptr, self.frontier)
+        nbrs = p.indices[positions].astype(np.int64)
+        srcs = np.repeat(self.frontier + p.lo, degrees)
+        local = (nbrs >= p.lo) & (nbrs < p.hi)
+        lv, ls = nbrs[local] - p.lo, srcs[local]
+        fresh = self.dist[lv] < 0
+        found, first = _first_of(lv[fresh])
+        self.dist[found] = next_level
+        if self.parent is not None:
+            self.parent[found] = ls[fresh][first]
+        return found, nbrs[~local], srcs[~local]
+
     def figures_begin(self) -> None:
         reached = self.dist >= 0
         edges = int(np.diff(self.part.indptr)[reached].sum())
@@ -352,13 +443,25 @@ def _words(n: int) -> int:
     return (n + 31) // 32 or 1
 
 
+def _set_bits(bits: np.ndarray, ids: np.ndarray) -> None:
+    ids = np.asarray(ids, dtype=np.int64)
+    np.bitwise_or.at(bits, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
+
+
+def _bit_ids(words: np.ndarray) -> np.ndarray:
+    """The positions of the set bits of ``words`` (uint32), in order."""
+    bits = np.unpackbits(words.astype("<u4").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits).astype(np.int64)
+
+
 # --------------------------------------------------------------------------- the loop
 @dataclass
 class Direction:
-    """Beamer's rule over the whole graph, decided on every rank from the same all-gathered
-    table, so all parts take the same direction: bottom-up once the frontier's edges pass
-    the unexplored edges / ``alpha``; top-down again once the frontier, shrinking, is below
-    n / ``beta``. Only for graphs whose rows are their in-edges too (undirected)."""
+    """Beamer's rule over the whole graph, decided on every part from the same summed row,
+    so all parts take the same direction: bottom-up once the frontier's edges pass the
+    unexplored edges / ``alpha``; top-down again once the frontier, shrinking, is below
+    n / ``beta``. Only for graphs whose rows are their in-edges too (undirected). The GPU
+    parts do the same arithmetic in their kernel (kernels/partitioned.cu, decide)."""
 
     n_vertices: int
     alpha: float = ALPHA
@@ -367,43 +470,29 @@ class Direction:
     unexplored: int | None = None
     last: int = 0
 
-    def step(self, table: np.ndarray) -> bool:
-        """``table`` rows: [frontier vertices, frontier edges, the part's edges]."""
-        n_f, m_f = int(table[:, 0].sum()), int(table[:, 1].sum())
+    def decide(self, n_f: int, m_f: int, edges: int) -> int:
+        """The mode of a level whose frontier has ``n_f`` vertices and ``m_f`` edges, in a
+        graph of ``edges`` CSR entries (all parts'): bitmap_levels.DONE when empty."""
+        if n_f == 0:
+            return bitmap_levels.DONE
         if self.unexplored is None:
-            self.unexplored = int(table[:, 2].sum())
+            self.unexplored = edges
         self.unexplored -= m_f
         if not self.bottom_up:
             self.bottom_up = m_f * self.alpha > self.unexplored
         elif n_f * self.beta < self.n_vertices and n_f < self.last:
             self.bottom_up = False
         self.last = n_f
-        return self.bottom_up
+        return bitmap_levels.BOTTOM_UP if self.bottom_up else bitmap_levels.TOP_DOWN
 
 
-def run_levels(engines: Sequence[Any], exchange: exchange_mod.Exchange,
-               direction: Direction | None = None) -> int:
-    """The level loop. Top-down: expand, all-gather counts (stop on zero), all-to-all,
-    claim. With ``direction``: first all-gather the frontier's size (stop on zero) and
-    edges; a bottom-up level ORs the parts' frontier bitmaps across the parts, then each
-    part labels its own unvisited vertices from it (no messages). Returns the number of
-    levels run (the last one found nothing)."""
+def run_levels(engines: Sequence[Any], exchange: exchange_mod.Exchange) -> int:
+    """The top-down level loop of graphs that may be directed: expand, all-gather counts
+    (stop on zero), all-to-all, claim. Returns the number of levels run (the last one
+    found nothing)."""
     level = 0
     while True:
         nxt = level + 1
-        if direction is not None:
-            for e in engines:
-                e.stats_begin(nxt)
-            exchange.settle()
-            table = exchange.all_gather_rows([e.stats_end() for e in engines])
-            if not table[:, 0].any():
-                return nxt
-            if direction.step(table):
-                fronts = exchange.all_or_bits([e.frontier_bits(nxt) for e in engines])
-                for e, front in zip(engines, fronts, strict=True):
-                    e.bottom_up(nxt, front)
-                level = nxt
-                continue
         for e in engines:
             e.expand_begin(nxt)
         exchange.settle()
@@ -432,11 +521,17 @@ class Outcome:
 def search(engines: Sequence[Any], exchange: exchange_mod.Exchange, source: int,
            want_parents: bool, direction: Direction | None = None) -> Outcome:
     """Run a search on ``engines`` (one per local part, in ``exchange.local_parts``
-    order) and gather the labels of every part. ``direction``: a fresh rule per search
-    (undirected graphs), or None for top-down only."""
+    order) and gather the labels of every part. ``direction``: Beamer's constants for an
+    undirected graph (the levels of :mod:`.bitmap_levels`), or None for the top-down
+    message levels of :func:`run_levels` (any graph)."""
     for e in engines:
         e.start(source)
-    run_levels(engines, exchange, direction)
+    if direction is None:
+        run_levels(engines, exchange)
+    else:  # undirected: fixed-size bitmaps, no host wait per level
+        for e in engines:
+            e.bitmap_start()
+        bitmap_levels.run(engines, exchange, direction.alpha, direction.beta, want_parents)
     for e in engines:
         e.figures_begin()
     exchange.settle()

@@ -1,14 +1,18 @@
-"""One part of a partitioned BFS on a GPU (kernels/partitioned.cu): the engine that
-:func:`morphgpu.bfs.partitioned.run_levels` drives, the twin of its NumpyPart.
+"""One part of a partitioned BFS on a GPU (kernels/partitioned.cu): the engine both level
+loops drive, the twin of :class:`morphgpu.bfs.partitioned.NumpyPart`.
 
-Top-down level: one expand launch (the shared expand operator; owned neighbours claimed,
-remote ones written once per search with a per-owner count), an offsets launch (the scan of
-the owner counts) and one bucket launch, then one small read of the counts (the row the
-exchange all-gathers).
-After the exchange, one claim launch per part that sent something. Bottom-up level (the
-loop's Direction): the frontier's size and edges read first; the frontier marked in an
-n-bit map, which the exchange ORs across the parts; one launch where each unvisited vertex
-here adopts its first neighbour on that map (the shared bottom-up scan).
+Message levels (:func:`morphgpu.bfs.partitioned.run_levels`, any graph): one expand launch
+(the shared expand operator; owned neighbours claimed, remote ones written once per search
+with a per-owner count), an offsets launch (the scan of the owner counts) and one bucket
+launch, then one small read of the counts (the row the exchange all-gathers). After the
+exchange, one claim launch per part that sent something.
+
+Bitmap levels (:mod:`morphgpu.bfs.bitmap_levels`, undirected graphs): four launches a
+level and no wait: ``bfs_level_start`` (this part's count row; the next maps zeroed),
+``bfs_level_expand`` (the direction decided from the summed row; top-down or bottom-up
+here), ``bfs_level_hubs`` (a top-down level's long rows, in chunks over the grid),
+``bfs_level_merge`` (the candidates other parts sent, labelled), and a 4-byte read of the
+level's mode that the loop polls later; after the search, ``bfs_level_parents``.
 
 Reads to the host go to pinned buffers asynchronously (``*_begin``) and are waited for
 later (``*_end``), so a process driving several GPUs has them all working at once.
@@ -27,6 +31,8 @@ from . import launch, modules
 
 PARTITIONED_FILE = "bfs/kernels/partitioned.cu"
 BLOCK = modules.LEVEL_BLOCK
+MODE_RING = 8  # kernels/partitioned.cu's: the modes of the last 8 levels
+HUB_CHUNK = 4096  # kernels/partitioned.cu's: rows longer than this go to bfs_level_hubs
 
 
 class GpuPart:
@@ -45,32 +51,32 @@ class GpuPart:
             self.indices = cp.asarray(part.indices, dtype=self.vid)
             mod = modules.module(PARTITIONED_FILE, str(self.vid), eid)
             # Functions are per device: fetch them with this part's device current.
-            self.k_expand = mod.get_function("bfs_part_expand")
+            self.k_expand_messages = mod.get_function("bfs_part_expand")
             self.k_bucket = mod.get_function("bfs_part_bucket")
             self.k_claim = mod.get_function("bfs_part_claim")
             self.k_figures = mod.get_function("bfs_part_figures")
             self.k_offsets = mod.get_function("bfs_part_offsets")
-            self.k_edges = mod.get_function("bfs_part_frontier_edges")
-            self.k_mark = mod.get_function("bfs_part_mark")
-            self.k_bottom_up = mod.get_function("bfs_part_bottom_up")
+            self.k_start = mod.get_function("bfs_level_start")
+            self.k_expand = mod.get_function("bfs_level_expand")
+            self.k_hubs = mod.get_function("bfs_level_hubs")
+            self.k_merge = mod.get_function("bfs_level_merge")
+            self.k_parents = mod.get_function("bfs_level_parents")
             self.starts = cp.asarray(partition.starts, dtype=np.int64)
             self.queues = (cp.empty(max(size, 1), dtype=self.vid),
                            cp.empty(max(size, 1), dtype=self.vid))
-            remote = max(n - size, 1)  # each remote vertex is sent at most once a search
-            self.remote = (cp.empty(remote, dtype=self.vid), cp.empty(remote, dtype=self.vid))
-            self.bucketed = (cp.empty(remote, dtype=self.vid), cp.empty(remote, dtype=self.vid))
             # words: [queue 0 tail, queue 1 tail, remote tail, owner counts (P)]
             self.words = cp.zeros(3 + P, dtype=np.uint64)
-            self.cursor = cp.empty(P, dtype=np.uint64)  # each owner's next bucketed slot
-            self.sent = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)
-            self.front = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)  # bottom-up's map
-            self.stats = cp.zeros(2, dtype=np.uint64)  # [frontier size, frontier edges]
-            # Page-locked, so the reads of words and stats are asynchronous.
+            self.front = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)  # a frontier map
+            self.figures = cp.zeros(2, dtype=np.uint64)  # [edges of reached, largest label]
+            # Page-locked, so the reads of words and figures are asynchronous.
             import cupyx  # noqa: PLC0415  (with CuPy: GpuPart exists only where it does)
 
             self.host_words = cupyx.empty_pinned(3 + P, dtype=np.uint64)
-            self.host_stats = cupyx.empty_pinned(2, dtype=np.uint64)
+            self.host_figures = cupyx.empty_pinned(2, dtype=np.uint64)
             self.read_done = cp.cuda.Event(disable_timing=True)
+            self.remote: Any = None  # the message levels' buffers, made on their first use
+            self.cand: Any = None  # the bitmap levels' buffers, likewise
+            self.sent: Any = None  # both loops': the remote vertices sent this search
             props = backend.gpu_properties(self.device_id)
             self.blocks = props["multiprocessors"] * (2048 // BLOCK)
 
@@ -83,6 +89,8 @@ class GpuPart:
                                     cp.cuda.get_current_stream().ptr)
 
     def _on(self) -> Any:
+        if self.stream is None and self.cp.cuda.runtime.getDevice() == self.device_id:
+            return contextlib.nullcontext()  # in-process parts: nothing to switch
         stack = contextlib.ExitStack()
         stack.enter_context(self.cp.cuda.Device(self.device_id))
         if self.stream is not None:
@@ -95,8 +103,10 @@ class GpuPart:
         with self._on():
             self.dist = cp.full(size, -1, dtype=cp.int32)
             self.parent = cp.full(size, -1, dtype=self.vid) if self.want_parents else None
-            self._zero(self.sent)
+            if self.sent is not None:
+                self._zero(self.sent)
             self._zero(self.words)
+            self._source = source
             if p.lo <= source < p.hi:
                 self.dist[source - p.lo] = 0
                 if self.parent is not None:
@@ -116,16 +126,28 @@ class GpuPart:
     def _wait(self) -> None:
         self.read_done.synchronize()
 
+    def _message_buffers(self) -> None:
+        cp = self.cp
+        n, P = self.partition.n_vertices, self.partition.n_parts
+        remote = max(n - (self.part.hi - self.part.lo), 1)  # each sent once a search at most
+        self.remote = (cp.empty(remote, dtype=self.vid), cp.empty(remote, dtype=self.vid))
+        self.bucketed = (cp.empty(remote, dtype=self.vid), cp.empty(remote, dtype=self.vid))
+        self.cursor = cp.empty(P, dtype=np.uint64)  # each owner's next bucketed slot
+        if self.sent is None:
+            self.sent = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)
+
     def expand_begin(self, next_level: int) -> None:
         p, P = self.part, self.partition.n_parts
         here, nxt = (next_level - 1) & 1, next_level & 1
         w = self.words
         with self._on():
+            if self.remote is None:
+                self._message_buffers()
             self._zero(w[nxt:nxt + 1])
             self._zero(w, 2)
             grid, block = (self.blocks,), (BLOCK,)
             vid = self.vid.type
-            self.k_expand(grid, block, (
+            self.k_expand_messages(grid, block, (
                 self.indptr, self.indices, vid(p.lo), vid(p.hi), self.starts, np.int32(P),
                 self.dist, self._parent_ptr(), self.queues[here], w[here:], self.queues[nxt],
                 w[nxt:], self.remote[0], self.remote[1], w[2:], w[3:], self.sent,
@@ -149,36 +171,6 @@ class GpuPart:
         row[p.part] = int(words[self._nxt])
         return row, sends
 
-    def stats_begin(self, next_level: int) -> None:
-        here = (next_level - 1) & 1
-        with self._on():
-            self._zero(self.stats)
-            self.k_edges((self.blocks,), (BLOCK,), (self.indptr, self.queues[here],
-                                                    self.words[here:], self.stats))
-            self._read(self.stats, self.host_stats)
-
-    def stats_end(self) -> np.ndarray:
-        self._wait()
-        n_f, m_f = (int(x) for x in self.host_stats)
-        return np.array([n_f, m_f, int(self.indices.size)], dtype=np.int64)
-
-    def frontier_bits(self, next_level: int) -> Any:
-        here = (next_level - 1) & 1
-        with self._on():
-            self._zero(self.front)
-            self.k_mark((self.blocks,), (BLOCK,), (self.queues[here], self.words[here:],
-                                                   self.vid.type(self.part.lo), self.front))
-        return self.front
-
-    def bottom_up(self, next_level: int, front: Any) -> None:
-        nxt = next_level & 1
-        n_local = self.part.hi - self.part.lo
-        with self._on():
-            self._zero(self.words[nxt:nxt + 1])
-            self.k_bottom_up((self.blocks,), (BLOCK,), (
-                self.indptr, self.indices, np.int64(n_local), self.dist, self._parent_ptr(),
-                front, self.queues[nxt], self.words[nxt:], np.int32(next_level)))
-
     def claim(self, received: Any, next_level: int) -> None:
         p = self.part
         nxt = next_level & 1
@@ -191,16 +183,131 @@ class GpuPart:
                     self.vid.type(p.lo), self.dist, self._parent_ptr(), self.queues[nxt],
                     self.words[nxt:], np.int32(next_level)))
 
-    def figures_begin(self) -> None:
-        """Queue [edges out of reached vertices, largest label] and its read (into the
-        stats buffers: the level loop is over)."""
+    # ---- bitmap levels (bitmap_levels.run: undirected graphs), four launches a level
+    def bitmap_start(self) -> None:
+        cp, p = self.cp, self.part
+        n = self.partition.n_vertices
         with self._on():
-            self._zero(self.stats)
+            if self.cand is None:  # kept: the exchange's views of them (bind) stay valid
+                words = (n + 31) // 32 or 1
+                a, b = self.partition.word_range(p.part)
+                self.fronts = (self.front, cp.zeros(words, dtype=np.uint32))
+                self.cand = cp.zeros(words, dtype=np.uint32)
+                if self.sent is None:
+                    self.sent = cp.zeros(words, dtype=np.uint32)
+                self.staging = cp.zeros((self.partition.n_parts, b - a), dtype=np.uint32)
+                # The parent each remote vertex was sent with, read by its owner after the
+                # search; without parents, nothing is kept.
+                self.remote_parent = (cp.empty(n, dtype=self.vid) if self.want_parents
+                                      else cp.empty(0, dtype=self.vid))
+                # (row, chunk) pairs of the frontier's long rows: at most 2 entries / CHUNK.
+                self.chunks = cp.empty(2 * (2 * int(self.indices.size) // HUB_CHUNK + 1),
+                                       dtype=np.uint64)
+                self.chunk_tail = cp.zeros(1, dtype=np.uint64)
+                self.level_stats_buf = cp.zeros((2, 3), dtype=np.uint64)
+                self.sums = cp.zeros(3, dtype=np.uint64)
+                self.rule = cp.zeros((2, 4), dtype=np.int64)
+                self.modes = cp.zeros(MODE_RING, dtype=np.int32)
+                import cupyx  # noqa: PLC0415
+
+                self.host_modes = cupyx.empty_pinned(MODE_RING, dtype=np.int32)
+                self.mode_read = [cp.cuda.Event(disable_timing=True)
+                                  for _ in range(MODE_RING)]
+            self._zero(self.fronts[0])
+            self._zero(self.level_stats_buf)
+            self._zero(self.rule)
+            if p.lo <= self._source < p.hi:
+                self.fronts[0][self._source >> 5] = np.uint32(1 << (self._source & 31))
+
+    def parent_staging(self) -> Any:
+        """Where an exchange that copies puts the other parts' kept parents of this
+        part's vertices: one row per part."""
+        with self._on():
+            return self.cp.empty((self.partition.n_parts, self.part.hi - self.part.lo),
+                                 dtype=self.vid)
+
+    def bind_slices(self, rows: Any, parent_rows: Any) -> None:
+        with self._on():
+            self.rows = self._pointers(rows)
+            self.parent_rows = self._pointers(parent_rows)
+        self.n_rows = len(rows)
+
+    def _pointers(self, arrays: Any) -> Any:
+        return self.cp.asarray(np.array([a.data.ptr for a in arrays] or [0], dtype=np.uint64))
+
+    def _remote_parent_ptr(self) -> Any:
+        return self.remote_parent if self.want_parents else launch.NULL
+
+    def level_stats(self, level: int) -> list[tuple[Any, Any]]:
+        c, n = level & 1, (level + 1) & 1
+        w, stats = self.words, self.level_stats_buf
+        with self._on():
+            self.k_start((self.blocks,), (BLOCK,), (
+                self.indptr, self.queues[c], w[c:], w[n:], self.chunk_tail,
+                np.int64(self.indices.size), stats[c], stats[n], self.fronts[n], self.cand,
+                np.int64(self.cand.size)))
+        return [(stats[c], self.sums), (self.fronts[c], self.fronts[c])]
+
+    def level_expand(self, level: int, alpha: float, beta: float) -> Any:
+        c, n = level & 1, (level + 1) & 1
+        p, w, cp = self.part, self.words, self.cp
+        vid = self.vid.type
+        grid, block = (self.blocks,), (BLOCK,)
+        with self._on():
+            self.k_expand(grid, block, (
+                self.indptr, self.indices, vid(p.lo), vid(p.hi), self.dist, self._parent_ptr(),
+                self.queues[c], w[c:], self.queues[n], w[n:], self.fronts[c], self.fronts[n],
+                self.cand, self.sent, self._remote_parent_ptr(), self.chunks, self.chunk_tail,
+                self.sums, self.rule[c], self.rule[n], self.modes, np.int32(level),
+                np.float64(alpha), np.float64(beta), np.int64(self.partition.n_vertices)))
+            self.k_hubs(grid, block, (
+                self.indptr, self.indices, vid(p.lo), vid(p.hi), self.dist, self._parent_ptr(),
+                self.queues[n], w[n:], self.fronts[n], self.cand, self.sent,
+                self._remote_parent_ptr(), self.chunks, self.chunk_tail, self.modes,
+                np.int32(level)))
+            # The mode's read: 4 bytes to pinned memory, and an event the loop polls.
+            k = level % MODE_RING
+            stream = cp.cuda.get_current_stream()
+            cp.cuda.runtime.memcpyAsync(self.host_modes.ctypes.data + 4 * k,
+                                        self.modes.data.ptr + 4 * k, 4,
+                                        cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+            self.mode_read[k].record(stream)
+        return self.cand
+
+    def level_merge(self, level: int) -> None:
+        n = (level + 1) & 1
+        p, w = self.part, self.words
+        vid = self.vid.type
+        a, b = self.partition.word_range(p.part)
+        if self.n_rows == 0:
+            return  # one part: nothing is ever sent
+        with self._on():
+            self.k_merge((self.blocks,), (BLOCK,), (
+                self.dist, self._parent_ptr(), vid(p.lo), vid(p.hi), self.fronts[n],
+                self.queues[n], w[n:], self.rows, np.int32(self.n_rows), np.int64(a),
+                np.int64(b - a), self.modes, np.int32(level)))
+
+    def resolve_parents(self) -> None:
+        with self._on():
+            self.k_parents((self.blocks,), (BLOCK,), (
+                self.parent, np.int64(self.part.hi - self.part.lo), self.parent_rows))
+
+    def mode_ready(self, level: int) -> bool:
+        return bool(self.mode_read[level % MODE_RING].done)
+
+    def mode_of(self, level: int) -> int:
+        return int(self.host_modes[level % MODE_RING])
+
+    def figures_begin(self) -> None:
+        """Queue [edges out of reached vertices, largest label] and its read (the level
+        loop is over)."""
+        with self._on():
+            self._zero(self.figures)
             n_local = self.part.hi - self.part.lo
             self.k_figures((self.blocks,), (BLOCK,), (self.indptr, self.dist,
-                                                      np.int64(n_local), self.stats))
-            self._read(self.stats, self.host_stats)
+                                                      np.int64(n_local), self.figures))
+            self._read(self.figures, self.host_figures)
 
     def figures_end(self) -> np.ndarray:
         self._wait()
-        return self.host_stats.astype(np.int64)
+        return self.host_figures.astype(np.int64)

@@ -1,8 +1,9 @@
 // One part of a partitioned BFS (morphgpu/bfs/gpu/partitioned.py): the part owns the
 // vertices [lo, hi) and holds their rows (indptr rebased to 0, GLOBAL column ids).
 //
-// Per level: bfs_part_expand gathers the frontier's rows with the shared expand operator
-// (traversal/expand.cuh); a neighbour the part owns is claimed here (claim_label: first
+// Message levels (any graph; partitioned.py's run_levels), per level: bfs_part_expand
+// gathers the frontier's rows with the shared expand operator (traversal/expand.cuh); a
+// neighbour the part owns is claimed here (claim_label: first
 // claim wins) and queued for the next level; any other neighbour goes, once per search
 // (an n-bit "sent" bitmap, Merrill et al.'s multi-GPU bitmask made exact by atomicOr), to
 // an unordered (vertex, parent) buffer, counted per owner. bfs_part_bucket then orders
@@ -10,11 +11,9 @@
 // message is one contiguous slice. After the exchange, bfs_part_claim claims the received
 // candidates the same way, appending to the same next queue.
 //
-// Bottom-up levels (direction-optimizing, Enterprise §4.4 over parts): bfs_part_frontier_edges
-// gives the loop the frontier's size and edges for Beamer's rule; bfs_part_mark sets the
-// frontier's bits (global ids) in an n-bit map that the exchange ORs across the parts; then
-// bfs_part_bottom_up lets each unvisited vertex of the part adopt its first neighbour on
-// that map (the shared bottom-up scan) and queues it, so a top-down level can follow.
+// Undirected graphs take the bitmap levels instead (bfs_level_*, below; Enterprise §4.4's
+// direction-optimizing over parts): every message a fixed-size bitmap, the direction
+// decided on the device, so the host never waits on a level.
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
@@ -187,50 +186,237 @@ extern "C" __global__ void bfs_part_figures(const eid_t* __restrict__ indptr, co
     if (lane_id() == 0 && top) atomicMax(words + 1, (u64)top);
 }
 
-// stats[0] = the frontier's size, stats[1] += its rows' lengths (stats zeroed by the caller).
-extern "C" __global__ void bfs_part_frontier_edges(const eid_t* __restrict__ indptr,
-                                                   const vid_t* queue, const u64* count,
-                                                   u64* stats) {
-    const i64 n = (i64)*count;
-    if (global_tid() == 0) stats[0] = (u64)n;
+// ---- Bitmap levels (undirected graphs; morphgpu/bfs/bitmap_levels.py): three launches a
+// level, every size fixed before the search, the direction decided here, so the host
+// queues levels without reading anything back but each level's mode, late.
+constexpr int MODE_DONE = 0, MODE_TOP_DOWN = 1, MODE_BOTTOM_UP = 2;  // bitmap_levels.py's
+constexpr int MODE_RING = 8;  // modes[level % MODE_RING]: the host reads them AHEAD late
+
+__device__ __forceinline__ void set_bit(unsigned* bits, i64 g) {
+    atomicOr(bits + (g >> 5), 1u << (unsigned)(g & 31));
+}
+
+// Beamer's rule on the summed row [frontier vertices, their edges, CSR entries], the same
+// arithmetic as partitioned.Direction.decide. rule: [unexplored, bottom-up, last frontier,
+// started]; the level's rule goes to `out` (a second copy: every block decides, so the
+// input must not change under them).
+__device__ __forceinline__ int decide(const u64* sums, const i64* rule, i64* out,
+                                      double alpha, double beta, i64 n_vertices) {
+    const i64 nf = (i64)sums[0], mf = (i64)sums[1], entries = (i64)sums[2];
+    for (int k = 0; k < 4; ++k) out[k] = rule[k];
+    if (nf == 0) return MODE_DONE;
+    const i64 unexplored = (rule[3] ? rule[0] : entries) - mf;
+    bool bottom_up = rule[1] != 0;
+    if (!bottom_up) bottom_up = (double)mf * alpha > (double)unexplored;
+    else if ((double)nf * beta < (double)n_vertices && nf < rule[2]) bottom_up = false;
+    out[0] = unexplored;
+    out[1] = bottom_up;
+    out[2] = nf;
+    out[3] = 1;
+    return bottom_up ? MODE_BOTTOM_UP : MODE_TOP_DOWN;
+}
+
+// Frontier rows longer than HUB_CHUNK go to the grid in chunks of HUB_CHUNK entries
+// (bfs_level_hubs), not to one block each: a top-down level of Kronecker 25 from 2,250
+// vertices holding 20M edges took 5.5 ms with every row in expand_gather, which gives a
+// long row to the one block that holds it (benchmarks/RESULTS.md, session 34).
+constexpr int HUB_CHUNK = 4096;
+
+// The level's start: this part's row of the sum ([frontier size, its edges, the part's CSR
+// entries]; the edges added into stats[1], zeroed a level earlier, so this level zeroes the
+// next level's), the next frontier's bitmap, the candidate map, the next queue's tail and
+// the hub chunks' count zeroed. Every buffer written here was last read by the previous
+// level's launches.
+extern "C" __global__ void bfs_level_start(const eid_t* __restrict__ indptr,
+                                           const vid_t* queue, const u64* tail,
+                                           u64* tail_next, u64* chunk_tail, i64 entries,
+                                           u64* stats, u64* stats_next, unsigned* next_front,
+                                           unsigned* cand, i64 n_words) {
+    const i64 n = (i64)*tail;
+    if (global_tid() == 0) {
+        stats[0] = (u64)n;
+        stats[2] = (u64)entries;
+        stats_next[1] = 0;
+        *tail_next = 0;
+        *chunk_tail = 0;
+    }
+    for (i64 i = global_tid(); i < n_words; i += global_stride()) {
+        next_front[i] = 0u;
+        cand[i] = 0u;
+    }
     u64 edges = 0;
     for (i64 i = global_tid(); i < n; i += global_stride()) {
         const vid_t v = queue[i];
         edges += (u64)(indptr[v + 1] - indptr[v]);
     }
-    for (int off = 16; off > 0; off >>= 1) edges += __shfl_down_sync(0xffffffffu, edges, off);
+    edges = warp_sum(edges);
     if (lane_id() == 0 && edges) atomicAdd(stats + 1, edges);
 }
 
-// The frontier (local ids) as bits of global ids in an n-bit map zeroed by the caller.
-extern "C" __global__ void bfs_part_mark(const vid_t* queue, const u64* count, vid_t lo,
-                                         unsigned* bits) {
-    const i64 n = (i64)*count;
-    for (i64 i = global_tid(); i < n; i += global_stride()) {
-        const u64 g = (u64)((i64)queue[i] + (i64)lo);
-        atomicOr(bits + (g >> 5), 1u << (unsigned)(g & 31u));
+// Top-down on bitmaps: a neighbour the part owns is claimed (first claim wins, parent the
+// frontier vertex) and queued; any other is sent once a search (the `sent` bitmap): its
+// bit set in the n-bit candidate map, which the exchange cuts by owner, and the frontier
+// vertex kept in remote_parent (null without parents) for its owner to read after the
+// search.
+struct BitmapVisit {
+    int* dist;
+    vid_t* parent;
+    int next_level;
+    vid_t* out_queue;  // local ids
+    u64* out_tail;
+    vid_t lo, hi;
+    unsigned* next_front;  // global ids
+    unsigned* cand;        // global ids
+    unsigned* sent;        // global ids
+    vid_t* remote_parent;  // global ids -> global ids
+
+    __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
+        const bool local = dst >= lo && dst < hi;
+        bool mine = false;
+        if (local) {
+            mine = claim_label(dist, dst - lo, next_level);
+            if (mine) {
+                if (parent) parent[dst - lo] = src + lo;
+                set_bit(next_front, (i64)dst);
+            }
+        } else {
+            const unsigned bit = 1u << ((unsigned)dst & 31u);
+            unsigned* word = sent + ((i64)dst >> 5);
+            if ((load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u) {
+                if (remote_parent) remote_parent[dst] = src + lo;
+                atomicOr(cand + ((i64)dst >> 5), bit);
+            }
+        }
+        warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
+    }
+};
+
+// The level's direction (every block decides alike from the summed row; block 0 keeps
+// the rule and the mode), then its labelling here: top-down over this part's frontier
+// (rows up to HUB_CHUNK entries; longer ones listed as chunks for bfs_level_hubs), or
+// bottom-up, each unvisited vertex of the part adopting its first neighbour on the
+// summed frontier bitmap `front` (direction.cu's batches of two). Found vertices are
+// queued and set in next_front.
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_level_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+                 vid_t lo, vid_t hi, int* dist, vid_t* parent, const vid_t* queue,
+                 const u64* tail, vid_t* queue_next, u64* tail_next, const unsigned* front,
+                 unsigned* next_front, unsigned* cand, unsigned* sent, vid_t* remote_parent,
+                 u64* chunks, u64* chunk_tail, const u64* sums, const i64* rule,
+                 i64* rule_next, int* modes, int level, double alpha, double beta,
+                 i64 n_vertices) {
+    __shared__ GatherScratch<BLOCK> scratch;
+    i64 next_rule[4];
+    const int mode = decide(sums, rule, next_rule, alpha, beta, n_vertices);
+    if (global_tid() == 0) {
+        for (int k = 0; k < 4; ++k) rule_next[k] = next_rule[k];
+        modes[level % MODE_RING] = mode;
+    }
+    if (mode == MODE_TOP_DOWN) {
+        const BitmapVisit visit{dist, parent, level + 1, queue_next, tail_next, lo, hi,
+                                next_front, cand, sent, remote_parent};
+        const i64 n_queue = (i64)*tail;
+        // Round-robin over the blocks, as bfs_part_expand deals them (a frontier of hubs).
+        const i64 span = (i64)gridDim.x * BLOCK;
+        for (i64 base = 0; base < n_queue; base += span) {
+            const i64 i = base + (i64)threadIdx.x * gridDim.x + blockIdx.x;
+            bool has = i < n_queue;
+            const vid_t v = has ? queue[i] : (vid_t)0;
+            if (has) {
+                const i64 degree = (i64)(indptr[v + 1] - indptr[v]);
+                if (degree > HUB_CHUNK) {
+                    const i64 n_chunks = (degree + HUB_CHUNK - 1) / HUB_CHUNK;
+                    const u64 at = atomicAdd(chunk_tail, (u64)n_chunks);
+                    for (i64 c = 0; c < n_chunks; ++c) {  // (row, chunk) pairs
+                        chunks[2 * (at + c)] = (u64)v;
+                        chunks[2 * (at + c) + 1] = (u64)c;
+                    }
+                    has = false;
+                }
+            }
+            expand_gather<BLOCK>(scratch, indptr, indices, has, v, visit);
+        }
+    } else if (mode == MODE_BOTTOM_UP) {
+        constexpr int BATCH = 2;
+        const CsrAdjacency rows{indptr, indices};
+        const HubCache<1>* no_cache = nullptr;
+        const i64 n_local = (i64)(hi - lo);
+        const i64 stride = global_stride();
+        for (i64 v0 = global_tid(); v0 < n_local; v0 += stride * BATCH) {
+            unsigned open = 0u;
+#pragma unroll
+            for (int t = 0; t < BATCH; ++t) {
+                const i64 v = v0 + t * stride;
+                if (v < n_local && dist[v] < 0) open |= 1u << t;
+            }
+            const unsigned found = adopt_parents_batch<BATCH, 1>(rows, dist, parent, v0, stride,
+                                                                 open, level, no_cache, front);
+#pragma unroll
+            for (int t = 0; t < BATCH; ++t) {
+                const bool mine = (found >> t) & 1u;
+                const i64 v = v0 + t * stride;
+                if (mine) set_bit(next_front, v + lo);
+                warp_enqueue(queue_next, tail_next, mine, (vid_t)(mine ? v : 0));
+            }
+        }
     }
 }
 
-// Every unvisited vertex of the part looks through its row (an undirected graph: its
-// in-edges too) for a neighbour whose bit is set in `front`, the whole frontier, and adopts
-// the first one (label next_level, parent its global id); the adopted are queued (local
-// ids). Only v's own thread writes v, so no atomics on the labels.
-extern "C" __global__ void bfs_part_bottom_up(const eid_t* __restrict__ indptr,
-                                              const vid_t* __restrict__ indices, i64 n_local,
-                                              int* dist, vid_t* parent, const unsigned* front,
-                                              vid_t* out_queue, u64* out_tail, int next_level) {
-    const CsrAdjacency rows{indptr, indices};
-    const HubCache<1>* no_cache = nullptr;
-    const i64 stride = global_stride();
-    // Every lane of a warp runs the same trip count (warp_enqueue wants whole warps).
-    const i64 rounds = (n_local + stride - 1) / stride;
-    for (i64 r = 0; r < rounds; ++r) {
-        const i64 v = r * stride + global_tid();
-        bool found = false;
-        if (v < n_local && dist[v] < 0)
-            found = scan_in_row(rows, dist, parent, (vid_t)v, rows.begin(v), rows.end(v),
-                                next_level - 1, no_cache, front);
-        warp_enqueue(out_queue, out_tail, found, (vid_t)(found ? v : 0));
+// Top-down levels only: the frontier's long rows, HUB_CHUNK entries per chunk, the chunks
+// dealt over the blocks (bfs_level_expand listed them).
+extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK)
+bfs_level_hubs(const eid_t* __restrict__ indptr, const vid_t* __restrict__ indices,
+               vid_t lo, vid_t hi, int* dist, vid_t* parent, vid_t* queue_next,
+               u64* tail_next, unsigned* next_front, unsigned* cand, unsigned* sent,
+               vid_t* remote_parent, const u64* chunks, const u64* chunk_tail,
+               const int* modes, int level) {
+    if (modes[level % MODE_RING] != MODE_TOP_DOWN) return;
+    const BitmapVisit visit{dist, parent, level + 1, queue_next, tail_next, lo, hi,
+                            next_front, cand, sent, remote_parent};
+    const i64 n_chunks = (i64)*chunk_tail;
+    for (i64 i = blockIdx.x; i < n_chunks; i += gridDim.x) {
+        const vid_t v = (vid_t)chunks[2 * i];
+        const eid_t begin = indptr[v] + (eid_t)chunks[2 * i + 1] * HUB_CHUNK;
+        const eid_t row_end = indptr[v + 1];
+        const eid_t end = begin + HUB_CHUNK < row_end ? begin + HUB_CHUNK : row_end;
+        for (eid_t k = begin + threadIdx.x; k < end; k += BLOCK) visit(v, indices[k]);
+    }
+}
+
+// Top-down levels only: the candidates other parts sent here (n_rows slices of their
+// maps, each n_words words from word word_lo, in part order) ORed; each unvisited one
+// owned here is labelled, its parent marked -2 - r for the first row r holding it (that
+// part kept the parent; bfs_level_parents reads it after the search).
+extern "C" __global__ void bfs_level_merge(int* dist, vid_t* parent, vid_t lo, vid_t hi,
+                                           unsigned* next_front, vid_t* queue_next,
+                                           u64* tail_next, const u64* rows, int n_rows,
+                                           i64 word_lo, i64 n_words, const int* modes,
+                                           int level) {
+    if (modes[level % MODE_RING] != MODE_TOP_DOWN) return;
+    const i64 bits = n_words * 32;
+    for (i64 t = global_tid(); t < bits; t += global_stride()) {
+        const i64 k = t >> 5;
+        const unsigned bit = 1u << (unsigned)(t & 31);
+        int from = -1;
+        for (int j = 0; j < n_rows && from < 0; ++j)
+            if (reinterpret_cast<const unsigned*>(rows[j])[k] & bit) from = j;
+        const i64 g = (word_lo + k) * 32 + (t & 31);
+        const bool found = from >= 0 && g >= (i64)lo && g < (i64)hi && dist[g - lo] < 0;
+        if (found) {
+            dist[g - lo] = level + 1;
+            if (parent) parent[g - lo] = (vid_t)(-2 - from);
+            set_bit(next_front, g);
+        }
+        warp_enqueue(queue_next, tail_next, found, (vid_t)(found ? g - lo : 0));
+    }
+}
+
+// After the search: a vertex labelled from row r's candidates (parent -2 - r) takes the
+// parent that part kept for it (rows[r]: that part's remote_parent over this part's
+// vertices, indexed by local id).
+extern "C" __global__ void bfs_level_parents(vid_t* parent, i64 n_local, const u64* rows) {
+    for (i64 v = global_tid(); v < n_local; v += global_stride()) {
+        const vid_t p = parent[v];
+        if (p <= (vid_t)-2) parent[v] = reinterpret_cast<const vid_t*>(rows[-2 - (i64)p])[v];
     }
 }
