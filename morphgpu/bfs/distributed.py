@@ -5,8 +5,9 @@ partition is balanced by edges over K parts; the whole CSR never goes to one GPU
 ``--kronecker SCALE[:EF]`` draws Graph500's Kronecker edges in chunks and keeps its part's
 (no process ever holds the whole graph: graphs larger than one GPU, or one host), takes
 the GPU of its local rank, and joins an NCCL communicator whose unique id rank 0
-broadcasts through mpi4py (:class:`morphgpu.bfs.exchange.MpiNcclExchange`). The level loop
-is :func:`morphgpu.bfs.partitioned.run_levels`, as in-process. Rank 0 prints the summary
+broadcasts through mpi4py (:class:`morphgpu.bfs.exchange.MpiNcclExchange`). The level loops
+are the in-process ones (:func:`morphgpu.bfs.partitioned.search`: the bitmap levels for an
+undirected graph, the message levels otherwise). Rank 0 prints the summary
 ``morphgpu bfs`` prints (``--json`` for JSON); ``--check`` runs Graph500's checks there.
 
 A rank that fails (a bad file, a collective past ``--timeout``) prints its error and calls

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -481,25 +481,30 @@ class NcclExchange:
             recvs.append(row)
 
         def queue() -> None:
-            # Every pair posts its sends and receives in the same peer order, vertices
-            # before parents, so NCCL matches them one to one.
-            for c, out, row in zip(self.comms, sends, recvs, strict=True):
-                me = c.rank
-                with c.device():
-                    for peer in range(self.n_parts):
-                        if peer == me:
-                            continue
-                        if table[me, peer] > 0:
-                            for buf in out[peer]:
-                                if buf is not None:
-                                    c.send(buf, peer)
-                        if table[peer, me] > 0:
-                            for buf in row[peer]:
-                                if buf is not None:
-                                    c.recv(buf, peer)
+            for c, peer, (out, row) in self._peer_pairs(sends, recvs):
+                # Vertices before parents, on both sides.
+                if table[c.rank, peer] > 0:
+                    for buf in out[peer]:
+                        if buf is not None:
+                            c.send(buf, peer)
+                if table[peer, c.rank] > 0:
+                    for buf in row[peer]:
+                        if buf is not None:
+                            c.recv(buf, peer)
 
         self._grouped(queue, wait=False)
         return recvs
+
+    def _peer_pairs(self, *per_part: Sequence[Any]) -> Iterator[tuple[Any, int, list[Any]]]:
+        """(communicator, peer, that local part's items of ``per_part``) for every local
+        part and every other part, peers in order, the communicator's device current:
+        every rank posts its sends and receives in this order, so NCCL matches them one
+        to one."""
+        for c, *items in zip(self.comms, *per_part, strict=True):
+            with c.device():
+                for peer in range(self.n_parts):
+                    if peer != c.rank:
+                        yield c, peer, items
 
     def all_sum(self, pairs: Sequence[Sequence[tuple[Any, Any]]]) -> None:
         def queue() -> None:
@@ -519,17 +524,10 @@ class NcclExchange:
     def swap_slices(self, arrays: Sequence[Any], stagings: Sequence[Any],
                     ranges: Sequence[tuple[int, int]]) -> None:
         def queue() -> None:
-            # Every pair posts its send and receive in the same peer order, so NCCL
-            # matches them one to one.
-            for c, array, staging in zip(self.comms, arrays, stagings, strict=True):
-                me = c.rank
-                with c.device():
-                    for peer in range(self.n_parts):
-                        if peer == me:
-                            continue
-                        a, b = ranges[peer]
-                        c.send(array[a:b], peer)
-                        c.recv(staging[peer], peer)
+            for c, peer, (array, staging) in self._peer_pairs(arrays, stagings):
+                a, b = ranges[peer]
+                c.send(array[a:b], peer)
+                c.recv(staging[peer], peer)
 
         self._grouped(queue, wait=False)
 
