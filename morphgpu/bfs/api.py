@@ -221,15 +221,8 @@ def bfs(
         _gpu = gpu
         with backend.gpu_memory_guard(f"bfs on {g.n_vertices} vertices, {g.n_edges} edges"):
             on_gpu = graph_cache.structure_on(g, "gpu")  # kept per matrix and device
-            # A matrix's cached graph searched before: its prepared search, as for a
-            # CSRGraph at the top (the dispatch is host time before the launch).
-            prepared = gpu.prepared_search(on_gpu, chosen.name)
-            if prepared is not None:
-                name, call = prepared
-                dist, parent, figures = call(source, predecessors)
-            else:
-                dist, parent, name, figures = gpu.search(  # figures: read when asked for
-                    on_gpu, source, variant=chosen.name, want_parents=predecessors)
+            dist, parent, name, figures = gpu.search(  # figures: read when asked for
+                on_gpu, source, variant=chosen.name, want_parents=predecessors)
         if pending and not graph_cache.confirm(pending):
             # The matrix was changed in place since its graph was cached: that search ran
             # on the old graph. Search the new one (its graph is built afresh).
