@@ -74,9 +74,12 @@ def vertex_ranges(engines: Sequence[Any]) -> list[tuple[int, int]]:
 
 def run(engines: Sequence[Any], exchange: Any, alpha: float, beta: float,
         want_parents: bool, ahead: int = AHEAD) -> int:
-    """Run the levels of a search whose engines have been started, then (``want_parents``)
-    settle the parents of vertices labelled from other parts' candidates. Returns the
-    level at which the frontier was empty (the deepest label is one less)."""
+    """Run the levels of a search whose engines have been started (``start``), Beamer's
+    ``alpha`` and ``beta`` deciding each level's direction, then (``want_parents``) settle
+    the parents of vertices labelled from other parts' candidates. Returns the level at
+    which the frontier was empty (the deepest label is one less)."""
+    for e in engines:
+        e.bitmap_start(alpha, beta)
     bind(engines, exchange)
     words = word_ranges(engines)
     stagings = [e.staging for e in engines]
@@ -88,12 +91,12 @@ def run(engines: Sequence[Any], exchange: Any, alpha: float, beta: float,
             if engines[0].mode_of(k) == DONE:
                 break
         exchange.all_sum([e.level_stats(level) for e in engines])
-        cands = [e.level_expand(level, alpha, beta) for e in engines]
+        cands = [e.level_expand(level) for e in engines]
         exchange.swap_slices(cands, stagings, words)
         for e in engines:
             e.level_merge(level)
         level += 1
-    if want_parents and len(engines[0].partition.starts) > 2:
+    if want_parents and engines[0].partition.n_parts > 1:
         exchange.swap_slices([e.remote_parent for e in engines],
                              [e.parent_stagings for e in engines], vertex_ranges(engines))
         for e in engines:

@@ -306,7 +306,9 @@ class NumpyPart:
         self.frontier = np.concatenate([self.found, claimed])
 
     # ---- bitmap levels (bitmap_levels.run: undirected graphs)
-    def bitmap_start(self) -> None:
+    def bitmap_start(self, alpha: float, beta: float) -> None:
+        """Ready the bitmap levels of a search started by :meth:`start`, with Beamer's
+        constants (bitmap_levels.run)."""
         p, n = self.part, self.partition.n_vertices
         if not hasattr(self, "cand"):  # kept: the exchange's views of them (bind) stay valid
             words = _words(n)
@@ -320,7 +322,7 @@ class NumpyPart:
         self.fronts[0][:] = 0
         _set_bits(self.fronts[0], self.frontier + p.lo)
         self.sent = np.zeros(n, dtype=bool)
-        self.rule = Direction(n)
+        self.rule = Direction(n, alpha, beta)
         self.modes: dict[int, int] = {}
 
     def parent_staging(self) -> np.ndarray:
@@ -342,12 +344,11 @@ class NumpyPart:
         front = self.fronts[level & 1]
         return [(self.stats, self.sums), (front, front)]
 
-    def level_expand(self, level: int, alpha: float, beta: float) -> np.ndarray:
+    def level_expand(self, level: int) -> np.ndarray:
         """The level's direction from the summed row; top-down: claim own neighbours,
         mark the others never sent before in the candidate map (returned, to be swapped),
         keeping the frontier vertex each was sent from; bottom-up: adopt parents on the
         summed frontier bitmap."""
-        self.rule.alpha, self.rule.beta = alpha, beta
         mode = self.modes[level] = self.rule.decide(*(int(x) for x in self.sums))
         self.cand[:] = 0
         self.fronts[(level + 1) & 1][:] = 0
@@ -529,8 +530,6 @@ def search(engines: Sequence[Any], exchange: exchange_mod.Exchange, source: int,
     if direction is None:
         run_levels(engines, exchange)
     else:  # undirected: fixed-size bitmaps, no host wait per level
-        for e in engines:
-            e.bitmap_start()
         bitmap_levels.run(engines, exchange, direction.alpha, direction.beta, want_parents)
     for e in engines:
         e.figures_begin()

@@ -66,7 +66,6 @@ class GpuPart:
                            cp.empty(max(size, 1), dtype=self.vid))
             # words: [queue 0 tail, queue 1 tail, remote tail, owner counts (P)]
             self.words = cp.zeros(3 + P, dtype=np.uint64)
-            self.front = cp.zeros((n + 31) // 32 or 1, dtype=np.uint32)  # a frontier map
             self.figures = cp.zeros(2, dtype=np.uint64)  # [edges of reached, largest label]
             # Page-locked, so the reads of words and figures are asynchronous.
             import cupyx  # noqa: PLC0415  (with CuPy: GpuPart exists only where it does)
@@ -184,14 +183,18 @@ class GpuPart:
                     self.words[nxt:], np.int32(next_level)))
 
     # ---- bitmap levels (bitmap_levels.run: undirected graphs), four launches a level
-    def bitmap_start(self) -> None:
+    def bitmap_start(self, alpha: float, beta: float) -> None:
+        """Ready the bitmap levels of a search started by :meth:`start`, with Beamer's
+        constants (bitmap_levels.run)."""
         cp, p = self.cp, self.part
         n = self.partition.n_vertices
+        self.alpha, self.beta = alpha, beta
         with self._on():
             if self.cand is None:  # kept: the exchange's views of them (bind) stay valid
                 words = (n + 31) // 32 or 1
                 a, b = self.partition.word_range(p.part)
-                self.fronts = (self.front, cp.zeros(words, dtype=np.uint32))
+                # The frontier bitmaps of this level and the next (own bits, then summed).
+                self.fronts = (cp.zeros(words, dtype=np.uint32), cp.zeros(words, dtype=np.uint32))
                 self.cand = cp.zeros(words, dtype=np.uint32)
                 if self.sent is None:
                     self.sent = cp.zeros(words, dtype=np.uint32)
@@ -248,7 +251,7 @@ class GpuPart:
                 np.int64(self.cand.size)))
         return [(stats[c], self.sums), (self.fronts[c], self.fronts[c])]
 
-    def level_expand(self, level: int, alpha: float, beta: float) -> Any:
+    def level_expand(self, level: int) -> Any:
         c, n = level & 1, (level + 1) & 1
         p, w, cp = self.part, self.words, self.cp
         vid = self.vid.type
@@ -259,7 +262,8 @@ class GpuPart:
                 self.queues[c], w[c:], self.queues[n], w[n:], self.fronts[c], self.fronts[n],
                 self.cand, self.sent, self._remote_parent_ptr(), self.chunks, self.chunk_tail,
                 self.sums, self.rule[c], self.rule[n], self.modes, np.int32(level),
-                np.float64(alpha), np.float64(beta), np.int64(self.partition.n_vertices)))
+                np.float64(self.alpha), np.float64(self.beta),
+                np.int64(self.partition.n_vertices)))
             self.k_hubs(grid, block, (
                 self.indptr, self.indices, vid(p.lo), vid(p.hi), self.dist, self._parent_ptr(),
                 self.queues[n], w[n:], self.fronts[n], self.cand, self.sent,
@@ -275,12 +279,12 @@ class GpuPart:
         return self.cand
 
     def level_merge(self, level: int) -> None:
+        if self.n_rows == 0:
+            return  # one part: nothing is ever sent
         n = (level + 1) & 1
         p, w = self.part, self.words
         vid = self.vid.type
         a, b = self.partition.word_range(p.part)
-        if self.n_rows == 0:
-            return  # one part: nothing is ever sent
         with self._on():
             self.k_merge((self.blocks,), (BLOCK,), (
                 self.dist, self._parent_ptr(), vid(p.lo), vid(p.hi), self.fronts[n],

@@ -40,6 +40,14 @@ __device__ __forceinline__ int owner_of(const i64* starts, int n_parts, vid_t v)
     return lo;
 }
 
+// Sets v's bit; true for the one thread that set it (the plain read first spares the
+// atomic where the bit is set already).
+__device__ __forceinline__ bool first_to_set(unsigned* bits, i64 v) {
+    const unsigned bit = 1u << (unsigned)(v & 31);
+    unsigned* word = bits + (v >> 5);
+    return (load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u;
+}
+
 struct PartVisit {
     int* dist;        // local labels, hi - lo of them
     vid_t* parent;    // local parents (global ids), or null
@@ -64,13 +72,7 @@ struct PartVisit {
             if (mine && parent) parent[dst - lo] = src + lo;
         }
         warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
-        bool send = false;
-        if (!local) {
-            const unsigned bit = 1u << ((u64)dst & 31u);
-            unsigned* word = sent + ((u64)dst >> 5);
-            send = (load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u;
-        }
-        send_remote(send, dst, src + lo);
+        send_remote(!local && first_to_set(sent, (i64)dst), dst, src + lo);
     }
 
     // The converged lanes' candidates appended with one atomicAdd on the buffer's tail and
@@ -279,13 +281,9 @@ struct BitmapVisit {
                 if (parent) parent[dst - lo] = src + lo;
                 set_bit(next_front, (i64)dst);
             }
-        } else {
-            const unsigned bit = 1u << ((unsigned)dst & 31u);
-            unsigned* word = sent + ((i64)dst >> 5);
-            if ((load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u) {
-                if (remote_parent) remote_parent[dst] = src + lo;
-                atomicOr(cand + ((i64)dst >> 5), bit);
-            }
+        } else if (first_to_set(sent, (i64)dst)) {
+            if (remote_parent) remote_parent[dst] = src + lo;
+            set_bit(cand, (i64)dst);
         }
         warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
     }
