@@ -93,16 +93,20 @@
 // BLOCK entries each, which leaves blocks idle) was equal or slower everywhere (uniform
 // 2^22 0.997x, Kronecker 21 / 22 0.99x / 1.00x).
 // Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
-// batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before finishing
-// its row alone (adopt_parents_batch in traversal/bottom_up.cuh). 2 x 1 measured best
+// batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before the
+// batch's rows without a hit are scanned side by side (adopt_parents_batch in
+// traversal/bottom_up.cuh). 2 x 1 measured best
 // (H100, 32 roots: 1.036x / 1.029x / 1.004x faster than 2 x 2 on Kronecker 21 / 22 /
 // uniform 2^22). A pipeline that kept 4 vertices in flight per thread, each at its own
 // stage (row bounds, an id, its label), was measured and deleted: H100, 32 roots, same
 // process, the 2 x 1 batch 1.17x / 1.24x / 1.92x faster on Kronecker 21 / 22 / uniform
 // 2^22 (uniform's widest bottom-up level 866-940 us against 282-297), and 4 x 2 or 6 x 1
-// slots lost too. So did Beamer's return with a second condition (back to top-down only
-// where the frontier's out-edges also outnumber the unexplored ones): equal within noise,
-// so the plain rule stays.
+// slots lost too, and so did a stream per lane (session 35, bu_stream.patch.txt: each
+// lane's open rows one after another, 4 in-neighbours a round, the next row's bounds loaded
+// ahead; H200, one process, against the batches: uniform 2^22 / 2^23 deg 8 0.79x / 0.61x,
+// Kronecker 21 / 22 0.92x / 0.91x). So did Beamer's return with a second condition (back
+// to top-down only where the frontier's out-edges also outnumber the unexplored ones):
+// equal within noise, so the plain rule stays.
 #ifndef MG_BFS_BU_BATCH
 #define MG_BFS_BU_BATCH 2
 #endif
