@@ -95,7 +95,8 @@
 // Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
 // batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before the
 // batch's rows without a hit are scanned side by side (adopt_parents_batch in
-// traversal/bottom_up.cuh). 2 x 1 measured best
+// traversal/bottom_up.cuh). 2 x 1 measured best (and again with the rows side by side,
+// session 35, H200: 2 x 2 0.97x-0.98x on Kronecker 20-23, 1.006x-1.014x on uniform)
 // (H100, 32 roots: 1.036x / 1.029x / 1.004x faster than 2 x 2 on Kronecker 21 / 22 /
 // uniform 2^22). A pipeline that kept 4 vertices in flight per thread, each at its own
 // stage (row bounds, an id, its label), was measured and deleted: H100, 32 roots, same
@@ -153,7 +154,10 @@ __device__ __forceinline__ void profile_stamp(int, int, unsigned long long) {}
 // hub; hubs are few); winners reserve queue slots per warp (warp_enqueue). (Collecting a
 // block's claims in shared memory and reserving once per flush, MG_BFS_CLAIM_BUFFER, was
 // measured and removed: H100, 32 roots, per-warp claims 1.026x / 1.015x faster on Kronecker
-// 21 / 22, 0.977x on uniform 2^22.)
+// 21 / 22, 0.977x on uniform 2^22. So were two short-row edges per thread per step, both
+// labels read, then both claims, one reservation: session 35, claim_pairs.patch.txt; H200,
+// one process, against one edge: uniform 2^22 1.027x, but 2^23 deg 8 / 2^21 deg 32 0.989x
+// / 0.995x, Kronecker 21 / 22 / 20 ef32 / 23 1.003x / 0.988x / 1.009x / 0.998x.)
 struct ClaimCountVisit {
     int* dist;
     vid_t* parent;  // may be null
