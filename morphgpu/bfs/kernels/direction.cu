@@ -95,10 +95,10 @@
 // Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
 // batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before the
 // batch's rows without a hit are scanned side by side (adopt_parents_batch in
-// traversal/bottom_up.cuh). 2 x 1 measured best (and again with the rows side by side,
-// session 35, H200: 2 x 2 0.97x-0.98x on Kronecker 20-23, 1.006x-1.014x on uniform)
-// (H100, 32 roots: 1.036x / 1.029x / 1.004x faster than 2 x 2 on Kronecker 21 / 22 /
-// uniform 2^22). A pipeline that kept 4 vertices in flight per thread, each at its own
+// traversal/bottom_up.cuh). 2 x 1 measured best (H100, 32 roots: 1.036x / 1.029x / 1.004x
+// faster than 2 x 2 on Kronecker 21 / 22 / uniform 2^22; again with the rows side by
+// side, session 35, H200: 2 x 2 0.97x-0.98x on Kronecker 20-23, 1.006x-1.014x on
+// uniform). A pipeline that kept 4 vertices in flight per thread, each at its own
 // stage (row bounds, an id, its label), was measured and deleted: H100, 32 roots, same
 // process, the 2 x 1 batch 1.17x / 1.24x / 1.92x faster on Kronecker 21 / 22 / uniform
 // 2^22 (uniform's widest bottom-up level 866-940 us against 282-297), and 4 x 2 or 6 x 1
