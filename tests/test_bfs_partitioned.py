@@ -231,6 +231,44 @@ def test_nccl_exchange_on_loopback(name, parts):
         assert out.edges == int(np.diff(g.indptr)[out.distances >= 0].sum())
 
 
+class _RecordingComm(ex._LoopbackComm):
+    """A loopback rank that logs the stream-ordering calls among its sends."""
+
+    def __init__(self, world: ex.LoopbackWorld, rank: int, log: list) -> None:
+        super().__init__(world, rank)
+        self.log = log
+
+    def follow_caller(self) -> None:
+        self.log.append(("follow_caller", self.rank))
+
+    def hand_over(self) -> None:
+        self.log.append(("hand_over", self.rank))
+
+    def send(self, buf, peer) -> None:
+        self.log.append(("send", self.rank))
+        super().send(buf, peer)
+
+
+@pytest.mark.parametrize("undirected", [False, True])
+def test_nccl_exchange_orders_its_streams_with_the_caller(undirected):
+    """The communicators' streams are non-blocking: before a search every one waits for the
+    caller's stream (what the caller queued, e.g. the graph's build, comes first), and the
+    joined labels are handed to the caller's stream after the last collective (else the
+    caller could read them before they are written, seen on an H200 in session 35)."""
+    g = undirected_disconnected() if undirected else GRAPHS["kronecker"]()
+    log: list = []
+    world = ex.LoopbackWorld(2)
+    exchange = ex.NcclExchange([_RecordingComm(world, r, log) for r in range(2)], world, 2)
+    engines = pt.engines_for(pt.PartitionedGraph.from_csr(g, 2), exchange.local_parts, "cpu",
+                             True)
+    source = sources_of(g)[0]
+    out = pt.search(engines, exchange, source, True, pt.direction_for(g))
+    np.testing.assert_array_equal(out.distances, scipy_distances(g, source))
+    assert log[:2] == [("follow_caller", 0), ("follow_caller", 1)]
+    assert log[-1] == ("hand_over", 0)  # the join's root, after every send
+    assert ("send", 1) in log
+
+
 def undirected_disconnected() -> CSRGraph:
     g = disconnected()
     return CSRGraph.from_edges(g.edge_sources(), g.indices, n_vertices=g.n_vertices,
@@ -512,6 +550,33 @@ def test_devices_nccl_one_gpu():
         result = bfs(g, source, devices=[0], predecessors=True)
         assert result.variant == "partitioned-nccl-1"
         check_result(g, source, result)
+
+
+@pytest.mark.gpu
+def test_devices_nccl_labels_ordered_on_the_callers_stream(monkeypatch):
+    """The labels of devices=[0] are joined on the communicator's (non-blocking) stream,
+    here held back behind ~8 GB of memsets: read at once on the caller's stream, they are
+    still SciPy's (the caller's stream waits for the join)."""
+    try:
+        ex._require_nccl()
+    except ex.ExchangeError as exc:
+        pytest.skip(str(exc))
+    cp = backend.cupy_module()
+    g = GRAPHS["kronecker"]()
+    first, second = sources_of(g)[:2]
+    bfs(g, first, devices=[0])  # makes the communicator
+    comm = pt._COMMUNICATORS[((0,), ex.DEFAULT_TIMEOUT_S)].comms[0]
+    ballast = cp.empty(1 << 31, dtype=cp.uint8)
+    join = ex.NcclExchange.join
+
+    def held_back_join(self, pieces):
+        for _ in range(4):
+            cp.cuda.runtime.memsetAsync(ballast.data.ptr, 0, ballast.nbytes, comm.stream.ptr)
+        return join(self, pieces)
+
+    monkeypatch.setattr(ex.NcclExchange, "join", held_back_join)
+    result = bfs(g, second, devices=[0])
+    np.testing.assert_array_equal(result.distances.get(), scipy_distances(g, second))
 
 
 def visible_gpus() -> int:

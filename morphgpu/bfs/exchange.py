@@ -117,6 +117,12 @@ class Exchange(Protocol):
         exchange's timeout (:class:`ExchangeTimeout` after it, communicators aborted)."""
         ...
 
+    def begin(self) -> None:
+        """Before a search's first launch: the parts' streams wait for the caller's current
+        stream, so what the caller queued before the call (the graph's arrays, built or
+        changed on its stream) is complete before the parts read it."""
+        ...
+
     def settle(self) -> None:
         """Wait, bounded, for the collectives queued without a wait (``all_to_all``,
         ``all_sum``, ``swap_slices``: their receivers' kernels follow them on the same
@@ -126,7 +132,8 @@ class Exchange(Protocol):
     def join(self, pieces: Sequence[Any]) -> Any:
         """One array per local part -> every part's, joined in part order: on the (one)
         device in-process, on the first GPU's for NCCL in one process, on the host under
-        MPI."""
+        MPI. A device result is ordered before the caller's later work on its current
+        stream, as any CuPy result is."""
         ...
 
 
@@ -173,6 +180,9 @@ class InProcessExchange:
         del table  # the sizes are the buffers' own
         return [[sends[src][dst] for src in range(self.n_parts)]
                 for dst in range(self.n_parts)]
+
+    def begin(self) -> None:
+        pass  # the parts run on the caller's stream
 
     def settle(self) -> None:
         pass  # nothing is in flight between parts of one process on one device
@@ -233,6 +243,16 @@ class NcclComm(Protocol):
 
     def mark(self) -> None:
         """Record completion of everything queued so far (a CUDA event)."""
+        ...
+
+    def follow_caller(self) -> None:
+        """The communicator's stream waits for the caller's current stream (on its
+        device)."""
+        ...
+
+    def hand_over(self) -> None:
+        """The caller's current stream (on the communicator's device) waits for everything
+        queued on the communicator's stream."""
         ...
 
     def done(self) -> bool: ...
@@ -312,6 +332,22 @@ class _CupyNccl:
 
     def done(self) -> bool:
         return self._event is None or bool(self._event.done)
+
+    # The communicator's stream is non-blocking: nothing orders it against the caller's
+    # stream (the legacy default stream included) but these events.
+    def follow_caller(self) -> None:
+        cp = self.xp
+        with cp.cuda.Device(self.device_id):
+            queued = cp.cuda.Event(disable_timing=True)
+            queued.record(cp.cuda.get_current_stream())
+            self.stream.wait_event(queued)
+
+    def hand_over(self) -> None:
+        cp = self.xp
+        with cp.cuda.Device(self.device_id):
+            queued = cp.cuda.Event(disable_timing=True)
+            queued.record(self.stream)
+            cp.cuda.get_current_stream().wait_event(queued)
 
     def abort(self) -> None:
         try:
@@ -436,6 +472,10 @@ class NcclExchange:
         return (f"{where}. NCCL's buffers come from outside CuPy's memory pool: "
                 "cupy.get_default_memory_pool().free_all_blocks() on each GPU may let it run")
 
+    def begin(self) -> None:
+        for c in self.comms:
+            c.follow_caller()
+
     def settle(self) -> None:
         if self._pending:
             self._wait()
@@ -551,7 +591,12 @@ class NcclExchange:
         if len(pieces) > 1:
             self._grouped(queue)
         with root.device():
-            return root.xp.concatenate(into)
+            joined = root.xp.concatenate(into)
+        # Queued on the root's stream: the caller's stream waits for it. (Without this a
+        # caller reading the labels on its own stream could read them before they were
+        # written: seen on one H200 with other processes' kernels beside, session 35.)
+        root.hand_over()
+        return joined
 
 
 # --------------------------------------------------------------------------- MPI + NCCL
@@ -725,6 +770,12 @@ class _LoopbackComm:
         ops.append((self.rank, "reduce_recv", recv, -1))
 
     def mark(self) -> None:
+        pass
+
+    def follow_caller(self) -> None:
+        pass  # NumPy: nothing is queued
+
+    def hand_over(self) -> None:
         pass
 
     def done(self) -> bool:

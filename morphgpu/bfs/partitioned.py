@@ -525,6 +525,7 @@ def search(engines: Sequence[Any], exchange: exchange_mod.Exchange, source: int,
     order) and gather the labels of every part. ``direction``: Beamer's constants for an
     undirected graph (the levels of :mod:`.bitmap_levels`), or None for the top-down
     message levels of :func:`run_levels` (any graph)."""
+    exchange.begin()
     for e in engines:
         e.start(source)
     if direction is None:
@@ -639,6 +640,7 @@ def _prepare_nccl(g: Any, ids: list[int], want_parents: bool, timeout: float) ->
         ex = exchange_mod.NcclExchange.for_devices(ids, timeout=timeout)
         _COMMUNICATORS[(tuple(ids), timeout)] = ex
     pg = _split(g, len(ids))
+    ex.begin()  # the parts are copied on the communicators' streams: after the caller's work
     engines = engines_for(pg, ex.local_parts, "gpu", want_parents, devices=ids,
                           streams=[c.stream for c in ex.comms])  # type: ignore[attr-defined]
     return engines, ex

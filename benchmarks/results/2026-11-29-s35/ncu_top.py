@@ -18,7 +18,9 @@ def num(x):
 total = sum(num(r[col]) for r in body if len(r) > col)
 body.sort(key=lambda r: -num(r[col]) if len(r) > col else 0)
 src = head.index("Source")
-keep = [i for i, h in enumerate(head) if "Stall" in h or "L1" in h or "Address" in h or "Executed" in h]
+keep = [i for i, h in enumerate(head)
+        if "Stall" in h or "L1" in h or "Address" in h or "Executed" in h]
 print("total samples", total)
 for r in body[:45]:
-    print(f"{num(r[col]) / total:6.3f}", r[src][:90], "|", " ".join(f"{head[i][:18]}={r[i]}" for i in keep[:8]))
+    print(f"{num(r[col]) / total:6.3f}", r[src][:90], "|",
+          " ".join(f"{head[i][:18]}={r[i]}" for i in keep[:8]))
