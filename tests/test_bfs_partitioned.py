@@ -552,34 +552,6 @@ def test_devices_nccl_one_gpu():
         check_result(g, source, result)
 
 
-@pytest.mark.gpu
-def test_devices_nccl_labels_ordered_on_the_callers_stream(monkeypatch):
-    """The labels of devices=[0] are joined on the communicator's (non-blocking) stream,
-    here held back behind ~8 GB of memsets: read at once on the caller's stream, they are
-    still SciPy's (the caller's stream waits for the join)."""
-    try:
-        ex._require_nccl()
-    except ex.ExchangeError as exc:
-        pytest.skip(str(exc))
-    cp = backend.cupy_module()
-    g = GRAPHS["kronecker"]()
-    first, second = sources_of(g)[:2]
-    bfs(g, first, devices=[0])  # makes the communicator
-    comm = pt._COMMUNICATORS[((0,), ex.DEFAULT_TIMEOUT_S)].comms[0]
-    ballast = cp.empty(1 << 31, dtype=cp.uint8)
-    join = ex.NcclExchange.join
-
-    def held_back_join(self, pieces):
-        for _ in range(4):
-            cp.cuda.runtime.memsetAsync(ballast.data.ptr, 0, ballast.nbytes, comm.stream.ptr)
-        return join(self, pieces)
-
-    monkeypatch.setattr(ex.NcclExchange, "join", held_back_join)
-    result = bfs(g, second, devices=[0])  # a host graph: the labels come back to the host
-    np.testing.assert_array_equal(backend.to_host(result.distances),
-                                  scipy_distances(g, second))
-
-
 def visible_gpus() -> int:
     try:
         return int(backend.cupy_module().cuda.runtime.getDeviceCount())

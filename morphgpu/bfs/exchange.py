@@ -593,8 +593,10 @@ class NcclExchange:
         with root.device():
             joined = root.xp.concatenate(into)
         # Queued on the root's stream: the caller's stream waits for it. (Without this a
-        # caller reading the labels on its own stream could read them before they were
-        # written: seen on one H200 with other processes' kernels beside, session 35.)
+        # caller reading the labels on its own stream may read them before they are
+        # written: session 35's run 8, one H200 shared with other processes, returned
+        # labels of devices=[0] holding vertex ids, as an earlier search's parents had
+        # left that memory.)
         root.hand_over()
         return joined
 
