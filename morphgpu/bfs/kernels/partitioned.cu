@@ -15,6 +15,7 @@
 // direction-optimizing over parts): every message a fixed-size bitmap, the direction
 // decided on the device, so the host never waits on a level.
 #include <morphgpu/adjacency.cuh>
+#include <morphgpu/bitmap.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
 #include <morphgpu/traversal/expand.cuh>
@@ -38,14 +39,6 @@ __device__ __forceinline__ int owner_of(const i64* starts, int n_parts, vid_t v)
         if (starts[mid] <= (i64)v) lo = mid; else hi = mid - 1;
     }
     return lo;
-}
-
-// Sets v's bit; true for the one thread that set it (the plain read first spares the
-// atomic where the bit is set already).
-__device__ __forceinline__ bool first_to_set(unsigned* bits, i64 v) {
-    const unsigned bit = 1u << (unsigned)(v & 31);
-    unsigned* word = bits + (v >> 5);
-    return (load_volatile(word) & bit) == 0u && (atomicOr(word, bit) & bit) == 0u;
 }
 
 struct PartVisit {
@@ -72,7 +65,7 @@ struct PartVisit {
             if (mine && parent) parent[dst - lo] = src + lo;
         }
         warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
-        send_remote(!local && first_to_set(sent, (i64)dst), dst, src + lo);
+        send_remote(!local && first_to_set(sent, dst), dst, src + lo);
     }
 
     // The converged lanes' candidates appended with one atomicAdd on the buffer's tail and
@@ -194,10 +187,6 @@ extern "C" __global__ void bfs_part_figures(const eid_t* __restrict__ indptr, co
 constexpr int MODE_DONE = 0, MODE_TOP_DOWN = 1, MODE_BOTTOM_UP = 2;  // bitmap_levels.py's
 constexpr int MODE_RING = 8;  // modes[level % MODE_RING]: the host reads them AHEAD late
 
-__device__ __forceinline__ void set_bit(unsigned* bits, i64 g) {
-    atomicOr(bits + (g >> 5), 1u << (unsigned)(g & 31));
-}
-
 // Beamer's rule on the summed row [frontier vertices, their edges, CSR entries], the same
 // arithmetic as partitioned.Direction.decide. rule: [unexplored, bottom-up, last frontier,
 // started]; the level's rule goes to `out` (a second copy: every block decides, so the
@@ -279,11 +268,11 @@ struct BitmapVisit {
             mine = claim_label(dist, dst - lo, next_level);
             if (mine) {
                 if (parent) parent[dst - lo] = src + lo;
-                set_bit(next_front, (i64)dst);
+                set_bit(next_front, dst);
             }
-        } else if (first_to_set(sent, (i64)dst)) {
+        } else if (first_to_set(sent, dst)) {
             if (remote_parent) remote_parent[dst] = src + lo;
-            set_bit(cand, (i64)dst);
+            set_bit(cand, dst);
         }
         warp_enqueue(out_queue, out_tail, mine, (vid_t)(local ? dst - lo : 0));
     }

@@ -18,6 +18,7 @@
 // MG_BFS_PROFILE: block 0 counts rounds and clock64() cycles into mg_bfs_profile (see
 // PROFILE_* below), read by benchmarks/bfs.py --profile-levels (benchmarks/bfs_ab.py).
 #include <morphgpu/barrier.cuh>
+#include <morphgpu/bitmap.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/ell.cuh>
 #include <morphgpu/adjacency.cuh>
@@ -236,16 +237,6 @@ __device__ __forceinline__ void push_frontier(LocalEdges& q, int dst, vid_t* out
 }
 
 #if MG_BFS_USE_BITMAP
-// Test-and-set of v's bit: true for the one thread that set it.
-__device__ __forceinline__ bool claim_bit(unsigned* bits, vid_t v) {
-    const unsigned bit = 1u << ((unsigned)v & 31u);
-    return (atomicOr(bits + ((i64)v >> 5), bit) & bit) == 0u;
-}
-
-__device__ __forceinline__ bool visited_bit(const unsigned* bits, vid_t v) {
-    return (bits[(i64)v >> 5] >> ((unsigned)v & 31u)) & 1u;
-}
-
 // The bitmap of block 0's stretch: at level 0 only the frontier (the source) is labelled,
 // later the labels are read back (grid levels wrote them before the round's barrier; __ldcg
 // skips any line of them block 0's L1 might hold). A warp turns 32 labels into a word with
@@ -257,7 +248,7 @@ __device__ void load_visited_bits(unsigned* bits, const int* dist, i64 n, const 
     if (level == 0) {
         for (i64 w = threadIdx.x; w < words; w += BLOCK) bits[w] = 0u;
         __syncthreads();
-        for (i64 i = threadIdx.x; i < n_in; i += BLOCK) claim_bit(bits, in[i]);
+        for (i64 i = threadIdx.x; i < n_in; i += BLOCK) test_and_set_bit(bits, (i64)in[i]);
     } else {
         const int lane = (int)lane_id();
         const i64 warps = BLOCK / 32;
@@ -325,7 +316,7 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
 #pragma unroll
             for (int k = 0; k < ELL_K; ++k)
 #if MG_BFS_USE_BITMAP
-                label[k] = row[j][k] >= 0 && visited_bit(bits, row[j][k]) ? 0 : -1;
+                label[k] = row[j][k] >= 0 && test_bit(bits, (i64)row[j][k]) ? 0 : -1;
 #else
                 label[k] = row[j][k] >= 0 ? __ldcg(dist + row[j][k]) : 0;
 #endif
@@ -379,7 +370,7 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
         // Nobody in the block reads the labels during the stretch (the bits stand in for
         // them): plain stores, made visible to the grid by the round's hand-back.
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) won[j] = u[j] >= 0 && claim_bit(bits, u[j]);
+        for (int j = 0; j < ITEMS; ++j) won[j] = u[j] >= 0 && test_and_set_bit(bits, (i64)u[j]);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             if (won[j]) {

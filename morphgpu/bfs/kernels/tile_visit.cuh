@@ -62,6 +62,7 @@
 //   void lowered(i64 w)                    an atomicMin from this visit lowered label[w]
 #pragma once
 #include <morphgpu/adjacency.cuh>
+#include <morphgpu/bitmap.cuh>
 #include <morphgpu/common.cuh>
 #include <bfs/kernels/label_output.cuh>
 
@@ -184,8 +185,7 @@ __device__ __forceinline__ void relax_edges(const TileSmem& sm, int nd, int k, i
     for (int u = 0; u < EB; ++u) {
         push[u] = false;
         if (j[u] != REMOTE && atomicMin(sm.dist + j[u], nd) > nd) {
-            const unsigned bit = 1u << (j[u] & 31);
-            push[u] = (atomicOr(next + (j[u] >> 5), bit) & bit) == 0u;
+            push[u] = test_and_set_bit(next, j[u]);
         }
     }
     enqueue_local(next_queue, next_length, push, j);

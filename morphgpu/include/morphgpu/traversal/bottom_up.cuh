@@ -7,6 +7,7 @@
 // dominated by hits on hubs, which is why a few KB of ids save most label reads.
 #pragma once
 #include <morphgpu/adjacency.cuh>
+#include <morphgpu/bitmap.cuh>
 #include <morphgpu/common.cuh>
 
 namespace mg {
@@ -36,7 +37,7 @@ struct HubCache {
 // grid barrier's acquire makes plain loads see the new words.
 __device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* frontier_bits,
                                             vid_t u, int level) {
-    if (frontier_bits) return (frontier_bits[(i64)u >> 5] >> ((unsigned)u & 31u)) & 1u;
+    if (frontier_bits) return test_bit(frontier_bits, (i64)u);
     return dist[u] == level;
 }
 

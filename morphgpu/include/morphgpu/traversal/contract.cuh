@@ -19,6 +19,7 @@
 // stays an atomicCAS on the label, so culling removes work (label reads, atomics, queue
 // duplicates in the edge-queue variants), never correctness.
 #pragma once
+#include <morphgpu/bitmap.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/queue.cuh>
 #include <morphgpu/traversal/visit.cuh>
@@ -59,10 +60,6 @@ struct CullHistory {
     }
 };
 
-__device__ __forceinline__ bool bit_is_set(const unsigned* bits, vid_t v) {
-    return (load_volatile(bits + ((i64)v >> 5)) >> ((unsigned)v & 31u)) & 1u;
-}
-
 // Best effort, see the header: a concurrent writer of the same word may undo this bit.
 __device__ __forceinline__ void set_bit_best_effort(unsigned* bits, vid_t v) {
     unsigned* word = bits + ((i64)v >> 5);
@@ -80,7 +77,7 @@ __device__ __forceinline__ bool survives_culling(vid_t v, int cull, CullHistory<
         keep = (int)lane_id() == __ffs(peers) - 1;
     }
     if (keep && (cull & CULL_HISTORY) && history) keep = !history->seen_or_record(v);
-    if (keep && (cull & CULL_BITMASK) && visited_bits) keep = !bit_is_set(visited_bits, v);
+    if (keep && (cull & CULL_BITMASK) && visited_bits) keep = !test_bit_volatile(visited_bits, (i64)v);
     return keep;
 }
 
