@@ -57,10 +57,7 @@ class Workspace:
         self.counts = cp.zeros((self.level_rows, 4), dtype=cp.uint64)
         self.tails = cp.zeros(3, dtype=cp.uint64)
         self.ctrl = cp.zeros(8, dtype=cp.int32)  # 3 rotating slots of 2, the idle flag
-        # direction.cu's frontier statistics (3 slots of 3 words), then from word 16 the
-        # three frontier bitmaps of its MG_BFS_FRONTIER_BITS build (a measurement pending,
-        # session 35: 3n/8 bytes).
-        self.stats = cp.zeros(16 + (3 * ((n + 31) // 32) + 1) // 2, dtype=cp.uint64)
+        self.stats = cp.zeros(9, dtype=cp.uint64)
         # Degree statistics by two small reads and one launch of figures.cu rather than CuPy
         # reductions: each CuPy kernel kind a new process touches loads (and keys its disk
         # cache by compiling an empty program) on first use.

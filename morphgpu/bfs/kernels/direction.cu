@@ -65,7 +65,6 @@
 // column 3 when block 0 has done its share of the map back.
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
-#include <morphgpu/bitmap.cuh>
 #include <morphgpu/common.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
 #include <morphgpu/traversal/expand.cuh>
@@ -109,15 +108,6 @@
 // Kronecker 21 / 22 0.92x / 0.91x). So did Beamer's return with a second condition (back
 // to top-down only where the frontier's out-edges also outnumber the unexplored ones):
 // equal within noise, so the plain rule stays.
-// MG_BFS_FRONTIER_BITS (a measurement pending, session 35; 0: off): bottom-up probes
-// test a frontier bitmap (n bits, L1-friendly) instead of reading labels (n words). Every
-// level sets the bits of the vertices it labels in the next level's bitmap (a fire-and-
-// forget atomicOr each), and zeroes the bitmap of the level after next; three bitmaps
-// rotate, from word 16 of stats_slots (Workspace.stats holds them). A bitmap written in
-// a separate pass (phase B) was measured before and lost: it cost the fused levels.
-#ifndef MG_BFS_FRONTIER_BITS
-#define MG_BFS_FRONTIER_BITS 0
-#endif
 #ifndef MG_BFS_BU_BATCH
 #define MG_BFS_BU_BATCH 2
 #endif
@@ -179,16 +169,10 @@ struct ClaimCountVisit {
     vid_t* hub_out;
     u64* hub_tail;
     i64* edges;  // the calling thread's running sum
-#if MG_BFS_FRONTIER_BITS
-    unsigned* next_bits;  // the next frontier's bitmap
-#endif
 
     __device__ __forceinline__ void operator()(vid_t src, vid_t dst) const {
         const bool mine = claim_label(dist, dst, next_level);
         if (mine) {
-#if MG_BFS_FRONTIER_BITS
-            set_bit(next_bits, (i64)dst);
-#endif
             if (parent) parent[dst] = src;
             const i64 degree = adj.degree(dst);
             *edges += degree;
@@ -241,15 +225,8 @@ __device__ __forceinline__ u64 found_degrees(const Adjacency& adj, u64 found, i6
 // out entry by entry (queue_index).
 template <int BLOCK>
 __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* queue,
-                          i64 queue_cap, vid_t* hub_out, FrontierStats* next,
-                          unsigned* next_bits) {
+                          i64 queue_cap, vid_t* hub_out, FrontierStats* next) {
     __shared__ u64 block_base[2];
-#if MG_BFS_FRONTIER_BITS
-    for (u64 bits = found; bits != 0ull; bits &= bits - 1ull)
-        set_bit(next_bits, chunk + (__ffsll((long long)bits) - 1) * stride + threadIdx.x);
-#else
-    (void)next_bits;
-#endif
     const u64 packed = ((u64)__popcll(found) << 32) | (u64)__popcll(hub);
     u64 total;
     const u64 offset = block_exclusive_sum<BLOCK, u64>(packed, &total);
@@ -281,8 +258,7 @@ template <int BLOCK, typename Cache>
 __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
                                   vid_t* parent, i64 end, int level, const Cache* cache,
                                   vid_t* queue, i64 queue_cap, vid_t* hub_out,
-                                  FrontierStats* next, i64 hub_degree,
-                                  const unsigned* frontier_bits, unsigned* next_bits) {
+                                  FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0;
     for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < end; chunk += FUSED_STEPS * stride) {
@@ -307,12 +283,11 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
             if (mine == 0u) continue;
             labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
                             rev, dist, parent, v0 + t * stride, stride, mine, level, cache,
-                            frontier_bits)
+                            (const unsigned*)nullptr)
                         << t;
         }
         const u64 hub = found_degrees(adj, labelled, chunk, stride, hub_degree, &edges);
-        list_found<BLOCK>(labelled, hub, chunk, stride, queue, queue_cap, hub_out, next,
-                          next_bits);
+        list_found<BLOCK>(labelled, hub, chunk, stride, queue, queue_cap, hub_out, next);
     }
     i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -330,7 +305,7 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
 template <int BLOCK>
 __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, int level,
                                   vid_t* queue, i64 queue_cap, vid_t* hub_out,
-                                  FrontierStats* next, i64 hub_degree, unsigned* next_bits) {
+                                  FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
     i64 edges = 0;
     for (i64 chunk = (i64)blockIdx.x * BLOCK; chunk < n; chunk += FUSED_STEPS * stride) {
@@ -348,7 +323,7 @@ __device__ void queue_from_labels(const int* dist, const Adjacency& adj, i64 n, 
                 if (label[t] == level) in |= 1ull << (s0 + t);
         }
         const u64 hub = found_degrees(adj, in, chunk, stride, hub_degree, &edges);
-        list_found<BLOCK>(in, hub, chunk, stride, queue, queue_cap, hub_out, next, next_bits);
+        list_found<BLOCK>(in, hub, chunk, stride, queue, queue_cap, hub_out, next);
     }
     i64 block_edges;
     block_exclusive_sum<BLOCK, i64>(edges, &block_edges);
@@ -410,17 +385,6 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
     const i64 queue_b_cap = double_hubs ? n - 2 * total_hubs : 0;
     vid_t* cur_queue = queue;
     i64 visited = 1;  // vertices labelled so far (each is in exactly one frontier)
-    // The frontier bitmaps (MG_BFS_FRONTIER_BITS): frontier L's is bits_of(L).
-    const i64 bit_words = (n + 31) >> 5;
-    unsigned* const bits_base = reinterpret_cast<unsigned*>(stats_slots + 16);
-    auto bits_of = [&](int level) {
-        return MG_BFS_FRONTIER_BITS ? bits_base + (level % 3) * bit_words : (unsigned*)nullptr;
-    };
-#if MG_BFS_FRONTIER_BITS
-    // All three zeroed, frontier 0's holding the source (each word written once here).
-    for (i64 w = global_tid(); w < 3 * bit_words; w += global_stride())
-        bits_base[w] = w == ((i64)source >> 5) ? bit_mask((i64)source) : 0u;
-#endif
     // With the map back, only reached vertices' parents are read (by the tail), so the
     // search's parent array needs no initialisation beyond the source.
     const bool init_parents = parent && !out_parent;
@@ -459,14 +423,6 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             after_next->edges = 0ull;
             after_next->hubs = 0ull;
         }
-#if MG_BFS_FRONTIER_BITS
-        // Frontier L + 2's bitmap (frontier L - 1's, read by nobody after level L - 1's
-        // barrier), zeroed for level L + 1's writers.
-        {
-            unsigned* const clear = bits_of(level + 2);
-            for (i64 w = global_tid(); w < bit_words; w += global_stride()) clear[w] = 0u;
-        }
-#endif
 #ifdef MG_BFS_PROFILE
         profile_stamp(level + 1, 0, clock64());
 #endif
@@ -505,11 +461,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 i64 edges = 0;
                 const ClaimCountVisit claim{dist, parent, level + 1, written_queue,
                                             &next->vertices, adj, hub_degree,
-                                            hubs_of(level + 1), &next->hubs, &edges
-#if MG_BFS_FRONTIER_BITS
-                                            , bits_of(level + 1)
-#endif
-                                            };
+                                            hubs_of(level + 1), &next->hubs, &edges};
                 for (i64 base = 0; base < n_queue; base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
                     const bool has = i < n_queue;
@@ -540,12 +492,11 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             if (fused) {
                 bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level,
                                          c, queue, queue_cap,
-                                         hubs_of(level + 1), next, hub_degree,
-                                         bits_of(level), bits_of(level + 1));
+                                         hubs_of(level + 1), next, hub_degree);
             } else {
                 for (i64 v = global_tid(); v < bottom_up_end; v += global_stride()) {
                     if (__ldcg(dist + v) == -1)
-                        adopt_parent(rev, dist, parent, (vid_t)v, level, c, bits_of(level));
+                        adopt_parent(rev, dist, parent, (vid_t)v, level, c);
                 }
             }
         }
@@ -555,7 +506,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
             profile_stamp(level + 1, 1, clock64());
 #endif
             queue_from_labels<BLOCK>(dist, adj, n, level + 1, queue, queue_cap,
-                                     hubs_of(level + 1), next, hub_degree, bits_of(level + 1));
+                                     hubs_of(level + 1), next, hub_degree);
         }
         grid_sync(bar);
         frontier = block_stats(next);
