@@ -77,7 +77,7 @@ A/B and profile rows (benchmarks/bfs_ab.py, the former scripts/bfs_wide_probe.py
 bfs_deep_probe.py): ``--before DIR`` an earlier direction.cu / persistent.cu kept outside
 the repository, timed beside the tree's kernel launched the same way (``x_before`` on every
 row); ``--define NAME=VALUE`` the tree's kernel with one define changed; ``--relabel-rows``
-its runner with the relabel choice flipped; ``--profile-levels N`` per-level clocks of the
+its runner on the graph orders it did not choose; ``--profile-levels N`` per-level clocks of the
 MG_BFS_PROFILE build on N roots. These rows call a kernel's runner, not bfs(): compare
 them with the family's runner row (``beamer runner``, ``persistent runner``), which comes
 with any of them. ``--no-extras`` leaves out the busy-GPU calls and the sparse-matrix input

@@ -36,8 +36,9 @@ searched as the earlier kernels of those scripts searched:
     1) over its usual defines (modules.direction_defines / persistent_defines), run as
     the runner row runs, on the families whose kernel file (or the package's headers)
     names NAME; a NAME named nowhere is an error.
---relabel-rows: the runner with its relabel choice flipped: ``beamer runner, relabel off``;
-    ``persistent runner, relabelled`` (the locality copy, built now if auto dropped it).
+--relabel-rows: the runner on the orders it did not choose: ``beamer runner, relabelled``
+    / ``sorted rows`` / ``as given`` (Workspace.search_order); ``persistent runner,
+    relabelled`` (the locality copy, built now if auto dropped it).
 --tiled-rows: ``tiled runner, no horizon`` (deep graphs): tiled.run_tiled with horizon=0
     on the tiled copy bfs() searches (the check of tiled.HORIZON's choice); with
     ``--variants tiled`` beside the bfs() row of the default launch.
@@ -97,7 +98,7 @@ def add_args(parser: argparse.ArgumentParser) -> None:
                         help="a row of the tree's kernel (direction.cu on wide graphs, "
                              "persistent.cu on deep ones) with this define (repeatable)")
     parser.add_argument("--relabel-rows", action="store_true",
-                        help="the kernel's runner with its relabel choice flipped")
+                        help="the kernel's runner on the graph orders it did not choose")
     parser.add_argument("--tiled-rows", action="store_true",
                         help="deep graphs: the tiled kernel without its horizon (a runner "
                              "row; add --variants tiled for the default launch)")
@@ -308,21 +309,25 @@ def _wide_before_call(before: Path, ws: Any, profiled: bool = False) -> Any:
         direction_grid=lambda layout: _wide_before_build(before, layout, profiled)[0])
     if not hasattr(ws, "spare_results"):
         ws.spare_results = {}  # the earlier DirectionCall's result arrays (gone since)
-    return module.DirectionCall(ws, rule="beamer", use_cache=True, relabel="auto")
+    return module.DirectionCall(ws, rule="beamer", relabel="auto")
 
 
 def _wide_rows(ws: Any, args: Any) -> dict[str, Row]:
     from morphgpu.bfs.gpu import direction  # noqa: PLC0415
 
-    runner = direction.DirectionCall(ws, rule="beamer", use_cache=True, relabel="auto")
-    out = {"beamer runner": Row(_pair(runner), "direction.cu DirectionCall, relabel auto")}
+    runner = direction.DirectionCall(ws, rule="beamer", relabel="auto")
+    out = {"beamer runner": Row(_pair(runner),
+                                f"direction.cu DirectionCall, relabel auto: {runner.order}")}
     before = args.before_dirs.get("wide")
     if before is not None:
         out[f"before: {before.name}"] = Row(_pair(_wide_before_call(before, ws)),
                                             f"{before}'s direction.cu and DirectionCall")
     if args.relabel_rows:
-        off = direction.DirectionCall(ws, rule="beamer", use_cache=True, relabel=False)
-        out["beamer runner, relabel off"] = Row(_pair(off), "direction.cu, as given")
+        for relabel in (True, "rows", False):
+            other = direction.DirectionCall(ws, rule="beamer", relabel=relabel)
+            if other.order != runner.order:
+                out[f"beamer runner, {other.order}"] = Row(_pair(other),
+                                                           f"direction.cu, {other.order}")
     layout = _layout((runner.search_ws or ws).g)
     for name, value in args.define_list["wide"]:
         grid, _ = _direction_build(layout, {name: value})
@@ -366,7 +371,7 @@ def _direction_profile(call: Any, module: Any, root: int) -> dict[str, Any]:
 def _direction_profiles(ws: Any, root: int, before: Path | None) -> list[dict[str, Any]]:
     from morphgpu.bfs.gpu import direction  # noqa: PLC0415
 
-    runner = direction.direction_call(ws, rule="beamer", use_cache=True, relabel="auto")
+    runner = direction.direction_call(ws, rule="beamer", relabel="auto")
     grid, module = _direction_build(_layout((runner.search_ws or ws).g),
                                     {"MG_BFS_PROFILE": None})
     out = [{"root": root, "kernel": "direction.cu",

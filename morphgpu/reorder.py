@@ -22,7 +22,7 @@ from .csr import CSRGraph, expand_counts
 from .unique import run_starts, sorted_unique
 
 __all__ = ["bfs_order", "degree_order", "landmark_order", "morton_order", "apply",
-           "mean_edge_span", "line_locality", "wavefront_locality"]
+           "rows_by_degree", "mean_edge_span", "line_locality", "wavefront_locality"]
 
 _MORTON_BITS = 31  # per axis: two axes interleave into a 62-bit code
 
@@ -140,6 +140,39 @@ def degree_order(graph: Any) -> Any:
     degrees = g.degrees().astype(xp.int64)
     # One integer key, so NumPy and CuPy give the same order: degree descending, id ascending.
     return xp.argsort((int(degrees.max()) - degrees) * n + xp.arange(n, dtype=xp.int64))
+
+
+def rows_by_degree(graph: Any, degrees: Any = None) -> CSRGraph:
+    """The graph with each row's neighbours by non-increasing ``degrees`` (default: the
+    graph's out-degrees), ties in the row's own order; the same ids and ``indptr``, weights
+    moved with their entries, on the graph's side.
+
+    A bottom-up BFS step scans a vertex's in-neighbours for one on the frontier and stops
+    at the first; the neighbours of high degree are the likeliest to be there. Relabelling
+    by :func:`degree_order` sorts rows so too, but also renumbers every vertex, which a
+    search must then map back."""
+    g = CSRGraph.coerce(graph)
+    xp = g.xp
+    n, m = g.n_vertices, g.n_edges
+    key_degrees = g.degrees() if degrees is None else xp.asarray(degrees)
+    if key_degrees.shape != (n,):
+        raise ValueError(f"degrees must hold one value per vertex ({n}), got shape "
+                         f"{key_degrees.shape}")
+    if m == 0:
+        return CSRGraph(g.indptr, g.indices.copy(), None if g.weights is None else g.weights.copy(),
+                        n, g.directed)
+    key_degrees = key_degrees.astype(xp.int64)
+    top = int(key_degrees.max())
+    rank = top - key_degrees[g.indices.astype(xp.int64)]  # 0 for the largest degree
+    rows = g.edge_sources().astype(xp.int64)
+    # Both sorts are stable (NumPy's "stable", CuPy's always), so ties keep the row's order.
+    if n * (top + 1) < 2**62:
+        order = xp.argsort(rows * (top + 1) + rank, kind="stable")
+    else:  # one key would overflow: by rank, then by row
+        order = xp.argsort(rank, kind="stable")
+        order = order[xp.argsort(rows[order], kind="stable")]
+    return CSRGraph(g.indptr, g.indices[order], None if g.weights is None else g.weights[order],
+                    n, g.directed)
 
 
 def _spread_bits(xp: Any, v: Any) -> Any:

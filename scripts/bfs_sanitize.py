@@ -26,7 +26,7 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("persistent", {"enter_local": 64}),
     ("persistent", {"blocks": 1}),
     ("persistent", {"blocks": 3, "enter_local": 64}),
-    ("beamer", {"use_cache": False}),
+    ("beamer", {"relabel": "rows"}),
     ("direction-optimizing", {"rule": "top-down"}),
     # The variants away from their defaults: the hybrid forced to either coupling, every
     # frontier class on small rows, Merrill's culling.

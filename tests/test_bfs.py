@@ -307,12 +307,11 @@ def test_variant_table_is_honest():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [{}, {"use_cache": False}, {"relabel": True},
-                                     {"relabel": True, "use_cache": True}])
+@pytest.mark.parametrize("options", [{}, {"relabel": True}, {"relabel": "rows"}])
 @pytest.mark.parametrize("variant", ["direction-optimizing", "beamer", "bottom-up"])
 def test_gpu_direction_loops(variant, options):
-    """Each rule with and without the bottom-up hub cache, on the graph as given and on its
-    degree-relabelled copy, symmetric and directed."""
+    """Each rule on the graph as given, on its degree-relabelled copy and on its rows sorted
+    by degree, symmetric and directed."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     rng = np.random.default_rng(11)
@@ -599,6 +598,7 @@ def test_gpu_direction_prepared_bfs(variant, relabel, monkeypatch):
 
     if relabel:
         monkeypatch.setattr(gpu.workspace_module, "RELABEL_MIN_VERTICES", 0)
+        monkeypatch.setattr(gpu.workspace_module, "HUB_SHARE", 0.0)
     g = generators.kronecker(12, 16, device="gpu")
     host = g.to("cpu")
     degrees = np.diff(host.indptr)
@@ -627,30 +627,43 @@ def test_gpu_direction_prepared_bfs(variant, relabel, monkeypatch):
 
 @pytest.mark.gpu
 def test_gpu_relabel_auto_rule(monkeypatch):
-    """relabel="auto": Kronecker and R-MAT graphs of at least RELABEL_MIN_VERTICES are
-    relabelled, smaller ones are not, and where the copy would not fit in half the free
-    memory nothing is; either way the search is exact."""
+    """relabel="auto": graphs under RELABEL_MIN_VERTICES are searched as given; from there
+    on, graphs whose hubs hold HUB_SHARE of the entries (Kronecker, a skewed R-MAT) on the
+    degree-relabelled copy and the others (uniform random, a mildly skewed R-MAT) on their
+    rows sorted by degree; where the copy would not fit in half the free memory, as given.
+    Either way the search is exact; a bad ``relabel`` is refused."""
     from morphgpu import generators  # noqa: PLC0415
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
     kron = generators.kronecker(14, 16, device="gpu")
-    rmat = generators.rmat(14, 16, a=0.45, b=0.15, c=0.15, device="gpu")
-    assert not gpu.workspace(kron).relabel_pays("auto")  # under RELABEL_MIN_VERTICES
-    assert not gpu.workspace(rmat).relabel_pays("auto")
+    rmat = generators.rmat(14, 16, a=0.57, b=0.19, c=0.19, device="gpu")
+    mild = generators.rmat(14, 16, a=0.3, b=0.25, c=0.25, device="gpu")
+    uniform = generators.gnm(1 << 14, 1 << 17, device="gpu")
+    graphs = [(kron, "relabelled"), (rmat, "relabelled"), (mild, "sorted rows"),
+              (uniform, "sorted rows")]
+    for g, _ in graphs:
+        assert gpu.workspace(g).search_order("auto") == "as given"  # under the minimum
     monkeypatch.setattr(gpu.workspace_module, "RELABEL_MIN_VERTICES", 0)
-    assert gpu.workspace(kron).relabel_pays("auto")
-    assert gpu.workspace(rmat).relabel_pays("auto")
+    for g, order in graphs:
+        ws = gpu.workspace(g)
+        share = ws.hub_share()
+        assert (share >= gpu.workspace_module.HUB_SHARE) == (order == "relabelled"), share
+        assert ws.search_order("auto") == order
     small = generators.kronecker(10, 16, device="gpu")  # the workspace holds it weakly
     too_big = gpu.workspace(small)
     monkeypatch.setattr(too_big, "relabel_bytes", lambda: 1 << 60)
-    assert not too_big.relabel_pays("auto")
-    for g in (kron, rmat):
+    assert too_big.search_order("auto") == "as given"
+    with pytest.raises(ValueError, match="relabel"):
+        too_big.search_order("sorted")
+    for g, order in graphs:
         host = g.to("cpu")
         source = int(np.argmax(np.diff(host.indptr)))
         dist, parent, _ = gpu.run(g, source, variant="beamer", want_parents=True,
                                   relabel="auto")
         np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
         graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+        assert gpu.direction_call(gpu.workspace(g), rule="beamer",
+                                  relabel="auto").order == order
 
 
 @pytest.mark.gpu

@@ -34,7 +34,7 @@ PERSISTENT = [
     {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_ELL_FILTER": 1, "MG_BFS_PROFILE": None},
     {"MG_BFS_LOCAL_BITMAP": 1},  # no ELL rows: the bitmap is compiled out
 ]
-DIRECTION = [{"MG_BFS_HUB_SLOTS": 4096, "MG_BARRIER_COOP": None},
+DIRECTION = [{"MG_BFS_FLAT_HUBS": 512, "MG_BARRIER_COOP": None},
              {"MG_BFS_PROFILE": None, **INT64},
              {"MG_BFS_BU_BATCH": 4, "MG_BFS_BU_PROBE": 2, "MG_BARRIER_COOP": None},
              {"MG_BFS_BU_BATCH": 8, "MG_BFS_BU_PROBE": 1, **INT64},

@@ -218,7 +218,7 @@ def run_direction(dev: DeviceGraph, source: int, want_parents: bool, *,
         grid, dev.args, dev.args, queue=dev.buffer("queue", (max(n, 1),), dev.vid),
         hub_queue=dev.buffer("hub queue", (max(n, 1),), dev.vid),
         stats=dev.buffer("stats", (9,), np.uint64), n=n, hub_degree=dev.hub_degree,
-        n_hubs=dev.n_hubs, n_edges=dev.n_entries, rule=rule, use_cache=True,
+        n_hubs=dev.n_hubs, n_edges=dev.n_entries, rule=rule,
         bottom_up_end=dev.bottom_up_end if rule != "top-down" else n)
     call(dist=dist, parent=launch.ptr(parent), source=dev.vid.type(source))
     return dist, parent

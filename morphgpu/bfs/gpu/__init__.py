@@ -5,7 +5,8 @@ family over one per-graph workspace.
 module             holds
 =================  ============================================================
 ``workspace``      the per-graph buffers and derived graphs (reverse, ELL rows,
-                   degree-relabelled copy), kept per CSRGraph object
+                   degree-relabelled copy, rows sorted by degree), kept per
+                   CSRGraph object
 ``modules``        kernel files, compile-time settings, cached modules and
                    persistent grids (per GPU)
 ``launch``         cooperative launches, grid sizes, prepared calls with named

@@ -1,19 +1,20 @@
-"""``direction-optimizing`` (Enterprise), ``beamer`` and ``bottom-up``: the
-direction-optimising BFS with its level loop in one persistent launch of
-kernels/direction.cu (two grid barriers per level).
+"""``direction-optimizing`` (Enterprise), ``beamer`` and ``bottom-up``: the direction-
+optimising BFS with its level loop in one persistent launch of kernels/direction.cu (two
+grid barriers per level).
 
 Top-down levels write labels only (status array) and expand the frontier's hubs over the
 whole grid; the next queue comes from a scan of the labels, reserved per warp; bottom-up
-levels take a thread's vertices two at a time (both rows' bounds, first in-neighbours and
-their labels loaded before either is used), with the hub cache, and stop at the last vertex
-with an in-neighbour. The direction is picked per level from the new frontier's statistics:
-Enterprise's gamma (hubs in the frontier / all hubs > 30 %: bottom-up for good), Beamer's
-m_f > m_u / alpha and n_f < n / beta, or forced.
+levels take a thread's vertices two at a time (both rows' bounds, first in-neighbours
+and their labels loaded before either is used) and stop at the last vertex with an
+in-neighbour. The direction is picked per level from the new frontier's statistics:
+Enterprise's gamma (hubs in the frontier / all hubs > 30 %: bottom-up for good),
+Beamer's m_f > m_u / alpha and n_f < n / beta, or forced.
 
-Graphs of at least RELABEL_MIN_VERTICES vertices are searched as a copy relabelled by
-non-increasing degree (Workspace.degree_relabelled) and the results written back in the
-caller's ids by the same launch's tail; the copy's search runs without the hub cache (the
-hubs' labels already share a few cache lines: 1.23x without it, H200 Kronecker 21).
+Graphs of at least RELABEL_MIN_VERTICES vertices whose hubs hold much of the graph are
+searched as a copy relabelled by non-increasing degree (Workspace.degree_relabelled) and
+the results written back in the caller's ids by the same launch's tail; other graphs of
+that size on a copy of their rows sorted by the neighbours' degrees, in the caller's ids
+(Workspace.search_order has the rule and its measurements).
 Each option set's launch is prepared once per workspace (a call rewrites its few per-call
 slots and launches), and the next call's result arrays are allocated while this call's
 search runs.
@@ -37,13 +38,13 @@ GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the
 # relabelled gamma search took 311 us against 351 as given (H200, Kronecker 21).
 RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 PARAMS = ("dist", "parent", "queue", "hub_queue", "stats", "n", "source", "hub_degree",
-          "total_hubs", "total_edges", "rule", "use_cache", "gamma", "alpha", "beta",
+          "total_hubs", "total_edges", "rule", "gamma", "alpha", "beta",
           "bottom_up_end", "out_perm", "out_inverse", "out_dist", "out_parent", "figures")
 
 
 def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: Any,
             stats: Any, n: int, hub_degree: int, n_hubs: int, n_edges: int, rule: str,
-            use_cache: bool, bottom_up_end: int, perm: Any = None,
+            bottom_up_end: int, perm: Any = None,
             inverse: Any = None) -> launch.Prepared:
     """direction.cu's launch on one graph (``graph``/``reverse``: the kernel's adjacency
     arguments of the out- and in-edges), its labels, parents and source left to each call.
@@ -56,7 +57,7 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
     fixed.update(queue=queue, hub_queue=hub_queue, stats=stats, n=np.int64(n),
                  hub_degree=np.int64(hub_degree), total_hubs=np.int64(n_hubs),
                  total_edges=np.int64(n_edges), rule=np.int32(RULES[rule]),
-                 use_cache=np.int32(use_cache), gamma=np.float32(GAMMA),
+                 gamma=np.float32(GAMMA),
                  alpha=np.float32(ALPHA), beta=np.float32(BETA),
                  bottom_up_end=np.int64(bottom_up_end),
                  out_perm=launch.ptr(perm), out_inverse=launch.ptr(inverse),
@@ -65,13 +66,13 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
 
 
 class DirectionCall:
-    """One rule on one graph, resolved once: the graph (or its relabelled copy) searched
-    and the prepared launch. A call then costs the host a few slot writes and one launch;
-    the next call's result arrays are allocated after it, while the search runs, so every
-    call returns arrays of its own (results never alias between calls)."""
+    """One rule on one graph, resolved once: the graph (as given, relabelled, or its rows
+    sorted: ``order``) searched and the prepared launch. A call then costs the host a few
+    slot writes and one launch; the next call's result arrays are allocated after it, while
+    the search runs, so every call returns arrays of its own (results never alias between
+    calls)."""
 
-    def __init__(self, ws: Workspace, *, rule: str, use_cache: bool,
-                 relabel: bool | str) -> None:
+    def __init__(self, ws: Workspace, *, rule: str, relabel: bool | str) -> None:
         if rule not in RULES:
             raise ValueError(f"rule must be one of {sorted(RULES)}, not {rule!r}")
         g = ws.g
@@ -80,7 +81,8 @@ class DirectionCall:
         self.vid = g.indices.dtype
         if relabel == "auto" and rule not in RELABEL_RULES:
             relabel = False
-        self.relabelled = bool(g.n_vertices) and ws.relabel_pays(relabel)
+        self.order = ws.search_order(relabel) if g.n_vertices else "as given"
+        self.relabelled = self.order == "relabelled"
         search_ws = ws
         perm = inverse = None
         self.inverse_host: np.ndarray | None = None
@@ -91,16 +93,21 @@ class DirectionCall:
             # Keeps the relabelled graph's workspace alive (the caller's own workspace is
             # not held: it holds this call, gpu.search's table).
             self.search_ws = search_ws
-            use_cache = False
         sg = search_ws.g
-        rev = sg if rule == "top-down" else search_ws.reverse()
+        graph = rev = sg
+        if rule != "top-down":
+            rev = search_ws.reverse()
+            if self.order == "sorted rows":
+                # Top-down levels read the out-rows whole, so a directed graph's stay as
+                # given; a graph that is its own reverse is read from the one sorted copy.
+                graph, rev = (ws.rows_sorted() if rev is sg else sg), ws.rows_sorted()
         grid = modules.direction_grid(
             modules.layout_key(modules.csr_defines(sg.indices.dtype, sg.indptr.dtype)))
-        self.call = prepare(grid, (sg.indptr, sg.indices), (rev.indptr, rev.indices),
+        self.call = prepare(grid, (graph.indptr, graph.indices), (rev.indptr, rev.indices),
                             queue=search_ws.queues[0], hub_queue=search_ws.hub_queue,
                             stats=search_ws.stats, n=sg.n_vertices,
                             hub_degree=search_ws.hub_degree, n_hubs=search_ws.n_hubs,
-                            n_edges=search_ws.n_edges, rule=rule, use_cache=use_cache,
+                            n_edges=search_ws.n_edges, rule=rule,
                             bottom_up_end=(sg.n_vertices if rule == "top-down"
                                            else search_ws.bottom_up_end()),
                             perm=perm, inverse=inverse)
@@ -164,23 +171,23 @@ class DirectionCall:
         return out
 
 
-def direction_call(ws: Workspace, *, rule: str = "gamma", use_cache: bool = True,
+def direction_call(ws: Workspace, *, rule: str = "gamma",
                    relabel: bool | str = "auto") -> DirectionCall:
     """The search by ``rule`` on ``ws``'s graph, made once per option set."""
-    key = ("direction", rule, bool(use_cache), relabel)
+    key = ("direction", rule, relabel)
     call = ws._launches.get(key)
     if call is None:
-        call = DirectionCall(ws, rule=rule, use_cache=use_cache, relabel=relabel)
+        call = DirectionCall(ws, rule=rule, relabel=relabel)
         ws._launches[key] = call
     return call
 
 
 def run_direction(ws: Workspace, source: int, want_parents: bool, *, rule: str = "gamma",
-                  use_cache: bool = True, relabel: bool | str = "auto") -> tuple[Any, Any, Any]:
+                  relabel: bool | str = "auto") -> tuple[Any, Any, Any]:
     """The direction-optimising search by ``rule`` ("gamma": Enterprise, "beamer", or a
-    forced "bottom-up" / "top-down"). ``use_cache``: the bottom-up hub cache; ``relabel``:
-    search the degree-relabelled copy (True, False, or "auto": graphs of at least
-    RELABEL_MIN_VERTICES vertices where the copy fits). Returns (labels, parents or None,
-    the search's figures as gpu.figures_on_device gives them, written by the kernel)."""
-    return direction_call(ws, rule=rule, use_cache=use_cache, relabel=relabel)(
+    forced "bottom-up" / "top-down"). ``relabel``: search the degree-relabelled copy
+    (True), the rows sorted by degree ("rows"), the graph as given (False), or "auto"
+    (Workspace.search_order's rule). Returns (labels, parents or None, the search's
+    figures as gpu.figures_on_device gives them, written by the kernel)."""
+    return direction_call(ws, rule=rule, relabel=relabel)(
         source, want_parents)

@@ -1,7 +1,7 @@
 """The per-graph state of the GPU BFS: queues, counters, degree statistics, and the
 graphs derived from the input on first use (the reverse graph of a directed input, the ELL
-rows of a bounded-degree graph, the degree-relabelled copy), kept per CSRGraph object so
-repeated searches on one GPU graph allocate nothing."""
+rows of a bounded-degree graph, the degree-relabelled copy, the rows sorted by degree),
+kept per CSRGraph object so repeated searches on one GPU graph allocate nothing."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ ELL_MAX_DEGREE = 16
 # then share cache lines and a warp's vertices have rows of similar length. H200, 64 roots,
 # same process: Kronecker 21 1.37x, R-MAT 2M/128M 1.07x, Kronecker 20 1.07x.
 RELABEL_MIN_VERTICES = 1 << 20
+# ... but only where the hubs hold much of the graph: the top 1/HUB_FRACTION of the vertices
+# by degree at least HUB_SHARE of the CSR entries. Elsewhere the search runs on a copy whose
+# rows list their neighbours by non-increasing degree (reorder.rows_by_degree: ids kept, so
+# no map back). H200, session 36, one process, 32 roots, relabelled / sorted rows ms, with
+# the share: Kronecker 21 / 22 0.945x / 0.807x sorted (share 0.61 / 0.62), Kronecker 22
+# a=0.50 0.910x (0.39), Kronecker 21 / 22 a=0.45 1.040x / 0.960x (0.28), Kronecker 21
+# a=0.35 1.118x (0.11), uniform 2^20-2^24 deg 8-32 1.011-1.140x (0.023-0.031). The sorted
+# rows beat the graph as given on all of those: 1.03-1.06x uniform, 1.07-1.19x Kronecker.
+HUB_FRACTION = 64
+HUB_SHARE = 0.25
 FIGURES_FILE = "bfs/kernels/figures.cu"
 ELL_FILE = "bfs/kernels/ell_rows.cu"
 
@@ -74,6 +84,8 @@ class Workspace:
         self._ell: Any = None
         self._relabelled: tuple[CSRGraph, Any, Any, np.ndarray] | None = None
         self._relabel_fits: bool | None = None  # the copy within half the free memory
+        self._rows_sorted: CSRGraph | None = None
+        self._hub_share: float | None = None
         self._bottom_up_end: int | None = None
         # bfs()'s resolved searches by variant name: (the variant that runs, a callable
         # (source, want_parents) -> (labels, parents, figures)); see gpu.search.
@@ -166,22 +178,53 @@ class Workspace:
         return self._ell
 
     def relabel_bytes(self) -> int:
-        """GPU memory that building the relabelled copy takes at its peak."""
+        """GPU memory that building the relabelled copy (or the sorted rows) takes at its
+        peak."""
         return 48 * max(self.g.n_edges, 1) + 24 * max(self.g.n_vertices, 1)
 
-    def relabel_pays(self, relabel: bool | str) -> bool:
-        """``relabel`` resolved: True / False as given; "auto" by size, and only where
-        building the copy takes at most half the free GPU memory (the copy is an
-        optimisation: where it does not fit, the search runs on the graph as given)."""
+    def hub_share(self) -> float:
+        """The fraction of the CSR entries in the rows of the top 1/HUB_FRACTION of the
+        vertices by out-degree (made once)."""
+        if self._hub_share is None:
+            cp = self.cp
+            top = cp.sort(self.degrees)[::-1][:max(self.g.n_vertices // HUB_FRACTION, 1)]
+            self._hub_share = int(top.sum()) / max(self.n_edges, 1)
+        return self._hub_share
+
+    def search_order(self, relabel: bool | str) -> str:
+        """How a direction-optimising search meets the graph: "relabelled" (the copy by
+        reorder.degree_order, results mapped back), "sorted rows" (rows_sorted's copy, same
+        ids) or "as given". ``relabel``: True, False, "rows", or "auto": from
+        RELABEL_MIN_VERTICES vertices, relabelled where the hubs hold HUB_SHARE of the
+        entries, else sorted rows; either only where building the copy takes at most half
+        the free GPU memory (the copy is an optimisation: where it does not fit, the search
+        runs on the graph as given)."""
         if relabel != "auto":
-            return bool(relabel)
+            if relabel == "rows":
+                return "sorted rows"
+            if not isinstance(relabel, (bool, np.bool_)):
+                raise ValueError(f"relabel must be True, False, 'rows' or 'auto', not "
+                                 f"{relabel!r}")
+            return "relabelled" if relabel else "as given"
         if self.g.n_vertices < RELABEL_MIN_VERTICES:
-            return False
+            return "as given"
         if self._relabel_fits is None:
             cp = self.cp
             free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
             self._relabel_fits = self.relabel_bytes() <= free // 2
-        return self._relabel_fits
+        if not self._relabel_fits:
+            return "as given"
+        return "relabelled" if self.hub_share() >= HUB_SHARE else "sorted rows"
+
+    def rows_sorted(self) -> CSRGraph:
+        """The in-edges (the reverse graph) with each row by non-increasing out-degree of
+        the neighbour (reorder.rows_by_degree), what bottom-up probes scan; for a graph
+        that is its own reverse, also what top-down levels expand. Made on first use, kept
+        with the workspace."""
+        if self._rows_sorted is None:
+            backend.require_gpu_bytes(self.relabel_bytes(), "bfs sorted-rows graph")
+            self._rows_sorted = reorder.rows_by_degree(self.reverse(), self.degrees)
+        return self._rows_sorted
 
     def degree_relabelled(self) -> tuple[CSRGraph, Any, Any, np.ndarray]:
         """(graph relabelled by reorder.degree_order, perm, its inverse, the inverse on the

@@ -7,8 +7,7 @@
 //   A. top-down: expand the queue with status writes (StatusVisit), the frontier's hubs
 //      over the whole grid as one flat edge array (expand_rows_grid) where they fit its
 //      table, or
-//      bottom-up: every unvisited vertex looks for an in-neighbour at L, with the
-//      frontier's hubs cached in shared memory (HubCache);
+//      bottom-up: every unvisited vertex looks for an in-neighbour at L;
 //   -- grid barrier --
 //   B. queue generation by scanning labels == L + 1 (queue_from_labels below): the next
 //      queue (when a top-down level may follow), the hubs, and {vertices, edges, hubs};
@@ -25,9 +24,9 @@
 // L + 1. Only v's own thread can label v in a bottom-up step, so each thread remembers
 // which of its vertices it labelled (one bit per grid-stride step) and then reserves their
 // queue and hub slots; the level needs one grid barrier and no second pass over the
-// labels. The next level's hubs must not overwrite the list this level's caches are still
-// being filled from, so the hub lists alternate between hub_queue[0, total_hubs) and
-// [total_hubs, 2 total_hubs) (a frontier holds at most total_hubs hubs; needs 2 total_hubs
+// labels. The next level's hubs are listed while this level may still read its own list,
+// so the hub lists alternate between hub_queue[0, total_hubs) and [total_hubs, 2
+// total_hubs) (a frontier holds at most total_hubs hubs; needs 2 total_hubs
 // <= n, the buffer's length). A top-down level whose frontier has no hubs for the flat
 // table claims each new vertex with an atomicCAS (ClaimVisit's rule: one winner, which sets
 // the parent) and enqueues it at once, counting its out-edges and listing it if it is a
@@ -74,9 +73,6 @@
 
 #ifndef MG_BFS_BLOCK
 #define MG_BFS_BLOCK 512
-#endif
-#ifndef MG_BFS_HUB_SLOTS
-#define MG_BFS_HUB_SLOTS 1024
 #endif
 #ifndef MG_BFS_FLAT_HUBS
 #define MG_BFS_FLAT_HUBS 1024
@@ -254,9 +250,9 @@ __device__ void list_found(u64 found, u64 hub, i64 chunk, i64 stride, vid_t* que
 // bottom-up step over the unvisited ones with no block barrier (a long row delays only its
 // own warp), setting bit s for each vertex it labelled; pass 2 sums their out-degrees and
 // lists them (list_found).
-template <int BLOCK, typename Cache>
+template <int BLOCK>
 __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, int* dist,
-                                  vid_t* parent, i64 end, int level, const Cache* cache,
+                                  vid_t* parent, i64 end, int level,
                                   vid_t* queue, i64 queue_cap, vid_t* hub_out,
                                   FrontierStats* next, i64 hub_degree) {
     const i64 stride = (i64)gridDim.x * BLOCK;
@@ -282,7 +278,7 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
             const unsigned mine = (unsigned)(open >> t) & ((1u << BATCH) - 1u);
             if (mine == 0u) continue;
             labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
-                            rev, dist, parent, v0 + t * stride, stride, mine, level, cache,
+                            rev, dist, parent, v0 + t * stride, stride, mine, level,
                             (const unsigned*)nullptr)
                         << t;
         }
@@ -354,18 +350,13 @@ extern "C" __global__ void __launch_bounds__(MG_BFS_BLOCK, 2)
 bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist, vid_t* parent,
                          vid_t* queue, vid_t* hub_queue, u64* stats_slots, i64 n,
                          vid_t source, i64 hub_degree, i64 total_hubs, i64 total_edges,
-                         int rule, int use_cache, float gamma, float alpha, float beta,
+                         int rule, float gamma, float alpha, float beta,
                          i64 bottom_up_end,
                          const vid_t* __restrict__ out_perm,
                          const vid_t* __restrict__ out_inverse, int* out_dist,
                          vid_t* out_parent, u64* figures, unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
-    // The cache lives in bottom-up levels, the flat hub rows in top-down ones.
-    __shared__ union {
-        HubCache<MG_BFS_HUB_SLOTS> cache;
-        FlatRows<MG_BFS_FLAT_HUBS> flat;
-    } level_scratch;
-    HubCache<MG_BFS_HUB_SLOTS>& cache = level_scratch.cache;
+    __shared__ FlatRows<MG_BFS_FLAT_HUBS> flat_rows;  // the top-down levels' hub rows
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
     const Adjacency adj = MG_ADJ(graph);  // out-edges (CSR, or the paged layout: MG_PAGED)
@@ -473,7 +464,7 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 if (threadIdx.x == 0 && block_edges) atomicAdd(&next->edges, (u64)block_edges);
             } else {
                 if (flat)
-                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(level_scratch.flat, adj,
+                    expand_rows_grid<BLOCK, MG_BFS_FLAT_HUBS>(flat_rows, adj,
                                                               hubs_of(level), n_hubs, visit);
                 for (i64 base = 0; base < n_queue; base += (i64)gridDim.x * BLOCK) {
                     const i64 i = queue_index(base);
@@ -484,19 +475,14 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                 }
             }
         } else {
-            if (use_cache) {
-                const i64 hubs = (i64)frontier.hubs;
-                cache.fill(hubs_of(level), hubs < MG_BFS_HUB_SLOTS ? hubs : MG_BFS_HUB_SLOTS);
-            }
-            const HubCache<MG_BFS_HUB_SLOTS>* c = use_cache ? &cache : nullptr;
             if (fused) {
                 bottom_up_enqueue<BLOCK>(adj, rev, dist, parent, bottom_up_end, level,
-                                         c, queue, queue_cap,
+                                         queue, queue_cap,
                                          hubs_of(level + 1), next, hub_degree);
             } else {
                 for (i64 v = global_tid(); v < bottom_up_end; v += global_stride()) {
                     if (__ldcg(dist + v) == -1)
-                        adopt_parent(rev, dist, parent, (vid_t)v, level, c);
+                        adopt_parent(rev, dist, parent, (vid_t)v, level);
                 }
             }
         }

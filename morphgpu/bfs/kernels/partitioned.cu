@@ -326,7 +326,6 @@ bfs_level_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ ind
     } else if (mode == MODE_BOTTOM_UP) {
         constexpr int BATCH = 2;
         const CsrAdjacency rows{indptr, indices};
-        const HubCache<1>* no_cache = nullptr;
         const i64 n_local = (i64)(hi - lo);
         const i64 stride = global_stride();
         for (i64 v0 = global_tid(); v0 < n_local; v0 += stride * BATCH) {
@@ -337,7 +336,7 @@ bfs_level_expand(const eid_t* __restrict__ indptr, const vid_t* __restrict__ ind
                 if (v < n_local && dist[v] < 0) open |= 1u << t;
             }
             const unsigned found = adopt_parents_batch<BATCH, 1>(rows, dist, parent, v0, stride,
-                                                                 open, level, no_cache, front);
+                                                                 open, level, front);
 #pragma unroll
             for (int t = 0; t < BATCH; ++t) {
                 const bool mine = (found >> t) & 1u;

@@ -1,10 +1,11 @@
 // Bottom-up step (Beamer; Enterprise §4.3): an unvisited vertex looks through its
 // in-neighbours for one on the current frontier and stops at the first.
 //
-// The hub cache: a small table in shared memory holding ids of high-degree vertices of the
-// current frontier (filled by the caller at the start of the level); a neighbour found in
-// it is adopted without reading its label from global memory. Bottom-up levels are
-// dominated by hits on hubs, which is why a few KB of ids save most label reads.
+// Measured and removed (session 36): a hub cache, the frontier's hubs hashed into a table
+// in shared memory and checked before a neighbour's label. It lost on every graph measured
+// (H200, one process, 32-64 roots, direction.cu without it against with it, graphs as
+// given: Kronecker 16-22 1.08-1.21x, uniform 2^16-2^24 1.05-1.11x); the hubs' labels stay
+// in L1/L2 anyway, and the table's lookups sat in front of every probe.
 #pragma once
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/bitmap.cuh>
@@ -12,23 +13,6 @@
 
 namespace mg {
 namespace traversal {
-
-template <int SLOTS>
-struct HubCache {
-    vid_t slot[SLOTS];
-
-    __device__ static __forceinline__ unsigned hash(vid_t v) {
-        return ((unsigned)v * 2654435761u) % (unsigned)SLOTS;
-    }
-    // Block-wide fill from the frontier's hubs (ids in hubs[0, n_hubs)), later ids win.
-    __device__ void fill(const vid_t* hubs, i64 n_hubs) {
-        for (int i = threadIdx.x; i < SLOTS; i += blockDim.x) slot[i] = (vid_t)-1;
-        __syncthreads();
-        for (i64 i = threadIdx.x; i < n_hubs; i += blockDim.x) slot[hash(hubs[i])] = hubs[i];
-        __syncthreads();
-    }
-    __device__ __forceinline__ bool holds(vid_t v) const { return slot[hash(v)] == v; }
-};
 
 // Whether u is on the frontier (label == level): from the frontier bitmap when there is
 // one (1 bit per vertex instead of 4 bytes, so the structure every bottom-up probe hits is
@@ -46,10 +30,10 @@ __device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* fro
 // loaded together, so a row costs one memory round trip per four edges rather than per
 // edge; the first hit in row order wins, as in the one-at-a-time scan. frontier_bits (may
 // be null): see on_frontier.
-template <typename Adj, typename Cache>
+template <typename Adj>
 __device__ __forceinline__ bool scan_in_row(const Adj& rev, int* dist, vid_t* parent,
                                             vid_t v, eid_t k, eid_t end, int level,
-                                            const Cache* cache, const unsigned* frontier_bits) {
+                                            const unsigned* frontier_bits) {
     constexpr int STEP = 4;
     for (; k + STEP <= end; k += STEP) {
         vid_t u[STEP];
@@ -57,10 +41,7 @@ __device__ __forceinline__ bool scan_in_row(const Adj& rev, int* dist, vid_t* pa
 #pragma unroll
         for (int t = 0; t < STEP; ++t) u[t] = rev.at(k + t);
 #pragma unroll
-        for (int t = 0; t < STEP; ++t) hit[t] = cache && cache->holds(u[t]);
-#pragma unroll
-        for (int t = 0; t < STEP; ++t)
-            hit[t] = hit[t] || on_frontier(dist, frontier_bits, u[t], level);
+        for (int t = 0; t < STEP; ++t) hit[t] = on_frontier(dist, frontier_bits, u[t], level);
 #pragma unroll
         for (int t = 0; t < STEP; ++t) {
             if (hit[t]) {
@@ -72,7 +53,7 @@ __device__ __forceinline__ bool scan_in_row(const Adj& rev, int* dist, vid_t* pa
     }
     for (; k < end; ++k) {
         const vid_t u = rev.at(k);
-        if ((cache && cache->holds(u)) || on_frontier(dist, frontier_bits, u, level)) {
+        if (on_frontier(dist, frontier_bits, u, level)) {
             dist[v] = level + 1;
             if (parent) parent[v] = u;
             return true;
@@ -82,21 +63,10 @@ __device__ __forceinline__ bool scan_in_row(const Adj& rev, int* dist, vid_t* pa
 }
 
 // Returns true (and labels v) when v has an in-neighbour at `level`.
-template <typename Adj, typename Cache>
+template <typename Adj>
 __device__ __forceinline__ bool adopt_parent(const Adj& rev, int* dist, vid_t* parent, vid_t v,
-                                             int level, const Cache* cache,
-                                             const unsigned* frontier_bits = nullptr) {
-    return scan_in_row(rev, dist, parent, v, rev.begin(v), rev.end(v), level, cache,
-                       frontier_bits);
-}
-
-template <typename Cache>
-__device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_t* rev_indices,
-                                             int* dist, vid_t* parent, vid_t v, int level,
-                                             const Cache* cache,
-                                             const unsigned* frontier_bits = nullptr) {
-    return adopt_parent(CsrAdjacency{rev_indptr, rev_indices}, dist, parent, v, level, cache,
-                        frontier_bits);
+                                             int level, const unsigned* frontier_bits = nullptr) {
+    return scan_in_row(rev, dist, parent, v, rev.begin(v), rev.end(v), level, frontier_bits);
 }
 
 // The bottom-up step for BATCH vertices of one thread at once: v0 + t * stride for the
@@ -111,11 +81,10 @@ __device__ __forceinline__ bool adopt_parent(const eid_t* rev_indptr, const vid_
 // bit t set when vertex v0 + t * stride was labelled. Same labels as adopt_parent one
 // vertex after another: a vertex labelled in this step gets level + 1, which no probe
 // (looking for `level`) can mistake, whichever order the probes and stores take.
-template <int BATCH, int PROBE, typename Adj, typename Cache>
+template <int BATCH, int PROBE, typename Adj>
 __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
                                                         int* dist, vid_t* parent, i64 v0,
                                                         i64 stride, unsigned open, int level,
-                                                        const Cache* cache,
                                                         const unsigned* frontier_bits) {
     static_assert(BATCH * PROBE <= 32, "hits are one bit each in a 32-bit word");
     if (open == 0u) return 0u;
@@ -140,8 +109,7 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
     for (int t = 0; t < BATCH; ++t)
 #pragma unroll
         for (int p = 0; p < PROBE; ++p)
-            if (u[t][p] >= 0 && ((cache && cache->holds(u[t][p])) ||
-                                 on_frontier(dist, frontier_bits, u[t][p], level)))
+            if (u[t][p] >= 0 && on_frontier(dist, frontier_bits, u[t][p], level))
                 hits |= 1u << (t * PROBE + p);
     unsigned labelled = 0u;
     unsigned pending = 0u;  // rows without a hit among their probes, with edges left
@@ -186,8 +154,7 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
         for (int t = 0; t < BATCH; ++t)
 #pragma unroll
             for (int p = 0; p < SCAN; ++p)
-                hit[t][p] = w[t][p] >= 0 && ((cache && cache->holds(w[t][p])) ||
-                                             on_frontier(dist, frontier_bits, w[t][p], level));
+                hit[t][p] = w[t][p] >= 0 && on_frontier(dist, frontier_bits, w[t][p], level);
 #pragma unroll
         for (int t = 0; t < BATCH; ++t) {
             if (!((pending >> t) & 1u)) continue;
