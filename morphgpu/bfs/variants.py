@@ -138,9 +138,9 @@ VARIANTS: dict[str, Variant] = {
 }
 
 # Beamer's direction rule: bottom-up once the frontier's edges pass the unexplored edges /
-# ALPHA, top-down again once the shrinking frontier is below n / BETA. Both
-# direction-optimizing searches use them: one GPU (gpu/direction.py) and the parts
-# (partitioned.Direction).
+# ALPHA, top-down again once the shrinking frontier is below n / BETA (Beamer's values).
+# Both direction-optimizing searches use ALPHA: one GPU (gpu/direction.py, whose BETA is its
+# own, measured) and the parts (partitioned.Direction).
 ALPHA, BETA = 14.0, 24.0
 
 # Merrill et al.'s contract options (option ``cull`` of all four of their variants), in

@@ -27,12 +27,19 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import ALPHA, BETA
+from ..variants import ALPHA
 from . import launch, modules
 from .workspace import Workspace, workspace
 
 RULES = {"gamma": 0, "beamer": 1, "bottom-up": 2, "top-down": 3}
 GAMMA = 0.30  # Enterprise: switch to bottom-up when 30 % of the hubs are in the frontier
+# Beamer's rule goes back to top-down once the shrinking frontier holds fewer than n / BETA
+# vertices. Beamer's 24 (variants.BETA, the partitioned search's) measured lower here: H200,
+# session 36, one process, 48 roots, the beamer runner with 96 against 24: Kronecker 21 /
+# 22 1.005x / 1.022x, Kronecker 20 ef32 1.004x, Kronecker 21 a=0.35 / 0.45 1.008x / 0.997x,
+# uniform 2^22 deg 16 1.033x, 2^21 deg 32 0.993x, 2^23 / 2^24 deg 8 1.007x / 1.004x, 2^20
+# deg 16 0.997x (48 and 192 within 1 % of 96 on each).
+BETA = 96.0
 # Rules that relabel: Enterprise's gamma rule stays top-down while frontiers hold many hubs,
 # which direction.cu deals out over the blocks entry by entry (queue_index); so dealt, the
 # relabelled gamma search took 311 us against 351 as given (H200, Kronecker 21).
