@@ -710,6 +710,32 @@ def test_gpu_direction_top_down_hubs(n_hubs):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("rule", ["bottom-up", "beamer", "gamma"])
+def test_gpu_direction_levels_without_double_hub_lists(rule):
+    """direction.cu fuses its levels only where the hub lists can be double-buffered (2
+    total_hubs <= n), which degree-derived hub thresholds always allow; with every vertex
+    of positive degree made a hub, the unfused levels run (the bottom-up step one vertex
+    at a time, adopt_parent): distances equal SciPy's, parents pass Graph500's checks."""
+    from morphgpu.bfs.gpu import direction, workspace_module  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    host = CSRGraph.from_edges(rng.integers(0, n, 12000), rng.integers(0, n, 12000),
+                               n_vertices=n, symmetrize=True)
+    g = host.to("gpu")  # held here: the workspace holds its graph weakly
+    ws = workspace_module.Workspace(g)
+    ws.hub_degree = 0
+    ws.n_hubs = int((np.diff(host.indptr) > 0).sum())
+    assert 2 * ws.n_hubs > n
+    call = direction.DirectionCall(ws, rule=rule, relabel=False)
+    for source in (0, int(np.argmax(np.diff(host.indptr)))):
+        dist, parent, _ = call(source, True)
+        np.testing.assert_array_equal(dist.get(), scipy_distances(host, source))
+        graph500_check(host.indptr, host.indices, source, dist.get(), parent.get())
+    assert ws.g is g
+
+
+@pytest.mark.gpu
 def test_gpu_workspace_is_freed_with_its_graph():
     """The workspace (and its GPU buffers) goes with its graph, searched or not; the
     cache holds neither alive."""

@@ -25,50 +25,6 @@ __device__ __forceinline__ bool on_frontier(const int* dist, const unsigned* fro
     return dist[u] == level;
 }
 
-// Scans v's in-neighbours at positions [k, end) of rev for one at `level`; on a hit labels v and
-// returns true. Neighbours are inspected four at a time, their ids and then their labels
-// loaded together, so a row costs one memory round trip per four edges rather than per
-// edge; the first hit in row order wins, as in the one-at-a-time scan. frontier_bits (may
-// be null): see on_frontier.
-template <typename Adj>
-__device__ __forceinline__ bool scan_in_row(const Adj& rev, int* dist, vid_t* parent,
-                                            vid_t v, eid_t k, eid_t end, int level,
-                                            const unsigned* frontier_bits) {
-    constexpr int STEP = 4;
-    for (; k + STEP <= end; k += STEP) {
-        vid_t u[STEP];
-        bool hit[STEP];
-#pragma unroll
-        for (int t = 0; t < STEP; ++t) u[t] = rev.at(k + t);
-#pragma unroll
-        for (int t = 0; t < STEP; ++t) hit[t] = on_frontier(dist, frontier_bits, u[t], level);
-#pragma unroll
-        for (int t = 0; t < STEP; ++t) {
-            if (hit[t]) {
-                dist[v] = level + 1;
-                if (parent) parent[v] = u[t];
-                return true;
-            }
-        }
-    }
-    for (; k < end; ++k) {
-        const vid_t u = rev.at(k);
-        if (on_frontier(dist, frontier_bits, u, level)) {
-            dist[v] = level + 1;
-            if (parent) parent[v] = u;
-            return true;
-        }
-    }
-    return false;
-}
-
-// Returns true (and labels v) when v has an in-neighbour at `level`.
-template <typename Adj>
-__device__ __forceinline__ bool adopt_parent(const Adj& rev, int* dist, vid_t* parent, vid_t v,
-                                             int level, const unsigned* frontier_bits = nullptr) {
-    return scan_in_row(rev, dist, parent, v, rev.begin(v), rev.end(v), level, frontier_bits);
-}
-
 // The bottom-up step for BATCH vertices of one thread at once: v0 + t * stride for the
 // bits t of `open` (the caller's unvisited vertices: it loads their labels beforehand, as
 // many at a time as it likes; only v's own thread labels v in a bottom-up step, so a label
@@ -76,10 +32,10 @@ __device__ __forceinline__ bool adopt_parent(const Adj& rev, int* dist, vid_t* p
 // per vertex (its row bounds, its first in-neighbours, their labels); here each of those
 // loads is issued for all BATCH vertices before any is used, so a thread has BATCH
 // requests in flight instead of one. The first PROBE in-neighbours of each row are
-// probed so; the rows without a hit among them are then scanned side by side, as
-// scan_in_row scans one (below). The result has
-// bit t set when vertex v0 + t * stride was labelled. Same labels as adopt_parent one
-// vertex after another: a vertex labelled in this step gets level + 1, which no probe
+// probed so; the rows without a hit among them are then scanned side by side, SCAN
+// in-neighbours of each per round (ids, then their labels). The result has
+// bit t set when vertex v0 + t * stride was labelled. Same labels as the rows one
+// after another: a vertex labelled in this step gets level + 1, which no probe
 // (looking for `level`) can mistake, whichever order the probes and stores take.
 template <int BATCH, int PROBE, typename Adj>
 __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
@@ -181,6 +137,15 @@ __device__ __forceinline__ unsigned adopt_parents_batch(const Adj& rev,
         }
     }
     return labelled;
+}
+
+// One vertex: returns true (and labels v) when v has an in-neighbour at `level`, the first
+// in row order; the batch step for one row (four in-neighbours per memory round trip).
+template <typename Adj>
+__device__ __forceinline__ bool adopt_parent(const Adj& rev, int* dist, vid_t* parent, vid_t v,
+                                             int level, const unsigned* frontier_bits = nullptr) {
+    return adopt_parents_batch<1, 4>(rev, dist, parent, (i64)v, 0, 1u, level,
+                                     frontier_bits) != 0u;
 }
 
 }  // namespace traversal
