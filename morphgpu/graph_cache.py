@@ -181,6 +181,25 @@ def graph_of(matrix: Any, directed: bool, build: Any, pending: list | None = Non
     return graph
 
 
+def unchanged_cupy_graph(matrix: Any, directed: bool = True) -> Any:
+    """The graph :func:`graph_of` would hand out for ``matrix`` if it is a cached CuPy
+    matrix that passes the host-side checks (shape, format, flags, the same arrays at the
+    same addresses) and that graph exists; else None. The fingerprint check is the
+    caller's to launch (:func:`check_launch`) before its work on the graph and to confirm
+    after it, as with graph_of's ``pending``. One dict lookup for anything not cached."""
+    entry = _entries.get(id(matrix))
+    if entry is None or entry.fingerprint is None or not _matches(entry, matrix):
+        return None
+    return entry.graphs.get(directed)
+
+
+def check_launch(matrix: Any) -> list:
+    """The fingerprint check of a matrix :func:`unchanged_cupy_graph` just answered for,
+    launched beside the caller's stream: a ``pending`` list for :func:`confirm`."""
+    key = id(matrix)
+    return [_check_beside(key, _entries[key])]
+
+
 def _directed(entry: _Entry, directed: bool) -> Any:
     g = entry.graphs.get(directed)
     if g is None:
@@ -298,58 +317,58 @@ class _Check:
 
 
 class _Probe:
-    """One cached CuPy matrix's check, prepared once on its device: an event, the output
-    (device) and its pinned host copy, and a packed launch per guarded array
-    (direct_launch: CuPy's argument conversion, a fresh output array and event, and a
-    pageable read back were most of the check's host time). One check at a time uses it
-    (``busy`` from the launch until :func:`confirm`, or until the check object is gone
+    """One cached CuPy matrix's check, prepared once on its device: an event, the packed
+    launch of kernels/fingerprint.cu's fingerprint_check over the guarded arrays, its
+    accumulators (zero between checks: the launch resets them), and its outputs on the
+    device and in page-locked host memory, which the kernel writes directly (under CUDA's
+    unified addressing a page-locked allocation is a device address too). One launch per
+    check where there were four (zeroing the output, a launch per array, the copy back),
+    and none through CuPy's argument conversion (direct_launch). One check at a time uses
+    it (``busy`` from the launch until :func:`confirm`, or until the check object is gone
     unconfirmed, as when the caller raised in between: a later check, queued behind it on
     the same side stream, may then reuse the buffers); a second, overlapping one takes the
     unprepared path."""
+
+    ARRAYS = 3  # fingerprint_check's array slots: CSR/CSC indptr, indices, data; COO row, col, data
 
     def __init__(self, arrays: tuple[Any, ...], device_id: int) -> None:
         from . import direct_launch  # noqa: PLC0415
 
         cp = backend.cupy_module()
+        k = len(arrays)
+        if k > self.ARRAYS:
+            raise ValueError(f"a check covers at most {self.ARRAYS} arrays, got {k}")
         self.device_id = device_id
         self.busy = False
         self.holder: Any = None  # weakref to the _Check using the buffers while busy
         self.ready = cp.cuda.Event(disable_timing=True)
-        self.out = cp.zeros(len(arrays), dtype=cp.uint64)
-        self.nbytes = int(self.out.nbytes)
-        self._pinned = cp.cuda.alloc_pinned_memory(self.nbytes)
-        self.host = np.frombuffer(self._pinned, dtype=np.uint64, count=len(arrays))
-        self.sms = sms = backend.gpu_properties(device_id)["multiprocessors"]
-        kernel = _fingerprint_kernel()
-        self.launches = []
-        for j, a in enumerate(arrays):
-            # (an offset or strided view is copied at every check: its content is the check)
-            if not a.flags.c_contiguous or a.data.ptr % 8:
-                self.launches.append(None)
-                continue
-            grid = _fingerprint_grid(a.nbytes, sms)
-            pack = direct_launch.PackedLaunch(
-                kernel, ("bytes", "n_bytes", "out", "slot"),
-                {"bytes": a, "n_bytes": np.uint64(a.nbytes), "out": self.out,
-                 "slot": np.int32(j)}, cooperative=False)
-            self.launches.append((pack, grid))
+        self.accum = cp.zeros(k, dtype=cp.uint64)
+        self.blocks_done = cp.zeros(1, dtype=cp.uint32)
+        self.out = cp.zeros(k, dtype=cp.uint64)
+        self._pinned = cp.cuda.alloc_pinned_memory(int(self.out.nbytes))
+        self.host = np.frombuffer(self._pinned, dtype=np.uint64, count=k)
+        sms = backend.gpu_properties(device_id)["multiprocessors"]
+        # (an offset or strided view is copied at every check: its content is the check)
+        self.copied = [j for j, a in enumerate(arrays)
+                       if not a.flags.c_contiguous or a.data.ptr % 8]
+        values: dict[str, Any] = {"n_arrays": np.int32(k), "accum": self.accum,
+                                  "blocks_done": self.blocks_done, "out": self.out,
+                                  "host_out": np.uint64(self._pinned.ptr)}
+        for j in range(self.ARRAYS):
+            a = arrays[j] if j < k and j not in self.copied else None
+            values[f"a{j}"] = a
+            values[f"n{j}"] = np.uint64(arrays[j].nbytes if j < k else 0)
+        self.grid = _fingerprint_grid(max((int(a.nbytes) for a in arrays), default=0), sms)
+        self.pack = direct_launch.PackedLaunch(
+            _check_kernel(), ("a0", "n0", "a1", "n1", "a2", "n2", "n_arrays", "accum",
+                              "blocks_done", "out", "host_out"), values, cooperative=False)
 
     def launch(self, arrays: tuple[Any, ...], stream: Any) -> None:
-        """On ``stream`` (current): zero the output, fingerprint, copy to the host."""
-        cp = backend.cupy_module()
+        """On ``stream`` (current): the check's one launch."""
+        del stream  # current: the launch goes to it
         self.busy = True
-        self.out.data.memset_async(0, self.nbytes, stream)
-        for j, prepared in enumerate(self.launches):
-            if prepared is None:
-                a = arrays[j].copy()  # an aligned, contiguous copy
-                grid = _fingerprint_grid(a.nbytes, self.sms)
-                _fingerprint_kernel()((grid,), (FINGERPRINT_BLOCK,),
-                                      (a, np.uint64(a.nbytes), self.out, np.int32(j)))
-            else:
-                pack, grid = prepared
-                pack.launch(grid, FINGERPRINT_BLOCK)
-        cp.cuda.runtime.memcpyAsync(self.host.ctypes.data, self.out.data.ptr, self.nbytes,
-                                    cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        copies = {f"a{j}": arrays[j].copy() for j in self.copied}  # aligned, contiguous
+        self.pack.launch(self.grid, FINGERPRINT_BLOCK, **copies)
 
 
 def _check_beside(key: int, entry: _Entry) -> _Check:
@@ -403,7 +422,7 @@ def confirm(pending: list, values: list | None = None) -> bool:
         if values is not None:
             found = values[i]
         elif check.probe is not None:
-            check.stream.synchronize()  # the pinned copy queued behind the fingerprints
+            check.stream.synchronize()  # the kernel wrote the host copy itself
             found = check.probe.host
         else:
             found = check.on_device.get(stream=check.stream)
@@ -420,6 +439,11 @@ def confirm(pending: list, values: list | None = None) -> bool:
 def fingerprint(arrays: tuple[Any, ...]) -> tuple[int, ...]:
     """Each CuPy array's fingerprint, by one launch per array and one read back."""
     return tuple(int(x) for x in fingerprint_on_device(arrays).get())
+
+
+@functools.cache
+def _check_kernel() -> Any:
+    return kernels.get_kernel(FINGERPRINT_FILE, "fingerprint_check")
 
 
 @functools.cache

@@ -321,12 +321,46 @@ def test_cupy_matrix_cached_and_fingerprinted():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["beamer", "bottom-up"])
+def test_cupy_matrix_prepared_bfs_sees_in_place_writes(variant, monkeypatch):
+    """From the second bfs() on a cached CuPy matrix with one variant, the call goes
+    straight to the graph's prepared search (graph_of is not called), with the fingerprint
+    check around it: after an in-place write to the indices the next call searches the new
+    graph (distances equal SciPy's on it), and calls after that are prepared again."""
+    cp = backend.cupy_module()
+    import cupyx.scipy.sparse as csp
+
+    host = _matrix(n=300, density=0.02, seed=4)
+    m = csp.csr_matrix((cp.asarray(host.data), cp.asarray(host.indices),
+                        cp.asarray(host.indptr)), shape=host.shape)
+    calls = []
+    real = graph_cache.graph_of
+    monkeypatch.setattr(graph_cache, "graph_of",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    changed = host.copy()
+    for k in range(4):
+        for source in (0, 7, np.int64(11)):
+            before = len(calls)
+            r = bfs(m, source, variant=variant, device="gpu", predecessors=True)
+            np.testing.assert_array_equal(cp.asnumpy(r.distances),
+                                          _expected(changed, int(source)))
+            if k and source != 0:
+                assert len(calls) == before  # prepared: no graph_of
+        m.indices[:] = (m.indices + 3) % host.shape[0]
+        changed.indices = (changed.indices + 3) % host.shape[0]
+    validate_graph(host)  # cached, but a SciPy matrix: its arrays are read-only instead
+    assert graph_cache.cached(host) and graph_cache.unchanged_cupy_graph(host) is None
+    graph_cache.forget(host)
+
+
+@pytest.mark.gpu
 def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
-    """A cached CuPy matrix's check runs through its entry's probe (packed launches, a
-    pinned read back), made at its first check and reused: a second check queued before
-    the first is confirmed takes buffers of its own (both answers right), an index array
-    that is a 4-byte-offset view is copied at every check, and an in-place write is seen
-    by the next check."""
+    """A cached CuPy matrix's check runs through its entry's probe (one packed launch that
+    writes the page-locked host copy itself and resets its accumulators), made at its
+    first check and reused, with the fingerprints of fingerprint_host every time: a second
+    check queued before the first is confirmed takes buffers of its own (both answers
+    right), an index array that is a 4-byte-offset view is copied at every check, and an
+    in-place write is seen by the next check."""
     cp = backend.cupy_module()
     import cupyx.scipy.sparse as csp
 
@@ -340,14 +374,19 @@ def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
         assert graph_cache.graph_of(m, True, None, pending=first) is g
         probe = graph_cache._entries[id(m)].probe
         assert probe is not None and probe.busy and first[0].probe is probe
-        assert (probe.launches[1] is None) == (m.indices.data.ptr % 8 != 0)
+        assert (1 in probe.copied) == (m.indices.data.ptr % 8 != 0)
         assert graph_cache.graph_of(m, True, None, pending=second) is g
         assert second[0].probe is None  # the probe was busy: buffers of its own
         assert graph_cache.confirm(first) and graph_cache.confirm(second)
         assert not probe.busy
-        again = []
-        graph_cache.graph_of(m, True, None, pending=again)
-        assert again[0].probe is probe and graph_cache.confirm(again)
+        expected = [graph_cache.fingerprint_host(a) for a in graph_cache._entries[id(m)].arrays]
+        for _ in range(3):
+            again = []
+            graph_cache.graph_of(m, True, None, pending=again)
+            assert again[0].probe is probe and graph_cache.confirm(again)
+            assert [int(x) for x in probe.host] == expected
+            assert [int(x) for x in probe.out.get()] == expected
+            assert not probe.accum.get().any() and int(probe.blocks_done.get()[0]) == 0
         # A call that raises between the check and its confirm (a bad source) leaves no
         # probe stuck: the next check reuses it.
         with pytest.raises(ValueError, match="source"):
