@@ -20,25 +20,26 @@ The rule (also in the user docs, :doc:`/api/graphs`):
   ``resize``, ``m.indices = ...``) therefore get a fresh graph on the next call.
 - **In-place writes are refused (SciPy) or detected (CuPy).** While a SciPy matrix is
   cached, its index arrays (``indptr`` and ``indices``; COO's ``row`` and ``col``) are
-  read-only, and so is ``data`` unless the graph uses the matrix's own ``data`` array
-  (a canonical CSR matrix): then writes to ``data`` are seen at once and ``data`` stays
+  read-only, and so is ``data`` unless the graph uses the matrix's own ``data`` array (a
+  canonical CSR matrix): then writes to ``data`` are seen at once and ``data`` stays
   writeable. An in-place write to a read-only array, by hand or by a SciPy method that
   works in place (``sort_indices``, ``sum_duplicates``, ``eliminate_zeros``, ``m *= 2``,
   shrinking ``resize``), raises NumPy's ``ValueError: ... read-only``. (SciPy's shrinking
   ``resize`` fails half-way and leaves the matrix inconsistent: forget the matrix first.)
-  :func:`forget` drops the matrix from the cache and makes writeable again the arrays
-  this cache made read-only (not those that were read-only already). Matrices whose arrays
-  are views of other arrays are not cached (NumPy could not refuse writes through the
-  other array), and neither can NumPy refuse writes through a view taken before the call.
-  CuPy arrays cannot be made read-only: every call fingerprints the same arrays on the GPU
-  (one pass reading them, one 8-byte read back; see ``kernels/fingerprint.cu``) and
-  rebuilds the graph when the fingerprint changed. Any one changed 8-byte word always
-  changes it; several changes cancel with a chance of about 2**-64. A caller that passes
-  ``pending`` (``bfs`` and the minimum spanning tree do) gets the fingerprints computed
-  on a side stream, behind an event marking the matrix as its stream has it, queues its
-  own work beside them and checks them after with :func:`confirm`, redoing the work on a
-  rebuilt graph if the matrix changed: the check overlaps the work instead of preceding
-  it, and the GPU never waits for the host between the two.
+  :func:`forget` drops the matrix from the cache and makes writeable again the arrays this
+  cache made read-only (not those that were read-only already). Matrices whose arrays are
+  views of other arrays are not cached (NumPy could not refuse writes through the other
+  array), and neither can NumPy refuse writes through a view taken before the call. CuPy
+  arrays cannot be made read-only: every call fingerprints the same arrays on the GPU (one
+  launch reading them, its result written to the host by the kernel; see
+  ``kernels/fingerprint.cu``) and rebuilds the graph when the fingerprint changed. Any one
+  changed 8-byte word always changes it; several changes cancel with a chance of about
+  2**-64. A caller that passes ``pending`` (``bfs`` and the minimum spanning tree do) gets
+  the fingerprints computed on a side stream, behind an event marking the matrix as its
+  stream has it, queues its own work beside them and checks them after with
+  :func:`confirm`, redoing the work on a rebuilt graph if the matrix changed: the check
+  overlaps the work instead of preceding it, and the GPU never waits for the host between
+  the two.
 - **Per device.** A CuPy matrix's graph lives on the matrix's device. The GPU copy of a
   SciPy matrix's graph (:func:`structure_on`, which BFS uses) is kept per CUDA device.
 """

@@ -1,5 +1,6 @@
 """Session 36: sorted_rows_ab2.py's arms on graphs under RELABEL_MIN_VERTICES (2^20), where
 relabel="auto" searches the graph as given with the hub cache, plus the relabel forced.
+Ran on the tree before the hub cache's deletion (DirectionCall's use_cache is gone since).
 Usage: python3 small_rows_ab3.py ROOTS"""
 import sys
 import time

@@ -14,6 +14,7 @@ roots in a rotating order; labels equal to the first arm's on every root):
   as given, no cache  relabel=False, hub cache off
 Each graph's line also gives hub shares: the fraction of CSR entries that point at the top
 n/1024, n/64 and n/16 vertices by degree.
+Ran on the tree before the hub cache's deletion (DirectionCall's use_cache is gone since).
 Usage: python3 sorted_rows_ab2.py ROOTS [GRAPH,GRAPH...]"""
 import sys
 import time
