@@ -36,9 +36,8 @@ PERSISTENT = [
 ]
 DIRECTION = [{"MG_BFS_FLAT_HUBS": 512, "MG_BARRIER_COOP": None},
              {"MG_BFS_PROFILE": None, **INT64},
-             {"MG_BFS_BU_BATCH": 4, "MG_BFS_BU_PROBE": 2, "MG_BARRIER_COOP": None},
-             {"MG_BFS_BU_BATCH": 8, "MG_BFS_BU_PROBE": 1, **INT64},
-             {"MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 4}]
+             {"MG_BARRIER_COOP": None, **INT64},
+             {"MG_BFS_FLAT_HUBS": 2048}]
 CASES = ([("bfs/kernels/persistent.cu", {"MG_BFS_BLOCK": 1024, **d}) for d in PERSISTENT]
          + [("bfs/kernels/direction.cu", {"MG_BFS_BLOCK": 512, **d}) for d in DIRECTION])
 
