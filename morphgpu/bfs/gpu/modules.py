@@ -69,8 +69,7 @@ def persistent_defines(layout: tuple, ell_width: int = 0,
     """persistent.cu's compile-time settings (benchmarks/bfs_ab.py builds its define rows,
     its profile build and an earlier persistent.cu over these)."""
     defines = {**dict(layout), "MG_BFS_BLOCK": PERSISTENT_BLOCK,
-               "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width,
-               "MG_BFS_IDLE_WAIT": 1}
+               "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width}
     if bitmap_bytes:
         defines["MG_BFS_LOCAL_BITMAP"] = 1
     return defines

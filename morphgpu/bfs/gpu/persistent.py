@@ -1,11 +1,12 @@
 """``persistent``: the whole search in one launch of kernels/persistent.cu.
 
 Levels cross inside the kernel through the cooperative grid.sync(); a frontier whose edges
-fit LOCAL_CAP runs inside block 0 alone, without grid barriers, while the other blocks sleep
-on a flag (MG_BFS_IDLE_WAIT); wider levels spread the frontier's warps over every block, and
-a frontier given back by block 0 lowers the size that enters it again (hysteresis). On
-graphs of maximum degree <= ELL_MAX_DEGREE the levels read the ELL rows, and block 0 claims
-vertices in a visited bitmap in its shared memory where the graph's bitmap fits there.
+fit LOCAL_CAP runs inside block 0 alone, without grid barriers, while the other blocks
+sleep on a flag (ctrl[IDLE_FLAG] in persistent.cu); wider levels spread the frontier's
+warps over every block, and a frontier given back by block 0 lowers the size that enters it
+again (hysteresis). On graphs of maximum degree <= ELL_MAX_DEGREE the levels read the ELL
+rows, and block 0 claims vertices in a visited bitmap in its shared memory where the
+graph's bitmap fits there.
 
 Defaults are the measured best (benchmarks/RESULTS.md): against the options' off states,
 H200 2026-11-22/24, same process: the cooperative barrier beat the atomic-free one (roads
