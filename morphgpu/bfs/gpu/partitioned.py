@@ -26,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ... import backend
+from ... import backend, kernels
 from . import launch, modules
 
 PARTITIONED_FILE = "bfs/kernels/partitioned.cu"
 BLOCK = modules.LEVEL_BLOCK
-MODE_RING = 8  # kernels/partitioned.cu's: the modes of the last 8 levels
-HUB_CHUNK = 4096  # kernels/partitioned.cu's: rows longer than this go to bfs_level_hubs
+_KERNEL_CONSTANTS = kernels.source_constants(PARTITIONED_FILE)
+MODE_RING = _KERNEL_CONSTANTS["MODE_RING"]  # the modes of the last MODE_RING levels
+HUB_CHUNK = _KERNEL_CONSTANTS["HUB_CHUNK"]  # rows longer than this go to bfs_level_hubs
 
 
 class GpuPart:
