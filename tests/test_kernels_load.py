@@ -44,4 +44,3 @@ def test_compile_error_names_the_file(tmp_path):
     bad.write_text('extern "C" __global__ void k() { this is not C++; }\n')
     with pytest.raises(kernels.KernelCompileError, match="broken.cu"):
         kernels.load_module(str(bad))
-
