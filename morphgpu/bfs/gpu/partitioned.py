@@ -230,11 +230,14 @@ class GpuPart:
             return self.cp.empty((self.partition.n_parts, self.part.hi - self.part.lo),
                                  dtype=self.vid)
 
-    def bind_slices(self, rows: Any, parent_rows: Any) -> None:
+    def bind_slices(self, rows: Any, parent_rows: Any, parent_staging: Any) -> None:
+        """As the NumPy engine's (partitioned.NumpyPart.bind_slices), the slices' arrays
+        held as device pointer tables."""
         with self._on():
             self.rows = self._pointers(rows)
             self.parent_rows = self._pointers(parent_rows)
         self.n_rows = len(rows)
+        self.parent_stagings = parent_staging
 
     def _pointers(self, arrays: Any) -> Any:
         return self.cp.asarray(np.array([a.data.ptr for a in arrays] or [0], dtype=np.uint64))
