@@ -111,13 +111,18 @@ def source_constants(path: str | Path) -> dict[str, int]:
     """The integer ``constexpr`` constants a kernel file sets at file scope (a line that
     starts ``constexpr``) with a literal (``constexpr int A = 1, B = 2;``), by name: the
     host code that must agree with a kernel (buffer sizes, mode codes) reads them here
-    instead of repeating them."""
+    instead of repeating them. Preprocessor conditions are not evaluated, so a name set
+    to two different values in one file is an error."""
     out: dict[str, int] = {}
     for match in _CONSTEXPR.finditer(resolve(path).read_text()):
         for part in match.group(1).split(","):
             setting = _INTEGER_SETTING.match(part)
             if setting:
-                out[setting.group(1)] = int(setting.group(2))
+                name, value = setting.group(1), int(setting.group(2))
+                if out.get(name, value) != value:
+                    raise ValueError(f"{path}: constexpr {name} is set to {out[name]} and "
+                                     f"to {value}")
+                out[name] = value
     return out
 
 

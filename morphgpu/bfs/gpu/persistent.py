@@ -20,18 +20,20 @@ from typing import Any
 
 import numpy as np
 
+from ... import kernels
 from . import launch, modules
 from . import relabel as relabel_module
 from .workspace import Workspace, workspace
 
 ENTER_LOCAL = 2048  # frontier length at or under which block 0 takes over
-OPTIONS = 2 | 4  # persistent.cu OPT_SPREAD | OPT_HYSTERESIS
+_KERNEL_CONSTANTS = kernels.source_constants(modules.PERSISTENT_FILE)
+OPTIONS = _KERNEL_CONSTANTS["OPT_SPREAD"] | _KERNEL_CONSTANTS["OPT_HYSTERESIS"]
 # Block 0's visited bitmap: dynamic shared memory, rounded up to BITMAP_BYTES_STEP so graphs
 # of similar size share a grid; 160 KB (1.31 M vertices) leaves room for the kernel's static
 # 45 KB within Hopper's 227 KB per block.
 BITMAP_MAX_VERTICES = 160 * 1024 * 8
 BITMAP_BYTES_STEP = 8 * 1024
-CTRL_WIDEST_FRONTIER = 7  # persistent.cu WIDEST_FRONTIER
+CTRL_WIDEST_FRONTIER = _KERNEL_CONSTANTS["WIDEST_FRONTIER"]  # the ctrl word it keeps
 PARAMS = ("dist", "parent", "queue0", "queue1", "tails", "ctrl", "n", "source",
           "enter_local", "max_degree", "options", "ell")
 
