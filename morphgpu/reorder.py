@@ -163,11 +163,12 @@ def rows_by_degree(graph: Any, degrees: Any = None) -> CSRGraph:
                         n, g.directed)
     key_degrees = key_degrees.astype(xp.int64)
     top = int(key_degrees.max())
+    span = top - int(key_degrees.min()) + 1  # ranks run over [0, span)
     rank = top - key_degrees[g.indices.astype(xp.int64)]  # 0 for the largest degree
     rows = g.edge_sources().astype(xp.int64)
     # Both sorts are stable (NumPy's "stable", CuPy's always), so ties keep the row's order.
-    if n * (top + 1) < 2**62:
-        order = xp.argsort(rows * (top + 1) + rank, kind="stable")
+    if n * span < 2**62:
+        order = xp.argsort(rows * span + rank, kind="stable")
     else:  # one key would overflow: by rank, then by row
         order = xp.argsort(rank, kind="stable")
         order = order[xp.argsort(rows[order], kind="stable")]

@@ -215,18 +215,20 @@ def expected_rows_by_degree(g: CSRGraph, key: np.ndarray) -> list[list[tuple[int
     return out
 
 
-@given(st.integers(1, 40), st.integers(0, 160), st.integers(0, 2**31 - 1), st.booleans())
-def test_rows_by_degree(n, m, seed, huge_keys):
+@given(st.integers(1, 40), st.integers(0, 160), st.integers(0, 2**31 - 1), st.booleans(),
+       st.integers(0, 12))
+def test_rows_by_degree(n, m, seed, huge_keys, below_zero):
     """Same indptr; each row holds the same entries (weights with them) by non-increasing
-    degree, ties in the row's order; with keys so large that one sort key would overflow
-    int64, the two-sort path gives the same."""
+    key (the degrees, or the degrees less ``below_zero``: negative keys), ties in the row's
+    order; with keys so large that one sort key would overflow int64, the two-sort path
+    gives the same."""
     rng = np.random.default_rng(seed)
     g = CSRGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m),
                             rng.random(m), n_vertices=n, symmetrize=bool(seed & 1))
-    key = np.diff(g.indptr).astype(np.int64)
+    key = np.diff(g.indptr).astype(np.int64) - below_zero
     if huge_keys:
         key = key + (1 << 61)
-    out = reorder.rows_by_degree(g, key if huge_keys else None)
+    out = reorder.rows_by_degree(g, key if huge_keys or below_zero else None)
     np.testing.assert_array_equal(out.indptr, g.indptr)
     assert out.directed == g.directed
     got = [[(int(out.indices[k]), float(out.weights[k]))
@@ -235,6 +237,14 @@ def test_rows_by_degree(n, m, seed, huge_keys):
     assert got == expected_rows_by_degree(g, key)
     with pytest.raises(ValueError, match="degrees"):
         reorder.rows_by_degree(g, np.zeros(n + 1))
+
+
+def test_rows_by_degree_keeps_entries_in_their_rows_with_negative_keys():
+    """A row's entries stay in that row whatever the keys' range (a key of -5 once moved
+    row 0's entry past row 1's)."""
+    g = CSRGraph.from_edges(np.array([0, 1]), np.array([0, 1]), n_vertices=3)
+    out = reorder.rows_by_degree(g, np.array([-5, 0, 0]))
+    np.testing.assert_array_equal(out.indices, [0, 1])
 
 
 def test_rows_by_degree_on_the_device_matches_the_cpu(device):
