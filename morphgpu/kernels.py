@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,30 @@ def file_options(path: str | Path) -> tuple[str, ...]:
 def resolve(path: str | Path) -> Path:
     p = Path(path)
     return p if p.is_absolute() else PACKAGE_DIR / p
+
+
+_CONSTEXPR = re.compile(r"^constexpr\s+(?:int|i64|unsigned|long long)\s+([^;]*);", re.M)
+_INTEGER_SETTING = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(-?\d+)\s*$")
+
+
+@functools.cache
+def source_constants(path: str | Path) -> dict[str, int]:
+    """The integer ``constexpr`` constants a kernel file sets at file scope (a line that
+    starts ``constexpr``) with a literal (``constexpr int A = 1, B = 2;``), by name: the
+    host code that must agree with a kernel (buffer sizes, mode codes) reads them here
+    instead of repeating them. Preprocessor conditions are not evaluated, so a name set
+    to two different values in one file is an error."""
+    out: dict[str, int] = {}
+    for match in _CONSTEXPR.finditer(resolve(path).read_text()):
+        for part in match.group(1).split(","):
+            setting = _INTEGER_SETTING.match(part)
+            if setting:
+                name, value = setting.group(1), int(setting.group(2))
+                if out.get(name, value) != value:
+                    raise ValueError(f"{path}: constexpr {name} is set to {out[name]} and "
+                                     f"to {value}")
+                out[name] = value
+    return out
 
 
 def read_source(path: str | Path) -> str:

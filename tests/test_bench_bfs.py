@@ -134,13 +134,13 @@ def test_ab_options_recognise_earlier_kernels_and_name_bad_input(tmp_path):
     parser = argparse.ArgumentParser()
     bench._add_args(parser)
     args = parser.parse_args(["--before", str(deep), "--before", str(wide), "--define",
-                              "MG_BFS_BU_PROBE=2", "--define", "MG_BFS_PROFILE",
+                              "MG_BFS_FLAT_HUBS=512", "--define", "MG_BFS_PROFILE",
                               "--relabel-rows",
                               "--profile-levels", "1", "--roots", "4"])
     bfs_ab.resolve_args(args)
     assert args.before_dirs == {"wide": wide.resolve(), "deep": deep.resolve()}
     # each define goes to the kernel that reads it (MG_BFS_PROFILE: both)
-    assert args.define_list == {"wide": [("MG_BFS_BU_PROBE", "2"), ("MG_BFS_PROFILE", None)],
+    assert args.define_list == {"wide": [("MG_BFS_FLAT_HUBS", "512"), ("MG_BFS_PROFILE", None)],
                                 "deep": [("MG_BFS_PROFILE", None)]}
     assert args.roots == 4 and args.relabel_rows and args.profile_levels == 1
     for bad in (["--before", str(wide), "--before", str(wide)], ["--define", "A B=1"],

@@ -1,6 +1,7 @@
 """The BFS kernels' compile-time alternatives compile (tests/test_kernels_compile.py covers
-the defaults): the persistent kernel's ELL rows at both widths and index widths, with and
-without the one-block edge queue and its filter, and the profile script's other builds.
+the defaults): the persistent kernel's ELL rows at every width and both index widths, with
+and without the visited bitmap and the profile, a paged build, and direction.cu's
+alternatives.
 nvcc -ptx here stands in for NVRTC on the GPU machine; skipped where nvcc is absent."""
 
 from __future__ import annotations
@@ -18,27 +19,22 @@ INT64 = {"MG_VID_T": "long long", "MG_EID_T": "long long"}
 PERSISTENT = [
     {"MG_BFS_ELL_K": 4},
     {"MG_BFS_ELL_K": 16, "MG_BFS_LOCAL_BITMAP": 1, "MG_BARRIER_COOP": None},
-    {"MG_BFS_ELL_K": 16, "MG_BFS_ELL_FILTER": 1, **INT64},
+    {"MG_BFS_ELL_K": 16, **INT64},
     {"MG_BFS_ELL_K": 8, "MG_BARRIER_COOP": None},
-    {"MG_BFS_ELL_K": 8, "MG_BFS_ELL_FILTER": 0},
-    {"MG_BFS_ELL_K": 8, "MG_BFS_ELL_LOCAL": 0},
     {"MG_BFS_ELL_K": 4, "MG_BFS_LOCAL_CAP": 5632, "MG_BFS_PROFILE": None},
     {"MG_BFS_ELL_K": 8, **INT64},
-    {"MG_BFS_ELL_K": 4, "MG_BFS_ELL_LOCAL": 0, **INT64},
-    {"MG_BFS_ELL_K": 8, "MG_BFS_IDLE_WAIT": 1, "MG_BARRIER_COOP": None},
-    {"MG_BFS_ELL_K": 4, "MG_BFS_IDLE_WAIT": 1, "MG_BFS_PROFILE": None},
-    {"MG_BFS_IDLE_WAIT": 1, "MG_BFS_IDLE_SLEEP_NS": 8192, **INT64},
-    {"MG_BFS_ELL_K": 4, "MG_BFS_BLOCK": 512, "MG_BFS_IDLE_WAIT": 1, "MG_BARRIER_COOP": None},
-    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_IDLE_WAIT": 1, "MG_BARRIER_COOP": None},
+    {"MG_BFS_IDLE_SLEEP_NS": 8192, **INT64},
+    {"MG_BFS_ELL_K": 4, "MG_BFS_BLOCK": 512, "MG_BARRIER_COOP": None},
+    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BARRIER_COOP": None},
     {"MG_BFS_ELL_K": 4, "MG_BFS_LOCAL_BITMAP": 1, **INT64},
-    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_ELL_FILTER": 1, "MG_BFS_PROFILE": None},
+    {"MG_BFS_ELL_K": 8, "MG_BFS_LOCAL_BITMAP": 1, "MG_BFS_PROFILE": None},
     {"MG_BFS_LOCAL_BITMAP": 1},  # no ELL rows: the bitmap is compiled out
+    {"MG_BFS_PROFILE": None, "MG_PAGED": None, "MG_PAGE_SHIFT": 6},
 ]
 DIRECTION = [{"MG_BFS_FLAT_HUBS": 512, "MG_BARRIER_COOP": None},
              {"MG_BFS_PROFILE": None, **INT64},
-             {"MG_BFS_BU_BATCH": 4, "MG_BFS_BU_PROBE": 2, "MG_BARRIER_COOP": None},
-             {"MG_BFS_BU_BATCH": 8, "MG_BFS_BU_PROBE": 1, **INT64},
-             {"MG_BFS_BU_BATCH": 2, "MG_BFS_BU_PROBE": 4}]
+             {"MG_BARRIER_COOP": None, **INT64},
+             {"MG_BFS_FLAT_HUBS": 2048}]
 CASES = ([("bfs/kernels/persistent.cu", {"MG_BFS_BLOCK": 1024, **d}) for d in PERSISTENT]
          + [("bfs/kernels/direction.cu", {"MG_BFS_BLOCK": 512, **d}) for d in DIRECTION])
 

@@ -57,8 +57,7 @@ def bind(engines: Sequence[Any], exchange: Any) -> None:
     parents = exchange.received_slices([e.remote_parent for e in engines], stagings,
                                        vertices)
     for e, rows, parent_rows, staging in zip(engines, cands, parents, stagings, strict=True):
-        e.bind_slices(rows, parent_rows)
-        e.parent_stagings = staging
+        e.bind_slices(rows, parent_rows, staging)
         e.bound_to = exchange
 
 

@@ -330,9 +330,13 @@ class NumpyPart:
         part's vertices: one row per part."""
         return np.zeros((self.partition.n_parts, self.part.hi - self.part.lo), np.int64)
 
-    def bind_slices(self, rows: Sequence[np.ndarray], parent_rows: Sequence[np.ndarray]
-                    ) -> None:
+    def bind_slices(self, rows: Sequence[np.ndarray], parent_rows: Sequence[np.ndarray],
+                    parent_staging: np.ndarray | None) -> None:
+        """The arrays the exchange delivers this part's slices in (candidate words and
+        kept parents, one per part) and the kept parents' staging (None where the exchange
+        does not copy)."""
         self.received, self.received_parents = list(rows), list(parent_rows)
+        self.parent_stagings = parent_staging
 
     def level_stats(self, level: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """The pairs (this part's, the sum over the parts) to be summed across the parts:

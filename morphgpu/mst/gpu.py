@@ -49,12 +49,13 @@ KERNEL_PATH = "mst/kernels/boruvka.cu"
 DIAGONAL_PATH = "mst/kernels/diagonal_sides.cu"
 DIAGONAL_BLOCKS = 4096  # diagonal_sides is grid-stride: enough blocks to fill any GPU
 BLOCK = 256
-HUGE_ROW = 1024  # boruvka.cu's HUGE_ROW: at most entries // HUGE_ROW rows are longer
+_KERNEL_CONSTANTS = kernels.source_constants(KERNEL_PATH)
+HUGE_ROW = _KERNEL_CONSTANTS["HUGE_ROW"]  # at most entries // HUGE_ROW rows are longer
 SMALL_PLAN_BYTES = 256 * 2**20
 MATRIX_BLOCKS = 4096  # mst_write_matrix is grid-stride: enough blocks to fill any GPU
 _KEY_KIND_CODE = {"keys": 0, "int32": 1, "float32": 2, "float64": 3, "int64": 4}
 _NARROWED_KINDS = ("float64", "int64")  # the kernel writes their keys into "narrowed"
-PROFILE_ROWS = 1024  # boruvka.cu's mst_profile rows (MST_PROFILE builds)
+PROFILE_ROWS = _KERNEL_CONSTANTS["PROFILE_ROWS"]  # mst_profile's rows (MST_PROFILE builds)
 # The weight types the kernel copies and sums (MST_WEIGHT_T); narrower ones are widened.
 _WEIGHT_CTYPE = {
     np.dtype(np.int32): "int",

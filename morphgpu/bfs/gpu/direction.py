@@ -86,8 +86,9 @@ class DirectionCall:
         self.cp = ws.cp
         self.n = g.n_vertices
         self.vid = g.indices.dtype
-        if relabel == "auto" and rule not in RELABEL_RULES:
-            relabel = False
+        if (relabel == "auto" and rule not in RELABEL_RULES) or (
+                relabel == "rows" and rule == "top-down"):
+            relabel = False  # (top-down levels read whole rows: their order does not matter)
         self.order = ws.search_order(relabel) if g.n_vertices else "as given"
         self.relabelled = self.order == "relabelled"
         search_ws = ws

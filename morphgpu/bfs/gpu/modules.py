@@ -20,9 +20,6 @@ LEVEL_BLOCK = 256
 PERSISTENT_BLOCK = 1024
 DIRECTION_BLOCK = 512
 LOCAL_CAP = 3072  # edges a persistent level may have and still run inside one block
-# direction.cu's fused bottom-up levels: (vertices per batch of a thread, in-neighbours each
-# probes before finishing its row alone); see MG_BFS_BU_BATCH there.
-BOTTOM_UP_BATCH = (2, 1)
 
 
 def current_device() -> int:
@@ -72,8 +69,7 @@ def persistent_defines(layout: tuple, ell_width: int = 0,
     """persistent.cu's compile-time settings (benchmarks/bfs_ab.py builds its define rows,
     its profile build and an earlier persistent.cu over these)."""
     defines = {**dict(layout), "MG_BFS_BLOCK": PERSISTENT_BLOCK,
-               "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width,
-               "MG_BFS_IDLE_WAIT": 1}
+               "MG_BFS_LOCAL_CAP": LOCAL_CAP, "MG_BFS_ELL_K": ell_width}
     if bitmap_bytes:
         defines["MG_BFS_LOCAL_BITMAP"] = 1
     return defines
@@ -101,8 +97,7 @@ def direction_grid(layout: tuple) -> barrier.PersistentGrid:
 def direction_defines(layout: tuple) -> dict[str, Any]:
     """direction.cu's compile-time settings for one adjacency layout (benchmarks/bfs_ab.py
     builds its define rows and its profile build over these)."""
-    return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK,
-            "MG_BFS_BU_BATCH": BOTTOM_UP_BATCH[0], "MG_BFS_BU_PROBE": BOTTOM_UP_BATCH[1]}
+    return {**dict(layout), "MG_BFS_BLOCK": DIRECTION_BLOCK}
 
 
 @functools.lru_cache(maxsize=16)

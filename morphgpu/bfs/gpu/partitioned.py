@@ -26,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ... import backend
+from ... import backend, kernels
 from . import launch, modules
 
 PARTITIONED_FILE = "bfs/kernels/partitioned.cu"
 BLOCK = modules.LEVEL_BLOCK
-MODE_RING = 8  # kernels/partitioned.cu's: the modes of the last 8 levels
-HUB_CHUNK = 4096  # kernels/partitioned.cu's: rows longer than this go to bfs_level_hubs
+_KERNEL_CONSTANTS = kernels.source_constants(PARTITIONED_FILE)
+MODE_RING = _KERNEL_CONSTANTS["MODE_RING"]  # the modes of the last MODE_RING levels
+HUB_CHUNK = _KERNEL_CONSTANTS["HUB_CHUNK"]  # rows longer than this go to bfs_level_hubs
 
 
 class GpuPart:
@@ -229,11 +230,14 @@ class GpuPart:
             return self.cp.empty((self.partition.n_parts, self.part.hi - self.part.lo),
                                  dtype=self.vid)
 
-    def bind_slices(self, rows: Any, parent_rows: Any) -> None:
+    def bind_slices(self, rows: Any, parent_rows: Any, parent_staging: Any) -> None:
+        """As the NumPy engine's (partitioned.NumpyPart.bind_slices), the slices' arrays
+        held as device pointer tables."""
         with self._on():
             self.rows = self._pointers(rows)
             self.parent_rows = self._pointers(parent_rows)
         self.n_rows = len(rows)
+        self.parent_stagings = parent_staging
 
     def _pointers(self, arrays: Any) -> Any:
         return self.cp.asarray(np.array([a.data.ptr for a in arrays] or [0], dtype=np.uint64))

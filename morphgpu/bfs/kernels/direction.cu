@@ -89,7 +89,7 @@
 // BLOCK entries each, which leaves blocks idle) was equal or slower everywhere (uniform
 // 2^22 0.997x, Kronecker 21 / 22 0.99x / 1.00x).
 // Fused bottom-up levels take a thread's unvisited vertices through the bottom-up step in
-// batches of MG_BFS_BU_BATCH, each probing MG_BFS_BU_PROBE in-neighbours before the
+// batches of BU_BATCH, each probing BU_PROBE in-neighbours before the
 // batch's rows without a hit are scanned side by side (adopt_parents_batch in
 // traversal/bottom_up.cuh). 2 x 1 measured best (H100, 32 roots: 1.036x / 1.029x / 1.004x
 // faster than 2 x 2 on Kronecker 21 / 22 / uniform 2^22; again with the rows side by
@@ -104,12 +104,11 @@
 // Kronecker 21 / 22 0.92x / 0.91x). So did Beamer's return with a second condition (back
 // to top-down only where the frontier's out-edges also outnumber the unexplored ones):
 // equal within noise, so the plain rule stays.
-#ifndef MG_BFS_BU_BATCH
-#define MG_BFS_BU_BATCH 2
-#endif
-#ifndef MG_BFS_BU_PROBE
-#define MG_BFS_BU_PROBE 1
-#endif
+// (The batch and the probes were compile-time settings until session 36, which measured
+// them once more, H200, 32 roots: a batch of 4 0.88x-0.96x on eight graphs, 2 probes
+// 0.97x-1.00x.)
+constexpr int BU_BATCH = 2;
+constexpr int BU_PROBE = 1;
 // bottom_up_end: bottom-up levels visit vertices [0, bottom_up_end) only; the caller
 // passes one past the last vertex with an in-neighbour (gpu/workspace.py, Workspace.bottom_up_end),
 // since a vertex without one can never adopt a parent. On a degree-relabelled symmetric
@@ -183,7 +182,7 @@ struct ClaimCountVisit {
 // degree loads a thread issues before using any.
 constexpr int FUSED_STEPS = 64;
 constexpr int LOAD_UNROLL = 8;
-static_assert(LOAD_UNROLL % MG_BFS_BU_BATCH == 0, "a batch never straddles two label loads");
+static_assert(LOAD_UNROLL % BU_BATCH == 0, "a batch never straddles two label loads");
 static_assert(FUSED_STEPS % LOAD_UNROLL == 0 && FUSED_STEPS <= 64, "steps are bits of a u64");
 
 // The out-degrees of the thread's vertices chunk + s * stride + threadIdx.x for the bits s
@@ -273,11 +272,11 @@ __device__ void bottom_up_enqueue(const Adjacency& adj, const Adjacency& rev, in
         }
         const i64 v0 = chunk + threadIdx.x;
         u64 labelled = 0ull;
-        constexpr int BATCH = MG_BFS_BU_BATCH;
+        constexpr int BATCH = BU_BATCH;
         for (int t = 0; t < FUSED_STEPS && (open >> t) != 0ull; t += BATCH) {
             const unsigned mine = (unsigned)(open >> t) & ((1u << BATCH) - 1u);
             if (mine == 0u) continue;
-            labelled |= (u64)adopt_parents_batch<BATCH, MG_BFS_BU_PROBE>(
+            labelled |= (u64)adopt_parents_batch<BATCH, BU_PROBE>(
                             rev, dist, parent, v0 + t * stride, stride, mine, level,
                             (const unsigned*)nullptr)
                         << t;

@@ -32,33 +32,20 @@
 #ifndef MG_BFS_LOCAL_CAP
 #define MG_BFS_LOCAL_CAP 3072
 #endif
-#ifndef MG_BFS_LOCAL_ROWS
-#define MG_BFS_LOCAL_ROWS 1
-#endif
 // MG_BFS_ELL_K (0 = off; 4, 8 or 16): the graph also comes as fixed-width rows (traversal/
 // ell.cuh, the kernel's `ell` argument), and the levels use them: the one-block levels run
 // on an edge queue (LocalEdges below) and the grid levels through expand_ell_claim.
-// MG_BFS_ELL_LOCAL=0 keeps the CSR one-block levels (only the grid levels use the rows).
 #ifndef MG_BFS_ELL_K
 #define MG_BFS_ELL_K 0
 #endif
 #if defined(MG_PAGED) && MG_BFS_ELL_K > 0
 #error "the ELL rows are a copy of a CSR graph: a paged (dynamic) graph runs with MG_BFS_ELL_K=0"
 #endif
-#ifndef MG_BFS_ELL_LOCAL
-#define MG_BFS_ELL_LOCAL 1
-#endif
-// MG_BFS_ELL_FILTER=1: the first edge queue of a one-block stretch leaves out neighbours
-// already labelled (one more round trip per stretch, not per level), so that queue holds
-// about the new edges and fewer frontiers overflow it. H200, 2026-11-23 (scripts/
-// bfs_profile.py, same process): 1 against 0 was 0.99x / 0.98x / 0.94x on roads NY / BAY /
-// COL and 1.004x on grid2d 5000², so 0 is the default. With ELL rows every road search ran
-// in block 0 alone (2.5-3.2 us per level there); grid2d 5000² ran 921 of 7,444 levels in
-// block 0 and 6,523 grid rounds of 5.0 us (1.8 us of it block 0's barrier wait).
-#ifndef MG_BFS_ELL_FILTER
-#define MG_BFS_ELL_FILTER 0
-#endif
-#define MG_BFS_USE_ELL_LOCAL (MG_BFS_ELL_K > 0 && MG_BFS_ELL_LOCAL)
+// Measured and removed (session 36 deleted the switch, whose default was the best): the
+// first edge queue of a one-block stretch leaving out neighbours already labelled (one
+// more round trip per stretch), H200, 2026-11-23, against without: 0.99x / 0.98x / 0.94x
+// on roads NY / BAY / COL, 1.004x on grid2d 5000².
+#define MG_BFS_USE_ELL_LOCAL (MG_BFS_ELL_K > 0)
 // MG_BFS_LOCAL_BITMAP=1 (ELL one-block levels only): block 0 claims vertices in a visited
 // bitmap in its dynamic shared memory (one bit per vertex, the launch's shared_mem) instead
 // of with an atomicCAS on the global label, and loads the rows of its winners only. Every
@@ -73,7 +60,7 @@
 #define MG_BFS_LOCAL_BITMAP 0
 #endif
 #define MG_BFS_USE_BITMAP (MG_BFS_USE_ELL_LOCAL && MG_BFS_LOCAL_BITMAP)
-// MG_BFS_IDLE_WAIT=1: during a one-block round the other blocks do not spin in the grid
+// During a one-block round the other blocks do not spin in the grid
 // barrier (cooperative grid.sync() polls one L2 word from every waiting block, all the
 // time block 0 works: a road search is one such round of ~1.5 ms); they sleep on a flag
 // that block 0 publishes when its stretch ends (ctrl[IDLE_FLAG], a release store after its
@@ -81,9 +68,6 @@
 // A one-block round is always followed by a grid round (it ends on an empty frontier or
 // a give-up), whose grid barrier keeps the rotating-slot rule: block 0 rewrites a slot
 // only after a full barrier that follows everyone's read of it.
-#ifndef MG_BFS_IDLE_WAIT
-#define MG_BFS_IDLE_WAIT 0
-#endif
 #ifndef MG_BFS_IDLE_SLEEP_NS
 #define MG_BFS_IDLE_SLEEP_NS 2048
 #endif
@@ -100,10 +84,9 @@ constexpr int BLOCK = MG_BFS_BLOCK;
 // The two shared queues must stay under the 48 KB of static shared memory a block may
 // declare: with 64-bit vertex ids 3072 entries each would need 48 KB alone (ptxas refuses
 // it), so the capacity shrinks to what fits; the kernel clamps enter_local to it too.
-// LocalQueues keeps two buffers of ids; LocalRows (MG_BFS_LOCAL_ROWS) one buffer of rows.
+// LocalEdges keeps two ids per entry; LocalRows an id and its row bounds.
 constexpr int LOCAL_ENTRY_BYTES = MG_BFS_USE_ELL_LOCAL ? (int)(2 * sizeof(vid_t))
-    : MG_BFS_LOCAL_ROWS ? (int)(sizeof(vid_t) + 2 * sizeof(eid_t))
-                        : (int)(2 * sizeof(vid_t));
+                                                       : (int)(sizeof(vid_t) + 2 * sizeof(eid_t));
 constexpr int LOCAL_CAP_FITS = (45 * 1024) / LOCAL_ENTRY_BYTES;
 constexpr int LOCAL_CAP = MG_BFS_LOCAL_CAP < LOCAL_CAP_FITS ? MG_BFS_LOCAL_CAP : LOCAL_CAP_FITS;
 constexpr int ITEMS = (LOCAL_CAP + BLOCK - 1) / BLOCK;  // frontier vertices per thread
@@ -113,7 +96,7 @@ constexpr int UNROLL = 8;  // edges per lane whose loads a grid level issues tog
 constexpr i64 SHORT_ROWS_MAX = 64;
 
 // Bits of bfs_persistent's `options` (morphgpu/bfs/gpu/persistent.py sets them).
-constexpr int OPT_LOCAL_BATCH = 1;  // one-block levels: local_rows_warp, not local_row
+// (bit 1 chose the id-queue one-block levels' batched rows; those levels are gone)
 constexpr int OPT_SPREAD = 2;       // grid levels: frontier warps spread over the blocks
 constexpr int OPT_HYSTERESIS = 4;   // lower the one-block limit after a give-up
 
@@ -139,15 +122,8 @@ enum ProfileEllSlot {
 __device__ unsigned long long mg_bfs_profile_ell[PROFILE_ELL_SLOTS];
 #endif
 
-struct LocalQueues {
-    vid_t items[2][LOCAL_CAP];
-    int count[3];  // rotating: level t reads count[t % 3], fills count[(t + 1) % 3]
-    u64 edges[3];  // rotating too: level t sums its edges in edges[t % 3] (batched mode)
-};
-
-// MG_BFS_LOCAL_ROWS (default 1; 0 is the LocalQueues path): the one-block levels keep each
-// queued vertex with its row bounds,
-// which the discoverer loads together with the vertex's label (a speculative load: most
+// Without ELL rows the one-block levels keep each queued vertex with its row bounds, which
+// the discoverer loads together with the vertex's label (a speculative load: most
 // of the neighbours looked at are not new), so a level costs two dependent memory round
 // trips (ids, then labels and rows) instead of three (rows, ids, labels). The level's edge
 // count is summed as vertices are queued, so the overflow check needs no block-wide sum.
@@ -157,11 +133,12 @@ struct LocalQueues {
 //
 // Edge sums are 32-bit (shared 32-bit atomics are native): each row adds its length clamped
 // to LOCAL_CAP + 1, so a sum of at most LOCAL_CAP rows cannot wrap, and it exceeds
-// LOCAL_CAP exactly when the true sum does. MG_BFS_LOCAL_ROWS=2 reserves queue slots and
-// adds edges once per warp (a warp prefix sum) instead of once per discovery.
-// H200, 2026-11-22 (scripts/bfs_profile.py, 24 roots, same process): 1 against 0 was
-// 1.027x / 1.021x / 1.039x faster on roads NY / BAY / COL and 1.004x on grid2d 5000²; 2 was
-// 1.037x / 0.996x / 0.961x, so 1 is the default. Block 0 then spends ~3.3-4.2 us per
+// LOCAL_CAP exactly when the true sum does. H200, 2026-11-22 (24 roots, same process),
+// against queues of ids alone (rows, ids, labels: three round trips): 1.027x / 1.021x /
+// 1.039x faster on roads NY / BAY / COL and 1.004x on grid2d 5000²; reserving queue slots
+// and adding edges once per warp (a warp prefix sum) instead of once per discovery was
+// 1.037x / 0.996x / 0.961x. (Session 36 deleted both alternatives, compiled out since
+// then, and their switch MG_BFS_LOCAL_ROWS.) Block 0 then spends ~3.3-4.2 us per
 // one-block level, still the larger share of a road search (NY: 346 of 521 levels).
 struct LocalRows {
     vid_t v[LOCAL_CAP];
@@ -307,24 +284,6 @@ __device__ int local_levels_ell(LocalEdges& q, const vid_t* __restrict__ ell, in
             if (v[j] >= 0) load_ell_row<ELL_K>(ell, v[j], row[j]);
             else fill_ell_row<ELL_K>(row[j]);
         }
-#if MG_BFS_ELL_FILTER
-        // Labels of earlier rounds were written before a grid barrier or by this block's
-        // atomics; L2 reads see both.
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            int label[ELL_K];
-#pragma unroll
-            for (int k = 0; k < ELL_K; ++k)
-#if MG_BFS_USE_BITMAP
-                label[k] = row[j][k] >= 0 && test_bit(bits, (i64)row[j][k]) ? 0 : -1;
-#else
-                label[k] = row[j][k] >= 0 ? __ldcg(dist + row[j][k]) : 0;
-#endif
-#pragma unroll
-            for (int k = 0; k < ELL_K; ++k)
-                if (label[k] != -1) row[j][k] = (vid_t)-1;
-        }
-#endif
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             if ((i64)j * BLOCK < n_in) {
@@ -426,10 +385,8 @@ union PersistentShared {
     GatherScratch<BLOCK> gather;
 #if MG_BFS_USE_ELL_LOCAL
     LocalEdges edges;
-#elif MG_BFS_LOCAL_ROWS
-    LocalRows rows;
 #else
-    LocalQueues local;
+    LocalRows rows;
 #endif
 };
 
@@ -437,8 +394,9 @@ union PersistentShared {
 // block after a __syncthreads, which orders them only at block scope; a weak L1-bypassing
 // load (__ldcg) is then not guaranteed to see the write (the L2 copy it reads may lag the
 // block's view). Relaxed gpu-scope accesses are, and cost the same L2 trip. (The H200 run of
-// 2026-11-22 saw one wrong search on a 40x30 grid, run entirely in the LocalQueues levels
-// that read labels with __ldcg; this is the suspected cause, not yet confirmed.)
+// 2026-11-22 saw one wrong search on a 40x30 grid, run entirely in one-block levels of a
+// form since deleted that read labels with __ldcg; this is the suspected cause, not yet
+// confirmed.)
 __device__ __forceinline__ int load_label(const int* p) {
     int v;
     asm volatile("ld.relaxed.gpu.s32 %0, [%1];" : "=r"(v) : "l"(p));
@@ -457,69 +415,11 @@ __device__ __forceinline__ void push_row(LocalRows& q, int dst, vid_t w, eid_t b
     atomicAdd(&q.edges[dst], clamped_length(b, e));
 }
 
-// local_row_with_rows for every thread of a warp together (b == e for a lane without a
-// row): one shared atomic per warp for the slots and one for the edges of its discoveries.
-// Rows longer than UNROLL finish one edge at a time through push_row.
-__device__ __forceinline__ void local_rows_warp_with_rows(const Adjacency& adj, int* dist, vid_t* parent, vid_t v,
-                                                          eid_t b, eid_t e, int next,
-                                                          LocalRows& q, int dst) {
-    vid_t w[UNROLL];
-    bool fresh[UNROLL];
-    eid_t wb[UNROLL], we[UNROLL];
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) {
-        fresh[t] = false;
-        wb[t] = we[t] = 0;
-        if (b + t < e) {
-            fresh[t] = load_label(dist + w[t]) == -1;
-            wb[t] = adj.begin(w[t]);
-            we[t] = adj.end(w[t]);
-        }
-    }
-    int count = 0;
-    unsigned edges = 0;
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) {
-        if (fresh[t]) {
-            store_label(dist + w[t], next);
-            if (parent) parent[w[t]] = v;
-            ++count;
-            edges += clamped_length(wb[t], we[t]);
-        }
-    }
-    const int inclusive = warp_inclusive_sum(count);
-    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
-    const unsigned warp_edges = __reduce_add_sync(0xffffffffu, edges);
-    if (total > 0) {  // warp-uniform
-        int first = 0;
-        if (lane_id() == 31) {
-            first = atomicAdd(&q.count[dst], total);
-            atomicAdd(&q.edges[dst], warp_edges);
-        }
-        int slot = __shfl_sync(0xffffffffu, first, 31) + inclusive - count;
-#pragma unroll
-        for (int t = 0; t < UNROLL; ++t) {
-            if (fresh[t]) {
-                q.v[slot] = w[t];
-                q.begin[slot] = wb[t];
-                q.end[slot] = we[t];
-                ++slot;
-            }
-        }
-    }
-    for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = adj.at(k);
-        if (load_label(dist + x) == -1) {
-            store_label(dist + x, next);
-            if (parent) parent[x] = v;
-            push_row(q, dst, x, adj.begin(x), adj.end(x));
-        }
-    }
-}
-
-// local_row for LocalRows: ids, then labels and the neighbours' rows together.
+// One row of a one-block level: the first UNROLL neighbours' ids, then their labels and
+// rows, with independent loads (one L2 round trip each instead of one per edge); the
+// unvisited ones are labelled with plain stores. Two discoverers of one vertex may both
+// queue it; the duplicate only re-expands a labelled vertex, and every entry is an edge,
+// so the level's edge bound still bounds the queue.
 __device__ __forceinline__ void local_row_with_rows(const Adjacency& adj,
                                                     int* dist, vid_t* parent, vid_t v, eid_t b,
                                                     eid_t e, int next, LocalRows& q, int dst) {
@@ -609,14 +509,8 @@ __device__ int local_levels_with_rows(LocalRows& q, const Adjacency& adj, int* d
         const int dst = (t + 1) % 3;
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
-            if (MG_BFS_LOCAL_ROWS == 2) {
-                if (j * BLOCK < n)  // block-uniform: whole warps
-                    local_rows_warp_with_rows(adj, dist, parent, v[j], b[j], e[j],
-                                              level + 1, q, dst);
-            } else if (b[j] < e[j]) {
-                local_row_with_rows(adj, dist, parent, v[j], b[j], e[j], level + 1,
-                                    q, dst);
-            }
+            if (b[j] < e[j])
+                local_row_with_rows(adj, dist, parent, v[j], b[j], e[j], level + 1, q, dst);
         }
         __syncthreads();
         ++level;
@@ -624,172 +518,6 @@ __device__ int local_levels_with_rows(LocalRows& q, const Adjacency& adj, int* d
     }
     const int n = q.count[t % 3];
     for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = q.v[i];
-    if (threadIdx.x == 0) *out_tail = (u64)n;
-    return level;
-}
-
-// One row of the local mode: the first UNROLL neighbours' ids, then their labels, are
-// loaded with independent loads (one L2 round trip each instead of one per edge), then
-// the unvisited ones are labelled with plain stores. Two discoverers of one vertex may
-// both enqueue it; the duplicate only re-expands a labelled vertex, and every enqueue is
-// an edge, so the edge bound of the level still bounds the queue.
-__device__ __forceinline__ void local_row(const Adjacency& adj, int* dist,
-                                          vid_t* parent, vid_t v, eid_t b, eid_t e, int next,
-                                          LocalQueues& q, int dst, int dst_count) {
-    vid_t w[UNROLL];
-    int label[UNROLL];
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t)
-        if (b + t < e) w[t] = adj.at(b + t);
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t)
-        label[t] = (b + t < e) ? __ldcg(dist + w[t]) : 0;
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) {
-        if (b + t < e && label[t] == -1) {
-            dist[w[t]] = next;
-            if (parent) parent[w[t]] = v;
-            q.items[dst][atomicAdd(&q.count[dst_count], 1)] = w[t];
-        }
-    }
-    for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = adj.at(k);
-        if (__ldcg(dist + x) == -1) {
-            dist[x] = next;
-            if (parent) parent[x] = v;
-            q.items[dst][atomicAdd(&q.count[dst_count], 1)] = x;
-        }
-    }
-}
-
-// The batched form of local_row (local_batch = 1): called by EVERY thread of the warp
-// (b == e for a lane without a row), so the warp can reserve the queue slots of all its
-// discoveries with one shared atomicAdd (a warp prefix sum) instead of one atomicAdd per
-// discovery on the level's single counter, which serialised ~1,000 atomics per level.
-// Loads are batched as in local_row; rows longer than UNROLL finish one edge at a time
-// with per-item atomics (no such rows on roads or meshes).
-__device__ __forceinline__ void local_rows_warp(const Adjacency& adj, int* dist,
-                                                vid_t* parent, vid_t v, eid_t b, eid_t e,
-                                                int next, LocalQueues& q, int dst,
-                                                int dst_count) {
-    vid_t w[UNROLL];
-    bool fresh[UNROLL];
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) w[t] = (b + t < e) ? adj.at(b + t) : (vid_t)0;
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) fresh[t] = (b + t < e) && __ldcg(dist + w[t]) == -1;
-    int count = 0;
-#pragma unroll
-    for (int t = 0; t < UNROLL; ++t) {
-        if (fresh[t]) {
-            dist[w[t]] = next;
-            if (parent) parent[w[t]] = v;
-            ++count;
-        }
-    }
-    const int inclusive = warp_inclusive_sum(count);
-    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
-    if (total > 0) {  // warp-uniform
-        int first = 0;
-        if (lane_id() == 31) first = atomicAdd(&q.count[dst_count], total);
-        int slot = __shfl_sync(0xffffffffu, first, 31) + inclusive - count;
-#pragma unroll
-        for (int t = 0; t < UNROLL; ++t)
-            if (fresh[t]) q.items[dst][slot++] = w[t];
-    }
-    for (eid_t k = b + UNROLL; k < e; ++k) {
-        const vid_t x = adj.at(k);
-        if (__ldcg(dist + x) == -1) {
-            dist[x] = next;
-            if (parent) parent[x] = v;
-            q.items[dst][atomicAdd(&q.count[dst_count], 1)] = x;
-        }
-    }
-}
-
-// Block-wide with ONE __syncthreads (block_exclusive_sum needs three): the block's sum of
-// `value`, accumulated by one shared atomic per warp into *slot, which must be zero before
-// the call and must not be rewritten until every thread has read the result.
-__device__ __forceinline__ i64 block_sum_one_barrier(u64* slot, i64 value) {
-    const i64 warp_total = __shfl_sync(0xffffffffu, warp_inclusive_sum(value), 31);
-    if (lane_id() == 31 && warp_total != 0) atomicAdd(slot, (u64)warp_total);
-    __syncthreads();
-    return (i64)*slot;
-}
-
-// Block 0 only (block-wide). Runs levels from the frontier in[0, n_in) at `level` while
-// each level's edges fit the shared queue; writes the frontier it stops at to out and its
-// length to *out_tail. Returns the level reached and sets *gave_up to the length of the
-// frontier whose edges would not fit when it stopped for that reason (so the grid must
-// take the next level), else to 0. One __syncthreads per
-// level when n_frontier * max_degree fits the queue; a block-wide degree sum otherwise
-// (three more __syncthreads, or one when `batch`). `batch` selects local_rows_warp over
-// local_row (a block-uniform choice made by the host).
-__device__ int local_levels(LocalQueues& q, const Adjacency& adj, int* dist, vid_t* parent,
-                            const vid_t* in, i64 n_in, vid_t* out, u64* out_tail, int level,
-                            i64 max_degree, bool batch, int* gave_up) {
-    for (i64 i = threadIdx.x; i < n_in; i += BLOCK) q.items[0][i] = in[i];
-    if (threadIdx.x == 0) {
-        q.count[0] = (int)n_in;
-        q.count[1] = 0;
-        q.edges[0] = q.edges[1] = q.edges[2] = 0ull;
-    }
-    __syncthreads();
-    *gave_up = 0;
-    int t = 0;  // levels run here; items[t % 2] and count[t % 3] hold the frontier
-    while (true) {
-        const int src = t & 1, dst = src ^ 1;
-        const int src_count = t % 3, dst_count = (t + 1) % 3;
-        const int n = q.count[src_count];
-        if (n == 0) break;
-        eid_t b[ITEMS], e[ITEMS];
-        vid_t v[ITEMS];
-        i64 edges = 0;
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const int i = threadIdx.x + j * BLOCK;
-            b[j] = e[j] = 0;
-            v[j] = 0;
-            if (i < n) {
-                v[j] = q.items[src][i];
-                b[j] = adj.begin(v[j]);
-                e[j] = adj.end(v[j]);
-                edges += (i64)(e[j] - b[j]);
-            }
-        }
-        if ((i64)n * max_degree > LOCAL_CAP) {
-            i64 total;
-            if (batch) total = block_sum_one_barrier(&q.edges[t % 3], edges);
-            else block_exclusive_sum<BLOCK, i64>(edges, &total);
-            if (total > LOCAL_CAP) {
-                *gave_up = n;
-                break;
-            }
-        }
-        if (threadIdx.x == 0) {
-            q.count[(t + 2) % 3] = 0;  // the level after next fills it
-            // Level t + 1 sums into edges[(t + 1) % 3], last read at level t - 2.
-            q.edges[(t + 1) % 3] = 0ull;
-        }
-        if (batch) {
-#pragma unroll
-            for (int j = 0; j < ITEMS; ++j)
-                if (j * BLOCK < n)  // block-uniform: whole warps enter local_rows_warp
-                    local_rows_warp(adj, dist, parent, v[j], b[j], e[j], level + 1, q,
-                                    dst, dst_count);
-        } else {
-#pragma unroll
-            for (int j = 0; j < ITEMS; ++j)
-                if (b[j] < e[j]) local_row(adj, dist, parent, v[j], b[j], e[j], level + 1,
-                                           q, dst, dst_count);
-        }
-        __syncthreads();
-        ++level;
-        ++t;
-    }
-    const int n = q.count[t % 3];
-    const vid_t* items = q.items[t & 1];
-    for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = items[i];
     if (threadIdx.x == 0) *out_tail = (u64)n;
     return level;
 }
@@ -888,7 +616,6 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
                vid_t* parent, vid_t* queue0, vid_t* queue1, u64* tails, int* ctrl, i64 n,
                vid_t source, int enter_local, i64 max_degree, int options,
                const vid_t* __restrict__ ell, unsigned* barrier_state) {
-    const bool local_batch = options & OPT_LOCAL_BATCH;
     const bool spread = options & OPT_SPREAD;
     const bool hysteresis = options & OPT_HYSTERESIS;
     const Adjacency adj = MG_ADJ(graph);  // CSR, or a dynamic graph's pages (MG_PAGED)
@@ -907,9 +634,7 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         queue0[0] = source;
         tails[0] = 0ull;
-#if MG_BFS_IDLE_WAIT
         ctrl[IDLE_FLAG] = 0;  // rounds publish round + 1; the last launch's value goes
-#endif
     }
     grid_sync(bar);
     int level = 0;
@@ -945,19 +670,13 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
             if (blockIdx.x == 0) {
                 int gave_up;
 #if MG_BFS_USE_ELL_LOCAL
-                (void)local_batch;
                 const int reached = local_levels_ell(shm.edges, ell, dist, parent, in, n_cur,
                                                      out, out_tail, level, &gave_up,
                                                      visited_bits, n);
-#elif MG_BFS_LOCAL_ROWS
-                (void)local_batch;
+#else
                 const int reached = local_levels_with_rows(shm.rows, adj, dist,
                                                            parent, in, n_cur, out, out_tail,
                                                            level, &gave_up);
-#else
-                const int reached = local_levels(shm.local, adj, dist, parent, in,
-                                                 n_cur, out, out_tail, level, max_degree,
-                                                 local_batch, &gave_up);
 #endif
                 if (threadIdx.x == 0) {
                     slot[0] = reached;
@@ -998,7 +717,6 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
 #ifdef MG_BFS_PROFILE
         barrier_start = clock64();
 #endif
-#if MG_BFS_IDLE_WAIT
         if (n_cur <= local_limit && !force_grid) {  // grid-uniform: this was block 0's round
             unsigned* flag = reinterpret_cast<unsigned*>(ctrl + IDLE_FLAG);
             if (blockIdx.x == 0) {
@@ -1021,9 +739,6 @@ bfs_persistent(MG_ADJ_PARAMS(graph), int* dist,
         } else {
             grid_sync(bar);
         }
-#else
-        grid_sync(bar);
-#endif
         n_cur = (i64)load_volatile(out_tail);
         if (n_cur > widest) widest = n_cur;
         const int level_before = level;
