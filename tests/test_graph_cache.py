@@ -405,3 +405,42 @@ def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
         source = int(changed.indices[0])
         r = bfs(m, source, device="gpu")
         np.testing.assert_array_equal(cp.asnumpy(r.distances), _expected(changed, source))
+
+
+@pytest.mark.gpu
+def test_unchanged_cupy_graph_and_check_behind():
+    """bfs()'s prepared path for a cached CuPy matrix: unchanged_cupy_graph answers from
+    host-side facts alone (a replaced array or a changed flag gives None), and check_behind
+    queues the fingerprint check on the caller's stream through the entry's probe (a second
+    one while the first is unconfirmed takes buffers of its own), with fingerprint_host's
+    answers; an in-place write passes the host-side look and is caught by the check."""
+    cp = backend.cupy_module()
+    import cupyx.scipy.sparse as csp
+
+    host = _matrix(n=150, density=0.04, seed=12)
+    m = csp.csr_matrix((cp.asarray(host.data), cp.asarray(host.indices),
+                        cp.asarray(host.indptr)), shape=host.shape)
+    g = validate_graph(m)
+    assert graph_cache.unchanged_cupy_graph(m) is g
+    entry = graph_cache._entries[id(m)]
+    expected = [graph_cache.fingerprint_host(a) for a in entry.arrays]
+    first = graph_cache.check_behind(m)
+    probe = entry.probe
+    assert first[0].probe is probe and probe.busy
+    assert first[0].stream == cp.cuda.get_current_stream()
+    second = graph_cache.check_behind(m)
+    assert second[0].probe is None  # the probe was busy
+    assert graph_cache.confirm(first) and graph_cache.confirm(second) and not probe.busy
+    assert [int(x) for x in probe.host] == expected
+    m.has_canonical_format = not m.has_canonical_format
+    assert graph_cache.unchanged_cupy_graph(m) is None
+    m.has_canonical_format = not m.has_canonical_format
+    assert graph_cache.unchanged_cupy_graph(m) is g
+    m.indices[5] = (int(m.indices[5]) + 1) % host.shape[0]
+    assert graph_cache.unchanged_cupy_graph(m) is g  # host-side facts unchanged
+    assert not graph_cache.confirm(graph_cache.check_behind(m))
+    assert not graph_cache.cached(m) and graph_cache.unchanged_cupy_graph(m) is None
+    g2 = validate_graph(m)
+    assert graph_cache.unchanged_cupy_graph(m) is g2
+    m.indices = m.indices.copy()  # equal content, another array
+    assert graph_cache.unchanged_cupy_graph(m) is None

@@ -182,9 +182,9 @@ def bfs(
     """
     global _gpu
     # A GPU CSRGraph searched before with this variant: straight to its prepared search. So
-    # too a cached CuPy matrix whose graph was searched so, with its fingerprint check
-    # launched first and confirmed after the search's launch (graph_cache's rule): the
-    # general path's dispatch cost ~50 us of host time per call (H200, a 16k-vertex graph).
+    # too a cached CuPy matrix whose graph was searched so, its fingerprint check queued
+    # behind the search and confirmed (graph_cache's rule): the general path's dispatch
+    # cost ~50 us of host time per call (H200, a 16k-vertex graph).
     if (_gpu is not None and previous is None and partitions is None and devices is None
             and (device == "gpu" or device == "auto")):
         g = graph if type(graph) is CSRGraph else graph_cache.unchanged_cupy_graph(graph)
@@ -195,9 +195,8 @@ def bfs(
             if type(source) is int and 0 <= source < g.n_vertices:
                 if g is graph:
                     return _prepared_bfs(g, source, prepared, predecessors)
-                pending = graph_cache.check_launch(graph)
                 result = _prepared_bfs(g, source, prepared, predecessors)
-                if graph_cache.confirm(pending):
+                if graph_cache.confirm(graph_cache.check_behind(graph)):
                     return result
                 # Changed in place since cached (confirm dropped its graph): the general
                 # path below builds the graph afresh.

@@ -4,10 +4,11 @@ Per graph (Kronecker 14 / 21 / 22, uniform 2^14 and 2^22):
 - kernel: fingerprint_check alone (20 back-to-back launches on one stream), beside a plain
   read of the same words (sum, no mixing), the same with 8 words in flight per thread,
   and the two-lane 32-bit mix (lowbias32 on each half) in place of SplitMix64;
-- host: unchanged_cupy_graph alone, check_launch alone, confirm after a finished check;
-- bfs() event time per call, arms interleaved per root: the CSRGraph; the matrix as today
-  (check beside on a side stream, grid 8 blocks/SM); the check grid 1 and 2 blocks/SM;
-  the check on the caller's stream ahead of the search.
+- host: unchanged_cupy_graph alone, check_behind alone, confirm after a finished check;
+- bfs() event time per call, arms interleaved per root: the CSRGraph; the matrix through
+  bfs(); session 36's order (check first, beside on a side stream) from the same pieces.
+  (Run 1 had other arms: the check grid at 1 and 2 blocks/SM, the check on the caller's
+  stream ahead of the search.)
 Usage: python3 matrix_check_profile.py"""
 import sys
 import time
@@ -150,7 +151,7 @@ def profile(cp, cusp, mod, sms, label, make) -> None:
         for _ in range(200):
             cp.cuda.runtime.deviceSynchronize()
             t0 = time.perf_counter()
-            pending = graph_cache.check_launch(matrix)
+            pending = graph_cache.check_behind(matrix)
             t1 = time.perf_counter()
             pending[0].stream.synchronize()
             t2 = time.perf_counter()
@@ -160,28 +161,37 @@ def profile(cp, cusp, mod, sms, label, make) -> None:
             t_confirm.append(t3 - t2)
         out["host_check_launch_us"] = 1e6 * float(np.median(t_launch))
         out["host_confirm_done_us"] = 1e6 * float(np.median(t_confirm))
-        # bfs() arms, interleaved per root
+        # bfs() arms, interleaved per root: the CSRGraph; the matrix through bfs() (its
+        # check behind the search, run 2); session 36's order rebuilt from the same pieces
+        # (the check launched first on the side stream, then the search, then confirm).
+        from morphgpu.bfs import api, gpu  # noqa: PLC0415
+
+        def beside(r):
+            gr = graph_cache.unchanged_cupy_graph(matrix)
+            prepared = gpu.prepared_search(gr, variant)
+            pending = [graph_cache._check_beside(id(matrix), graph_cache._entries[id(matrix)])]
+            api._prepared_bfs(gr, r, prepared, True)
+            assert graph_cache.confirm(pending)
+
+        arms = {"csr": lambda r: bfs(g, r, variant=variant, device="gpu", predecessors=True),
+                "matrix": lambda r: bfs(matrix, r, variant=variant, device="gpu",
+                                        predecessors=True),
+                "beside": beside}
+        times = {k: [] for k in arms}
         roots = [int(r) for r in np.random.default_rng(0).integers(0, g.n_vertices, 48)]
-        caller = {"csr": g, "matrix": matrix, "grid1": matrix, "grid2": matrix, "same": matrix}
-        times = {k: [] for k in caller}
         ev = [cp.cuda.Event(), cp.cuda.Event()]
-        side = graph_cache._side_stream
-        grid8 = probe.grid
         for r in roots:
-            for arm, x in caller.items():
-                probe.grid = {"grid1": sms, "grid2": 2 * sms}.get(arm, grid8)
-                if arm == "same":
-                    graph_cache._side_stream = lambda _d: cp.cuda.get_current_stream()
+            for arm, call in arms.items():
                 cp.cuda.runtime.deviceSynchronize()
                 ev[0].record()
-                bfs(x, r, variant=variant, device="gpu", predecessors=True)
+                call(r)
                 ev[1].record()
                 ev[1].synchronize()
                 times[arm].append(cp.cuda.get_elapsed_time(ev[0], ev[1]) * 1e3)
-                graph_cache._side_stream = side
-        probe.grid = grid8
         for arm, t in times.items():
             out[f"bfs_{arm}_us"] = float(np.mean(t))
+        out["matrix_over_csr"] = out["bfs_matrix_us"] / out["bfs_csr_us"]
+        out["beside_over_csr"] = out["bfs_beside_us"] / out["bfs_csr_us"]
         print(" ".join(f"{k}={round(v, 1) if isinstance(v, float) else v}"
                       for k, v in out.items()), flush=True)
 
