@@ -408,12 +408,14 @@ def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
 
 
 @pytest.mark.gpu
-def test_unchanged_cupy_graph_and_check_behind():
+def test_unchanged_cupy_graph_and_check_inside():
     """bfs()'s prepared path for a cached CuPy matrix: unchanged_cupy_graph answers from
-    host-side facts alone (a replaced array or a changed flag gives None), and check_behind
-    queues the fingerprint check on the caller's stream through the entry's probe (a second
-    one while the first is unconfirmed takes buffers of its own), with fingerprint_host's
-    answers; an in-place write passes the host-side look and is caught by the check."""
+    host-side facts alone (a replaced array or a changed flag gives None); the search
+    kernel runs the fingerprint check itself (check_inside: one check per call, its
+    sequence number published with fingerprint_host's answers), an in-place write passes
+    the host-side look and is caught by that check, a check no kernel ran counts as a
+    change (confirm waits, then rebuilds), and a matrix whose indices are an offset view
+    (copied at every check) takes the check launched beside the search."""
     cp = backend.cupy_module()
     import cupyx.scipy.sparse as csp
 
@@ -422,25 +424,41 @@ def test_unchanged_cupy_graph_and_check_behind():
                         cp.asarray(host.indptr)), shape=host.shape)
     g = validate_graph(m)
     assert graph_cache.unchanged_cupy_graph(m) is g
-    entry = graph_cache._entries[id(m)]
-    expected = [graph_cache.fingerprint_host(a) for a in entry.arrays]
-    first = graph_cache.check_behind(m)
-    probe = entry.probe
-    assert first[0].probe is probe and probe.busy
-    assert first[0].stream == cp.cuda.get_current_stream()
-    second = graph_cache.check_behind(m)
-    assert second[0].probe is None  # the probe was busy
-    assert graph_cache.confirm(first) and graph_cache.confirm(second) and not probe.busy
-    assert [int(x) for x in probe.host] == expected
-    m.has_canonical_format = not m.has_canonical_format
+    for source in (0, 3):
+        bfs(m, source, variant="beamer", device="gpu")  # the second call is prepared
+    probe = graph_cache._entries[id(m)].probe
+    expected = [graph_cache.fingerprint_host(a) for a in graph_cache._entries[id(m)].arrays]
+    for source in (5, 9, 14):
+        seq = probe.seq
+        r = bfs(m, source, variant="beamer", device="gpu", predecessors=True)
+        np.testing.assert_array_equal(cp.asnumpy(r.distances), _expected(host, source))
+        assert probe.seq == seq + 1 and int(probe.published[-1]) == probe.seq
+        assert [int(x) for x in probe.host] == expected and not probe.busy
+    check = graph_cache.check_inside(m)
+    assert check is not None and probe.busy and graph_cache.check_inside(m) is None
+    assert not graph_cache.confirm([check])  # no kernel ran it: counted as changed
+    assert not graph_cache.cached(m) and not probe.busy
+    g = validate_graph(m)
+    m._has_canonical_format = not m._has_canonical_format  # (what the property reads)
     assert graph_cache.unchanged_cupy_graph(m) is None
-    m.has_canonical_format = not m.has_canonical_format
+    m._has_canonical_format = not m._has_canonical_format  # (what the property reads)
     assert graph_cache.unchanged_cupy_graph(m) is g
-    m.indices[5] = (int(m.indices[5]) + 1) % host.shape[0]
+    for source in (0, 3):
+        bfs(m, source, variant="beamer", device="gpu")
+    changed = host.copy()
+    m.indices[5] = changed.indices[5] = (int(m.indices[5]) + 1) % host.shape[0]
     assert graph_cache.unchanged_cupy_graph(m) is g  # host-side facts unchanged
-    assert not graph_cache.confirm(graph_cache.check_behind(m))
-    assert not graph_cache.cached(m) and graph_cache.unchanged_cupy_graph(m) is None
-    g2 = validate_graph(m)
-    assert graph_cache.unchanged_cupy_graph(m) is g2
+    r = bfs(m, 0, variant="beamer", device="gpu")
+    np.testing.assert_array_equal(cp.asnumpy(r.distances), _expected(changed, 0))
+    assert graph_cache.unchanged_cupy_graph(m) is not g
     m.indices = m.indices.copy()  # equal content, another array
     assert graph_cache.unchanged_cupy_graph(m) is None
+    # indices 4 bytes off: the check is copied and launched beside the search
+    base = cp.concatenate([cp.zeros(1, dtype=cp.int32), cp.asarray(host.indices)])
+    v = csp.csr_matrix((cp.asarray(host.data), base[1:], cp.asarray(host.indptr)),
+                       shape=host.shape)
+    for source in (0, 3, 8):
+        r = bfs(v, source, variant="beamer", device="gpu")
+        np.testing.assert_array_equal(cp.asnumpy(r.distances), _expected(host, source))
+    vprobe = graph_cache._entries[id(v)].probe
+    assert vprobe.copied and vprobe.seq == 0 and graph_cache.check_inside(v) is None

@@ -182,9 +182,9 @@ def bfs(
     """
     global _gpu
     # A GPU CSRGraph searched before with this variant: straight to its prepared search. So
-    # too a cached CuPy matrix whose graph was searched so, its fingerprint check queued
-    # behind the search and confirmed (graph_cache's rule): the general path's dispatch
-    # cost ~50 us of host time per call (H200, a 16k-vertex graph).
+    # too a cached CuPy matrix whose graph was searched so, its fingerprint check run by the
+    # search kernel and confirmed (graph_cache's rule): the general path's dispatch cost
+    # ~50 us of host time per call (H200, a 16k-vertex graph).
     if (_gpu is not None and previous is None and partitions is None and devices is None
             and (device == "gpu" or device == "auto")):
         g = graph if type(graph) is CSRGraph else graph_cache.unchanged_cupy_graph(graph)
@@ -195,8 +195,12 @@ def bfs(
             if type(source) is int and 0 <= source < g.n_vertices:
                 if g is graph:
                     return _prepared_bfs(g, source, prepared, predecessors)
-                result = _prepared_bfs(g, source, prepared, predecessors)
-                if graph_cache.confirm(graph_cache.check_behind(graph)):
+                # The check inside the search's first phase where it can run there (the
+                # prepared searches are direction.cu's), else launched beside it first.
+                check = graph_cache.check_inside(graph)
+                pending = graph_cache.check_launch(graph) if check is None else [check]
+                result = _prepared_bfs(g, source, prepared, predecessors, check)
+                if graph_cache.confirm(pending):
                     return result
                 # Changed in place since cached (confirm dropped its graph): the general
                 # path below builds the graph afresh.
@@ -263,15 +267,17 @@ _gpu: Any = None
 
 
 def _prepared_bfs(g: CSRGraph, source: int, prepared: tuple[str, Any],
-                  predecessors: bool) -> BFSResult:
+                  predecessors: bool, check: Any = None) -> BFSResult:
     """bfs() on a GPU graph whose search for this variant is prepared (gpu.prepared_search;
     only an earlier call on the same graph made it, so the graph is on the GPU and the
     variant valid): the launch first, then the result object. The host's work before the
     launch is the GPU's idle time in every search (H100, Kronecker 21: ~25 µs of the full
-    path's dispatch against a search of ~150 µs)."""
+    path's dispatch against a search of ~150 µs). ``check``: a cached CuPy matrix's
+    fingerprint check for the search kernel to run (graph_cache.check_inside)."""
     name, call = prepared
     try:
-        dist, parent, figures = call(source, predecessors)
+        dist, parent, figures = (call(source, predecessors) if check is None
+                                 else call(source, predecessors, check))
     except backend.cupy_module().cuda.memory.OutOfMemoryError as exc:  # evaluated on errors only
         raise backend.gpu_out_of_memory(
             f"bfs on {g.n_vertices} vertices, {g.n_edges} edges", exc) from exc

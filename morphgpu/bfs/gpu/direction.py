@@ -46,7 +46,8 @@ BETA = 96.0
 RELABEL_RULES = ("beamer", "bottom-up", "gamma")
 PARAMS = ("dist", "parent", "queue", "hub_queue", "stats", "n", "source", "hub_degree",
           "total_hubs", "total_edges", "rule", "gamma", "alpha", "beta",
-          "bottom_up_end", "out_perm", "out_inverse", "out_dist", "out_parent", "figures")
+          "bottom_up_end", "out_perm", "out_inverse", "out_dist", "out_parent", "figures",
+          "check", "check_seq")
 
 
 def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: Any,
@@ -68,7 +69,8 @@ def prepare(grid: Any, graph: tuple, reverse: tuple, *, queue: Any, hub_queue: A
                  alpha=np.float32(ALPHA), beta=np.float32(BETA),
                  bottom_up_end=np.int64(bottom_up_end),
                  out_perm=launch.ptr(perm), out_inverse=launch.ptr(inverse),
-                 out_dist=launch.NULL, out_parent=launch.NULL, figures=launch.NULL)
+                 out_dist=launch.NULL, out_parent=launch.NULL, figures=launch.NULL,
+                 check=launch.NULL, check_seq=np.uint64(0))
     return launch.Prepared(grid, adjacency + PARAMS, fixed)
 
 
@@ -131,7 +133,7 @@ class DirectionCall:
         self.packed = self.call.pack(dist=self.inner_dist, parent=None,
                                      source=self.vid.type(0))
         self.cells = self.packed.cells("dist", "parent", "source", "out_dist", "out_parent",
-                                       "figures")
+                                       "figures", "check", "check_seq")
         self.blocks, self.block = self.call.grid.grid, self.call.grid.block
         self.inner_parent_ptr = 0 if self.inner_parent is None else self.inner_parent.data.ptr
         self.spare: tuple[Any, Any, Any] | None = None  # the next call's results
@@ -144,9 +146,12 @@ class DirectionCall:
         other._bind()
         return other
 
-    def __call__(self, source: int, want_parents: bool) -> tuple[Any, Any, Any]:
+    def __call__(self, source: int, want_parents: bool,
+                 check: Any = None) -> tuple[Any, Any, Any]:
         """(labels, parents or None, figures): the kernel writes the search's figures
-        (gpu.figures_on_device's three words) itself. ``source`` is a valid vertex id."""
+        (gpu.figures_on_device's three words) itself. ``source`` is a valid vertex id.
+        ``check``: a cached CuPy matrix's fingerprint check (graph_cache.check_inside),
+        which the kernel runs in its first phase and publishes to the host."""
         cp, n = self.cp, self.n
         spare = self.spare
         if spare is None:
@@ -156,7 +161,8 @@ class DirectionCall:
             dist, figures, parent = spare
         if want_parents and parent is None:
             parent = cp.empty(n, dtype=self.vid)
-        c_dist, c_parent, c_source, c_out_dist, c_out_parent, c_figures = self.cells
+        (c_dist, c_parent, c_source, c_out_dist, c_out_parent, c_figures, c_check,
+         c_check_seq) = self.cells
         if self.relabelled:
             assert self.inverse_host is not None
             c_source.value = int(self.inverse_host[source])
@@ -168,6 +174,10 @@ class DirectionCall:
             c_dist.value = dist.data.ptr
             c_parent.value = parent.data.ptr if want_parents else 0
         c_figures.value = figures.data.ptr
+        if check is None:
+            c_check.value = 0
+        else:
+            c_check.value, c_check_seq.value = check.arguments()
         self.packed.launch(self.blocks, self.block)  # cooperative: no check after it
         out = (dist, parent if want_parents else None, figures)
         self.in_flight = out

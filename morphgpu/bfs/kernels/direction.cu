@@ -65,6 +65,7 @@
 #include <morphgpu/adjacency.cuh>
 #include <morphgpu/barrier.cuh>
 #include <morphgpu/common.cuh>
+#include <morphgpu/fingerprint.cuh>
 #include <morphgpu/traversal/bottom_up.cuh>
 #include <morphgpu/traversal/expand.cuh>
 #include <morphgpu/traversal/queue.cuh>
@@ -353,9 +354,16 @@ bfs_direction_persistent(MG_ADJ_PARAMS(graph), MG_ADJ_PARAMS(reverse), int* dist
                          i64 bottom_up_end,
                          const vid_t* __restrict__ out_perm,
                          const vid_t* __restrict__ out_inverse, int* out_dist,
-                         vid_t* out_parent, u64* figures, unsigned* barrier_state) {
+                         vid_t* out_parent, u64* figures,
+                         const mg::FingerprintCheck* __restrict__ check, u64 check_seq,
+                         unsigned* barrier_state) {
     __shared__ GatherScratch<BLOCK> gather;
     __shared__ FlatRows<MG_BFS_FLAT_HUBS> flat_rows;  // the top-down levels' hub rows
+    // A cached CuPy matrix's fingerprint check (graph_cache), when the caller passes one:
+    // run first and published to the host by the last block through it, so the host's
+    // wait for the answer ends while the levels run, and the check needs no launch of its
+    // own ahead of this cooperative one.
+    if (check) mg::fingerprint_run<BLOCK>(check, check_seq);
     GridBarrier bar(barrier_state);
     FrontierStats* stats = reinterpret_cast<FrontierStats*>(stats_slots);
     const Adjacency adj = MG_ADJ(graph);  // out-edges (CSR, or the paged layout: MG_PAGED)
