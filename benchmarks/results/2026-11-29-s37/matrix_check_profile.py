@@ -4,7 +4,7 @@ Per graph (Kronecker 14 / 21 / 22, uniform 2^14 and 2^22):
 - kernel: fingerprint_check alone (20 back-to-back launches on one stream), beside a plain
   read of the same words (sum, no mixing), the same with 8 words in flight per thread,
   and the two-lane 32-bit mix (lowbias32 on each half) in place of SplitMix64;
-- host: unchanged_cupy_graph alone, check_behind alone, confirm after a finished check;
+- host: unchanged_cupy_graph alone, check_launch alone, confirm after a finished check;
 - bfs() event time per call, arms interleaved per root: the CSRGraph; the matrix through
   bfs(); session 36's order (check first, beside on a side stream) from the same pieces.
   (Run 1 had other arms: the check grid at 1 and 2 blocks/SM, the check on the caller's
@@ -151,7 +151,7 @@ def profile(cp, cusp, mod, sms, label, make) -> None:
         for _ in range(200):
             cp.cuda.runtime.deviceSynchronize()
             t0 = time.perf_counter()
-            pending = graph_cache.check_behind(matrix)
+            pending = graph_cache.check_launch(matrix)
             t1 = time.perf_counter()
             pending[0].stream.synchronize()
             t2 = time.perf_counter()
@@ -162,7 +162,8 @@ def profile(cp, cusp, mod, sms, label, make) -> None:
         out["host_check_launch_us"] = 1e6 * float(np.median(t_launch))
         out["host_confirm_done_us"] = 1e6 * float(np.median(t_confirm))
         # bfs() arms, interleaved per root: the CSRGraph; the matrix through bfs() (its
-        # check behind the search, run 2); session 36's order rebuilt from the same pieces
+        # check behind the search in run 2, inside the search from run 3 on); session 36's
+        # order rebuilt from the same pieces
         # (the check launched first on the side stream, then the search, then confirm).
         from morphgpu.bfs import api, gpu  # noqa: PLC0415
 
@@ -178,18 +179,22 @@ def profile(cp, cusp, mod, sms, label, make) -> None:
                                         predecessors=True),
                 "beside": beside}
         times = {k: [] for k in arms}
+        host = {k: [] for k in arms}
         roots = [int(r) for r in np.random.default_rng(0).integers(0, g.n_vertices, 48)]
         ev = [cp.cuda.Event(), cp.cuda.Event()]
         for r in roots:
             for arm, call in arms.items():
                 cp.cuda.runtime.deviceSynchronize()
                 ev[0].record()
+                t0 = time.perf_counter()
                 call(r)
+                host[arm].append(time.perf_counter() - t0)
                 ev[1].record()
                 ev[1].synchronize()
                 times[arm].append(cp.cuda.get_elapsed_time(ev[0], ev[1]) * 1e3)
         for arm, t in times.items():
             out[f"bfs_{arm}_us"] = float(np.mean(t))
+            out[f"host_{arm}_us"] = 1e6 * float(np.mean(host[arm]))
         out["matrix_over_csr"] = out["bfs_matrix_us"] / out["bfs_csr_us"]
         out["beside_over_csr"] = out["bfs_beside_us"] / out["bfs_csr_us"]
         print(" ".join(f"{k}={round(v, 1) if isinstance(v, float) else v}"
