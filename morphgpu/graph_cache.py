@@ -37,9 +37,13 @@ The rule (also in the user docs, :doc:`/api/graphs`):
   2**-64. A caller that passes ``pending`` (``bfs`` and the minimum spanning tree do) gets
   the fingerprints computed on a side stream, behind an event marking the matrix as its
   stream has it, queues its own work beside them and checks them after with
-  :func:`confirm`, redoing the work on a rebuilt graph if the matrix changed: the check
-  overlaps the work instead of preceding it, and the GPU never waits for the host between
-  the two.
+  :func:`confirm`, redoing the work on a rebuilt graph if the matrix changed: the GPU
+  never waits for the host between the two. ``bfs``'s prepared searches (direction.cu)
+  run the check themselves, where the kernel starts (:func:`check_inside`,
+  ``mg::fingerprint_run``): no launch of its own, and the host waits for the verdict the
+  kernel publishes to page-locked memory, not for the search. The pass reads the whole
+  matrix at memory speed (about 4 TB/s on an H200): on a graph searched in less time than
+  that read, the check is most of a call's extra cost.
 - **Per device.** A CuPy matrix's graph lives on the matrix's device. The GPU copy of a
   SciPy matrix's graph (:func:`structure_on`, which BFS uses) is kept per CUDA device.
 """
@@ -372,7 +376,8 @@ class _Probe:
 
     ARRAYS = 3  # fingerprint_check's array slots: CSR/CSC indptr, indices, data; COO row, col, data
 
-    def __init__(self, arrays: tuple[Any, ...], device_id: int) -> None:
+    def __init__(self, arrays: tuple[Any, ...], device_id: int,
+                 expected: tuple[int, ...]) -> None:
         from . import direct_launch  # noqa: PLC0415
 
         cp = backend.cupy_module()
@@ -386,7 +391,7 @@ class _Probe:
         self.accum = cp.zeros(k, dtype=cp.uint64)
         self.blocks_done = cp.zeros(1, dtype=cp.uint32)
         self.out = cp.zeros(k, dtype=cp.uint64)
-        # k fingerprints, then the sequence word of a check run inside a caller's kernel
+        # k fingerprints, then the word a check run inside a caller's kernel publishes
         self._pinned = cp.cuda.alloc_pinned_memory(8 * (k + 1))
         self.host = np.frombuffer(self._pinned, dtype=np.uint64, count=k)
         self.published = np.frombuffer(self._pinned, dtype=np.uint64, count=k + 1)
@@ -403,11 +408,12 @@ class _Probe:
             values[f"a{j}"] = a
             values[f"n{j}"] = np.uint64(arrays[j].nbytes if j < k else 0)
         # mg::FingerprintCheck (fingerprint.cuh) for a kernel that runs the check itself
-        words = [0] * 10
+        words = [0] * 13
         for j, a in enumerate(arrays):
             words[j], words[3 + j] = int(a.data.ptr), int(a.nbytes)
-        words[6:] = [k, int(self.accum.data.ptr), int(self.blocks_done.data.ptr),
-                     int(self._pinned.ptr)]
+        words[6:10] = [k, int(self.accum.data.ptr), int(self.blocks_done.data.ptr),
+                       int(self._pinned.ptr)]
+        words[10:10 + k] = expected
         self.layout = cp.asarray(np.array(words, dtype=np.uint64))
         self.grid = _fingerprint_grid(max((int(a.nbytes) for a in arrays), default=0), sms)
         self.pack = direct_launch.PackedLaunch(
@@ -428,7 +434,7 @@ def _probe_for(entry: _Entry) -> _Probe:
     device_id = backend.current_device_id()
     probe = entry.probe
     if probe is None or probe.device_id != device_id:
-        probe = entry.probe = _Probe(entry.arrays, device_id)
+        probe = entry.probe = _Probe(entry.arrays, device_id, entry.fingerprint)
     if probe.busy and probe.holder is not None and probe.holder() is None:
         probe.busy = False  # its check was dropped unconfirmed (the caller raised)
     return probe
@@ -478,17 +484,17 @@ def confirm(pending: list, values: list | None = None) -> bool:
     fresh = True
     for i, check in enumerate(pending):
         if values is not None:
-            found = values[i]
+            changed = _differs(values[i], check)
         elif check.seq:
-            found = _published(check)
+            changed = _published(check)
         elif check.probe is not None:
             check.stream.synchronize()  # the kernel wrote the host copy itself
-            found = check.probe.host
+            changed = _differs(check.probe.host, check)
         else:
-            found = check.on_device.get(stream=check.stream)
+            changed = _differs(check.on_device.get(stream=check.stream), check)
         if check.probe is not None:
             check.probe.busy = False
-        if found is None or tuple(int(x) for x in found) != check.entry.fingerprint:
+        if changed:
             fresh = False
             if _entries.get(check.key) is check.entry:
                 _drop(check.key)
@@ -496,22 +502,28 @@ def confirm(pending: list, values: list | None = None) -> bool:
     return fresh
 
 
+def _differs(found: Any, check: _Check) -> bool:
+    return tuple(int(x) for x in found) != check.entry.fingerprint
+
+
 # Reads of the page-locked sequence word before confirm gives up spinning and waits for
 # the stream (a kernel queued behind long work, or one that failed): a few milliseconds.
 _SPINS = 20000
 
 
-def _published(check: _Check) -> Any:
-    """The fingerprints a caller's kernel published for ``check`` (its sequence word first
-    seen in page-locked memory), or None if the stream ran dry without them (then the
-    matrix counts as changed: confirm rebuilds its graph)."""
+def _published(check: _Check) -> bool:
+    """Whether a caller's kernel found the matrix changed in ``check`` (mg::fingerprint_run
+    publishes one page-locked word, seq * 2 plus 1 if any fingerprint differs); True too
+    if the stream ran dry without it (then confirm rebuilds the graph)."""
     probe = check.probe
     words, k, seq = probe.published, len(probe.host), check.seq
     for _ in range(_SPINS):
-        if words[k] == seq:
-            return probe.host
+        word = int(words[k])
+        if word >> 1 == seq:
+            return bool(word & 1)
     backend.cupy_module().cuda.get_current_stream().synchronize()  # raises a kernel's error
-    return probe.host if words[k] == seq else None
+    word = int(words[k])
+    return word >> 1 != seq or bool(word & 1)
 
 
 def fingerprint(arrays: tuple[Any, ...]) -> tuple[int, ...]:

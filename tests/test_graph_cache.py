@@ -411,8 +411,9 @@ def test_cupy_matrix_check_prepared_once_and_overlapping_checks():
 def test_unchanged_cupy_graph_and_check_inside():
     """bfs()'s prepared path for a cached CuPy matrix: unchanged_cupy_graph answers from
     host-side facts alone (a replaced array or a changed flag gives None); the search
-    kernel runs the fingerprint check itself (check_inside: one check per call, its
-    sequence number published with fingerprint_host's answers), an in-place write passes
+    kernel runs the fingerprint check itself (check_inside: one check per call, its number
+    published with its verdict), the standalone check on the same buffers gives
+    fingerprint_host's answers, an in-place write passes
     the host-side look and is caught by that check, a check no kernel ran counts as a
     change (confirm waits, then rebuilds), and a matrix whose indices are an offset view
     (copied at every check) takes the check launched beside the search."""
@@ -432,8 +433,12 @@ def test_unchanged_cupy_graph_and_check_inside():
         seq = probe.seq
         r = bfs(m, source, variant="beamer", device="gpu", predecessors=True)
         np.testing.assert_array_equal(cp.asnumpy(r.distances), _expected(host, source))
-        assert probe.seq == seq + 1 and int(probe.published[-1]) == probe.seq
-        assert [int(x) for x in probe.host] == expected and not probe.busy
+        # one check per call, its verdict (unchanged) published with its number
+        assert probe.seq == seq + 1 and int(probe.published[-1]) == 2 * probe.seq
+        assert not probe.busy
+    pending = []  # the standalone check on the same probe: fingerprint_host's answers
+    assert validate_graph(m, pending=pending) is g and graph_cache.confirm(pending)
+    assert [int(x) for x in probe.host] == expected
     check = graph_cache.check_inside(m)
     assert check is not None and probe.busy and graph_cache.check_inside(m) is None
     assert not graph_cache.confirm([check])  # no kernel ran it: counted as changed

@@ -20,8 +20,8 @@ fingerprint_bytes(const unsigned char* __restrict__ bytes, unsigned long long n_
 // A cached matrix's whole check (graph_cache._Probe) in one launch, where it took four
 // (zeroing the output, a launch per array, the copy to the host): mg::fingerprint_run over
 // up to three arrays (a_i, n_i bytes; n_arrays of them), whose last block also writes the
-// fingerprints to out[i] (device). accum and blocks_done are zero before and after;
-// host_out (page-locked, written by the kernel) has room for the sequence word, 0 here.
+// fingerprints to out[i] (device) and host_out[i] (page-locked, written by the kernel).
+// accum and blocks_done are zero before and after.
 extern "C" __global__ void __launch_bounds__(FP_BLOCK)
 fingerprint_check(const unsigned char* __restrict__ a0, unsigned long long n0,
                   const unsigned char* __restrict__ a1, unsigned long long n1,
@@ -29,6 +29,6 @@ fingerprint_check(const unsigned char* __restrict__ a0, unsigned long long n0,
                   unsigned long long* accum, unsigned int* blocks_done,
                   unsigned long long* out, volatile unsigned long long* host_out) {
     const mg::FingerprintCheck check{{a0, a1, a2}, {n0, n1, n2}, (mg::u64)n_arrays, accum,
-                                     blocks_done, host_out};
+                                     blocks_done, host_out, {0ull, 0ull, 0ull}};
     mg::fingerprint_run<FP_BLOCK>(&check, 0ull, out);
 }

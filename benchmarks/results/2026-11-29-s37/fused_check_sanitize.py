@@ -33,12 +33,13 @@ def main() -> None:
                 assert np.array_equal(cp.asnumpy(r.distances), expected(host, source))
         probe = graph_cache._entries[id(m)].probe
         assert probe.seq > 0 and not probe.copied
+        assert int(probe.published[-1]) == 2 * probe.seq  # the last verdict: unchanged
         entry = graph_cache._entries[id(m)]
-        assert [int(x) for x in probe.host] == [graph_cache.fingerprint_host(a)
-                                               for a in entry.arrays]
         pending = []
         validate_graph(m, pending=pending)  # the standalone check, beside
         assert graph_cache.confirm(pending)
+        assert [int(x) for x in probe.host] == [graph_cache.fingerprint_host(a)
+                                               for a in entry.arrays]
         m.indices[0] = (int(m.indices[0]) + 1) % n
         changed = host.copy()
         changed.indices[0] = (changed.indices[0] + 1) % n

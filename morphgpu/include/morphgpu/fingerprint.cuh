@@ -66,10 +66,10 @@ __device__ u64 block_fingerprint(const unsigned char* __restrict__ bytes, u64 n_
     return acc;
 }
 
-// One cached matrix's check, laid out by graph_cache._Probe in device memory (ten 64-bit
-// words): up to three arrays, the accumulators and a count of blocks done (zero between
-// checks), and the page-locked host words the answer goes to (n_arrays fingerprints, then
-// the check's sequence number, written last).
+// One cached matrix's check, laid out by graph_cache._Probe in device memory (thirteen
+// 64-bit words): up to three arrays, the accumulators and a count of blocks done (zero
+// between checks), the page-locked host words the answer goes to, and the fingerprints
+// the matrix had when its graph was cached.
 struct FingerprintCheck {
     const unsigned char* bytes[3];
     u64 n_bytes[3];
@@ -77,18 +77,24 @@ struct FingerprintCheck {
     u64* accum;
     unsigned* blocks_done;
     volatile u64* host_out;
+    u64 expected[3];
 };
 
-// The whole check run by the blocks of a search kernel, with no grid barrier of its own:
-// each block adds its share of every array's fingerprint to the accumulators (one atomic
-// per block and array) and counts itself done; the last block to count publishes the sums
-// to the host, zeroes the accumulators and the count for the next check, and then writes
-// `seq`, which the host waits for, once the sums are visible to it. Block-wide (every
-// thread of every block calls it). Inlined where the search kernel starts: so placed, and
-// published by the last block rather than after the kernel's first grid barrier,
-// direction.cu's builds keep the spills they had without it (ptxas sm_90: none in the
-// default build, against 54 bytes of spill stores with the barrier's publish).
-// ``device_out`` (optional): the fingerprints also to device memory.
+// The whole check run by the blocks of a kernel, with no grid barrier of its own: each
+// block adds its share of every array's fingerprint to the accumulators (one atomic per
+// block and array) and counts itself done; the last block to count reads the sums and
+// zeroes the accumulators and the count for the next check. Block-wide (every thread of
+// every block calls it).
+// - seq == 0 (kernels/fingerprint.cu's own launch): the sums go to host_out[i] and to
+//   device_out[i]; the host reads them after the stream.
+// - seq > 0 (a search kernel's check, graph_cache.check_inside): one word goes to
+//   host_out[n_arrays], seq * 2 + 1 if any sum differs from `expected`, else seq * 2.
+//   One 8-byte store, so the host, spinning on it, never sees a number without its
+//   verdict, and nothing has to be fenced before it.
+// Inlined where the search kernel starts: so placed, and published by the last block
+// rather than after the kernel's first grid barrier, direction.cu's builds keep the
+// spills they had without it (ptxas sm_90: none in the default build, against 54 bytes
+// of spill stores with the barrier's publish).
 template <int BLOCK>
 __device__ __forceinline__ void fingerprint_run(const FingerprintCheck* __restrict__ check,
                                                 u64 seq, u64* device_out = nullptr) {
@@ -101,15 +107,23 @@ __device__ __forceinline__ void fingerprint_run(const FingerprintCheck* __restri
         __threadfence();  // this block's sums before its count
         if (atomicAdd(check->blocks_done, 1u) == gridDim.x - 1) {
             __threadfence();  // every block's sums, counted before ours, are visible now
-            for (int i = 0; i < k; ++i) {
-                const u64 v = atomicExch(check->accum + i, 0ull);
-                check->host_out[i] = v;
-                if (device_out) device_out[i] = v;
+            u64 sums[3];  // (unrolled over the three slots: registers, loads in flight together)
+#pragma unroll
+            for (int i = 0; i < 3; ++i) sums[i] = i < k ? __ldcg(check->accum + i) : 0ull;
+            bool changed = false;
+#pragma unroll
+            for (int i = 0; i < 3; ++i) {
+                if (i >= k) break;
+                check->accum[i] = 0ull;
+                if (seq) {
+                    changed |= sums[i] != check->expected[i];
+                } else {
+                    check->host_out[i] = sums[i];
+                    if (device_out) device_out[i] = sums[i];
+                }
             }
             *check->blocks_done = 0u;
-            __threadfence_system();
-            check->host_out[k] = seq;
-            __threadfence_system();
+            if (seq) check->host_out[k] = 2 * seq + (changed ? 1ull : 0ull);
         }
     }
 }
