@@ -321,7 +321,7 @@ def test_cupy_matrix_cached_and_fingerprinted():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", ["beamer", "bottom-up", "persistent", "tiled"])
+@pytest.mark.parametrize("variant", ["beamer", "bottom-up"])
 def test_cupy_matrix_prepared_bfs_sees_in_place_writes(variant, monkeypatch):
     """From the second bfs() on a cached CuPy matrix with one variant, the call goes
     straight to the graph's prepared search (graph_of is not called), with the fingerprint

@@ -151,10 +151,8 @@ def bfs(
     unless its first search found few, wide levels, after which it runs ``beamer``:
     :mod:`morphgpu.bfs.gpu.deep_choice`). Results come back on the graph's side;
     every call returns arrays of its own (never shared with another call's result). Repeated GPU
-    searches on one GPU ``CSRGraph`` with one ``variant`` (auto on wide graphs, or a
-    direction-optimising, ``persistent`` or ``tiled`` variant named) take a prepared path
-    from the second call: the source is checked and the search launched before anything
-    else.
+    searches on one GPU ``CSRGraph`` with one ``variant`` take a prepared path from the
+    second call: the source is checked and the search launched before anything else.
 
     A CSR, CSC or COO matrix is converted once: the graph (and its GPU workspace) is kept
     per matrix object and reused while the matrix is unchanged (:mod:`morphgpu.graph_cache`).
@@ -197,10 +195,9 @@ def bfs(
             if type(source) is int and 0 <= source < g.n_vertices:
                 if g is graph:
                     return _prepared_bfs(g, source, prepared, predecessors)
-                # The check inside the search's kernel where it can run there (direction.cu's
-                # searches), else launched beside it first.
-                check = (graph_cache.check_inside(graph)
-                         if getattr(prepared[1], "runs_check", False) else None)
+                # The check inside the search's first phase where it can run there (the
+                # prepared searches are direction.cu's), else launched beside it first.
+                check = graph_cache.check_inside(graph)
                 pending = graph_cache.check_launch(graph) if check is None else [check]
                 result = _prepared_bfs(g, source, prepared, predecessors, check)
                 if graph_cache.confirm(pending):

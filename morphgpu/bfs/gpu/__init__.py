@@ -106,33 +106,12 @@ def runner(name: str) -> Any:
 
 # Variants whose search is one prepared call per workspace (direction.DirectionCall): bfs()
 # keeps it in the workspace (Workspace.searches) and its later calls go straight to it
-# (prepared_search), without this module's dispatch. Its kernel runs a cached CuPy
-# matrix's fingerprint check itself (DirectionCall.runs_check).
+# (prepared_search), without this module's dispatch.
 PREPARED: dict[str, Any] = {
     "direction-optimizing": direction_call,
     "beamer": partial(direction_call, rule="beamer"),
     "bottom-up": partial(direction_call, rule="bottom-up"),
 }
-
-
-# Deep variants named explicitly: their runner, resolved once, kept as such a call too, so a
-# graph's later bfs() calls skip the general path's dispatch (and a cached CuPy matrix's
-# its conversion look-up). auto's deep choice is not: it changes as deep_choice measures.
-PREPARED_RUNNERS = ("persistent", "tiled")
-
-
-def _prepared_runner(ws: Workspace, name: str) -> Any:
-    """``name``'s runner on ``ws`` as a prepared call: (source, want_parents) ->
-    (labels, parents or None, figures), the figures counted on the device as search()
-    counts them."""
-    found = runner(name)
-    g = ws.g
-
-    def call(source: int, want_parents: bool) -> tuple[Any, Any, Any]:
-        out = found(ws, source, want_parents)
-        return out[0], out[1], out[2] if len(out) == 3 else figures_on_device(g, out[0])
-
-    return call
 
 
 def prepared_search(g: Any, variant: str) -> tuple[str, Any] | None:
@@ -172,8 +151,8 @@ def search(g: Any, source: int, *, variant: str, want_parents: bool,
             return dist, parent, name, figures
         name = choose(ws, variant)
         prepared = PREPARED.get(name)
-        if prepared is not None or variant in PREPARED_RUNNERS:
-            call = prepared(ws) if prepared is not None else _prepared_runner(ws, name)
+        if prepared is not None:
+            call = prepared(ws)
             ws.searches[variant] = (name, call)
             dist, parent, figures = call(source, want_parents)
             return dist, parent, name, figures

@@ -81,8 +81,6 @@ class DirectionCall:
     the search runs, so every call returns arrays of its own (results never alias between
     calls)."""
 
-    runs_check = True  # its kernel runs a cached CuPy matrix's fingerprint check (__call__)
-
     def __init__(self, ws: Workspace, *, rule: str, relabel: bool | str) -> None:
         if rule not in RULES:
             raise ValueError(f"rule must be one of {sorted(RULES)}, not {rule!r}")
