@@ -1,0 +1,240 @@
+// Session 38 prototype (not part of the package): BFS over a tile overlay, the
+// customizable-route-planning idea applied to unit weights. The graph is the tiled copy
+// (bfs/gpu/tiled.py: tiles of T = 4096 compact, connected vertices). Per graph, once: the
+// boundary vertices of each tile (an edge to or from another tile) and, per tile, the
+// in-tile distance between every pair of them (D, uint16). Per search:
+// 1. source_tile: a block BFS inside the source's tile gives its boundary labels;
+// 2. overlay_rounds (cooperative): label-correcting rounds over the tiles whose boundary
+//    labels fell: a tile applies its lowered labels through D (min-plus, the whole tile's
+//    interior crossed in one parallel step instead of ~25 dependent local levels) and
+//    sends lowered labels over its cut edges (+1), activating the tiles they lower;
+// 3. final_labels: every tile, seeded with its exact boundary labels (and the source),
+//    runs one multi-source BFS inside itself and writes its labels in the caller's ids.
+// Exact: a shortest path is in-tile segments between boundary vertices joined by cut
+// edges; D gives each segment's shortest in-tile length, so the overlay's fixed point is
+// the boundary vertices' distances, and a vertex's distance is the least boundary label
+// of its tile plus its in-tile distance (or its in-tile distance from the source).
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+#define T_SHIFT 12
+#define T (1 << T_SHIFT)
+#define BLOCK 512
+#define PER_THREAD (T / BLOCK)
+#define INF 0x3fffffff
+#define NO_PATH 0xffffu
+#define CHUNK 16384  // D entries staged in shared memory at once (32 KB)
+
+typedef long long i64;
+
+// Multi-source bucket BFS inside tile t over lab[] (shared, INF = unreached): levels from
+// first to the last lowered one, never before max_seed. flag: 3 shared words, zero.
+__device__ void tile_bfs(const i64* __restrict__ indptr, const int* __restrict__ indices,
+                         int* lab, int t, int first, int max_seed, int* flag) {
+    for (int level = first;; ++level) {
+        if (threadIdx.x == 0) flag[(level + 1) % 3] = 0;
+        for (int v = threadIdx.x; v < T; v += BLOCK) {
+            if (lab[v] != level) continue;
+            const i64 row = ((i64)t << T_SHIFT) + v;
+            const i64 b = indptr[row], e = indptr[row + 1];
+            for (i64 k = b; k < e; ++k) {
+                const int w = indices[k];
+                if ((w >> T_SHIFT) != t) continue;
+                const int lw = w & (T - 1);
+                if (atomicMin(lab + lw, level + 1) > level + 1) flag[level % 3] = 1;
+            }
+        }
+        __syncthreads();
+        const int more = flag[level % 3];
+        if (!more && level >= max_seed) break;
+        // every thread read flag[level % 3] before thread 0 clears it two levels on
+    }
+}
+
+__device__ void clear_tile(int* lab, int* flag) {
+    for (int v = threadIdx.x; v < T; v += BLOCK) lab[v] = INF;
+    if (threadIdx.x < 3) flag[threadIdx.x] = 0;
+    __syncthreads();
+}
+
+// One block per boundary vertex b: row i = b - bstart[t] of tile t's D.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+overlay_rows(const i64* __restrict__ indptr, const int* __restrict__ indices,
+             const int* __restrict__ bverts, const int* __restrict__ bstart,
+             const i64* __restrict__ dofs, unsigned short* D) {
+    __shared__ int lab[T];
+    __shared__ int flag[3];
+    const int b = blockIdx.x;
+    const int gv = bverts[b];
+    const int t = gv >> T_SHIFT;
+    clear_tile(lab, flag);
+    if (threadIdx.x == 0) lab[gv & (T - 1)] = 0;
+    __syncthreads();
+    tile_bfs(indptr, indices, lab, t, 0, 0, flag);
+    const int base = bstart[t], nb = bstart[t + 1] - base, i = b - base;
+    unsigned short* row = D + dofs[t] + (i64)i * nb;
+    for (int j = threadIdx.x; j < nb; j += BLOCK) {
+        const int l = lab[bverts[base + j] & (T - 1)];
+        row[j] = l >= (int)NO_PATH ? (unsigned short)NO_PATH : (unsigned short)l;
+    }
+}
+
+// One block: the source's tile; its boundary labels, and round 1's list (the tile).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+source_tile(const i64* __restrict__ indptr, const int* __restrict__ indices,
+            const int* __restrict__ bverts, const int* __restrict__ bstart, int* L,
+            int* mark, int* lists, int* counts, int n_tiles, int s) {
+    __shared__ int lab[T];
+    __shared__ int flag[3];
+    const int t = s >> T_SHIFT;
+    clear_tile(lab, flag);
+    if (threadIdx.x == 0) {
+        lab[s & (T - 1)] = 0;
+        mark[t] = 1;
+        lists[n_tiles + 0] = t;  // round 1 reads lists[1]
+        counts[1] = 1;
+    }
+    __syncthreads();
+    tile_bfs(indptr, indices, lab, t, 0, 0, flag);
+    const int base = bstart[t], nb = bstart[t + 1] - base;
+    for (int j = threadIdx.x; j < nb; j += BLOCK) L[base + j] = lab[bverts[base + j] & (T - 1)];
+}
+
+// Cooperative: rounds of active tiles until none. Dynamic shared memory: s_idx, s_lab
+// (max_nb each) and the D chunk (CHUNK uint16).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
+               const i64* __restrict__ dofs, const unsigned short* __restrict__ D,
+               const i64* __restrict__ cut_ptr, const int* __restrict__ cut_dst,
+               const int* __restrict__ ov_tile, int* mark, int* lists, int* counts,
+               int n_tiles, int max_nb, int* stats) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ int dyn[];
+    int* s_idx = dyn;
+    int* s_lab = dyn + max_nb;
+    unsigned short* chunk = reinterpret_cast<unsigned short*>(dyn + 2 * max_nb);
+    __shared__ int s_count;
+    int r = 1;
+    i64 visits = 0, sources = 0;
+    while (true) {
+        const int n_act = __ldcg(counts + r % 3);
+        if (n_act == 0) break;
+        visits += n_act;
+        const int* list = lists + (r & 1) * n_tiles;
+        for (int k = blockIdx.x; k < n_act; k += gridDim.x) {
+            const int t = __ldcg(list + k);
+            const int base = bstart[t], nb = bstart[t + 1] - base;
+            if (threadIdx.x == 0) s_count = 0;
+            __syncthreads();
+            for (int i = threadIdx.x; i < nb; i += BLOCK) {
+                const int li = __ldcg(L + base + i);
+                if (li < __ldcg(applied + base + i)) {
+                    applied[base + i] = li;
+                    const int slot = atomicAdd(&s_count, 1);
+                    s_idx[slot] = i;
+                    s_lab[slot] = li;
+                }
+            }
+            __syncthreads();
+            const int ns = s_count;
+            if (threadIdx.x == 0) sources += ns;
+            const unsigned short* Dt = D + dofs[t];
+            int best[PER_THREAD];
+#pragma unroll
+            for (int q = 0; q < PER_THREAD; ++q) best[q] = INF;
+            const int rows = nb > 0 ? max(1, CHUNK / nb) : 1;
+            for (int k0 = 0; k0 < ns; k0 += rows) {
+                const int kn = min(rows, ns - k0);
+                for (int x = threadIdx.x; x < kn * nb; x += BLOCK) {
+                    const int kk = x / nb, j = x - kk * nb;
+                    chunk[x] = Dt[(i64)s_idx[k0 + kk] * nb + j];
+                }
+                __syncthreads();
+                for (int kk = 0; kk < kn; ++kk) {
+                    const int lk = s_lab[k0 + kk];
+#pragma unroll
+                    for (int q = 0; q < PER_THREAD; ++q) {
+                        const int j = threadIdx.x + q * BLOCK;
+                        if (j < nb) {
+                            const unsigned d = chunk[kk * nb + j];
+                            if (d != NO_PATH) best[q] = min(best[q], lk + (int)d);
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+#pragma unroll
+            for (int q = 0; q < PER_THREAD; ++q) {
+                const int j = threadIdx.x + q * BLOCK;
+                if (j < nb && best[q] < INF) {
+                    atomicMin(L + base + j, best[q]);
+                    if (best[q] < __ldcg(applied + base + j)) applied[base + j] = best[q];
+                }
+            }
+            __syncthreads();
+            for (int j = threadIdx.x; j < nb; j += BLOCK) {
+                const int lj = __ldcg(L + base + j);
+                if (lj >= __ldcg(sent + base + j)) continue;
+                sent[base + j] = lj;
+                const int nl = lj + 1;
+                for (i64 e = cut_ptr[base + j]; e < cut_ptr[base + j + 1]; ++e) {
+                    const int w = cut_dst[e];
+                    if (nl < __ldcg(L + w) && atomicMin(L + w, nl) > nl) {
+                        const int tw = ov_tile[w];
+                        if (atomicExch(mark + tw, r + 1) != r + 1) {
+                            const int slot = atomicAdd(counts + (r + 1) % 3, 1);
+                            lists[((r + 1) & 1) * n_tiles + slot] = tw;
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0) counts[(r + 2) % 3] = 0;
+        grid.sync();
+        ++r;
+    }
+    if (threadIdx.x == 0) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(stats) + 1, (unsigned long long)sources);
+        if (blockIdx.x == 0) {
+            stats[0] = r - 1;
+            reinterpret_cast<unsigned long long*>(stats)[2] = (unsigned long long)visits;
+        }
+    }
+}
+
+// One block per tile: exact labels from the boundary labels (and the source), written in
+// the caller's ids (dist prefilled with -1).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+final_labels(const i64* __restrict__ indptr, const int* __restrict__ indices,
+             const int* __restrict__ bverts, const int* __restrict__ bstart, const int* L,
+             const int* __restrict__ perm, int* dist, int s) {
+    __shared__ int lab[T];
+    __shared__ int flag[3];
+    __shared__ int lo, hi;
+    const int t = blockIdx.x;
+    clear_tile(lab, flag);
+    if (threadIdx.x == 0) { lo = INF; hi = -1; }
+    __syncthreads();
+    const int base = bstart[t], nb = bstart[t + 1] - base;
+    for (int i = threadIdx.x; i < nb; i += BLOCK) {
+        const int l = L[base + i];
+        if (l < INF) {
+            atomicMin(lab + (bverts[base + i] & (T - 1)), l);
+            atomicMin(&lo, l);
+            atomicMax(&hi, l);
+        }
+    }
+    if (threadIdx.x == 0 && (s >> T_SHIFT) == t) {
+        atomicMin(lab + (s & (T - 1)), 0);
+        atomicMin(&lo, 0);
+        atomicMax(&hi, 0);
+    }
+    __syncthreads();
+    if (hi < 0) return;  // nothing of this tile is reached
+    tile_bfs(indptr, indices, lab, t, lo, hi, flag);
+    for (int v = threadIdx.x; v < T; v += BLOCK) {
+        const int l = lab[v];
+        if (l < INF) dist[perm[((i64)t << T_SHIFT) + v]] = l;
+    }
+}

@@ -1,0 +1,194 @@
+"""Session 38 prototype: BFS over a tile overlay (overlay_bfs.cu) against bfs() with
+``tiled``, ``persistent`` and ``auto`` on deep graphs, one process, the same roots; the
+labels checked against bfs()'s on every root. Per graph: the overlay's preparation (the
+tiled copy's build is bfs()'s own, reported beside it), its size (boundary vertices, D
+entries), then per arm event time per search (distances only) and us per level; for the
+overlay, rounds and tile visits per search.
+Usage: python3 overlay_bfs.py [--quick]"""
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, "benchmarks")
+import numpy as np  # noqa: E402
+import road_like  # noqa: E402
+from harness import event_seconds  # noqa: E402
+
+from morphgpu import backend, generators  # noqa: E402
+from morphgpu.bfs import bfs  # noqa: E402
+from morphgpu.bfs.gpu import tiled  # noqa: E402
+from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
+
+SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
+SHIFT = 12
+T = 1 << SHIFT
+BLOCK = 512
+CHUNK = 16384
+INF = 0x3FFFFFFF
+GRAPHS = {
+    "delaunay 16k": lambda: road_like.delaunay(1 << 14, device="gpu"),
+    "grid-del 256^2": lambda: road_like.grid_with_deletions(256, 256, device="gpu"),
+    "delaunay 1M": lambda: road_like.delaunay(1_000_000, device="gpu"),
+    "grid-del 1000^2": lambda: road_like.grid_with_deletions(1000, 1000, device="gpu"),
+    "delaunay 4M": lambda: road_like.delaunay(4_000_000, device="gpu"),
+    "grid 4000^2": lambda: generators.grid2d(4000, 4000, device="gpu"),
+    "grid-del 3000^2": lambda: road_like.grid_with_deletions(3000, 3000, device="gpu"),
+}
+
+
+def main() -> None:
+    cp = backend.cupy_module()
+    quick = "--quick" in sys.argv
+    print("device", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), flush=True)
+    code = SOURCE.read_text()
+    plain = cp.RawModule(code=code, options=("-std=c++17",))
+    coop = cp.RawModule(code=code, options=("-std=c++17",), enable_cooperative_groups=True)
+    names = list(GRAPHS)[:2] if quick else list(GRAPHS)[2:]
+    for label in names:
+        run_graph(cp, plain, coop, label, GRAPHS[label](), quick)
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+class Overlay:
+    def __init__(self, cp, plain, coop, g):
+        ws = workspace(g)
+        t0 = time.perf_counter()
+        self.copy = tiled.tile_copy(ws, SHIFT)
+        cp.cuda.Device().synchronize()
+        self.copy_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        tg = self.copy.graph
+        n_pad = tg.n_vertices
+        indptr = tg.indptr.astype(cp.int64)
+        indices = tg.indices.astype(cp.int32)
+        src = cp.repeat(cp.arange(n_pad, dtype=cp.int32), cp.diff(indptr).astype(cp.int64))
+        cut = (src >> SHIFT) != (indices >> SHIFT)
+        bnd = cp.zeros(n_pad, dtype=cp.bool_)
+        bnd[src[cut]] = True
+        bnd[indices[cut]] = True
+        bverts = cp.flatnonzero(bnd).astype(cp.int32)
+        n_ov = int(bverts.size)
+        ov_of = cp.full(n_pad, -1, dtype=cp.int32)
+        ov_of[bverts] = cp.arange(n_ov, dtype=cp.int32)
+        n_tiles = -(-n_pad // T)
+        bstart = cp.searchsorted(bverts, cp.arange(n_tiles + 1, dtype=cp.int64) * T)
+        bstart = bstart.astype(cp.int32)
+        nb = cp.diff(bstart).astype(cp.int64)
+        dofs = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(nb * nb)])
+        total = int(dofs[-1])
+        D = cp.empty(max(total, 1), dtype=cp.uint16)
+        cu = ov_of[src[cut]]
+        cw = ov_of[indices[cut]]
+        order = cp.argsort(cu)
+        cut_dst = cw[order].astype(cp.int32)
+        cut_ptr = cp.searchsorted(cu[order], cp.arange(n_ov + 1, dtype=cp.int32)).astype(cp.int64)
+        ov_tile = (bverts >> SHIFT).astype(cp.int32)
+        rows = plain.get_function("overlay_rows")
+        if n_ov:
+            rows((n_ov,), (BLOCK,), (indptr, indices, bverts, bstart, dofs, D))
+        cp.cuda.Device().synchronize()
+        self.prep_s = time.perf_counter() - t0
+        self.max_nb = max(1, int(nb.max()))
+        self.n_ov, self.total, self.n_tiles, self.n_pad = n_ov, total, n_tiles, n_pad
+        self.nb_mean = float(nb.mean())
+        self.arrays = (indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile)
+        self.L = cp.empty(max(n_ov, 1), cp.int32)
+        self.applied = cp.empty_like(self.L)
+        self.sent = cp.empty_like(self.L)
+        self.mark = cp.empty(n_tiles, cp.int32)
+        self.lists = cp.empty(2 * n_tiles, cp.int32)
+        self.counts = cp.empty(3, cp.int32)
+        self.stats = cp.zeros(6, cp.int32)
+        self.dist = cp.empty(g.n_vertices, cp.int32)
+        self.perm = self.copy.perm.astype(cp.int32)
+        self.source_k = plain.get_function("source_tile")
+        self.final_k = plain.get_function("final_labels")
+        self.rounds_k = coop.get_function("overlay_rounds")
+        self.smem = 8 * self.max_nb + 2 * CHUNK
+        self.rounds_k.max_dynamic_shared_size_bytes = self.smem
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        self.grid = 2 * sms
+        self.cp = cp
+
+    def search(self, root: int):
+        indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = self.arrays
+        s = int(self.copy.inverse_host[root])
+        self.L.fill(INF)
+        self.applied.fill(INF)
+        self.sent.fill(INF)
+        self.mark.fill(0)
+        self.counts.fill(0)
+        self.stats.fill(0)
+        self.dist.fill(-1)
+        nt = np.int32(self.n_tiles)
+        self.source_k((1,), (BLOCK,), (indptr, indices, bverts, bstart, self.L, self.mark,
+                                      self.lists, self.counts, nt, np.int32(s)))
+        self.rounds_k((self.grid,), (BLOCK,),
+                      (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
+                       ov_tile, self.mark, self.lists, self.counts, nt,
+                       np.int32(self.max_nb), self.stats), shared_mem=self.smem)
+        self.final_k((self.n_tiles,), (BLOCK,), (indptr, indices, bverts, bstart, self.L,
+                                                 self.perm, self.dist, np.int32(s)))
+        return self.dist
+
+
+def run_graph(cp, plain, coop, label: str, g, quick: bool) -> None:
+    n = g.n_vertices
+    degree = cp.asnumpy(cp.diff(g.indptr))
+    roots = [int(r) for r in np.random.default_rng(1).choice(np.flatnonzero(degree), 8)]
+    reference = {}
+    for variant in ("tiled", "persistent", "auto"):
+        for r in roots[:3]:
+            bfs(g, r, variant=variant, device="gpu")
+        seconds, levels, ran = [], [], ""
+        for r in roots:
+            s, res = event_seconds(lambda r=r, v=variant: bfs(g, r, variant=v, device="gpu"))
+            seconds.append(s)
+            levels.append(res.n_levels)
+            ran = res.variant
+            reference[r] = res.distances
+        print(f"graph={label} n={n} arm=bfs {variant} ran={ran} "
+              f"ms={1e3 * float(np.mean(seconds)):.4f} levels={np.mean(levels):.1f} "
+              f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(levels)):.3f}",
+              flush=True)
+    ov = Overlay(cp, plain, coop, g)
+    print(f"graph={label} overlay tiles={ov.n_tiles} boundary={ov.n_ov} "
+          f"({ov.n_ov / n:.3f} of n) nb_mean={ov.nb_mean:.0f} nb_max={ov.max_nb} "
+          f"D_entries={ov.total / 1e6:.1f}M tile_copy_s={ov.copy.seconds:.3f} "
+          f"overlay_prep_s={ov.prep_s:.3f}", flush=True)
+    ov.search(roots[0])
+    seconds, right, rounds, visits, sources = [], True, [], [], []
+    for r in roots:
+        s, dist = event_seconds(lambda r=r: ov.search(r))
+        seconds.append(s)
+        right &= bool((dist == reference[r]).all())
+        st = ov.stats.get()
+        rounds.append(int(st[0]))
+        sources.append(int(st[2:4].view(np.int64)[0]))
+        visits.append(int(st[4:6].view(np.int64)[0]))
+    lv = [int(reference[r].max()) + 1 for r in roots]
+    print(f"graph={label} n={n} arm=overlay ms={1e3 * float(np.mean(seconds)):.4f} "
+          f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(lv)):.3f} "
+          f"rounds={np.mean(rounds):.1f} visits={np.mean(visits):.0f} "
+          f"sources={np.mean(sources):.0f} labels_equal={right}", flush=True)
+    if quick or not right:
+        return
+    # Where the time goes: each phase alone (event time), root 0.
+    r = roots[0]
+    s0 = int(ov.copy.inverse_host[r])
+    ov.search(r)
+    cp.cuda.Device().synchronize()
+    ph = {}
+    indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = ov.arrays
+    ph["final"], _ = event_seconds(lambda: ov.final_k(
+        (ov.n_tiles,), (BLOCK,), (indptr, indices, bverts, bstart, ov.L, ov.perm, ov.dist,
+                                  np.int32(s0))))
+    ph["source"], _ = event_seconds(lambda: ov.source_k(
+        (1,), (BLOCK,), (indptr, indices, bverts, bstart, ov.L, ov.mark, ov.lists,
+                         ov.counts, np.int32(ov.n_tiles), np.int32(s0))))
+    print(f"graph={label} phases_us source={1e6 * ph['source']:.1f} "
+          f"final={1e6 * ph['final']:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
