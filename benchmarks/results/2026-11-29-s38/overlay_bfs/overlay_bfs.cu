@@ -17,7 +17,9 @@
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
+#ifndef T_SHIFT
 #define T_SHIFT 12
+#endif
 #define T (1 << T_SHIFT)
 #define BLOCK 512
 #define PER_THREAD (T / BLOCK)
@@ -27,21 +29,29 @@ namespace cg = cooperative_groups;
 
 typedef long long i64;
 
-// Multi-source bucket BFS inside tile t over lab[] (shared, INF = unreached): levels from
-// first to the last lowered one, never before max_seed. flag: 3 shared words, zero.
-__device__ void tile_bfs(const i64* __restrict__ indptr, const int* __restrict__ indices,
-                         int* lab, int t, int first, int max_seed, int* flag) {
+// The tile's in-tile edges into shared memory: s_off[0..T] relative offsets, s_idx local
+// ids (lptr / lidx: the graph's in-tile edges alone, per vertex, 16-bit local ids).
+__device__ void load_tile(const int* __restrict__ lptr, const unsigned short* __restrict__ lidx,
+                          int t, int* s_off, unsigned short* s_idx) {
+    const i64 first = (i64)t << T_SHIFT;
+    const int base = lptr[first];
+    const int count = lptr[first + T] - base;
+    for (int v = threadIdx.x; v <= T; v += BLOCK) s_off[v] = lptr[first + v] - base;
+    for (int k = threadIdx.x; k < count; k += BLOCK) s_idx[k] = lidx[base + k];
+    __syncthreads();
+}
+
+// Multi-source bucket BFS inside the loaded tile over lab[] (shared, INF = unreached):
+// levels from first to the last lowered one, never before max_seed. flag: 3 shared words,
+// zero.
+__device__ void tile_bfs(const int* s_off, const unsigned short* s_idx, int* lab, int first,
+                         int max_seed, int* flag) {
     for (int level = first;; ++level) {
         if (threadIdx.x == 0) flag[(level + 1) % 3] = 0;
         for (int v = threadIdx.x; v < T; v += BLOCK) {
             if (lab[v] != level) continue;
-            const i64 row = ((i64)t << T_SHIFT) + v;
-            const i64 b = indptr[row], e = indptr[row + 1];
-            for (i64 k = b; k < e; ++k) {
-                const int w = indices[k];
-                if ((w >> T_SHIFT) != t) continue;
-                const int lw = w & (T - 1);
-                if (atomicMin(lab + lw, level + 1) > level + 1) flag[level % 3] = 1;
+            for (int k = s_off[v]; k < s_off[v + 1]; ++k) {
+                if (atomicMin(lab + s_idx[k], level + 1) > level + 1) flag[level % 3] = 1;
             }
         }
         __syncthreads();
@@ -59,18 +69,21 @@ __device__ void clear_tile(int* lab, int* flag) {
 
 // One block per boundary vertex b: row i = b - bstart[t] of tile t's D.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-overlay_rows(const i64* __restrict__ indptr, const int* __restrict__ indices,
+overlay_rows(const int* __restrict__ lptr, const unsigned short* __restrict__ lidx,
              const int* __restrict__ bverts, const int* __restrict__ bstart,
              const i64* __restrict__ dofs, unsigned short* D) {
     __shared__ int lab[T];
     __shared__ int flag[3];
+    __shared__ int s_off[T + 1];
+    extern __shared__ unsigned short s_idx[];  // the tile's in-tile edges
     const int b = blockIdx.x;
     const int gv = bverts[b];
     const int t = gv >> T_SHIFT;
+    load_tile(lptr, lidx, t, s_off, s_idx);
     clear_tile(lab, flag);
     if (threadIdx.x == 0) lab[gv & (T - 1)] = 0;
     __syncthreads();
-    tile_bfs(indptr, indices, lab, t, 0, 0, flag);
+    tile_bfs(s_off, s_idx, lab, 0, 0, flag);
     const int base = bstart[t], nb = bstart[t + 1] - base, i = b - base;
     unsigned short* row = D + dofs[t] + (i64)i * nb;
     for (int j = threadIdx.x; j < nb; j += BLOCK) {
@@ -81,12 +94,15 @@ overlay_rows(const i64* __restrict__ indptr, const int* __restrict__ indices,
 
 // One block: the source's tile; its boundary labels, and round 1's list (the tile).
 extern "C" __global__ void __launch_bounds__(BLOCK)
-source_tile(const i64* __restrict__ indptr, const int* __restrict__ indices,
+source_tile(const int* __restrict__ lptr, const unsigned short* __restrict__ lidx,
             const int* __restrict__ bverts, const int* __restrict__ bstart, int* L,
             int* mark, int* lists, int* counts, int n_tiles, int s) {
     __shared__ int lab[T];
     __shared__ int flag[3];
+    __shared__ int s_off[T + 1];
+    extern __shared__ unsigned short s_idx[];  // the tile's in-tile edges
     const int t = s >> T_SHIFT;
+    load_tile(lptr, lidx, t, s_off, s_idx);
     clear_tile(lab, flag);
     if (threadIdx.x == 0) {
         lab[s & (T - 1)] = 0;
@@ -95,7 +111,7 @@ source_tile(const i64* __restrict__ indptr, const int* __restrict__ indices,
         counts[1] = 1;
     }
     __syncthreads();
-    tile_bfs(indptr, indices, lab, t, 0, 0, flag);
+    tile_bfs(s_off, s_idx, lab, 0, 0, flag);
     const int base = bstart[t], nb = bstart[t + 1] - base;
     for (int j = threadIdx.x; j < nb; j += BLOCK) L[base + j] = lab[bverts[base + j] & (T - 1)];
 }
@@ -206,13 +222,16 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
 // One block per tile: exact labels from the boundary labels (and the source), written in
 // the caller's ids (dist prefilled with -1).
 extern "C" __global__ void __launch_bounds__(BLOCK)
-final_labels(const i64* __restrict__ indptr, const int* __restrict__ indices,
+final_labels(const int* __restrict__ lptr, const unsigned short* __restrict__ lidx,
              const int* __restrict__ bverts, const int* __restrict__ bstart, const int* L,
              const int* __restrict__ perm, int* dist, int s) {
     __shared__ int lab[T];
     __shared__ int flag[3];
+    __shared__ int s_off[T + 1];
+    extern __shared__ unsigned short s_idx[];  // the tile's in-tile edges
     __shared__ int lo, hi;
     const int t = blockIdx.x;
+    load_tile(lptr, lidx, t, s_off, s_idx);
     clear_tile(lab, flag);
     if (threadIdx.x == 0) { lo = INF; hi = -1; }
     __syncthreads();
@@ -232,7 +251,7 @@ final_labels(const i64* __restrict__ indptr, const int* __restrict__ indices,
     }
     __syncthreads();
     if (hi < 0) return;  // nothing of this tile is reached
-    tile_bfs(indptr, indices, lab, t, lo, hi, flag);
+    tile_bfs(s_off, s_idx, lab, lo, hi, flag);
     for (int v = threadIdx.x; v < T; v += BLOCK) {
         const int l = lab[v];
         if (l < INF) dist[perm[((i64)t << T_SHIFT) + v]] = l;

@@ -20,8 +20,7 @@ from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
-SHIFT = 12
-T = 1 << SHIFT
+SHIFTS = (10, 11, 12)
 BLOCK = 512
 CHUNK = 16384
 INF = 0x3FFFFFFF
@@ -40,17 +39,23 @@ def main() -> None:
     cp = backend.cupy_module()
     quick = "--quick" in sys.argv
     print("device", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), flush=True)
-    code = SOURCE.read_text()
-    plain = cp.RawModule(code=code, options=("-std=c++17",))
-    coop = cp.RawModule(code=code, options=("-std=c++17",), enable_cooperative_groups=True)
+    modules = {}
+    for shift in SHIFTS:
+        code = f"#define T_SHIFT {shift}\n" + SOURCE.read_text()
+        modules[shift] = (cp.RawModule(code=code, options=("-std=c++17",)),
+                          cp.RawModule(code=code, options=("-std=c++17",),
+                                       enable_cooperative_groups=True))
     names = list(GRAPHS)[:2] if quick else list(GRAPHS)[2:]
     for label in names:
-        run_graph(cp, plain, coop, label, GRAPHS[label](), quick)
+        run_graph(cp, modules, label, GRAPHS[label](), quick)
         cp.get_default_memory_pool().free_all_blocks()
 
 
 class Overlay:
-    def __init__(self, cp, plain, coop, g):
+    def __init__(self, cp, plain, coop, g, shift):
+        SHIFT = shift
+        T = 1 << shift
+        self.shift = shift
         ws = workspace(g)
         t0 = time.perf_counter()
         self.copy = tiled.tile_copy(ws, SHIFT)
@@ -83,9 +88,22 @@ class Overlay:
         cut_dst = cw[order].astype(cp.int32)
         cut_ptr = cp.searchsorted(cu[order], cp.arange(n_ov + 1, dtype=cp.int32)).astype(cp.int64)
         ov_tile = (bverts >> SHIFT).astype(cp.int32)
+        inside = ~cut
+        lptr = cp.searchsorted(src[inside], cp.arange(n_pad + 1, dtype=cp.int32))
+        lptr = lptr.astype(cp.int32)
+        lptr = cp.concatenate([lptr, cp.full(n_tiles * T - n_pad, lptr[-1], cp.int32)])
+        lidx = (indices[inside] & (T - 1)).astype(cp.uint16)
+        tile_edges = lptr[T::T] - lptr[:-1:T]
+        self.bfs_smem = 2 * max(1, int(tile_edges.max()))
+        self.local = (lptr, lidx)
         rows = plain.get_function("overlay_rows")
+        self.source_k = plain.get_function("source_tile")
+        self.final_k = plain.get_function("final_labels")
+        for k in (rows, self.source_k, self.final_k):
+            k.max_dynamic_shared_size_bytes = self.bfs_smem
         if n_ov:
-            rows((n_ov,), (BLOCK,), (indptr, indices, bverts, bstart, dofs, D))
+            rows((n_ov,), (BLOCK,), (lptr, lidx, bverts, bstart, dofs, D),
+                 shared_mem=self.bfs_smem)
         cp.cuda.Device().synchronize()
         self.prep_s = time.perf_counter() - t0
         self.max_nb = max(1, int(nb.max()))
@@ -101,8 +119,6 @@ class Overlay:
         self.stats = cp.zeros(6, cp.int32)
         self.dist = cp.empty(g.n_vertices, cp.int32)
         self.perm = self.copy.perm.astype(cp.int32)
-        self.source_k = plain.get_function("source_tile")
-        self.final_k = plain.get_function("final_labels")
         self.rounds_k = coop.get_function("overlay_rounds")
         self.smem = 8 * self.max_nb + 2 * CHUNK
         self.rounds_k.max_dynamic_shared_size_bytes = self.smem
@@ -111,7 +127,8 @@ class Overlay:
         self.cp = cp
 
     def search(self, root: int):
-        indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = self.arrays
+        _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = self.arrays
+        lptr, lidx = self.local
         s = int(self.copy.inverse_host[root])
         self.L.fill(INF)
         self.applied.fill(INF)
@@ -121,18 +138,20 @@ class Overlay:
         self.stats.fill(0)
         self.dist.fill(-1)
         nt = np.int32(self.n_tiles)
-        self.source_k((1,), (BLOCK,), (indptr, indices, bverts, bstart, self.L, self.mark,
-                                      self.lists, self.counts, nt, np.int32(s)))
+        self.source_k((1,), (BLOCK,), (lptr, lidx, bverts, bstart, self.L, self.mark,
+                                      self.lists, self.counts, nt, np.int32(s)),
+                      shared_mem=self.bfs_smem)
         self.rounds_k((self.grid,), (BLOCK,),
                       (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
                        ov_tile, self.mark, self.lists, self.counts, nt,
                        np.int32(self.max_nb), self.stats), shared_mem=self.smem)
-        self.final_k((self.n_tiles,), (BLOCK,), (indptr, indices, bverts, bstart, self.L,
-                                                 self.perm, self.dist, np.int32(s)))
+        self.final_k((self.n_tiles,), (BLOCK,), (lptr, lidx, bverts, bstart, self.L,
+                                                 self.perm, self.dist, np.int32(s)),
+                     shared_mem=self.bfs_smem)
         return self.dist
 
 
-def run_graph(cp, plain, coop, label: str, g, quick: bool) -> None:
+def run_graph(cp, modules, label: str, g, quick: bool) -> None:
     n = g.n_vertices
     degree = cp.asnumpy(cp.diff(g.indptr))
     roots = [int(r) for r in np.random.default_rng(1).choice(np.flatnonzero(degree), 8)]
@@ -151,7 +170,13 @@ def run_graph(cp, plain, coop, label: str, g, quick: bool) -> None:
               f"ms={1e3 * float(np.mean(seconds)):.4f} levels={np.mean(levels):.1f} "
               f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(levels)):.3f}",
               flush=True)
-    ov = Overlay(cp, plain, coop, g)
+    for shift in SHIFTS:
+        run_overlay(cp, modules[shift], label, g, n, roots, reference, shift, quick)
+
+
+def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
+    ov = Overlay(cp, mods[0], mods[1], g, shift)
+    label = f"{label} T={1 << shift}"
     print(f"graph={label} overlay tiles={ov.n_tiles} boundary={ov.n_ov} "
           f"({ov.n_ov / n:.3f} of n) nb_mean={ov.nb_mean:.0f} nb_max={ov.max_nb} "
           f"D_entries={ov.total / 1e6:.1f}M tile_copy_s={ov.copy.seconds:.3f} "
@@ -179,13 +204,15 @@ def run_graph(cp, plain, coop, label: str, g, quick: bool) -> None:
     ov.search(r)
     cp.cuda.Device().synchronize()
     ph = {}
-    indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = ov.arrays
+    _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = ov.arrays
+    lptr, lidx = ov.local
     ph["final"], _ = event_seconds(lambda: ov.final_k(
-        (ov.n_tiles,), (BLOCK,), (indptr, indices, bverts, bstart, ov.L, ov.perm, ov.dist,
-                                  np.int32(s0))))
+        (ov.n_tiles,), (BLOCK,), (lptr, lidx, bverts, bstart, ov.L, ov.perm, ov.dist,
+                                  np.int32(s0)), shared_mem=ov.bfs_smem))
     ph["source"], _ = event_seconds(lambda: ov.source_k(
-        (1,), (BLOCK,), (indptr, indices, bverts, bstart, ov.L, ov.mark, ov.lists,
-                         ov.counts, np.int32(ov.n_tiles), np.int32(s0))))
+        (1,), (BLOCK,), (lptr, lidx, bverts, bstart, ov.L, ov.mark, ov.lists,
+                         ov.counts, np.int32(ov.n_tiles), np.int32(s0)),
+        shared_mem=ov.bfs_smem))
     print(f"graph={label} phases_us source={1e6 * ph['source']:.1f} "
           f"final={1e6 * ph['final']:.1f}", flush=True)
 
