@@ -36,8 +36,8 @@ __device__ void load_tile(const int* __restrict__ lptr, const unsigned short* __
     const i64 first = (i64)t << T_SHIFT;
     const int base = lptr[first];
     const int count = lptr[first + T] - base;
-    for (int v = threadIdx.x; v <= T; v += BLOCK) s_off[v] = lptr[first + v] - base;
-    for (int k = threadIdx.x; k < count; k += BLOCK) s_idx[k] = lidx[base + k];
+    for (int v = threadIdx.x; v <= T; v += blockDim.x) s_off[v] = lptr[first + v] - base;
+    for (int k = threadIdx.x; k < count; k += blockDim.x) s_idx[k] = lidx[base + k];
     __syncthreads();
 }
 
@@ -48,7 +48,7 @@ __device__ void tile_bfs(const int* s_off, const unsigned short* s_idx, int* lab
                          int max_seed, int* flag) {
     for (int level = first;; ++level) {
         if (threadIdx.x == 0) flag[(level + 1) % 3] = 0;
-        for (int v = threadIdx.x; v < T; v += BLOCK) {
+        for (int v = threadIdx.x; v < T; v += blockDim.x) {
             if (lab[v] != level) continue;
             for (int k = s_off[v]; k < s_off[v + 1]; ++k) {
                 if (atomicMin(lab + s_idx[k], level + 1) > level + 1) flag[level % 3] = 1;
@@ -62,7 +62,7 @@ __device__ void tile_bfs(const int* s_off, const unsigned short* s_idx, int* lab
 }
 
 __device__ void clear_tile(int* lab, int* flag) {
-    for (int v = threadIdx.x; v < T; v += BLOCK) lab[v] = INF;
+    for (int v = threadIdx.x; v < T; v += blockDim.x) lab[v] = INF;
     if (threadIdx.x < 3) flag[threadIdx.x] = 0;
     __syncthreads();
 }
@@ -85,8 +85,8 @@ overlay_rows(const int* __restrict__ lptr, const unsigned short* __restrict__ li
     __syncthreads();
     tile_bfs(s_off, s_idx, lab, 0, 0, flag);
     const int base = bstart[t], nb = bstart[t + 1] - base, i = b - base;
-    unsigned short* row = D + dofs[t] + (i64)i * nb;
-    for (int j = threadIdx.x; j < nb; j += BLOCK) {
+    unsigned short* row = D + dofs[t] + (i64)i * ((nb + 7) & ~7);
+    for (int j = threadIdx.x; j < nb; j += blockDim.x) {
         const int l = lab[bverts[base + j] & (T - 1)];
         row[j] = l >= (int)NO_PATH ? (unsigned short)NO_PATH : (unsigned short)l;
     }
@@ -122,13 +122,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
                const i64* __restrict__ dofs, const unsigned short* __restrict__ D,
                const i64* __restrict__ cut_ptr, const int* __restrict__ cut_dst,
-               const int* __restrict__ ov_tile, int* mark, int* lists, int* counts,
+               const int* __restrict__ cut_tile, int* mark, int* lists, int* counts,
                int n_tiles, int max_nb, int* stats) {
     cg::grid_group grid = cg::this_grid();
-    extern __shared__ int dyn[];
-    int* s_idx = dyn;
-    int* s_lab = dyn + max_nb;
-    unsigned short* chunk = reinterpret_cast<unsigned short*>(dyn + 2 * max_nb);
+    extern __shared__ __align__(16) int dyn[];
+    uint4* chunk4 = reinterpret_cast<uint4*>(dyn);  // first: 16-byte aligned
+    unsigned short* chunk = reinterpret_cast<unsigned short*>(dyn);
+    int* s_idx = dyn + CHUNK / 2;
+    int* s_lab = s_idx + max_nb;
     __shared__ int s_count;
     int r = 1;
     i64 visits = 0, sources = 0;
@@ -155,15 +156,20 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
             const int ns = s_count;
             if (threadIdx.x == 0) sources += ns;
             const unsigned short* Dt = D + dofs[t];
+            const int stride = (nb + 7) & ~7;  // entries per D row (16-byte rows)
+            const int vecs = stride >> 3;       // uint4 per row
             int best[PER_THREAD];
 #pragma unroll
             for (int q = 0; q < PER_THREAD; ++q) best[q] = INF;
-            const int rows = nb > 0 ? max(1, CHUNK / nb) : 1;
+            const int rows = nb > 0 ? max(1, CHUNK / stride) : 1;
             for (int k0 = 0; k0 < ns; k0 += rows) {
                 const int kn = min(rows, ns - k0);
-                for (int x = threadIdx.x; x < kn * nb; x += BLOCK) {
-                    const int kk = x / nb, j = x - kk * nb;
-                    chunk[x] = Dt[(i64)s_idx[k0 + kk] * nb + j];
+                // Every load of the chunk in flight at once: 16-byte loads, unrolled.
+                const int total = kn * vecs;
+#pragma unroll 4
+                for (int x = threadIdx.x; x < total; x += BLOCK) {
+                    const int kk = x / vecs, p = x - kk * vecs;
+                    chunk4[x] = reinterpret_cast<const uint4*>(Dt + (i64)s_idx[k0 + kk] * stride)[p];
                 }
                 __syncthreads();
                 for (int kk = 0; kk < kn; ++kk) {
@@ -172,7 +178,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
                     for (int q = 0; q < PER_THREAD; ++q) {
                         const int j = threadIdx.x + q * BLOCK;
                         if (j < nb) {
-                            const unsigned d = chunk[kk * nb + j];
+                            const unsigned d = chunk[kk * stride + j];
                             if (d != NO_PATH) best[q] = min(best[q], lk + (int)d);
                         }
                     }
@@ -193,10 +199,11 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
                 if (lj >= __ldcg(sent + base + j)) continue;
                 sent[base + j] = lj;
                 const int nl = lj + 1;
-                for (i64 e = cut_ptr[base + j]; e < cut_ptr[base + j + 1]; ++e) {
+                const i64 e_end = cut_ptr[base + j + 1];
+                for (i64 e = cut_ptr[base + j]; e < e_end; ++e) {
                     const int w = cut_dst[e];
-                    if (nl < __ldcg(L + w) && atomicMin(L + w, nl) > nl) {
-                        const int tw = ov_tile[w];
+                    const int tw = cut_tile[e];
+                    if (atomicMin(L + w, nl) > nl) {
                         if (atomicExch(mark + tw, r + 1) != r + 1) {
                             const int slot = atomicAdd(counts + (r + 1) % 3, 1);
                             lists[((r + 1) & 1) * n_tiles + slot] = tw;
@@ -236,7 +243,7 @@ final_labels(const int* __restrict__ lptr, const unsigned short* __restrict__ li
     if (threadIdx.x == 0) { lo = INF; hi = -1; }
     __syncthreads();
     const int base = bstart[t], nb = bstart[t + 1] - base;
-    for (int i = threadIdx.x; i < nb; i += BLOCK) {
+    for (int i = threadIdx.x; i < nb; i += blockDim.x) {
         const int l = L[base + i];
         if (l < INF) {
             atomicMin(lab + (bverts[base + i] & (T - 1)), l);
@@ -252,7 +259,7 @@ final_labels(const int* __restrict__ lptr, const unsigned short* __restrict__ li
     __syncthreads();
     if (hi < 0) return;  // nothing of this tile is reached
     tile_bfs(s_off, s_idx, lab, lo, hi, flag);
-    for (int v = threadIdx.x; v < T; v += BLOCK) {
+    for (int v = threadIdx.x; v < T; v += blockDim.x) {
         const int l = lab[v];
         if (l < INF) dist[perm[((i64)t << T_SHIFT) + v]] = l;
     }

@@ -20,8 +20,9 @@ from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
-SHIFTS = (10, 11, 12)
+SHIFTS = (10, 11)
 BLOCK = 512
+FINAL_BLOCK = 256  # the final labels: more tiles resident at once (their levels wait)
 CHUNK = 16384
 INF = 0x3FFFFFFF
 GRAPHS = {
@@ -79,7 +80,8 @@ class Overlay:
         bstart = cp.searchsorted(bverts, cp.arange(n_tiles + 1, dtype=cp.int64) * T)
         bstart = bstart.astype(cp.int32)
         nb = cp.diff(bstart).astype(cp.int64)
-        dofs = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(nb * nb)])
+        stride = (nb + 7) // 8 * 8  # D rows of 16 bytes' multiples
+        dofs = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(nb * stride)])
         total = int(dofs[-1])
         D = cp.empty(max(total, 1), dtype=cp.uint16)
         cu = ov_of[src[cut]]
@@ -88,6 +90,7 @@ class Overlay:
         cut_dst = cw[order].astype(cp.int32)
         cut_ptr = cp.searchsorted(cu[order], cp.arange(n_ov + 1, dtype=cp.int32)).astype(cp.int64)
         ov_tile = (bverts >> SHIFT).astype(cp.int32)
+        cut_tile = ov_tile[cut_dst]
         inside = ~cut
         lptr = cp.searchsorted(src[inside], cp.arange(n_pad + 1, dtype=cp.int32))
         lptr = lptr.astype(cp.int32)
@@ -109,7 +112,7 @@ class Overlay:
         self.max_nb = max(1, int(nb.max()))
         self.n_ov, self.total, self.n_tiles, self.n_pad = n_ov, total, n_tiles, n_pad
         self.nb_mean = float(nb.mean())
-        self.arrays = (indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile)
+        self.arrays = (indptr, indices, bverts, bstart, dofs, D, cut_ptr, cut_dst, cut_tile)
         self.L = cp.empty(max(n_ov, 1), cp.int32)
         self.applied = cp.empty_like(self.L)
         self.sent = cp.empty_like(self.L)
@@ -120,14 +123,14 @@ class Overlay:
         self.dist = cp.empty(g.n_vertices, cp.int32)
         self.perm = self.copy.perm.astype(cp.int32)
         self.rounds_k = coop.get_function("overlay_rounds")
-        self.smem = 8 * self.max_nb + 2 * CHUNK
+        self.smem = 2 * CHUNK + 8 * self.max_nb
         self.rounds_k.max_dynamic_shared_size_bytes = self.smem
         sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
         self.grid = 2 * sms
         self.cp = cp
 
     def search(self, root: int):
-        _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = self.arrays
+        _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, cut_tile = self.arrays
         lptr, lidx = self.local
         s = int(self.copy.inverse_host[root])
         self.L.fill(INF)
@@ -143,9 +146,9 @@ class Overlay:
                       shared_mem=self.bfs_smem)
         self.rounds_k((self.grid,), (BLOCK,),
                       (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
-                       ov_tile, self.mark, self.lists, self.counts, nt,
+                       cut_tile, self.mark, self.lists, self.counts, nt,
                        np.int32(self.max_nb), self.stats), shared_mem=self.smem)
-        self.final_k((self.n_tiles,), (BLOCK,), (lptr, lidx, bverts, bstart, self.L,
+        self.final_k((self.n_tiles,), (FINAL_BLOCK,), (lptr, lidx, bverts, bstart, self.L,
                                                  self.perm, self.dist, np.int32(s)),
                      shared_mem=self.bfs_smem)
         return self.dist
@@ -204,10 +207,10 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
     ov.search(r)
     cp.cuda.Device().synchronize()
     ph = {}
-    _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, ov_tile = ov.arrays
+    _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, cut_tile = ov.arrays
     lptr, lidx = ov.local
     ph["final"], _ = event_seconds(lambda: ov.final_k(
-        (ov.n_tiles,), (BLOCK,), (lptr, lidx, bverts, bstart, ov.L, ov.perm, ov.dist,
+        (ov.n_tiles,), (FINAL_BLOCK,), (lptr, lidx, bverts, bstart, ov.L, ov.perm, ov.dist,
                                   np.int32(s0)), shared_mem=ov.bfs_smem))
     ph["source"], _ = event_seconds(lambda: ov.source_k(
         (1,), (BLOCK,), (lptr, lidx, bverts, bstart, ov.L, ov.mark, ov.lists,
