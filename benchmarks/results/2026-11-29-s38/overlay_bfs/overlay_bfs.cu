@@ -21,11 +21,13 @@ namespace cg = cooperative_groups;
 #define T_SHIFT 12
 #endif
 #define T (1 << T_SHIFT)
-#define BLOCK 512
+#ifndef BLOCK
+#define BLOCK 256
+#endif
 #define PER_THREAD (T / BLOCK)
 #define INF 0x3fffffff
 #define NO_PATH 0xffffu
-#define CHUNK 16384  // D entries staged in shared memory at once (32 KB)
+#define CHUNK 8192  // D entries staged in shared memory at once (16 KB)
 
 typedef long long i64;
 

@@ -21,9 +21,9 @@ from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
 SHIFTS = (10, 11)
-BLOCK = 512
+BLOCK = 256  # overlay_bfs.cu's BLOCK: the rounds and the rows
 FINAL_BLOCK = 256  # the final labels: more tiles resident at once (their levels wait)
-CHUNK = 16384
+CHUNK = 8192
 INF = 0x3FFFFFFF
 GRAPHS = {
     "delaunay 16k": lambda: road_like.delaunay(1 << 14, device="gpu"),
@@ -126,7 +126,9 @@ class Overlay:
         self.smem = 2 * CHUNK + 8 * self.max_nb
         self.rounds_k.max_dynamic_shared_size_bytes = self.smem
         sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-        self.grid = 2 * sms
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            self.rounds_k.ptr, BLOCK, self.smem)
+        self.grid = per_sm * sms
         self.cp = cp
 
     def search(self, root: int):
@@ -182,7 +184,8 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
     label = f"{label} T={1 << shift}"
     print(f"graph={label} overlay tiles={ov.n_tiles} boundary={ov.n_ov} "
           f"({ov.n_ov / n:.3f} of n) nb_mean={ov.nb_mean:.0f} nb_max={ov.max_nb} "
-          f"D_entries={ov.total / 1e6:.1f}M tile_copy_s={ov.copy.seconds:.3f} "
+          f"D_entries={ov.total / 1e6:.1f}M rounds_grid={ov.grid} "
+          f"tile_copy_s={ov.copy.seconds:.3f} "
           f"overlay_prep_s={ov.prep_s:.3f}", flush=True)
     ov.search(roots[0])
     seconds, right, rounds, visits, sources = [], True, [], [], []
