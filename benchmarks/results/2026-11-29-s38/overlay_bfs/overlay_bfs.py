@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import road_like  # noqa: E402
 from harness import event_seconds  # noqa: E402
 
-from morphgpu import backend, generators  # noqa: E402
+from morphgpu import backend, barrier, generators  # noqa: E402
 from morphgpu.bfs import bfs  # noqa: E402
 from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
@@ -126,8 +126,7 @@ class Overlay:
         self.smem = 2 * CHUNK + 8 * self.max_nb
         self.rounds_k.max_dynamic_shared_size_bytes = self.smem
         sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            self.rounds_k.ptr, BLOCK, self.smem)
+        per_sm = barrier.blocks_per_multiprocessor(self.rounds_k, BLOCK, self.smem)
         self.grid = per_sm * sms
         self.cp = cp
 
