@@ -133,6 +133,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
     int* s_idx = dyn + CHUNK / 2;
     int* s_lab = s_idx + max_nb;
     __shared__ int s_count;
+    long long prof[6] = {0, 0, 0, 0, 0, 0};  // thread 0: -, step 1, min-plus, cut, sync, visits
     int r = 1;
     i64 visits = 0, sources = 0;
     while (true) {
@@ -141,6 +142,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
         visits += n_act;
         const int* list = lists + (r & 1) * n_tiles;
         for (int k = blockIdx.x; k < n_act; k += gridDim.x) {
+            long long t_mark = clock64();
             const int t = __ldcg(list + k);
             const int base = bstart[t], nb = bstart[t + 1] - base;
             if (threadIdx.x == 0) s_count = 0;
@@ -156,6 +158,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
             }
             __syncthreads();
             const int ns = s_count;
+            if (threadIdx.x == 0) { prof[1] += clock64() - t_mark; t_mark = clock64(); }
             if (threadIdx.x == 0) sources += ns;
             const unsigned short* Dt = D + dofs[t];
             const int stride = (nb + 7) & ~7;  // entries per D row (16-byte rows)
@@ -196,6 +199,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
                 }
             }
             __syncthreads();
+            if (threadIdx.x == 0) { prof[2] += clock64() - t_mark; t_mark = clock64(); }
             for (int j = threadIdx.x; j < nb; j += BLOCK) {
                 const int lj = __ldcg(L + base + j);
                 if (lj >= __ldcg(sent + base + j)) continue;
@@ -214,12 +218,17 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
                 }
             }
             __syncthreads();
+            if (threadIdx.x == 0) { prof[3] += clock64() - t_mark; prof[5] += 1; }
         }
         if (blockIdx.x == 0 && threadIdx.x == 0) counts[(r + 2) % 3] = 0;
+        const long long t_sync = clock64();
         grid.sync();
+        if (threadIdx.x == 0) prof[4] += clock64() - t_sync;
         ++r;
     }
     if (threadIdx.x == 0) {
+        for (int q = 1; q < 6; ++q)
+            atomicAdd(reinterpret_cast<unsigned long long*>(stats) + 2 + q, (unsigned long long)prof[q]);
         atomicAdd(reinterpret_cast<unsigned long long*>(stats) + 1, (unsigned long long)sources);
         if (blockIdx.x == 0) {
             stats[0] = r - 1;

@@ -20,7 +20,7 @@ from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
-SHIFTS = (10, 11)
+SHIFTS = (10,)
 BLOCK = 256  # overlay_bfs.cu's BLOCK: the rounds and the rows
 FINAL_BLOCK = 256  # the final labels: more tiles resident at once (their levels wait)
 CHUNK = 8192
@@ -32,7 +32,6 @@ GRAPHS = {
     "grid-del 1000^2": lambda: road_like.grid_with_deletions(1000, 1000, device="gpu"),
     "delaunay 4M": lambda: road_like.delaunay(4_000_000, device="gpu"),
     "grid 4000^2": lambda: generators.grid2d(4000, 4000, device="gpu"),
-    "grid-del 3000^2": lambda: road_like.grid_with_deletions(3000, 3000, device="gpu"),
 }
 
 
@@ -119,7 +118,7 @@ class Overlay:
         self.mark = cp.empty(n_tiles, cp.int32)
         self.lists = cp.empty(2 * n_tiles, cp.int32)
         self.counts = cp.empty(3, cp.int32)
-        self.stats = cp.zeros(6, cp.int32)
+        self.stats = cp.zeros(16, cp.int32)
         self.dist = cp.empty(g.n_vertices, cp.int32)
         self.perm = self.copy.perm.astype(cp.int32)
         self.rounds_k = coop.get_function("overlay_rounds")
@@ -186,21 +185,36 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
           f"D_entries={ov.total / 1e6:.1f}M rounds_grid={ov.grid} "
           f"tile_copy_s={ov.copy.seconds:.3f} "
           f"overlay_prep_s={ov.prep_s:.3f}", flush=True)
-    ov.search(roots[0])
-    seconds, right, rounds, visits, sources = [], True, [], [], []
-    for r in roots:
-        s, dist = event_seconds(lambda r=r: ov.search(r))
-        seconds.append(s)
-        right &= bool((dist == reference[r]).all())
-        st = ov.stats.get()
-        rounds.append(int(st[0]))
-        sources.append(int(st[2:4].view(np.int64)[0]))
-        visits.append(int(st[4:6].view(np.int64)[0]))
-    lv = [int(reference[r].max()) + 1 for r in roots]
-    print(f"graph={label} n={n} arm=overlay ms={1e3 * float(np.mean(seconds)):.4f} "
-          f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(lv)):.3f} "
-          f"rounds={np.mean(rounds):.1f} visits={np.mean(visits):.0f} "
-          f"sources={np.mean(sources):.0f} labels_equal={right}", flush=True)
+    clock_khz = cp.cuda.runtime.getDeviceProperties(0)["clockRate"]
+    full_grid = ov.grid
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    for grid in (full_grid, sms):
+        ov.grid = grid
+        ov.search(roots[0])
+        seconds, right, rounds, visits, sources, prof = [], True, [], [], [], []
+        for r in roots:
+            s, dist = event_seconds(lambda r=r: ov.search(r))
+            seconds.append(s)
+            right &= bool((dist == reference[r]).all())
+            st = ov.stats.get()
+            u = st.view(np.uint64)
+            rounds.append(int(st[0]))
+            sources.append(int(u[1]))
+            visits.append(int(u[2]))
+            prof.append(u[3:8].astype(np.float64))
+        lv = [int(reference[r].max()) + 1 for r in roots]
+        p = np.sum(prof, axis=0)
+        us = 1e3 / clock_khz  # us per cycle
+        per_visit = [p[q] / max(p[4], 1) * us for q in range(3)]
+        sync_per_round = p[3] / max(grid * float(np.sum(rounds)), 1) * us
+        print(f"graph={label} n={n} arm=overlay grid={grid} "
+              f"ms={1e3 * float(np.mean(seconds)):.4f} "
+              f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(lv)):.3f} "
+              f"rounds={np.mean(rounds):.1f} visits={np.mean(visits):.0f} "
+              f"sources={np.mean(sources):.0f} labels_equal={right} "
+              f"visit_us step1={per_visit[0]:.2f} minplus={per_visit[1]:.2f} "
+              f"cut={per_visit[2]:.2f} sync_per_round_us={sync_per_round:.2f}", flush=True)
+    ov.grid = full_grid
     if quick or not right:
         return
     # Where the time goes: each phase alone (event time), root 0.
