@@ -98,8 +98,7 @@ overlay_rows(const int* __restrict__ lptr, const unsigned short* __restrict__ li
 extern "C" __global__ void __launch_bounds__(BLOCK)
 source_tile(const int* __restrict__ lptr, const unsigned short* __restrict__ lidx,
             const int* __restrict__ bverts, const int* __restrict__ bstart, int* L,
-            int* mark, int* lists, int* counts, int n_tiles, int s, int* ring,
-            unsigned long long* qctl) {
+            int* mark, int* lists, int* counts, int n_tiles, int s) {
     __shared__ int lab[T];
     __shared__ int flag[3];
     __shared__ int s_off[T + 1];
@@ -112,9 +111,6 @@ source_tile(const int* __restrict__ lptr, const unsigned short* __restrict__ lid
         mark[t] = 1;
         lists[n_tiles + 0] = t;  // round 1 reads lists[1]
         counts[1] = 1;
-        ring[0] = t;  // overlay_ring: the source's tile queued, pending 1
-        qctl[1] = 1ull;
-        qctl[2] = 1ull;
     }
     __syncthreads();
     tile_bfs(s_off, s_idx, lab, 0, 0, flag);
@@ -242,144 +238,6 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
             stats[0] = r - 1;
             reinterpret_cast<unsigned long long*>(stats)[2] = (unsigned long long)visits;
         }
-    }
-}
-
-typedef unsigned long long u64;
-
-// The same visits without rounds (session 38, run 10): active tiles wait in a ring; a
-// block takes the next one as soon as its visit ends, so a slow visit delays only the
-// tiles it lowers. qctl: head, tail, pending (queued or being visited; 0 = done). mark[t]:
-// 1 while t is queued; cleared when a block takes t, before it reads t's labels, so a
-// lowering during the visit queues t again.
-extern "C" __global__ void __launch_bounds__(BLOCK)
-overlay_ring(int* L, int* applied, int* sent, const int* __restrict__ bstart,
-             const i64* __restrict__ dofs, const unsigned short* __restrict__ D,
-             const i64* __restrict__ cut_ptr, const int* __restrict__ cut_dst,
-             const int* __restrict__ cut_tile, int* mark, int* ring, u64* qctl, int cap,
-             int max_nb, int* stats) {
-    extern __shared__ __align__(16) int dyn[];
-    uint4* chunk4 = reinterpret_cast<uint4*>(dyn);
-    unsigned short* chunk = reinterpret_cast<unsigned short*>(dyn);
-    int* s_idx = dyn + CHUNK / 2;
-    int* s_lab = s_idx + max_nb;
-    __shared__ int s_count;
-    __shared__ int s_t;
-    i64 visits = 0, sources = 0;
-    while (true) {
-        if (threadIdx.x == 0) {
-            int got = -1;
-            unsigned ns = 32;
-            while (true) {
-                const u64 head = __ldcg(qctl), tail = __ldcg(qctl + 1);
-                if (head < tail) {
-                    if (atomicCAS(qctl, head, head + 1) == head) {
-                        int* slot = ring + (head % (u64)cap);
-                        while ((got = atomicExch(slot, -1)) < 0) {}
-                        break;
-                    }
-                    continue;
-                }
-                if (__ldcg(qctl + 2) == 0ull) break;
-                __nanosleep(ns);
-                if (ns < 512) ns *= 2;
-            }
-            if (got >= 0) {
-                atomicExch(mark + got, 0);
-                __threadfence();  // the mark cleared before the labels are read
-            }
-            s_t = got;
-        }
-        __syncthreads();
-        const int t = s_t;
-        if (t < 0) break;
-        ++visits;
-            const int base = bstart[t], nb = bstart[t + 1] - base;
-            if (threadIdx.x == 0) s_count = 0;
-            __syncthreads();
-            for (int i = threadIdx.x; i < nb; i += BLOCK) {
-                const int li = __ldcg(L + base + i);
-                if (li < __ldcg(applied + base + i)) {
-                    applied[base + i] = li;
-                    const int slot = atomicAdd(&s_count, 1);
-                    s_idx[slot] = i;
-                    s_lab[slot] = li;
-                }
-            }
-            __syncthreads();
-            const int ns = s_count;
-            if (threadIdx.x == 0) sources += ns;
-            const unsigned short* Dt = D + dofs[t];
-            const int stride = (nb + 7) & ~7;  // entries per D row (16-byte rows)
-            const int vecs = stride >> 3;       // uint4 per row
-            int best[PER_THREAD];
-#pragma unroll
-            for (int q = 0; q < PER_THREAD; ++q) best[q] = INF;
-            const int rows = nb > 0 ? max(1, CHUNK / stride) : 1;
-            for (int k0 = 0; k0 < ns; k0 += rows) {
-                const int kn = min(rows, ns - k0);
-                // Every load of the chunk in flight at once: 16-byte loads, unrolled.
-                const int total = kn * vecs;
-#pragma unroll 4
-                for (int x = threadIdx.x; x < total; x += BLOCK) {
-                    const int kk = x / vecs, p = x - kk * vecs;
-                    chunk4[x] = reinterpret_cast<const uint4*>(Dt + (i64)s_idx[k0 + kk] * stride)[p];
-                }
-                __syncthreads();
-                // Sources outer, unrolled: the shared loads of eight sources in flight
-                // together (a min chain alone waited on each load: 28 us for a tile of
-                // 463 boundary vertices all lowered, H200 run 8).
-#pragma unroll
-                for (int q = 0; q < PER_THREAD; ++q) {
-                    const int j = threadIdx.x + q * BLOCK;
-                    if (j >= nb) break;
-                    int b = best[q];
-#pragma unroll 8
-                    for (int kk = 0; kk < kn; ++kk) {
-                        const unsigned d = chunk[kk * stride + j];
-                        b = min(b, d == NO_PATH ? INF : s_lab[k0 + kk] + (int)d);
-                    }
-                    best[q] = b;
-                }
-                __syncthreads();
-            }
-#pragma unroll
-            for (int q = 0; q < PER_THREAD; ++q) {
-                const int j = threadIdx.x + q * BLOCK;
-                if (j < nb && best[q] < INF) {
-                    atomicMin(L + base + j, best[q]);
-                    if (best[q] < __ldcg(applied + base + j)) applied[base + j] = best[q];
-                }
-            }
-            __syncthreads();
-            for (int j = threadIdx.x; j < nb; j += BLOCK) {
-                const int lj = __ldcg(L + base + j);
-                if (lj >= __ldcg(sent + base + j)) continue;
-                sent[base + j] = lj;
-                const int nl = lj + 1;
-                const i64 e_end = cut_ptr[base + j + 1];
-                for (i64 e = cut_ptr[base + j]; e < e_end; ++e) {
-                    const int w = cut_dst[e];
-                    const int tw = cut_tile[e];
-                    if (atomicMin(L + w, nl) > nl) {
-                        __threadfence();  // the lowering before the activation
-                        if (atomicExch(mark + tw, 1) == 0) {
-                            atomicAdd(qctl + 2, 1ull);  // pending: before it can be taken
-                            const u64 slot = atomicAdd(qctl + 1, 1ull);
-                            atomicExch(ring + (slot % (u64)cap), tw);
-                        }
-                    }
-                }
-            }
-            __syncthreads();  // every activation of this visit made
-            if (threadIdx.x == 0) {
-                __threadfence();
-                atomicAdd(qctl + 2, ~0ull);  // pending - 1, after this visit's pushes
-            }
-    }
-    if (threadIdx.x == 0) {
-        atomicAdd(reinterpret_cast<u64*>(stats) + 1, (u64)sources);
-        atomicAdd(reinterpret_cast<u64*>(stats) + 2, (u64)visits);
     }
 }
 

@@ -122,19 +122,15 @@ class Overlay:
         self.dist = cp.empty(g.n_vertices, cp.int32)
         self.perm = self.copy.perm.astype(cp.int32)
         self.rounds_k = coop.get_function("overlay_rounds")
-        self.ring_k = plain.get_function("overlay_ring")
-        self.cap = 4 * n_tiles
-        self.ring = cp.empty(self.cap, cp.int32)
-        self.qctl = cp.zeros(3, cp.uint64)
+
         self.smem = 2 * CHUNK + 8 * self.max_nb
         self.rounds_k.max_dynamic_shared_size_bytes = self.smem
-        self.ring_k.max_dynamic_shared_size_bytes = self.smem
         sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
         per_sm = barrier.blocks_per_multiprocessor(self.rounds_k, BLOCK, self.smem)
         self.grid = per_sm * sms
         self.cp = cp
 
-    def search(self, root: int, ring: bool = False):
+    def search(self, root: int):
         _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, cut_tile = self.arrays
         lptr, lidx = self.local
         s = int(self.copy.inverse_host[root])
@@ -145,23 +141,14 @@ class Overlay:
         self.counts.fill(0)
         self.stats.fill(0)
         self.dist.fill(-1)
-        self.ring.fill(-1)
-        self.qctl.fill(0)
         nt = np.int32(self.n_tiles)
         self.source_k((1,), (BLOCK,), (lptr, lidx, bverts, bstart, self.L, self.mark,
-                                      self.lists, self.counts, nt, np.int32(s), self.ring,
-                                      self.qctl),
+                                      self.lists, self.counts, nt, np.int32(s)),
                       shared_mem=self.bfs_smem)
-        if ring:
-            self.ring_k((self.grid,), (BLOCK,),
-                        (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
-                         cut_tile, self.mark, self.ring, self.qctl, np.int32(self.cap),
-                         np.int32(self.max_nb), self.stats), shared_mem=self.smem)
-        else:
-            self.rounds_k((self.grid,), (BLOCK,),
+        self.rounds_k((self.grid,), (BLOCK,),
                       (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
-                           cut_tile, self.mark, self.lists, self.counts, nt,
-                           np.int32(self.max_nb), self.stats), shared_mem=self.smem)
+                       cut_tile, self.mark, self.lists, self.counts, nt,
+                       np.int32(self.max_nb), self.stats), shared_mem=self.smem)
         self.final_k((self.n_tiles,), (FINAL_BLOCK,), (lptr, lidx, bverts, bstart, self.L,
                                                  self.perm, self.dist, np.int32(s)),
                      shared_mem=self.bfs_smem)
@@ -202,12 +189,12 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
     clock_khz = cp.cuda.runtime.getDeviceProperties(0)["clockRate"]
     full_grid = ov.grid
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    for grid, ring in ((full_grid, False), (full_grid, True), (sms, True)):
+    for grid in (full_grid, sms):
         ov.grid = grid
-        ov.search(roots[0], ring)
+        ov.search(roots[0])
         seconds, right, rounds, visits, sources, prof = [], True, [], [], [], []
         for r in roots:
-            s, dist = event_seconds(lambda r=r, ring=ring: ov.search(r, ring))
+            s, dist = event_seconds(lambda r=r: ov.search(r))
             seconds.append(s)
             right &= bool((dist == reference[r]).all())
             st = ov.stats.get()
@@ -221,7 +208,7 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
         us = 1e3 / clock_khz  # us per cycle
         per_visit = [p[q] / max(p[4], 1) * us for q in range(3)]
         sync_per_round = p[3] / max(grid * float(np.sum(rounds)), 1) * us
-        print(f"graph={label} n={n} arm=overlay{' ring' if ring else ''} grid={grid} "
+        print(f"graph={label} n={n} arm=overlay grid={grid} "
               f"ms={1e3 * float(np.mean(seconds)):.4f} "
               f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(lv)):.3f} "
               f"rounds={np.mean(rounds):.1f} visits={np.mean(visits):.0f} "
@@ -244,7 +231,7 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
                                   np.int32(s0)), shared_mem=ov.bfs_smem))
     ph["source"], _ = event_seconds(lambda: ov.source_k(
         (1,), (BLOCK,), (lptr, lidx, bverts, bstart, ov.L, ov.mark, ov.lists,
-                         ov.counts, np.int32(ov.n_tiles), np.int32(s0), ov.ring, ov.qctl),
+                         ov.counts, np.int32(ov.n_tiles), np.int32(s0),),
         shared_mem=ov.bfs_smem))
     print(f"graph={label} phases_us source={1e6 * ph['source']:.1f} "
           f"final={1e6 * ph['final']:.1f}", flush=True)
