@@ -20,7 +20,7 @@ from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
-SHIFTS = (10,)
+SHIFTS = (8, 9, 10)
 BLOCK = 256  # overlay_bfs.cu's BLOCK: the rounds and the rows
 FINAL_BLOCK = 256  # the final labels: more tiles resident at once (their levels wait)
 CHUNK = 8192
@@ -188,8 +188,7 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
           f"overlay_prep_s={ov.prep_s:.3f}", flush=True)
     clock_khz = cp.cuda.runtime.getDeviceProperties(0)["clockRate"]
     full_grid = ov.grid
-    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    for grid in (full_grid, sms):
+    for grid in (full_grid,):
         ov.grid = grid
         ov.search(roots[0])
         seconds, right, rounds, visits, sources, prof = [], True, [], [], [], []
