@@ -125,7 +125,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
                const i64* __restrict__ dofs, const unsigned short* __restrict__ D,
                const i64* __restrict__ cut_ptr, const int* __restrict__ cut_dst,
                const int* __restrict__ cut_tile, int* mark, int* lists, int* counts,
-               int n_tiles, int max_nb, int* stats) {
+               int n_tiles, int max_nb, int* stats, int delta) {
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) int dyn[];
     uint4* chunk4 = reinterpret_cast<uint4*>(dyn);  // first: 16-byte aligned
@@ -133,6 +133,7 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
     int* s_idx = dyn + CHUNK / 2;
     int* s_lab = s_idx + max_nb;
     __shared__ int s_count;
+    __shared__ int s_defer;
     long long prof[6] = {0, 0, 0, 0, 0, 0};  // thread 0: -, step 1, min-plus, cut, sync, visits
     int r = 1;
     i64 visits = 0, sources = 0;
@@ -145,11 +146,16 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
             long long t_mark = clock64();
             const int t = __ldcg(list + k);
             const int base = bstart[t], nb = bstart[t + 1] - base;
-            if (threadIdx.x == 0) s_count = 0;
+            if (threadIdx.x == 0) { s_count = 0; s_defer = 0; }
             __syncthreads();
+            // delta > 0 (delta-stepping over the rounds): round r applies only labels below
+            // r * delta; a tile holding a lowered label past it comes back next round
+            // untouched there, so tiles are visited nearer their final labels.
+            const int threshold = delta > 0 ? r * delta : INF;
             for (int i = threadIdx.x; i < nb; i += BLOCK) {
                 const int li = __ldcg(L + base + i);
                 if (li < __ldcg(applied + base + i)) {
+                    if (li >= threshold) { s_defer = 1; continue; }
                     applied[base + i] = li;
                     const int slot = atomicAdd(&s_count, 1);
                     s_idx[slot] = i;
@@ -158,6 +164,10 @@ overlay_rounds(int* L, int* applied, int* sent, const int* __restrict__ bstart,
             }
             __syncthreads();
             const int ns = s_count;
+            if (threadIdx.x == 0 && s_defer && atomicExch(mark + t, r + 1) != r + 1) {
+                const int slot = atomicAdd(counts + (r + 1) % 3, 1);
+                lists[((r + 1) & 1) * n_tiles + slot] = t;
+            }
             if (threadIdx.x == 0) { prof[1] += clock64() - t_mark; t_mark = clock64(); }
             if (threadIdx.x == 0) sources += ns;
             const unsigned short* Dt = D + dofs[t];

@@ -20,7 +20,8 @@ from morphgpu.bfs.gpu import tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
-SHIFTS = (8, 9, 10)
+SHIFTS = (10,)
+DELTAS = (0, 8, 16, 32)  # overlay_rounds' delta: 0 = plain Bellman-Ford rounds
 BLOCK = 256  # overlay_bfs.cu's BLOCK: the rounds and the rows
 FINAL_BLOCK = 256  # the final labels: more tiles resident at once (their levels wait)
 CHUNK = 8192
@@ -130,7 +131,7 @@ class Overlay:
         self.grid = per_sm * sms
         self.cp = cp
 
-    def search(self, root: int):
+    def search(self, root: int, delta: int = 0):
         _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, cut_tile = self.arrays
         lptr, lidx = self.local
         s = int(self.copy.inverse_host[root])
@@ -148,7 +149,8 @@ class Overlay:
         self.rounds_k((self.grid,), (BLOCK,),
                       (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
                        cut_tile, self.mark, self.lists, self.counts, nt,
-                       np.int32(self.max_nb), self.stats), shared_mem=self.smem)
+                        np.int32(self.max_nb), self.stats, np.int32(delta)),
+                      shared_mem=self.smem)
         self.final_k((self.n_tiles,), (FINAL_BLOCK,), (lptr, lidx, bverts, bstart, self.L,
                                                  self.perm, self.dist, np.int32(s)),
                      shared_mem=self.bfs_smem)
@@ -188,12 +190,12 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
           f"overlay_prep_s={ov.prep_s:.3f}", flush=True)
     clock_khz = cp.cuda.runtime.getDeviceProperties(0)["clockRate"]
     full_grid = ov.grid
-    for grid in (full_grid,):
-        ov.grid = grid
-        ov.search(roots[0])
+    grid = full_grid
+    for delta in DELTAS:
+        ov.search(roots[0], delta)
         seconds, right, rounds, visits, sources, prof = [], True, [], [], [], []
         for r in roots:
-            s, dist = event_seconds(lambda r=r: ov.search(r))
+            s, dist = event_seconds(lambda r=r, d=delta: ov.search(r, d))
             seconds.append(s)
             right &= bool((dist == reference[r]).all())
             st = ov.stats.get()
@@ -207,7 +209,7 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
         us = 1e3 / clock_khz  # us per cycle
         per_visit = [p[q] / max(p[4], 1) * us for q in range(3)]
         sync_per_round = p[3] / max(grid * float(np.sum(rounds)), 1) * us
-        print(f"graph={label} n={n} arm=overlay grid={grid} "
+        print(f"graph={label} n={n} arm=overlay delta={delta} "
               f"ms={1e3 * float(np.mean(seconds)):.4f} "
               f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(lv)):.3f} "
               f"rounds={np.mean(rounds):.1f} visits={np.mean(visits):.0f} "
