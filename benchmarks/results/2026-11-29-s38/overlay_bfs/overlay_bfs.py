@@ -21,7 +21,8 @@ from morphgpu.bfs.gpu.workspace import workspace  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "overlay_bfs.cu"
 SHIFTS = (10,)
-DELTAS = (0, 8, 16, 32)  # overlay_rounds' delta: 0 = plain Bellman-Ford rounds
+# (threads per block of overlay_rounds, its delta: 0 = plain Bellman-Ford rounds)
+ARMS = ((256, 0), (256, 8), (512, 8), (1024, 0), (1024, 8), (1024, 16))
 BLOCK = 256  # overlay_bfs.cu's BLOCK: the rounds and the rows
 FINAL_BLOCK = 256  # the final labels: more tiles resident at once (their levels wait)
 CHUNK = 8192
@@ -44,8 +45,10 @@ def main() -> None:
     for shift in SHIFTS:
         code = f"#define T_SHIFT {shift}\n" + SOURCE.read_text()
         modules[shift] = (cp.RawModule(code=code, options=("-std=c++17",)),
-                          cp.RawModule(code=code, options=("-std=c++17",),
-                                       enable_cooperative_groups=True))
+                          {b: cp.RawModule(code=f"#define BLOCK {b}\n" + code,
+                                           options=("-std=c++17",),
+                                           enable_cooperative_groups=True)
+                           for b in sorted({b for b, _ in ARMS})})
     names = list(GRAPHS)[:2] if quick else list(GRAPHS)[2:]
     for label in names:
         run_graph(cp, modules, label, GRAPHS[label](), quick)
@@ -122,16 +125,17 @@ class Overlay:
         self.stats = cp.zeros(16, cp.int32)
         self.dist = cp.empty(g.n_vertices, cp.int32)
         self.perm = self.copy.perm.astype(cp.int32)
-        self.rounds_k = coop.get_function("overlay_rounds")
-
         self.smem = 2 * CHUNK + 8 * self.max_nb
-        self.rounds_k.max_dynamic_shared_size_bytes = self.smem
         sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-        per_sm = barrier.blocks_per_multiprocessor(self.rounds_k, BLOCK, self.smem)
-        self.grid = per_sm * sms
+        self.rounds = {}  # threads per block -> (kernel, grid)
+        for b, module in coop.items():
+            k = module.get_function("overlay_rounds")
+            k.max_dynamic_shared_size_bytes = self.smem
+            self.rounds[b] = (k, barrier.blocks_per_multiprocessor(k, b, self.smem) * sms)
+        self.grid = self.rounds[BLOCK][1]
         self.cp = cp
 
-    def search(self, root: int, delta: int = 0):
+    def search(self, root: int, delta: int = 0, block: int = BLOCK):
         _, _, bverts, bstart, dofs, D, cut_ptr, cut_dst, cut_tile = self.arrays
         lptr, lidx = self.local
         s = int(self.copy.inverse_host[root])
@@ -146,11 +150,12 @@ class Overlay:
         self.source_k((1,), (BLOCK,), (lptr, lidx, bverts, bstart, self.L, self.mark,
                                       self.lists, self.counts, nt, np.int32(s)),
                       shared_mem=self.bfs_smem)
-        self.rounds_k((self.grid,), (BLOCK,),
-                      (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
-                       cut_tile, self.mark, self.lists, self.counts, nt,
-                        np.int32(self.max_nb), self.stats, np.int32(delta)),
-                      shared_mem=self.smem)
+        rounds_k, grid = self.rounds[block]
+        rounds_k((grid,), (block,),
+                 (self.L, self.applied, self.sent, bstart, dofs, D, cut_ptr, cut_dst,
+                  cut_tile, self.mark, self.lists, self.counts, nt,
+                  np.int32(self.max_nb), self.stats, np.int32(delta)),
+                 shared_mem=self.smem)
         self.final_k((self.n_tiles,), (FINAL_BLOCK,), (lptr, lidx, bverts, bstart, self.L,
                                                  self.perm, self.dist, np.int32(s)),
                      shared_mem=self.bfs_smem)
@@ -189,13 +194,12 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
           f"tile_copy_s={ov.copy.seconds:.3f} "
           f"overlay_prep_s={ov.prep_s:.3f}", flush=True)
     clock_khz = cp.cuda.runtime.getDeviceProperties(0)["clockRate"]
-    full_grid = ov.grid
-    grid = full_grid
-    for delta in DELTAS:
-        ov.search(roots[0], delta)
+    for block, delta in ARMS:
+        grid = ov.rounds[block][1]
+        ov.search(roots[0], delta, block)
         seconds, right, rounds, visits, sources, prof = [], True, [], [], [], []
         for r in roots:
-            s, dist = event_seconds(lambda r=r, d=delta: ov.search(r, d))
+            s, dist = event_seconds(lambda r=r, d=delta, b=block: ov.search(r, d, b))
             seconds.append(s)
             right &= bool((dist == reference[r]).all())
             st = ov.stats.get()
@@ -209,14 +213,13 @@ def run_overlay(cp, mods, label, g, n, roots, reference, shift, quick) -> None:
         us = 1e3 / clock_khz  # us per cycle
         per_visit = [p[q] / max(p[4], 1) * us for q in range(3)]
         sync_per_round = p[3] / max(grid * float(np.sum(rounds)), 1) * us
-        print(f"graph={label} n={n} arm=overlay delta={delta} "
+        print(f"graph={label} n={n} arm=overlay block={block} grid={grid} delta={delta} "
               f"ms={1e3 * float(np.mean(seconds)):.4f} "
               f"us_per_level={1e6 * float(np.sum(seconds)) / float(np.sum(lv)):.3f} "
               f"rounds={np.mean(rounds):.1f} visits={np.mean(visits):.0f} "
               f"sources={np.mean(sources):.0f} labels_equal={right} "
               f"visit_us step1={per_visit[0]:.2f} minplus={per_visit[1]:.2f} "
               f"cut={per_visit[2]:.2f} sync_per_round_us={sync_per_round:.2f}", flush=True)
-    ov.grid = full_grid
     if quick or not right:
         return
     # Where the time goes: each phase alone (event time), root 0.
