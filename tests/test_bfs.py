@@ -22,9 +22,10 @@ GPU_VARIANTS = ["auto", "persistent", "expand-contract", "two-phase", "contract-
                 "hybrid", "merge-path", "merge-path-separate", "merge-path-ib",
                 "merge-path-bi", "merge-path-hybrid", "frontier-classes",
                 "frontier-classes-deferred", "dynamic-parallelism",
-                "direction-optimizing", "beamer", "top-down", "bottom-up", "async", "tiled"]
+                "direction-optimizing", "beamer", "top-down", "bottom-up", "async", "tiled",
+                "overlay"]
 CPU_VARIANTS = ["auto", "top-down", "bottom-up", "direction-optimizing", "persistent",
-                "merge-path-hybrid", "frontier-classes", "async", "tiled"]
+                "merge-path-hybrid", "frontier-classes", "async", "tiled", "overlay"]
 
 
 def variants_for(device: str) -> list[str]:
@@ -131,7 +132,7 @@ def test_star_of_stars(device, n_hubs):
 
 
 @pytest.mark.parametrize("variant", ["auto", "persistent", "expand-contract", "async",
-                                     "tiled"])
+                                     "tiled", "overlay"])
 def test_deep_grid_and_path(device, variant):
     """Hundreds of levels; frontiers that grow past one block and shrink again."""
     if variant not in variants_for(device):

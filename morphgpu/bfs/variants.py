@@ -70,6 +70,9 @@ _ATOS = "atos-async-gpu"
 # No paper of its own: Atos-style label correction between tiles, level-synchronous BFS
 # inside a tile in shared memory (the locality-relabelled copy makes tiles compact).
 _TILED = "tile-local-label-correcting"
+# Delling, Goldberg, Pajor, Werneck, "Customizable route planning" (SEA 2011): the overlay
+# of cell boundaries with in-cell distances; no file of it in ../shared/papers.
+_CRP = "customizable-route-planning-overlay"
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
@@ -134,6 +137,11 @@ VARIANTS: dict[str, Variant] = {
                 "ends, runs the tile's levels in shared memory and relaxes the edges "
                 "leaving it with atomicMin, activating their tiles at once; for "
                 "high-diameter graphs (bfs/gpu/tiled.py)", True, "top-down"),
+        Variant("overlay", _CRP, "label-correcting rounds over the tiled copy's tile "
+                "boundaries: per graph the in-tile distances between every pair of a tile's "
+                "boundary vertices, per search a min-plus step crosses a tile, then each "
+                "reached tile's labels from one BFS inside it; for high-diameter graphs "
+                "(bfs/gpu/overlay.py)", True, "top-down"),
     ]
 }
 

@@ -23,6 +23,8 @@ module             holds
 ``tiled``          tiled: one launch of tiled.cu (a ring of active tiles),
                    label-correcting over tiles of the locality-relabelled copy,
                    BFS levels inside a tile in shared memory
+``overlay``        overlay: label-correcting rounds over the tiled copy's tile
+                   boundaries with in-tile distances prepared per graph
 ``relabel``        the locality-relabelled copy deep searches run on
 ``deep_choice``    auto on deep graphs: persistent or tiled (and tiled's
                    horizon), timed once per graph once its searches cost as
@@ -87,6 +89,7 @@ RUNNERS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bottom-up": ("direction", "run_direction", {"rule": "bottom-up"}),
     "async": ("asynchronous", "run_async", {}),
     "tiled": ("tiled", "run_tiled", {}),
+    "overlay": ("overlay", "run_overlay", {}),
 }
 # Variants over morphgpu.bfs.layouts' CSR view (that package builds on this one).
 LAYOUT_RUNNERS = ("frontier-classes-deferred", "dynamic-parallelism")
