@@ -44,8 +44,8 @@ def main() -> None:
                 bfs(g, roots[0], variant=variant, device="gpu", predecessors=parents)
                 secs, levels, same = [], [], True
                 for r in roots:
-                    s, res = event_seconds(lambda r=r, v=variant: bfs(
-                        g, r, variant=v, device="gpu", predecessors=parents))
+                    s, res = event_seconds(lambda r=r, v=variant, g=g, p=parents: bfs(
+                        g, r, variant=v, device="gpu", predecessors=p))
                     secs.append(s)
                     levels.append(res.n_levels)
                     d = res.distances
@@ -58,7 +58,6 @@ def main() -> None:
                 print(f"graph={label} parents={parents} variant={variant} ms={ms:.4f} "
                       f"us_per_level={1e6 * float(np.sum(secs)) / float(np.sum(levels)):.3f} "
                       f"tiled_over_this={base / ms:.3f} labels_equal={same}", flush=True)
-        del g
         cp.get_default_memory_pool().free_all_blocks()
 
 
