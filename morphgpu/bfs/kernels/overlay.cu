@@ -165,6 +165,8 @@ bfs_overlay(const eid_t* __restrict__ lptr, const unsigned short* __restrict__ l
     for (i64 t = global_tid(); t < n_tiles; t += global_stride()) mark[t] = 0;
     for (i64 v = global_tid(); v < n; v += global_stride()) label[v] = UNREACHED;
     if (global_tid() == 0) {
+        ctrl[C_ERROR] = 0ull;
+        ctrl[C_SOURCES] = 0ull;
         counts[0] = 0;
         counts[1] = 1;  // round 1 reads lists[n_tiles...]: the source's tile
         counts[2] = 0;
