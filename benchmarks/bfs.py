@@ -115,7 +115,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Variants timed per family: "deep" graphs (roads, grids, Delaunay: many levels, narrow
 # frontiers) and "wide" ones (Kronecker, uniform random: few levels, wide frontiers).
-FAMILY_VARIANTS = {"deep": ("auto", "persistent", "async"),
+FAMILY_VARIANTS = {"deep": ("auto", "persistent", "async", "overlay"),
                    "wide": ("auto", "beamer", "direction-optimizing")}
 FULL_CHECK_MAX_EDGES = 20_000_000  # parents checked by Graph500's rules up to this size
 SPIN_MS = 2.0  # longer than any call's host work before its first wait

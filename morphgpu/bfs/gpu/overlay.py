@@ -33,6 +33,13 @@ grows with the boundary, ~sqrt(T); rounds with the tiles crossed). Measured and 
 visits without rounds (a ring of active tiles, as tiled.cu: slower on every graph, one
 contended head and FIFO order), one block per SM.
 
+The package's search (one launch: the rounds, every tile's labels and parents on the
+device, then relabel.back), H200, session 38 run 14, bfs() calls, 6 roots, against tiled
+in the same process: Delaunay 1M 1.353 against 1.900 ms (1.40x; 3.38 us per level), with
+parents 1.698 / 2.104; grid-del 1000^2 1.032 against 2.494 (2.42x), with parents 1.160 /
+2.730. First overlay search of a graph (tiled copy, D, both arms timed): 0.23 s on
+Delaunay 1M, 0.10 s on grid-del 1000^2. ``auto`` does not choose it yet (deep_choice).
+
 Cost. Memory: D holds about 50 entries per vertex on Delaunay graphs (~100 bytes), ~23 on
 grids, besides the tiled copy; checked before it is allocated. Preparation (the tiled copy
 at this tile size, then D): 0.1-2.3 s for the copy, 8-132 ms for D (H200, 1-16M vertices).
