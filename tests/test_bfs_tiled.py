@@ -82,6 +82,24 @@ def cases() -> list[tuple[str, CSRGraph, list[int]]]:
     ]
 
 
+def searched_cases(variant: str, options: dict):
+    """Every source of every case searched on the GPU by ``variant`` with ``options``
+    (parents asked for every other source), each checked against SciPy and Graph500's
+    rules; yields (label, GPU graph, distances) after each search."""
+    from morphgpu.bfs import gpu  # noqa: PLC0415
+
+    for label, host, sources in cases():
+        g = host.to("gpu")
+        for i, source in enumerate(sources):
+            parents = i % 2 == 0
+            dist, parent, name = gpu.run(g, source, variant=variant, want_parents=parents,
+                                         **options)
+            assert name == variant
+            assert (parent is None) == (not parents), label
+            check(host, source, dist, parent)
+            yield label, g, dist
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("options", [
     {"relabel": False}, {"tile_shift": 6, "relabel": False}, {}, {"tile_shift": 6},
@@ -97,25 +115,17 @@ def test_gpu_tiled(options):
     per graph on one workspace (its buffers reused)."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
-    for label, host, sources in cases():
-        g = host.to("gpu")
-        for i, source in enumerate(sources):
-            parents = i % 2 == 0
-            dist, parent, name = gpu.run(g, source, variant="tiled", want_parents=parents,
-                                         **options)
-            assert name == "tiled"
-            assert (parent is None) == (not parents), label
-            check(host, source, dist, parent)
-            ws = tiled.searched_workspace(gpu.workspace(g))
-            assert (ws is gpu.workspace(g)) == (options.get("relabel", True) is False)
-            stats = tiled.last_stats(ws)
-            # again: the visits after which their tile was visited again
-            assert 0 <= stats["again"] < stats["tiles"] <= stats["levels"], (label, stats)
-            if options.get("relabel", True) is False:
-                # every tile holding a reached vertex was processed at least once
-                reached = np.flatnonzero(dist.get() >= 0)
-                holding = np.unique(reached // stats["tile_vertices"]).size
-                assert stats["tiles"] >= holding, (label, stats)
+    for label, g, dist in searched_cases("tiled", options):
+        ws = tiled.searched_workspace(gpu.workspace(g))
+        assert (ws is gpu.workspace(g)) == (options.get("relabel", True) is False)
+        stats = tiled.last_stats(ws)
+        # again: the visits after which their tile was visited again
+        assert 0 <= stats["again"] < stats["tiles"] <= stats["levels"], (label, stats)
+        if options.get("relabel", True) is False:
+            # every tile holding a reached vertex was processed at least once
+            reached = np.flatnonzero(dist.get() >= 0)
+            holding = np.unique(reached // stats["tile_vertices"]).size
+            assert stats["tiles"] >= holding, (label, stats)
 
 
 @pytest.mark.gpu
