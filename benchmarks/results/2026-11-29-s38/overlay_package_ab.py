@@ -2,16 +2,17 @@
 bfs() calls, one process, the same roots, labels compared; ms per search with and
 without parents, us per level, and the overlay's preparation (its first search: the
 tiled copy at tiles of 1024, D, the two arms timed).
-Usage: python3 overlay_package_ab.py"""
+Usage: python3 overlay_package_ab.py [--more]  (--more: also the shared road networks,
+Delaunay 4M, grid 4000^2 and grid-del 3000^2)"""
 import sys
 import time
 
 sys.path.insert(0, "benchmarks")
 import numpy as np  # noqa: E402
 import road_like  # noqa: E402
-from harness import event_seconds  # noqa: E402
+from harness import event_seconds, road_graph_thunks  # noqa: E402
 
-from morphgpu import backend  # noqa: E402
+from morphgpu import backend, generators  # noqa: E402
 from morphgpu.bfs import bfs  # noqa: E402
 from morphgpu.bfs.gpu import overlay, tiled  # noqa: E402
 from morphgpu.bfs.gpu.workspace import workspace, workspaces  # noqa: E402
@@ -22,10 +23,21 @@ GRAPHS = {
 }
 
 
+MORE = {
+    "delaunay 4M": lambda: road_like.delaunay(4_000_000, device="gpu"),
+    "grid 4000^2": lambda: generators.grid2d(4000, 4000, device="gpu"),
+    "grid-del 3000^2": lambda: road_like.grid_with_deletions(3000, 3000, device="gpu"),
+}
+
+
 def main() -> None:
     cp = backend.cupy_module()
     print("device", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), flush=True)
-    for label, make in GRAPHS.items():
+    graphs = dict(GRAPHS)
+    if "--more" in sys.argv:
+        graphs.update(road_graph_thunks("gpu"))
+        graphs.update(MORE)
+    for label, make in graphs.items():
         g = make()
         degree = cp.asnumpy(cp.diff(g.indptr))
         roots = [int(r) for r in np.random.default_rng(1).choice(np.flatnonzero(degree), 6)]
