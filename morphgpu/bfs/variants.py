@@ -39,6 +39,11 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   edge list with both directions ran at 11 GTEPS under the old rule (top-down
   ``merge-path``).
 
+``overlay`` (bfs/gpu/overlay.py) is not among auto's choices yet: on deep graphs it ran
+1.40x ``tiled`` on a Delaunay graph of 1M points and 2.42x on a 1000^2 grid with deleted
+edges (H200, session 38), after a per-graph preparation of 0.1-0.3 s that keeps about 100
+bytes per vertex of in-tile distances on Delaunay graphs. Ask for it by name.
+
 On the CPU every variant maps to the NumPy BFS with the direction rule it implies; ``auto``
 runs SciPy's sequential BFS with levels recovered from its order on deep, narrow graphs
 (NumPy's per-level overhead dominates there) and the direction-switching NumPy BFS else.
