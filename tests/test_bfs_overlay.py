@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_bfs_tiled import cases, check, hub_graph, searched_cases
+from test_bfs_tiled import cases, check, hub_graph, scipy_distances, searched_cases
 
 from morphgpu import generators, kernels
 from morphgpu.bfs import bfs, variants
@@ -31,8 +31,6 @@ def test_cpu_path_is_the_numpy_search():
         for source in sources:
             result = bfs(host, source, variant="overlay", device="cpu", predecessors=True)
             d = np.asarray(result.distances)
-            from test_bfs_tiled import scipy_distances  # noqa: PLC0415
-
             np.testing.assert_array_equal(d, scipy_distances(host, source), err_msg=label)
 
 

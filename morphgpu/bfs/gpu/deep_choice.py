@@ -83,6 +83,7 @@ from typing import Any
 from .. import variants
 from . import relabel as relabel_module
 from . import tiled
+from .launch import timed_ms
 from .persistent import ENTER_LOCAL, run_persistent
 from .workspace import Workspace
 
@@ -144,12 +145,7 @@ def decide(times_ms: dict[tuple[str, int], list[float]]) -> tuple[str, int]:
 
 def _timed(ws: Workspace, call: Callable[[], tuple[Any, Any]]) -> tuple[float, tuple[Any, Any]]:
     """(ms of one call on the current stream, its result), by CUDA events."""
-    start, end = _event_pair(ws)
-    start.record()
-    out = call()
-    end.record()
-    end.synchronize()
-    return float(ws.cp.cuda.get_elapsed_time(start, end)), out
+    return timed_ms(ws.cp, call)
 
 
 def note_shape(ws: Workspace, reached_edges: int, top: int) -> None:

@@ -4,7 +4,7 @@ argument slots are named after the kernel's parameters."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,17 @@ ADAPTIVE_MIN_BLOCKS = 16
 
 def ptr(a: Any) -> Any:
     return NULL if a is None else a
+
+
+def timed_ms(cp: Any, call: Callable[[], Any]) -> tuple[float, Any]:
+    """(ms of one call on the current stream, its result), by CUDA events: the per-graph
+    measurements that pick a variant's setting (deep_choice, overlay's arms)."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    out = call()
+    end.record()
+    end.synchronize()
+    return float(cp.cuda.get_elapsed_time(start, end)), out
 
 
 def grid_blocks(grid: barrier.PersistentGrid, n_vertices: int, small_grid: int = SMALL_GRID,

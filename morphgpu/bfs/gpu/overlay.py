@@ -58,7 +58,7 @@ import numpy as np
 from ... import backend, barrier, kernels
 from . import relabel as relabel_module
 from . import tiled
-from .launch import NULL
+from .launch import NULL, timed_ms
 from .modules import current_device
 from .workspace import Workspace, workspace, workspaces
 
@@ -126,9 +126,10 @@ def build(ws: Workspace, shift: int) -> Overlay:
     src = g.edge_sources()
     dst = g.indices
     cut = (src >> shift) != (dst >> shift)
+    cut_src, cut_dst_v = src[cut], dst[cut]
     boundary = cp.zeros(n, dtype=cp.bool_)
-    boundary[src[cut]] = True
-    boundary[dst[cut]] = True
+    boundary[cut_src] = True
+    boundary[cut_dst_v] = True
     bverts = cp.flatnonzero(boundary).astype(vid)
     n_ov = int(bverts.size)
     ov_id = cp.full(n, -1, dtype=cp.int32)
@@ -139,12 +140,12 @@ def build(ws: Workspace, shift: int) -> Overlay:
     stride = (nb + 7) // 8 * 8  # D rows of whole 16-byte units
     dofs = cp.concatenate([cp.zeros(1, dtype=cp.int64), cp.cumsum(nb * stride)])
     d_entries = int(dofs[-1])
-    backend.require_gpu_bytes(2 * d_entries + 16 * n_ov + 32 * int(cut.sum()),
+    backend.require_gpu_bytes(2 * d_entries + 16 * n_ov + 32 * int(cut_src.size),
                               "bfs overlay distance tables")
     d_table = cp.empty(max(d_entries, 8), dtype=cp.uint16)
-    cut_from = ov_id[src[cut]]
+    cut_from = ov_id[cut_src]
     order = cp.argsort(cut_from)
-    cut_dst = ov_id[dst[cut]][order]
+    cut_dst = ov_id[cut_dst_v][order]
     cut_ptr = cp.searchsorted(cut_from[order], cp.arange(n_ov + 1, dtype=cp.int32))
     cut_tile = (bverts[cut_dst] >> shift).astype(cp.int32)
     inside = ~cut
@@ -236,16 +237,11 @@ def _search(ws: Workspace, ov: Overlay, source: int, want_parents: bool, delta: 
 def _choose_arm(ws: Workspace, ov: Overlay, source: int, want_parents: bool) -> tuple[Any, Any]:
     """Each arm once untimed and once timed (CUDA events) from ``source``; the faster is
     kept for the graph. Returns the last search's results."""
-    cp = ws.cp
     out = None
     for arm in ARMS:
         _search(ws, ov, source, want_parents, *arm)
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        out = _search(ws, ov, source, want_parents, *arm)
-        stop.record()
-        stop.synchronize()
-        ov.ms_by_arm[arm] = cp.cuda.get_elapsed_time(start, stop)
+        ov.ms_by_arm[arm], out = timed_ms(
+            ws.cp, lambda arm=arm: _search(ws, ov, source, want_parents, *arm))
     ov.arm = min(ARMS, key=lambda arm: ov.ms_by_arm[arm])
     return out
 
