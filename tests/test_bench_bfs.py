@@ -205,14 +205,23 @@ def test_summary_lines(capsys):
     record.row(graph="road COL", variant="auto", mean_ms=2.5, us_per_level=2.0,
                x_persistent=1.0, auto_choice="persistent", auto_choice_persistent_ms=2.44,
                auto_choice_tiled_ms=2.62, auto_choice_horizon=32, auto_choice_s=0.21,
+               auto_choice_ms_by_arm="tiled:32=2.620/overlay:0=2.900",
                auto_due_after_searches=8.4)
+    # Overlay chosen: no tiled arm kept, so the record holds the string "nan" (JSON has no
+    # NaN), which crashed this summary on the device in session 39.
+    record.row(graph="delaunay 16k", variant="auto", mean_ms=0.44, us_per_level=7.4,
+               x_persistent=0.9, auto_choice="overlay", auto_choice_persistent_ms=0.384,
+               auto_choice_tiled_ms=float("nan"), auto_choice_horizon=8,
+               auto_choice_s=0.108, auto_choice_ms_by_arm="tiled:24=0.534/overlay:8=0.321")
     capsys.readouterr()
     bench.summary(record)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4  # a header, the three timed rows
+    assert len(lines) == 5  # a header, the four timed rows
     assert "2.000" in lines[2] and "367 36000/4514 16.1" in lines[2]
-    assert "auto chose persistent (measured: persistent 2.44 / tiled 2.62 ms (horizon 32), " \
-        "0.21 s; due after 8 searches)" in lines[3]
+    assert "auto chose persistent (measured ms: persistent 2.44, " \
+        "tiled:32=2.620/overlay:0=2.900; 0.21 s; due after 8 searches)" in lines[3]
+    assert "auto chose overlay (measured ms: persistent 0.38, " \
+        "tiled:24=0.534/overlay:8=0.321; 0.11 s; due after nan searches)" in lines[4]
 
 
 def test_shuffled_case_is_the_same_graph_in_other_ids():

@@ -47,10 +47,16 @@ def test_decide_takes_the_smallest_best_time():
 
 def test_the_arms_measured():
     """persistent, then tiled at each of the horizons measured (the docstring's, an
-    explicit tiled search's among them); every arm a candidate with a runner."""
+    explicit tiled search's among them), then overlay at each of its deltas (each with its
+    block size); every arm a candidate with a runner."""
+    from morphgpu.bfs.gpu import overlay  # noqa: PLC0415
+
     assert deep_choice.ARMS[0] == P
     horizons = deep_choice.HORIZONS
-    assert list(deep_choice.ARMS[1:]) == [("tiled", h) for h in horizons]
+    n_tiled = len(horizons)
+    assert list(deep_choice.ARMS[1:1 + n_tiled]) == [("tiled", h) for h in horizons]
+    assert list(deep_choice.ARMS[1 + n_tiled:]) == [("overlay", d) for d, _ in overlay.ARMS]
+    assert deep_choice.OVERLAY_BLOCKS == dict(overlay.ARMS)
     assert len(set(horizons)) >= 2 and min(horizons) > 0
     assert tiled.HORIZON in horizons
     assert {arm[0] for arm in deep_choice.ARMS} == set(deep_choice.CANDIDATES)
@@ -91,6 +97,10 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
         log.append(f"t{horizon}")
         return ("t", source, horizon)
 
+    def fake_overlay(ws, source, want_parents, delta):
+        log.append(f"o{delta}")
+        return ("o", source, delta)
+
     def fake_timed(ws, call):
         out = call()
         arm = out[0] if out[0] == "p" else f"{out[0]}{out[2]}"
@@ -100,6 +110,7 @@ def _fakes(monkeypatch, ms, expected_s, log, timed, built, forgotten):
     monkeypatch.setattr(deep_choice, "run_persistent", fake_persistent)
     monkeypatch.setattr(relabel, "preparation", lambda ws: copies.get(ws))
     monkeypatch.setattr(tiled, "run_tiled", fake_tiled)
+    monkeypatch.setattr(deep_choice, "_run_overlay", fake_overlay)
     monkeypatch.setattr(tiled, "_shift", lambda ws, shift: 8)
     monkeypatch.setattr(tiled, "preparation", lambda ws, shift: None)
     monkeypatch.setattr(tiled, "tile_copy", lambda ws, shift: built.append(shift))
@@ -177,12 +188,37 @@ def test_choose_now_measures_at_once(monkeypatch):
     """choose_now (the benchmark's call) measures on the first search and remembers."""
     timed: list[str] = []
     built: list[int] = []
-    ms = {"p": 25.8, **{f"t{h}": 14.0 + h / 100 for h in deep_choice.HORIZONS}}
+    ms = {"p": 25.8, **{f"t{h}": 14.0 + h / 100 for h in deep_choice.HORIZONS},
+          **{f"o{d}": 16.0 + d for d in deep_choice.OVERLAY_BLOCKS}}
     _fakes(monkeypatch, ms, 1.0, [], timed, built, [])
     ws = _FakeWorkspace()
     choice = deep_choice.choose_now(ws, 4, False)
     assert choice.variant == "tiled" and choice.searches == 1 and built == [8]
+    assert set(timed) == {f"t{h}" for h in deep_choice.HORIZONS} | {"p"} | {
+        f"o{d}" for d in deep_choice.OVERLAY_BLOCKS}
     assert deep_choice.choose_now(ws, 5, False) is choice and built == [8]
+
+
+def test_overlay_chosen_runs_at_its_delta_and_the_other_copy_goes(monkeypatch):
+    """Where an overlay arm is fastest, later searches run overlay at that arm's delta;
+    the tiled copy built for tiled's arms is dropped, the overlay's copy kept."""
+    from morphgpu.bfs.gpu import overlay  # noqa: PLC0415
+
+    log: list[str] = []
+    timed: list[str] = []
+    built: list[int] = []
+    forgotten: list[int] = []
+    deltas = list(deep_choice.OVERLAY_BLOCKS)
+    ms = {"p": 25.8, **{f"t{h}": 14.0 for h in deep_choice.HORIZONS},
+          **{f"o{d}": 9.0 - i for i, d in enumerate(deltas)}}
+    _fakes(monkeypatch, ms, 1.0, log, timed, built, forgotten)
+    ws = _FakeWorkspace()
+    choice = deep_choice.choose_now(ws, 4, False)
+    assert choice.variant == "overlay" and choice.horizon == deltas[-1]
+    assert forgotten == [8] and overlay.SHIFT != 8
+    log.clear()
+    out, name = deep_choice.run_auto(ws, 6, False)
+    assert (out, name) == (("o", 6, deltas[-1]), "overlay") and log == [f"o{deltas[-1]}"]
 
 
 # --- on the GPU -------------------------------------------------------------------------
@@ -321,24 +357,26 @@ def test_gpu_auto_chooses_once_due(monkeypatch, forced):
         else:
             assert choice is not None and choice.variant in deep_choice.CANDIDATES
             assert choice.searches == 3 and seen == [ws]
-            assert choice.persistent_ms > 0 and choice.tiled_ms > 0 and choice.seconds > 0
+            assert choice.persistent_ms > 0 and choice.seconds > 0
             assert choice.spent_s > 0 and choice.expected_s == 1e-9
             assert sorted(choice.ms_by_arm) == sorted(deep_choice.ARMS)
             assert all(t > 0 for t in choice.ms_by_arm.values())
+            if choice.variant != "overlay":  # tiled's chosen or fastest horizon
+                assert choice.tiled_ms == choice.ms_by_arm[("tiled", choice.horizon)]
             if choice.variant != "persistent":
-                arm = (choice.variant, choice.horizon)
-                assert arm in deep_choice.ARMS and choice.tiled_ms == choice.ms_by_arm[arm]
+                assert (choice.variant, choice.horizon) in deep_choice.ARMS
     choice = deep_choice.preparation(ws)
     assert ran[2:] == [choice.variant, choice.variant]
     if forced is not None:
         assert choice.variant == forced[0]
         if forced[0] != "persistent":
             assert choice.horizon == forced[1]
-    shift = tiled._shift(ws, None)
-    if choice.variant == "persistent":  # the measuring search's tiled copy is dropped
-        assert tiled.preparation(ws, shift) is None
-    else:
-        assert tiled.preparation(ws, shift) is not None
+    # the measuring search's tiled copies are dropped but the one the winner runs on
+    from morphgpu.bfs.gpu import overlay  # noqa: PLC0415
+
+    kept = {"tiled": tiled._shift(ws, None), "overlay": overlay.SHIFT}.get(choice.variant)
+    for size in {tiled._shift(ws, None), overlay.SHIFT}:
+        assert (tiled.preparation(ws, size) is not None) == (size == kept), (size, choice)
 
 
 @pytest.mark.gpu

@@ -146,8 +146,9 @@ def bfs(
     :class:`~morphgpu.dynamic_graph.DynamicGraph`. ``variant`` names a strategy from
     :data:`morphgpu.bfs.variants.VARIANTS` or ``"auto"`` (chosen from the degree
     distribution; see that module; on a deep, narrow GPU CSRGraph, ``persistent`` until
-    the graph's searches have cost about what timing ``persistent`` against ``tiled``
-    (at each of its horizons) costs, then that timing once, and the fastest from then on,
+    the graph's searches have cost about what timing ``persistent``, ``tiled`` (at each
+    of its horizons) and ``overlay`` (at each of its deltas) costs, then that timing once,
+    and the fastest from then on,
     unless its first search found few, wide levels, after which it runs ``beamer``:
     :mod:`morphgpu.bfs.gpu.deep_choice`). Results come back on the graph's side;
     every call returns arrays of its own (never shared with another call's result). Repeated GPU

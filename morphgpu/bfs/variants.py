@@ -14,14 +14,16 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 ``auto`` on the GPU, from graph statistics (no traversal needed):
 
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
-  frontiers) -> ``persistent`` or ``tiled``, chosen per graph by timing
+  frontiers) -> ``persistent``, ``tiled`` or ``overlay``, chosen per graph by timing
   (bfs/gpu/deep_choice.py): the graph's deep searches run ``persistent`` (the level loop
   in one kernel, small frontiers inside one block without grid barriers, wide ones across
   the grid) until their GPU time reaches the expected cost of measuring (the build time
   of the locality-relabelled copy); that search builds the tiled copy beside the
-  relabelled one, times searches of persistent and of tiled at each of its horizons
-  (deep_choice.HORIZONS) from its own source and keeps the fastest; later searches run
-  that one untimed. Measured, not read off a statistic: on an H100 tiled ran 0.93x
+  relabelled one and the overlay (its own tiled copy and in-tile distances), times
+  searches of persistent, of tiled at each of its horizons (deep_choice.HORIZONS) and of
+  overlay at each of its deltas from its own source and keeps the fastest; later searches
+  run that one untimed. (H200, session 38: overlay 1.40x tiled on Delaunay 1M, 2.42x on a
+  1000^2 grid with deleted edges.) Measured, not read off a statistic: on an H100 tiled ran 0.93x
   persistent on road COL and 1.07-1.85x on grids and Delaunay graphs (session 14), and no
   statistic known before a search separates them without a cut-off fitted to those
   graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a CSR.) Low
@@ -38,11 +40,6 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
   graph's shape rather than by its ``directed`` flag: a Kronecker graph given as a directed
   edge list with both directions ran at 11 GTEPS under the old rule (top-down
   ``merge-path``).
-
-``overlay`` (bfs/gpu/overlay.py) is not among auto's choices yet: on deep graphs it ran
-1.40x ``tiled`` on a Delaunay graph of 1M points and 2.42x on a 1000^2 grid with deleted
-edges (H200, session 38), after a per-graph preparation of 0.1-0.3 s that keeps about 100
-bytes per vertex of in-tile distances on Delaunay graphs. Ask for it by name.
 
 On the CPU every variant maps to the NumPy BFS with the direction rule it implies; ``auto``
 runs SciPy's sequential BFS with levels recovered from its order on deep, narrow graphs

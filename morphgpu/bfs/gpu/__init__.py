@@ -26,9 +26,9 @@ module             holds
 ``overlay``        overlay: label-correcting rounds over the tiled copy's tile
                    boundaries with in-tile distances prepared per graph
 ``relabel``        the locality-relabelled copy deep searches run on
-``deep_choice``    auto on deep graphs: persistent or tiled (and tiled's
-                   horizon), timed once per graph once its searches cost as
-                   much as timing
+``deep_choice``    auto on deep graphs: persistent, tiled (and tiled's
+                   horizon) or overlay (and its delta), timed once per graph
+                   once its searches cost as much as timing
 =================  ============================================================
 
 The variants over a dynamic graph's pages (and frontier-classes-deferred,
@@ -129,7 +129,7 @@ def _runner_output(g: Any, source: int, variant: str, want_parents: bool,
     ws = workspace(g)
     name = choose(ws, variant)
     if variant == "auto" and name == "persistent" and not options:
-        # persistent or tiled, measured once the graph's searches cost as much
+        # persistent, tiled or overlay, measured once the graph's searches cost as much
         # (deep_choice.py)
         from . import deep_choice  # noqa: PLC0415  (imported by deep graphs' first search)
 

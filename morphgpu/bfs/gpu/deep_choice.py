@@ -1,5 +1,5 @@
-"""``auto`` on deep graphs: ``persistent`` or ``tiled`` (and tiled's horizon), chosen per
-graph by timing them.
+"""``auto`` on deep graphs: ``persistent``, ``tiled`` (and tiled's horizon) or ``overlay``
+(and its delta), chosen per graph by timing them.
 
 Why a measurement and not a graph statistic. On an H100 (benchmarks/bfs.py, 4 roots, one
 process, session 14) tiled against persistent, ms per search: road COL (435k vertices) 2.62
@@ -43,14 +43,22 @@ the issue's and other shapes, and a ring arm was the fastest on every one: 48 on
 Delaunay 1M / 2M and the 12000 x 800 strip, 96 on the grids with and without deleted edges,
 24 on Delaunay 4M.)
 
-How: build the tiled copy (which builds or reuses the locality-relabelled copy), run one
-untimed search of each arm (persistent, tiled at each of HORIZONS: kernel loads, the
-copies' workspaces), then MEASURE_REPEATS timed searches of each, interleaved, from that
-search's own source (CUDA events on the current stream), and keep the arm with the smallest
-best time; every search is exact, so the search requested returns the winner's last result.
+Overlay (gpu/overlay.py) joined the arms in session 38: against tiled, same process, H200,
+1.40x on Delaunay 1M and 2.42x on a 1000^2 grid with deleted edges (its two arms, delta 0
+at 256 threads and delta 8 at 512, each win on one family). It needs its own tiled copy
+(tiles of overlay.SHIFT) and distance tables, built by the measurement; where they do not
+fit in GPU memory the other arms are measured alone.
+
+How: build the tiled copy (which builds or reuses the locality-relabelled copy) and the
+overlay, run one untimed search of each arm (persistent, tiled at each of HORIZONS,
+overlay at each of its deltas: kernel loads, the copies' workspaces), then
+MEASURE_REPEATS timed searches of each, interleaved, from that search's own source (CUDA
+events on the current stream), and keep the arm with the smallest best time; every search
+is exact, so the search requested returns the winner's last result.
 Where the tiled copy does not fit in GPU memory, persistent is kept untimed. After that the
-remembered variant runs with no timing. Where persistent wins, the tiled copy is dropped
-(unless an explicit ``tiled`` search had built it before), freeing its memory; the
+remembered variant runs with no timing. The tiled copies the winner does not run on are
+dropped (unless an explicit ``tiled`` or ``overlay`` search had built them), freeing their
+memory; the
 locality-relabelled copy stays under relabel.py's own rule (an explicit ``persistent``
 search uses it).
 
@@ -58,7 +66,7 @@ The decision is kept per workspace, weakly (like relabel.py's copies): a workspa
 to one CSRGraph object, and a graph made from a changed matrix (graph_cache) is a new
 object with a new workspace, so a changed graph never meets an old decision. The
 DynamicGraph path (variants.auto_dynamic) stays on ``persistent``: ``tiled`` needs a CSR.
-An explicit ``variant="persistent"`` or ``"tiled"`` never comes here.
+An explicit ``variant="persistent"``, ``"tiled"`` or ``"overlay"`` never comes here.
 
 Deep by its degrees, wide by its search. The degree rule (variants.py) also sends here
 graphs of low degree whose searches are shallow: a random graph of mean degree 8 has 12
@@ -81,16 +89,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import variants
+from . import overlay, tiled
 from . import relabel as relabel_module
-from . import tiled
 from .launch import timed_ms
 from .persistent import ENTER_LOCAL, run_persistent
 from .workspace import Workspace
 
-CANDIDATES = ("persistent", "tiled")
+CANDIDATES = ("persistent", "tiled", "overlay")
 HORIZONS = (24, 48, 96)  # tiled's horizons measured (the module's docstring says why)
-# The arms measured: (variant, horizon), horizon 0 for persistent.
-ARMS = (("persistent", 0), *(("tiled", h) for h in HORIZONS))
+# overlay's arms by their delta (each delta runs at its block size, overlay.ARMS)
+OVERLAY_BLOCKS = dict(overlay.ARMS)
+# The arms measured: (variant, tiled's horizon or overlay's delta), 0 for persistent.
+ARMS = (("persistent", 0), *(("tiled", h) for h in HORIZONS),
+        *(("overlay", d) for d in OVERLAY_BLOCKS))
 MEASURE_REPEATS = 2  # timed searches per arm (after one untimed one); the best counts
 
 
@@ -103,7 +114,7 @@ class Choice:
     searches: int  # the workspace's deep search (1-based) that measured
     spent_s: float = 0.0  # GPU time of auto's persistent searches before it
     expected_s: float = 0.0  # the expected cost of measuring that they had to reach
-    horizon: int = 0  # tiled's horizon chosen (persistent chosen: tiled's fastest)
+    horizon: int = 0  # tiled's horizon (persistent chosen: tiled's fastest), or overlay's delta
     ms_by_arm: dict[tuple[str, int], float] = field(default_factory=dict)  # every arm's best
 
     @property
@@ -113,7 +124,8 @@ class Choice:
 
     @property
     def tiled_ms(self) -> float:
-        """The best timed search of tiled at ``horizon`` (nan: not timed)."""
+        """The best timed search of tiled at ``horizon`` (nan: not timed, or overlay
+        chosen)."""
         return self.ms_by_arm.get(("tiled", self.horizon), float("nan"))
 
 
@@ -183,10 +195,17 @@ def run_auto(ws: Workspace, source: int,
     if choice is not None:
         if choice.variant == "tiled":
             return tiled.run_tiled(ws, source, want_parents, horizon=choice.horizon), "tiled"
+        if choice.variant == "overlay":
+            return _run_overlay(ws, source, want_parents, choice.horizon), "overlay"
         return run_persistent(ws, source, want_parents), "persistent"
     if ws.g.n_vertices > 0 and due(ws):
         return measure(ws, source, want_parents)
     return _run_counted(ws, source, want_parents), "persistent"
+
+
+def _run_overlay(ws: Workspace, source: int, want_parents: bool, delta: int) -> tuple[Any, Any]:
+    return overlay.run_overlay(ws, source, want_parents, delta=delta,
+                               block=OVERLAY_BLOCKS[delta])
 
 
 def choose_now(ws: Workspace, source: int, want_parents: bool) -> Choice:
@@ -253,7 +272,8 @@ def _run_counted(ws: Workspace, source: int, want_parents: bool) -> tuple[Any, A
 
 
 def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, Any], str]:
-    """Build the tiled copy, time both variants from ``source``, remember the faster."""
+    """Build the tiled copy and the overlay, time every arm from ``source``, remember the
+    fastest."""
     cp = ws.cp
     cp.cuda.get_current_stream().synchronize()
     spent = spent_seconds(ws)  # every pending search has finished: all of them
@@ -273,26 +293,45 @@ def measure(ws: Workspace, source: int, want_parents: bool) -> tuple[tuple[Any, 
                               expected or 0.0)
         return run_persistent(ws, source, want_parents), "persistent"
     relabel_module.keep_if_serving(ws)  # relabel="auto"'s rule, as relabel.chosen applies it
+    # overlay's arms need its own tiled copy (tiles of overlay.SHIFT) and distance tables;
+    # where they do not fit, the other arms are measured alone
+    arms = ARMS
+    copies = {shift: had_copy}  # the tiled copies measured: built before the measurement?
+    overlay_arms = [arm for arm in arms if arm[0] == "overlay"]
+    if overlay_arms:
+        had_overlay_copy = tiled.preparation(ws, overlay.SHIFT) is not None
+        copies.setdefault(overlay.SHIFT, had_overlay_copy)
+        try:
+            _run_overlay(ws, source, want_parents, overlay_arms[0][1])  # builds the overlay
+        except MemoryError:
+            arms = tuple(arm for arm in arms if arm[0] != "overlay")
+
     def call(arm: tuple[str, int]) -> tuple[Any, Any]:
         if arm[0] == "persistent":
             return run_persistent(ws, source, want_parents)
+        if arm[0] == "overlay":
+            return _run_overlay(ws, source, want_parents, arm[1])
         return tiled.run_tiled(ws, source, want_parents, horizon=arm[1])
 
-    for arm in ARMS:
+    for arm in arms:
         call(arm)  # untimed: kernel loads, the copies' workspaces and buffers
-    times: dict[tuple[str, int], list[float]] = {arm: [] for arm in ARMS}
+    times: dict[tuple[str, int], list[float]] = {arm: [] for arm in arms}
     results: dict[tuple[str, int], tuple[Any, Any]] = {}
     for _ in range(MEASURE_REPEATS):
-        for arm in ARMS:
+        for arm in arms:
             ms, results[arm] = _timed(ws, lambda arm=arm: call(arm))
             times[arm].append(ms)
     winner = decide(times)
-    tiled_arm = winner if winner[0] == "tiled" else \
-        min((arm for arm in ARMS if arm[0] == "tiled"), key=lambda a: (min(times[a]), a[1]))
-    if winner[0] == "persistent" and not had_copy:
-        tiled.forget(ws, shift)
+    kept_arm = winner if winner[0] != "persistent" else \
+        min((arm for arm in arms if arm[0] == "tiled"), key=lambda a: (min(times[a]), a[1]))
+    # the copies the chosen variant does not run on are dropped (their memory freed),
+    # unless an explicit search had built them
+    needed = {"tiled": {shift}, "overlay": {overlay.SHIFT}}.get(winner[0], set())
+    for size, had in copies.items():
+        if size not in needed and not had:
+            tiled.forget(ws, size)
     cp.cuda.get_current_stream().synchronize()
     _choices[ws] = Choice(winner[0], time.perf_counter() - started, at, spent,
-                          expected or 0.0, tiled_arm[1],
-                          {arm: min(times[arm]) for arm in ARMS})
+                          expected or 0.0, kept_arm[1],
+                          {arm: min(times[arm]) for arm in arms})
     return results[winner], winner[0]

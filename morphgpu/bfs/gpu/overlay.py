@@ -38,7 +38,8 @@ device, then relabel.back), H200, session 38 run 14, bfs() calls, 6 roots, again
 in the same process: Delaunay 1M 1.353 against 1.900 ms (1.40x; 3.38 us per level), with
 parents 1.698 / 2.104; grid-del 1000^2 1.032 against 2.494 (2.42x), with parents 1.160 /
 2.730. First overlay search of a graph (tiled copy, D, both arms timed): 0.23 s on
-Delaunay 1M, 0.10 s on grid-del 1000^2. ``auto`` does not choose it yet (deep_choice).
+Delaunay 1M, 0.10 s on grid-del 1000^2. ``auto`` times it beside persistent and tiled
+(deep_choice.py).
 
 Cost. Memory: D holds about 50 entries per vertex on Delaunay graphs (~100 bytes), ~23 on
 grids, besides the tiled copy; checked before it is allocated. Preparation (the tiled copy
