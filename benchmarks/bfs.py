@@ -610,11 +610,12 @@ def summary(record: harness.Record) -> None:
                      f" {r['tiled_us_per_local_level']:.3f} {r['tiled_write_us_per_tile']:.2f}"
                      f" {r['tiled_wait_us']:.0f} {r['tiled_loop_us']:.0f}")
         if "auto_choice" in r:
-            line += (f"  auto chose {r['auto_choice']} (measured: persistent "
-                     f"{r['auto_choice_persistent_ms']:.2f} / tiled {r['auto_choice_tiled_ms']:.2f}"
-                     f" ms (horizon {r['auto_choice_horizon']}), {r['auto_choice_s']:.2f} s;"
+            # The record keeps an arm that was not timed as the string "nan".
+            line += (f"  auto chose {r['auto_choice']} (measured ms: persistent "
+                     f"{float(r['auto_choice_persistent_ms']):.2f}, "
+                     f"{r['auto_choice_ms_by_arm']}; {float(r['auto_choice_s']):.2f} s;"
                      " due after "
-                     f"{r.get('auto_due_after_searches', float('nan')):.0f} searches)")
+                     f"{float(r.get('auto_due_after_searches', 'nan')):.0f} searches)")
         print(line, flush=True)
 
 
