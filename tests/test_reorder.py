@@ -389,12 +389,80 @@ def test_cell_layout_packs_connected_bfs_cells_whole_into_tiles(device, cell, ti
                 assert k == 1, (label, c)
 
 
+def _tile_borders(g: CSRGraph, new_id: np.ndarray, tile: int) -> np.ndarray:
+    """Per tile: its vertices with an edge to or from another tile."""
+    src, dst = new_id[g.edge_sources()], new_id[g.indices]
+    cut = src // tile != dst // tile
+    border = np.unique(np.concatenate([src[cut], dst[cut]]))
+    return np.bincount(border // tile, minlength=int(new_id.max()) // tile + 1)
+
+
+@pytest.mark.parametrize("cell,tile", [(48, 64), (16, 64), (1, 8), (64, 64)])
+def test_relaxed_cell_layout_packs_whole_cells_of_at_most_a_tile(device, cell, tile):
+    """relaxed_cell_layout's ids are distinct and below the padded count; every cell has at
+    most ``tile`` vertices and lies in one tile, its vertices consecutive in hops order;
+    vertices no seed reaches (those of components whose seed was dropped, or that had
+    none) get the last ids, in id order."""
+    for label, g0 in _cell_cases():
+        g = g0.to(device)
+        fields: dict = {}
+        new_id, n_pad = reorder.relaxed_cell_layout(g, cell, tile, fields)
+        new_id, owner, hops = (host(x) for x in (new_id, fields["cell"], fields["hops"]))
+        n = g0.n_vertices
+        assert np.unique(new_id).size == n and 0 <= new_id.min(), label
+        assert n_pad == new_id.max() + 1, label
+        reached = owner >= 0
+        assert (hops[reached] >= 0).all(), label
+        if (~reached).any():
+            tail = np.flatnonzero(~reached)
+            assert new_id[tail].min() > new_id[reached].max(), label
+            assert (np.diff(new_id[tail]) > 0).all(), label
+        for c in np.unique(owner[reached]):
+            members = np.flatnonzero(owner == c)
+            ids = np.sort(new_id[members])
+            assert members.size <= tile, (label, c)
+            assert ids[0] // tile == ids[-1] // tile, (label, c)
+            assert ids[-1] - ids[0] == members.size - 1, (label, c)  # consecutive
+            by_id = members[np.argsort(new_id[members])]
+            assert (np.diff(hops[by_id]) >= 0).all(), (label, c)
+
+
+def test_relaxed_cells_have_smaller_tile_borders_than_plain_cells(device):
+    """The point of the relaxation: on a Delaunay graph in a locality order, tiles of
+    relaxed cells have fewer border vertices (an edge to another tile) than tiles of plain
+    BFS cells packed four to a tile, on average and at the largest."""
+    g0 = generators.delaunay_graph(40_000, seed=5, device="cpu")
+    import scipy.sparse as sp  # noqa: PLC0415
+    from scipy.sparse import csgraph  # noqa: PLC0415
+
+    matrix = sp.csr_matrix((np.ones(g0.n_edges), g0.indices, g0.indptr),
+                           shape=(g0.n_vertices,) * 2)
+
+    def distances(s):
+        d = csgraph.shortest_path(matrix, unweighted=True, indices=int(s))
+        return np.where(np.isinf(d), -1, d).astype(np.int32)
+
+    ordered = reorder.apply(g0, reorder.landmark_order(g0, distances))
+    g = ordered.to(device)
+    tile = 1024
+    plain = _tile_borders(ordered, host(reorder.cell_layout(g, tile // 4, tile)[0]), tile)
+    relaxed = _tile_borders(ordered,
+                            host(reorder.relaxed_cell_layout(g, tile * 3 // 4, tile)[0]), tile)
+    plain, relaxed = plain[plain > 0], relaxed[relaxed > 0]
+    assert relaxed.mean() < 0.8 * plain.mean(), (relaxed.mean(), plain.mean())
+    assert relaxed.max() < plain.max(), (relaxed.max(), plain.max())
+
+
 def test_cell_layout_rejects_bad_sizes():
     g = generators.grid2d(5, 5, device="cpu")
     with pytest.raises(ValueError, match="cell"):
         reorder.cell_layout(g, 0, 8)
     with pytest.raises(ValueError, match="cell"):
         reorder.cell_layout(g, 9, 8)
+    with pytest.raises(ValueError, match="cell"):
+        reorder.relaxed_cell_layout(g, 9, 8)
+    assert reorder.relaxed_cell_layout(CSRGraph.from_edges(
+        np.zeros(0, np.int64), np.zeros(0, np.int64), n_vertices=0), 1, 8)[1] == 0
     new_id, n_pad = reorder.cell_layout(CSRGraph.from_edges(np.zeros(0, np.int64),
                                                             np.zeros(0, np.int64),
                                                             n_vertices=0), 1, 8)

@@ -255,6 +255,10 @@ def forget(ws: Workspace, shift: int) -> None:
     _searched.pop(ws, None)
 
 
+def _layout(g: CSRGraph, tile: int) -> tuple[Any, int]:
+    return reorder.cell_layout(g, max(1, tile // CELLS_PER_TILE), tile)
+
+
 def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
     """The copy a tiled search runs on, built at the first search with this tile size:
     the locality-relabelled copy (relabel.build) regrouped by reorder.cell_layout into
@@ -271,7 +275,7 @@ def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
     started = time.perf_counter()
     g = base.graph
     tile = 1 << shift
-    new_id, n_pad = reorder.cell_layout(g, max(1, tile // CELLS_PER_TILE), tile)
+    new_id, n_pad = _layout(g, tile)
     vid = g.indices.dtype
     if n_pad - 1 > np.iinfo(vid).max:
         per_size[shift] = base
