@@ -12,6 +12,7 @@ runs on the host (SciPy).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -327,109 +328,49 @@ def mean_edge_span(graph: Any) -> float:
     return float(span.mean())
 
 
-def cell_layout(graph: Any, cell: int, tile: int,
-                fields: dict[str, Any] | None = None) -> tuple[Any, int]:
-    """Ids for a tiled search (bfs/gpu/tiled.py): vertices grouped into connected cells of
-    about ``cell`` vertices, the cells packed whole into aligned ranges of ``tile`` ids.
-
-    Returns (new id of each vertex (int64, on the graph's side), the padded id count): ids
-    past a tile's last cell are left unused, so a tile range holds whole cells (a cell of
-    more than ``tile`` vertices is cut, in BFS order from its seed, into pieces of
-    ``tile``). The seeds are every ``cell``-th id of the graph as given (on a graph in a
-    locality order, e.g. :func:`landmark_order`'s, they are spread over it); one
-    multi-source BFS gives each vertex the seed that reaches it first (a Voronoi cell in hops,
-    connected: a vertex's BFS parent is in its cell) and its distance from it; cells follow
-    in seed order, vertices in a cell by distance. Vertices no seed reaches follow the last
-    tile, in id order. Why: a contiguous range of a Z-order (as ``landmark_order`` gives)
-    holds several disconnected pieces and thin slivers (vertices at equal distances from
-    the landmarks on both sides of the line through them share a code), so a search
-    inside one range misses paths that leave and re-enter it. ``fields``, if given,
-    receives each vertex's cell ("cell", -1 where no seed reaches it) and its hops from
-    the cell's seed ("hops").
-    """
-    g = CSRGraph.coerce(graph)
-    xp = g.xp
-    n = g.n_vertices
-    cell, tile = int(cell), int(tile)
-    if not 1 <= cell <= tile:
-        raise ValueError(f"cell must lie in [1, tile={tile}], got {cell}")
-    if n == 0:
-        return xp.zeros(0, dtype=xp.int64), 0
-    indptr = g.indptr.astype(xp.int64)
-    seeds = xp.arange(0, n, cell, dtype=xp.int64)
-    owner = xp.full(n, -1, dtype=xp.int64)
-    hops = xp.full(n, -1, dtype=xp.int64)
-    owner[seeds] = xp.arange(seeds.size, dtype=xp.int64)
-    hops[seeds] = 0
-    frontier = seeds
-    level = 0
-    while frontier.size:
-        level += 1
-        degrees = indptr[frontier + 1] - indptr[frontier]
-        row, rank = expand_counts(xp, degrees)
-        if row.size == 0:
-            break
-        nb = g.indices[indptr[frontier][row] + rank].astype(xp.int64)
-        fresh = hops[nb] < 0
-        nb, row = nb[fresh], row[fresh]
-        owner[nb] = owner[frontier][row]  # any discoverer's cell (all lie one hop closer)
-        hops[nb] = level
-        frontier = sorted_unique(nb)
-    n_cells = int(seeds.size)
-    if fields is not None:
-        fields.update(cell=owner, hops=hops)
-    cell_of = xp.where(owner >= 0, owner, n_cells)  # unreached last
-    order = xp.lexsort(xp.stack([xp.arange(n, dtype=xp.int64), hops, cell_of]))
-    sorted_cell = cell_of[order]
-    # Pieces: a cell's vertices in BFS order, cut every `tile`.
-    first = xp.searchsorted(sorted_cell, xp.arange(n_cells + 1, dtype=xp.int64))
-    rank_in_cell = xp.arange(n, dtype=xp.int64) - first[sorted_cell]
-    piece_key = sorted_cell * (n // tile + 2) + rank_in_cell // tile
-    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
-                             xp.flatnonzero(piece_key[1:] != piece_key[:-1]) + 1])
-    sizes = xp.diff(xp.concatenate([starts, xp.asarray([n], dtype=xp.int64)]))
-    reached = int(first[n_cells])  # vertices in some cell
-    starts_h = backend.to_host(starts).astype(np.int64)
-    sizes_h = backend.to_host(sizes).astype(np.int64)
-    # Greedy packing of whole pieces into tiles, in seed order (a host loop over about
-    # n / cell pieces).
-    place = np.zeros(sizes_h.size, dtype=np.int64)
-    tile_no, fill = 0, 0
-    for p in range(sizes_h.size):
-        if starts_h[p] >= reached:
-            break
-        if fill + sizes_h[p] > tile:
-            tile_no, fill = tile_no + 1, 0
-        place[p] = tile_no * tile + fill
-        fill += int(sizes_h[p])
-    tail = (tile_no + 1) * tile if reached else 0
-    pieces_of = xp.searchsorted(starts, xp.arange(n, dtype=xp.int64), side="right") - 1
-    offset = xp.arange(n, dtype=xp.int64) - starts[pieces_of]
-    base = xp.asarray(place)[pieces_of] if xp is not np else place[pieces_of]
-    slot = xp.arange(n, dtype=xp.int64)
-    new_sorted = xp.where(slot < reached, base + offset, tail + (slot - reached))
-    new_id = xp.empty(n, dtype=xp.int64)
-    new_id[order] = new_sorted
-    return new_id, int(new_id.max()) + 1
-
-
-# relaxed_cell_layout: Lloyd rounds over BFS cells (session 39).
+# cell_layout: Lloyd-relaxed BFS cells (session 39).
 RELAX_ROUNDS = 6  # Lloyd rounds: seeds move to their cell's deepest vertex
 RELAX_SPLIT = 1.4  # a cell past this many times ``cell`` gets a second seed next round
 RELAX_DROP = 0.3  # a cell under this many times ``cell`` loses its seed next round
 
 
+GROW_FILE = "kernels/grow.cu"
+
+
+@functools.lru_cache(maxsize=8)
+def _grow_grid(device_id: int, vid: str, eid: str) -> Any:
+    from . import barrier, kernels  # noqa: PLC0415  (GPU-only: loaded at the first use)
+
+    del device_id  # a cache key: the kernel is loaded on the current device
+    return barrier.persistent_kernel(GROW_FILE, "grow_cells", mode="cooperative",
+                                     defines=kernels.index_defines(np.dtype(vid),
+                                                                   np.dtype(eid)))
+
+
 def _grow(g: CSRGraph, indptr: Any, sources: Any, labels: Any,
           confine: Any = None) -> tuple[Any, Any]:
-    """Multi-source BFS: (each vertex's label of a nearest source, -1 unreached; its hops).
-    ``confine``: a group per vertex; the search then follows only edges inside a group.
-    Ties go to any of the nearest sources (every one is a valid choice)."""
+    """Multi-source BFS from distinct ``sources``: (each vertex's label of a nearest
+    source, -1 unreached; its hops). ``confine``: an int64 group per vertex; the search
+    then follows only edges inside a group. Ties go to any of the nearest sources (every
+    one is a valid choice). On the GPU one launch of kernels/grow.cu."""
     xp = g.xp
     n = g.n_vertices
     owner = xp.full(n, -1, dtype=xp.int64)
     hops = xp.full(n, -1, dtype=xp.int64)
     owner[sources] = labels
     hops[sources] = 0
+    if xp is not np:
+        backend.require_gpu_bytes(16 * n + 64, "cell layout: BFS queues")
+        queues = xp.empty((2, max(n, 1)), dtype=xp.int64)
+        queues[0, :sources.size] = sources
+        counts = xp.zeros(3, dtype=xp.uint64)
+        counts[0] = sources.size
+        grid = _grow_grid(backend.current_device_id(), str(g.indices.dtype),
+                          str(g.indptr.dtype))
+        grid.launch(g.indptr, g.indices, np.uint64(0) if confine is None else confine,
+                    owner, hops, queues[0], queues[1], counts)
+        grid.check()
+        return owner, hops
     frontier = sources
     level = 0
     while frontier.size:
@@ -457,29 +398,36 @@ def _top_of_each(xp: Any, group: Any, key: Any, members: Any) -> Any:
     return members[order][run_starts(group[order])]
 
 
-def relaxed_cell_layout(graph: Any, cell: int, tile: int,
-                        fields: dict[str, Any] | None = None) -> tuple[Any, int]:
+def cell_layout(graph: Any, cell: int, tile: int,
+                fields: dict[str, Any] | None = None) -> tuple[Any, int]:
     """Ids for a tiled search (bfs/gpu/tiled.py): compact connected cells of about
     ``cell`` vertices, each at most ``tile``, packed whole into aligned ranges of ``tile``
     ids in the order of their smallest vertex id.
 
-    Returns (new id of each vertex (int64, on the graph's side), the padded id count), as
-    :func:`cell_layout`. The cells are BFS (Voronoi) cells relaxed by Lloyd rounds in the
-    hop metric: seeds start at every ``cell``-th id; each round grows the cells from the
-    seeds (one multi-source BFS), then moves each seed to its cell's deepest vertex (the
-    farthest, inside the cell, from the cell's border), adds a seed at the vertex farthest
-    from the seed of a cell past RELAX_SPLIT x ``cell`` and drops the seed of a cell under
-    RELAX_DROP x ``cell``. Why: seeds spread by id rank follow the density of the given
-    order, not the graph's, so plain BFS cells range from a few vertices to ten times
-    ``cell``, and cells cut or packed by the id order are slivers whose vertices are most
-    of them on a tile's border; relaxed cells are round and near ``cell`` in size, and a
-    tile's border (the vertices with an edge to another tile) is about half as large
-    (Delaunay graphs of random points: 110 against 207 vertices per 1024-vertex tile; road
-    networks and grids with deleted edges 30-40% fewer). A cell still past ``tile`` is
-    halved (its vertices ordered by distance to one far end minus distance to the other)
-    until none is. Vertices in a cell follow by hops from its seed; vertices no seed
-    reaches follow the last tile in id order. ``fields``, if given, receives "cell" (-1
+    Returns (new id of each vertex (int64, on the graph's side), the padded id count); ids
+    past a tile's last cell are left unused. The cells are BFS (Voronoi) cells relaxed by
+    Lloyd rounds in the hop metric: seeds start at every ``cell``-th id; each round grows
+    the cells from the seeds (one multi-source BFS), then moves each seed to its cell's
+    deepest vertex (the farthest, inside the cell, from the cell's border), adds a seed at
+    the vertex farthest from the seed of a cell past RELAX_SPLIT x ``cell`` and drops the
+    seed of a cell under RELAX_DROP x ``cell``. A cell still past ``tile`` is then halved
+    (its vertices ordered by distance to one far end minus distance to the other) until
+    none is. Vertices in a cell follow by hops from its seed; vertices no seed reaches
+    follow the last tile in id order. ``fields``, if given, receives "cell" (-1
     unreached) and "hops".
+
+    Why. Contiguous ranges of a Z-order are no cells: they hold several disconnected
+    pieces and thin slivers (vertices at equal distances from the landmarks on both sides
+    of the line through them share a code). Seeds spread by id rank follow the density of
+    the given order, not the graph's, so plain BFS cells range from a few vertices to ten
+    times ``cell`` (the layout before session 39: cells of T/4 from seeds at every
+    (T/4)-th id, packed four to a tile in seed order, cells past T cut in BFS order into
+    shells whose vertices are nearly all on the tile's border). Relaxed cells are round
+    and near ``cell`` in size, and a tile's border (the vertices with an edge to another
+    tile) is about half as large: Delaunay graphs of random points 110 against 207
+    vertices per 1024-vertex tile, the largest 286 against 365-706; road networks and grids
+    with deleted edges 30-40% fewer. The overlay BFS's work per tile visit grows with the
+    square of the border and its rounds wait for the largest (bfs/gpu/overlay.py).
     """
     g = CSRGraph.coerce(graph)
     xp = g.xp

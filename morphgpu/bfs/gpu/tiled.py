@@ -9,8 +9,8 @@ per hop. Here a hop inside a tile costs shared-memory operations only.
 Design. The search runs on a copy of the graph whose tile ranges [t T, (t + 1) T) are
 compact, connected regions, so most edges stay inside a tile (:func:`tile_copy`): the
 locality-relabelled copy (gpu/relabel.py: Z-order of distances to two landmarks) regrouped
-by reorder.cell_layout into BFS cells of T / 4 vertices grown from seeds spread along that
-order, packed whole into tiles (ids past a tile's last cell unused). Contiguous ranges of
+by reorder.cell_layout into compact BFS cells of about 3T / 4 vertices (Lloyd-relaxed),
+packed whole into tiles (ids past a tile's last cell unused). Contiguous ranges of
 the Z-order itself make poor tiles: on a Delaunay graph of 200k random points a range of
 4096 held 2-46 disconnected pieces, and a CPU emulation of the first kernel (one tile
 interleaving, loads from the round's start) needed 618 tile visits for 49 tiles and a
@@ -92,7 +92,7 @@ TILE_MAX_SHIFT = 12  # at most 4096 vertices per tile
 TILE_MIN_SHIFT = 6  # at least 64 (whole bitmap words per warp of the load loop)
 TILE_LIMIT_SHIFT = 15  # local ids are 16-bit with 0xffff reserved
 FILL = 0.75  # a tile's mean edge count may fill this share of its capacity
-CELLS_PER_TILE = 4  # reorder.cell_layout's cells of T / 4 vertices, packed whole into tiles
+CELL_SHARE = 0.75  # reorder.cell_layout's cells: about this share of a tile (at most a tile)
 # A visit expands labels below its lowest seed's + HORIZON only (0: no horizon) and comes
 # back for the rest. An explicit ``tiled`` search runs at HORIZON; ``auto`` measures it at
 # each of deep_choice.HORIZONS and runs the fastest (the best depends on the shape:
@@ -255,14 +255,10 @@ def forget(ws: Workspace, shift: int) -> None:
     _searched.pop(ws, None)
 
 
-def _layout(g: CSRGraph, tile: int) -> tuple[Any, int]:
-    return reorder.cell_layout(g, max(1, tile // CELLS_PER_TILE), tile)
-
-
 def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
     """The copy a tiled search runs on, built at the first search with this tile size:
     the locality-relabelled copy (relabel.build) regrouped by reorder.cell_layout into
-    connected cells of T / CELLS_PER_TILE vertices packed whole into tiles (ids past a
+    compact cells of about CELL_SHARE x T vertices packed whole into tiles (ids past a
     tile's last cell unused). Where the padded ids would not fit the graph's id type the
     locality-relabelled copy itself is used."""
     per_size = _copies.setdefault(ws, {})
@@ -275,7 +271,7 @@ def tile_copy(ws: Workspace, shift: int) -> relabel_module.Copy:
     started = time.perf_counter()
     g = base.graph
     tile = 1 << shift
-    new_id, n_pad = _layout(g, tile)
+    new_id, n_pad = reorder.cell_layout(g, max(1, int(tile * CELL_SHARE)), tile)
     vid = g.indices.dtype
     if n_pad - 1 > np.iinfo(vid).max:
         per_size[shift] = base
