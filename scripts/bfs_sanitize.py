@@ -49,6 +49,9 @@ RUNS = [(v, {}) for v in variants.names() if v != "top-down"] + [
     ("tiled", {"tile_shift": 8, "edge_cap": 64}),
     ("tiled", {"tile_shift": 8, "horizon": 1}),
     ("tiled", {"relabel": False, "tile_shift": 9}),
+    # The overlay at tiles of 64 (many tiles), at either arm of its rounds.
+    ("overlay", {"tile_shift": 6}),
+    ("overlay", {"tile_shift": 6, "delta": 8, "block": 512}),
 ]
 
 

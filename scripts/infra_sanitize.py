@@ -18,7 +18,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from morphgpu import alloc, barrier, conflict, graph_cache, kernels, worklist  # noqa: E402
+from morphgpu import (  # noqa: E402
+    alloc,
+    barrier,
+    conflict,
+    generators,
+    graph_cache,
+    kernels,
+    reorder,
+    worklist,
+)
+from morphgpu.csr import CSRGraph  # noqa: E402
 
 TIMEOUT = {"MG_BARRIER_TIMEOUT_MS": 10_000}
 failures: list[str] = []
@@ -113,11 +123,33 @@ def fingerprint_cases(cp) -> None:
             case(f"fingerprint {n_bytes} B, {per_sm}/SM", [int(x) for x in got] == want)
 
 
+def grow_cases(cp) -> None:
+    # reorder.cell_layout's multi-source BFS (kernels/grow.cu), plain and confined to
+    # groups, against the NumPy path; then a whole layout on a mesh and on a directed graph.
+    rng = np.random.default_rng(4)
+    mesh = generators.delaunay_graph(3000, seed=1, device="cpu")
+    directed = CSRGraph.from_edges(rng.integers(0, 900, 2700), rng.integers(0, 900, 2700),
+                                   n_vertices=900)
+    for label, g in (("mesh", mesh), ("directed", directed)):
+        n = g.n_vertices
+        sources = np.sort(rng.choice(n, size=n // 40, replace=False))
+        group = rng.integers(0, 3, n)
+        gg = g.to("gpu")
+        for confine in (None, group):
+            want = reorder._grow(g, g.indptr.astype(np.int64), sources,
+                                 np.arange(sources.size), confine)[1]
+            got = reorder._grow(gg, None, cp.asarray(sources), cp.arange(sources.size),
+                                None if confine is None else cp.asarray(confine))[1]
+            case(f"grow {label} confined={confine is not None}", np.array_equal(got.get(), want))
+        new_id, n_pad = reorder.cell_layout(gg, 48, 64)
+        case(f"cell_layout {label}", np.unique(new_id.get()).size == n and n_pad >= n)
+
+
 def main() -> int:
     import cupy as cp
 
     for cases in (barrier_cases, conflict_cases, worklist_cases, alloc_cases,
-                  fingerprint_cases):
+                  fingerprint_cases, grow_cases):
         cases(cp)
     cp.cuda.Device().synchronize()
     print(f"infra_sanitize: {'FAILED ' + ', '.join(failures) if failures else 'all ok'}")
