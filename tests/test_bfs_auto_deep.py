@@ -309,13 +309,15 @@ def test_the_first_deep_search_is_read_then_auto_runs_beamer(monkeypatch, figure
 @pytest.mark.gpu
 def test_gpu_random_graph_of_low_degree_runs_beamer_after_its_first_search():
     """G(2^17, 2^19) (mean degree 8, so deep by its degrees: variants.py) has ~10 levels of
-    up to ~50k vertices: its second auto search runs beamer; a grid stays deep. Every search
-    exact."""
+    up to ~50k vertices: its second auto search runs beamer; a grid stays deep (persistent,
+    or once auto's timing is due whichever deep arm it measured fastest: session 39's run
+    4 saw overlay there). Every search exact."""
     from morphgpu.bfs import gpu  # noqa: PLC0415
 
+    deep = {"persistent"} | {variant for variant, _ in deep_choice.ARMS}
     random_graph = generators.gnm(1 << 17, 1 << 19, seed=4, device="cpu")
     grid = generators.grid2d(150, 120, device="cpu")
-    for host, later in ((random_graph, "beamer"), (grid, "persistent")):
+    for host, shallow in ((random_graph, True), (grid, False)):
         g = host.to("gpu")
         ran = []
         for source in (0, 77, 12345):
@@ -324,8 +326,12 @@ def test_gpu_random_graph_of_low_degree_runs_beamer_after_its_first_search():
                 result.distances.get(),
                 _distances(host.indptr, host.indices, host.n_vertices, source))
             ran.append(result.variant)
-        assert ran == ["persistent", later, later]
-        assert gpu.workspace(g).shallow is (later == "beamer")
+        assert ran[0] == "persistent"
+        if shallow:
+            assert ran[1:] == ["beamer", "beamer"]
+        else:
+            assert set(ran[1:]) <= deep, ran
+        assert gpu.workspace(g).shallow is shallow
 
 
 @pytest.mark.gpu
