@@ -347,17 +347,36 @@ def _grow_grid(device_id: int, vid: str, eid: str) -> Any:
                                                                    np.dtype(eid)))
 
 
+_LOW32 = 0xFFFFFFFF
+
+
+def _tie_keys(xp: Any, labels: Any, parents: Any) -> Any:
+    """Keys of labels (below 2^32) handed on by ``parents``, for _grow's ties: the least
+    key comes from the parent of largest id (its low 32 bits) and unpacks to its label."""
+    low = xp.asarray(labels).astype(xp.uint64) & xp.uint64(_LOW32)
+    high = xp.uint64(_LOW32) - (xp.asarray(parents).astype(xp.uint64) & xp.uint64(_LOW32))
+    return (high << xp.uint64(32)) | low
+
+
 def _grow(g: CSRGraph, indptr: Any, sources: Any, labels: Any,
           confine: Any = None) -> tuple[Any, Any]:
     """Multi-source BFS from distinct ``sources``: (each vertex's label of a nearest
-    source, -1 unreached; its hops). ``confine``: an int64 group per vertex; the search
-    then follows only edges inside a group. Ties go to any of the nearest sources (every
-    one is a valid choice). On the GPU one launch of kernels/grow.cu."""
+    source, -1 unreached; its hops). ``labels``: one per source or one for all, each in
+    [0, 2^32). ``confine``: an int64 group per vertex; the search then follows only edges
+    inside a group. Of the labels its neighbours one level closer hold, a vertex takes the
+    one of the neighbour of largest id (:func:`_tie_keys`): the same answer on the CPU and
+    the GPU whatever the order of work. Why that rule: in a locality order it splits each
+    band of ties between two cells along a line; a rule by label (the lowest label wins)
+    hands whole bands to one cell, and one at random per vertex leaves ragged borders
+    (Delaunay 1M, tiles of 1024: 110 border vertices per tile against 113 and 120). On the
+    GPU one launch of kernels/grow.cu.
+    """
     xp = g.xp
     n = g.n_vertices
-    owner = xp.full(n, -1, dtype=xp.int64)
+    none = xp.uint64(0xFFFFFFFFFFFFFFFF)
+    key = xp.full(n, none, dtype=xp.uint64)
     hops = xp.full(n, -1, dtype=xp.int64)
-    owner[sources] = labels
+    key[sources] = xp.asarray(labels).astype(xp.uint64) & xp.uint64(_LOW32)
     hops[sources] = 0
     if xp is not np:
         backend.require_gpu_bytes(16 * n + 64, "cell layout: BFS queues")
@@ -368,24 +387,26 @@ def _grow(g: CSRGraph, indptr: Any, sources: Any, labels: Any,
         grid = _grow_grid(backend.current_device_id(), str(g.indices.dtype),
                           str(g.indptr.dtype))
         grid.launch(g.indptr, g.indices, np.uint64(0) if confine is None else confine,
-                    owner, hops, queues[0], queues[1], counts)
+                    key, hops, queues[0], queues[1], counts)
         grid.check()
-        return owner, hops
-    frontier = sources
-    level = 0
-    while frontier.size:
-        level += 1
-        row, rank = expand_counts(xp, indptr[frontier + 1] - indptr[frontier])
-        if row.size == 0:
-            break
-        nb = g.indices[indptr[frontier][row] + rank].astype(xp.int64)
-        keep = hops[nb] < 0
-        if confine is not None:
-            keep &= confine[nb] == confine[frontier][row]
-        nb, row = nb[keep], row[keep]
-        owner[nb] = owner[frontier][row]
-        hops[nb] = level
-        frontier = sorted_unique(nb)
+    else:
+        frontier = sources
+        level = 0
+        while frontier.size:
+            level += 1
+            row, rank = expand_counts(xp, indptr[frontier + 1] - indptr[frontier])
+            if row.size == 0:
+                break
+            nb = g.indices[indptr[frontier][row] + rank].astype(xp.int64)
+            keep = hops[nb] < 0
+            if confine is not None:
+                keep &= confine[nb] == confine[frontier][row]
+            nb, row = nb[keep], row[keep]
+            np.minimum.at(key, nb, _tie_keys(xp, key[frontier][row], frontier[row]))
+            hops[nb] = level
+            frontier = sorted_unique(nb)
+    owner = (key & xp.uint64(_LOW32)).astype(xp.int64)
+    owner[key == none] = -1
     return owner, hops
 
 
@@ -410,11 +431,12 @@ def cell_layout(graph: Any, cell: int, tile: int,
     the cells from the seeds (one multi-source BFS), then moves each seed to its cell's
     deepest vertex (the farthest, inside the cell, from the cell's border), adds a seed at
     the vertex farthest from the seed of a cell past RELAX_SPLIT x ``cell`` and drops the
-    seed of a cell under RELAX_DROP x ``cell``. A cell still past ``tile`` is then halved
-    (its vertices ordered by distance to one far end minus distance to the other) until
-    none is. Vertices in a cell follow by hops from its seed; vertices no seed reaches
-    follow the last tile in id order. ``fields``, if given, receives "cell" (-1
-    unreached) and "hops".
+    seed of a cell under RELAX_DROP x ``cell``. A cell still past ``tile`` is then split
+    into the BFS cells of two far ends inside it, until none is. Cells follow in the order
+    of their smallest vertex id, a cell joining the previous one's tile where it fits and
+    an edge joins the two; vertices in a cell follow by hops from its seed (or end);
+    vertices no seed reaches follow the last tile in id order. ``fields``, if given,
+    receives "cell" (-1 unreached) and "hops".
 
     Why. Contiguous ranges of a Z-order are no cells: they hold several disconnected
     pieces and thin slivers (vertices at equal distances from the landmarks on both sides
@@ -424,10 +446,11 @@ def cell_layout(graph: Any, cell: int, tile: int,
     (T/4)-th id, packed four to a tile in seed order, cells past T cut in BFS order into
     shells whose vertices are nearly all on the tile's border). Relaxed cells are round
     and near ``cell`` in size, and a tile's border (the vertices with an edge to another
-    tile) is about half as large: Delaunay graphs of random points 110 against 207
-    vertices per 1024-vertex tile, the largest 286 against 365-706; road networks and grids
-    with deleted edges 30-40% fewer. The overlay BFS's work per tile visit grows with the
-    square of the border and its rounds wait for the largest (bfs/gpu/overlay.py).
+    tile) is about half as large: Delaunay graphs of random points 109 against 207
+    vertices per 1024-vertex tile (99th percentile 140 against 300, the largest 330-380
+    against 365-706); road networks and grids with deleted edges 35-45% fewer. The overlay
+    BFS's work per tile visit grows with the square of the border and its rounds wait for
+    the largest (bfs/gpu/overlay.py).
     """
     g = CSRGraph.coerce(graph)
     xp = g.xp
@@ -456,26 +479,40 @@ def cell_layout(graph: Any, cell: int, tile: int,
         seeds = sorted_unique(xp.concatenate([kept, far]))
     n_cells = int(seeds.size)
     reached = xp.flatnonzero(owner >= 0)
-    for _ in range(64):  # halvings: each halves the largest cell
-        size = xp.bincount(owner[reached], minlength=n_cells)
-        large = xp.flatnonzero(size > tile)
+    size = xp.bincount(owner[reached], minlength=n_cells)
+    halve = size > tile
+    while True:  # splits: every cell past a tile in two, until none is
+        large = xp.flatnonzero(halve)
         if large.size == 0:
             break
-        members = reached[size[owner[reached]] > tile]
+        members = reached[halve[owner[reached]]]
+        members = members[xp.lexsort(xp.stack([members, owner[members]]))]  # (cell, id)
         group = owner[members]
+        # Two far ends: the vertex farthest from the seed, then the one farthest from it;
+        # the cell splits into their two BFS cells inside it (each connected, both smaller).
         end_a = _top_of_each(xp, group, hops[members], members)
         _, from_a = _grow(g, indptr, end_a, 0, confine=owner)
         end_b = _top_of_each(xp, group, from_a[members], members)
-        _, from_b = _grow(g, indptr, end_b, 0, confine=owner)
-        order = xp.lexsort(xp.stack([members, from_a[members] - from_b[members], group]))
-        members, group = members[order], group[order]
-        starts = xp.searchsorted(group, group, side="left")
-        moved = xp.arange(members.size, dtype=xp.int64) - starts >= size[group] // 2
+        side, from_ends = _grow(g, indptr, xp.concatenate([end_a, end_b]),
+                                xp.repeat(xp.asarray([0, 1], dtype=xp.int64), end_a.size),
+                                confine=owner)
+        # A vertex neither end reaches (a directed graph's cell) goes with the second end;
+        # where that leaves one side empty (an end that reaches nothing: then both ends
+        # are one vertex), the cell's second half in id order moves instead.
+        away = side[members] != 0
+        count = xp.bincount(group[away], minlength=n_cells)
+        stuck = (count[group] == 0) | (count[group] == size[group])
+        starts = xp.searchsorted(group, group, side="left")  # members sort by (cell, id)
+        away = xp.where(stuck, xp.arange(members.size, dtype=xp.int64) - starts
+                        >= size[group] // 2, away)
+        moved = members[away]
         renamed = xp.full(n_cells, -1, dtype=xp.int64)
         renamed[large] = n_cells + xp.arange(large.size, dtype=xp.int64)
-        owner[members[moved]] = renamed[group[moved]]
-        hops[members] = xp.maximum(xp.minimum(from_a[members], from_b[members]), 0)
+        owner[moved] = renamed[owner[moved]]
+        hops[members] = xp.maximum(from_ends[members], 0)
         n_cells += int(large.size)
+        size = xp.bincount(owner[reached], minlength=n_cells)
+        halve = size > tile
     if fields is not None:
         fields.update(cell=owner, hops=hops)
     # Cells in the order of their smallest vertex id; vertices in a cell by hops.
@@ -493,11 +530,18 @@ def cell_layout(graph: Any, cell: int, tile: int,
     sizes_h = backend.to_host(xp.diff(xp.concatenate(
         [bounds, xp.asarray([n], dtype=xp.int64)]))).astype(np.int64)
     unreached = bool(backend.to_host(cell_of[order][-1:] == n_cells)[0])
+    # A cell joins the tile of the cell before it (in rank order) only where an edge joins
+    # the two: two cells that do not touch would put both their borders in one tile.
+    ranked = rank[cell_of]
+    step = ranked[dst] - ranked[src]
+    touching = xp.zeros(n_cells + 2, dtype=xp.bool_)
+    touching[xp.maximum(ranked[src], ranked[dst])[xp.abs(step) == 1]] = True
+    touching_h = backend.to_host(touching)
     # Greedy packing of whole cells into tiles, in order (a host loop over the cells).
     place = np.zeros(sizes_h.size, dtype=np.int64)
     tile_no, fill = 0, 0
     for c in range(sizes_h.size - int(unreached)):
-        if fill + sizes_h[c] > tile:
+        if fill + sizes_h[c] > tile or (c and not touching_h[c]):
             tile_no, fill = tile_no + 1, 0
         place[c] = tile_no * tile + fill
         fill += int(sizes_h[c])

@@ -356,7 +356,9 @@ def _cell_cases() -> list[tuple[str, CSRGraph]]:
 def test_grow_gives_multi_source_hops_and_a_nearest_source(device, confined):
     """reorder._grow (kernels/grow.cu on the GPU): hops equal SciPy's distances from the
     nearest source, and each vertex's label is that of a source at that distance reaching
-    it; with ``confine``, the same on the graph without the edges between groups."""
+    it; with ``confine``, the same on the graph without the edges between groups. On the
+    GPU, labels and hops equal the NumPy path's exactly, and two layouts of one graph are
+    equal (no answer depends on thread timing)."""
     for label, g0 in _cell_cases():
         n = g0.n_vertices
         rng = np.random.default_rng(7)
@@ -371,6 +373,13 @@ def test_grow_gives_multi_source_hops_and_a_nearest_source(device, confined):
                                     xp.arange(sources.size, dtype=xp.int64),
                                     confine=xp.asarray(group) if confined else None)
         owner, hops = host(owner), host(hops)
+        # the tie rule (the neighbour of largest id hands on its label) is the NumPy
+        # path's too: the GPU's answer is exactly the CPU's
+        cpu_owner, cpu_hops = reorder._grow(g0, g0.indptr.astype(np.int64), sources,
+                                            np.arange(sources.size),
+                                            confine=group if confined else None)
+        np.testing.assert_array_equal(owner, cpu_owner, err_msg=label)
+        np.testing.assert_array_equal(hops, cpu_hops, err_msg=label)
         expected = _multi_source_hops(h, sources)
         np.testing.assert_array_equal(hops, expected, err_msg=label)
         reached = hops >= 0
@@ -380,6 +389,9 @@ def test_grow_gives_multi_source_hops_and_a_nearest_source(device, confined):
                             replace=False):
             from_source = _multi_source_hops(h, sources[owner[v]:owner[v] + 1])
             assert from_source[v] == hops[v], (label, v)
+        first = host(reorder.cell_layout(g, 48, 64)[0])
+        np.testing.assert_array_equal(first, host(reorder.cell_layout(g, 48, 64)[0]),
+                                      err_msg=label)
 
 
 def _tile_borders(g: CSRGraph, new_id: np.ndarray, tile: int) -> np.ndarray:
@@ -390,6 +402,30 @@ def _tile_borders(g: CSRGraph, new_id: np.ndarray, tile: int) -> np.ndarray:
     return np.bincount(border // tile, minlength=int(new_id.max()) // tile + 1)
 
 
+def _check_cell_layout(label: str, g0: CSRGraph, g: CSRGraph, cell: int, tile: int) -> None:
+    """cell_layout's invariants on one graph (``g``: ``g0`` on the device under test)."""
+    fields: dict = {}
+    new_id, n_pad = reorder.cell_layout(g, cell, tile, fields)
+    new_id, owner, hops = (host(x) for x in (new_id, fields["cell"], fields["hops"]))
+    n = g0.n_vertices
+    assert np.unique(new_id).size == n and 0 <= new_id.min(), label
+    assert n_pad == new_id.max() + 1, label
+    reached = owner >= 0
+    assert (hops[reached] >= 0).all(), label
+    if (~reached).any():
+        tail = np.flatnonzero(~reached)
+        assert not reached.any() or new_id[tail].min() > new_id[reached].max(), label
+        assert (np.diff(new_id[tail]) > 0).all(), label
+    for c in np.unique(owner[reached]):
+        members = np.flatnonzero(owner == c)
+        ids = np.sort(new_id[members])
+        assert members.size <= tile, (label, c)
+        assert ids[0] // tile == ids[-1] // tile, (label, c)
+        assert ids[-1] - ids[0] == members.size - 1, (label, c)  # consecutive
+        by_id = members[np.argsort(new_id[members])]
+        assert (np.diff(hops[by_id]) >= 0).all(), (label, c)
+
+
 @pytest.mark.parametrize("cell,tile", [(48, 64), (16, 64), (1, 8), (64, 64)])
 def test_cell_layout_packs_whole_cells_of_at_most_a_tile(device, cell, tile):
     """cell_layout's ids are distinct and below the padded count; every cell has at
@@ -397,27 +433,19 @@ def test_cell_layout_packs_whole_cells_of_at_most_a_tile(device, cell, tile):
     vertices no seed reaches (those of components whose seed was dropped, or that had
     none) get the last ids, in id order."""
     for label, g0 in _cell_cases():
-        g = g0.to(device)
-        fields: dict = {}
-        new_id, n_pad = reorder.cell_layout(g, cell, tile, fields)
-        new_id, owner, hops = (host(x) for x in (new_id, fields["cell"], fields["hops"]))
-        n = g0.n_vertices
-        assert np.unique(new_id).size == n and 0 <= new_id.min(), label
-        assert n_pad == new_id.max() + 1, label
-        reached = owner >= 0
-        assert (hops[reached] >= 0).all(), label
-        if (~reached).any():
-            tail = np.flatnonzero(~reached)
-            assert new_id[tail].min() > new_id[reached].max(), label
-            assert (np.diff(new_id[tail]) > 0).all(), label
-        for c in np.unique(owner[reached]):
-            members = np.flatnonzero(owner == c)
-            ids = np.sort(new_id[members])
-            assert members.size <= tile, (label, c)
-            assert ids[0] // tile == ids[-1] // tile, (label, c)
-            assert ids[-1] - ids[0] == members.size - 1, (label, c)  # consecutive
-            by_id = members[np.argsort(new_id[members])]
-            assert (np.diff(hops[by_id]) >= 0).all(), (label, c)
+        _check_cell_layout(label, g0, g0.to(device), cell, tile)
+
+
+@given(n=st.integers(1, 300), m=st.integers(0, 900), seed=st.integers(0, 2**31),
+       symmetric=st.booleans(), tile=st.sampled_from([8, 16, 64]),
+       share=st.floats(0.0, 1.0))
+def test_cell_layout_on_random_graphs(n, m, seed, symmetric, tile, share):
+    """The same on random graphs, directed or not (a directed cell whose far end reaches
+    nothing inside it once made the splits loop forever)."""
+    rng = np.random.default_rng(seed)
+    g0 = CSRGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_vertices=n,
+                             symmetrize=symmetric)
+    _check_cell_layout("random", g0, g0, max(1, int(share * tile)), tile)
 
 
 def test_cells_have_small_tile_borders(device):
@@ -459,3 +487,21 @@ def test_cell_layout_rejects_bad_sizes():
                                                             np.zeros(0, np.int64),
                                                             n_vertices=0), 1, 8)
     assert new_id.size == 0 and n_pad == 0
+
+
+@pytest.mark.gpu
+def test_gpu_cell_layout_on_random_graphs_equals_the_cpu_layout():
+    """On the GPU, cell_layout's invariants on 30 random graphs, directed or not, and the
+    very layout the NumPy path gives (one tie rule on both sides)."""
+    rng = np.random.default_rng(11)
+    for k in range(30):
+        n = int(rng.integers(1, 400))
+        m = int(rng.integers(0, 4 * n))
+        g0 = CSRGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_vertices=n,
+                                 symmetrize=bool(k % 2))
+        tile = int(rng.choice([8, 16, 64]))
+        cell = max(1, int(rng.random() * tile))
+        g = g0.to("gpu")
+        _check_cell_layout(f"random {k}", g0, g, cell, tile)
+        np.testing.assert_array_equal(host(reorder.cell_layout(g, cell, tile)[0]),
+                                      reorder.cell_layout(g0, cell, tile)[0])
