@@ -1,4 +1,5 @@
-"""Session 39 (session 38's script plus grid-del 5000^2, 25M vertices, under --more): the package's ``overlay`` variant against ``tiled`` (and ``persistent``),
+"""Session 39 (session 38's script plus grid-del 5000^2, 25M vertices, under --more): the
+package's ``overlay`` variant against ``tiled`` (and ``persistent``),
 bfs() calls, one process, the same roots, labels compared; ms per search with and
 without parents, us per level, and the overlay's preparation (its first search: the
 tiled copy at tiles of 1024, D, the two arms timed).
