@@ -13,7 +13,6 @@ runs on the host (SciPy).
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -333,7 +332,6 @@ def mean_edge_span(graph: Any) -> float:
 RELAX_ROUNDS = 6  # Lloyd rounds: seeds move to their cell's deepest vertex
 RELAX_SPLIT = 1.4  # a cell past this many times ``cell`` gets a second seed next round
 RELAX_DROP = 0.3  # a cell under this many times ``cell`` loses its seed next round
-RELAX_SPLIT_ROUNDS = 4  # rounds of far-end splits before a cell past a tile is halved
 
 
 GROW_FILE = "kernels/grow.cu"
@@ -483,11 +481,12 @@ def cell_layout(graph: Any, cell: int, tile: int,
     reached = xp.flatnonzero(owner >= 0)
     size = xp.bincount(owner[reached], minlength=n_cells)
     halve = size > tile
-    for split_round in itertools.count():  # every cell past a tile in two, until none is
+    while True:  # splits: every cell past a tile in two, until none is
         large = xp.flatnonzero(halve)
         if large.size == 0:
             break
         members = reached[halve[owner[reached]]]
+        members = members[xp.lexsort(xp.stack([members, owner[members]]))]  # (cell, id)
         group = owner[members]
         # Two far ends: the vertex farthest from the seed, then the one farthest from it;
         # the cell splits into their two BFS cells inside it (each connected, both smaller).
@@ -497,20 +496,15 @@ def cell_layout(graph: Any, cell: int, tile: int,
         side, from_ends = _grow(g, indptr, xp.concatenate([end_a, end_b]),
                                 xp.repeat(xp.asarray([0, 1], dtype=xp.int64), end_a.size),
                                 confine=owner)
-        # A vertex neither end reaches (a directed graph's cell) goes with the second end.
-        # Where a side is empty (both ends one vertex), and for every cell still past the
-        # tile after RELAX_SPLIT_ROUNDS rounds (small-world graphs, where the end nearer a
-        # hub takes nearly all), the half farther from the first end moves instead: exact
-        # halves, so the splits end after a few more rounds. (Not from the first round: on
-        # meshes and roads that half is a shell, nearly all border.)
+        # A vertex neither end reaches (a directed graph's cell) goes with the second end;
+        # where that leaves one side empty (an end that reaches nothing: then both ends
+        # are one vertex), the cell's second half in id order moves instead.
         away = side[members] != 0
-        count = xp.bincount(group[away], minlength=n_cells)[group]
-        lopsided = (count == 0) | (count == size[group]) | (split_round >= RELAX_SPLIT_ROUNDS)
-        by_a = xp.lexsort(xp.stack([members, from_a[members], group]))
-        rank_a = xp.empty(members.size, dtype=xp.int64)
-        rank_a[by_a] = (xp.arange(members.size, dtype=xp.int64)
-                        - xp.searchsorted(group[by_a], group[by_a], side="left"))
-        away = xp.where(lopsided, rank_a >= size[group] // 2, away)
+        count = xp.bincount(group[away], minlength=n_cells)
+        stuck = (count[group] == 0) | (count[group] == size[group])
+        starts = xp.searchsorted(group, group, side="left")  # members sort by (cell, id)
+        away = xp.where(stuck, xp.arange(members.size, dtype=xp.int64) - starts
+                        >= size[group] // 2, away)
         moved = members[away]
         renamed = xp.full(n_cells, -1, dtype=xp.int64)
         renamed[large] = n_cells + xp.arange(large.size, dtype=xp.int64)
