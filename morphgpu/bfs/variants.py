@@ -15,21 +15,21 @@ and tested on the CPU: the merge-path hybrid's expand-factor switch
 
 - average degree <= 8 and maximum degree <= 64 (meshes, grids, road networks: deep, narrow
   frontiers) -> ``persistent``, ``tiled`` or ``overlay``, chosen per graph by timing
-  (bfs/gpu/deep_choice.py): the graph's deep searches run ``persistent`` (the level loop
-  in one kernel, small frontiers inside one block without grid barriers, wide ones across
-  the grid) until their GPU time reaches the expected cost of measuring (the build time
-  of the locality-relabelled copy); that search builds the tiled copy beside the
-  relabelled one and the overlay (its own tiled copy and in-tile distances), times
-  searches of persistent, of tiled at each of its horizons (deep_choice.HORIZONS) and of
-  overlay at each of its deltas from its own source and keeps the fastest; later searches
-  run that one untimed. (H200, session 38: overlay 1.40x tiled on Delaunay 1M, 2.42x on a
-  1000^2 grid with deleted edges.) Measured, not read off a statistic: on an H100 tiled ran 0.93x
-  persistent on road COL and 1.07-1.85x on grids and Delaunay graphs (session 14), and no
-  statistic known before a search separates them without a cut-off fitted to those
-  graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a CSR.) Low
-  degrees do not make a graph deep: where the graph's first search had fewer than ALPHA
-  levels, wider on average than persistent's one-block mode takes (a random graph of mean
-  degree 8), its later auto searches run ``beamer`` (deep_choice.note_shape; 2.4x on
+  (bfs/gpu/deep_choice.py): the graph's deep searches run ``persistent`` (the level loop in
+  one kernel, small frontiers inside one block without grid barriers, wide ones across the
+  grid) until their GPU time reaches the expected cost of measuring (the build time of the
+  locality-relabelled copy); that search builds the tiled copy beside the relabelled one and
+  the overlay (its own tiled copy and in-tile distances), times searches of persistent, of
+  tiled at each of its horizons (deep_choice.HORIZONS) and of overlay at each of its deltas
+  from its own source and keeps the fastest; later searches run that one untimed. (H200,
+  session 39 run 6: overlay 1.6-3.3x tiled on Delaunay graphs, road networks and grids of
+  0.3-25M vertices, 0.45-2.5 us per level.) Measured, not read off a statistic: on an H100
+  tiled ran 0.93x persistent on road COL and 1.07-1.85x on grids and Delaunay graphs
+  (session 14), and no statistic known before a search separates them without a cut-off
+  fitted to those graphs. (A DynamicGraph's deep searches stay ``persistent``: tiled needs a
+  CSR.) Low degrees do not make a graph deep: where the graph's first search had fewer than
+  ALPHA levels, wider on average than persistent's one-block mode takes (a random graph of
+  mean degree 8), its later auto searches run ``beamer`` (deep_choice.note_shape; 2.4x on
   G(2^23, 2^25), H200).
 - otherwise -> ``beamer``: the direction-optimising BFS (Enterprise's status-array queues,
   bottom-up levels, the level loop in one persistent kernel) with Beamer's alpha/beta rule,

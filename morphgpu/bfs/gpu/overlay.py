@@ -37,13 +37,22 @@ The package's search (one launch: the rounds, every tile's labels and parents on
 device, then relabel.back), H200, session 38 run 14, bfs() calls, 6 roots, against tiled
 in the same process: Delaunay 1M 1.353 against 1.900 ms (1.40x; 3.38 us per level), with
 parents 1.698 / 2.104; grid-del 1000^2 1.032 against 2.494 (2.42x), with parents 1.160 /
-2.730. First overlay search of a graph (tiled copy, D, both arms timed): 0.23 s on
-Delaunay 1M, 0.10 s on grid-del 1000^2. ``auto`` times it beside persistent and tiled
-(deep_choice.py).
+2.730. ``auto`` times it beside persistent and tiled (deep_choice.py).
 
-Cost. Memory: D holds about 50 entries per vertex on Delaunay graphs (~100 bytes), ~23 on
+Session 39: the tiles' borders halved by reorder.cell_layout's Lloyd-relaxed cells (the
+work of a visit grows with the square of its tile's border, and a round waits for its
+slowest visit). H200, run 6, bfs() calls, 6 roots, ms per search (distances) against
+tiled in the same process (tiled on the same cells): Delaunay 1M 0.831 (1.99x; 2.07 us
+per level), Delaunay 4M 1.959 (1.73x; 2.52), road NY / BAY / COL 0.383 / 0.424 / 0.490
+(2.57x / 2.67x / 3.20x; 0.77 / 0.70 / 0.45 us per level), grid-del 1000^2 / 3000^2 /
+5000^2 0.720 / 3.059 / 8.187 (3.31x / 2.14x / 1.79x; 0.46 / 0.78 / 1.05), grid 4000^2
+4.403 (1.63x). First overlay search of a graph (tiled copy, D, both arms timed): 0.07-0.30
+s on 0.3-4M vertices, 1.4 s on grid-del 5000^2, 2.9 s on grid 4000^2 (its locality copy).
+
+Cost. Memory: D holds about 19 entries per vertex on Delaunay graphs (~40 bytes), 6-11 on
 grids, besides the tiled copy; checked before it is allocated. Preparation (the tiled copy
-at this tile size, then D): 0.1-2.3 s for the copy, 8-132 ms for D (H200, 1-16M vertices).
+at this tile size, then D): 0.07-2.8 s for the copy, 3-121 ms for D (H200, 0.3-25M
+vertices).
 """
 
 from __future__ import annotations
