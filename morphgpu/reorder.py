@@ -361,8 +361,9 @@ def _tie_keys(xp: Any, labels: Any, parents: Any) -> Any:
 def _grow(g: CSRGraph, indptr: Any, sources: Any, labels: Any,
           confine: Any = None) -> tuple[Any, Any]:
     """Multi-source BFS from distinct ``sources``: (each vertex's label of a nearest
-    source, -1 unreached; its hops). ``labels``: one per source or one for all, each in
-    [0, 2^32). ``confine``: an int64 group per vertex; the search then follows only edges
+    source, -1 unreached; its hops). ``indptr``: the NumPy path's int64 row offsets (the
+    GPU reads the graph's own; None there). ``labels``: one per source or one for all, each
+    in [0, 2^32). ``confine``: an int64 group per vertex; the search then follows only edges
     inside a group. Of the labels its neighbours one level closer hold, a vertex takes the
     one of the neighbour of largest id (:func:`_tie_keys`): the same answer on the CPU and
     the GPU whatever the order of work. Why that rule: in a locality order it splits each
@@ -460,7 +461,7 @@ def cell_layout(graph: Any, cell: int, tile: int,
         raise ValueError(f"cell must lie in [1, tile={tile}], got {cell}")
     if n == 0:
         return xp.zeros(0, dtype=xp.int64), 0
-    indptr = g.indptr.astype(xp.int64)
+    indptr = g.indptr.astype(np.int64) if xp is np else None  # _grow's NumPy path only
     src, dst = g.edge_sources().astype(xp.int64), g.indices.astype(xp.int64)
     seeds = xp.arange(0, n, cell, dtype=xp.int64)
     for round_no in range(RELAX_ROUNDS + 1):
